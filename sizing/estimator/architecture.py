@@ -1,0 +1,291 @@
+"""Read a Hugging Face config.json into an `Architecture`: the numbers that decide parameters and KV.
+
+Families are a registry keyed by `model_type`. Dense decoder families are modelled; families whose
+structure is not modelled yet (MoE, MLA, sliding-window patterns, state-space layers, vision towers)
+are refused with a message that names what is missing, never sized with a silently wrong number.
+
+>>> arch = architecture_from_config({"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
+...     "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
+...     "vocab_size": 128256, "torch_dtype": "bfloat16"})
+>>> (arch.head_dim, arch.num_key_value_heads, arch.qkv_bias)
+(128, 8, False)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from sizing.estimator.dtypes import DType, dtype_from_name
+from sizing.estimator.errors import SizingError, SizingErrorCode
+
+
+class NormKind(Enum):
+    RMS = "rmsnorm"  # weight only
+    LAYER = "layernorm"  # weight and bias
+
+
+@dataclass(frozen=True, kw_only=True)
+class Architecture:
+    """A dense decoder-only transformer as the estimator sees it."""
+
+    model_type: str
+    hidden_size: int
+    num_hidden_layers: int
+    num_attention_heads: int
+    num_key_value_heads: int
+    head_dim: int
+    intermediate_size: int
+    vocab_size: int
+    tie_word_embeddings: bool = False
+    qkv_bias: bool = False
+    o_bias: bool = False
+    mlp_bias: bool = False
+    qk_norm: bool = False  # Qwen3: a per-head RMSNorm on q and k (head_dim weights each)
+    gated_mlp: bool = True  # SwiGLU: gate, up, down
+    norm: NormKind = NormKind.RMS
+    dtype: DType = DType.BF16
+    max_position_embeddings: int | None = None
+    quantization_config: Mapping[str, Any] | None = None
+    approximate: bool = False  # described by numbers, not by a config
+    parameters_override: int | None = None  # only for models described by their parameter count
+    warnings: tuple[str, ...] = field(default=())
+
+
+_REQUIRED = ("hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "vocab_size")
+
+# model_type -> why it is not modelled yet. The message is shown to users in place of a number.
+UNSUPPORTED_FAMILIES: dict[str, str] = {
+    "mixtral": "mixture-of-experts layers (routed experts, router) are not modelled yet",
+    "qwen2_moe": "mixture-of-experts layers (routed and shared experts) are not modelled yet",
+    "qwen3_moe": "mixture-of-experts layers (routed experts, router) are not modelled yet",
+    "deepseek_v2": "MLA attention (compressed KV latent) and mixture-of-experts layers are not modelled yet",
+    "deepseek_v3": "MLA attention (compressed KV latent), mixture-of-experts layers and multi-token-prediction "
+    "layers are not modelled yet",
+    "kimi_k2": "MLA attention and mixture-of-experts layers (DeepSeek-V3 architecture) are not modelled yet",
+    "glm_moe_dsa": "mixture-of-experts layers and sparse (DSA) MLA attention are not modelled yet",
+    "gpt_oss": "alternating sliding/full attention, attention sinks and MXFP4 mixture-of-experts layers are not "
+    "modelled yet",
+    "llama4": "mixture-of-experts layers, chunked attention and the vision tower are not modelled yet",
+    "gemma2": "alternating sliding-window/global attention and Gemma's extra norms are not modelled yet",
+    "gemma3": "the 5 local : 1 global sliding-window pattern and the vision tower are not modelled yet",
+    "gemma3_text": "the 5 local : 1 global sliding-window attention pattern is not modelled yet",
+    "gemma4": "mixture-of-experts layers, sliding-window patterns and the vision tower are not modelled yet",
+    "qwen3_vl": "the vision tower and the nested text_config are not modelled yet",
+    "qwen3_5": "hybrid linear-attention (Gated DeltaNet) layers with a constant per-sequence state and the vision "
+    "tower are not modelled yet",
+    "nemotron_h": "hybrid Mamba-2 state-space layers (constant per-sequence state) are not modelled yet",
+    "chatglm": "ChatGLM key names (multi_query_group_num, ffn_hidden_size, padded_vocab_size) are not read yet",
+    "glm4": "GLM-4 layers (extra post-attention and post-MLP norms) are not modelled yet",
+}
+
+
+def _int(config: Mapping[str, Any], key: str) -> int:
+    value = config[key]
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise SizingError(
+            code=SizingErrorCode.INVALID_CONFIG,
+            message=f"config.json field '{key}' must be a positive integer, got {value!r}",
+            extra={"field": key},
+        )
+    return value
+
+
+def _dtype(config: Mapping[str, Any]) -> tuple[DType, tuple[str, ...]]:
+    name = config.get("torch_dtype") or config.get("dtype")
+    if name is None:
+        return DType.BF16, ("config.json has no torch_dtype; assuming bfloat16 weights",)
+    dtype = dtype_from_name(str(name))
+    if dtype is None or dtype not in (DType.FP32, DType.FP16, DType.BF16):
+        raise SizingError(
+            code=SizingErrorCode.INVALID_CONFIG,
+            message=f"config.json torch_dtype {name!r} is not one of float32, float16, bfloat16",
+            extra={"field": "torch_dtype"},
+        )
+    return dtype, ()
+
+
+def _dense_decoder(config: Mapping[str, Any], **family: Any) -> Architecture:
+    """Build the architecture of a Llama-like dense decoder; `family` sets what the family fixes."""
+    missing = [key for key in _REQUIRED if key not in config]
+    if missing:
+        raise SizingError(
+            code=SizingErrorCode.MISSING_FIELDS,
+            message=f"config.json lacks {', '.join(missing)}: cannot count parameters without them",
+            extra={"missing": missing},
+        )
+    hidden = _int(config, "hidden_size")
+    heads = _int(config, "num_attention_heads")
+    kv_heads = _int(config, "num_key_value_heads") if config.get("num_key_value_heads") is not None else heads
+    head_dim = _int(config, "head_dim") if config.get("head_dim") is not None else hidden // heads
+    if config.get("head_dim") is None and hidden % heads:
+        raise SizingError(
+            code=SizingErrorCode.INVALID_CONFIG,
+            message=f"hidden_size {hidden} is not divisible by num_attention_heads {heads} and no head_dim is given",
+            extra={"field": "head_dim"},
+        )
+    if heads % kv_heads:
+        raise SizingError(
+            code=SizingErrorCode.INVALID_CONFIG,
+            message=f"num_attention_heads {heads} is not a multiple of num_key_value_heads {kv_heads}",
+            extra={"field": "num_key_value_heads"},
+        )
+    dtype, warnings = _dtype(config)
+    warnings = list(warnings) + list(family.pop("warnings", ()))
+    window = config.get("sliding_window")
+    if window and config.get("use_sliding_window", True) and family.pop("sliding_window_used", True):
+        warnings.append(
+            f"config.json sets a {window}-token sliding window; the KV cache is sized as full attention "
+            "(an upper bound) until sliding-window layers are modelled"
+        )
+    quant = config.get("quantization_config")
+    if quant is not None and not isinstance(quant, Mapping):
+        raise SizingError(
+            code=SizingErrorCode.INVALID_CONFIG,
+            message="config.json quantization_config must be an object",
+            extra={"field": "quantization_config"},
+        )
+    max_pos = config.get("max_position_embeddings")
+    return Architecture(
+        model_type=str(config["model_type"]),
+        hidden_size=hidden,
+        num_hidden_layers=_int(config, "num_hidden_layers"),
+        num_attention_heads=heads,
+        num_key_value_heads=kv_heads,
+        head_dim=head_dim,
+        intermediate_size=_int(config, "intermediate_size"),
+        vocab_size=_int(config, "vocab_size"),
+        tie_word_embeddings=bool(config.get("tie_word_embeddings", False)),
+        dtype=dtype,
+        max_position_embeddings=max_pos if isinstance(max_pos, int) and max_pos > 0 else None,
+        quantization_config=quant,
+        warnings=tuple(warnings),
+        **family,
+    )
+
+
+def _llama(config: Mapping[str, Any]) -> Architecture:
+    bias = bool(config.get("attention_bias", False))
+    return _dense_decoder(config, qkv_bias=bias, o_bias=bias, mlp_bias=bool(config.get("mlp_bias", False)))
+
+
+def _mistral(config: Mapping[str, Any]) -> Architecture:
+    return _dense_decoder(config)
+
+
+def _qwen2(config: Mapping[str, Any]) -> Architecture:
+    # Qwen2/2.5 always carry q, k and v biases; `sliding_window` only applies with use_sliding_window.
+    return _dense_decoder(config, qkv_bias=True, sliding_window_used=bool(config.get("use_sliding_window")))
+
+
+def _qwen3(config: Mapping[str, Any]) -> Architecture:
+    bias = bool(config.get("attention_bias", False))
+    return _dense_decoder(
+        config,
+        qkv_bias=bias,
+        o_bias=bias,
+        qk_norm=True,
+        sliding_window_used=bool(config.get("use_sliding_window")),
+    )
+
+
+def _phi3(config: Mapping[str, Any]) -> Architecture:
+    # Phi-3 fuses qkv and gate/up into single matrices: the same element counts, no biases.
+    return _dense_decoder(config)
+
+
+def _internlm2(config: Mapping[str, Any]) -> Architecture:
+    # InternLM2 names them wqkv, wo, w1/w3/w2; one `bias` flag covers attention.
+    bias = bool(config.get("bias", False))
+    return _dense_decoder(config, qkv_bias=bias, o_bias=bias)
+
+
+def _baichuan(config: Mapping[str, Any]) -> Architecture:
+    # Baichuan/Baichuan2: multi-head attention through one W_pack projection, no biases.
+    return _dense_decoder(config)
+
+
+FAMILIES: dict[str, Callable[[Mapping[str, Any]], Architecture]] = {
+    "llama": _llama,
+    "mistral": _mistral,
+    "qwen2": _qwen2,
+    "qwen3": _qwen3,
+    "phi3": _phi3,
+    "internlm2": _internlm2,
+    "baichuan": _baichuan,
+}
+
+
+def architecture_from_config(config: Mapping[str, Any]) -> Architecture:
+    """Parse a config.json mapping; raise SizingError naming what is unsupported or missing."""
+    if not isinstance(config, Mapping):
+        raise SizingError(code=SizingErrorCode.INVALID_CONFIG, message="config.json must be a JSON object")
+    model_type = config.get("model_type")
+    if not isinstance(model_type, str) or not model_type:
+        raise SizingError(
+            code=SizingErrorCode.MISSING_FIELDS,
+            message="config.json has no model_type: cannot tell which architecture it describes",
+            extra={"missing": ["model_type"]},
+        )
+    if model_type in UNSUPPORTED_FAMILIES:
+        raise SizingError(
+            code=SizingErrorCode.UNSUPPORTED_ARCHITECTURE,
+            message=f"{model_type}: {UNSUPPORTED_FAMILIES[model_type]}",
+            extra={"model_type": model_type},
+        )
+    parser = FAMILIES.get(model_type)
+    if parser is not None:
+        return parser(config)
+    # An unknown family with the standard fields is sized as a Llama-like dense decoder, with a warning.
+    missing = [key for key in _REQUIRED if key not in config]
+    if missing:
+        raise SizingError(
+            code=SizingErrorCode.UNSUPPORTED_ARCHITECTURE,
+            message=(
+                f"unknown model_type {model_type!r} and config.json lacks {', '.join(missing)}: "
+                "cannot size it as a dense decoder"
+            ),
+            extra={"model_type": model_type, "missing": missing},
+        )
+    return _dense_decoder(
+        config,
+        qkv_bias=bool(config.get("attention_bias", False)),
+        o_bias=bool(config.get("attention_bias", False)),
+        mlp_bias=bool(config.get("mlp_bias", False)),
+        warnings=(
+            f"unknown model_type {model_type!r}: sized as a Llama-like dense decoder from its standard fields; "
+            "check the parameter count against the checkpoint",
+        ),
+    )
+
+
+def architecture_from_numbers(
+    *,
+    parameters: int,
+    num_hidden_layers: int,
+    num_key_value_heads: int,
+    head_dim: int,
+    vocab_size: int = 32000,
+    hidden_size: int | None = None,
+    dtype: DType = DType.BF16,
+    max_position_embeddings: int | None = None,
+) -> Architecture:
+    """Describe a model by its headline numbers (a sales call about "a 70B model"); results are approximate."""
+    hidden = hidden_size or num_key_value_heads * head_dim
+    return Architecture(
+        model_type="described",
+        hidden_size=hidden,
+        num_hidden_layers=num_hidden_layers,
+        num_attention_heads=max(num_key_value_heads, hidden // head_dim),
+        num_key_value_heads=num_key_value_heads,
+        head_dim=head_dim,
+        intermediate_size=hidden,
+        vocab_size=vocab_size,
+        dtype=dtype,
+        max_position_embeddings=max_position_embeddings,
+        approximate=True,
+        parameters_override=parameters,
+        warnings=("model described by its numbers, not by a config.json: every figure is approximate",),
+    )

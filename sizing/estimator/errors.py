@@ -1,0 +1,29 @@
+"""Errors of the sizing core: a stable code, a message that says what to change, and numbers in `extra`."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any
+
+
+class SizingErrorCode(Enum):
+    INVALID_CONFIG = "invalid_config"
+    MISSING_FIELDS = "missing_fields"
+    UNSUPPORTED_ARCHITECTURE = "unsupported_architecture"
+    UNSUPPORTED_QUANTIZATION = "unsupported_quantization"
+    INVALID_PARALLELISM = "invalid_parallelism"
+    INVALID_ARGUMENT = "invalid_argument"
+    ENGINE_WILL_NOT_START = "engine_will_not_start"
+
+
+class SizingError(Exception):
+    """A request the estimator cannot answer, with the reason a person can act on."""
+
+    def __init__(self, *, code: SizingErrorCode, message: str, extra: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.extra = extra or {}
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"code": self.code.value, "message": self.message, "extra": self.extra}
