@@ -134,8 +134,9 @@ def _dense_decoder(config: Mapping[str, Any], **family: Any) -> Architecture:
         )
     dtype, warnings = _dtype(config)
     warnings = list(warnings) + list(family.pop("warnings", ()))
+    window_used = family.pop("sliding_window_used", True)
     window = config.get("sliding_window")
-    if window and config.get("use_sliding_window", True) and family.pop("sliding_window_used", True):
+    if window and window_used:
         warnings.append(
             f"config.json sets a {window}-token sliding window; the KV cache is sized as full attention "
             "(an upper bound) until sliding-window layers are modelled"
@@ -289,3 +290,37 @@ def architecture_from_numbers(
         parameters_override=parameters,
         warnings=("model described by its numbers, not by a config.json: every figure is approximate",),
     )
+
+
+def architecture_summary(arch: Architecture) -> dict[str, Any]:
+    """A JSON-ready dict of the parsed architecture (enums as their values)."""
+    return {
+        "model_type": arch.model_type,
+        "hidden_size": arch.hidden_size,
+        "num_hidden_layers": arch.num_hidden_layers,
+        "num_attention_heads": arch.num_attention_heads,
+        "num_key_value_heads": arch.num_key_value_heads,
+        "head_dim": arch.head_dim,
+        "intermediate_size": arch.intermediate_size,
+        "vocab_size": arch.vocab_size,
+        "tie_word_embeddings": arch.tie_word_embeddings,
+        "qkv_bias": arch.qkv_bias,
+        "o_bias": arch.o_bias,
+        "mlp_bias": arch.mlp_bias,
+        "qk_norm": arch.qk_norm,
+        "norm": arch.norm.value,
+        "dtype": arch.dtype.slug,
+        "max_position_embeddings": arch.max_position_embeddings,
+        "quantization_config": dict(arch.quantization_config) if arch.quantization_config else None,
+        "warnings": list(arch.warnings),
+    }
+
+
+def merge_quant_config(config: Mapping[str, Any], quant_config: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Fold a ModelOpt `hf_quant_config.json` into config.json's `quantization_config` when it has none."""
+    merged = dict(config)
+    if quant_config and not merged.get("quantization_config"):
+        quantization = quant_config.get("quantization", quant_config)
+        if isinstance(quantization, Mapping):
+            merged["quantization_config"] = {"quant_method": "modelopt", **quantization}
+    return merged

@@ -60,9 +60,13 @@ VLLM_CUDA_GRAPH_BYTES = gib(0.5)
 IDEALIZED_RUNTIME_RESERVE_BYTES = 2 * GiB
 
 
-def vllm_default_scheduler(capacity_bytes: int) -> tuple[int, int]:
-    """vLLM V1 defaults for `vllm serve`: (max_num_seqs, max_num_batched_tokens) by the card's memory."""
-    large_card = capacity_bytes >= 70 * GiB
+def vllm_default_scheduler(capacity_bytes: int, gpu_name: str = "") -> tuple[int, int]:
+    """vLLM V1 defaults for `vllm serve`: (max_num_seqs, max_num_batched_tokens).
+
+    vLLM's engine arguments give cards of ≥ 70 GiB other than the A100 (H100, H200, MI300X) the larger
+    defaults 1024 / 8192, every other card 256 / 2048.
+    """
+    large_card = capacity_bytes >= 70 * GiB and "a100" not in gpu_name.lower()
     return (1024, 8192) if large_card else (256, 2048)
 
 

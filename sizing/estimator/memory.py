@@ -198,7 +198,7 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
     if tokens is None:
         raise _invalid("tokens_per_request", "give tokens_per_request or max_model_len: the config has no "
                                              "max_position_embeddings to default to")
-    default_seqs, default_batched = vllm_default_scheduler(capacity)
+    default_seqs, default_batched = vllm_default_scheduler(capacity, f"{request.gpu.slug} {request.gpu.name}")
     max_num_seqs = request.max_num_seqs or default_seqs
     batched = request.max_num_batched_tokens or default_batched
     if engine is Engine.VLLM and request.max_num_batched_tokens and effective_len and batched < effective_len:

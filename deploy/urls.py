@@ -1,0 +1,15 @@
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from sizing.apis import HealthApi
+
+urlpatterns = [
+    path("health/", HealthApi.as_view(), name="health"),
+    path("i18n/", include("django.conf.urls.i18n")),
+    path("api/v1/", include("sizing.urls")),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+    path("admin/", admin.site.urls),
+    path("", include("frontend.urls")),
+]

@@ -1,0 +1,33 @@
+from django.contrib import admin
+
+from sizing.models import Estimate, Gpu, LlmModel, Membership, Organisation
+
+
+@admin.register(Organisation)
+class OrganisationAdmin(admin.ModelAdmin):
+    list_display = ("name", "created_at")
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    list_display = ("user", "organisation")
+
+
+@admin.register(Gpu)
+class GpuAdmin(admin.ModelAdmin):
+    list_display = ("slug", "name", "marketed_memory_gb", "nvidia_smi_memory_bytes", "price_per_hour_usd")
+    list_editable = ("price_per_hour_usd",)
+    search_fields = ("slug", "name")
+
+
+@admin.register(LlmModel)
+class LlmModelAdmin(admin.ModelAdmin):
+    list_display = ("slug", "model_type", "organisation", "parameters_total", "supported")
+    list_filter = ("supported", "model_type")
+    search_fields = ("slug",)
+
+
+@admin.register(Estimate)
+class EstimateAdmin(admin.ModelAdmin):
+    list_display = ("id", "organisation", "model", "gpu", "status", "created_at")
+    list_filter = ("status",)

@@ -1,0 +1,219 @@
+"""Thin DRF APIs: validate input, call a service or selector, serialize the result."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.conf import settings
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from sizing.estimator.dtypes import KV_CACHE_DTYPES
+from sizing.estimator.engines import ENGINE_CHOICES
+from sizing.estimator.formats import WEIGHT_FORMAT_CHOICES
+from sizing.models import Estimate, Gpu, LlmModel
+from sizing.selectors import (
+    estimate_get_for_organisation,
+    gpu_get,
+    gpu_list,
+    model_get_for_organisation,
+    model_list_for_organisation,
+)
+from sizing.services import estimate_create, estimate_quick, model_create, organisation_for_user
+
+
+class HealthApi(APIView):
+    authentication_classes: list[type] = []
+    permission_classes = [AllowAny]
+
+    @extend_schema(responses=inline_serializer("Health", {"status": serializers.CharField()}))
+    def get(self, request: Request) -> Response:
+        return Response({"status": "ok"})
+
+
+class GpuOutputSerializer(serializers.ModelSerializer):
+    memory_bytes = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = Gpu
+        fields = [
+            "slug", "vendor", "name", "architecture", "form_factor", "marketed_memory_gb", "memory_type",
+            "nvidia_smi_memory_bytes", "memory_bytes", "memory_bandwidth_bytes_per_s", "tflops_dense",
+            "interconnect", "pcie_generation", "tdp_w", "price_per_hour_usd", "sources", "notes",
+        ]
+
+
+class GpuListApi(APIView):
+    @extend_schema(responses=GpuOutputSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        return Response(GpuOutputSerializer(gpu_list(), many=True).data)
+
+
+class ModelOutputSerializer(serializers.ModelSerializer):
+    catalog = serializers.SerializerMethodField()
+
+    class Meta:
+        model = LlmModel
+        fields = ["slug", "model_type", "catalog", "parameters_total", "supported", "unsupported_reason",
+                  "architecture", "source"]
+
+    def get_catalog(self, obj: LlmModel) -> bool:
+        return obj.organisation_id is None
+
+
+class ModelListApi(APIView):
+    class InputSerializer(serializers.Serializer):
+        slug = serializers.RegexField(r"^[A-Za-z0-9][A-Za-z0-9._\-]*(/[A-Za-z0-9._\-]+)?$", max_length=200,
+                                      help_text="A name for the model, e.g. my-org/my-finetune")
+        config = serializers.JSONField(required=False, help_text="config.json as a JSON object")
+        config_file = serializers.FileField(required=False, help_text="config.json as an uploaded file")
+
+        def validate_config_file(self, value: Any) -> Any:
+            if value.size > settings.SIZING_MAX_CONFIG_BYTES:
+                raise serializers.ValidationError(
+                    f"config.json is {value.size} bytes; the limit is {settings.SIZING_MAX_CONFIG_BYTES} bytes"
+                )
+            try:
+                return json.loads(value.read().decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError) as error:
+                raise serializers.ValidationError(f"not valid JSON: {error}") from None
+
+        def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+            config = attrs.get("config_file", attrs.get("config"))
+            if config is None:
+                raise serializers.ValidationError({"config": ["give config (JSON) or config_file (upload)"]})
+            if not isinstance(config, dict):
+                raise serializers.ValidationError({"config": ["config.json must be a JSON object"]})
+            attrs["config"] = config
+            return attrs
+
+    @extend_schema(responses=ModelOutputSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        organisation = organisation_for_user(user=request.user)
+        models = model_list_for_organisation(organisation=organisation)
+        return Response(ModelOutputSerializer(models, many=True).data)
+
+    @extend_schema(request=InputSerializer, responses={201: ModelOutputSerializer})
+    def post(self, request: Request) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        organisation = organisation_for_user(user=request.user)
+        model = model_create(organisation=organisation, slug=serializer.validated_data["slug"],
+                             config=serializer.validated_data["config"])
+        return Response(ModelOutputSerializer(model).data, status=status.HTTP_201_CREATED)
+
+
+class EstimateParametersSerializer(serializers.Serializer):
+    """The knobs of an estimate; the same names as the CLI's flags (with underscores)."""
+
+    gpu = serializers.SlugField(help_text="GPU slug from GET /api/v1/gpus/")
+    gpus = serializers.IntegerField(required=False, min_value=1, max_value=1024)
+    tp = serializers.IntegerField(required=False, min_value=1, max_value=64)
+    pp = serializers.IntegerField(required=False, min_value=1, max_value=64)
+    weights = serializers.ChoiceField(choices=WEIGHT_FORMAT_CHOICES, required=False)
+    kv_dtype = serializers.ChoiceField(choices=KV_CACHE_DTYPES, required=False)
+    engine = serializers.ChoiceField(choices=ENGINE_CHOICES, required=False)
+    gpu_memory_utilization = serializers.FloatField(required=False, min_value=0.01, max_value=1.0)
+    gpu_memory_bytes = serializers.IntegerField(required=False, min_value=1)
+    max_model_len = serializers.IntegerField(required=False, min_value=1, max_value=16_777_216)
+    max_num_seqs = serializers.IntegerField(required=False, min_value=1, max_value=1_000_000)
+    max_num_batched_tokens = serializers.IntegerField(required=False, min_value=1, max_value=16_777_216)
+    block_size = serializers.IntegerField(required=False, min_value=1, max_value=1024)
+    concurrency = serializers.IntegerField(required=False, min_value=1, max_value=1_000_000)
+    tokens_per_request = serializers.IntegerField(required=False, min_value=1, max_value=16_777_216)
+
+    def validate_gpu(self, value: str) -> Gpu:
+        gpu = gpu_get(slug=value)
+        if gpu is None:
+            raise serializers.ValidationError(f"unknown GPU {value!r}; see GET /api/v1/gpus/")
+        return gpu
+
+
+def _resolve_model(request: Request, slug: str) -> LlmModel:
+    model = model_get_for_organisation(organisation=organisation_for_user(user=request.user), slug=slug)
+    if model is None:
+        raise serializers.ValidationError({"model": [f"unknown model {slug!r}; see GET /api/v1/models/"]})
+    return model
+
+
+class EstimateQuickApi(APIView):
+    class InputSerializer(EstimateParametersSerializer):
+        model = serializers.CharField(required=False, max_length=200, help_text="model slug (Hugging Face id)")
+        config = serializers.JSONField(required=False, help_text="a config.json object instead of a model slug")
+
+        def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+            if ("model" in attrs) == ("config" in attrs):
+                raise serializers.ValidationError({"model": ["give exactly one of model or config"]})
+            if "config" in attrs and not isinstance(attrs["config"], dict):
+                raise serializers.ValidationError({"config": ["config.json must be a JSON object"]})
+            return attrs
+
+    @extend_schema(
+        request=InputSerializer,
+        responses=inline_serializer("QuickEstimate", {
+            "parameters_total": serializers.IntegerField(),
+            "weight_bytes_per_gpu": serializers.IntegerField(),
+            "kv_bytes_per_token": serializers.IntegerField(),
+            "kv_capacity_tokens": serializers.IntegerField(),
+            "memory_per_gpu": serializers.DictField(child=serializers.IntegerField()),
+            "required_bytes_per_gpu": serializers.IntegerField(),
+            "usable_bytes_per_gpu": serializers.IntegerField(),
+            "fits": serializers.BooleanField(),
+            "per_gpu": serializers.ListField(child=serializers.DictField()),
+            "concurrency_curve": serializers.DictField(),
+            "warnings": serializers.ListField(child=serializers.CharField()),
+            "problems": serializers.ListField(child=serializers.CharField()),
+        }),
+    )
+    def post(self, request: Request) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = dict(serializer.validated_data)
+        gpu = data.pop("gpu")
+        model = _resolve_model(request, data.pop("model")) if "model" in data else None
+        result = estimate_quick(gpu=gpu, model=model, config=data.pop("config", None), parameters=data)
+        payload = result.as_dict()
+        payload["model"] = model.slug if model else None
+        payload["gpu_name"] = gpu.name
+        return Response(payload)
+
+
+class EstimateOutputSerializer(serializers.ModelSerializer):
+    model = serializers.CharField(source="model.slug")
+    gpu = serializers.CharField(source="gpu.slug")
+
+    class Meta:
+        model = Estimate
+        fields = ["id", "model", "gpu", "inputs", "status", "result", "error", "created_at", "finished_at"]
+
+
+class EstimateCreateApi(APIView):
+    class InputSerializer(EstimateParametersSerializer):
+        model = serializers.CharField(max_length=200)
+
+    @extend_schema(request=InputSerializer, responses={202: EstimateOutputSerializer})
+    def post(self, request: Request) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = dict(serializer.validated_data)
+        gpu = data.pop("gpu")
+        model = _resolve_model(request, data.pop("model"))
+        estimate = estimate_create(organisation=organisation_for_user(user=request.user),
+                                   requested_by=request.user, model=model, gpu=gpu, inputs=data)
+        return Response(EstimateOutputSerializer(estimate).data, status=status.HTTP_202_ACCEPTED)
+
+
+class EstimateDetailApi(APIView):
+    @extend_schema(responses=EstimateOutputSerializer)
+    def get(self, request: Request, estimate_id: int) -> Response:
+        estimate = estimate_get_for_organisation(organisation=organisation_for_user(user=request.user),
+                                                 estimate_id=estimate_id)
+        if estimate is None:
+            return Response({"code": "not_found", "message": f"no estimate {estimate_id}", "extra": {}},
+                            status=status.HTTP_404_NOT_FOUND)
+        return Response(EstimateOutputSerializer(estimate).data)

@@ -1,0 +1,131 @@
+"""`manage.py estimate`: the memory bill from the command line. Other tools rely on its flags and JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from sizing.estimator.dtypes import KV_CACHE_DTYPES
+from sizing.estimator.engines import ENGINE_CHOICES
+from sizing.estimator.errors import SizingError
+from sizing.estimator.formats import WEIGHT_FORMAT_CHOICES
+from sizing.estimator.units import format_bytes
+from sizing.selectors import gpu_get, model_get_for_organisation
+from sizing.services import ESTIMATE_PARAMETERS, estimate_quick
+
+COMPONENT_LABELS = {
+    "weights": "weights",
+    "kv_cache": "KV cache",
+    "activations": "activations",
+    "runtime": "runtime reserve",
+    "cuda_graphs": "CUDA graphs",
+}
+
+
+def _fail(message: str) -> NoReturn:
+    sys.stderr.write(f"estimate: error: {message}\n")
+    sys.exit(2)
+
+
+class _OneLineParser(CommandParser):
+    def error(self, message: str) -> NoReturn:
+        _fail(message)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} must be ≥ 1")
+    return value
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"{value} must be in (0, 1]")
+    return value
+
+
+class Command(BaseCommand):
+    help = "Estimate the memory bill per GPU of a model on a GPU type, as the API's POST estimates/quick."
+
+    def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> CommandParser:
+        parser = super().create_parser(prog_name, subcommand, **kwargs)
+        parser.__class__ = _OneLineParser  # bad arguments: one line on stderr, exit code 2
+        return parser
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        source = parser.add_mutually_exclusive_group(required=True)
+        source.add_argument("--model", help="catalog model slug (Hugging Face repo id)")
+        source.add_argument("--config", type=Path, help="path to a config.json")
+        parser.add_argument("--gpu", required=True, help="GPU slug, e.g. nvidia-h100-sxm-80gb")
+        parser.add_argument("--gpus", type=_positive_int)
+        parser.add_argument("--tp", type=_positive_int)
+        parser.add_argument("--pp", type=_positive_int)
+        parser.add_argument("--weights", choices=WEIGHT_FORMAT_CHOICES, default="auto")
+        parser.add_argument("--kv-dtype", choices=KV_CACHE_DTYPES, default="auto")
+        parser.add_argument("--engine", choices=ENGINE_CHOICES, default="vllm")
+        parser.add_argument("--gpu-memory-utilization", type=_fraction)
+        parser.add_argument("--gpu-memory-bytes", type=_positive_int)
+        parser.add_argument("--max-model-len", type=_positive_int)
+        parser.add_argument("--max-num-seqs", type=_positive_int)
+        parser.add_argument("--max-num-batched-tokens", type=_positive_int)
+        parser.add_argument("--block-size", type=_positive_int)
+        parser.add_argument("--concurrency", type=_positive_int)
+        parser.add_argument("--tokens-per-request", type=_positive_int)
+        parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        gpu = gpu_get(slug=options["gpu"])
+        if gpu is None:
+            _fail(f"unknown GPU {options['gpu']!r} (run catalog_load, or see GET /api/v1/gpus/)")
+        model, config = None, None
+        if options["model"]:
+            model = model_get_for_organisation(organisation=None, slug=options["model"])
+            if model is None:
+                _fail(f"unknown model {options['model']!r} (a catalog slug such as meta-llama/Meta-Llama-3-8B)")
+        else:
+            try:
+                config = json.loads(options["config"].read_text())
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+                _fail(f"cannot read config {options['config']}: {error}")
+        parameters = {key: options.get(key) for key in ESTIMATE_PARAMETERS}
+        parameters["engine"] = options["engine"]
+        try:
+            result = estimate_quick(gpu=gpu, model=model, config=config, parameters=parameters)
+        except SizingError as error:
+            _fail(f"{error.code.value}: {error.message}")
+        if options["json"]:
+            self.stdout.write(json.dumps(result.as_dict()))
+            return
+        self.stdout.write(f"{model.slug if model else options['config']} on {result.gpus} x {gpu.name} "
+                          f"(TP {result.tp}, PP {result.pp}, {result.replicas} replica(s), engine {result.engine})")
+        self.stdout.write(f"parameters: {result.parameters_total:,}  weights: {result.weight_format}  "
+                          f"KV: {result.kv_dtype}, {result.kv_bytes_per_token:,} bytes per token")
+        for key, value in result.memory_per_gpu.items():
+            self.stdout.write(f"  {COMPONENT_LABELS[key]:<16} {format_bytes(value, 'GB'):>12} "
+                              f"{format_bytes(value, 'GiB'):>12}")
+        self.stdout.write(f"  {'required':<16} {format_bytes(result.required_bytes_per_gpu, 'GB'):>12} "
+                          f"{format_bytes(result.required_bytes_per_gpu, 'GiB'):>12}")
+        self.stdout.write(f"  {'usable':<16} {format_bytes(result.usable_bytes_per_gpu, 'GB'):>12} "
+                          f"{format_bytes(result.usable_bytes_per_gpu, 'GiB'):>12}")
+        self.stdout.write(f"KV capacity: {result.kv_capacity_tokens:,} tokens; max concurrency: "
+                          f"{result.max_concurrency if result.max_concurrency is not None else 'n/a'}")
+        self.stdout.write(("FITS" if result.fits else "DOES NOT FIT"))
+        for line in result.problems:
+            self.stdout.write(f"problem: {line}")
+        for line in result.warnings:
+            self.stdout.write(f"warning: {line}")
+        if result.launch_args:
+            self.stdout.write("vllm serve MODEL " + " ".join(result.launch_args))

@@ -1,0 +1,117 @@
+"""Catalogs (GPUs, models), organisations and saved estimates. Byte counts are integers named *_bytes."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+
+class Organisation(models.Model):
+    """A customer-facing team (an integrator). Users see only their own organisation's data."""
+
+    name = models.CharField(max_length=200, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Membership(models.Model):
+    """A user's organisation. One organisation per user."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="membership")
+    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE, related_name="memberships")
+
+    def __str__(self) -> str:
+        return f"{self.user} @ {self.organisation}"
+
+
+class Gpu(models.Model):
+    """A GPU model from public datasheets. `memory_bytes` is what the driver reports where known."""
+
+    slug = models.SlugField(max_length=80, unique=True)
+    vendor = models.CharField(max_length=20)
+    name = models.CharField(max_length=120)
+    architecture = models.CharField(max_length=40, blank=True)
+    form_factor = models.CharField(max_length=20, blank=True)
+    marketed_memory_gb = models.PositiveIntegerField(help_text=_("Memory on the datasheet, in GB"))
+    memory_type = models.CharField(max_length=20, blank=True)
+    nvidia_smi_memory_bytes = models.BigIntegerField(
+        null=True, blank=True, help_text=_("Total memory as nvidia-smi / rocm-smi reports it, in bytes")
+    )
+    memory_bandwidth_bytes_per_s = models.BigIntegerField()
+    tflops_dense = models.JSONField(default=dict, help_text=_("Dense TFLOP/s (TOPS for int8) per dtype"))
+    interconnect = models.JSONField(default=dict)
+    pcie_generation = models.PositiveSmallIntegerField(null=True, blank=True)
+    tdp_w = models.PositiveIntegerField(null=True, blank=True)
+    price_per_hour_usd = models.DecimalField(max_digits=8, decimal_places=2, null=True, blank=True)
+    sources = models.JSONField(default=list)
+    notes = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["vendor", "slug"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def memory_bytes(self) -> int:
+        """The capacity estimates use: the driver's figure when known, else the datasheet's GB."""
+        return self.nvidia_smi_memory_bytes or self.marketed_memory_gb * 10**9
+
+
+class LlmModel(models.Model):
+    """A model: from the catalog (organisation empty, visible to all) or uploaded by an organisation."""
+
+    slug = models.CharField(max_length=200, help_text=_("Hugging Face repo id, e.g. meta-llama/Meta-Llama-3-8B"))
+    organisation = models.ForeignKey(
+        Organisation, null=True, blank=True, on_delete=models.CASCADE, related_name="models"
+    )
+    model_type = models.CharField(max_length=80, blank=True)
+    config = models.JSONField(help_text=_("The raw config.json"))
+    quant_config = models.JSONField(null=True, blank=True, help_text=_("hf_quant_config.json, when published"))
+    architecture = models.JSONField(default=dict, help_text=_("The parsed architecture"))
+    parameters_total = models.BigIntegerField(null=True, blank=True)
+    supported = models.BooleanField(default=True)
+    unsupported_reason = models.TextField(blank=True)
+    source = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["slug"]
+        constraints = [
+            models.UniqueConstraint(fields=["slug"], condition=models.Q(organisation__isnull=True),
+                                    name="unique_catalog_model_slug"),
+            models.UniqueConstraint(fields=["organisation", "slug"], name="unique_org_model_slug"),
+        ]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class Estimate(models.Model):
+    """A saved estimate, computed by a worker; inputs and the full result are kept as JSON."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", _("Pending")
+        RUNNING = "running", _("Running")
+        DONE = "done", _("Done")
+        FAILED = "failed", _("Failed")
+
+    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE, related_name="estimates")
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
+    model = models.ForeignKey(LlmModel, on_delete=models.PROTECT, related_name="estimates")
+    gpu = models.ForeignKey(Gpu, on_delete=models.PROTECT, related_name="estimates")
+    inputs = models.JSONField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    result = models.JSONField(null=True, blank=True)
+    error = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"Estimate {self.pk} ({self.status})"

@@ -1,0 +1,34 @@
+"""Reads of the sizing app, scoped to the caller's organisation."""
+
+from __future__ import annotations
+
+from django.db.models import Q, QuerySet
+
+from sizing.models import Estimate, Gpu, LlmModel, Organisation
+
+
+def gpu_list() -> QuerySet[Gpu]:
+    return Gpu.objects.all()
+
+
+def gpu_get(*, slug: str) -> Gpu | None:
+    return Gpu.objects.filter(slug=slug).first()
+
+
+def model_list_for_organisation(*, organisation: Organisation | None) -> QuerySet[LlmModel]:
+    """Catalog models plus the organisation's own uploads."""
+    return LlmModel.objects.filter(Q(organisation__isnull=True) | Q(organisation=organisation))
+
+
+def model_get_for_organisation(*, organisation: Organisation | None, slug: str) -> LlmModel | None:
+    """The organisation's own upload wins over a catalog model of the same slug."""
+    models = model_list_for_organisation(organisation=organisation).filter(slug=slug)
+    return models.order_by("organisation_id").last() if organisation else models.first()
+
+
+def estimate_list_for_organisation(*, organisation: Organisation) -> QuerySet[Estimate]:
+    return Estimate.objects.filter(organisation=organisation).select_related("model", "gpu")
+
+
+def estimate_get_for_organisation(*, organisation: Organisation, estimate_id: int) -> Estimate | None:
+    return estimate_list_for_organisation(organisation=organisation).filter(pk=estimate_id).first()
