@@ -67,7 +67,7 @@ class ModelOutputSerializer(serializers.ModelSerializer):
 
 
 class ModelListApi(APIView):
-    class InputSerializer(serializers.Serializer):
+    class ModelUploadInputSerializer(serializers.Serializer):
         slug = serializers.RegexField(r"^[A-Za-z0-9][A-Za-z0-9._\-]*(/[A-Za-z0-9._\-]+)?$", max_length=200,
                                       help_text="A name for the model, e.g. my-org/my-finetune")
         config = serializers.JSONField(required=False, help_text="config.json as a JSON object")
@@ -98,9 +98,9 @@ class ModelListApi(APIView):
         models = model_list_for_organisation(organisation=organisation)
         return Response(ModelOutputSerializer(models, many=True).data)
 
-    @extend_schema(request=InputSerializer, responses={201: ModelOutputSerializer})
+    @extend_schema(request=ModelUploadInputSerializer, responses={201: ModelOutputSerializer})
     def post(self, request: Request) -> Response:
-        serializer = self.InputSerializer(data=request.data)
+        serializer = self.ModelUploadInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         organisation = organisation_for_user(user=request.user)
         model = model_create(organisation=organisation, slug=serializer.validated_data["slug"],
@@ -142,7 +142,7 @@ def _resolve_model(request: Request, slug: str) -> LlmModel:
 
 
 class EstimateQuickApi(APIView):
-    class InputSerializer(EstimateParametersSerializer):
+    class QuickEstimateInputSerializer(EstimateParametersSerializer):
         model = serializers.CharField(required=False, max_length=200, help_text="model slug (Hugging Face id)")
         config = serializers.JSONField(required=False, help_text="a config.json object instead of a model slug")
 
@@ -154,7 +154,7 @@ class EstimateQuickApi(APIView):
             return attrs
 
     @extend_schema(
-        request=InputSerializer,
+        request=QuickEstimateInputSerializer,
         responses=inline_serializer("QuickEstimate", {
             "parameters_total": serializers.IntegerField(),
             "weight_bytes_per_gpu": serializers.IntegerField(),
@@ -171,7 +171,7 @@ class EstimateQuickApi(APIView):
         }),
     )
     def post(self, request: Request) -> Response:
-        serializer = self.InputSerializer(data=request.data)
+        serializer = self.QuickEstimateInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = dict(serializer.validated_data)
         gpu = data.pop("gpu")
@@ -193,12 +193,12 @@ class EstimateOutputSerializer(serializers.ModelSerializer):
 
 
 class EstimateCreateApi(APIView):
-    class InputSerializer(EstimateParametersSerializer):
+    class EstimateCreateInputSerializer(EstimateParametersSerializer):
         model = serializers.CharField(max_length=200)
 
-    @extend_schema(request=InputSerializer, responses={202: EstimateOutputSerializer})
+    @extend_schema(request=EstimateCreateInputSerializer, responses={202: EstimateOutputSerializer})
     def post(self, request: Request) -> Response:
-        serializer = self.InputSerializer(data=request.data)
+        serializer = self.EstimateCreateInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = dict(serializer.validated_data)
         gpu = data.pop("gpu")

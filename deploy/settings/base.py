@@ -7,6 +7,7 @@ import secrets
 from pathlib import Path
 
 import environ
+import plotly
 from django.utils.translation import gettext_lazy as _
 
 BASE_DIR = Path(__file__).resolve().parents[2]
@@ -103,11 +104,14 @@ USE_TZ = True
 
 STATIC_URL = "/static/"
 STATIC_ROOT = VAR_DIR / "staticfiles"
+STATIC_ROOT.mkdir(exist_ok=True)
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 WHITENOISE_USE_FINDERS = True  # serve app static files without collectstatic in development and tests
+# plotly.js comes from the installed plotly package (no copy in the repo, no CDN): static/vendor/plotly/plotly.min.js
+STATICFILES_DIRS = [("vendor/plotly", Path(plotly.__file__).parent / "package_data")]
 
 # Uploads: config.json files are small; refuse anything large before parsing it.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
@@ -130,6 +134,7 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Memory bills, catalogs and estimates for private LLM deployments. Bytes everywhere.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",

@@ -255,7 +255,6 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
     binding_stage = min(range(pp), key=lambda s: (stage_results[s][1].kv_capacity_tokens,
                                                   bills[s * tp].headroom_bytes))
     binding_inputs, binding = stage_results[binding_stage]
-    binding_bill = bills[binding_stage * tp]
     worst_bill = min(bills[: tp * pp], key=lambda bill: bill.headroom_bytes)
 
     for inputs, budget in stage_results:

@@ -14,7 +14,13 @@ from __future__ import annotations
 import math
 
 from sizing.estimator.architecture import Architecture
-from sizing.estimator.formats import FORMATS, PLAIN_FORMATS, WeightFormat, format_from_quantization_config, weight_format
+from sizing.estimator.formats import (
+    FORMATS,
+    PLAIN_FORMATS,
+    WeightFormat,
+    format_from_quantization_config,
+    weight_format,
+)
 from sizing.estimator.tensors import Role, TensorSpec, pipeline_stage_layers, tensor_inventory
 
 

@@ -122,7 +122,7 @@ class Command(BaseCommand):
                           f"{format_bytes(result.usable_bytes_per_gpu, 'GiB'):>12}")
         self.stdout.write(f"KV capacity: {result.kv_capacity_tokens:,} tokens; max concurrency: "
                           f"{result.max_concurrency if result.max_concurrency is not None else 'n/a'}")
-        self.stdout.write(("FITS" if result.fits else "DOES NOT FIT"))
+        self.stdout.write("FITS" if result.fits else "DOES NOT FIT")
         for line in result.problems:
             self.stdout.write(f"problem: {line}")
         for line in result.warnings:
