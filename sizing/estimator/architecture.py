@@ -109,7 +109,7 @@ def _dtype(config: Mapping[str, Any]) -> tuple[DType, tuple[str, ...]]:
 
 def _dense_decoder(config: Mapping[str, Any], **family: Any) -> Architecture:
     """Build the architecture of a Llama-like dense decoder; `family` sets what the family fixes."""
-    missing = [key for key in _REQUIRED if key not in config]
+    missing = [key for key in _REQUIRED if config.get(key) is None]
     if missing:
         raise SizingError(
             code=SizingErrorCode.MISSING_FIELDS,
@@ -240,7 +240,7 @@ def architecture_from_config(config: Mapping[str, Any]) -> Architecture:
     if parser is not None:
         return parser(config)
     # An unknown family with the standard fields is sized as a Llama-like dense decoder, with a warning.
-    missing = [key for key in _REQUIRED if key not in config]
+    missing = [key for key in _REQUIRED if config.get(key) is None]
     if missing:
         raise SizingError(
             code=SizingErrorCode.UNSUPPORTED_ARCHITECTURE,

@@ -44,6 +44,7 @@ class WeightFormat:
     scale_bits: int = FP32_BITS
     zero_bits: int = 0
     act_order: bool = False  # GPTQ desc_act: an int32 group index per input feature
+    input_scale: bool = True  # FP8 per-tensor with static activation scales stores one per linear
     dense_dtype: DType | None = None  # plain formats: the dtype of every tensor, not only the linears
 
     def tensor_bytes(self, *, rows: int, cols: int) -> int:
@@ -51,7 +52,7 @@ class WeightFormat:
         weight_bits = rows * cols * self.bits
         meta_bits = 0
         if self.scales is ScaleLayout.PER_TENSOR:
-            meta_bits = 2 * FP32_BITS  # weight scale and static input scale
+            meta_bits = FP32_BITS * (2 if self.input_scale else 1)  # weight scale (+ static input scale)
         elif self.scales is ScaleLayout.PER_CHANNEL:
             meta_bits = rows * self.scale_bits
         elif self.scales is ScaleLayout.BLOCK:
@@ -104,6 +105,9 @@ def format_from_quantization_config(quant: Mapping[str, Any]) -> WeightFormat:
         if block:
             return WeightFormat(slug="fp8-block", label=f"FP8 E4M3 ({block[0]}x{block[1]} block scales)",
                                 bits=DType.FP8.bits, scales=ScaleLayout.BLOCK, block=(int(block[0]), int(block[1])))
+        if str(quant.get("activation_scheme", "static")).lower() == "dynamic":
+            return WeightFormat(slug="fp8", label="FP8 E4M3 (per-tensor scales, dynamic activations)",
+                                bits=DType.FP8.bits, scales=ScaleLayout.PER_TENSOR, input_scale=False)
         return FORMATS["fp8"]
     if method == "modelopt" and str(quant.get("quant_algo", "")).upper() == "FP8":
         return FORMATS["fp8"]

@@ -190,9 +190,10 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
 
     effective_len = request.max_model_len or arch.max_position_embeddings
     if request.max_model_len and arch.max_position_embeddings and request.max_model_len > arch.max_position_embeddings:
-        warnings.append(
+        problems.append(
             f"max_model_len {request.max_model_len} exceeds the model's max_position_embeddings "
-            f"{arch.max_position_embeddings}; engines refuse it without a RoPE-scaling override"
+            f"{arch.max_position_embeddings}: vLLM refuses to start unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 "
+            "(and the model degrades beyond its trained context without RoPE scaling)"
         )
     tokens = request.tokens_per_request or effective_len
     if tokens is None:

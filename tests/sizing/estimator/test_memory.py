@@ -1,0 +1,519 @@
+"""The memory bill per GPU through `estimate_memory` (DESIGN §5–§8): the field calculator's worked
+examples, vLLM's budget, tensor/pipeline parallelism, replicas, refusals and the concurrency curve."""
+
+from __future__ import annotations
+
+import pytest
+
+from sizing.estimator.architecture import architecture_from_config, architecture_from_numbers
+from sizing.estimator.engines import Engine
+from sizing.estimator.errors import SizingError, SizingErrorCode
+from sizing.estimator.formats import weight_format
+from sizing.estimator.memory import EstimateRequest, MemoryEstimate, estimate_memory
+from sizing.estimator.tensors import pipeline_stage_layers
+from sizing.estimator.units import GiB
+from sizing.estimator.weights import resolve_weight_format, weight_bytes_per_rank
+from tests.sizing.estimator.builders import LLAMA31_8B_CONFIG, build_arch, build_gpu, small_config
+
+# Figures shared by the vLLM tests on Llama-3-8B (hand computations in the tests that use them):
+CAPACITY_80_GIB = 85_899_345_920  # 80 × 2^30
+VLLM_BUDGET_80_GIB = 77_309_411_328  # floor(85,899,345,920 × 0.9)
+LLAMA3_8B_BF16_WEIGHTS = 16_060_522_496  # 8,030,261,248 parameters × 2 bytes
+VLLM_NON_TORCH_TP1 = 161_061_273  # int(0.15 GiB) = int(0.15 × 1,073,741,824)
+VLLM_NON_TORCH_TP2 = 644_245_094  # int(0.6 GiB) = int(0.6 × 1,073,741,824)
+CUDA_GRAPHS = 536_870_912  # 0.5 GiB, outside vLLM's budget
+
+
+def _field_calculator(concurrency: int, tokens: int) -> MemoryEstimate:
+    """DESIGN §5: a 7B BF16 model (32 layers, 8 KV heads of 128), weights × 1.05, 2 GiB reserve, 90% of 24 GiB."""
+    arch = architecture_from_numbers(parameters=7 * 10**9, num_hidden_layers=32, num_key_value_heads=8,
+                                     head_dim=128)
+    return estimate_memory(EstimateRequest(arch=arch, gpu=build_gpu(memory_gib=24), engine=Engine.IDEALIZED,
+                                           weight_overhead=1.05, concurrency=concurrency,
+                                           tokens_per_request=tokens))
+
+
+def test_field_calculator_16_requests_of_2048_tokens_fit_a_24_gib_card():
+    # given DESIGN §5, small case
+
+    # when
+    result = _field_calculator(16, 2048)
+
+    # then
+    # weights 7e9 × 2 bytes × 1.05 = 14,700,000,000; KV 16 × 2048 × 131,072 = 4,294,967,296 (4 GiB);
+    # reserve 2 GiB = 2,147,483,648 → required 21,142,450,944
+    # usable floor(24 × 2^30 × 0.9) = floor(23,192,823,398.4) = 23,192,823,398 → headroom 2,050,372,454
+    assert result.memory_per_gpu == {"weights": 14_700_000_000, "kv_cache": 4_294_967_296, "activations": 0,
+                                     "runtime": 2_147_483_648, "cuda_graphs": 0}
+    assert result.kv_bytes_per_token == 131_072
+    assert result.kv_cache_bytes_per_gpu == 4 * GiB
+    assert result.required_bytes_per_gpu == 21_142_450_944
+    assert result.usable_bytes_per_gpu == 23_192_823_398
+    assert result.headroom_bytes_per_gpu == 2_050_372_454
+    assert result.fits is True
+    assert result.problems == ()
+    assert result.approximate is True
+
+
+def test_field_calculator_100_requests_of_4096_tokens_do_not_fit():
+    # given DESIGN §5, large case
+
+    # when
+    result = _field_calculator(100, 4096)
+
+    # then
+    # KV 100 × 4096 × 131,072 = 53,687,091,200 (50 GiB); required 14,700,000,000 + 53,687,091,200
+    # + 2,147,483,648 = 70,534,574,848 > 23,192,823,398 usable
+    # the KV room is 23,192,823,398 − 14,700,000,000 − 2,147,483,648 = 6,345,339,750 bytes
+    #   = 48,411 tokens (÷ 131,072, rounded down)
+    assert result.kv_cache_bytes_per_gpu == 50 * GiB
+    assert result.required_bytes_per_gpu == 70_534_574_848
+    assert result.kv_capacity_tokens == 48_411
+    assert result.fits is False
+    assert result.problems == (
+        "100 concurrent requests x 4096 tokens per replica need 409600 KV tokens, the cache holds 48411; "
+        "lower the concurrency or the context, or add GPUs",
+        "GPU 0 needs 65.69 GiB, 21.60 GiB usable",
+    )
+
+
+def test_field_calculator_curve_crosses_the_limit_at_max_concurrency_fit():
+    # given the small case: 2048 tokens per request
+
+    # when
+    curve = _field_calculator(16, 2048).concurrency_curve
+
+    # then
+    # static 14,700,000,000 + 2,147,483,648 = 16,847,483,648; each request 2048 × 131,072 = 268,435,456
+    # (23,192,823,398 − 16,847,483,648) // 268,435,456 = 6,345,339,750 // 268,435,456 = 23
+    assert curve.max_concurrency_fit == 23
+    assert curve.limit_bytes == 23_192_823_398
+    assert list(curve.concurrency) == sorted(set(curve.concurrency))
+    assert all(a < b for a, b in zip(curve.required_bytes, curve.required_bytes[1:], strict=False))
+    for concurrency, required in zip(curve.concurrency, curve.required_bytes, strict=True):
+        assert required == 16_847_483_648 + concurrency * 268_435_456
+        assert (required <= curve.limit_bytes) == (concurrency <= 23)
+    assert curve.concurrency[0] <= 23 < curve.concurrency[-1]
+
+
+def test_vllm_llama3_8b_on_80_gib_gives_the_kv_cache_what_the_budget_leaves():
+    # given meta-llama/Meta-Llama-3-8B on one 80 GiB card, vLLM defaults, max_model_len 8192
+    request = EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=8192)
+
+    # when
+    result = estimate_memory(request)
+
+    # then
+    # budget floor(85,899,345,920 × 0.9) = 77,309,411,328
+    # activation peak (≥ 70 GiB non-A100 card: max_num_seqs 1024, max_num_batched_tokens 8192):
+    #   per token gate+up 2 × 14336 + product 14336 + qkv (32 + 2 × 8) × 128 + 4 × 4096 = 65,536 elements
+    #   × 2 bytes × 8192 tokens = 1,073,741,824; sampler logits 1024 × 128,256 × 4 bytes = 525,336,576
+    #   → 1,599,078,400
+    # non-torch 161,061,273 (0.15 GiB at TP 1)
+    # kv = 77,309,411,328 − 16,060,522,496 − 1,599,078,400 − 161,061,273 = 59,488,749,159
+    # page = 16 tokens × 131,072 = 2,097,152 bytes → 28,366 blocks → 453,856 tokens
+    # max concurrency at 8192 tokens: 453,856 / 8192 = 55.40
+    assert result.budget_bytes_per_gpu == VLLM_BUDGET_80_GIB
+    assert result.memory_per_gpu == {"weights": LLAMA3_8B_BF16_WEIGHTS, "kv_cache": 59_488_749_159,
+                                     "activations": 1_599_078_400, "runtime": VLLM_NON_TORCH_TP1,
+                                     "cuda_graphs": CUDA_GRAPHS}
+    assert result.kv_capacity_tokens == 453_856
+    assert result.max_concurrency == 55.4
+    assert result.concurrency_curve.max_concurrency_fit == 55
+    assert result.assumptions["max_num_seqs"] == 1024
+    assert result.assumptions["max_num_batched_tokens"] == 8192
+    # the bill: the whole budget plus CUDA graphs 77,309,411,328 + 536,870,912 = 77,846,282,240
+    assert result.required_bytes_per_gpu == 77_846_282_240
+    assert result.headroom_bytes_per_gpu == CAPACITY_80_GIB - 77_846_282_240
+    assert result.fits is True
+    assert result.problems == ()
+
+
+def test_vllm_kv_cache_is_budget_minus_weights_activations_and_runtime():
+    # given the same deployment
+    result = estimate_memory(EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=8192))
+
+    # when
+    bill = result.memory_per_gpu
+
+    # then
+    assert bill["kv_cache"] == result.budget_bytes_per_gpu - bill["weights"] - bill["activations"] - bill["runtime"]
+    assert result.kv_capacity_tokens == bill["kv_cache"] // (16 * result.kv_bytes_per_token_per_gpu) * 16
+
+
+def test_vllm_launch_args_name_what_was_sized():
+    # given
+    result = estimate_memory(EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=8192))
+
+    # when
+    args = result.launch_args
+
+    # then
+    assert args == ("--tensor-parallel-size 1", "--pipeline-parallel-size 1", "--gpu-memory-utilization 0.9",
+                    "--max-model-len 8192", "--max-num-seqs 1024", "--max-num-batched-tokens 8192",
+                    "--block-size 16", "--kv-cache-dtype auto")
+
+
+def test_vllm_fp8_kv_doubles_the_tokens_a_pool_holds():
+    # given the same deployment with an FP8 KV cache
+    request = EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=8192, kv_dtype="fp8")
+
+    # when
+    result = estimate_memory(request)
+
+    # then: 32 × 8 × 128 × 2 × 1 byte = 65,536 per token; page 16 × 65,536 = 1,048,576
+    # 59,488,749,159 // 1,048,576 = 56,732 blocks → 907,712 tokens = 2 × 453,856 (the BF16 pool)
+    assert result.kv_bytes_per_token == 65_536
+    assert result.kv_capacity_tokens == 907_712
+
+
+def test_tp2_per_rank_weights_halve_attention_and_mlp_and_split_the_vocabulary():
+    # given Llama-3-8B at tensor parallel 2
+    arch = build_arch()
+
+    # when
+    per_rank = weight_bytes_per_rank(arch, resolve_weight_format(arch, "auto"), tp=2, pp=1)
+
+    # then
+    # per layer on a rank: q 2048 × 4096 = 8,388,608; k, v (4 heads × 128 = 512) × 4096 = 2,097,152 each;
+    #   o 4096 × 2048 = 8,388,608 → 20,971,520; MLP 3 × 7168 × 4096 = 88,080,384; norms 8,192 (replicated)
+    #   → 109,060,096 elements × 2 bytes = 218,120,192 × 32 = 6,979,846,144
+    # vocabulary 128,256 (already 2004 × 64) / 2 = 64,128 rows × 4096 × 2 bytes = 525,336,576 each for the
+    #   embeddings and the head → 1,050,673,152; final norm 8,192 bytes (replicated)
+    # 6,979,846,144 + 1,050,673,152 + 8,192 = 8,030,527,488
+    # = half of 16,060,522,496 (8,030,261,248) + half of the replicated norms 32 × 8,192 + 4,096 = 266,240
+    assert per_rank == (8_030_527_488,)
+    assert per_rank[0] - 16_060_522_496 // 2 == 266_240
+
+
+def test_tp2_pads_the_vocabulary_to_a_multiple_of_64_before_splitting():
+    # given the Llama-3-8B shapes with a 32,001-token vocabulary
+    arch = build_arch(vocab_size=32001)
+
+    # when
+    per_rank = weight_bytes_per_rank(arch, resolve_weight_format(arch, "auto"), tp=2, pp=1)
+
+    # then
+    # 32,001 → 32,064 (501 × 64) / 2 = 16,032 rows × 4096 × 2 bytes = 131,334,144 each (embeddings, head)
+    # 6,979,846,144 (layers, above) + 262,668,288 + 8,192 = 7,242,522,624
+    assert per_rank == (7_242_522_624,)
+
+
+def test_tp2_int4_per_rank_weights_split_the_groups_with_the_matrices():
+    # given Llama-3-8B in INT4 group 128 at tensor parallel 2
+    arch = build_arch()
+
+    # when
+    per_rank = weight_bytes_per_rank(arch, weight_format("int4"), tp=2, pp=1)
+
+    # then
+    # per layer on a rank: linear elements 109,060,096 − 8,192 (norms) = 109,051,904 × 4 bits = 54,525,952
+    # groups of 128 inputs: q 2048 rows × 32 = 65,536; k, v 512 × 32 = 16,384 each; o 4096 × (2048 / 128 = 16)
+    #   = 65,536; gate, up 7168 × 32 = 229,376 each; down 4096 × (7168 / 128 = 56) = 229,376
+    #   → 851,968 groups × 20 bits / 8 = 2,129,920; norms 8,192 × 2 = 16,384 (16-bit)
+    #   → 56,672,256 per layer × 32 = 1,813,512,192
+    # embeddings + head at 16 bits 2 × 64,128 × 4096 × 2 = 1,050,673,152; final norm 8,192
+    # 1,813,512,192 + 1,050,673,152 + 8,192 = 2,864,193,536
+    assert per_rank == (2_864_193_536,)
+
+
+def test_vllm_tp2_halves_weights_and_kv_per_gpu():
+    # given Llama-3-8B on two 80 GiB cards at TP 2
+    request = EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=80), tp=2, max_model_len=8192)
+
+    # when
+    result = estimate_memory(request)
+
+    # then
+    # KV per GPU: 32 × (8 / 2 = 4 heads) × 128 × 2 × 2 = 65,536 bytes per token
+    # activations per rank: gate+up 2 × 7168 + product 7168 + qkv (16 + 2 × 4) × 128 + 4 × 4096 = 40,960
+    #   × 2 × 8192 = 671,088,640 + logits 525,336,576 = 1,196,425,216
+    # kv = 77,309,411,328 − 8,030,527,488 − 1,196,425,216 − 644,245,094 (0.6 GiB at TP ≥ 2) = 67,438,213,530
+    # page 16 × 65,536 = 1,048,576 → 64,314 blocks → 1,029,024 tokens; / 8192 = 125.61
+    assert (result.gpus, result.tp, result.replicas) == (2, 2, 1)
+    assert result.kv_bytes_per_token == 131_072
+    assert result.kv_bytes_per_token_per_gpu == 65_536
+    assert result.weight_bytes_per_gpu == 8_030_527_488
+    assert result.weight_bytes_total == LLAMA3_8B_BF16_WEIGHTS
+    assert result.memory_per_gpu == {"weights": 8_030_527_488, "kv_cache": 67_438_213_530,
+                                     "activations": 1_196_425_216, "runtime": VLLM_NON_TORCH_TP2,
+                                     "cuda_graphs": CUDA_GRAPHS}
+    assert result.kv_capacity_tokens == 1_029_024
+    assert result.max_concurrency == 125.61
+    assert [(bill.stage, bill.tp_rank) for bill in result.per_gpu] == [(0, 0), (0, 1)]
+
+
+@pytest.mark.parametrize(
+    ("layers", "pp", "stages"),
+    [
+        pytest.param(32, 2, (16, 16), id="32-over-2"),
+        pytest.param(32, 3, (11, 11, 10), id="32-over-3"),  # 10 each, remainder 2 to the stages before the last
+        pytest.param(30, 4, (7, 8, 8, 7), id="30-over-4"),  # 7 each, remainder 2 to stages 2 and 1
+        pytest.param(5, 1, (5,), id="no-pipeline"),
+    ],
+)
+def test_pipeline_stages_split_layers_as_vllm_does(layers, pp, stages):
+    # given
+
+    # when
+    split = pipeline_stage_layers(layers, pp)
+
+    # then
+    assert split == stages
+    assert sum(split) == layers
+
+
+def test_pp2_stage0_holds_the_embeddings_and_the_last_stage_the_head():
+    # given Llama-3-8B at pipeline parallel 2 (16 layers per stage)
+    arch = build_arch()
+
+    # when
+    stages = weight_bytes_per_rank(arch, resolve_weight_format(arch, "auto"), tp=1, pp=2)
+
+    # then
+    # a layer: 218,112,000 parameters × 2 bytes = 436,224,000; 16 layers = 6,979,584,000
+    # embeddings 128,256 × 4096 × 2 = 1,050,673,152 on stage 0 → 8,030,257,152
+    # head 1,050,673,152 + final norm 8,192 on stage 1 → 8,030,265,344
+    assert stages == (8_030_257_152, 8_030_265_344)
+    assert sum(stages) == LLAMA3_8B_BF16_WEIGHTS
+
+
+def test_pp2_with_tied_embeddings_holds_a_copy_on_the_last_stage():
+    # given the small model (h 256, 2 layers, vocabulary 1000) with tied embeddings, PP 2
+    arch = architecture_from_config(small_config(tie_word_embeddings=True))
+
+    # when
+    stages = weight_bytes_per_rank(arch, resolve_weight_format(arch, "auto"), tp=1, pp=2)
+
+    # then
+    # a layer: (65,536 × 2 + 32,768 × 2 + 131,072 × 3) = 589,824 linear + 512 norm elements → 1,180,672 bytes
+    # embeddings as vLLM allocates them, vocabulary padded to 64 even at TP 1: 1000 → 1024 rows
+    #   × 256 × 2 = 524,288, on stage 0 and again on stage 1 for the tied head
+    # stage 0: 524,288 + 1,180,672 = 1,704,960; stage 1: 1,180,672 + final norm 512 + 524,288 = 1,705,472
+    assert stages == (1_704_960, 1_705_472)
+
+
+def test_vllm_pp2_splits_layers_kv_and_the_sampler_between_stages():
+    # given Llama-3-8B on two 80 GiB cards at PP 2
+    request = EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=80), pp=2, max_model_len=8192)
+
+    # when
+    result = estimate_memory(request)
+
+    # then
+    # each stage: 16 layers × 8 × 128 × 2 × 2 = 65,536 KV bytes per token; non-torch 0.6 GiB (2 GPUs)
+    # stage 0: activations 1,073,741,824 (no sampler); kv 77,309,411,328 − 8,030,257,152 − 1,073,741,824
+    #   − 644,245,094 = 67,561,167,258 → 64,431 blocks of 1,048,576 → 1,030,896 tokens
+    # stage 1: activations 1,599,078,400 (with the logits); kv 77,309,411,328 − 8,030,265,344 − 1,599,078,400
+    #   − 644,245,094 = 67,035,822,490 → 63,930 blocks → 1,022,880 tokens (binds both stages)
+    stage0, stage1 = result.per_gpu
+    assert (stage0.stage, stage1.stage) == (0, 1)
+    assert stage0.components == {"weights": 8_030_257_152, "kv_cache": 67_561_167_258,
+                                 "activations": 1_073_741_824, "runtime": VLLM_NON_TORCH_TP2,
+                                 "cuda_graphs": CUDA_GRAPHS}
+    assert stage1.components == {"weights": 8_030_265_344, "kv_cache": 67_035_822_490,
+                                 "activations": 1_599_078_400, "runtime": VLLM_NON_TORCH_TP2,
+                                 "cuda_graphs": CUDA_GRAPHS}
+    assert (stage0.kv_capacity_tokens, stage1.kv_capacity_tokens) == (1_030_896, 1_022_880)
+    assert result.kv_bytes_per_token_per_gpu == 65_536
+    assert result.kv_capacity_tokens == 1_022_880
+    assert result.assumptions["binding_stage"] == 1
+
+
+def test_gpus_beyond_tp_are_replicas_that_split_the_concurrency():
+    # given 4 GPUs at TP 2 → 2 replicas; 10 concurrent requests of 8192 tokens
+    request = EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=80), gpus=4, tp=2,
+                              max_model_len=8192, concurrency=10)
+
+    # when
+    result = estimate_memory(request)
+
+    # then
+    # 10 / 2 replicas = 5 requests per replica; KV demand per GPU 5 × 8192 × 65,536 = 2,684,354,560
+    # each replica has the TP-2 pool of 1,029,024 tokens (nothing shared)
+    assert (result.gpus, result.tp, result.pp, result.replicas) == (4, 2, 1, 2)
+    assert result.assumptions["per_replica_concurrency"] == 5
+    assert result.kv_demand_bytes_per_gpu == 2_684_354_560
+    assert result.kv_capacity_tokens == 1_029_024
+    assert [(bill.index, bill.replica, bill.tp_rank) for bill in result.per_gpu] == [
+        (0, 0, 0), (1, 0, 1), (2, 1, 0), (3, 1, 1)]
+    assert result.fits is True
+
+
+def test_odd_concurrency_rounds_up_per_replica():
+    # given 4 GPUs at TP 2 (2 replicas) and 11 requests
+
+    # when
+    result = estimate_memory(EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=80), gpus=4, tp=2,
+                                             max_model_len=8192, concurrency=11))
+
+    # then: ceil(11 / 2) = 6 on the busier replica; 6 × 8192 × 65,536 = 3,221,225,472
+    assert result.assumptions["per_replica_concurrency"] == 6
+    assert result.kv_demand_bytes_per_gpu == 3_221_225_472
+
+
+def test_vllm_will_not_start_when_max_model_len_does_not_fit_and_suggests_one():
+    # given meta-llama/Meta-Llama-3.1-8B (131,072-token context) on one 24 GiB card, vLLM defaults
+    request = EstimateRequest(arch=architecture_from_config(LLAMA31_8B_CONFIG), gpu=build_gpu(memory_gib=24))
+
+    # when
+    result = estimate_memory(request)
+
+    # then
+    # budget floor(25,769,803,776 × 0.9) = 23,192,823,398; < 70 GiB card: max_num_seqs 256, batched 2048
+    # activations 2048 × 65,536 × 2 = 268,435,456 + logits 256 × 128,256 × 4 = 131,334,144 → 399,769,600
+    # kv = 23,192,823,398 − 16,060,522,496 − 399,769,600 − 161,061,273 = 6,571,470,029 (6.12 GiB)
+    #   → 3,133 blocks of 2,097,152 → 50,128 tokens
+    # one 131,072-token sequence needs 131,072 × 131,072 = 17,179,869,184 bytes (16.00 GiB)
+    assert result.memory_per_gpu["kv_cache"] == 6_571_470_029
+    assert result.kv_capacity_tokens == 50_128
+    assert result.fits is False
+    assert result.problems[0] == (
+        "vLLM will not start: one 131072-token sequence needs 16.00 GiB of KV cache, 6.12 GiB available; "
+        "max_model_len 50128 would fit"
+    )
+
+
+def test_vllm_starts_with_the_suggested_max_model_len():
+    # given the same deployment with the max_model_len the refusal suggested
+    request = EstimateRequest(arch=architecture_from_config(LLAMA31_8B_CONFIG), gpu=build_gpu(memory_gib=24),
+                              max_model_len=50128)
+
+    # when
+    result = estimate_memory(request)
+
+    # then: 50,128 tokens = 3,133 blocks, exactly the pool; 50,128 / 50,128 = 1.0×
+    assert result.problems == ()
+    assert result.fits is True
+    assert result.max_concurrency == 1.0
+
+
+def test_no_memory_left_for_the_kv_cache_is_a_problem():
+    # given Llama-3-70B-sized weights on one 80 GiB card (141 GB of BF16 weights)
+    arch = build_arch(hidden_size=8192, num_hidden_layers=80, num_attention_heads=64, intermediate_size=28672)
+
+    # when
+    result = estimate_memory(EstimateRequest(arch=arch, gpu=build_gpu(memory_gib=80), max_model_len=8192))
+
+    # then
+    assert result.fits is False
+    assert result.kv_capacity_tokens == 0
+    assert result.memory_per_gpu["kv_cache"] == 0
+    assert result.problems[0].startswith("no memory left for the KV cache: weights 131.42 GiB")
+
+
+@pytest.mark.parametrize(
+    ("overrides", "code", "field"),
+    [
+        pytest.param({"tp": 3}, SizingErrorCode.INVALID_PARALLELISM, None, id="tp-does-not-divide-heads"),
+        pytest.param({"gpus": 3, "tp": 2}, SizingErrorCode.INVALID_ARGUMENT, "gpus", id="gpus-not-multiple-of-tp"),
+        pytest.param({"gpus": 6, "tp": 2, "pp": 2}, SizingErrorCode.INVALID_ARGUMENT, "gpus",
+                     id="gpus-not-multiple-of-tp-x-pp"),
+        pytest.param({"gpus": 3, "pp": 2}, SizingErrorCode.INVALID_ARGUMENT, "gpus", id="gpus-not-split-by-pp"),
+        pytest.param({"tp": 0}, SizingErrorCode.INVALID_ARGUMENT, "tp", id="tp-zero"),
+        pytest.param({"pp": 0}, SizingErrorCode.INVALID_ARGUMENT, "pp", id="pp-zero"),
+        pytest.param({"pp": 33}, SizingErrorCode.INVALID_PARALLELISM, None, id="pp-more-than-layers"),
+        pytest.param({"gpu_memory_utilization": 0}, SizingErrorCode.INVALID_ARGUMENT, "gpu_memory_utilization",
+                     id="utilisation-zero"),
+        pytest.param({"gpu_memory_utilization": 1.01}, SizingErrorCode.INVALID_ARGUMENT,
+                     "gpu_memory_utilization", id="utilisation-above-one"),
+        pytest.param({"concurrency": 0}, SizingErrorCode.INVALID_ARGUMENT, "concurrency", id="concurrency-zero"),
+        pytest.param({"block_size": 0}, SizingErrorCode.INVALID_ARGUMENT, "block_size", id="block-size-zero"),
+        pytest.param({"weight_overhead": 0.9}, SizingErrorCode.INVALID_ARGUMENT, "weight_overhead",
+                     id="overhead-below-one"),
+        pytest.param({"kv_dtype": "int4"}, SizingErrorCode.INVALID_ARGUMENT, "kv_dtype", id="kv-dtype-int4"),
+    ],
+)
+def test_invalid_layout_or_argument_is_refused(overrides, code, field):
+    # given Llama-3-8B (32 heads, 8 KV heads, 32 layers) on 80 GiB cards
+    request = EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=80), **overrides)
+
+    # when
+    with pytest.raises(SizingError) as caught:
+        estimate_memory(request)
+
+    # then
+    assert caught.value.code is code
+    if field is not None:
+        assert list(caught.value.extra["fields"]) == [field]
+
+
+def test_tp_that_neither_divides_nor_is_a_multiple_of_kv_heads_is_invalid_parallelism():
+    # given 24 heads over 6 KV heads at TP 4: 24 % 4 = 0 but 6 % 4 = 2 and 4 % 6 = 4
+    arch = build_arch(num_attention_heads=24, num_key_value_heads=6)
+
+    # when
+    with pytest.raises(SizingError) as caught:
+        estimate_memory(EstimateRequest(arch=arch, gpu=build_gpu(memory_gib=80), tp=4))
+
+    # then
+    assert caught.value.code is SizingErrorCode.INVALID_PARALLELISM
+    assert caught.value.extra == {"tp": 4, "num_key_value_heads": 6}
+
+
+def test_tp16_over_8_kv_heads_is_accepted_with_replicated_heads():
+    # given Llama-3-8B at TP 16: 8 KV heads, each rank keeps one
+    request = EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=80), tp=16, max_model_len=8192)
+
+    # when
+    result = estimate_memory(request)
+
+    # then: 32 layers × 1 head × 128 × 2 × 2 = 16,384 bytes per token per GPU
+    assert result.kv_bytes_per_token_per_gpu == 16_384
+    assert len(result.per_gpu) == 16
+
+
+def test_vllm_concurrency_curve_is_increasing_and_crosses_the_budget_at_max_concurrency_fit():
+    # given Llama-3-8B on 80 GiB, 8192-token requests
+    result = estimate_memory(EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=8192))
+
+    # when
+    curve = result.concurrency_curve
+
+    # then
+    # static = weights + activations + non-torch = 16,060,522,496 + 1,599,078,400 + 161,061,273 = 17,820,662,169
+    # each request 8192 × 131,072 = 1,073,741,824; 453,856 pool tokens // 8192 = 55 requests
+    assert curve.max_concurrency_fit == 55
+    assert curve.limit_bytes == VLLM_BUDGET_80_GIB
+    assert all(a < b for a, b in zip(curve.concurrency, curve.concurrency[1:], strict=False))
+    assert all(a < b for a, b in zip(curve.required_bytes, curve.required_bytes[1:], strict=False))
+    for concurrency, required in zip(curve.concurrency, curve.required_bytes, strict=True):
+        assert required == 17_820_662_169 + concurrency * 1_073_741_824
+        assert (required <= curve.limit_bytes) == (concurrency <= 55)
+    assert curve.concurrency[0] <= 55 < curve.concurrency[-1]
+
+
+def test_max_model_len_beyond_the_model_context_is_a_problem():
+    # given Llama-3-8B (max_position_embeddings 8192) asked for 9000 tokens
+
+    # when
+    result = estimate_memory(EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=9000))
+
+    # then: vLLM refuses it; the memory figures are still given: 9000 tokens = 563 blocks = 9,008 paged
+    # tokens; 453,856 / 9,008 = 50.38
+    assert result.fits is False
+    assert result.problems == (
+        "max_model_len 9000 exceeds the model's max_position_embeddings 8192: vLLM refuses to start unless "
+        "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (and the model degrades beyond its trained context without RoPE scaling)",
+    )
+    assert result.warnings == ()
+    assert result.max_concurrency == 50.38
+
+
+def test_measured_gpu_memory_replaces_the_catalog_capacity():
+    # given an 80 GiB catalog card whose fingerprint measured 79 GiB = 84,825,604,096 bytes
+    request = EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=8192,
+                              gpu_memory_bytes=79 * GiB)
+
+    # when
+    result = estimate_memory(request)
+
+    # then
+    # budget floor(84,825,604,096 × 0.9) = 76,343,043,686
+    # kv = 76,343,043,686 − 16,060,522,496 − 1,599,078,400 − 161,061,273 = 58,522,381,517
+    #   → 27,905 blocks of 2,097,152 → 446,480 tokens
+    assert result.capacity_bytes_per_gpu == 84_825_604_096
+    assert result.budget_bytes_per_gpu == 76_343_043_686
+    assert result.memory_per_gpu["kv_cache"] == 58_522_381_517
+    assert result.kv_capacity_tokens == 446_480
+    assert result.assumptions["capacity_source"] == "measured"
