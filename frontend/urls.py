@@ -1,4 +1,16 @@
+from django.contrib.auth import views as auth_views
 from django.urls import path
 
+from frontend.views import SizingPageView
+
 app_name = "frontend"
-urlpatterns: list = []
+
+urlpatterns = [
+    path(
+        "login/",
+        auth_views.LoginView.as_view(template_name="frontend/login.html", redirect_authenticated_user=True),
+        name="login",
+    ),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),  # POST only (Django ≥5)
+    path("", SizingPageView.as_view(), name="sizing"),
+]

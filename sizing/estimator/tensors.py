@@ -137,43 +137,38 @@ def parameter_count(tensors: tuple[TensorSpec, ...]) -> int:
     return sum(t.elements * t.per_model for t in tensors)
 
 
+def _parallel_error(field: str, message: str, **numbers: int) -> SizingError:
+    """An INVALID_PARALLELISM error whose message is also attached to the form/API field it concerns."""
+    return SizingError(code=SizingErrorCode.INVALID_PARALLELISM, message=message,
+                       extra={**numbers, "fields": {field: [message]}})
+
+
 def check_tensor_parallel(arch: Architecture, tp: int) -> None:
     """Raise unless `tp` splits the heads and KV heads the way vLLM and SGLang require."""
     if tp < 1:
-        raise SizingError(code=SizingErrorCode.INVALID_PARALLELISM, message="tensor parallel size must be ≥ 1")
+        raise _parallel_error("tp", "tensor parallel size must be ≥ 1", tp=tp)
     heads, kv_heads = arch.num_attention_heads, arch.num_key_value_heads
     if heads % tp:
-        raise SizingError(
-            code=SizingErrorCode.INVALID_PARALLELISM,
-            message=f"tensor parallel size {tp} does not divide the {heads} attention heads",
-            extra={"tp": tp, "num_attention_heads": heads},
-        )
+        raise _parallel_error("tp", f"tensor parallel size {tp} does not divide the {heads} attention heads",
+                              tp=tp, num_attention_heads=heads)
     if kv_heads % tp and tp % kv_heads:
-        raise SizingError(
-            code=SizingErrorCode.INVALID_PARALLELISM,
-            message=(
-                f"tensor parallel size {tp} neither divides nor is a multiple of the {kv_heads} KV heads: "
-                "the KV heads cannot be split or replicated evenly"
-            ),
-            extra={"tp": tp, "num_key_value_heads": kv_heads},
+        raise _parallel_error(
+            "tp",
+            f"tensor parallel size {tp} neither divides nor is a multiple of the {kv_heads} KV heads: "
+            "the KV heads cannot be split or replicated evenly",
+            tp=tp, num_key_value_heads=kv_heads,
         )
     for name, size in (("intermediate_size", arch.intermediate_size),):
         if size % tp:
-            raise SizingError(
-                code=SizingErrorCode.INVALID_PARALLELISM,
-                message=f"tensor parallel size {tp} does not divide {name} {size}",
-                extra={"tp": tp, name: size},
-            )
+            raise _parallel_error("tp", f"tensor parallel size {tp} does not divide {name} {size}",
+                                  tp=tp, **{name: size})
 
 
 def pipeline_stage_layers(num_layers: int, pp: int) -> tuple[int, ...]:
     """Layers per pipeline stage as vLLM splits them: even shares, the remainder to the stages before the last."""
     if pp < 1 or pp > num_layers:
-        raise SizingError(
-            code=SizingErrorCode.INVALID_PARALLELISM,
-            message=f"pipeline parallel size {pp} must be between 1 and the {num_layers} layers",
-            extra={"pp": pp, "num_hidden_layers": num_layers},
-        )
+        raise _parallel_error("pp", f"pipeline parallel size {pp} must be between 1 and the {num_layers} layers",
+                              pp=pp, num_hidden_layers=num_layers)
     stages = [num_layers // pp] * pp
     for k in range(num_layers % pp):
         stages[-(k + 2) if pp > 1 else 0] += 1
