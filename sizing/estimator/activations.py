@@ -20,10 +20,26 @@ import math
 
 from sizing.estimator.architecture import Architecture
 from sizing.estimator.dtypes import DType
-from sizing.estimator.kv import kv_heads_per_rank
+from sizing.estimator.layers import AttentionKind, LayerSpec, MlpKind
+from sizing.estimator.tensors import layer_counts
 
 HIDDEN_BUFFERS = 4  # residual, normed input, attention output, MLP output alive at the peak
 LOGITS_BITS = DType.FP32.bits  # the sampler upcasts logits to fp32
+
+
+def _layer_elements(layer: LayerSpec, *, tp: int, hidden_size: int) -> int:
+    """Activation elements per token of one layer kind on one rank: its QKV output and MLP buffers."""
+    attn, mlp = layer.attention, layer.mlp
+    if attn.kind is AttentionKind.MLA:
+        qkv = attn.num_heads // tp * (attn.head_dim + attn.qk_nope_head_dim + attn.value_head_dim)
+    else:
+        qkv = (attn.num_heads // tp + 2 * attn.kv_heads_per_rank(tp)) * attn.head_dim
+    i_rank = mlp.intermediate_size // tp
+    gated = (2 if mlp.gated else 1) * i_rank + (i_rank if mlp.gated else 0)  # gate/up output, act x up
+    if mlp.kind is MlpKind.MOE:
+        # fused MoE: each token's rows for its experts_per_token experts, plus their outputs
+        return qkv + mlp.experts_per_token * (gated + hidden_size)
+    return qkv + gated
 
 
 def activation_peak_bytes(
@@ -31,11 +47,9 @@ def activation_peak_bytes(
 ) -> int:
     """Peak activation bytes on one TP rank for a forward pass of `batched_tokens` tokens."""
     act_bits = arch.dtype.bits
-    i_rank = arch.intermediate_size // tp
-    gate_up = (2 if arch.gated_mlp else 1) * i_rank
-    mlp_product = i_rank if arch.gated_mlp else 0
-    qkv = (arch.num_attention_heads // tp + 2 * kv_heads_per_rank(arch.num_key_value_heads, tp)) * arch.head_dim
-    per_token_elements = gate_up + mlp_product + qkv + HIDDEN_BUFFERS * arch.hidden_size
+    per_token_elements = HIDDEN_BUFFERS * arch.hidden_size + max(
+        _layer_elements(layer, tp=tp, hidden_size=arch.hidden_size) for layer in layer_counts(arch.layers)
+    )
     peak = math.ceil(batched_tokens * per_token_elements * act_bits / 8)
     if last_stage:
         peak += math.ceil(sampled_sequences * arch.vocab_size * LOGITS_BITS / 8)

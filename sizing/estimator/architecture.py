@@ -14,12 +14,13 @@ are refused with a message that names what is missing, never sized with a silent
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
 from sizing.estimator.dtypes import DType, dtype_from_name
 from sizing.estimator.errors import SizingError, SizingErrorCode
+from sizing.estimator.layers import AttentionKind, AttentionSpec, LayerSpec, MlpKind, MlpSpec
 
 
 class NormKind(Enum):
@@ -48,23 +49,35 @@ class Architecture:
     norm: NormKind = NormKind.RMS
     dtype: DType = DType.BF16
     max_position_embeddings: int | None = None
-    quantization_config: Mapping[str, Any] | None = None
+    quantization_config: Mapping[str, Any] | None = field(default=None, compare=False)
     approximate: bool = False  # described by numbers, not by a config
     parameters_override: int | None = None  # only for models described by their parameter count
-    warnings: tuple[str, ...] = field(default=())
+    warnings: tuple[str, ...] = field(default=(), compare=False)
+    layers: tuple[LayerSpec, ...] = ()  # the per-layer table; uniform from the fields above when not given
+    mtp_layers: int = 0  # DeepSeek multi-token-prediction modules, reported apart from the main model
+
+    def __post_init__(self) -> None:
+        if not self.layers:
+            attention = AttentionSpec(
+                num_heads=self.num_attention_heads, num_kv_heads=self.num_key_value_heads, head_dim=self.head_dim,
+                qkv_bias=self.qkv_bias, o_bias=self.o_bias, qk_norm=self.qk_norm,
+            )
+            mlp = MlpSpec(intermediate_size=self.intermediate_size, gated=self.gated_mlp, bias=self.mlp_bias)
+            object.__setattr__(self, "layers", (LayerSpec(attention=attention, mlp=mlp),) * self.num_hidden_layers)
+
+    @property
+    def is_moe(self) -> bool:
+        return any(layer.mlp.kind is MlpKind.MOE for layer in self.layers)
+
+    @property
+    def uses_mla(self) -> bool:
+        return any(layer.attention.kind is AttentionKind.MLA for layer in self.layers)
 
 
 _REQUIRED = ("hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "vocab_size")
 
 # model_type -> why it is not modelled yet. The message is shown to users in place of a number.
 UNSUPPORTED_FAMILIES: dict[str, str] = {
-    "mixtral": "mixture-of-experts layers (routed experts, router) are not modelled yet",
-    "qwen2_moe": "mixture-of-experts layers (routed and shared experts) are not modelled yet",
-    "qwen3_moe": "mixture-of-experts layers (routed experts, router) are not modelled yet",
-    "deepseek_v2": "MLA attention (compressed KV latent) and mixture-of-experts layers are not modelled yet",
-    "deepseek_v3": "MLA attention (compressed KV latent), mixture-of-experts layers and multi-token-prediction "
-    "layers are not modelled yet",
-    "kimi_k2": "MLA attention and mixture-of-experts layers (DeepSeek-V3 architecture) are not modelled yet",
     "glm_moe_dsa": "mixture-of-experts layers and sparse (DSA) MLA attention are not modelled yet",
     "gpt_oss": "alternating sliding/full attention, attention sinks and MXFP4 mixture-of-experts layers are not "
     "modelled yet",
@@ -208,7 +221,120 @@ def _baichuan(config: Mapping[str, Any]) -> Architecture:
     return _dense_decoder(config)
 
 
+def _opt_int(config: Mapping[str, Any], key: str, default: int = 0) -> int:
+    """An optional non-negative integer field (0 or the default when absent or null)."""
+    value = config.get(key)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise SizingError(
+            code=SizingErrorCode.INVALID_CONFIG,
+            message=f"config.json field '{key}' must be a non-negative integer, got {value!r}",
+            extra={"field": key},
+        )
+    return value
+
+
+def _require(config: Mapping[str, Any], keys: tuple[str, ...], what: str) -> None:
+    missing = [key for key in keys if config.get(key) is None]
+    if missing:
+        raise SizingError(
+            code=SizingErrorCode.MISSING_FIELDS,
+            message=f"config.json lacks {', '.join(missing)}: cannot size its {what} without them",
+            extra={"missing": missing},
+        )
+
+
+def _with_layers(base: Architecture, layers: list[LayerSpec], **extra: Any) -> Architecture:
+    return replace(base, layers=tuple(layers), **extra)
+
+
+def _moe_layers(
+    base: Architecture, *, is_moe: Callable[[int], bool], experts: int, per_token: int, expert_width: int,
+    shared: int = 0, shared_width: int = 0, shared_gate: bool = False, router_bias: bool = False,
+    attention: AttentionSpec | None = None,
+) -> list[LayerSpec]:
+    """Layers whose MLP is a routed mixture of experts where `is_moe(index)`, else the dense MLP."""
+    dense = base.layers[0]
+    attention = attention or dense.attention
+    moe = MlpSpec(kind=MlpKind.MOE, intermediate_size=expert_width, num_experts=experts,
+                  experts_per_token=per_token, shared_experts=shared, shared_intermediate_size=shared_width,
+                  shared_expert_gate=shared_gate, router_bias=router_bias)
+    return [
+        LayerSpec(attention=attention, mlp=moe if is_moe(index) else dense.mlp)
+        for index in range(base.num_hidden_layers)
+    ]
+
+
+def _mixtral(config: Mapping[str, Any]) -> Architecture:
+    # Every layer: num_local_experts SwiGLU experts of intermediate_size, a router h -> E, no shared expert.
+    _require(config, ("num_local_experts", "num_experts_per_tok"), "mixture-of-experts layers")
+    base = _dense_decoder(config)
+    layers = _moe_layers(base, is_moe=lambda _: True, experts=_int(config, "num_local_experts"),
+                         per_token=_int(config, "num_experts_per_tok"), expert_width=base.intermediate_size)
+    return _with_layers(base, layers)
+
+
+def _qwen_moe(config: Mapping[str, Any], *, qwen3: bool) -> Architecture:
+    # Qwen2/3-MoE: layer i is sparse unless listed in mlp_only_layers, every decoder_sparse_step-th layer.
+    _require(config, ("num_experts", "num_experts_per_tok", "moe_intermediate_size"), "mixture-of-experts layers")
+    base = _qwen3(config) if qwen3 else _qwen2(config)
+    dense_only = set(config.get("mlp_only_layers") or [])
+    step = _opt_int(config, "decoder_sparse_step", 1) or 1
+    shared_width = _opt_int(config, "shared_expert_intermediate_size")
+    layers = _moe_layers(
+        base,
+        is_moe=lambda i: i not in dense_only and (i + 1) % step == 0,
+        experts=_int(config, "num_experts"),
+        per_token=_int(config, "num_experts_per_tok"),
+        expert_width=_int(config, "moe_intermediate_size"),
+        shared=1 if shared_width else 0,
+        shared_width=shared_width,
+        shared_gate=bool(shared_width),  # Qwen2-MoE gates its shared expert with a h -> 1 sigmoid
+    )
+    return _with_layers(base, layers)
+
+
+def _deepseek(config: Mapping[str, Any]) -> Architecture:
+    # DeepSeek-V2/V3 (and Kimi-K2): MLA attention in every layer; dense MLP in the first
+    # first_k_dense_replace layers, then routed + shared experts every moe_layer_freq-th layer.
+    _require(config, ("kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"), "MLA attention")
+    base = _dense_decoder(config)
+    heads = base.num_attention_heads
+    nope, rope = _int(config, "qk_nope_head_dim"), _int(config, "qk_rope_head_dim")
+    attention = AttentionSpec(
+        kind=AttentionKind.MLA, num_heads=heads, num_kv_heads=heads, head_dim=nope + rope,
+        v_head_dim=_int(config, "v_head_dim"), q_lora_rank=_opt_int(config, "q_lora_rank") or None,
+        kv_lora_rank=_int(config, "kv_lora_rank"), qk_nope_head_dim=nope, qk_rope_head_dim=rope,
+    )
+    experts = _opt_int(config, "n_routed_experts")
+    first_dense = _opt_int(config, "first_k_dense_replace")
+    freq = _opt_int(config, "moe_layer_freq", 1) or 1
+    if experts:
+        _require(config, ("num_experts_per_tok", "moe_intermediate_size"), "mixture-of-experts layers")
+        layers = _moe_layers(
+            base,
+            is_moe=lambda i: i >= first_dense and i % freq == 0,
+            experts=experts,
+            per_token=_int(config, "num_experts_per_tok"),
+            expert_width=_int(config, "moe_intermediate_size"),
+            shared=_opt_int(config, "n_shared_experts"),
+            shared_width=_int(config, "moe_intermediate_size"),
+            router_bias=config.get("topk_method") == "noaux_tc",  # e_score_correction_bias, one per expert
+            attention=attention,
+        )
+    else:
+        layers = [LayerSpec(attention=attention, mlp=base.layers[0].mlp)] * base.num_hidden_layers
+    return _with_layers(base, layers, mtp_layers=_opt_int(config, "num_nextn_predict_layers"))
+
+
 FAMILIES: dict[str, Callable[[Mapping[str, Any]], Architecture]] = {
+    "mixtral": _mixtral,
+    "qwen2_moe": lambda config: _qwen_moe(config, qwen3=False),
+    "qwen3_moe": lambda config: _qwen_moe(config, qwen3=True),
+    "deepseek_v2": _deepseek,
+    "deepseek_v3": _deepseek,
+    "kimi_k2": _deepseek,
     "llama": _llama,
     "mistral": _mistral,
     "qwen2": _qwen2,

@@ -13,6 +13,7 @@ import math
 from sizing.estimator.architecture import Architecture
 from sizing.estimator.dtypes import DType, dtype_from_name
 from sizing.estimator.errors import SizingError, SizingErrorCode
+from sizing.estimator.layers import LayerSpec
 
 K_AND_V = 2  # one key and one value vector per head
 
@@ -44,3 +45,9 @@ def resolve_kv_dtype(arch: Architecture, name: str) -> DType:
 def paged_tokens(tokens: int, block_size: int) -> int:
     """Tokens a paged engine reserves for a sequence of `tokens`: whole blocks of `block_size`."""
     return math.ceil(tokens / block_size) * block_size
+
+
+def layers_kv_bytes_per_token(layers: tuple[LayerSpec, ...], *, kv_bits: int, tp: int = 1) -> int:
+    """Bytes of KV cache one token takes over `layers` on one TP rank (MLA: the latent, unsplit)."""
+    elements = sum(layer.attention.kv_elements_per_token(tp=tp) for layer in layers)
+    return math.ceil(elements * kv_bits / 8)

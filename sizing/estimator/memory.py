@@ -24,8 +24,15 @@ from sizing.estimator.architecture import Architecture
 from sizing.estimator.engines import ENGINE_BUDGETS, PREALLOCATING, Engine, StageInputs, vllm_default_scheduler
 from sizing.estimator.errors import SizingError, SizingErrorCode
 from sizing.estimator.hardware import GpuSpec
-from sizing.estimator.kv import kv_bytes_per_token, paged_tokens, resolve_kv_dtype
-from sizing.estimator.tensors import check_tensor_parallel, parameter_count, pipeline_stage_layers, tensor_inventory
+from sizing.estimator.kv import layers_kv_bytes_per_token, paged_tokens, resolve_kv_dtype
+from sizing.estimator.tensors import (
+    active_parameter_count,
+    check_tensor_parallel,
+    mtp_parameter_count,
+    parameter_count,
+    pipeline_stage_layers,
+    tensor_inventory,
+)
 from sizing.estimator.units import format_bytes
 from sizing.estimator.weights import resolve_weight_format, weight_bytes_per_rank, weight_bytes_total
 
@@ -99,6 +106,7 @@ class MemoryEstimate:
     approximate: bool
     parameters_total: int
     parameters_active: int
+    parameters_mtp: int
     weight_bytes_total: int
     weight_bytes_per_gpu: int
     kv_bytes_per_token: int
@@ -214,9 +222,10 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
     )
     budget_fn = ENGINE_BUDGETS[engine]
     stage_results = []
-    for stage, layers in enumerate(stages):
-        kv_token = kv_bytes_per_token(num_layers=layers, kv_heads=arch.num_key_value_heads,
-                                      head_dim=arch.head_dim, kv_bits=kv_dtype.bits, tp=tp)
+    bounds = [sum(stages[:k]) for k in range(pp + 1)]
+    for stage in range(pp):
+        kv_token = layers_kv_bytes_per_token(arch.layers[bounds[stage]:bounds[stage + 1]], kv_bits=kv_dtype.bits,
+                                             tp=tp)
         activations = 0
         if engine is Engine.VLLM:
             activations = activation_peak_bytes(arch, tp=tp, batched_tokens=batched,
@@ -307,7 +316,15 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
             else request.max_model_len
         max_concurrency = round(capacity_tokens / per_request, 2)
 
-    parameters = arch.parameters_override or parameter_count(tensor_inventory(arch))
+    inventory = tensor_inventory(arch)
+    parameters = arch.parameters_override or parameter_count(inventory)
+    active = arch.parameters_override or active_parameter_count(inventory)
+    mtp = mtp_parameter_count(arch)
+    if mtp:
+        warnings.append(
+            f"the checkpoint also holds {arch.mtp_layers} multi-token-prediction module(s) of {mtp:,} parameters; "
+            "engines load them only for MTP speculative decoding, so they are not in this bill"
+        )
     launch = _launch_args(request, engine=engine, tp=tp, pp=pp, max_num_seqs=max_num_seqs, batched=batched,
                           effective_len=effective_len, kv_dtype_name=request.kv_dtype)
     return MemoryEstimate(
@@ -318,11 +335,11 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
         kv_dtype=kv_dtype.slug,
         approximate=arch.approximate,
         parameters_total=parameters,
-        parameters_active=parameters,
+        parameters_active=active,
+        parameters_mtp=mtp,
         weight_bytes_total=weight_bytes_total(arch, fmt),
         weight_bytes_per_gpu=max(weights_per_stage),
-        kv_bytes_per_token=kv_bytes_per_token(num_layers=arch.num_hidden_layers, kv_heads=arch.num_key_value_heads,
-                                              head_dim=arch.head_dim, kv_bits=kv_dtype.bits),
+        kv_bytes_per_token=layers_kv_bytes_per_token(arch.layers, kv_bits=kv_dtype.bits),
         kv_bytes_per_token_per_gpu=max(inputs.kv_bytes_per_token for inputs, _ in stage_results),
         kv_cache_bytes_per_gpu=binding.components["kv_cache"],
         kv_demand_bytes_per_gpu=binding_inputs.kv_demand_bytes,

@@ -14,8 +14,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from enum import Enum
+from functools import lru_cache
+from typing import Any
 
 from sizing.estimator.architecture import Architecture, NormKind
+from sizing.estimator.layers import AttentionKind, AttentionSpec, LayerSpec, MlpKind, MlpSpec
 from sizing.estimator.errors import SizingError, SizingErrorCode
 
 VOCAB_PADDING = 64  # vLLM pads the vocabulary to a multiple of 64 before splitting it over TP ranks
@@ -26,6 +29,8 @@ class Role(Enum):
     LM_HEAD = "lm_head"
     ATTENTION = "attention"
     MLP = "mlp"
+    EXPERT = "expert"  # routed MoE experts
+    ROUTER = "router"
     NORM = "norm"
     BIAS = "bias"
 
@@ -42,23 +47,28 @@ class Shard(Enum):
 
 @dataclass(frozen=True, kw_only=True)
 class TensorSpec:
-    """One weight tensor, repeated `per_model` times (e.g. once per layer)."""
+    """One weight tensor, repeated `per_model` times (e.g. once per layer of its kind) and `copies`
+    times within a layer (the routed experts of a MoE layer)."""
 
     name: str
     role: Role
     rows: int  # output features (vocabulary for embeddings); the length for vectors
     cols: int  # input features; 1 for vectors (norm weights, biases)
-    per_model: int  # copies in the whole model (the layer count for per-layer tensors)
+    per_model: int  # copies in the whole model (the number of layers of this kind for per-layer tensors)
     per_layer: bool  # lives in each decoder layer (split by pipeline stages)
     shard: Shard
     quantizable: bool  # linear weights a quantisation recipe converts; embeddings, head and norms stay 16-bit
+    copies: int = 1  # routed experts: one per expert
+    active_copies: int = 1  # routed experts: the experts each token uses
+    layer: LayerSpec | None = None  # the layer kind a per-layer tensor belongs to
 
     @property
     def elements(self) -> int:
+        """Elements of one copy."""
         return self.rows * self.cols
 
     def rank_shape(self, *, tp: int, kv_heads: int, head_dim: int) -> tuple[int, int]:
-        """Rows and columns of this tensor on one TP rank."""
+        """Rows and columns of one copy of this tensor on one TP rank."""
         if self.shard is Shard.COLUMN:
             return self.rows // tp, self.cols
         if self.shard is Shard.KV_HEADS:
@@ -71,59 +81,134 @@ class TensorSpec:
         return self.rows, self.cols
 
 
+def _attention_tensors(attn: AttentionSpec, h: int) -> list[dict[str, Any]]:
+    """Tensors of one attention block (vLLM's TP layout), as TensorSpec keyword dicts."""
+    linear = {"role": Role.ATTENTION, "quantizable": True}
+    vector = {"cols": 1, "quantizable": False}
+    if attn.kind is AttentionKind.MLA:
+        heads = attn.num_heads
+        tensors: list[dict[str, Any]] = []
+        if attn.q_lora_rank:
+            tensors += [
+                {"name": "q_a_proj", "rows": attn.q_lora_rank, "cols": h, "shard": Shard.REPLICATED, **linear},
+                {"name": "q_a_layernorm", "role": Role.NORM, "rows": attn.q_lora_rank, "shard": Shard.REPLICATED,
+                 **vector},
+                {"name": "q_b_proj", "rows": heads * attn.head_dim, "cols": attn.q_lora_rank, "shard": Shard.COLUMN,
+                 **linear},
+            ]
+        else:
+            tensors.append({"name": "q_proj", "rows": heads * attn.head_dim, "cols": h, "shard": Shard.COLUMN,
+                            **linear})
+        latent = attn.kv_lora_rank + attn.qk_rope_head_dim
+        return [
+            *tensors,
+            {"name": "kv_a_proj_with_mqa", "rows": latent, "cols": h, "shard": Shard.REPLICATED, **linear},
+            {"name": "kv_a_layernorm", "role": Role.NORM, "rows": attn.kv_lora_rank, "shard": Shard.REPLICATED,
+             **vector},
+            {"name": "kv_b_proj", "rows": heads * (attn.qk_nope_head_dim + attn.value_head_dim),
+             "cols": attn.kv_lora_rank, "shard": Shard.COLUMN, **linear},
+            {"name": "o_proj", "rows": h, "cols": heads * attn.value_head_dim, "shard": Shard.ROW, **linear},
+        ]
+    q_out = attn.num_heads * attn.head_dim
+    k_out = attn.num_kv_heads * attn.head_dim
+    v_out = attn.num_kv_heads * attn.value_head_dim
+    tensors = [
+        {"name": "q_proj", "rows": q_out, "cols": h, "shard": Shard.COLUMN, **linear},
+        {"name": "k_proj", "rows": k_out, "cols": h, "shard": Shard.KV_HEADS, **linear},
+        {"name": "v_proj", "rows": v_out, "cols": h, "shard": Shard.KV_HEADS, **linear},
+        {"name": "o_proj", "rows": h, "cols": attn.num_heads * attn.value_head_dim, "shard": Shard.ROW, **linear},
+    ]
+    if attn.qkv_bias:
+        tensors += [
+            {"name": "q_proj.bias", "role": Role.BIAS, "rows": q_out, "shard": Shard.COLUMN, **vector},
+            {"name": "k_proj.bias", "role": Role.BIAS, "rows": k_out, "shard": Shard.KV_HEADS, **vector},
+            {"name": "v_proj.bias", "role": Role.BIAS, "rows": v_out, "shard": Shard.KV_HEADS, **vector},
+        ]
+    if attn.o_bias:
+        tensors.append({"name": "o_proj.bias", "role": Role.BIAS, "rows": h, "shard": Shard.REPLICATED, **vector})
+    if attn.qk_norm:
+        tensors += [
+            {"name": "q_norm", "role": Role.NORM, "rows": attn.head_dim, "shard": Shard.REPLICATED, **vector},
+            {"name": "k_norm", "role": Role.NORM, "rows": attn.head_dim, "shard": Shard.REPLICATED, **vector},
+        ]
+    if attn.sinks:
+        tensors.append({"name": "sinks", "role": Role.BIAS, "rows": attn.num_heads, "shard": Shard.COLUMN,
+                        **vector})
+    return tensors
+
+
+def _mlp_tensors(mlp: MlpSpec, h: int) -> list[dict[str, Any]]:
+    """Tensors of one MLP or MoE block, as TensorSpec keyword dicts."""
+    inputs = ("gate_proj", "up_proj") if mlp.gated else ("up_proj",)
+    vector = {"cols": 1, "quantizable": False}
+    if mlp.kind is MlpKind.DENSE:
+        tensors = [{"name": name, "role": Role.MLP, "rows": mlp.intermediate_size, "cols": h,
+                    "shard": Shard.COLUMN, "quantizable": True} for name in inputs]
+        tensors.append({"name": "down_proj", "role": Role.MLP, "rows": h, "cols": mlp.intermediate_size,
+                        "shard": Shard.ROW, "quantizable": True})
+        if mlp.bias:
+            tensors += [{"name": f"{name}.bias", "role": Role.BIAS, "rows": mlp.intermediate_size,
+                         "shard": Shard.COLUMN, **vector} for name in inputs]
+            tensors.append({"name": "down_proj.bias", "role": Role.BIAS, "rows": h, "shard": Shard.REPLICATED,
+                            **vector})
+        return tensors
+    routed = {"copies": mlp.num_experts, "active_copies": mlp.experts_per_token}
+    tensors = [
+        {"name": "router", "role": Role.ROUTER, "rows": mlp.num_experts, "cols": h, "shard": Shard.REPLICATED,
+         "quantizable": False},
+        *({"name": f"experts.{name}", "role": Role.EXPERT, "rows": mlp.intermediate_size, "cols": h,
+           "shard": Shard.COLUMN, "quantizable": True, **routed} for name in inputs),
+        {"name": "experts.down_proj", "role": Role.EXPERT, "rows": h, "cols": mlp.intermediate_size,
+         "shard": Shard.ROW, "quantizable": True, **routed},
+    ]
+    if mlp.router_bias:
+        tensors.append({"name": "router.bias", "role": Role.BIAS, "rows": mlp.num_experts,
+                        "shard": Shard.REPLICATED, **vector})
+    if mlp.shared_experts:
+        width = mlp.shared_experts * mlp.shared_intermediate_size
+        tensors += [{"name": f"shared_expert.{name}", "role": Role.MLP, "rows": width, "cols": h,
+                     "shard": Shard.COLUMN, "quantizable": True} for name in inputs]
+        tensors.append({"name": "shared_expert.down_proj", "role": Role.MLP, "rows": h, "cols": width,
+                        "shard": Shard.ROW, "quantizable": True})
+        if mlp.shared_expert_gate:
+            tensors.append({"name": "shared_expert_gate", "role": Role.ROUTER, "rows": 1, "cols": h,
+                            "shard": Shard.REPLICATED, "quantizable": False})
+    return tensors
+
+
+def layer_tensors(layer: LayerSpec, *, hidden_size: int, count: int) -> tuple[TensorSpec, ...]:
+    """The tensors of `count` decoder layers of one kind."""
+    dicts = [
+        *_attention_tensors(layer.attention, hidden_size),
+        *_mlp_tensors(layer.mlp, hidden_size),
+        {"name": "layer_norms", "role": Role.NORM, "rows": hidden_size, "cols": layer.norms,
+         "shard": Shard.REPLICATED, "quantizable": False},
+    ]
+    return tuple(TensorSpec(per_model=count, per_layer=True, layer=layer, **spec) for spec in dicts)
+
+
+def layer_counts(layers: tuple[LayerSpec, ...]) -> dict[LayerSpec, int]:
+    """How many layers of each kind, in order of first appearance."""
+    counts: dict[LayerSpec, int] = {}
+    for layer in layers:
+        counts[layer] = counts.get(layer, 0) + 1
+    return counts
+
+
+@lru_cache(maxsize=256)
 def tensor_inventory(arch: Architecture) -> tuple[TensorSpec, ...]:
-    """List the weight tensors of a dense decoder (embeddings, L layers, final norm, output head)."""
-    h, n_layers, d = arch.hidden_size, arch.num_hidden_layers, arch.head_dim
-    q_out = arch.num_attention_heads * d
-    kv_out = arch.num_key_value_heads * d
-    i = arch.intermediate_size
-    layer = {"per_model": n_layers, "per_layer": True}
+    """List the weight tensors of the main model: embeddings, every layer kind, final norm, output head.
+
+    Multi-token-prediction modules are not part of it (see `mtp_parameter_count`).
+    """
+    h = arch.hidden_size
+    norm_vectors = 2 if arch.norm is NormKind.LAYER else 1  # LayerNorm: weight and bias
     tensors: list[TensorSpec] = [
         TensorSpec(name="embed_tokens", role=Role.EMBEDDING, rows=arch.vocab_size, cols=h, per_model=1,
                    per_layer=False, shard=Shard.VOCAB, quantizable=False),
-        TensorSpec(name="q_proj", role=Role.ATTENTION, rows=q_out, cols=h, shard=Shard.COLUMN,
-                   quantizable=True, **layer),
-        TensorSpec(name="k_proj", role=Role.ATTENTION, rows=kv_out, cols=h, shard=Shard.KV_HEADS,
-                   quantizable=True, **layer),
-        TensorSpec(name="v_proj", role=Role.ATTENTION, rows=kv_out, cols=h, shard=Shard.KV_HEADS,
-                   quantizable=True, **layer),
-        TensorSpec(name="o_proj", role=Role.ATTENTION, rows=h, cols=q_out, shard=Shard.ROW,
-                   quantizable=True, **layer),
     ]
-    if arch.qkv_bias:
-        tensors += [
-            TensorSpec(name="q_proj.bias", role=Role.BIAS, rows=q_out, cols=1, shard=Shard.COLUMN,
-                       quantizable=False, **layer),
-            TensorSpec(name="k_proj.bias", role=Role.BIAS, rows=kv_out, cols=1, shard=Shard.KV_HEADS,
-                       quantizable=False, **layer),
-            TensorSpec(name="v_proj.bias", role=Role.BIAS, rows=kv_out, cols=1, shard=Shard.KV_HEADS,
-                       quantizable=False, **layer),
-        ]
-    if arch.o_bias:
-        tensors.append(TensorSpec(name="o_proj.bias", role=Role.BIAS, rows=h, cols=1, shard=Shard.REPLICATED,
-                                  quantizable=False, **layer))
-    if arch.qk_norm:
-        tensors += [
-            TensorSpec(name="q_norm", role=Role.NORM, rows=d, cols=1, shard=Shard.REPLICATED,
-                       quantizable=False, **layer),
-            TensorSpec(name="k_norm", role=Role.NORM, rows=d, cols=1, shard=Shard.REPLICATED,
-                       quantizable=False, **layer),
-        ]
-    mlp_in = ("gate_proj", "up_proj") if arch.gated_mlp else ("up_proj",)
-    for name in mlp_in:
-        tensors.append(TensorSpec(name=name, role=Role.MLP, rows=i, cols=h, shard=Shard.COLUMN,
-                                  quantizable=True, **layer))
-    tensors.append(TensorSpec(name="down_proj", role=Role.MLP, rows=h, cols=i, shard=Shard.ROW,
-                              quantizable=True, **layer))
-    if arch.mlp_bias:
-        for name in mlp_in:
-            tensors.append(TensorSpec(name=f"{name}.bias", role=Role.BIAS, rows=i, cols=1, shard=Shard.COLUMN,
-                                      quantizable=False, **layer))
-        tensors.append(TensorSpec(name="down_proj.bias", role=Role.BIAS, rows=h, cols=1,
-                                  shard=Shard.REPLICATED, quantizable=False, **layer))
-    norm_vectors = 2 if arch.norm is NormKind.LAYER else 1  # LayerNorm: weight and bias
-    tensors.append(TensorSpec(name="layer_norms", role=Role.NORM, rows=h, cols=2 * norm_vectors,
-                              shard=Shard.REPLICATED, quantizable=False, **layer))  # input + post-attention
+    for layer, count in layer_counts(arch.layers).items():
+        tensors.extend(layer_tensors(layer, hidden_size=h, count=count))
     tensors.append(TensorSpec(name="final_norm", role=Role.NORM, rows=h, cols=norm_vectors, per_model=1,
                               per_layer=False, shard=Shard.REPLICATED, quantizable=False))
     if not arch.tie_word_embeddings:
@@ -134,7 +219,26 @@ def tensor_inventory(arch: Architecture) -> tuple[TensorSpec, ...]:
 
 def parameter_count(tensors: tuple[TensorSpec, ...]) -> int:
     """Total parameters: every element of every tensor, counted once."""
-    return sum(t.elements * t.per_model for t in tensors)
+    return sum(t.elements * t.per_model * t.copies for t in tensors)
+
+
+def active_parameter_count(tensors: tuple[TensorSpec, ...]) -> int:
+    """Parameters one token passes through: routed experts count only the experts it is sent to."""
+    return sum(t.elements * t.per_model * t.active_copies for t in tensors)
+
+
+def mtp_parameter_count(arch: Architecture) -> int:
+    """Parameters of DeepSeek's multi-token-prediction modules, as the checkpoint stores them.
+
+    Each module: one decoder layer like the last, two input norms (enorm, hnorm), the projection
+    eh_proj (2h -> h), its head norm, and its own copies of the embedding and output head.
+    """
+    if not arch.mtp_layers:
+        return 0
+    h = arch.hidden_size
+    layer = parameter_count(layer_tensors(arch.layers[-1], hidden_size=h, count=1))
+    extras = 2 * h + 2 * h * h + h + 2 * arch.vocab_size * h  # enorm, hnorm, eh_proj, norm, embed + head
+    return arch.mtp_layers * (layer + extras)
 
 
 def _parallel_error(field: str, message: str, **numbers: int) -> SizingError:
@@ -158,10 +262,19 @@ def check_tensor_parallel(arch: Architecture, tp: int) -> None:
             "the KV heads cannot be split or replicated evenly",
             tp=tp, num_key_value_heads=kv_heads,
         )
-    for name, size in (("intermediate_size", arch.intermediate_size),):
+    widths: dict[str, int] = {}
+    for layer in layer_counts(arch.layers):
+        mlp = layer.mlp
+        if mlp.kind is MlpKind.DENSE:
+            widths["intermediate_size"] = mlp.intermediate_size
+        else:
+            widths["moe_intermediate_size"] = mlp.intermediate_size
+            if mlp.shared_experts:
+                widths["shared expert width"] = mlp.shared_experts * mlp.shared_intermediate_size
+    for name, size in widths.items():
         if size % tp:
             raise _parallel_error("tp", f"tensor parallel size {tp} does not divide {name} {size}",
-                                  tp=tp, **{name: size})
+                                  tp=tp, **{name.replace(" ", "_"): size})
 
 
 def pipeline_stage_layers(num_layers: int, pp: int) -> tuple[int, ...]:

@@ -21,7 +21,7 @@ from sizing.estimator.formats import (
     format_from_quantization_config,
     weight_format,
 )
-from sizing.estimator.tensors import Role, TensorSpec, pipeline_stage_layers, tensor_inventory
+from sizing.estimator.tensors import Role, TensorSpec, layer_counts, pipeline_stage_layers, tensor_inventory
 
 
 def resolve_weight_format(arch: Architecture, slug: str) -> WeightFormat:
@@ -48,7 +48,7 @@ def weight_bytes_total(arch: Architecture, fmt: WeightFormat) -> int:
         bits = fmt.dense_dtype.bits if fmt.dense_dtype else fmt.bits
         return math.ceil(arch.parameters_override * bits / 8)
     return sum(
-        _tensor_bytes(t, fmt, arch, t.rows, t.cols) * t.per_model for t in tensor_inventory(arch)
+        _tensor_bytes(t, fmt, arch, t.rows, t.cols) * t.per_model * t.copies for t in tensor_inventory(arch)
     )
 
 
@@ -65,12 +65,19 @@ def weight_bytes_per_rank(arch: Architecture, fmt: WeightFormat, *, tp: int, pp:
         total = weight_bytes_total(arch, fmt)
         return tuple(math.ceil(total * layers / arch.num_hidden_layers / tp) for layers in stages)
     per_stage = [0] * pp
+    bounds = [sum(stages[:k]) for k in range(pp + 1)]
+    stage_counts = [layer_counts(arch.layers[bounds[k]:bounds[k + 1]]) for k in range(pp)]
     for tensor in tensor_inventory(arch):
-        rows, cols = tensor.rank_shape(tp=tp, kv_heads=arch.num_key_value_heads, head_dim=arch.head_dim)
-        one = _tensor_bytes(tensor, fmt, arch, rows, cols)
+        attention = tensor.layer.attention if tensor.layer is not None else None
+        rows, cols = tensor.rank_shape(
+            tp=tp,
+            kv_heads=attention.num_kv_heads if attention else arch.num_key_value_heads,
+            head_dim=attention.head_dim if attention else arch.head_dim,
+        )
+        one = _tensor_bytes(tensor, fmt, arch, rows, cols) * tensor.copies
         if tensor.per_layer:
-            for stage, layers in enumerate(stages):
-                per_stage[stage] += one * layers
+            for stage in range(pp):
+                per_stage[stage] += one * stage_counts[stage].get(tensor.layer, 0)
         elif tensor.role is Role.EMBEDDING:
             per_stage[0] += one
             if arch.tie_word_embeddings and pp > 1:

@@ -85,15 +85,15 @@ def test_sizing_page_marks_unsupported_models_disabled_with_the_reason(
 ) -> None:
     # given
     client.force_login(user)
-    mixtral = LlmModel.objects.get(slug="mistralai/Mixtral-8x7B-v0.1", organisation=None)
+    hybrid = LlmModel.objects.get(slug="nvidia/Nemotron-H-56B-Base-8K", organisation=None)
 
     # when
     html = client.get(reverse("frontend:sizing")).content.decode()
 
     # then
-    assert mixtral.supported is False
-    assert (f'<option value="mistralai/Mixtral-8x7B-v0.1" disabled title="{mixtral.unsupported_reason}">'
-            f"mistralai/Mixtral-8x7B-v0.1 — not supported: {mixtral.unsupported_reason}</option>") in html
+    assert hybrid.supported is False
+    assert (f'<option value="nvidia/Nemotron-H-56B-Base-8K" disabled title="{hybrid.unsupported_reason}">'
+            f"nvidia/Nemotron-H-56B-Base-8K — not supported: {hybrid.unsupported_reason}</option>") in html
 
 
 def test_sizing_page_lists_the_organisations_uploads_first(

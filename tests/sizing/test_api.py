@@ -50,10 +50,10 @@ def test_model_list_marks_unsupported_models_with_reason(catalog, api_client):
     llama = models["meta-llama/Meta-Llama-3-8B"]
     assert llama["supported"] is True
     assert llama["parameters_total"] == 8030261248  # published: 8,030,261,248
-    deepseek = models["deepseek-ai/DeepSeek-V3"]
-    assert deepseek["supported"] is False
-    assert "MLA" in deepseek["unsupported_reason"]
-    assert deepseek["parameters_total"] is None
+    hybrid = models["nvidia/Nemotron-H-56B-Base-8K"]
+    assert hybrid["supported"] is False
+    assert "Mamba-2" in hybrid["unsupported_reason"]
+    assert hybrid["parameters_total"] is None
 
 
 def test_quick_estimate_gives_the_cli_fields(catalog, api_client):
@@ -116,12 +116,12 @@ def test_quick_estimate_bad_input_is_a_400_with_field_errors(catalog, api_client
 
 def test_quick_estimate_of_an_unsupported_model_says_what_is_missing(catalog, api_client):
     # when
-    response = api_client.post(QUICK, {"model": "mistralai/Mixtral-8x7B-v0.1", "gpu": "nvidia-h100-sxm-80gb"},
+    response = api_client.post(QUICK, {"model": "nvidia/Nemotron-H-56B-Base-8K", "gpu": "nvidia-h100-sxm-80gb"},
                                format="json")
     # then
     assert response.status_code == 400
     assert response.json()["code"] == "unsupported_architecture"
-    assert "mixture-of-experts" in response.json()["message"]
+    assert "state-space" in response.json()["message"]
 
 
 def test_quick_estimate_tp_not_dividing_heads_is_a_400(catalog, api_client):
