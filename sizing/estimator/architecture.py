@@ -55,6 +55,8 @@ class Architecture:
     warnings: tuple[str, ...] = field(default=(), compare=False)
     layers: tuple[LayerSpec, ...] = ()  # the per-layer table; uniform from the fields above when not given
     mtp_layers: int = 0  # DeepSeek multi-token-prediction modules, reported apart from the main model
+    vision_parameters: int = 0  # a vision tower (and its projector) loaded beside the text model
+    vision_description: str = ""  # what the vision tower is, e.g. "ViT, 27 blocks of width 1152"
 
     def __post_init__(self) -> None:
         if not self.layers:

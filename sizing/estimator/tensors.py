@@ -33,6 +33,7 @@ class Role(Enum):
     ROUTER = "router"
     NORM = "norm"
     BIAS = "bias"
+    VISION = "vision"  # a vision tower, counted as one block of parameters
 
 
 class Shard(Enum):
@@ -209,6 +210,10 @@ def tensor_inventory(arch: Architecture) -> tuple[TensorSpec, ...]:
     ]
     for layer, count in layer_counts(arch.layers).items():
         tensors.extend(layer_tensors(layer, hidden_size=h, count=count))
+    if arch.vision_parameters:
+        # Counted as one replicated block in the checkpoint dtype: engines keep the encoder beside the text model.
+        tensors.append(TensorSpec(name="vision_tower", role=Role.VISION, rows=arch.vision_parameters, cols=1,
+                                  per_model=1, per_layer=False, shard=Shard.REPLICATED, quantizable=False))
     tensors.append(TensorSpec(name="final_norm", role=Role.NORM, rows=h, cols=norm_vectors, per_model=1,
                               per_layer=False, shard=Shard.REPLICATED, quantizable=False))
     if not arch.tie_word_embeddings:

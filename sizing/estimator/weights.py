@@ -78,6 +78,8 @@ def weight_bytes_per_rank(arch: Architecture, fmt: WeightFormat, *, tp: int, pp:
         if tensor.per_layer:
             for stage in range(pp):
                 per_stage[stage] += one * stage_counts[stage].get(tensor.layer, 0)
+        elif tensor.role is Role.VISION:
+            per_stage[0] += one  # the encoder feeds the first stage
         elif tensor.role is Role.EMBEDDING:
             per_stage[0] += one
             if arch.tie_word_embeddings and pp > 1:
