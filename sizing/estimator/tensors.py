@@ -18,8 +18,8 @@ from functools import lru_cache
 from typing import Any
 
 from sizing.estimator.architecture import Architecture, NormKind
-from sizing.estimator.layers import AttentionKind, AttentionSpec, LayerSpec, MlpKind, MlpSpec
 from sizing.estimator.errors import SizingError, SizingErrorCode
+from sizing.estimator.layers import AttentionKind, AttentionSpec, LayerSpec, MlpKind, MlpSpec
 
 VOCAB_PADDING = 64  # vLLM pads the vocabulary to a multiple of 64 before splitting it over TP ranks
 
