@@ -576,8 +576,8 @@ def _weights_explanation(facts: CheckpointFacts, difference_bytes: int, relative
         if facts.buffer_tensor_count:
             reason = f"{_buffer_reason(facts, with_bytes=True)} are stored in it but hold no weights"
         elif packed:
-            reason = (f"the metadata of {', '.join(packed)} (scales, zero points, group indices) or the tensors "
-                      "the recipe keeps in 16 bits take more than the chosen weight format assumes")
+            reason = (f"the quantisation metadata ({', '.join(packed)}: scales, zero points, group indices) or the "
+                      "tensors the recipe keeps in 16 bits take more than the chosen weight format assumes")
         elif relative is not None and abs(relative) < _RELATIVE_SMALL:
             reason = "small tensors the estimate does not count, such as biases, extra norms or non-weight buffers"
         else:

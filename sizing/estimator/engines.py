@@ -1,7 +1,11 @@
-"""Serving engines and how each decides the KV cache's share of a GPU (DESIGN §7).
+"""Serving engines and how each lays out a GPU's memory (DESIGN §7).
 
 A registry keyed by `Engine`: each entry turns one pipeline stage's static memory into the components of
-the bill and the KV cache the engine allocates. Adding an engine is one function plus one registry line.
+the bill and the memory its KV cache gets. Adding an engine is one function plus one registry line.
+
+Modelled versions (defaults and formulas): vLLM V1 (0.8–0.11), SGLang 0.4/0.5 (`mem_fraction_static`
+auto-sizing), TensorRT-LLM 0.1x PyTorch/C++ runtime (`kv_cache_free_gpu_mem_fraction`), TGI 2/3
+(warm-up sizing), llama.cpp server (static `n_ctx`), Hugging Face transformers `generate()`.
 """
 
 from __future__ import annotations
@@ -11,12 +15,58 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
-from sizing.estimator.units import GiB, gib
+from sizing.estimator.kv_layout import KvLayout
+from sizing.estimator.units import GiB, MiB, gib
 
 
 class Engine(Enum):
     VLLM = "vllm"
+    SGLANG = "sglang"
+    TRTLLM = "trtllm"
+    TGI = "tgi"
+    LLAMACPP = "llamacpp"
+    TRANSFORMERS = "transformers"
     IDEALIZED = "idealized"  # the field's calculator: weights x overhead + KV demand + a fixed reserve
+
+
+class Allocation(Enum):
+    """How an engine takes its KV memory: this decides what the memory commitment can promise (DESIGN §11)."""
+
+    PREALLOCATED = "preallocated"  # a pool reserved at start; load turns into queueing/preemption, not OOM
+    STATIC = "static"  # a fixed context allocated at start (llama.cpp n_ctx)
+    ON_DEMAND = "on_demand"  # grows with each sequence until the card runs out
+
+
+@dataclass(frozen=True, kw_only=True)
+class EngineTraits:
+    label: str
+    command: str  # how the engine is launched; MODEL stands for the model path or id
+    allocation: Allocation
+    default_block_size: int  # tokens per KV block
+    block_pool: bool = False  # vLLM's hybrid block pool shared by layer groups
+
+
+ENGINE_TRAITS: dict[Engine, EngineTraits] = {
+    Engine.VLLM: EngineTraits(
+        label="vLLM", command="vllm serve MODEL", allocation=Allocation.PREALLOCATED, default_block_size=16,
+        block_pool=True),
+    Engine.SGLANG: EngineTraits(
+        label="SGLang", command="python -m sglang.launch_server --model-path MODEL",
+        allocation=Allocation.PREALLOCATED, default_block_size=1),
+    Engine.TRTLLM: EngineTraits(
+        label="TensorRT-LLM", command="trtllm-serve MODEL", allocation=Allocation.PREALLOCATED,
+        default_block_size=64),
+    Engine.TGI: EngineTraits(
+        label="TGI", command="text-generation-launcher --model-id MODEL", allocation=Allocation.PREALLOCATED,
+        default_block_size=16),
+    Engine.LLAMACPP: EngineTraits(
+        label="llama.cpp", command="llama-server -m MODEL.gguf", allocation=Allocation.STATIC,
+        default_block_size=1),
+    Engine.TRANSFORMERS: EngineTraits(
+        label="transformers", command="", allocation=Allocation.ON_DEMAND, default_block_size=1),
+    Engine.IDEALIZED: EngineTraits(
+        label="idealized", command="", allocation=Allocation.ON_DEMAND, default_block_size=1),
+}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -27,14 +77,22 @@ class StageInputs:
     gpu_memory_utilization: float
     weight_bytes: int
     activation_peak_bytes: int
-    kv_bytes_per_token: int  # this rank's layers
-    kv_page_bytes: int  # one block of block_size tokens over this rank's layers
+    kv: KvLayout
     kv_demand_bytes: int  # what the requested concurrency needs on this rank
-    multi_gpu: bool
+    tp: int
+    pp: int
     weight_overhead: float
     runtime_reserve_bytes: int | None
     cuda_graph_bytes: int | None
     enforce_eager: bool
+    batched_tokens: int  # vLLM max_num_batched_tokens / SGLang chunked_prefill_size / TRT max_num_tokens
+    max_num_seqs: int  # vLLM max_num_seqs / SGLang cuda_graph_max_bs and max_running_requests
+    mem_fraction_static: float | None = None  # SGLang; None = its automatic choice
+    kv_cache_free_gpu_mem_fraction: float = 0.9  # TensorRT-LLM
+
+    @property
+    def multi_gpu(self) -> bool:
+        return self.tp * self.pp > 1
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -44,10 +102,10 @@ class StageBudget:
     components: dict[str, int]  # ordered: weights, kv_cache, activations, runtime, cuda_graphs
     usable_bytes: int  # the line the bill must stay under
     budget_bytes: int  # the engine's own budget (vLLM: total x utilization)
-    kv_pool_bytes: int  # memory available to the KV cache (can be negative: will not start)
-    kv_capacity_tokens: int
-    curve_static_bytes: int  # memory before any KV demand, for the concurrency curve
+    kv_pool_bytes: int  # memory for the KV cache (can be negative: will not start / does not fit)
+    static_bytes: int  # memory before any KV, for the concurrency curve
     curve_limit_bytes: int  # the limit the concurrency curve is drawn against
+    settings: dict[str, float | int]  # what the engine derived (e.g. SGLang's mem_fraction_static)
 
 
 # vLLM 0.11 on H100 measured ~0.15 GiB of non-torch memory at TP=1 and ~0.6 GiB at TP≥2 (NCCL buffers).
@@ -58,6 +116,8 @@ VLLM_NON_TORCH_MULTI_BYTES = gib(0.6)
 VLLM_CUDA_GRAPH_BYTES = gib(0.5)
 # The field calculator's fixed reserve for CUDA context, allocator pools and workspaces.
 IDEALIZED_RUNTIME_RESERVE_BYTES = 2 * GiB
+# CUDA context, cuBLAS workspaces and allocator slack of a process without vLLM's profiler.
+CUDA_CONTEXT_BYTES = gib(0.5)
 
 
 def vllm_default_scheduler(capacity_bytes: int, gpu_name: str = "") -> tuple[int, int]:
@@ -70,6 +130,14 @@ def vllm_default_scheduler(capacity_bytes: int, gpu_name: str = "") -> tuple[int
     return (1024, 8192) if large_card else (256, 2048)
 
 
+def sglang_default_scheduler(capacity_bytes: int) -> tuple[int, int]:
+    """SGLang's defaults by card size: (cuda_graph_max_bs, chunked_prefill_size)."""
+    gib_total = capacity_bytes / GiB
+    chunked = 2048 if gib_total < 35 else 4096 if gib_total < 60 else 8192 if gib_total < 160 else 16384
+    graph_bs = 160 if gib_total < 90 else 256
+    return graph_bs, chunked
+
+
 def _vllm(stage: StageInputs) -> StageBudget:
     budget = math.floor(stage.capacity_bytes * stage.gpu_memory_utilization)
     non_torch = stage.runtime_reserve_bytes
@@ -80,57 +148,108 @@ def _vllm(stage: StageInputs) -> StageBudget:
     )
     static = stage.weight_bytes + stage.activation_peak_bytes + non_torch
     kv_pool = budget - static
-    blocks = max(0, kv_pool) // stage.kv_page_bytes if stage.kv_page_bytes else 0
-    block_tokens = stage.kv_page_bytes // stage.kv_bytes_per_token if stage.kv_bytes_per_token else 0
     return StageBudget(
-        components={
-            "weights": stage.weight_bytes,
-            "kv_cache": max(0, kv_pool),
-            "activations": stage.activation_peak_bytes,
-            "runtime": non_torch,
-            "cuda_graphs": graphs,
-        },
-        usable_bytes=stage.capacity_bytes,
-        budget_bytes=budget,
-        kv_pool_bytes=kv_pool,
-        kv_capacity_tokens=blocks * block_tokens,
-        curve_static_bytes=static,
-        curve_limit_bytes=budget,
+        components={"weights": stage.weight_bytes, "kv_cache": max(0, kv_pool),
+                    "activations": stage.activation_peak_bytes, "runtime": non_torch, "cuda_graphs": graphs},
+        usable_bytes=stage.capacity_bytes, budget_bytes=budget, kv_pool_bytes=kv_pool, static_bytes=static,
+        curve_limit_bytes=budget, settings={"gpu_memory_utilization": stage.gpu_memory_utilization},
     )
+
+
+def _sglang(stage: StageInputs) -> StageBudget:
+    """`mem_fraction_static` of the card holds weights and the KV pool; the rest is reserved.
+
+    Automatic reserve (MB): 512 + 1.5 x max(chunked_prefill_size, 2048) + 2 x cuda_graph_max_bs
+    + 1024 x tp x pp / 8, at least 10 GB on cards above 60 GB (DESIGN §7; version-dependent).
+    """
+    capacity = stage.capacity_bytes
+    activations = math.ceil(1.5 * max(stage.batched_tokens, 2048) * MiB)
+    graphs = 0 if stage.enforce_eager else 2 * stage.max_num_seqs * MiB
+    base = 512 * MiB + 1024 * stage.tp * stage.pp * MiB // 8
+    reserved = base + activations + graphs
+    if capacity > 60 * GiB:
+        reserved = max(reserved, 10 * 1024 * MiB)
+    fraction = stage.mem_fraction_static or round((capacity - reserved) / capacity, 3)
+    static_budget = math.floor(capacity * fraction)
+    kv_pool = static_budget - stage.weight_bytes
+    runtime = capacity - static_budget - activations - graphs  # the rest of the reserve
+    return StageBudget(
+        components={"weights": stage.weight_bytes, "kv_cache": max(0, kv_pool), "activations": activations,
+                    "runtime": max(0, runtime), "cuda_graphs": graphs},
+        usable_bytes=capacity, budget_bytes=static_budget, kv_pool_bytes=kv_pool,
+        static_bytes=stage.weight_bytes, curve_limit_bytes=static_budget,
+        settings={"mem_fraction_static": fraction},
+    )
+
+
+def _trtllm(stage: StageInputs) -> StageBudget:
+    """The KV cache takes `kv_cache_free_gpu_mem_fraction` of the memory free after the engine loads."""
+    runtime = CUDA_CONTEXT_BYTES if stage.runtime_reserve_bytes is None else stage.runtime_reserve_bytes
+    static = stage.weight_bytes + stage.activation_peak_bytes + runtime
+    free = stage.capacity_bytes - static
+    kv_pool = math.floor(max(0, free) * stage.kv_cache_free_gpu_mem_fraction) if free > 0 else free
+    return StageBudget(
+        components={"weights": stage.weight_bytes, "kv_cache": max(0, kv_pool),
+                    "activations": stage.activation_peak_bytes, "runtime": runtime, "cuda_graphs": 0},
+        usable_bytes=stage.capacity_bytes, budget_bytes=static + max(0, kv_pool), kv_pool_bytes=kv_pool,
+        static_bytes=static, curve_limit_bytes=static + max(0, kv_pool),
+        settings={"kv_cache_free_gpu_mem_fraction": stage.kv_cache_free_gpu_mem_fraction},
+    )
+
+
+def _tgi(stage: StageInputs) -> StageBudget:
+    """After a warm-up prefill of max_batch_prefill_tokens, the free memory (x cuda_memory_fraction) is KV."""
+    runtime = CUDA_CONTEXT_BYTES if stage.runtime_reserve_bytes is None else stage.runtime_reserve_bytes
+    budget = math.floor(stage.capacity_bytes * stage.gpu_memory_utilization)
+    static = stage.weight_bytes + stage.activation_peak_bytes + runtime
+    kv_pool = budget - static
+    return StageBudget(
+        components={"weights": stage.weight_bytes, "kv_cache": max(0, kv_pool),
+                    "activations": stage.activation_peak_bytes, "runtime": runtime, "cuda_graphs": 0},
+        usable_bytes=stage.capacity_bytes, budget_bytes=budget, kv_pool_bytes=kv_pool, static_bytes=static,
+        curve_limit_bytes=budget, settings={"cuda_memory_fraction": stage.gpu_memory_utilization},
+    )
+
+
+def _on_demand(stage: StageInputs, *, runtime: int, weights: int) -> StageBudget:
+    usable = math.floor(stage.capacity_bytes * stage.gpu_memory_utilization)
+    static = weights + stage.activation_peak_bytes + runtime
+    return StageBudget(
+        components={"weights": weights, "kv_cache": stage.kv_demand_bytes,
+                    "activations": stage.activation_peak_bytes, "runtime": runtime, "cuda_graphs": 0},
+        usable_bytes=usable, budget_bytes=usable, kv_pool_bytes=usable - static, static_bytes=static,
+        curve_limit_bytes=usable, settings={"planning_limit": stage.gpu_memory_utilization},
+    )
+
+
+def _llamacpp(stage: StageInputs) -> StageBudget:
+    """A static context of n_ctx tokens allocated at start, plus the compute buffer of one micro-batch."""
+    runtime = CUDA_CONTEXT_BYTES if stage.runtime_reserve_bytes is None else stage.runtime_reserve_bytes
+    return _on_demand(stage, runtime=runtime, weights=stage.weight_bytes)
+
+
+def _transformers(stage: StageInputs) -> StageBudget:
+    """No budget: the KV cache grows with every sequence until the card runs out."""
+    runtime = CUDA_CONTEXT_BYTES if stage.runtime_reserve_bytes is None else stage.runtime_reserve_bytes
+    return _on_demand(stage, runtime=runtime, weights=stage.weight_bytes)
 
 
 def _idealized(stage: StageInputs) -> StageBudget:
-    usable = math.floor(stage.capacity_bytes * stage.gpu_memory_utilization)
-    weights = math.ceil(stage.weight_bytes * stage.weight_overhead)
     reserve = (
         IDEALIZED_RUNTIME_RESERVE_BYTES if stage.runtime_reserve_bytes is None else stage.runtime_reserve_bytes
     )
-    static = weights + reserve
-    kv_pool = usable - static
-    capacity_tokens = max(0, kv_pool) // stage.kv_bytes_per_token if stage.kv_bytes_per_token else 0
-    return StageBudget(
-        components={
-            "weights": weights,
-            "kv_cache": stage.kv_demand_bytes,
-            "activations": 0,
-            "runtime": reserve,
-            "cuda_graphs": 0,
-        },
-        usable_bytes=usable,
-        budget_bytes=usable,
-        kv_pool_bytes=kv_pool,
-        kv_capacity_tokens=capacity_tokens,
-        curve_static_bytes=static,
-        curve_limit_bytes=usable,
-    )
+    return _on_demand(stage, runtime=reserve, weights=math.ceil(stage.weight_bytes * stage.weight_overhead))
 
 
 ENGINE_BUDGETS: dict[Engine, Callable[[StageInputs], StageBudget]] = {
     Engine.VLLM: _vllm,
+    Engine.SGLANG: _sglang,
+    Engine.TRTLLM: _trtllm,
+    Engine.TGI: _tgi,
+    Engine.LLAMACPP: _llamacpp,
+    Engine.TRANSFORMERS: _transformers,
     Engine.IDEALIZED: _idealized,
 }
 
 ENGINE_CHOICES: tuple[str, ...] = tuple(engine.value for engine in Engine)
-
-# Engines that allocate the KV pool up front: demand is checked against the pool, not added to the bill.
-PREALLOCATING = frozenset({Engine.VLLM})
+PREALLOCATING = frozenset(e for e, traits in ENGINE_TRAITS.items() if traits.allocation is Allocation.PREALLOCATED)

@@ -21,10 +21,22 @@ from typing import Any
 
 from sizing.estimator.activations import activation_peak_bytes
 from sizing.estimator.architecture import Architecture
-from sizing.estimator.engines import ENGINE_BUDGETS, PREALLOCATING, Engine, StageInputs, vllm_default_scheduler
+from sizing.estimator.engines import (
+    ENGINE_BUDGETS,
+    ENGINE_TRAITS,
+    Allocation,
+    Engine,
+    EngineTraits,
+    StageBudget,
+    StageInputs,
+    sglang_default_scheduler,
+    vllm_default_scheduler,
+)
 from sizing.estimator.errors import SizingError, SizingErrorCode
 from sizing.estimator.hardware import GpuSpec
 from sizing.estimator.kv import layers_kv_bytes_per_token, paged_tokens, resolve_kv_dtype
+from sizing.estimator.kv_layout import KvLayout, kv_layout
+from sizing.estimator.layers import AttentionKind
 from sizing.estimator.tensors import (
     active_parameter_count,
     check_tensor_parallel,
@@ -37,6 +49,11 @@ from sizing.estimator.units import format_bytes
 from sizing.estimator.weights import resolve_weight_format, weight_bytes_per_rank, weight_bytes_total
 
 CURVE_POINTS = 48
+TRTLLM_MAX_BATCH_SIZE = 2048  # TensorRT-LLM defaults: max_batch_size, max_num_tokens
+TRTLLM_MAX_NUM_TOKENS = 8192
+TGI_MAX_CONCURRENT_REQUESTS = 128  # TGI defaults: max_concurrent_requests, max_batch_prefill_tokens
+TGI_MAX_BATCH_PREFILL_TOKENS = 4096
+LLAMACPP_UBATCH = 512  # llama.cpp's physical micro-batch (n_ubatch) sizes its compute buffer
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -56,13 +73,16 @@ class EstimateRequest:
     max_model_len: int | None = None
     max_num_seqs: int | None = None
     max_num_batched_tokens: int | None = None
-    block_size: int = 16
+    block_size: int | None = None  # tokens per KV block; None = the engine's default (vLLM 16)
     concurrency: int = 1
     tokens_per_request: int | None = None  # defaults to max_model_len, else the model's context length
     weight_overhead: float = 1.0  # idealized engine only: field calculators use 1.05
     runtime_reserve_bytes: int | None = None  # vLLM non-torch memory / idealized reserve; None = default
     cuda_graph_bytes: int | None = None
+    activation_peak_bytes: int | None = None  # measured (a boot log) instead of the activation model
     enforce_eager: bool = False
+    mem_fraction_static: float | None = None  # SGLang; None = SGLang's automatic choice
+    kv_cache_free_gpu_mem_fraction: float = 0.9  # TensorRT-LLM
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -96,6 +116,7 @@ class ConcurrencyCurve:
 @dataclass(frozen=True, kw_only=True)
 class MemoryEstimate:
     engine: str
+    allocation: str
     gpu: str
     gpus: int
     tp: int
@@ -129,6 +150,7 @@ class MemoryEstimate:
     per_gpu: tuple[GpuBill, ...]
     concurrency_curve: ConcurrencyCurve
     launch_args: tuple[str, ...]
+    launch_command: str
     assumptions: dict[str, Any]
     warnings: tuple[str, ...] = field(default=())
     problems: tuple[str, ...] = field(default=())
@@ -162,6 +184,9 @@ def _layout(request: EstimateRequest, arch: Architecture) -> tuple[int, int, int
         raise _invalid("tp", "tensor parallel size must be ≥ 1")
     if gpus % (tp * pp):
         raise _invalid("gpus", f"{gpus} GPUs are not a whole number of TP {tp} x PP {pp} replicas")
+    if request.engine is Engine.LLAMACPP and tp > 1:
+        raise _invalid("tp", "llama.cpp splits a model across GPUs by layers, not tensor parallel: "
+                             "set pp to the GPU count (--split-mode layer) instead of tp")
     if arch.parameters_override is None:
         check_tensor_parallel(arch, tp)
     pipeline_stage_layers(arch.num_hidden_layers, pp)
@@ -176,7 +201,7 @@ def _check_request(request: EstimateRequest) -> None:
         value = getattr(request, name)
         if value is not None and value < 1:
             raise _invalid(name, f"{name} must be ≥ 1")
-    if request.block_size < 1:
+    if request.block_size is not None and request.block_size < 1:
         raise _invalid("block_size", "block_size must be ≥ 1")
     if request.concurrency < 1:
         raise _invalid("concurrency", "concurrency must be ≥ 1")
@@ -184,15 +209,36 @@ def _check_request(request: EstimateRequest) -> None:
         raise _invalid("weight_overhead", "weight_overhead must be ≥ 1")
 
 
+def _engine_scheduler(request: EstimateRequest, capacity: int, *, tokens: int) -> tuple[int, int]:
+    """(max_num_seqs, batched_tokens) the engine runs with: the request's, else the engine's default."""
+    engine = request.engine
+    if engine is Engine.SGLANG:
+        seqs, batched = sglang_default_scheduler(capacity)
+    elif engine is Engine.TRTLLM:
+        seqs, batched = TRTLLM_MAX_BATCH_SIZE, TRTLLM_MAX_NUM_TOKENS
+    elif engine is Engine.TGI:
+        seqs, batched = TGI_MAX_CONCURRENT_REQUESTS, TGI_MAX_BATCH_PREFILL_TOKENS
+    elif engine is Engine.LLAMACPP:
+        seqs, batched = request.concurrency, LLAMACPP_UBATCH
+    elif engine is Engine.TRANSFORMERS:
+        # generate() prefills the whole padded batch at once and samples every sequence
+        seqs, batched = request.concurrency, request.concurrency * tokens
+    else:
+        seqs, batched = vllm_default_scheduler(capacity, f"{request.gpu.slug} {request.gpu.name}")
+    return request.max_num_seqs or seqs, request.max_num_batched_tokens or batched
+
+
 def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
     """Compute the memory bill of every GPU of a deployment and whether it fits."""
     _check_request(request)
     arch = request.arch
+    engine = request.engine
+    traits = ENGINE_TRAITS[engine]
     gpus, tp, pp, replicas = _layout(request, arch)
     fmt = resolve_weight_format(arch, request.weights)
     kv_dtype = resolve_kv_dtype(arch, request.kv_dtype)
     capacity = request.gpu_memory_bytes or request.gpu.memory_bytes
-    engine = request.engine
+    block_size = request.block_size or traits.default_block_size
     warnings = list(arch.warnings)
     problems: list[str] = []
 
@@ -207,51 +253,68 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
     if tokens is None:
         raise _invalid("tokens_per_request", "give tokens_per_request or max_model_len: the config has no "
                                              "max_position_embeddings to default to")
-    default_seqs, default_batched = vllm_default_scheduler(capacity, f"{request.gpu.slug} {request.gpu.name}")
-    max_num_seqs = request.max_num_seqs or default_seqs
-    batched = request.max_num_batched_tokens or default_batched
+    per_replica_concurrency = math.ceil(request.concurrency / replicas)
+    max_num_seqs, batched = _engine_scheduler(request, capacity, tokens=tokens)
     if engine is Engine.VLLM and request.max_num_batched_tokens and effective_len and batched < effective_len:
         warnings.append(f"max_num_batched_tokens {batched} < max_model_len {effective_len}: long prompts are "
                         "prefilled in chunks (chunked prefill)")
 
     stages = pipeline_stage_layers(arch.num_hidden_layers, pp)
-    weights_per_stage = weight_bytes_per_rank(arch, fmt, tp=tp, pp=pp)
-    per_replica_concurrency = math.ceil(request.concurrency / replicas)
-    demand_tokens = per_replica_concurrency * (
-        paged_tokens(tokens, request.block_size) if engine in PREALLOCATING else tokens
-    )
-    budget_fn = ENGINE_BUDGETS[engine]
-    stage_results = []
     bounds = [sum(stages[:k]) for k in range(pp + 1)]
+    weights_per_stage = weight_bytes_per_rank(arch, fmt, tp=tp, pp=pp)
+    budget_fn = ENGINE_BUDGETS[engine]
+    stage_results: list[tuple[StageInputs, StageBudget]] = []
     for stage in range(pp):
-        kv_token = layers_kv_bytes_per_token(arch.layers[bounds[stage]:bounds[stage + 1]], kv_bits=kv_dtype.bits,
-                                             tp=tp)
+        layout = kv_layout(tuple(layer.attention for layer in arch.layers[bounds[stage]:bounds[stage + 1]]),
+                           kv_bits=kv_dtype.bits, tp=tp, block_size=block_size)
         activations = 0
-        if engine is Engine.VLLM:
-            activations = activation_peak_bytes(arch, tp=tp, batched_tokens=batched,
-                                                 sampled_sequences=max_num_seqs, last_stage=stage == pp - 1)
+        if engine not in (Engine.IDEALIZED, Engine.SGLANG):
+            activations = request.activation_peak_bytes
+            if activations is None:
+                activations = activation_peak_bytes(arch, tp=tp, batched_tokens=batched,
+                                                    sampled_sequences=max_num_seqs, last_stage=stage == pp - 1)
         inputs = StageInputs(
             capacity_bytes=capacity,
             gpu_memory_utilization=request.gpu_memory_utilization,
             weight_bytes=weights_per_stage[stage],
             activation_peak_bytes=activations,
-            kv_bytes_per_token=kv_token,
-            kv_page_bytes=kv_token * request.block_size,
-            kv_demand_bytes=demand_tokens * kv_token,
-            multi_gpu=tp * pp > 1,
+            kv=layout,
+            kv_demand_bytes=per_replica_concurrency * _sequence_bytes(layout, traits, tokens, batched),
+            tp=tp,
+            pp=pp,
             weight_overhead=request.weight_overhead,
             runtime_reserve_bytes=request.runtime_reserve_bytes,
             cuda_graph_bytes=request.cuda_graph_bytes,
             enforce_eager=request.enforce_eager,
+            batched_tokens=batched,
+            max_num_seqs=max_num_seqs,
+            mem_fraction_static=request.mem_fraction_static,
+            kv_cache_free_gpu_mem_fraction=request.kv_cache_free_gpu_mem_fraction,
         )
         stage_results.append((inputs, budget_fn(inputs)))
 
-    # vLLM sizes one KV pool for all workers: the smallest stage's block count binds every stage.
-    capacity_tokens = min(budget.kv_capacity_tokens for _, budget in stage_results)
-    demand_fits = demand_tokens <= capacity_tokens
+    def capacity_tokens_of(inputs: StageInputs, budget: StageBudget) -> int:
+        layout = inputs.kv
+        if traits.block_pool:
+            return layout.capacity_tokens(layout.num_blocks(budget.kv_pool_bytes))
+        per_token = layout.bytes_per_token
+        return max(0, budget.kv_pool_bytes) // per_token // block_size * block_size if per_token else 0
+
+    def sequences_fitting(inputs: StageInputs, budget: StageBudget, length: int) -> float:
+        """How many `length`-token sequences the stage's KV memory holds (fractional, as vLLM logs it)."""
+        layout = inputs.kv
+        if traits.block_pool:
+            per_sequence = layout.blocks_per_sequence(length, batched_tokens=batched)
+            return layout.num_blocks(budget.kv_pool_bytes) / per_sequence if per_sequence else 0.0
+        per_sequence = _sequence_bytes(layout, traits, length, batched)
+        return max(0, budget.kv_pool_bytes) / per_sequence if per_sequence else 0.0
+
+    capacity_tokens = min(capacity_tokens_of(i, b) for i, b in stage_results)
+    fit_at_tokens = min(sequences_fitting(i, b, tokens) for i, b in stage_results)
+    demand_fits = per_replica_concurrency <= fit_at_tokens
     bills: list[GpuBill] = []
     for replica in range(replicas):
-        for stage, (_, budget) in enumerate(stage_results):
+        for stage, (inputs, budget) in enumerate(stage_results):
             required = sum(budget.components.values())
             stage_fits = required <= budget.usable_bytes and budget.kv_pool_bytes > 0 and demand_fits
             for rank in range(tp):
@@ -260,9 +323,9 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
                     components=dict(budget.components), capacity_bytes=capacity,
                     usable_bytes=budget.usable_bytes, budget_bytes=budget.budget_bytes,
                     required_bytes=required, headroom_bytes=budget.usable_bytes - required,
-                    kv_capacity_tokens=budget.kv_capacity_tokens, fits=stage_fits,
+                    kv_capacity_tokens=capacity_tokens_of(inputs, budget), fits=stage_fits,
                 ))
-    binding_stage = min(range(pp), key=lambda s: (stage_results[s][1].kv_capacity_tokens,
+    binding_stage = min(range(pp), key=lambda s: (sequences_fitting(*stage_results[s], tokens),
                                                   bills[s * tp].headroom_bytes))
     binding_inputs, binding = stage_results[binding_stage]
     worst_bill = min(bills[: tp * pp], key=lambda bill: bill.headroom_bytes)
@@ -271,50 +334,59 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
         if budget.kv_pool_bytes <= 0:
             problems.append(
                 f"no memory left for the KV cache: weights {format_bytes(inputs.weight_bytes)} + activations "
-                f"{format_bytes(inputs.activation_peak_bytes)} + runtime {format_bytes(budget.components['runtime'])} "
-                f"exceed the {format_bytes(budget.budget_bytes)} budget; use more GPUs (tensor parallel), a "
-                "smaller weight format or a higher gpu_memory_utilization"
+                f"{format_bytes(budget.components['activations'])} + runtime "
+                f"{format_bytes(budget.components['runtime'])} exceed the {format_bytes(budget.budget_bytes)} "
+                "budget; use more GPUs (tensor parallel), a smaller weight format or a higher "
+                "gpu_memory_utilization"
             )
             break
-    if engine in PREALLOCATING and effective_len and capacity_tokens < paged_tokens(effective_len, request.block_size):
-        one_sequence = paged_tokens(effective_len, request.block_size) * binding_inputs.kv_bytes_per_token
-        fitting_len = capacity_tokens // request.block_size * request.block_size
-        problems.append(
-            f"vLLM will not start: one {effective_len}-token sequence needs {format_bytes(one_sequence)} of KV "
-            f"cache, {format_bytes(max(0, binding.kv_pool_bytes))} available; max_model_len {fitting_len} "
-            "would fit"
-        )
+    if traits.allocation is Allocation.PREALLOCATED and effective_len:
+        one_fits = min(sequences_fitting(i, b, effective_len) for i, b in stage_results)
+        if one_fits < 1 and binding.kv_pool_bytes > 0:
+            one_sequence = _sequence_bytes(binding_inputs.kv, traits, effective_len, batched)
+            fitting_len = _longest_fitting(binding_inputs, binding, traits, batched, effective_len)
+            problems.append(
+                f"{traits.label} will not start: one {effective_len}-token sequence needs "
+                f"{format_bytes(one_sequence)} of KV cache, {format_bytes(max(0, binding.kv_pool_bytes))} "
+                f"available; max_model_len {fitting_len} would fit"
+            )
     if not demand_fits:
-        problems.append(
-            f"{per_replica_concurrency} concurrent requests x {tokens} tokens per replica need {demand_tokens} "
-            f"KV tokens, the cache holds {capacity_tokens}; lower the concurrency or the context, or add GPUs"
-        )
+        if binding_inputs.kv.has_sliding:
+            problems.append(
+                f"{per_replica_concurrency} concurrent requests x {tokens} tokens per replica need more KV cache "
+                f"than the {int(fit_at_tokens)} sequences of that length it holds; lower the concurrency or the "
+                "context, or add GPUs"
+            )
+        else:
+            demand_tokens = per_replica_concurrency * (
+                paged_tokens(tokens, block_size) if traits.allocation is Allocation.PREALLOCATED else tokens
+            )
+            problems.append(
+                f"{per_replica_concurrency} concurrent requests x {tokens} tokens per replica need {demand_tokens} "
+                f"KV tokens, the cache holds {capacity_tokens}; lower the concurrency or the context, or add GPUs"
+            )
     if worst_bill.required_bytes > worst_bill.usable_bytes:
         problems.append(
             f"GPU {worst_bill.index} needs {format_bytes(worst_bill.required_bytes)}, "
             f"{format_bytes(worst_bill.usable_bytes)} usable"
         )
+    if binding_inputs.kv.has_sliding and engine is Engine.SGLANG:
+        warnings.append("SGLang's sliding-window pool is sized here as full attention: an upper bound")
     fits = all(bill.fits for bill in bills) and not problems
 
-    step = paged_tokens(tokens, request.block_size) if engine in PREALLOCATING else tokens
-    kv_for = binding_inputs.kv_bytes_per_token * step
-    max_fit = max(0, binding.curve_limit_bytes - binding.curve_static_bytes) // kv_for if kv_for else 0
-    if engine in PREALLOCATING:
-        max_fit = capacity_tokens // step if step else 0
+    kv_for = _sequence_bytes(binding_inputs.kv, traits, tokens, batched)
+    max_fit = int(fit_at_tokens)
     top = max(8, math.ceil(max(max_fit, per_replica_concurrency) * 1.5))
     xs = sorted({max(1, round(top * k / (CURVE_POINTS - 1))) for k in range(CURVE_POINTS)})
     curve = ConcurrencyCurve(
         concurrency=tuple(xs),
-        required_bytes=tuple(binding.curve_static_bytes + c * kv_for for c in xs),
+        required_bytes=tuple(binding.static_bytes + c * kv_for for c in xs),
         limit_bytes=binding.curve_limit_bytes,
         max_concurrency_fit=max_fit,
     )
-
     max_concurrency = None
     if request.max_model_len:
-        per_request = paged_tokens(request.max_model_len, request.block_size) if engine in PREALLOCATING \
-            else request.max_model_len
-        max_concurrency = round(capacity_tokens / per_request, 2)
+        max_concurrency = round(min(sequences_fitting(i, b, request.max_model_len) for i, b in stage_results), 2)
 
     inventory = tensor_inventory(arch)
     parameters = arch.parameters_override or parameter_count(inventory)
@@ -325,10 +397,17 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
             f"the checkpoint also holds {arch.mtp_layers} multi-token-prediction module(s) of {mtp:,} parameters; "
             "engines load them only for MTP speculative decoding, so they are not in this bill"
         )
+    replicated = sorted({a.num_kv_heads for a in binding_inputs.kv.attentions
+                         if a.kind is not AttentionKind.MLA and a.num_kv_heads < tp})
+    if replicated:
+        warnings.append(f"KV heads replicated: {replicated[0]} KV heads over TP {tp}, so each GPU stores "
+                        f"{tp // replicated[0]}x the KV it would with enough heads to split")
     launch = _launch_args(request, engine=engine, tp=tp, pp=pp, max_num_seqs=max_num_seqs, batched=batched,
-                          effective_len=effective_len, kv_dtype_name=request.kv_dtype)
+                          effective_len=effective_len, kv_dtype_name=request.kv_dtype, block_size=block_size,
+                          settings=binding.settings, concurrency=per_replica_concurrency, tokens=tokens)
     return MemoryEstimate(
         engine=engine.value,
+        allocation=traits.allocation.value,
         gpu=request.gpu.slug,
         gpus=gpus, tp=tp, pp=pp, replicas=replicas,
         weight_format=fmt.slug,
@@ -340,7 +419,7 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
         weight_bytes_total=weight_bytes_total(arch, fmt),
         weight_bytes_per_gpu=max(weights_per_stage),
         kv_bytes_per_token=layers_kv_bytes_per_token(arch.layers, kv_bits=kv_dtype.bits),
-        kv_bytes_per_token_per_gpu=max(inputs.kv_bytes_per_token for inputs, _ in stage_results),
+        kv_bytes_per_token_per_gpu=max(inputs.kv.bytes_per_token for inputs, _ in stage_results),
         kv_cache_bytes_per_gpu=binding.components["kv_cache"],
         kv_demand_bytes_per_gpu=binding_inputs.kv_demand_bytes,
         kv_capacity_tokens=capacity_tokens,
@@ -359,10 +438,11 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
         per_gpu=tuple(bills),
         concurrency_curve=curve,
         launch_args=launch,
+        launch_command=traits.command,
         assumptions={
             "max_num_seqs": max_num_seqs,
             "max_num_batched_tokens": batched,
-            "block_size": request.block_size,
+            "block_size": block_size,
             "gpu_memory_utilization": request.gpu_memory_utilization,
             "weight_overhead": request.weight_overhead,
             "runtime_bytes": binding.components["runtime"],
@@ -370,31 +450,79 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
             "binding_stage": binding_stage,
             "per_replica_concurrency": per_replica_concurrency,
             "capacity_source": "measured" if request.gpu_memory_bytes else "catalog",
+            "kv_groups": [f"{g.layers} x {g.kind.value}" + (f" (window {g.window})" if g.window else "")
+                          for g in binding_inputs.kv.groups],
+            **{f"engine_{key}": value for key, value in binding.settings.items()},
         },
         warnings=tuple(warnings),
         problems=tuple(problems),
     )
 
 
+def _sequence_bytes(layout: KvLayout, traits: EngineTraits, tokens: int, batched: int) -> int:
+    """KV bytes one `tokens`-long sequence takes in this engine's allocator."""
+    if traits.block_pool:
+        return layout.blocks_per_sequence(tokens, batched_tokens=batched) * layout.page_bytes * layout.group_size
+    return layout.sequence_bytes(tokens, paged=traits.allocation is Allocation.PREALLOCATED)
+
+
+def _longest_fitting(inputs: StageInputs, budget: StageBudget, traits: EngineTraits, batched: int,
+                     upper: int) -> int:
+    """The longest max_model_len (a multiple of the block size) whose one sequence fits the pool."""
+    block = inputs.kv.block_size
+    low, high = 0, upper // block
+    while low < high:  # largest k with sequence_bytes(k x block) <= pool
+        mid = (low + high + 1) // 2
+        if _sequence_bytes(inputs.kv, traits, mid * block, batched) <= budget.kv_pool_bytes:
+            low = mid
+        else:
+            high = mid - 1
+    return low * block
+
+
 def _launch_args(request: EstimateRequest, *, engine: Engine, tp: int, pp: int, max_num_seqs: int, batched: int,
-                 effective_len: int | None, kv_dtype_name: str) -> tuple[str, ...]:
+                 effective_len: int | None, kv_dtype_name: str, block_size: int, settings: dict[str, Any],
+                 concurrency: int, tokens: int) -> tuple[str, ...]:
     """The engine flags this estimate assumes, so the deployment runs what was sized."""
-    if engine is not Engine.VLLM:
-        return ()
-    args = [
-        f"--tensor-parallel-size {tp}",
-        f"--pipeline-parallel-size {pp}",
-        f"--gpu-memory-utilization {request.gpu_memory_utilization}",
-        f"--max-num-seqs {max_num_seqs}",
-        f"--max-num-batched-tokens {batched}",
-        f"--block-size {request.block_size}",
-        f"--kv-cache-dtype {kv_dtype_name}",
-    ]
-    if effective_len:
-        args.insert(3, f"--max-model-len {effective_len}")
-    if request.enforce_eager:
-        args.append("--enforce-eager")
-    return tuple(args)
+    kv = kv_dtype_name
+    if engine is Engine.VLLM:
+        args = [f"--tensor-parallel-size {tp}", f"--pipeline-parallel-size {pp}",
+                f"--gpu-memory-utilization {request.gpu_memory_utilization}"]
+        if effective_len:
+            args.append(f"--max-model-len {effective_len}")
+        args += [f"--max-num-seqs {max_num_seqs}", f"--max-num-batched-tokens {batched}",
+                 f"--block-size {block_size}", f"--kv-cache-dtype {kv}"]
+        if request.enforce_eager:
+            args.append("--enforce-eager")
+        return tuple(args)
+    if engine is Engine.SGLANG:
+        args = [f"--tp-size {tp}", f"--pp-size {pp}", f"--mem-fraction-static {settings['mem_fraction_static']}",
+                f"--chunked-prefill-size {batched}", f"--cuda-graph-max-bs {max_num_seqs}"]
+        if effective_len:
+            args.append(f"--context-length {effective_len}")
+        args.append(f"--kv-cache-dtype {kv}")
+        if request.enforce_eager:
+            args.append("--disable-cuda-graph")
+        return tuple(args)
+    if engine is Engine.TRTLLM:
+        args = [f"--tp_size {tp}", f"--pp_size {pp}", f"--max_batch_size {max_num_seqs}",
+                f"--max_num_tokens {batched}", f"--kv_cache_free_gpu_memory_fraction "
+                f"{settings['kv_cache_free_gpu_mem_fraction']}"]
+        if effective_len:
+            args.append(f"--max_seq_len {effective_len}")
+        return tuple(args)
+    if engine is Engine.TGI:
+        args = [f"--num-shard {tp}", f"--cuda-memory-fraction {request.gpu_memory_utilization}",
+                f"--max-batch-prefill-tokens {batched}", f"--max-concurrent-requests {max_num_seqs}"]
+        if effective_len:
+            args.append(f"--max-total-tokens {effective_len}")
+        return tuple(args)
+    if engine is Engine.LLAMACPP:
+        cache = {"fp16": "f16", "bf16": "bf16", "fp32": "f32"}.get(kv, "f16")
+        return (f"--ctx-size {concurrency * tokens}", f"--parallel {concurrency}", "--n-gpu-layers 999",
+                f"--split-mode {'layer' if pp > 1 else 'none'}", f"--ubatch-size {batched}",
+                f"--cache-type-k {cache}", f"--cache-type-v {cache}")
+    return ()
 
 
 __all__ = ["EstimateRequest", "GpuBill", "MemoryEstimate", "estimate_memory"]

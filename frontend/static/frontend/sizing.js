@@ -395,7 +395,8 @@
       return;
     }
     pre.classList.remove("is-empty");
-    pre.textContent = ["vllm", "serve", data.model || payload.model].concat(args).join(" ");
+    var command = (data.launch_command || "MODEL").replace("MODEL", data.model || payload.model || "MODEL");
+    pre.textContent = [command].concat(args).join(" ");
     button.hidden = false;
   }
 

@@ -128,4 +128,5 @@ class Command(BaseCommand):
         for line in result.warnings:
             self.stdout.write(f"warning: {line}")
         if result.launch_args:
-            self.stdout.write("vllm serve MODEL " + " ".join(result.launch_args))
+            command = result.launch_command.replace("MODEL", model.slug if model else "MODEL")
+            self.stdout.write(f"{command} " + " ".join(result.launch_args))
