@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from sizing.estimator.activations import activation_peak_bytes
@@ -49,6 +50,12 @@ from sizing.estimator.units import format_bytes
 from sizing.estimator.weights import resolve_weight_format, weight_bytes_per_rank, weight_bytes_total
 
 CURVE_POINTS = 48
+# Pure functions of hashable inputs, called many times by sweeps and solvers.
+_weight_bytes_per_rank = lru_cache(maxsize=1024)(weight_bytes_per_rank)
+_weight_bytes_total = lru_cache(maxsize=256)(weight_bytes_total)
+_activation_peak_bytes = lru_cache(maxsize=1024)(activation_peak_bytes)
+_kv_layout = lru_cache(maxsize=1024)(kv_layout)
+_layers_kv_bytes_per_token = lru_cache(maxsize=256)(layers_kv_bytes_per_token)
 TRTLLM_MAX_BATCH_SIZE = 2048  # TensorRT-LLM defaults: max_batch_size, max_num_tokens
 TRTLLM_MAX_NUM_TOKENS = 8192
 TGI_MAX_CONCURRENT_REQUESTS = 128  # TGI defaults: max_concurrent_requests, max_batch_prefill_tokens
@@ -261,17 +268,17 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
 
     stages = pipeline_stage_layers(arch.num_hidden_layers, pp)
     bounds = [sum(stages[:k]) for k in range(pp + 1)]
-    weights_per_stage = weight_bytes_per_rank(arch, fmt, tp=tp, pp=pp)
+    weights_per_stage = _weight_bytes_per_rank(arch, fmt, tp=tp, pp=pp)
     budget_fn = ENGINE_BUDGETS[engine]
     stage_results: list[tuple[StageInputs, StageBudget]] = []
     for stage in range(pp):
-        layout = kv_layout(tuple(layer.attention for layer in arch.layers[bounds[stage]:bounds[stage + 1]]),
+        layout = _kv_layout(tuple(layer.attention for layer in arch.layers[bounds[stage]:bounds[stage + 1]]),
                            kv_bits=kv_dtype.bits, tp=tp, block_size=block_size)
         activations = 0
         if engine not in (Engine.IDEALIZED, Engine.SGLANG):
             activations = request.activation_peak_bytes
             if activations is None:
-                activations = activation_peak_bytes(arch, tp=tp, batched_tokens=batched,
+                activations = _activation_peak_bytes(arch, tp=tp, batched_tokens=batched,
                                                     sampled_sequences=max_num_seqs, last_stage=stage == pp - 1)
         inputs = StageInputs(
             capacity_bytes=capacity,
@@ -416,9 +423,9 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
         parameters_total=parameters,
         parameters_active=active,
         parameters_mtp=mtp,
-        weight_bytes_total=weight_bytes_total(arch, fmt),
+        weight_bytes_total=_weight_bytes_total(arch, fmt),
         weight_bytes_per_gpu=max(weights_per_stage),
-        kv_bytes_per_token=layers_kv_bytes_per_token(arch.layers, kv_bits=kv_dtype.bits),
+        kv_bytes_per_token=_layers_kv_bytes_per_token(arch.layers, kv_bits=kv_dtype.bits),
         kv_bytes_per_token_per_gpu=max(inputs.kv.bytes_per_token for inputs, _ in stage_results),
         kv_cache_bytes_per_gpu=binding.components["kv_cache"],
         kv_demand_bytes_per_gpu=binding_inputs.kv_demand_bytes,
