@@ -24,7 +24,16 @@ from sizing.selectors import (
     model_get_for_organisation,
     model_list_for_organisation,
 )
-from sizing.services import estimate_create, estimate_quick, model_create, organisation_for_user
+from sizing.services import (
+    SOLVER_TARGETS,
+    bootlog_analyse,
+    estimate_create,
+    estimate_report,
+    estimate_solve,
+    model_checkpoint_attach,
+    model_create,
+    organisation_for_user,
+)
 
 
 class HealthApi(APIView):
@@ -60,7 +69,7 @@ class ModelOutputSerializer(serializers.ModelSerializer):
     class Meta:
         model = LlmModel
         fields = ["slug", "model_type", "catalog", "parameters_total", "supported", "unsupported_reason",
-                  "architecture", "source"]
+                  "architecture", "source", "checkpoint"]
 
     def get_catalog(self, obj: LlmModel) -> bool:
         return obj.organisation_id is None
@@ -126,6 +135,19 @@ class EstimateParametersSerializer(serializers.Serializer):
     block_size = serializers.IntegerField(required=False, min_value=1, max_value=1024)
     concurrency = serializers.IntegerField(required=False, min_value=1, max_value=1_000_000)
     tokens_per_request = serializers.IntegerField(required=False, min_value=1, max_value=16_777_216)
+    mem_fraction_static = serializers.FloatField(required=False, min_value=0.05, max_value=1.0,
+                                                 help_text="SGLang; default: SGLang's automatic choice")
+    kv_cache_free_gpu_mem_fraction = serializers.FloatField(required=False, min_value=0.01, max_value=1.0,
+                                                            help_text="TensorRT-LLM; default 0.9")
+    enforce_eager = serializers.BooleanField(required=False, help_text="no CUDA graphs")
+    runtime_reserve_bytes = serializers.IntegerField(required=False, min_value=0,
+                                                     help_text="measured non-torch/runtime memory per GPU")
+    cuda_graph_bytes = serializers.IntegerField(required=False, min_value=0,
+                                                help_text="measured CUDA-graph memory per GPU")
+    activation_peak_bytes = serializers.IntegerField(required=False, min_value=0,
+                                                     help_text="measured activation peak per GPU")
+    weight_overhead = serializers.FloatField(required=False, min_value=1.0, max_value=2.0,
+                                             help_text="idealized engine: weights multiplier (field calculators: 1.05)")
 
     def validate_gpu(self, value: str) -> Gpu:
         gpu = gpu_get(slug=value)
@@ -168,6 +190,9 @@ class EstimateQuickApi(APIView):
             "concurrency_curve": serializers.DictField(),
             "warnings": serializers.ListField(child=serializers.CharField()),
             "problems": serializers.ListField(child=serializers.CharField()),
+            "remedies": serializers.ListField(child=serializers.DictField()),
+            "checkpoint": serializers.DictField(allow_null=True),
+            "figure_sources": serializers.DictField(child=serializers.CharField()),
         }),
     )
     def post(self, request: Request) -> Response:
@@ -176,8 +201,7 @@ class EstimateQuickApi(APIView):
         data = dict(serializer.validated_data)
         gpu = data.pop("gpu")
         model = _resolve_model(request, data.pop("model")) if "model" in data else None
-        result = estimate_quick(gpu=gpu, model=model, config=data.pop("config", None), parameters=data)
-        payload = result.as_dict()
+        payload = estimate_report(gpu=gpu, model=model, config=data.pop("config", None), parameters=data)
         payload["model"] = model.slug if model else None
         payload["gpu_name"] = gpu.name
         return Response(payload)
@@ -217,3 +241,113 @@ class EstimateDetailApi(APIView):
             return Response({"code": "not_found", "message": f"no estimate {estimate_id}", "extra": {}},
                             status=status.HTTP_404_NOT_FOUND)
         return Response(EstimateOutputSerializer(estimate).data)
+
+
+class EstimateSolveApi(APIView):
+    class EstimateSolveInputSerializer(EstimateParametersSerializer):
+        model = serializers.CharField(required=False, max_length=200)
+        config = serializers.JSONField(required=False)
+        target = serializers.ChoiceField(choices=SOLVER_TARGETS)
+
+        def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+            if ("model" in attrs) == ("config" in attrs):
+                raise serializers.ValidationError({"model": ["give exactly one of model or config"]})
+            if "config" in attrs and not isinstance(attrs["config"], dict):
+                raise serializers.ValidationError({"config": ["config.json must be a JSON object"]})
+            return attrs
+
+    @extend_schema(
+        request=EstimateSolveInputSerializer,
+        responses=inline_serializer("SolverResult", {
+            "target": serializers.CharField(), "value": serializers.IntegerField(),
+            "stops_because": serializers.CharField(), "estimate": serializers.DictField(allow_null=True),
+        }),
+    )
+    def post(self, request: Request) -> Response:
+        serializer = self.EstimateSolveInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = dict(serializer.validated_data)
+        gpu, target = data.pop("gpu"), data.pop("target")
+        model = _resolve_model(request, data.pop("model")) if "model" in data else None
+        return Response(estimate_solve(gpu=gpu, model=model, config=data.pop("config", None), parameters=data,
+                                       target=target))
+
+
+def _json_upload(value: Any, *, limit: int) -> Any:
+    if value.size > limit:
+        raise serializers.ValidationError(f"the file is {value.size} bytes; the limit is {limit} bytes")
+    try:
+        return json.loads(value.read().decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise serializers.ValidationError(f"not valid JSON: {error}") from None
+
+
+class ModelCheckpointApi(APIView):
+    class ModelCheckpointInputSerializer(serializers.Serializer):
+        model = serializers.CharField(max_length=200, help_text="the organisation's model (an upload)")
+        index = serializers.FileField(required=False, help_text="model.safetensors.index.json")
+        headers = serializers.FileField(required=False, help_text="the JSON written by safetensors_headers.py")
+
+        def validate_index(self, value: Any) -> Any:
+            return _json_upload(value, limit=settings.SIZING_MAX_INDEX_BYTES)
+
+        def validate_headers(self, value: Any) -> Any:
+            return _json_upload(value, limit=settings.SIZING_MAX_INDEX_BYTES)
+
+    @extend_schema(request=ModelCheckpointInputSerializer, responses={200: ModelOutputSerializer})
+    def post(self, request: Request) -> Response:
+        serializer = self.ModelCheckpointInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        model = _resolve_model(request, data["model"])
+        if model.organisation_id is None:
+            # catalog rows are shared: attach the facts to the organisation's own copy
+            model = model_create(organisation=organisation_for_user(user=request.user), slug=model.slug,
+                                 config=model.config)
+        model = model_checkpoint_attach(model=model, index=data.get("index"), headers=data.get("headers"))
+        return Response(ModelOutputSerializer(model).data)
+
+
+class BootLogCompareApi(APIView):
+    class BootLogInputSerializer(EstimateParametersSerializer):
+        model = serializers.CharField(required=False, max_length=200,
+                                      help_text="model slug; default: the model the log names, if in the catalog")
+        config = serializers.JSONField(required=False)
+        text = serializers.CharField(required=False, trim_whitespace=False, max_length=2_000_000,
+                                     help_text="the startup log as pasted")
+        file = serializers.FileField(required=False, help_text="the startup log as a file")
+
+        def validate_file(self, value: Any) -> str:
+            if value.size > settings.SIZING_MAX_BOOTLOG_BYTES:
+                raise serializers.ValidationError(
+                    f"the log is {value.size} bytes; the limit is {settings.SIZING_MAX_BOOTLOG_BYTES} bytes")
+            return value.read().decode("utf-8", errors="replace")
+
+        def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+            if not attrs.get("text") and not attrs.get("file"):
+                raise serializers.ValidationError({"text": ["paste the startup log or upload it as a file"]})
+            if "model" in attrs and "config" in attrs:
+                raise serializers.ValidationError({"model": ["give model or config, not both"]})
+            return attrs
+
+    @extend_schema(
+        request=BootLogInputSerializer,
+        responses=inline_serializer("BootLogComparison", {
+            "log": serializers.DictField(), "parameters": serializers.DictField(),
+            "comparison": serializers.ListField(child=serializers.DictField()),
+            "calibration": serializers.DictField(), "estimate": serializers.DictField(),
+            "calibrated_estimate": serializers.DictField(allow_null=True),
+        }),
+    )
+    def post(self, request: Request) -> Response:
+        serializer = self.BootLogInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = dict(serializer.validated_data)
+        text = data.pop("file", None) or data.pop("text", "")
+        data.pop("text", None)
+        gpu = data.pop("gpu")
+        config = data.pop("config", None)
+        slug = data.pop("model", None)
+        organisation = organisation_for_user(user=request.user)
+        return Response(bootlog_analyse(text=text, gpu=gpu, organisation=organisation, model_slug=slug,
+                                        config=config, parameters=data))

@@ -76,6 +76,9 @@ class LlmModel(models.Model):
     supported = models.BooleanField(default=True)
     unsupported_reason = models.TextField(blank=True)
     source = models.CharField(max_length=300, blank=True)
+    checkpoint = models.JSONField(
+        null=True, blank=True, help_text=_("Checkpoint facts from model.safetensors.index.json / safetensors headers")
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

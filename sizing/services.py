@@ -7,7 +7,7 @@ import logging
 import math
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -22,12 +22,23 @@ from sizing.estimator.architecture import (
     architecture_summary,
     merge_quant_config,
 )
+from sizing.estimator.bootlog import bootlog_calibration, bootlog_compare, bootlog_parse
+from sizing.estimator.checkpoint import (
+    CheckpointFacts,
+    checkpoint_compare,
+    checkpoint_from_headers,
+    checkpoint_from_index,
+    checkpoint_merge,
+)
+from sizing.estimator.dtypes import KV_CACHE_DTYPES
 from sizing.estimator.engines import Engine
 from sizing.estimator.errors import SizingError, SizingErrorCode
 from sizing.estimator.hardware import GpuSpec
 from sizing.estimator.memory import EstimateRequest, MemoryEstimate, estimate_memory
+from sizing.estimator.solvers import fewest_gpus, largest_concurrency, largest_context, remedies
 from sizing.estimator.tensors import parameter_count, tensor_inventory
 from sizing.models import Estimate, Gpu, LlmModel, Membership, Organisation
+from sizing.selectors import model_get_for_organisation
 
 logger = logging.getLogger(__name__)
 
@@ -197,14 +208,17 @@ def model_architecture(*, config: Mapping[str, Any], quant_config: Mapping[str, 
 ESTIMATE_PARAMETERS = (
     "gpus", "tp", "pp", "weights", "kv_dtype", "gpu_memory_utilization", "gpu_memory_bytes", "max_model_len",
     "max_num_seqs", "max_num_batched_tokens", "block_size", "concurrency", "tokens_per_request",
+    "mem_fraction_static", "kv_cache_free_gpu_mem_fraction", "enforce_eager", "runtime_reserve_bytes",
+    "cuda_graph_bytes", "activation_peak_bytes", "weight_overhead",
 )
+SOLVER_TARGETS = ("largest_context", "largest_concurrency", "fewest_gpus")
 
 
-def estimate_quick(
+def estimate_request_build(
     *, gpu: Gpu, parameters: Mapping[str, Any], model: LlmModel | None = None,
     config: Mapping[str, Any] | None = None,
-) -> MemoryEstimate:
-    """Compute a memory estimate for a catalog/uploaded model or a raw config; nothing is stored.
+) -> EstimateRequest:
+    """The estimator's request for a catalog/uploaded model or a raw config (raises SizingError).
 
     `parameters` holds the optional knobs of ESTIMATE_PARAMETERS plus `engine`; absent or None means default.
     """
@@ -221,7 +235,58 @@ def estimate_quick(
                           extra={"fields": {"model": ["give a model or a config"]}})
     knobs = {key: parameters[key] for key in ESTIMATE_PARAMETERS if parameters.get(key) is not None}
     engine = Engine(parameters.get("engine") or Engine.VLLM.value)
-    return estimate_memory(EstimateRequest(arch=arch, gpu=gpu_spec(gpu), engine=engine, **knobs))
+    return EstimateRequest(arch=arch, gpu=gpu_spec(gpu), engine=engine, **knobs)
+
+
+def estimate_quick(
+    *, gpu: Gpu, parameters: Mapping[str, Any], model: LlmModel | None = None,
+    config: Mapping[str, Any] | None = None,
+) -> MemoryEstimate:
+    """Compute a memory estimate for a catalog/uploaded model or a raw config; nothing is stored."""
+    request = estimate_request_build(gpu=gpu, parameters=parameters, model=model, config=config)
+    return estimate_memory(request)
+
+
+def estimate_report(
+    *, gpu: Gpu, parameters: Mapping[str, Any], model: LlmModel | None = None,
+    config: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The quick estimate as the API and the page show it: the bill, ranked remedies when it does not fit,
+    and the checkpoint's actual size beside the computed one when the model has checkpoint facts."""
+    request = estimate_request_build(gpu=gpu, parameters=parameters, model=model, config=config)
+    result = estimate_memory(request)
+    payload = result.as_dict()
+    payload["remedies"] = [asdict(remedy) for remedy in remedies(request)] if not result.fits else []
+    payload["checkpoint"] = None
+    if model is not None and model.checkpoint and parameters.get("weights") in (None, "auto"):
+        facts = checkpoint_facts_from_dict(model.checkpoint)
+        payload["checkpoint"] = checkpoint_compare(
+            facts, computed_weight_bytes=result.weight_bytes_total, computed_parameters=result.parameters_total
+        )
+    return payload
+
+
+def estimate_solve(
+    *, gpu: Gpu, parameters: Mapping[str, Any], target: str, model: LlmModel | None = None,
+    config: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Solve for the largest context, the largest concurrency or the fewest GPUs (see estimator.solvers)."""
+    request = estimate_request_build(gpu=gpu, parameters=parameters, model=model, config=config)
+    if target == "largest_context":
+        solved = largest_context(request, concurrency=request.concurrency)
+    elif target == "largest_concurrency":
+        tokens = request.tokens_per_request or request.max_model_len or request.arch.max_position_embeddings
+        if tokens is None:
+            raise SizingError(code=SizingErrorCode.INVALID_ARGUMENT,
+                              message="give tokens_per_request: the config has no context length",
+                              extra={"fields": {"tokens_per_request": ["required for this model"]}})
+        solved = largest_concurrency(request, tokens=tokens)
+    elif target == "fewest_gpus":
+        solved = fewest_gpus(request)
+    else:
+        raise SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=f"unknown target {target!r}",
+                          extra={"fields": {"target": [f"choose one of {', '.join(SOLVER_TARGETS)}"]}})
+    return asdict(solved)
 
 
 def estimate_create(
@@ -253,3 +318,92 @@ def estimate_compute(*, estimate_id: int) -> Estimate:
     estimate.save(update_fields=["status", "result", "error", "finished_at"])
     logger.info("estimate %s %s", estimate.pk, estimate.status)
     return estimate
+
+
+def checkpoint_facts_from_dict(data: Mapping[str, Any]) -> CheckpointFacts:
+    """Rebuild stored checkpoint facts (the JSON kept on the model)."""
+    fields = {key: tuple(value) if isinstance(value, list) and key in _TUPLE_FIELDS else value
+              for key, value in data.items() if key in CheckpointFacts.__dataclass_fields__}
+    return CheckpointFacts(**fields)
+
+
+_TUPLE_FIELDS = ("quantization_hints", "buffer_labels", "warnings")
+
+
+@transaction.atomic
+def model_checkpoint_attach(
+    *, model: LlmModel, index: Mapping[str, Any] | None = None, headers: Mapping[str, Any] | None = None,
+) -> LlmModel:
+    """Keep the checkpoint facts of an index and/or safetensors headers on an organisation's model."""
+    if index is None and headers is None:
+        raise SizingError(code=SizingErrorCode.INVALID_ARGUMENT,
+                          message="give a model.safetensors.index.json or the safetensors headers file",
+                          extra={"fields": {"index": ["required without headers"]}})
+    facts = None
+    if index is not None:
+        facts = checkpoint_from_index(index)
+    if headers is not None:
+        header_facts = checkpoint_from_headers(headers)
+        facts = checkpoint_merge(facts, header_facts) if facts is not None else header_facts
+    assert facts is not None  # one of the two was given  # noqa: S101
+    model.checkpoint = json_safe(asdict(facts))
+    model.save(update_fields=["checkpoint"])
+    return model
+
+
+# Engine flags a boot log echoes, mapped onto our estimate parameters (vLLM and SGLang names).
+_BOOTLOG_FLAGS = {
+    "tensor_parallel_size": "tp", "tp_size": "tp", "pipeline_parallel_size": "pp", "pp_size": "pp",
+    "gpu_memory_utilization": "gpu_memory_utilization", "mem_fraction_static": "mem_fraction_static",
+    "max_model_len": "max_model_len", "context_length": "max_model_len", "max_num_seqs": "max_num_seqs",
+    "max_num_batched_tokens": "max_num_batched_tokens", "chunked_prefill_size": "max_num_batched_tokens",
+    "block_size": "block_size", "kv_cache_dtype": "kv_dtype", "enforce_eager": "enforce_eager",
+}
+
+
+def bootlog_analyse(
+    *, text: str, gpu: Gpu, parameters: Mapping[str, Any], organisation: Organisation,
+    model_slug: str | None = None, config: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Parse an engine startup log, estimate the same deployment, compare line by line, and re-estimate
+    with the runtime terms the log measured (calibrated).
+
+    The model is `model_slug`, else `config`, else the model the log names. Flags the log echoes fill the
+    parameters the caller left out, so both sides describe one launch.
+    """
+    log = bootlog_parse(text)
+    model = None
+    if config is None:
+        slug = model_slug or log.model
+        model = model_get_for_organisation(organisation=organisation, slug=slug) if slug else None
+        if model is None:
+            message = (f"unknown model {slug!r}: give a catalog slug or the config" if slug
+                       else "the log names no model: give model or config")
+            raise SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message,
+                              extra={"fields": {"model": [message]}})
+    merged = dict(parameters)
+    merged.setdefault("engine", log.engine)
+    for flag, name in _BOOTLOG_FLAGS.items():
+        value = log.flags.get(flag)
+        if merged.get(name) is None and value is not None and not isinstance(value, dict | list):
+            merged[name] = value
+    if merged.get("tp") is None and log.tensor_parallel_size:
+        merged["tp"] = log.tensor_parallel_size
+    if merged.get("max_model_len") is None and log.max_model_len:
+        merged["max_model_len"] = log.max_model_len
+    if merged.get("gpu_memory_utilization") is None and log.gpu_memory_utilization:
+        merged["gpu_memory_utilization"] = log.gpu_memory_utilization
+    if merged.get("kv_dtype") not in (None, *KV_CACHE_DTYPES):
+        merged["kv_dtype"] = None  # an engine-specific name we do not size (e.g. fp8_inc): keep the default
+    request = estimate_request_build(gpu=gpu, parameters=merged, model=model, config=config)
+    estimate = estimate_memory(request).as_dict()
+    calibration = bootlog_calibration(log)
+    calibrated = estimate_memory(replace(request, **calibration)).as_dict() if calibration else None
+    return {
+        "log": log.as_dict(),
+        "parameters": {key: value for key, value in merged.items() if value is not None},
+        "comparison": [asdict(line) for line in bootlog_compare(log, estimate)],
+        "calibration": calibration,
+        "estimate": estimate,
+        "calibrated_estimate": calibrated,
+    }

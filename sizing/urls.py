@@ -1,13 +1,25 @@
 from django.urls import path
 
-from sizing.apis import EstimateCreateApi, EstimateDetailApi, EstimateQuickApi, GpuListApi, ModelListApi
+from sizing.apis import (
+    BootLogCompareApi,
+    EstimateCreateApi,
+    EstimateDetailApi,
+    EstimateQuickApi,
+    EstimateSolveApi,
+    GpuListApi,
+    ModelCheckpointApi,
+    ModelListApi,
+)
 
 app_name = "sizing"
 
 urlpatterns = [
     path("gpus/", GpuListApi.as_view(), name="gpu-list"),
     path("models/", ModelListApi.as_view(), name="model-list"),
+    path("models/checkpoint", ModelCheckpointApi.as_view(), name="model-checkpoint"),
     path("estimates/quick", EstimateQuickApi.as_view(), name="estimate-quick"),
+    path("estimates/solve", EstimateSolveApi.as_view(), name="estimate-solve"),
+    path("bootlogs/compare", BootLogCompareApi.as_view(), name="bootlog-compare"),
     path("estimates/", EstimateCreateApi.as_view(), name="estimate-create"),
     path("estimates/<int:estimate_id>/", EstimateDetailApi.as_view(), name="estimate-detail"),
 ]

@@ -114,9 +114,12 @@ WHITENOISE_USE_FINDERS = True  # serve app static files without collectstatic in
 STATICFILES_DIRS = [("vendor/plotly", Path(plotly.__file__).parent / "package_data")]
 
 # Uploads: config.json files are small; refuse anything large before parsing it.
-DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
-FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024  # non-file form fields and JSON bodies
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024  # larger uploads spill to a temporary file
 SIZING_MAX_CONFIG_BYTES = env.int("SIZING_MAX_CONFIG_BYTES", default=1024 * 1024)
+# An index of a 1T-parameter checkpoint lists ~100k tensors (~10 MB); headers files are larger.
+SIZING_MAX_BOOTLOG_BYTES = env.int("SIZING_MAX_BOOTLOG_BYTES", default=2 * 1024 * 1024)
+SIZING_MAX_INDEX_BYTES = env.int("SIZING_MAX_INDEX_BYTES", default=32 * 1024 * 1024)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

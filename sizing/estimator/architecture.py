@@ -1,8 +1,11 @@
 """Read a Hugging Face config.json into an `Architecture`: the numbers that decide parameters and KV.
 
-Families are a registry keyed by `model_type`. Dense decoder families are modelled; families whose
-structure is not modelled yet (MoE, MLA, sliding-window patterns, state-space layers, vision towers)
-are refused with a message that names what is missing, never sized with a silently wrong number.
+Families are a registry keyed by `model_type`; each parser fills the per-layer table (`layers.py`) from the
+config's own fields (`layer_types`, `sliding_window`, `sliding_window_pattern`, `moe_layers`, `no_rope_layers`,
+`num_experts_per_tok`, ...), reads a nested `text_config` when the text backbone sits in one, and counts a
+`vision_config` tower exactly when its structure is known. Families whose structure is not modelled
+(state-space and linear-attention layers, sparse-attention indexers, Gemma-4) are refused with a message
+that names what is missing, never sized with a silently wrong number.
 
 >>> arch = architecture_from_config({"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
 ...     "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
@@ -80,20 +83,16 @@ _REQUIRED = ("hidden_size", "num_hidden_layers", "num_attention_heads", "interme
 
 # model_type -> why it is not modelled yet. The message is shown to users in place of a number.
 UNSUPPORTED_FAMILIES: dict[str, str] = {
-    "glm_moe_dsa": "mixture-of-experts layers and sparse (DSA) MLA attention are not modelled yet",
-    "gpt_oss": "alternating sliding/full attention, attention sinks and MXFP4 mixture-of-experts layers are not "
-    "modelled yet",
-    "llama4": "mixture-of-experts layers, chunked attention and the vision tower are not modelled yet",
-    "gemma2": "alternating sliding-window/global attention and Gemma's extra norms are not modelled yet",
-    "gemma3": "the 5 local : 1 global sliding-window pattern and the vision tower are not modelled yet",
-    "gemma3_text": "the 5 local : 1 global sliding-window attention pattern is not modelled yet",
-    "gemma4": "mixture-of-experts layers, sliding-window patterns and the vision tower are not modelled yet",
-    "qwen3_vl": "the vision tower and the nested text_config are not modelled yet",
+    "glm_moe_dsa": "DeepSeek Sparse Attention is not modelled yet: each layer's lightning indexer (its own q/k "
+    "projections and norms, index_n_heads × index_head_dim) picks index_topk tokens per query, and the KV cache "
+    "holds the indexer's keys beside the MLA latent",
+    "gemma4": "Gemma-4 layers are not modelled yet: global layers with their own head size (global_head_dim) and "
+    "KV heads (num_global_key_value_heads) whose keys double as values (attention_k_eq_v), a dense MLP beside a "
+    "routed mixture of experts in the same layer (a normalised, scaled router with per-expert scales and extra "
+    "branch norms), per-layer input embeddings and the Gemma-4 vision encoder",
     "qwen3_5": "hybrid linear-attention (Gated DeltaNet) layers with a constant per-sequence state and the vision "
     "tower are not modelled yet",
     "nemotron_h": "hybrid Mamba-2 state-space layers (constant per-sequence state) are not modelled yet",
-    "chatglm": "ChatGLM key names (multi_query_group_num, ffn_hidden_size, padded_vocab_size) are not read yet",
-    "glm4": "GLM-4 layers (extra post-attention and post-MLP norms) are not modelled yet",
 }
 
 
@@ -330,6 +329,387 @@ def _deepseek(config: Mapping[str, Any]) -> Architecture:
     return _with_layers(base, layers, mtp_layers=_opt_int(config, "num_nextn_predict_layers"))
 
 
+# --- Layer patterns -------------------------------------------------------------------------------------------
+
+# layer_types values -> whether the layer keeps only a window of the sequence. Llama-4's chunked local attention
+# is kept as a sliding window of one chunk: vLLM allocates its chunked-local layers like sliding-window ones.
+_LOCAL_LAYER_TYPES: dict[str, bool] = {
+    "full_attention": False,
+    "sliding_attention": True,
+    "chunked_attention": True,
+}
+
+
+def _local_layers(config: Mapping[str, Any], count: int, *, default: Callable[[int], bool]) -> list[bool]:
+    """Which of `count` layers attend locally: from `layer_types` when given, else the family's rule `default`."""
+    layer_types = config.get("layer_types")
+    if layer_types is None:
+        return [default(index) for index in range(count)]
+    if not isinstance(layer_types, list) or len(layer_types) != count:
+        raise SizingError(
+            code=SizingErrorCode.INVALID_CONFIG,
+            message=f"config.json layer_types must list one attention type for each of the {count} layers",
+            extra={"field": "layer_types"},
+        )
+    unknown = sorted({str(kind) for kind in layer_types if not isinstance(kind, str) or kind not in _LOCAL_LAYER_TYPES})
+    if unknown:
+        raise SizingError(
+            code=SizingErrorCode.UNSUPPORTED_ARCHITECTURE,
+            message=f"config.json layer_types holds {', '.join(unknown)}: only "
+            f"{', '.join(_LOCAL_LAYER_TYPES)} layers are modelled",
+            extra={"field": "layer_types", "unsupported": unknown},
+        )
+    return [_LOCAL_LAYER_TYPES[kind] for kind in layer_types]
+
+
+def _patterned_layers(
+    base: Architecture, *, local: list[bool], window: int, mlp: MlpSpec | Callable[[int], MlpSpec] | None = None,
+    attention: AttentionSpec | None = None, norms: int = 2,
+) -> list[LayerSpec]:
+    """Layers whose attention slides over `window` tokens where `local[i]`, else attends to the whole sequence."""
+    full = attention or base.layers[0].attention
+    sliding = replace(full, kind=AttentionKind.SLIDING, window=window)
+    dense = base.layers[0].mlp
+
+    def mlp_of(index: int) -> MlpSpec:
+        if mlp is None:
+            return dense
+        return mlp(index) if callable(mlp) else mlp
+
+    return [
+        LayerSpec(attention=sliding if is_local else full, mlp=mlp_of(index), norms=norms)
+        for index, is_local in enumerate(local)
+    ]
+
+
+# --- Nested configs (multimodal wrappers) ---------------------------------------------------------------------
+
+def _nested(config: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
+    value = config.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise SizingError(
+            code=SizingErrorCode.INVALID_CONFIG,
+            message=f"config.json {key} must be an object",
+            extra={"field": key},
+        )
+    return value
+
+
+def _text_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The text backbone's fields: `text_config` when nested, else the config itself.
+
+    The wrapper's dtype and quantization fill what `text_config` leaves out; its `tie_word_embeddings`
+    wins when it sets one, since the wrapper's flag decides whether the checkpoint stores a separate head.
+    The wrapper's model_type names the architecture.
+    """
+    text = _nested(config, "text_config")
+    if text is None:
+        return dict(config)
+    merged = dict(text)
+    for key in ("torch_dtype", "dtype", "quantization_config"):
+        if merged.get(key) is None and config.get(key) is not None:
+            merged[key] = config[key]
+    if config.get("tie_word_embeddings") is not None:
+        merged["tie_word_embeddings"] = config["tie_word_embeddings"]
+    merged["model_type"] = config["model_type"]
+    return merged
+
+
+def _with_defaults(config: Mapping[str, Any], defaults: Mapping[str, Any], source: str) -> tuple[dict[str, Any],
+                                                                                                   tuple[str, ...]]:
+    """Fill the fields a published config leaves to its transformers class defaults, and say which."""
+    absent = {key: value for key, value in defaults.items() if config.get(key) is None}
+    if not absent:
+        return dict(config), ()
+    used = ", ".join(f"{key} {value}" for key, value in absent.items())
+    return {**config, **absent}, (f"config.json omits {', '.join(absent)}: used {source}'s defaults ({used})",)
+
+
+# --- Vision towers --------------------------------------------------------------------------------------------
+
+def _siglip_tower(vision: Mapping[str, Any], *, text_hidden: int) -> tuple[int, str]:
+    """Gemma-3's SigLIP encoder and its projector: parameters and what they are.
+
+    Patch conv (weight and bias), learned position table ((image/patch)² rows), per block two LayerNorms,
+    q/k/v/out projections with biases and a GELU MLP with biases, a post-LayerNorm; then Gemma-3's projector:
+    `mm_input_projection_weight` (vision hidden × text hidden) and its soft-embedding RMSNorm.
+    """
+    _require(vision, ("hidden_size", "intermediate_size", "num_hidden_layers", "image_size", "patch_size"),
+             "SigLIP vision tower")
+    h, i = _int(vision, "hidden_size"), _int(vision, "intermediate_size")
+    blocks, image, patch = _int(vision, "num_hidden_layers"), _int(vision, "image_size"), _int(vision, "patch_size")
+    channels = _opt_int(vision, "num_channels", 3) or 3
+    positions = (image // patch) ** 2
+    embeddings = channels * patch * patch * h + h + positions * h  # patch conv weight + bias, position table
+    block = (
+        2 * 2 * h  # layer_norm1, layer_norm2: weight and bias
+        + 4 * (h * h + h)  # q, k, v, out projections with biases
+        + 2 * h * i + i + h  # fc1, fc2 with biases
+    )
+    encoder = embeddings + blocks * block + 2 * h  # post_layernorm: weight and bias
+    projector = h * text_hidden + h  # mm_input_projection_weight, mm_soft_emb_norm
+    description = (
+        f"SigLIP vision encoder ({blocks} blocks of width {h}, MLP {i}, {patch}×{patch} patches of a "
+        f"{image}×{image} image: {encoder:,} parameters) and the multimodal projector ({h} → {text_hidden} with its "
+        f"soft-embedding norm: {projector:,} parameters)"
+    )
+    if vision.get("vision_use_head"):
+        description += "; the unused attention-pooling head (vision_use_head) is not counted"
+    return encoder + projector, description
+
+
+def _llama4_tower(vision: Mapping[str, Any], *, text_hidden: int) -> tuple[int, str]:
+    """Llama-4's vision encoder, pixel-shuffle adapter and projector (transformers' Llama4VisionModel)."""
+    _require(vision, ("hidden_size", "intermediate_size", "num_hidden_layers", "image_size", "patch_size",
+                      "projector_input_dim", "projector_output_dim", "vision_output_dim"), "Llama-4 vision tower")
+    h, i = _int(vision, "hidden_size"), _int(vision, "intermediate_size")
+    blocks, image, patch = _int(vision, "num_hidden_layers"), _int(vision, "image_size"), _int(vision, "patch_size")
+    channels = _opt_int(vision, "num_channels", 3) or 3
+    embeddings = (
+        channels * patch * patch * h  # unfold + linear patch embedding, no bias
+        + h  # class embedding
+        + ((image // patch) ** 2 + 1) * h  # positional_embedding_vlm: one row per patch and the class token
+        + 2 * 2 * h  # layernorm_pre, layernorm_post: weight and bias
+    )
+    block = 2 * 2 * h + 4 * (h * h + h) + 2 * h * i + i + h  # two LayerNorms, q/k/v/o and fc1/fc2 with biases
+    adapter = i * _int(vision, "projector_input_dim") + _int(vision, "projector_output_dim") ** 2  # fc1, fc2
+    projector = _int(vision, "vision_output_dim") * text_hidden  # multi_modal_projector.linear_1
+    if vision.get("multi_modal_projector_bias"):
+        projector += text_hidden
+    encoder = embeddings + blocks * block
+    description = (
+        f"Llama-4 vision encoder ({blocks} blocks of width {h}, MLP {i}, {patch}×{patch} patches of a "
+        f"{image}×{image} tile: {encoder:,} parameters), its pixel-shuffle MLP adapter ({adapter:,}) and the "
+        f"projector to the text width ({projector:,})"
+    )
+    return encoder + adapter + projector, description
+
+
+def _qwen3_vl_tower(vision: Mapping[str, Any]) -> tuple[int, str]:
+    """Qwen3-VL's ViT with its patch merger and DeepStack mergers (transformers' Qwen3VLVisionModel)."""
+    _require(vision, ("hidden_size", "intermediate_size", "depth", "patch_size", "temporal_patch_size",
+                      "spatial_merge_size", "out_hidden_size", "num_position_embeddings"), "Qwen3-VL vision tower")
+    h, i, depth = _int(vision, "hidden_size"), _int(vision, "intermediate_size"), _int(vision, "depth")
+    patch, temporal = _int(vision, "patch_size"), _int(vision, "temporal_patch_size")
+    out, positions = _int(vision, "out_hidden_size"), _int(vision, "num_position_embeddings")
+    channels = _opt_int(vision, "in_channels", 3) or 3
+    merged = h * _int(vision, "spatial_merge_size") ** 2  # a merge × merge group of patches, concatenated
+    deepstack = vision.get("deepstack_visual_indexes") or []
+    if not isinstance(deepstack, list):
+        raise SizingError(code=SizingErrorCode.INVALID_CONFIG,
+                          message="config.json vision_config.deepstack_visual_indexes must be a list",
+                          extra={"field": "deepstack_visual_indexes"})
+    embeddings = channels * temporal * patch * patch * h + h + positions * h  # Conv3d weight + bias, pos_embed
+    block = 2 * 2 * h + (h * 3 * h + 3 * h) + (h * h + h) + (h * i + i) + (i * h + h)  # norms, qkv, proj, MLP
+    mlp = (merged * merged + merged) + (merged * out + out)  # linear_fc1, linear_fc2 with biases
+    merger = 2 * h + mlp  # LayerNorm over one patch before the shuffle
+    deepstack_merger = 2 * merged + mlp  # LayerNorm over the merged group (use_postshuffle_norm)
+    total = embeddings + depth * block + merger + len(deepstack) * deepstack_merger
+    description = (
+        f"Qwen3-VL ViT ({depth} blocks of width {h}, MLP {i}, {patch}×{patch}×{temporal} patches, "
+        f"{positions} learned positions), a {merged} → {out} patch merger and {len(deepstack)} DeepStack "
+        f"mergers feeding text layers (after vision blocks {', '.join(str(k) for k in deepstack) or 'none'})"
+    )
+    return total, description
+
+
+# --- Families -------------------------------------------------------------------------------------------------
+
+def _gemma2(config: Mapping[str, Any]) -> Architecture:
+    # Gemma-2: sliding and global attention alternate (layer 0 slides, as transformers' Gemma2 does when no
+    # layer_types is given); input, post-attention, pre- and post-feedforward RMSNorms; GeGLU MLP; tied
+    # embeddings unless the config says otherwise. Logit soft-capping and query_pre_attn_scalar hold no weights.
+    _require(config, ("sliding_window",), "sliding-window layers")
+    base = _dense_decoder({**config, "tie_word_embeddings": config.get("tie_word_embeddings", True)},
+                          sliding_window_used=False)
+    local = _local_layers(config, base.num_hidden_layers, default=lambda i: i % 2 == 0)
+    return _with_layers(base, _patterned_layers(base, local=local, window=_int(config, "sliding_window"), norms=4))
+
+
+# transformers' Gemma3TextConfig defaults for the fields published Gemma-3 configs often leave out.
+_GEMMA3_TEXT_DEFAULTS: dict[str, Any] = {
+    "vocab_size": 262_208, "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256,
+    "sliding_window": 4096,
+}
+_GEMMA3_SLIDING_WINDOW_PATTERN = 6  # transformers' Gemma3TextConfig: every 6th layer is global
+
+
+def _gemma3(config: Mapping[str, Any]) -> Architecture:
+    # Gemma-3 (gemma3: text_config + SigLIP vision_config; gemma3_text: the text model alone): 5 local : 1 global
+    # layers (layer_types, else every sliding_window_pattern-th layer global), q/k RMSNorms, Gemma-2's four norms.
+    text, warnings = _with_defaults(_text_config(config), _GEMMA3_TEXT_DEFAULTS, "transformers' Gemma3TextConfig")
+    pattern = _opt_int(text, "sliding_window_pattern") or _opt_int(text, "_sliding_window_pattern")
+    pattern = pattern or _GEMMA3_SLIDING_WINDOW_PATTERN
+    base = _dense_decoder({**text, "tie_word_embeddings": text.get("tie_word_embeddings", True)},
+                          qk_norm=True, sliding_window_used=False, warnings=warnings)
+    local = _local_layers(text, base.num_hidden_layers, default=lambda i: (i + 1) % pattern != 0)
+    layers = _patterned_layers(base, local=local, window=_int(text, "sliding_window"), norms=4)
+    vision = _nested(config, "vision_config")
+    if vision is None:
+        return _with_layers(base, layers)
+    parameters, description = _siglip_tower(vision, text_hidden=base.hidden_size)
+    return _with_layers(base, layers, vision_parameters=parameters, vision_description=description)
+
+
+def _gpt_oss(config: Mapping[str, Any]) -> Architecture:
+    # gpt-oss: sliding (sliding_window) and full attention alternate by layer_types (else layer 0 slides, as in
+    # transformers), a learned sink per head, q/k/v/o biases; every layer a MoE of num_local_experts SwiGLU
+    # experts of intermediate_size with gate/up and down biases, a router with a bias; untied head.
+    _require(config, ("num_local_experts", "sliding_window"), "mixture-of-experts and sliding-window layers")
+    # gpt-oss configs carry both num_experts_per_tok (transformers) and experts_per_token (OpenAI's own name).
+    per_token_key = next((key for key in ("num_experts_per_tok", "experts_per_token") if config.get(key) is not None),
+                         "num_experts_per_tok")
+    _require(config, (per_token_key,), "mixture-of-experts layers")
+    bias = bool(config.get("attention_bias", True))
+    base = _dense_decoder(config, qkv_bias=bias, o_bias=bias, sliding_window_used=False)
+    attention = replace(base.layers[0].attention, sinks=True)
+    moe = MlpSpec(kind=MlpKind.MOE, intermediate_size=base.intermediate_size,
+                  num_experts=_int(config, "num_local_experts"), experts_per_token=_int(config, per_token_key),
+                  router_bias=True, expert_bias=True)
+    local = _local_layers(config, base.num_hidden_layers, default=lambda i: i % 2 == 0)
+    layers = _patterned_layers(base, local=local, window=_int(config, "sliding_window"), mlp=moe,
+                               attention=attention)
+    return _with_layers(base, layers)
+
+
+_LLAMA4_NO_ROPE_LAYER_INTERVAL = 4  # transformers' Llama4TextConfig: every 4th layer is a NoPE (global) layer
+
+
+def _llama4_rope_layers(text: Mapping[str, Any], count: int) -> list[bool]:
+    """Which layers use RoPE (and so chunked local attention): `no_rope_layers` (1 = RoPE), else every layer but
+    each `no_rope_layer_interval`-th."""
+    flags = text.get("no_rope_layers")
+    if flags:
+        if not isinstance(flags, list) or len(flags) < count or any(flag not in (0, 1) for flag in flags[:count]):
+            raise SizingError(
+                code=SizingErrorCode.INVALID_CONFIG,
+                message=f"config.json no_rope_layers must hold a 0 or 1 for each of the {count} layers",
+                extra={"field": "no_rope_layers"},
+            )
+        return [flag == 1 for flag in flags[:count]]
+    interval = _opt_int(text, "no_rope_layer_interval") or _LLAMA4_NO_ROPE_LAYER_INTERVAL
+    return [(index + 1) % interval != 0 for index in range(count)]
+
+
+def _llama4(config: Mapping[str, Any]) -> Architecture:
+    # Llama-4 (text_config + vision_config): MoE layers (moe_layers, else every interleave_moe_layer_step-th)
+    # of num_local_experts routed experts of intermediate_size plus one shared expert of the same width, a router
+    # without bias; dense layers use intermediate_size_mlp. RoPE layers attend within attention_chunk_size-token
+    # chunks, NoPE layers to the whole sequence. The q/k norm is an L2 norm without weights.
+    text = _text_config(config)
+    _require(text, ("num_local_experts", "num_experts_per_tok"), "mixture-of-experts layers")
+    bias = bool(text.get("attention_bias", False))
+    base = _dense_decoder(text, qkv_bias=bias, o_bias=bias)
+    count = base.num_hidden_layers
+    moe_layers = text.get("moe_layers")
+    if moe_layers is None:
+        step = _opt_int(text, "interleave_moe_layer_step", 1) or 1
+        moe_layers = list(range(step - 1, count, step))
+    if not isinstance(moe_layers, list) or any(not isinstance(i, int) or isinstance(i, bool) for i in moe_layers):
+        raise SizingError(code=SizingErrorCode.INVALID_CONFIG,
+                          message="config.json moe_layers must be a list of layer indices",
+                          extra={"field": "moe_layers"})
+    sparse = set(moe_layers)
+    width = base.intermediate_size
+    moe = MlpSpec(kind=MlpKind.MOE, intermediate_size=width, num_experts=_int(text, "num_local_experts"),
+                  experts_per_token=_int(text, "num_experts_per_tok"), shared_experts=1,
+                  shared_intermediate_size=width)
+    if len(sparse & set(range(count))) < count:
+        _require(text, ("intermediate_size_mlp",), "dense layers")
+        dense = MlpSpec(intermediate_size=_int(text, "intermediate_size_mlp"))
+    else:
+        dense = base.layers[0].mlp  # unused: every layer is a MoE layer
+
+    def mlp(index: int) -> MlpSpec:
+        return moe if index in sparse else dense
+
+    chunk = _opt_int(text, "attention_chunk_size")
+    if chunk:
+        rope = _llama4_rope_layers(text, count)
+        local = _local_layers(text, count, default=lambda i: rope[i])
+    else:
+        local = [False] * count
+    layers = _patterned_layers(base, local=local, window=chunk or 1, mlp=mlp)
+    warnings = list(base.warnings)
+    if any(local):
+        warnings.append(
+            f"Llama-4 chunked local attention ({sum(local)} of {count} layers, {chunk}-token chunks) is sized as a "
+            f"sliding window of {chunk} tokens, as vLLM allocates chunked-local layers; the other "
+            f"{count - sum(local)} layers keep the whole sequence"
+        )
+    extra: dict[str, Any] = {"warnings": tuple(warnings)}
+    vision = _nested(config, "vision_config")
+    if vision is None:
+        if config.get("text_config") is not None:
+            extra["warnings"] += ("config.json has no vision_config: a vision tower in the checkpoint is not "
+                                  "counted",)
+    else:
+        extra["vision_parameters"], extra["vision_description"] = _llama4_tower(vision, text_hidden=base.hidden_size)
+    return _with_layers(base, layers, **extra)
+
+
+def _qwen3_vl(config: Mapping[str, Any]) -> Architecture:
+    # Qwen3-VL: a Qwen3 text backbone in text_config (dense, or Qwen3-MoE when it carries num_experts) and the
+    # Qwen3-VL ViT in vision_config.
+    text = _text_config(config)
+    base = _qwen_moe(text, qwen3=True) if text.get("num_experts") else _qwen3(text)
+    vision = _nested(config, "vision_config")
+    if vision is None:
+        return base
+    parameters, description = _qwen3_vl_tower(vision)
+    return replace(base, vision_parameters=parameters, vision_description=description)
+
+
+_CHATGLM_REQUIRED = ("hidden_size", "num_layers", "num_attention_heads", "kv_channels", "ffn_hidden_size",
+                     "padded_vocab_size")
+
+
+def _chatglm(config: Mapping[str, Any]) -> Architecture:
+    # ChatGLM2/3 and GLM-4 in THUDM's own key names: query_key_value (h -> (heads + 2 × groups) × kv_channels,
+    # bias when add_qkv_bias), dense (no bias unless add_bias_linear), dense_h_to_4h fusing gate and up (2 × ffn),
+    # dense_4h_to_h; RMSNorm when rmsnorm, else LayerNorm; output_layer untied unless tie_word_embeddings.
+    _require(config, _CHATGLM_REQUIRED, "ChatGLM layers")
+    heads = _int(config, "num_attention_heads")
+    multi_query = bool(config.get("multi_query_attention", False))
+    kv_heads = _int(config, "multi_query_group_num") if multi_query else heads
+    standard = {
+        "model_type": config["model_type"],
+        "hidden_size": config["hidden_size"],
+        "num_hidden_layers": config["num_layers"],
+        "num_attention_heads": heads,
+        "num_key_value_heads": kv_heads,
+        "head_dim": config["kv_channels"],
+        "intermediate_size": config["ffn_hidden_size"],
+        "vocab_size": config["padded_vocab_size"],
+        "tie_word_embeddings": bool(config.get("tie_word_embeddings", False)),
+        "max_position_embeddings": config.get("seq_length"),
+        "torch_dtype": config.get("torch_dtype"),
+        "quantization_config": config.get("quantization_config"),
+    }
+    linear_bias = bool(config.get("add_bias_linear", False))
+    rms = bool(config.get("rmsnorm", True))
+    warnings = () if config.get("post_layer_norm", True) else (
+        "config.json sets post_layer_norm false: the final norm is counted although the model has none",
+    )
+    base = _dense_decoder(standard, qkv_bias=bool(config.get("add_qkv_bias", False)), o_bias=linear_bias,
+                          mlp_bias=linear_bias, norm=NormKind.RMS if rms else NormKind.LAYER, warnings=warnings)
+    if rms:
+        return base
+    layer = replace(base.layers[0], norms=4)  # two LayerNorms, weight and bias each
+    return _with_layers(base, [layer] * base.num_hidden_layers)
+
+
+def _glm(config: Mapping[str, Any], *, sandwich_norms: bool) -> Architecture:
+    # GLM / GLM-4 in transformers' key names: q/k/v biases (attention_bias, default true), no o_proj bias, a fused
+    # gate_up_proj; GLM-4 (glm4) adds post-self-attention and post-MLP RMSNorms: 4 norms per layer.
+    base = _dense_decoder(config, qkv_bias=bool(config.get("attention_bias", True)))
+    if not sandwich_norms:
+        return base
+    return _with_layers(base, [replace(base.layers[0], norms=4)] * base.num_hidden_layers)
+
+
 FAMILIES: dict[str, Callable[[Mapping[str, Any]], Architecture]] = {
     "mixtral": _mixtral,
     "qwen2_moe": lambda config: _qwen_moe(config, qwen3=False),
@@ -344,6 +724,15 @@ FAMILIES: dict[str, Callable[[Mapping[str, Any]], Architecture]] = {
     "phi3": _phi3,
     "internlm2": _internlm2,
     "baichuan": _baichuan,
+    "gemma2": _gemma2,
+    "gemma3": _gemma3,
+    "gemma3_text": _gemma3,
+    "gpt_oss": _gpt_oss,
+    "llama4": _llama4,
+    "qwen3_vl": _qwen3_vl,
+    "chatglm": _chatglm,
+    "glm": lambda config: _glm(config, sandwich_norms=False),
+    "glm4": lambda config: _glm(config, sandwich_norms=True),
 }
 
 
@@ -440,8 +829,21 @@ def architecture_summary(arch: Architecture) -> dict[str, Any]:
         "dtype": arch.dtype.slug,
         "max_position_embeddings": arch.max_position_embeddings,
         "quantization_config": dict(arch.quantization_config) if arch.quantization_config else None,
+        "attention_layers": _attention_layer_counts(arch),
+        "sliding_windows": sorted({layer.attention.window for layer in arch.layers
+                                   if layer.attention.kind is AttentionKind.SLIDING and layer.attention.window}),
+        "vision_parameters": arch.vision_parameters,
+        "vision_description": arch.vision_description,
         "warnings": list(arch.warnings),
     }
+
+
+def _attention_layer_counts(arch: Architecture) -> dict[str, int]:
+    """Layers of each attention kind, e.g. {"sliding": 52, "full": 10}."""
+    counts: dict[str, int] = {}
+    for layer in arch.layers:
+        counts[layer.attention.kind.value] = counts.get(layer.attention.kind.value, 0) + 1
+    return counts
 
 
 def merge_quant_config(config: Mapping[str, Any], quant_config: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -121,7 +121,6 @@ class _Reader:
         self.args: dict[str, Any] = {}  # echoed arguments, first line wins per key
         self.arg_lines: dict[str, str] = {}
         self.effective: dict[str, Any] = {}  # settings stated by config/scheduler lines
-        self.effective_lines: dict[str, str] = {}
         self.consumed: tuple[int, str] | None = None  # vLLM's "weights + non-torch" figure
         self.warnings: list[str] = []
         self.votes: dict[str, int] = {VLLM: 0, SGLANG: 0}
@@ -144,9 +143,8 @@ class _Reader:
         if key not in self.args:
             self.args[key], self.arg_lines[key] = value, line
 
-    def setting(self, key: str, value: Any, line: str) -> None:
-        if key not in self.effective:
-            self.effective[key], self.effective_lines[key] = value, line
+    def setting(self, key: str, value: Any) -> None:
+        self.effective.setdefault(key, value)
 
 
 _NUM = r"-?\d[\d,]*(?:\.\d+)?"
@@ -178,7 +176,7 @@ def _int(text: str) -> int:
 Handler = Callable[[re.Match[str], _Reader, str], None]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _Rule:
     engine: str
     pattern: re.Pattern[str]
@@ -196,7 +194,7 @@ def _figure(figure: str, *, kind: int = 0) -> Handler:
 
 
 def _rule(engine: str, pattern: str, handler: Handler | None = None) -> _Rule:
-    return _Rule(engine, re.compile(pattern), handler)
+    return _Rule(engine=engine, pattern=re.compile(pattern), handler=handler)
 
 
 # --- vLLM ---------------------------------------------------------------------------------------------------
@@ -224,7 +222,7 @@ def _vllm_blocks(match: re.Match[str], reader: _Reader, line: str) -> None:
 
 
 def _vllm_kv_tokens(match: re.Match[str], reader: _Reader, line: str) -> None:
-    reader.put("kv_cache_tokens", _int(match["t"]), line, (0, 0))
+    reader.put("kv_cache_tokens", _int(match["t"]), line)
 
 
 def _vllm_concurrency(match: re.Match[str], reader: _Reader, line: str) -> None:
@@ -245,7 +243,7 @@ def _vllm_max_model_len(match: re.Match[str], reader: _Reader, line: str) -> Non
 
 
 def _vllm_batched_tokens(match: re.Match[str], reader: _Reader, line: str) -> None:
-    reader.setting("max_num_batched_tokens", _int(match["n"]), line)
+    reader.setting("max_num_batched_tokens", _int(match["n"]))
 
 
 # Effective settings of vLLM's engine config line copied into `flags` (when the echoed arguments lack them).
@@ -268,7 +266,7 @@ def _vllm_config(match: re.Match[str], reader: _Reader, line: str) -> None:
             value = config[key]
             if key == "dtype" and isinstance(value, str):
                 value = value.removeprefix("torch.")
-            reader.setting(key, value, line)
+            reader.setting(key, value)
 
 
 def _vllm_non_default_args(match: re.Match[str], reader: _Reader, line: str) -> None:
@@ -290,6 +288,8 @@ def _keyword_args(match: re.Match[str], reader: _Reader, line: str) -> None:
         reader.arg(key, value, line)
 
 
+# Each pattern names the vLLM versions and source files that print it: read in vLLM's source (the stored copies
+# of vllm-project/vllm) and dated in published logs; a "~" marks a version boundary known only approximately.
 _VLLM_RULES: tuple[_Rule, ...] = (
     # Memory profiling, V0 worker.py, four wordings:
     #  - pre-0.6.5 dev (PR #10511, Dec 2024), a table under "Memory profiling results:":
@@ -314,15 +314,15 @@ _VLLM_RULES: tuple[_Rule, ...] = (
     _rule(VLLM, rf"(?:available_kv_cache_memory|kv_cache_size\s*=|reserved for KV Cache is)\s*{_mem('v')}",
           _figure("kv_cache_bytes")),
     _rule(VLLM, r"(?:initial_memory_usage|peak_torch_memory|memory_usage_post_profile)="),
-    # Weights: V0 model_runner.py "Loading model weights took %.4f GB" (0.4–0.6) and "Model loading took %.4f GB
-    # and %.6f seconds" (0.7–0.9), both `/ float(2**30)`; V1 gpu_model_runner.py "Model loading took %.4f GiB and
-    # %.6f seconds" (0.8–0.10, `/ GiB_bytes`) and "Model loading took %s GiB memory and %.6f seconds"
-    # (format_gib, 0.1x–0.2x).
+    # Weights: V0 model_runner.py "Loading model weights took %.4f GB" (~0.4–0.6) and "Model loading took %.4f GB
+    # and %.6f seconds" (~0.7–0.9), both `/ float(2**30)`; V1 gpu_model_runner.py "Model loading took %.4f GiB and
+    # %.6f seconds" (~0.8–0.10, `/ GiB_bytes`), later "Model loading took %s GiB [memory ]and %.6f seconds"
+    # (format_gib; 0.19 prints "13.72 GiB memory").
     _rule(VLLM, rf"(?:Loading model weights|Model loading) took\s+{_mem('v')}", _figure("weights_bytes")),
     # V1 gpu_worker.py (0.8+): "Available KV cache memory: %.2f GiB" (`/ GiB_bytes`).
     _rule(VLLM, rf"Available KV cache memory:\s*{_mem('v')}", _figure("kv_cache_bytes")),
-    # V1 gpu_worker.py with --kv-cache-memory (0.11+): "Initial free memory %.2f GiB, reserved %.2f GiB memory for
-    # KV Cache as specified by kv_cache_memory_bytes config and skipped memory profiling."
+    # V1 gpu_worker.py with --kv-cache-memory (~0.11+; seen in 0.19): "Initial free memory %.2f GiB, reserved
+    # %.2f GiB memory for KV Cache as specified by kv_cache_memory_bytes config and skipped memory profiling."
     _rule(VLLM, rf"reserved\s+{_mem('v')}\s+memory for KV Cache", _figure("kv_cache_bytes")),
     # V1 kv_cache_utils.py (0.8+): "GPU KV cache size: %s tokens" (thousands separators) and "Maximum concurrency
     # for %s tokens per request: %.2fx", also on one line in 0.10+; the latter also V0 gpu_executor.py (0.6.4+)
@@ -330,19 +330,20 @@ _VLLM_RULES: tuple[_Rule, ...] = (
     _rule(VLLM, r"GPU KV cache size:\s*(?P<t>[\d,]+)\s*tokens", _vllm_kv_tokens),
     _rule(VLLM, r"Maximum concurrency for\s*(?P<t>[\d,]+)\s*tokens per request:\s*(?P<x>\d*\.?\d+)x",
           _vllm_concurrency),
-    # V0 gpu_executor.py (0.4–0.6) "# GPU blocks: %d, # CPU blocks: %d"; executor_base.py (0.7–0.9)
+    # V0 gpu_executor.py (~0.4–0.6) "# GPU blocks: %d, # CPU blocks: %d"; executor_base.py (~0.7–0.9)
     # "# %s blocks: %d, # CPU blocks: %d" with the platform's device name ("cuda", later "CUDA").
     _rule(VLLM, r"(?:#\s*)?(?P<dev>\w+) blocks:\s*(?P<gpu>[\d,]+),\s*#\s*CPU blocks:\s*[\d,]+", _vllm_blocks),
-    # CUDA graphs: V0 model_runner.py (0.6+) and V1 gpu_model_runner.py "Graph capturing finished in %.0f secs,
-    # took %.2f GiB" (`/ (1 << 30)`; before 0.6 without the memory: recognised only); captured after the KV
-    # allocation, outside the budget, until 0.21. 0.21+: gpu_model_runner.py "Estimated CUDA graph memory: %.2f
-    # GiB total" (profiled before the KV allocation, ranked below a measured figure) and gpu_worker.py "CUDA graph
-    # pool memory: %s GiB (actual), %s GiB (estimated), difference: ...".
+    # CUDA graphs: V0 model_runner.py (~0.6+) and V1 gpu_model_runner.py "Graph capturing finished in %.0f secs,
+    # took %.2f GiB" (`/ (1 << 30)`; older: "... in %.0f secs." without the memory, recognised only); captured
+    # after the KV allocation, outside the budget, until 0.21. 0.21+: gpu_model_runner.py "Estimated CUDA graph
+    # memory: %.2f GiB total" (profiled before the KV allocation, ranked below a measured figure) and
+    # gpu_worker.py "CUDA graph pool memory: %s GiB (actual), %s GiB (estimated), difference: ...".
     _rule(VLLM, rf"Graph capturing finished in\s*\d+\s*secs?(?:,\s*took\s*{_mem('v')})?",
           _figure("cuda_graph_bytes")),
     _rule(VLLM, rf"Estimated CUDA graph memory:\s*{_mem('v')}", _figure("cuda_graph_bytes", kind=-1)),
     _rule(VLLM, rf"CUDA graph pool memory:\s*{_mem('v')}\s*\(actual", _figure("cuda_graph_bytes")),
-    # V1 gpu_worker.py compile_or_warm_up_model (0.10.2–0.11, then at debug level, later back at info):
+    # V1 gpu_worker.py compile_or_warm_up_model (~0.10.2+; info in the published 0.11–0.2x logs, debug in some
+    # builds):
     # "Free memory on device (%s/%s GiB) on startup. Desired GPU memory utilization is (%s, %s GiB). Actual usage
     # is %s GiB for weight, %s GiB for peak activation, %s GiB for non-torch memory, and %s GiB for CUDAGraph
     # memory. ... Current kv cache memory in use is %s GiB." (round(b / GiB_bytes, 2); 0.11 printed the last one
@@ -365,20 +366,21 @@ _VLLM_RULES: tuple[_Rule, ...] = (
           _vllm_utilization),
     # Versions: V0 llm_engine.py "Initializing an LLM engine (v%s) with config: ..." (0.4–0.9); V1 core.py
     # "Initializing a V1 LLM engine (v%s) with config: ..." (0.8+); entrypoints/openai/api_server.py "vLLM API
-    # server version %s" (0.5–0.10); the ASCII banner of 0.1x–0.2x (utils.py, later api_utils.py) "█ ▀▄▀ █
-    # version 0.15.1" / "█     █  model   openai/gpt-oss-20b"; collect_env's "vLLM Version: %s".
+    # server version %s" (~0.5–0.10); the ASCII banner (utils.py, later api_utils.py; seen in 0.15–0.28)
+    # "█ ▀▄▀ █  version 0.15.1" / "█▄█▀ █ ... █  model   openai/gpt-oss-20b"; collect_env's "vLLM Version: %s".
     _rule(VLLM, r"Initializing an? (?:V1 )?LLM engine (?:\(v(?P<ver>[^)\s]+)\) )?with config:\s*(?P<cfg>.*)",
           _vllm_config),
     _rule(VLLM, r"vLLM API server version\s+v?(?P<ver>\d\S*)", _version),
     _rule(VLLM, r"\bvLLM [Vv]ersion:?\s+v?(?P<ver>\d\S*)", _version),
     _rule(VLLM, r"▀▄▀ █\s+version\s+v?(?P<ver>\d\S*)", _version),
     _rule(VLLM, r"█▄█▀.*█\s+model\s+(?P<m>\S+)", _vllm_banner_model),
-    # Arguments: utils.py / api_utils.py "non-default args: %s" (0.8.5+, a dict repr); api_server.py "args: %s"
-    # (an argparse Namespace, 0.4–0.8).
+    # The command line engineers paste above the log: `vllm serve MODEL ...` (the weakest source of the model).
+    _rule(VLLM, r"(?:^|\s|\$)vllm serve\s+(?P<m>[^\s-]\S*)", _vllm_banner_model),
+    # Arguments: utils.py / api_utils.py "non-default args: %s" (~0.9+, a dict repr; seen in 0.19–0.28);
+    # entrypoints/openai/api_server.py "args: %s" (an argparse Namespace, ~0.4–0.8).
     _rule(VLLM, r"non-default args:\s*(?P<d>\{.*)", _vllm_non_default_args),
     _rule(VLLM, r"\bargs: Namespace\((?P<kw>.*)", _keyword_args),
-    # config.py / arg_utils.py (0.6+): "Using max model len %s"; "Chunked prefill is enabled with
-    # max_num_batched_tokens=%d."
+    # config.py (~0.6+): "Using max model len %s"; "Chunked prefill is enabled with max_num_batched_tokens=%d."
     _rule(VLLM, r"Using max model len\s+(?P<n>\d+)", _vllm_max_model_len),
     _rule(VLLM, r"Chunked prefill is enabled with max_num_batched_tokens=(?P<n>\d+)", _vllm_batched_tokens),
     # V1 gpu_worker.py: "Sleep mode freed ..." is deliberately absent (not a startup figure): it stays unparsed.
@@ -392,7 +394,7 @@ def _sglang_weights(match: re.Match[str], reader: _Reader, line: str) -> None:
         reader.memory("weights_bytes", match["v"], match["v_u"], line)
     dtype = re.search(r"\bdtype=(?:torch\.)?(\w+)", line)
     if dtype:
-        reader.setting("dtype", dtype[1], line)
+        reader.setting("dtype", dtype[1])
 
 
 def _sglang_kv(match: re.Match[str], reader: _Reader, line: str) -> None:
@@ -412,18 +414,18 @@ def _sglang_scheduler(match: re.Match[str], reader: _Reader, line: str) -> None:
         reader.put("max_model_len", int(items["context_len"]), line)
     for key in ("chunked_prefill_size", "max_prefill_tokens", "max_running_requests"):
         if key in items:
-            reader.setting(key, int(items[key]), line)
+            reader.setting(key, int(items[key]))
 
 
 _SGLANG_RULES: tuple[_Rule, ...] = (
-    # Followed SGLang 0.4.6–0.5.x source (python/sglang/srt/...); every "GB" is `/ (1 << 30)` or `/ GB` with
-    # GB = 1024**3.
+    # Followed SGLang's source (python/sglang/srt/..., the stored copies of sgl-project/sglang, 0.4.x–0.5.x) and
+    # dated published logs; every "GB" is `/ (1 << 30)` or `/ GB` with GB = 1024**3.
     # server_args.py / entrypoints/engine.py: "server_args=ServerArgs(model_path='...', tp_size=1, ...)".
     _rule(SGLANG, r"server_args=ServerArgs\((?P<kw>.*)", _keyword_args),
     # model_executor/model_runner.py load_model: "Load weight begin. avail mem=%.2f GB" and "Load weight end.
-    # type=%s, dtype=%s, avail mem=%.2f GB, mem usage=%.2f GB." (0.4.x; mem usage from 0.4.1), 0.5.x: "Load
-    # weight end. elapsed=%.2f s, type=%s, [quant=...,] avail mem=%.2f GB, mem usage=%.2f GB." (the first one
-    # printed is the target model; a draft model's follows).
+    # type=%s, dtype=%s, avail mem=%.2f GB, mem usage=%.2f GB." (0.4.x; the oldest without mem usage), 0.5.x:
+    # "Load weight end. elapsed=%.2f s, type=%s, [quant=...,] avail mem=%.2f GB, mem usage=%.2f GB." (the first
+    # one printed is the target model; a draft model's follows).
     _rule(SGLANG, r"Load weight begin\."),
     _rule(SGLANG, rf"Load weight end\.(?:.*?mem usage=\s*{_mem('v')})?", _sglang_weights),
     # mem_cache/memory_pool.py: MHATokenToKVPool "KV Cache is allocated. #tokens: %d, K size: %.2f GB, V size:
@@ -435,14 +437,16 @@ _SGLANG_RULES: tuple[_Rule, ...] = (
     # distributed ends. mem usage=%.2f GB" (free memory, no field of ours: recognised only).
     _rule(SGLANG, r"Memory pool end\. avail mem="),
     _rule(SGLANG, r"Init torch distributed (?:begin|ends)\."),
-    # model_runner.py init_device_graphs (0.4.6+): "Capture cuda graph end. Time elapsed: %.2f s. mem usage=%.2f
-    # GB. avail mem=%.2f GB." (0.4.3: "avail mem=..., mem usage=..."; older: no memory); newer builds name the
-    # graph ("Capture target decode CUDA graph end.") and NPU builds print "npu graph".
+    # model_runner.py init_device_graphs (~0.4.6+): "Capture cuda graph end. Time elapsed: %.2f s. mem usage=%.2f
+    # GB. avail mem=%.2f GB." (early 2025: "avail mem=%.2f GB. mem usage=%.2f GB."; older and speculative
+    # workers: no memory); 2026 nightlies name the graph ("Capture target decode CUDA graph end. elapsed=...")
+    # and NPU builds print "npu graph".
     _rule(SGLANG, r"Capture [\w ]*?(?:cuda|CUDA|npu|NPU) graph begin"),
     _rule(SGLANG, rf"Capture [\w ]*?(?:cuda|CUDA|npu|NPU) graph end\.(?:.*?mem usage=\s*{_mem('v')})?",
           _figure("cuda_graph_bytes")),
     # managers/scheduler.py: "max_total_num_tokens=%d, chunked_prefill_size=%s, max_prefill_tokens=%d,
-    # max_running_requests=%d, context_len=%d, available_gpu_mem=%.2f GB" (available_gpu_mem from 0.4.6).
+    # max_running_requests=%d, context_len=%d, available_gpu_mem=%.2f GB" (older: without chunked_prefill_size
+    # and available_gpu_mem).
     _rule(SGLANG, r"\bmax_total_num_tokens=(?P<t>\d+)", _sglang_scheduler),
     # SGLang itself does not log its version at startup; wrappers and `pip show` do ("SGLang version: 0.5.3").
     _rule(SGLANG, r"(?i:\bsglang)(?: version)?\s*[:=]{1,2}\s*v?(?P<ver>\d+\.\d+\S*)", _version),

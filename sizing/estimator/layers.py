@@ -13,7 +13,7 @@ Parsers fill it from a config's own fields (`layer_types`, `sliding_window`, `fi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from enum import Enum
 
 K_AND_V = 2  # one key and one value vector per KV head
@@ -21,7 +21,7 @@ K_AND_V = 2  # one key and one value vector per KV head
 
 class AttentionKind(Enum):
     FULL = "full"  # keeps every token of the sequence
-    SLIDING = "sliding"  # keeps at most `window` tokens of the sequence
+    SLIDING = "sliding"  # keeps at most `window` tokens of the sequence (also Llama-4's chunked local attention)
     MLA = "mla"  # multi-head latent attention: one compressed latent per token, no heads
 
 
@@ -49,6 +49,13 @@ class AttentionSpec:
     kv_lora_rank: int = 0
     qk_nope_head_dim: int = 0
     qk_rope_head_dim: int = 0
+
+    def __post_init__(self) -> None:
+        # Specs are hashed constantly (layer counts, caches): compute it once.
+        object.__setattr__(self, "_hash", hash(tuple(getattr(self, f.name) for f in fields(self))))
+
+    def __hash__(self) -> int:
+        return self._hash  # type: ignore[attr-defined,no-any-return]
 
     @property
     def value_head_dim(self) -> int:
@@ -85,10 +92,25 @@ class MlpSpec:
     shared_intermediate_size: int = 0
     shared_expert_gate: bool = False  # Qwen2-MoE: a sigmoid gate (h -> 1) on the shared expert
     router_bias: bool = False  # gpt-oss router bias; DeepSeek-V3's e_score_correction_bias
+    expert_bias: bool = False  # gpt-oss: each routed expert's gate/up bias (2 × width) and down bias (hidden)
+
+    def __post_init__(self) -> None:
+        # Specs are hashed constantly (layer counts, caches): compute it once.
+        object.__setattr__(self, "_hash", hash(tuple(getattr(self, f.name) for f in fields(self))))
+
+    def __hash__(self) -> int:
+        return self._hash  # type: ignore[attr-defined,no-any-return]
 
 
 @dataclass(frozen=True, kw_only=True)
 class LayerSpec:
     attention: AttentionSpec
     mlp: MlpSpec
-    norms: int = 2  # hidden-size norm vectors (input and post-attention; Gemma has 4)
+    norms: int = 2  # hidden-size norm vectors (input and post-attention; Gemma-2/3 and GLM-4 have 4)
+
+    def __post_init__(self) -> None:
+        # Specs are hashed constantly (layer counts, caches): compute it once.
+        object.__setattr__(self, "_hash", hash(tuple(getattr(self, f.name) for f in fields(self))))
+
+    def __hash__(self) -> int:
+        return self._hash  # type: ignore[attr-defined,no-any-return]

@@ -159,6 +159,7 @@ class MemoryEstimate:
     launch_args: tuple[str, ...]
     launch_command: str
     assumptions: dict[str, Any]
+    figure_sources: dict[str, str] = field(default_factory=dict)  # figure -> estimated / calibrated / measured
     warnings: tuple[str, ...] = field(default=())
     problems: tuple[str, ...] = field(default=())
 
@@ -460,6 +461,14 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
             "kv_groups": [f"{g.layers} x {g.kind.value}" + (f" (window {g.window})" if g.window else "")
                           for g in binding_inputs.kv.groups],
             **{f"engine_{key}": value for key, value in binding.settings.items()},
+        },
+        figure_sources={
+            "weights": "estimated",
+            "kv_cache": "estimated",
+            "activations": "calibrated" if request.activation_peak_bytes is not None else "estimated",
+            "runtime": "calibrated" if request.runtime_reserve_bytes is not None else "estimated",
+            "cuda_graphs": "calibrated" if request.cuda_graph_bytes is not None else "estimated",
+            "capacity": "measured" if request.gpu_memory_bytes else "catalog",
         },
         warnings=tuple(warnings),
         problems=tuple(problems),

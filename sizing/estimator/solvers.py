@@ -26,6 +26,7 @@ from sizing.estimator.units import format_bytes
 MAX_SEARCH_TOKENS = 16_777_216
 MAX_SEARCH_CONCURRENCY = 1_000_000
 MAX_GPUS = 64
+TP_SIZES = (1, 2, 4, 8)  # tensor parallel stays inside one node of up to 8 GPUs
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -120,13 +121,20 @@ def fewest_gpus(request: EstimateRequest, *, max_gpus: int = MAX_GPUS) -> Solver
     Layouts are tried from the fewest GPUs up: tensor parallel first (one node), then pipeline stages.
     """
     for gpus in range(1, max_gpus + 1):
-        for tp in (t for t in (1, 2, 4, 8, 16) if t <= gpus and gpus % t == 0):
-            pp = gpus // tp
+        # At one GPU count: replicas of the smallest model-parallel group first (nothing shared, simplest to
+        # run), then larger TP groups within a node, then pipeline stages across nodes.
+        layouts = sorted(
+            ((tp, pp) for tp in TP_SIZES for pp in range(1, gpus // tp + 1) if gpus % (tp * pp) == 0),
+            key=lambda layout: (layout[0] * layout[1], layout[1]),
+        )
+        for tp, pp in layouts:
             result = _fits(replace(request, gpus=gpus, tp=tp, pp=pp))
             if result is not None:
-                return SolverResult(target="fewest_gpus", value=gpus,
-                                    stops_because=f"TP {tp} x PP {pp} is the smallest layout that fits",
-                                    estimate=result.as_dict())
+                replicas = gpus // (tp * pp)
+                return SolverResult(
+                    target="fewest_gpus", value=gpus,
+                    stops_because=f"{replicas} replica(s) of TP {tp} x PP {pp}: the smallest layout that fits",
+                    estimate=result.as_dict())
     return SolverResult(target="fewest_gpus", value=0,
                         stops_because=f"no layout of up to {max_gpus} GPUs fits: "
                                       + _stop_reason(replace(request, gpus=max_gpus, tp=None, pp=1)),

@@ -165,6 +165,11 @@ def _mlp_tensors(mlp: MlpSpec, h: int) -> list[dict[str, Any]]:
     if mlp.router_bias:
         tensors.append({"name": "router.bias", "role": Role.BIAS, "rows": mlp.num_experts,
                         "shard": Shard.REPLICATED, **vector})
+    if mlp.expert_bias:  # gpt-oss: per expert, gate/up biases (2 × width) and a down bias (hidden)
+        tensors += [{"name": f"experts.{name}.bias", "role": Role.BIAS, "rows": mlp.intermediate_size,
+                     "shard": Shard.COLUMN, **vector, **routed} for name in inputs]
+        tensors.append({"name": "experts.down_proj.bias", "role": Role.BIAS, "rows": h,
+                        "shard": Shard.REPLICATED, **vector, **routed})
     if mlp.shared_experts:
         width = mlp.shared_experts * mlp.shared_intermediate_size
         tensors += [{"name": f"shared_expert.{name}", "role": Role.MLP, "rows": width, "cols": h,
@@ -188,6 +193,7 @@ def layer_tensors(layer: LayerSpec, *, hidden_size: int, count: int) -> tuple[Te
     return tuple(TensorSpec(per_model=count, per_layer=True, layer=layer, **spec) for spec in dicts)
 
 
+@lru_cache(maxsize=1024)
 def layer_counts(layers: tuple[LayerSpec, ...]) -> dict[LayerSpec, int]:
     """How many layers of each kind, in order of first appearance."""
     counts: dict[LayerSpec, int] = {}

@@ -36,10 +36,11 @@ DEEPSEEK_V3 = {  # deepseek-ai/DeepSeek-V3 config.json
     "q_lora_rank": 1536, "qk_rope_head_dim": 64, "n_routed_experts": 256, "num_nextn_predict_layers": 1,
     "torch_dtype": "bfloat16",
 }
-GPT_OSS_20B = {  # openai/gpt-oss-20b config.json
-    "model_type": "gpt_oss", "hidden_size": 2880, "num_hidden_layers": 24, "num_attention_heads": 64,
-    "num_key_value_heads": 8, "head_dim": 64, "intermediate_size": 2880, "vocab_size": 201088,
-    "num_local_experts": 32, "sliding_window": 128, "quantization_config": {"quant_method": "mxfp4"},
+GLM_5 = {  # zai-org/GLM-5-FP8 config.json (sizing keys): MLA + MoE, with a DSA indexer on top
+    "model_type": "glm_moe_dsa", "hidden_size": 6144, "num_hidden_layers": 78, "num_attention_heads": 64,
+    "num_key_value_heads": 64, "intermediate_size": 12288, "vocab_size": 154880, "kv_lora_rank": 512,
+    "q_lora_rank": 2048, "qk_rope_head_dim": 64, "n_routed_experts": 256, "index_n_heads": 32,
+    "index_head_dim": 128, "index_topk": 2048, "torch_dtype": "bfloat16",
 }
 NEMOTRON_H_56B = {  # nvidia/Nemotron-H-56B-Base-8K config.json
     "model_type": "nemotron_h", "hidden_size": 8192, "num_hidden_layers": 118, "num_attention_heads": 64,
@@ -60,7 +61,7 @@ def _refusal(config: dict[str, Any]) -> SizingError:
 @pytest.mark.parametrize(
     ("config", "names_what_is_missing"),
     [
-        pytest.param(GPT_OSS_20B, "MXFP4 mixture-of-experts", id="gpt_oss"),
+        pytest.param(GLM_5, "DeepSeek Sparse Attention", id="glm_moe_dsa"),
         pytest.param(NEMOTRON_H_56B, "Mamba-2 state-space layers", id="nemotron_h"),
         pytest.param(QWEN35_27B, "Gated DeltaNet", id="qwen3_5"),
     ],
