@@ -16,7 +16,7 @@ from sizing.estimator.errors import SizingError
 from sizing.estimator.formats import WEIGHT_FORMAT_CHOICES
 from sizing.estimator.units import format_bytes
 from sizing.selectors import gpu_get, model_get_for_organisation
-from sizing.services import ESTIMATE_PARAMETERS, estimate_quick
+from sizing.services import ESTIMATE_PARAMETERS, SOLVER_TARGETS, estimate_quick, estimate_solve
 
 COMPONENT_LABELS = {
     "weights": "weights",
@@ -84,6 +84,11 @@ class Command(BaseCommand):
         parser.add_argument("--block-size", type=_positive_int)
         parser.add_argument("--concurrency", type=_positive_int)
         parser.add_argument("--tokens-per-request", type=_positive_int)
+        parser.add_argument("--mem-fraction-static", type=_fraction, help="SGLang's static memory fraction")
+        parser.add_argument("--kv-cache-free-gpu-mem-fraction", type=_fraction, help="TensorRT-LLM's KV fraction")
+        parser.add_argument("--enforce-eager", action="store_true", default=None, help="no CUDA graphs")
+        parser.add_argument("--solve", choices=SOLVER_TARGETS,
+                            help="solve for the largest context, the largest concurrency or the fewest GPUs")
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -103,6 +108,11 @@ class Command(BaseCommand):
         parameters = {key: options.get(key) for key in ESTIMATE_PARAMETERS}
         parameters["engine"] = options["engine"]
         try:
+            if options["solve"]:
+                solved = estimate_solve(gpu=gpu, model=model, config=config, parameters=parameters,
+                                        target=options["solve"])
+                self._print_solved(solved, as_json=options["json"])
+                return
             result = estimate_quick(gpu=gpu, model=model, config=config, parameters=parameters)
         except SizingError as error:
             _fail(f"{error.code.value}: {error.message}")
@@ -130,3 +140,12 @@ class Command(BaseCommand):
         if result.launch_args:
             command = result.launch_command.replace("MODEL", model.slug if model else "MODEL")
             self.stdout.write(f"{command} " + " ".join(result.launch_args))
+
+    def _print_solved(self, solved: dict[str, Any], *, as_json: bool) -> None:
+        if as_json:
+            self.stdout.write(json.dumps(solved))
+            return
+        unit = {"largest_context": "tokens per request", "largest_concurrency": "concurrent requests",
+                "fewest_gpus": "GPUs"}[solved["target"]]
+        self.stdout.write(f"{solved['target']}: {solved['value']} {unit}")
+        self.stdout.write(f"stops because: {solved['stops_because']}")
