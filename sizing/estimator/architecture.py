@@ -417,14 +417,21 @@ def _text_config(config: Mapping[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _with_defaults(config: Mapping[str, Any], defaults: Mapping[str, Any], source: str) -> tuple[dict[str, Any],
-                                                                                                   tuple[str, ...]]:
+def _with_defaults(
+    config: Mapping[str, Any], defaults: Mapping[str, Any], source: str,
+) -> tuple[dict[str, Any], tuple[str, ...]]:
     """Fill the fields a published config leaves to its transformers class defaults, and say which."""
     absent = {key: value for key, value in defaults.items() if config.get(key) is None}
     if not absent:
         return dict(config), ()
     used = ", ".join(f"{key} {value}" for key, value in absent.items())
-    return {**config, **absent}, (f"config.json omits {', '.join(absent)}: used {source}'s defaults ({used})",)
+    return {**config, **absent}, (f"config.json omits {', '.join(absent)}: used the defaults of {source} ({used})",)
+
+
+def _tied(config: Mapping[str, Any], default: bool) -> dict[str, Any]:
+    """The config with `tie_word_embeddings` set to the family's default when absent or null."""
+    tied = config.get("tie_word_embeddings")
+    return {**config, "tie_word_embeddings": default if tied is None else bool(tied)}
 
 
 # --- Vision towers --------------------------------------------------------------------------------------------
@@ -522,8 +529,7 @@ def _gemma2(config: Mapping[str, Any]) -> Architecture:
     # layer_types is given); input, post-attention, pre- and post-feedforward RMSNorms; GeGLU MLP; tied
     # embeddings unless the config says otherwise. Logit soft-capping and query_pre_attn_scalar hold no weights.
     _require(config, ("sliding_window",), "sliding-window layers")
-    base = _dense_decoder({**config, "tie_word_embeddings": config.get("tie_word_embeddings", True)},
-                          sliding_window_used=False)
+    base = _dense_decoder(_tied(config, True), sliding_window_used=False)
     local = _local_layers(config, base.num_hidden_layers, default=lambda i: i % 2 == 0)
     return _with_layers(base, _patterned_layers(base, local=local, window=_int(config, "sliding_window"), norms=4))
 
@@ -542,8 +548,7 @@ def _gemma3(config: Mapping[str, Any]) -> Architecture:
     text, warnings = _with_defaults(_text_config(config), _GEMMA3_TEXT_DEFAULTS, "transformers' Gemma3TextConfig")
     pattern = _opt_int(text, "sliding_window_pattern") or _opt_int(text, "_sliding_window_pattern")
     pattern = pattern or _GEMMA3_SLIDING_WINDOW_PATTERN
-    base = _dense_decoder({**text, "tie_word_embeddings": text.get("tie_word_embeddings", True)},
-                          qk_norm=True, sliding_window_used=False, warnings=warnings)
+    base = _dense_decoder(_tied(text, True), qk_norm=True, sliding_window_used=False, warnings=warnings)
     local = _local_layers(text, base.num_hidden_layers, default=lambda i: (i + 1) % pattern != 0)
     layers = _patterned_layers(base, local=local, window=_int(text, "sliding_window"), norms=4)
     vision = _nested(config, "vision_config")
@@ -673,6 +678,8 @@ def _chatglm(config: Mapping[str, Any]) -> Architecture:
     _require(config, _CHATGLM_REQUIRED, "ChatGLM layers")
     heads = _int(config, "num_attention_heads")
     multi_query = bool(config.get("multi_query_attention", False))
+    if multi_query:
+        _require(config, ("multi_query_group_num",), "multi-query attention")
     kv_heads = _int(config, "multi_query_group_num") if multi_query else heads
     standard = {
         "model_type": config["model_type"],
@@ -685,7 +692,7 @@ def _chatglm(config: Mapping[str, Any]) -> Architecture:
         "vocab_size": config["padded_vocab_size"],
         "tie_word_embeddings": bool(config.get("tie_word_embeddings", False)),
         "max_position_embeddings": config.get("seq_length"),
-        "torch_dtype": config.get("torch_dtype"),
+        "torch_dtype": config.get("torch_dtype") or config.get("dtype"),
         "quantization_config": config.get("quantization_config"),
     }
     linear_bias = bool(config.get("add_bias_linear", False))
@@ -729,6 +736,7 @@ FAMILIES: dict[str, Callable[[Mapping[str, Any]], Architecture]] = {
     "gemma3_text": _gemma3,
     "gpt_oss": _gpt_oss,
     "llama4": _llama4,
+    "llama4_text": _llama4,
     "qwen3_vl": _qwen3_vl,
     "chatglm": _chatglm,
     "glm": lambda config: _glm(config, sandwich_norms=False),

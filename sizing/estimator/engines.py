@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
 from sizing.estimator.kv_layout import KvLayout
-from sizing.estimator.units import GiB, MiB, gib
+from sizing.estimator.units import GiB, MiB, format_bytes, gib
 
 
 class Engine(Enum):
@@ -106,6 +106,7 @@ class StageBudget:
     static_bytes: int  # memory before any KV, for the concurrency curve
     curve_limit_bytes: int  # the limit the concurrency curve is drawn against
     settings: dict[str, float | int]  # what the engine derived (e.g. SGLang's mem_fraction_static)
+    formulas: dict[str, str] = field(default_factory=dict)  # line item -> its formula with the numbers
 
 
 # vLLM 0.11 on H100 measured ~0.15 GiB of non-torch memory at TP=1 and ~0.6 GiB at TP≥2 (NCCL buffers).
@@ -118,6 +119,10 @@ VLLM_CUDA_GRAPH_BYTES = gib(0.5)
 IDEALIZED_RUNTIME_RESERVE_BYTES = 2 * GiB
 # CUDA context, cuBLAS workspaces and allocator slack of a process without vLLM's profiler.
 CUDA_CONTEXT_BYTES = gib(0.5)
+
+
+def _g(n_bytes: int) -> str:
+    return format_bytes(n_bytes, "GiB")
 
 
 def vllm_default_scheduler(capacity_bytes: int, gpu_name: str = "") -> tuple[int, int]:
@@ -153,6 +158,16 @@ def _vllm(stage: StageInputs) -> StageBudget:
                     "activations": stage.activation_peak_bytes, "runtime": non_torch, "cuda_graphs": graphs},
         usable_bytes=stage.capacity_bytes, budget_bytes=budget, kv_pool_bytes=kv_pool, static_bytes=static,
         curve_limit_bytes=budget, settings={"gpu_memory_utilization": stage.gpu_memory_utilization},
+        formulas={
+            "budget": f"capacity × gpu_memory_utilization = {_g(stage.capacity_bytes)} × "
+                      f"{stage.gpu_memory_utilization} = {_g(budget)}",
+            "kv_cache": f"budget − weights − activations − non-torch = {_g(budget)} − {_g(stage.weight_bytes)} − "
+                        f"{_g(stage.activation_peak_bytes)} − {_g(non_torch)} = {_g(kv_pool)}",
+            "runtime": f"non-torch memory (CUDA context, NCCL, cuBLAS): {_g(non_torch)}"
+                       + (" measured" if stage.runtime_reserve_bytes is not None else
+                          f" default for {'multi' if stage.multi_gpu else 'single'}-GPU vLLM 0.11"),
+            "cuda_graphs": f"captured after the KV allocation, outside the budget: {_g(graphs)}",
+        },
     )
 
 
@@ -179,6 +194,15 @@ def _sglang(stage: StageInputs) -> StageBudget:
         usable_bytes=capacity, budget_bytes=static_budget, kv_pool_bytes=kv_pool,
         static_bytes=stage.weight_bytes, curve_limit_bytes=static_budget,
         settings={"mem_fraction_static": fraction},
+        formulas={
+            "budget": f"capacity × mem_fraction_static = {_g(capacity)} × {fraction} = {_g(static_budget)}",
+            "kv_cache": f"capacity × mem_fraction_static − weights = {_g(static_budget)} − "
+                        f"{_g(stage.weight_bytes)} = {_g(kv_pool)}",
+            "activations": f"1.5 MiB × max(chunked_prefill_size {stage.batched_tokens}, 2048) = {_g(activations)}",
+            "cuda_graphs": f"2 MiB × cuda_graph_max_bs {stage.max_num_seqs} = {_g(graphs)}",
+            "runtime": f"capacity − budget − activations − CUDA graphs = {_g(max(0, runtime))} "
+                       "(512 MiB + NCCL 1024 MiB × tp × pp / 8, topped up to 10 GiB on cards above 60 GB)",
+        },
     )
 
 
@@ -194,6 +218,12 @@ def _trtllm(stage: StageInputs) -> StageBudget:
         usable_bytes=stage.capacity_bytes, budget_bytes=static + max(0, kv_pool), kv_pool_bytes=kv_pool,
         static_bytes=static, curve_limit_bytes=static + max(0, kv_pool),
         settings={"kv_cache_free_gpu_mem_fraction": stage.kv_cache_free_gpu_mem_fraction},
+        formulas={
+            "kv_cache": f"kv_cache_free_gpu_mem_fraction × (capacity − weights − activations − runtime) = "
+                        f"{stage.kv_cache_free_gpu_mem_fraction} × ({_g(stage.capacity_bytes)} − "
+                        f"{_g(stage.weight_bytes)} − {_g(stage.activation_peak_bytes)} − {_g(runtime)}) = "
+                        f"{_g(kv_pool)}",
+        },
     )
 
 
@@ -208,6 +238,11 @@ def _tgi(stage: StageInputs) -> StageBudget:
                     "activations": stage.activation_peak_bytes, "runtime": runtime, "cuda_graphs": 0},
         usable_bytes=stage.capacity_bytes, budget_bytes=budget, kv_pool_bytes=kv_pool, static_bytes=static,
         curve_limit_bytes=budget, settings={"cuda_memory_fraction": stage.gpu_memory_utilization},
+        formulas={
+            "kv_cache": f"capacity × cuda_memory_fraction − weights − warm-up activations − runtime = "
+                        f"{_g(budget)} − {_g(stage.weight_bytes)} − {_g(stage.activation_peak_bytes)} − "
+                        f"{_g(runtime)} = {_g(kv_pool)}",
+        },
     )
 
 
@@ -219,6 +254,11 @@ def _on_demand(stage: StageInputs, *, runtime: int, weights: int) -> StageBudget
                     "activations": stage.activation_peak_bytes, "runtime": runtime, "cuda_graphs": 0},
         usable_bytes=usable, budget_bytes=usable, kv_pool_bytes=usable - static, static_bytes=static,
         curve_limit_bytes=usable, settings={"planning_limit": stage.gpu_memory_utilization},
+        formulas={
+            "budget": f"capacity × planning limit = {_g(stage.capacity_bytes)} × {stage.gpu_memory_utilization} "
+                      f"= {_g(usable)}",
+            "kv_cache": f"concurrent requests × KV bytes per request = {_g(stage.kv_demand_bytes)} (grows on demand)",
+        },
     )
 
 

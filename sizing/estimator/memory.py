@@ -160,6 +160,7 @@ class MemoryEstimate:
     launch_command: str
     assumptions: dict[str, Any]
     figure_sources: dict[str, str] = field(default_factory=dict)  # figure -> estimated / calibrated / measured
+    formulas: dict[str, str] = field(default_factory=dict)  # line item -> its formula with the numbers filled in
     warnings: tuple[str, ...] = field(default=())
     problems: tuple[str, ...] = field(default=())
 
@@ -462,6 +463,8 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
                           for g in binding_inputs.kv.groups],
             **{f"engine_{key}": value for key, value in binding.settings.items()},
         },
+        formulas=_formulas(request, arch, fmt=fmt, kv_bits=kv_dtype.bits, tp=tp, pp=pp, batched=batched,
+                           max_num_seqs=max_num_seqs, inputs=binding_inputs, budget=binding, tokens=tokens),
         figure_sources={
             "weights": "estimated",
             "kv_cache": "estimated",
@@ -473,6 +476,38 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
         warnings=tuple(warnings),
         problems=tuple(problems),
     )
+
+
+def _formulas(request: EstimateRequest, arch: Architecture, *, fmt: Any, kv_bits: int, tp: int, pp: int,
+              batched: int, max_num_seqs: int, inputs: StageInputs, budget: StageBudget, tokens: int) -> dict[str, str]:
+    """Each line item of the binding GPU's bill as a formula with its numbers (GiB = 2^30 bytes)."""
+    layout = inputs.kv
+    attention = layout.attentions[0] if layout.attentions else None
+    kv_token = f"{layout.bytes_per_token:,} bytes"
+    if attention is not None and attention.kind is AttentionKind.MLA:
+        kv_token = (f"{len(layout.attentions)} layers × (kv_lora_rank {attention.kv_lora_rank} + rope "
+                    f"{attention.qk_rope_head_dim}) × {kv_bits / 8:g} bytes = {kv_token} (not split by TP)")
+    elif attention is not None:
+        kv_token = (f"{len(layout.attentions)} layers × 2 (K, V) × {attention.kv_heads_per_rank(tp)} KV heads on this "
+                    f"GPU × {attention.head_dim} × {kv_bits / 8:g} bytes = {kv_token}")
+    formulas = {
+        "weights": (f"the tensors this GPU holds in {fmt.slug} (TP {tp}, PP {pp}; vocabulary padded to 64 and "
+                    f"split) = {format_bytes(inputs.weight_bytes)}"
+                    + (f" × overhead {request.weight_overhead}" if request.engine is Engine.IDEALIZED else "")),
+        "kv_per_token": kv_token,
+        "kv_demand": (f"concurrent requests per replica × KV bytes of one {tokens}-token request = "
+                      f"{format_bytes(inputs.kv_demand_bytes)}"),
+        **budget.formulas,
+    }
+    if request.engine not in (Engine.IDEALIZED, Engine.SGLANG):
+        formulas["activations"] = (
+            f"{batched} batched tokens × (MLP gate/up + activation + QKV + 4 hidden buffers) × "
+            f"{arch.dtype.bits // 8} bytes + {max_num_seqs} sampled sequences × vocabulary {arch.vocab_size} × "
+            f"4 bytes (fp32 logits) = {format_bytes(inputs.activation_peak_bytes)}"
+            if request.activation_peak_bytes is None
+            else f"measured: {format_bytes(inputs.activation_peak_bytes)}"
+        )
+    return formulas
 
 
 def _sequence_bytes(layout: KvLayout, traits: EngineTraits, tokens: int, batched: int) -> int:

@@ -234,8 +234,9 @@ def parameter_count(tensors: tuple[TensorSpec, ...]) -> int:
 
 
 def active_parameter_count(tensors: tuple[TensorSpec, ...]) -> int:
-    """Parameters one token passes through: routed experts count only the experts it is sent to."""
-    return sum(t.elements * t.per_model * t.active_copies for t in tensors)
+    """Parameters one token passes through: routed experts count only the experts it is sent to; a vision
+    tower runs once per image, not per token, so it is left out."""
+    return sum(t.elements * t.per_model * t.active_copies for t in tensors if t.role is not Role.VISION)
 
 
 def mtp_parameter_count(arch: Architecture) -> int:

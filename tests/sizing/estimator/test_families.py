@@ -176,8 +176,8 @@ def test_gemma3_4b_it_fills_omitted_fields_from_the_transformers_defaults_and_sa
     assert (arch.num_attention_heads, arch.num_key_value_heads, arch.head_dim, arch.vocab_size) == (8, 4, 256,
                                                                                                      262_208)
     assert arch.warnings == (
-        "config.json omits vocab_size, num_attention_heads, num_key_value_heads, head_dim: used transformers' "
-        "Gemma3TextConfig's defaults (vocab_size 262208, num_attention_heads 8, num_key_value_heads 4, "
+        "config.json omits vocab_size, num_attention_heads, num_key_value_heads, head_dim: used the defaults of "
+        "transformers' Gemma3TextConfig (vocab_size 262208, num_attention_heads 8, num_key_value_heads 4, "
         "head_dim 256)",
     )
     assert arch.vision_parameters == 419_816_304
