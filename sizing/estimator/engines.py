@@ -44,21 +44,22 @@ class EngineTraits:
     allocation: Allocation
     default_block_size: int  # tokens per KV block
     block_pool: bool = False  # vLLM's hybrid block pool shared by layer groups
+    refuses_short_pool: bool = False  # refuses to start when one max_model_len request does not fit the pool
 
 
 ENGINE_TRAITS: dict[Engine, EngineTraits] = {
     Engine.VLLM: EngineTraits(
         label="vLLM", command="vllm serve MODEL", allocation=Allocation.PREALLOCATED, default_block_size=16,
-        block_pool=True),
+        block_pool=True, refuses_short_pool=True),
     Engine.SGLANG: EngineTraits(
         label="SGLang", command="python -m sglang.launch_server --model-path MODEL",
         allocation=Allocation.PREALLOCATED, default_block_size=1),
     Engine.TRTLLM: EngineTraits(
         label="TensorRT-LLM", command="trtllm-serve MODEL", allocation=Allocation.PREALLOCATED,
-        default_block_size=64),
+        default_block_size=32),
     Engine.TGI: EngineTraits(
         label="TGI", command="text-generation-launcher --model-id MODEL", allocation=Allocation.PREALLOCATED,
-        default_block_size=16),
+        default_block_size=16, refuses_short_pool=True),
     Engine.LLAMACPP: EngineTraits(
         label="llama.cpp", command="llama-server -m MODEL.gguf", allocation=Allocation.STATIC,
         default_block_size=1),
@@ -107,6 +108,7 @@ class StageBudget:
     curve_limit_bytes: int  # the limit the concurrency curve is drawn against
     settings: dict[str, float | int]  # what the engine derived (e.g. SGLang's mem_fraction_static)
     formulas: dict[str, str] = field(default_factory=dict)  # line item -> its formula with the numbers
+    notes: tuple[str, ...] = ()  # risks the engine's settings carry, shown as warnings
 
 
 # vLLM 0.11 on H100 measured ~0.15 GiB of non-torch memory at TP=1 and ~0.6 GiB at TP≥2 (NCCL buffers).
@@ -117,6 +119,8 @@ VLLM_NON_TORCH_MULTI_BYTES = gib(0.6)
 VLLM_CUDA_GRAPH_BYTES = gib(0.5)
 # The field calculator's fixed reserve for CUDA context, allocator pools and workspaces.
 IDEALIZED_RUNTIME_RESERVE_BYTES = 2 * GiB
+# TGI keeps (1 − fraction x wiggle room) of the card free (TGI_WIGGLE_ROOM, default 0.90 since TGI 3.3).
+TGI_WIGGLE_ROOM = 0.9
 # CUDA context, cuBLAS workspaces and allocator slack of a process without vLLM's profiler.
 CUDA_CONTEXT_BYTES = gib(0.5)
 
@@ -139,7 +143,7 @@ def sglang_default_scheduler(capacity_bytes: int) -> tuple[int, int]:
     """SGLang's defaults by card size: (cuda_graph_max_bs, chunked_prefill_size)."""
     gib_total = capacity_bytes / GiB
     chunked = 2048 if gib_total < 35 else 4096 if gib_total < 60 else 8192 if gib_total < 160 else 16384
-    graph_bs = 160 if gib_total < 90 else 256
+    graph_bs = 160 if gib_total < 35 else 256
     return graph_bs, chunked
 
 
@@ -175,7 +179,8 @@ def _sglang(stage: StageInputs) -> StageBudget:
     """`mem_fraction_static` of the card holds weights and the KV pool; the rest is reserved.
 
     Automatic reserve (MB): 512 + 1.5 x max(chunked_prefill_size, 2048) + 2 x cuda_graph_max_bs
-    + 1024 x tp x pp / 8, at least 10 GB on cards above 60 GB (DESIGN §7; version-dependent).
+    + 1024 x tp x pp / 8, at least 10 GB on cards above 60 GB (DESIGN §7; version-dependent). SGLang measures
+    the pool from the memory free after loading, so the CUDA context comes out of it too.
     """
     capacity = stage.capacity_bytes
     activations = math.ceil(1.5 * max(stage.batched_tokens, 2048) * MiB)
@@ -186,21 +191,31 @@ def _sglang(stage: StageInputs) -> StageBudget:
         reserved = max(reserved, 10 * 1024 * MiB)
     fraction = stage.mem_fraction_static or round((capacity - reserved) / capacity, 3)
     static_budget = math.floor(capacity * fraction)
-    kv_pool = static_budget - stage.weight_bytes
-    runtime = capacity - static_budget - activations - graphs  # the rest of the reserve
+    context = CUDA_CONTEXT_BYTES if stage.runtime_reserve_bytes is None else stage.runtime_reserve_bytes
+    kv_pool = static_budget - stage.weight_bytes - context
+    reserve = capacity - static_budget
+    notes: tuple[str, ...] = ()
+    if reserve < activations + graphs:
+        notes = (f"mem_fraction_static {fraction} leaves {_g(reserve)} outside the static pool; SGLang's own "
+                 f"reserve for prefill activations and CUDA graphs is {_g(activations + graphs)}: long prefills "
+                 "can run out of memory",)
+    shown_activations = min(activations, reserve)
+    shown_graphs = min(graphs, reserve - shown_activations)
     return StageBudget(
-        components={"weights": stage.weight_bytes, "kv_cache": max(0, kv_pool), "activations": activations,
-                    "runtime": max(0, runtime), "cuda_graphs": graphs},
+        components={"weights": stage.weight_bytes, "kv_cache": max(0, kv_pool), "activations": shown_activations,
+                    "runtime": context + reserve - shown_activations - shown_graphs, "cuda_graphs": shown_graphs},
         usable_bytes=capacity, budget_bytes=static_budget, kv_pool_bytes=kv_pool,
-        static_bytes=stage.weight_bytes, curve_limit_bytes=static_budget,
+        static_bytes=stage.weight_bytes + context, curve_limit_bytes=static_budget,
         settings={"mem_fraction_static": fraction},
+        notes=notes,
         formulas={
             "budget": f"capacity × mem_fraction_static = {_g(capacity)} × {fraction} = {_g(static_budget)}",
-            "kv_cache": f"capacity × mem_fraction_static − weights = {_g(static_budget)} − "
-                        f"{_g(stage.weight_bytes)} = {_g(kv_pool)}",
+            "kv_cache": f"capacity × mem_fraction_static − weights − CUDA context = {_g(static_budget)} − "
+                        f"{_g(stage.weight_bytes)} − {_g(context)} = {_g(kv_pool)}",
             "activations": f"1.5 MiB × max(chunked_prefill_size {stage.batched_tokens}, 2048) = {_g(activations)}",
             "cuda_graphs": f"2 MiB × cuda_graph_max_bs {stage.max_num_seqs} = {_g(graphs)}",
-            "runtime": f"capacity − budget − activations − CUDA graphs = {_g(max(0, runtime))} "
+            "runtime": f"CUDA context + the rest of the reserve = "
+                       f"{_g(context + reserve - shown_activations - shown_graphs)} "
                        "(512 MiB + NCCL 1024 MiB × tp × pp / 8, topped up to 10 GiB on cards above 60 GB)",
         },
     )
@@ -228,9 +243,10 @@ def _trtllm(stage: StageInputs) -> StageBudget:
 
 
 def _tgi(stage: StageInputs) -> StageBudget:
-    """After a warm-up prefill of max_batch_prefill_tokens, the free memory (x cuda_memory_fraction) is KV."""
+    """After a warm-up prefill of max_batch_prefill_tokens, TGI gives the KV cache the memory free below
+    `cuda_memory_fraction x TGI_WIGGLE_ROOM` of the card (TGI 3.3+: wiggle room 0.90; 0.95 before)."""
     runtime = CUDA_CONTEXT_BYTES if stage.runtime_reserve_bytes is None else stage.runtime_reserve_bytes
-    budget = math.floor(stage.capacity_bytes * stage.gpu_memory_utilization)
+    budget = math.floor(stage.capacity_bytes * stage.gpu_memory_utilization * TGI_WIGGLE_ROOM)
     static = stage.weight_bytes + stage.activation_peak_bytes + runtime
     kv_pool = budget - static
     return StageBudget(
@@ -239,7 +255,8 @@ def _tgi(stage: StageInputs) -> StageBudget:
         usable_bytes=stage.capacity_bytes, budget_bytes=budget, kv_pool_bytes=kv_pool, static_bytes=static,
         curve_limit_bytes=budget, settings={"cuda_memory_fraction": stage.gpu_memory_utilization},
         formulas={
-            "kv_cache": f"capacity × cuda_memory_fraction − weights − warm-up activations − runtime = "
+            "kv_cache": f"capacity × cuda_memory_fraction × wiggle room {TGI_WIGGLE_ROOM} − weights − warm-up "
+                        "activations − runtime = "
                         f"{_g(budget)} − {_g(stage.weight_bytes)} − {_g(stage.activation_peak_bytes)} − "
                         f"{_g(runtime)} = {_g(kv_pool)}",
         },

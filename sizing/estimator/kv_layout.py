@@ -106,8 +106,10 @@ def kv_layout(attentions: tuple[AttentionSpec, ...], *, kv_bits: int, tp: int, b
         group_size = 1
     groups: list[KvGroup] = []
     for (kind, window), count in by_kind.items():
-        for start in range(0, count, group_size):
-            groups.append(KvGroup(kind=kind, window=window, layers=min(group_size, count - start)))
+        # vLLM deals a kind's layers into ceil(count / group_size) groups round-robin (layers[i::n]).
+        n_groups = math.ceil(count / group_size)
+        for index in range(n_groups):
+            groups.append(KvGroup(kind=kind, window=window, layers=len(range(index, count, n_groups))))
     return KvLayout(
         attentions=attentions,
         kv_bits=kv_bits,

@@ -16,6 +16,7 @@ concurrency.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -228,7 +229,8 @@ def _engine_scheduler(request: EstimateRequest, capacity: int, *, tokens: int) -
     elif engine is Engine.TGI:
         seqs, batched = TGI_MAX_CONCURRENT_REQUESTS, TGI_MAX_BATCH_PREFILL_TOKENS
     elif engine is Engine.LLAMACPP:
-        seqs, batched = request.concurrency, LLAMACPP_UBATCH
+        # the compute buffer holds the logits of a whole micro-batch
+        seqs, batched = LLAMACPP_UBATCH, LLAMACPP_UBATCH
     elif engine is Engine.TRANSFORMERS:
         # generate() prefills the whole padded batch at once and samples every sequence
         seqs, batched = request.concurrency, request.concurrency * tokens
@@ -302,12 +304,18 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
         )
         stage_results.append((inputs, budget_fn(inputs)))
 
+    def kv_memory(inputs: StageInputs, budget: StageBudget) -> int:
+        """The KV memory a stage has: llama.cpp's static context is what it allocated, not what is free."""
+        if traits.allocation is Allocation.STATIC:
+            return min(inputs.kv_demand_bytes, budget.kv_pool_bytes)
+        return budget.kv_pool_bytes
+
     def capacity_tokens_of(inputs: StageInputs, budget: StageBudget) -> int:
         layout = inputs.kv
         if traits.block_pool:
             return layout.capacity_tokens(layout.num_blocks(budget.kv_pool_bytes))
         per_token = layout.bytes_per_token
-        return max(0, budget.kv_pool_bytes) // per_token // block_size * block_size if per_token else 0
+        return max(0, kv_memory(inputs, budget)) // per_token // block_size * block_size if per_token else 0
 
     def sequences_fitting(inputs: StageInputs, budget: StageBudget, length: int) -> float:
         """How many `length`-token sequences the stage's KV memory holds (fractional, as vLLM logs it)."""
@@ -316,7 +324,7 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
             per_sequence = layout.blocks_per_sequence(length, batched_tokens=batched)
             return layout.num_blocks(budget.kv_pool_bytes) / per_sequence if per_sequence else 0.0
         per_sequence = _sequence_bytes(layout, traits, length, batched)
-        return max(0, budget.kv_pool_bytes) / per_sequence if per_sequence else 0.0
+        return max(0, kv_memory(inputs, budget)) / per_sequence if per_sequence else 0.0
 
     capacity_tokens = min(capacity_tokens_of(i, b) for i, b in stage_results)
     fit_at_tokens = min(sequences_fitting(i, b, tokens) for i, b in stage_results)
@@ -354,11 +362,19 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
         if one_fits < 1 and binding.kv_pool_bytes > 0:
             one_sequence = _sequence_bytes(binding_inputs.kv, traits, effective_len, batched)
             fitting_len = _longest_fitting(binding_inputs, binding, traits, batched, effective_len)
-            problems.append(
-                f"{traits.label} will not start: one {effective_len}-token sequence needs "
-                f"{format_bytes(one_sequence)} of KV cache, {format_bytes(max(0, binding.kv_pool_bytes))} "
-                f"available; max_model_len {fitting_len} would fit"
-            )
+            if traits.refuses_short_pool:
+                problems.append(
+                    f"{traits.label} will not start: one {effective_len}-token sequence needs "
+                    f"{format_bytes(one_sequence)} of KV cache, {format_bytes(max(0, binding.kv_pool_bytes))} "
+                    f"available; max_model_len {fitting_len} would fit"
+                )
+            else:
+                # SGLang caps max_req_len at the pool; TensorRT-LLM shrinks max_seq_len / the attention window.
+                warnings.append(
+                    f"{traits.label} starts but caps the longest request at about {fitting_len} tokens: one "
+                    f"{effective_len}-token sequence needs {format_bytes(one_sequence)} of KV cache, "
+                    f"{format_bytes(max(0, binding.kv_pool_bytes))} available"
+                )
     if not demand_fits:
         if binding_inputs.kv.has_sliding:
             problems.append(
@@ -381,15 +397,27 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
         )
     if binding_inputs.kv.has_sliding and engine is Engine.SGLANG:
         warnings.append("SGLang's sliding-window pool is sized here as full attention: an upper bound")
+    for _, budget in stage_results[:1]:
+        warnings.extend(budget.notes)
     fits = all(bill.fits for bill in bills) and not problems
 
     kv_for = _sequence_bytes(binding_inputs.kv, traits, tokens, batched)
+    static_at = _static_at(request, arch, binding_inputs, binding, tp=tp, pp=pp, tokens=tokens,
+                           last_stage=binding_stage == pp - 1)
     max_fit = int(fit_at_tokens)
+    if request.engine is Engine.TRANSFORMERS:  # activations grow with the batch: search the crossing
+        low, high = 0, max(1, max_fit * 2 + 2)
+        while high < 1_000_000 and static_at(high) + high * kv_for <= binding.curve_limit_bytes:
+            high *= 2
+        while low < high:
+            mid = (low + high + 1) // 2
+            low, high = (mid, high) if static_at(mid) + mid * kv_for <= binding.curve_limit_bytes else (low, mid - 1)
+        max_fit = low
     top = max(8, math.ceil(max(max_fit, per_replica_concurrency) * 1.5))
     xs = sorted({max(1, round(top * k / (CURVE_POINTS - 1))) for k in range(CURVE_POINTS)})
     curve = ConcurrencyCurve(
         concurrency=tuple(xs),
-        required_bytes=tuple(binding.static_bytes + c * kv_for for c in xs),
+        required_bytes=tuple(static_at(c) + c * kv_for for c in xs),
         limit_bytes=binding.curve_limit_bytes,
         max_concurrency_fit=max_fit,
     )
@@ -508,6 +536,21 @@ def _formulas(request: EstimateRequest, arch: Architecture, *, fmt: Any, kv_bits
             else f"measured: {format_bytes(inputs.activation_peak_bytes)}"
         )
     return formulas
+
+
+def _static_at(request: EstimateRequest, arch: Architecture, inputs: StageInputs, budget: StageBudget, *,
+               tp: int, pp: int, tokens: int, last_stage: bool) -> Callable[[int], int]:
+    """Memory before KV at a concurrency: fixed, except under transformers, whose prefill activations are
+    those of the whole padded batch."""
+    if request.engine is not Engine.TRANSFORMERS or request.activation_peak_bytes is not None:
+        return lambda _concurrency: budget.static_bytes
+    fixed = budget.static_bytes - inputs.activation_peak_bytes
+
+    def at(concurrency: int) -> int:
+        return fixed + _activation_peak_bytes(arch, tp=tp, batched_tokens=max(1, concurrency) * tokens,
+                                              sampled_sequences=max(1, concurrency), last_stage=last_stage)
+
+    return at
 
 
 def _sequence_bytes(layout: KvLayout, traits: EngineTraits, tokens: int, batched: int) -> int:
