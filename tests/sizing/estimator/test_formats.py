@@ -157,9 +157,8 @@ def test_gptq_with_unsupported_bits_is_unsupported_quantization():
 @pytest.mark.parametrize(
     ("quant", "method"),
     [
-        pytest.param({"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": "nf4"},
-                     "bitsandbytes", id="bitsandbytes-nf4"),
-        pytest.param({"quant_method": "mxfp4"}, "mxfp4", id="mxfp4"),
+        pytest.param({"quant_method": "hqq", "nbits": 4, "group_size": 64}, "hqq", id="hqq"),
+        pytest.param({"quant_method": "eetq"}, "eetq", id="eetq"),
         pytest.param({}, "", id="no-method"),
     ],
 )
@@ -176,9 +175,9 @@ def test_unmodelled_quantization_method_is_refused(quant, method):
     assert "is not modelled yet; choose a weight format explicitly" in caught.value.message
 
 
-def test_auto_format_of_a_bitsandbytes_checkpoint_is_refused():
-    # given a config.json whose quantization_config is bitsandbytes NF4
-    arch = build_arch(quantization_config={"quant_method": "bitsandbytes", "load_in_4bit": True})
+def test_auto_format_of_an_unmodelled_checkpoint_is_refused():
+    # given a config.json whose quantization_config is HQQ (not modelled)
+    arch = build_arch(quantization_config={"quant_method": "hqq", "nbits": 4, "group_size": 64})
 
     # when
     with pytest.raises(SizingError) as caught:
@@ -207,11 +206,11 @@ def test_unknown_explicit_weight_format_is_invalid_argument():
 
     # when
     with pytest.raises(SizingError) as caught:
-        weight_format("nf4")
+        weight_format("int3")
 
     # then
     assert caught.value.code is SizingErrorCode.INVALID_ARGUMENT
-    assert caught.value.extra == {"fields": {"weights": ["unknown weight format 'nf4'"]}}
+    assert caught.value.extra == {"fields": {"weights": ["unknown weight format 'int3'"]}}
 
 
 def test_only_linear_weights_are_quantizable():
