@@ -27,6 +27,7 @@ from sizing.selectors import (
 from sizing.services import (
     SOLVER_TARGETS,
     bootlog_analyse,
+    estimate_colocated_report,
     estimate_create,
     estimate_report,
     estimate_solve,
@@ -124,6 +125,9 @@ class EstimateParametersSerializer(serializers.Serializer):
     gpus = serializers.IntegerField(required=False, min_value=1, max_value=1024)
     tp = serializers.IntegerField(required=False, min_value=1, max_value=64)
     pp = serializers.IntegerField(required=False, min_value=1, max_value=64)
+    dp = serializers.IntegerField(required=False, min_value=1, max_value=64,
+                                  help_text="data-parallel attention ranks in one server (with expert_parallel)")
+    expert_parallel = serializers.BooleanField(required=False, help_text="spread MoE experts over TP x DP ranks")
     weights = serializers.ChoiceField(choices=WEIGHT_FORMAT_CHOICES, required=False)
     kv_dtype = serializers.ChoiceField(choices=KV_CACHE_DTYPES, required=False)
     engine = serializers.ChoiceField(choices=ENGINE_CHOICES, required=False)
@@ -148,12 +152,33 @@ class EstimateParametersSerializer(serializers.Serializer):
                                                      help_text="measured activation peak per GPU")
     weight_overhead = serializers.FloatField(required=False, min_value=1.0, max_value=2.0,
                                              help_text="idealized engine: weights multiplier (field calculators: 1.05)")
+    shared_prefix_tokens = serializers.IntegerField(required=False, min_value=0, max_value=16_777_216,
+                                                    help_text="a prompt prefix all requests share, cached once")
+    prefix_caching = serializers.BooleanField(required=False, help_text="default true (vLLM V1, SGLang)")
+    parallel_samples = serializers.IntegerField(required=False, min_value=1, max_value=64,
+                                                help_text="n / beam width: sequences decoded per request")
+    output_tokens = serializers.IntegerField(required=False, min_value=1, max_value=16_777_216,
+                                             help_text="the decoded part of tokens_per_request (needed with n > 1)")
+    draft_model = serializers.CharField(required=False, max_length=200,
+                                        help_text="a speculative-decoding draft model (slug) served beside the model")
+    num_speculative_tokens = serializers.IntegerField(required=False, min_value=0, max_value=64)
 
     def validate_gpu(self, value: str) -> Gpu:
         gpu = gpu_get(slug=value)
         if gpu is None:
             raise serializers.ValidationError(f"unknown GPU {value!r}; see GET /api/v1/gpus/")
         return gpu
+
+
+def _resolve_draft(request: Request, data: dict[str, Any]) -> None:
+    """Replace a draft_model slug by the organisation's (or the catalog's) model."""
+    slug = data.get("draft_model")
+    if slug is None:
+        return
+    model = model_get_for_organisation(organisation=organisation_for_user(user=request.user), slug=slug)
+    if model is None:
+        raise serializers.ValidationError({"draft_model": [f"unknown model {slug!r}; see GET /api/v1/models/"]})
+    data["draft_model"] = model
 
 
 def _resolve_model(request: Request, slug: str) -> LlmModel:
@@ -201,6 +226,7 @@ class EstimateQuickApi(APIView):
         data = dict(serializer.validated_data)
         gpu = data.pop("gpu")
         model = _resolve_model(request, data.pop("model")) if "model" in data else None
+        _resolve_draft(request, data)
         payload = estimate_report(gpu=gpu, model=model, config=data.pop("config", None), parameters=data)
         payload["model"] = model.slug if model else None
         payload["gpu_name"] = gpu.name
@@ -269,6 +295,7 @@ class EstimateSolveApi(APIView):
         data = dict(serializer.validated_data)
         gpu, target = data.pop("gpu"), data.pop("target")
         model = _resolve_model(request, data.pop("model")) if "model" in data else None
+        _resolve_draft(request, data)
         return Response(estimate_solve(gpu=gpu, model=model, config=data.pop("config", None), parameters=data,
                                        target=target))
 
@@ -351,3 +378,41 @@ class BootLogCompareApi(APIView):
         organisation = organisation_for_user(user=request.user)
         return Response(bootlog_analyse(text=text, gpu=gpu, organisation=organisation, model_slug=slug,
                                         config=config, parameters=data))
+
+
+class EstimateColocatedApi(APIView):
+    class EstimateColocatedInputSerializer(serializers.Serializer):
+        gpu = serializers.SlugField()
+        deployments = serializers.ListField(
+            child=serializers.DictField(), min_length=2, max_length=8,
+            help_text="each: model (slug) or config, and the parameters of estimates/quick (gpu excepted)")
+
+    @extend_schema(
+        request=EstimateColocatedInputSerializer,
+        responses=inline_serializer("ColocatedEstimate", {
+            "deployments": serializers.ListField(child=serializers.DictField()),
+            "memory_per_gpu": serializers.DictField(child=serializers.IntegerField()),
+            "required_bytes_per_gpu": serializers.IntegerField(), "fits": serializers.BooleanField(),
+            "problems": serializers.ListField(child=serializers.CharField()),
+        }),
+    )
+    def post(self, request: Request) -> Response:
+        serializer = self.EstimateColocatedInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        gpu_slug = serializer.validated_data["gpu"]
+        items: list[dict[str, Any]] = []
+        errors: dict[str, Any] = {}
+        for index, raw in enumerate(serializer.validated_data["deployments"]):
+            item = EstimateQuickApi.QuickEstimateInputSerializer(data={**raw, "gpu": gpu_slug})
+            if not item.is_valid():
+                errors[f"deployments[{index}]"] = item.errors
+                continue
+            data = dict(item.validated_data)
+            data.pop("gpu")
+            model = _resolve_model(request, data.pop("model")) if "model" in data else None
+            _resolve_draft(request, data)
+            items.append({"model": model, "config": data.pop("config", None), "parameters": data})
+        if errors:
+            raise serializers.ValidationError(errors)
+        gpu = gpu_get(slug=gpu_slug)
+        return Response(estimate_colocated_report(gpu=gpu, deployments=items))

@@ -30,6 +30,7 @@ from sizing.estimator.checkpoint import (
     checkpoint_from_index,
     checkpoint_merge,
 )
+from sizing.estimator.colocation import estimate_colocated
 from sizing.estimator.dtypes import KV_CACHE_DTYPES
 from sizing.estimator.engines import Engine
 from sizing.estimator.errors import SizingError, SizingErrorCode
@@ -206,12 +207,27 @@ def model_architecture(*, config: Mapping[str, Any], quant_config: Mapping[str, 
 
 
 ESTIMATE_PARAMETERS = (
-    "gpus", "tp", "pp", "weights", "kv_dtype", "gpu_memory_utilization", "gpu_memory_bytes", "max_model_len",
+    "gpus", "tp", "pp", "dp", "expert_parallel", "weights", "kv_dtype", "gpu_memory_utilization",
+    "gpu_memory_bytes", "max_model_len",
     "max_num_seqs", "max_num_batched_tokens", "block_size", "concurrency", "tokens_per_request",
     "mem_fraction_static", "kv_cache_free_gpu_mem_fraction", "enforce_eager", "runtime_reserve_bytes",
-    "cuda_graph_bytes", "activation_peak_bytes", "weight_overhead",
+    "cuda_graph_bytes", "activation_peak_bytes", "weight_overhead", "shared_prefix_tokens", "prefix_caching",
+    "parallel_samples", "output_tokens", "num_speculative_tokens",
 )
 SOLVER_TARGETS = ("largest_context", "largest_concurrency", "fewest_gpus")
+
+
+def parameters_with_draft(*, parameters: Mapping[str, Any], organisation: Organisation | None) -> dict[str, Any]:
+    """Resolve a `draft_model` slug (as stored in a saved estimate's inputs) to the organisation's model."""
+    resolved = dict(parameters)
+    slug = resolved.get("draft_model")
+    if isinstance(slug, str):
+        draft = model_get_for_organisation(organisation=organisation, slug=slug)
+        if draft is None:
+            raise SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=f"unknown draft model {slug!r}",
+                              extra={"fields": {"draft_model": [f"unknown model {slug!r}"]}})
+        resolved["draft_model"] = draft
+    return resolved
 
 
 def estimate_request_build(
@@ -220,7 +236,8 @@ def estimate_request_build(
 ) -> EstimateRequest:
     """The estimator's request for a catalog/uploaded model or a raw config (raises SizingError).
 
-    `parameters` holds the optional knobs of ESTIMATE_PARAMETERS plus `engine`; absent or None means default.
+    `parameters` holds the optional knobs of ESTIMATE_PARAMETERS plus `engine` and `draft_model` (an LlmModel
+    served as the speculative-decoding draft); absent or None means default.
     """
     if model is not None:
         if not model.supported:
@@ -235,6 +252,13 @@ def estimate_request_build(
                           extra={"fields": {"model": ["give a model or a config"]}})
     knobs = {key: parameters[key] for key in ESTIMATE_PARAMETERS if parameters.get(key) is not None}
     engine = Engine(parameters.get("engine") or Engine.VLLM.value)
+    draft = parameters.get("draft_model")
+    if draft is not None:
+        if not draft.supported:
+            raise SizingError(code=SizingErrorCode.UNSUPPORTED_ARCHITECTURE,
+                              message=f"draft model {draft.slug}: {draft.unsupported_reason}",
+                              extra={"fields": {"draft_model": [draft.unsupported_reason]}})
+        knobs["draft_arch"] = model_architecture(config=draft.config, quant_config=draft.quant_config)
     return EstimateRequest(arch=arch, gpu=gpu_spec(gpu), engine=engine, **knobs)
 
 
@@ -264,6 +288,16 @@ def estimate_report(
             facts, computed_weight_bytes=result.weight_bytes_total, computed_parameters=result.parameters_total
         )
     return payload
+
+
+def estimate_colocated_report(*, gpu: Gpu, deployments: list[dict[str, Any]]) -> dict[str, Any]:
+    """Several deployments on the same GPUs; each item holds `model` (an LlmModel) or `config`, and parameters."""
+    requests = tuple(
+        estimate_request_build(gpu=gpu, model=item.get("model"), config=item.get("config"),
+                               parameters=item.get("parameters", {}))
+        for item in deployments
+    )
+    return estimate_colocated(requests).as_dict()
 
 
 def estimate_solve(
@@ -309,7 +343,8 @@ def estimate_compute(*, estimate_id: int) -> Estimate:
         return estimate  # idempotent: a redelivered task does nothing
     Estimate.objects.filter(pk=estimate.pk).update(status=Estimate.Status.RUNNING)
     try:
-        result = estimate_quick(gpu=estimate.gpu, model=estimate.model, parameters=estimate.inputs)
+        parameters = parameters_with_draft(parameters=estimate.inputs, organisation=estimate.organisation)
+        result = estimate_quick(gpu=estimate.gpu, model=estimate.model, parameters=parameters)
     except SizingError as error:
         estimate.status, estimate.error, estimate.result = Estimate.Status.FAILED, error.as_dict(), None
     else:
@@ -372,6 +407,7 @@ def bootlog_analyse(
     parameters the caller left out, so both sides describe one launch.
     """
     log = bootlog_parse(text)
+    parameters = parameters_with_draft(parameters=parameters, organisation=organisation)
     model = None
     if config is None:
         slug = model_slug or log.model

@@ -2,6 +2,7 @@ from django.urls import path
 
 from sizing.apis import (
     BootLogCompareApi,
+    EstimateColocatedApi,
     EstimateCreateApi,
     EstimateDetailApi,
     EstimateQuickApi,
@@ -19,6 +20,7 @@ urlpatterns = [
     path("models/checkpoint", ModelCheckpointApi.as_view(), name="model-checkpoint"),
     path("estimates/quick", EstimateQuickApi.as_view(), name="estimate-quick"),
     path("estimates/solve", EstimateSolveApi.as_view(), name="estimate-solve"),
+    path("estimates/colocated", EstimateColocatedApi.as_view(), name="estimate-colocated"),
     path("bootlogs/compare", BootLogCompareApi.as_view(), name="bootlog-compare"),
     path("estimates/", EstimateCreateApi.as_view(), name="estimate-create"),
     path("estimates/<int:estimate_id>/", EstimateDetailApi.as_view(), name="estimate-detail"),

@@ -17,7 +17,7 @@ that names what is missing, never sized with a silently wrong number.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 from typing import Any
 
@@ -61,6 +61,9 @@ class Architecture:
     vision_parameters: int = 0  # a vision tower (and its projector) loaded beside the text model
     vision_description: str = ""  # what the vision tower is, e.g. "ViT, 27 blocks of width 1152"
 
+    def __hash__(self) -> int:
+        return self._hash  # type: ignore[attr-defined,no-any-return]
+
     def __post_init__(self) -> None:
         if not self.layers:
             attention = AttentionSpec(
@@ -69,6 +72,8 @@ class Architecture:
             )
             mlp = MlpSpec(intermediate_size=self.intermediate_size, gated=self.gated_mlp, bias=self.mlp_bias)
             object.__setattr__(self, "layers", (LayerSpec(attention=attention, mlp=mlp),) * self.num_hidden_layers)
+        # Architectures key every estimator cache: hash once (the layer table has up to a few hundred entries).
+        object.__setattr__(self, "_hash", hash(tuple(getattr(self, f.name) for f in fields(self) if f.compare)))
 
     @property
     def is_moe(self) -> bool:

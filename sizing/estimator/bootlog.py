@@ -122,6 +122,7 @@ class _Reader:
         self.arg_lines: dict[str, str] = {}
         self.effective: dict[str, Any] = {}  # settings stated by config/scheduler lines
         self.consumed: tuple[int, str] | None = None  # vLLM's "weights + non-torch" figure
+        self.peak_torch: tuple[int, str] | None = None  # vLLM 0.6.4's "weights + activation peak" figure
         self.warnings: list[str] = []
         self.votes: dict[str, int] = {VLLM: 0, SGLANG: 0}
 
@@ -215,6 +216,11 @@ def _vllm_free_total(match: re.Match[str], reader: _Reader, line: str) -> None:
 def _vllm_consumed(match: re.Match[str], reader: _Reader, line: str) -> None:
     if reader.consumed is None:
         reader.consumed = (_bytes(match["v"], match["v_u"]), line)
+
+
+def _vllm_peak_torch(match: re.Match[str], reader: _Reader, line: str) -> None:
+    if reader.peak_torch is None:
+        reader.peak_torch = (_bytes(match["v"], match["v_u"]), line)
 
 
 def _vllm_blocks(match: re.Match[str], reader: _Reader, line: str) -> None:
@@ -313,7 +319,9 @@ _VLLM_RULES: tuple[_Rule, ...] = (
     _rule(VLLM, rf"PyTorch activation peak memory(?:\s+takes)?\s+{_mem('v')}", _figure("activation_peak_bytes")),
     _rule(VLLM, rf"(?:available_kv_cache_memory|kv_cache_size\s*=|reserved for KV Cache is)\s*{_mem('v')}",
           _figure("kv_cache_bytes")),
-    _rule(VLLM, r"(?:initial_memory_usage|peak_torch_memory|memory_usage_post_profile)="),
+    _rule(VLLM, r"(?:initial_memory_usage|memory_usage_post_profile)="),
+    # 0.6.4's peak_torch_memory is weights + activation peak: kept to derive the activation peak.
+    _rule(VLLM, rf"peak_torch_memory\s*=\s*{_mem('v')}", _vllm_peak_torch),
     # Weights: V0 model_runner.py "Loading model weights took %.4f GB" (~0.4–0.6) and "Model loading took %.4f GB
     # and %.6f seconds" (~0.7–0.9), both `/ float(2**30)`; V1 gpu_model_runner.py "Model loading took %.4f GiB and
     # %.6f seconds" (~0.8–0.10, `/ GiB_bytes`), later "Model loading took %s GiB [memory ]and %.6f seconds"
@@ -612,6 +620,18 @@ def _complete(reader: _Reader, engine: str) -> None:
         reader.warnings.append(
             f"non-torch memory derived: {format_bytes(consumed)} of weights + non-torch less "
             f"{format_bytes(values['weights_bytes'])} of weights (vLLM printed them together)")
+    if reader.peak_torch is not None and "activation_peak_bytes" not in values and "weights_bytes" in values:
+        peak, line = reader.peak_torch
+        reader.put("activation_peak_bytes", peak - values["weights_bytes"], line, below_lines)
+        reader.warnings.append(
+            f"activation peak derived: peak torch memory {format_bytes(peak)} less "
+            f"{format_bytes(values['weights_bytes'])} of weights (vLLM 0.6.4 printed them together)")
+    if (engine == VLLM and "gpu_memory_utilization" in values and "budget_bytes" in values
+            and "total_gpu_memory_bytes" in values and values["total_gpu_memory_bytes"] > 0):
+        # the utilisation is printed to two decimals; budget / total is the value the engine used
+        exact = values["budget_bytes"] / values["total_gpu_memory_bytes"]
+        if abs(exact - values["gpu_memory_utilization"]) >= 0.001:
+            reader.values["gpu_memory_utilization"] = round(exact, 4)
     if engine == VLLM and "kv_cache_tokens" not in values and "num_gpu_blocks" in values:
         block_size = reader.args.get("block_size")
         if not isinstance(block_size, int) or isinstance(block_size, bool):
@@ -643,7 +663,7 @@ def _complete(reader: _Reader, engine: str) -> None:
 
 # (figure of the log, path in `MemoryEstimate.as_dict()`, unit), in the order a comparison is shown.
 _COMPARED: tuple[tuple[str, tuple[str, ...], str], ...] = (
-    ("weights_bytes", ("weight_bytes_per_gpu",), "bytes"),
+    ("weights_bytes", ("memory_per_gpu", "weights"), "bytes"),  # vLLM counts its rotary cache in weights
     ("activation_peak_bytes", ("memory_per_gpu", "activations"), "bytes"),
     ("non_torch_bytes", ("memory_per_gpu", "runtime"), "bytes"),
     ("kv_cache_bytes", ("memory_per_gpu", "kv_cache"), "bytes"),

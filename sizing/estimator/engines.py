@@ -139,12 +139,21 @@ def vllm_default_scheduler(capacity_bytes: int, gpu_name: str = "") -> tuple[int
     return (1024, 8192) if large_card else (256, 2048)
 
 
-def sglang_default_scheduler(capacity_bytes: int) -> tuple[int, int]:
-    """SGLang's defaults by card size: (cuda_graph_max_bs, chunked_prefill_size)."""
+def sglang_default_scheduler(capacity_bytes: int, tp: int = 1) -> tuple[int, int]:
+    """SGLang's defaults by card size and TP: (cuda_graph_max_bs, chunked_prefill_size).
+
+    From SGLang's server_args (`_handle_gpu_memory_settings`, the version of DESIGN §7's reserve formula).
+    """
     gib_total = capacity_bytes / GiB
-    chunked = 2048 if gib_total < 35 else 4096 if gib_total < 60 else 8192 if gib_total < 160 else 16384
-    graph_bs = 160 if gib_total < 35 else 256
-    return graph_bs, chunked
+    if gib_total < 20:
+        return 8, 2048
+    if gib_total < 35:
+        return (24 if tp < 4 else 80), 2048
+    if gib_total < 60:
+        return (32 if tp < 4 else 160), 4096
+    if gib_total < 160:
+        return (256 if tp < 4 else 512), 8192
+    return 512, 16384
 
 
 def _vllm(stage: StageInputs) -> StageBudget:
@@ -192,7 +201,9 @@ def _sglang(stage: StageInputs) -> StageBudget:
     fraction = stage.mem_fraction_static or round((capacity - reserved) / capacity, 3)
     static_budget = math.floor(capacity * fraction)
     context = CUDA_CONTEXT_BYTES if stage.runtime_reserve_bytes is None else stage.runtime_reserve_bytes
-    kv_pool = static_budget - stage.weight_bytes - context
+    # SGLang: pool = free after load − free before load x (1 − fraction); "before" is after the CUDA context.
+    kv_pool = math.floor((capacity - context) * fraction) - stage.weight_bytes
+    context_share = static_budget - stage.weight_bytes - kv_pool  # the context's part inside the static budget
     reserve = capacity - static_budget
     notes: tuple[str, ...] = ()
     if reserve < activations + graphs:
@@ -203,19 +214,20 @@ def _sglang(stage: StageInputs) -> StageBudget:
     shown_graphs = min(graphs, reserve - shown_activations)
     return StageBudget(
         components={"weights": stage.weight_bytes, "kv_cache": max(0, kv_pool), "activations": shown_activations,
-                    "runtime": context + reserve - shown_activations - shown_graphs, "cuda_graphs": shown_graphs},
+                    "runtime": context_share + reserve - shown_activations - shown_graphs,
+                    "cuda_graphs": shown_graphs},
         usable_bytes=capacity, budget_bytes=static_budget, kv_pool_bytes=kv_pool,
-        static_bytes=stage.weight_bytes + context, curve_limit_bytes=static_budget,
+        static_bytes=stage.weight_bytes + context_share, curve_limit_bytes=static_budget,
         settings={"mem_fraction_static": fraction},
         notes=notes,
         formulas={
             "budget": f"capacity × mem_fraction_static = {_g(capacity)} × {fraction} = {_g(static_budget)}",
-            "kv_cache": f"capacity × mem_fraction_static − weights − CUDA context = {_g(static_budget)} − "
-                        f"{_g(stage.weight_bytes)} − {_g(context)} = {_g(kv_pool)}",
+            "kv_cache": f"(capacity − CUDA context) × mem_fraction_static − weights = ({_g(capacity)} − "
+                        f"{_g(context)}) × {fraction} − {_g(stage.weight_bytes)} = {_g(kv_pool)}",
             "activations": f"1.5 MiB × max(chunked_prefill_size {stage.batched_tokens}, 2048) = {_g(activations)}",
             "cuda_graphs": f"2 MiB × cuda_graph_max_bs {stage.max_num_seqs} = {_g(graphs)}",
             "runtime": f"CUDA context + the rest of the reserve = "
-                       f"{_g(context + reserve - shown_activations - shown_graphs)} "
+                       f"{_g(context_share + reserve - shown_activations - shown_graphs)} "
                        "(512 MiB + NCCL 1024 MiB × tp × pp / 8, topped up to 10 GiB on cards above 60 GB)",
         },
     )

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 from sizing.estimator.layers import AttentionKind, AttentionSpec
 
@@ -44,12 +45,20 @@ class KvLayout:
     group_size: int  # layers per vLLM KV-cache group
     groups: tuple[KvGroup, ...]
 
-    @property
+    @cached_property
     def has_sliding(self) -> bool:
-        return any(a.kind is AttentionKind.SLIDING for a in self.attentions)
+        return any(a.kind is AttentionKind.SLIDING for a, _ in self._kinds)
 
     def layer_bytes_per_token(self, attention: AttentionSpec) -> int:
         return math.ceil(attention.kv_elements_per_token(tp=self.tp) * self.kv_bits / 8)
+
+    @cached_property
+    def _kinds(self) -> tuple[tuple[AttentionSpec, int], ...]:
+        """Distinct attention specs with their layers' total bytes per token (a stack has one to three)."""
+        totals: dict[AttentionSpec, int] = {}
+        for attention in self.attentions:
+            totals[attention] = totals.get(attention, 0) + self.layer_bytes_per_token(attention)
+        return tuple(totals.items())
 
     def sequence_bytes(self, tokens: int, *, paged: bool) -> int:
         """Bytes one `tokens`-long sequence holds; sliding layers keep at most their window.
@@ -58,12 +67,12 @@ class KvLayout:
         straddles one more block.
         """
         total = 0
-        for attention in self.attentions:
+        for attention, bytes_per_token in self._kinds:
             kept = attention.cached_tokens(tokens)
             if paged:
                 straddle = self.block_size if kept < tokens else 0
                 kept = math.ceil(kept / self.block_size) * self.block_size + straddle
-            total += kept * self.layer_bytes_per_token(attention)
+            total += kept * bytes_per_token
         return total
 
     def blocks_per_sequence(self, tokens: int, *, batched_tokens: int) -> int:

@@ -55,7 +55,7 @@ CURVE_POINTS = 48
 _weight_bytes_per_rank = lru_cache(maxsize=1024)(weight_bytes_per_rank)
 _weight_bytes_total = lru_cache(maxsize=256)(weight_bytes_total)
 _activation_peak_bytes = lru_cache(maxsize=1024)(activation_peak_bytes)
-_kv_layout = lru_cache(maxsize=1024)(kv_layout)
+_check_tensor_parallel = lru_cache(maxsize=1024)(check_tensor_parallel)  # raises: errors are not cached
 _layers_kv_bytes_per_token = lru_cache(maxsize=256)(layers_kv_bytes_per_token)
 TRTLLM_MAX_BATCH_SIZE = 2048  # TensorRT-LLM defaults: max_batch_size, max_num_tokens
 TRTLLM_MAX_NUM_TOKENS = 8192
@@ -73,6 +73,8 @@ class EstimateRequest:
     gpus: int | None = None  # defaults to tp x pp; more GPUs than that are replicas
     tp: int | None = None  # defaults to gpus / pp
     pp: int = 1
+    dp: int = 1  # data-parallel attention ranks inside one server (vLLM --data-parallel-size)
+    expert_parallel: bool = False  # MoE experts spread over the TP x DP ranks (vLLM --enable-expert-parallel)
     weights: str = "auto"
     kv_dtype: str = "auto"
     engine: Engine = Engine.VLLM
@@ -91,6 +93,14 @@ class EstimateRequest:
     enforce_eager: bool = False
     mem_fraction_static: float | None = None  # SGLang; None = SGLang's automatic choice
     kv_cache_free_gpu_mem_fraction: float = 0.9  # TensorRT-LLM
+    draft_arch: Architecture | None = None  # a speculative-decoding draft model served beside the target
+    num_speculative_tokens: int = 0  # tokens the draft proposes per step (extra KV slots per request)
+    shared_prefix_tokens: int = 0  # a prompt prefix every request shares (a system prompt), cached once
+    prefix_caching: bool = True  # vLLM V1 and SGLang share cached prefix blocks; off: every request holds its own
+    parallel_samples: int = 1  # n (or beam width): each request decodes n sequences sharing its prompt
+    output_tokens: int | None = None  # the output part of tokens_per_request; required when n > 1
+    detail: bool = True  # False: skip what only people read (formulas, the curve's points, every replica's
+    # bills): sweeps and solvers compare thousands of estimates
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -130,14 +140,18 @@ class MemoryEstimate:
     tp: int
     pp: int
     replicas: int
+    dp: int
+    ep: int
     weight_format: str
     kv_dtype: str
     approximate: bool
     parameters_total: int
     parameters_active: int
     parameters_mtp: int
+    draft_weight_bytes_per_gpu: int
     weight_bytes_total: int
-    weight_bytes_per_gpu: int
+    weight_bytes_per_gpu: int  # the model's tensors on the GPU; the bill's "weights" adds the rotary cache
+    rope_cache_bytes_per_gpu: int
     kv_bytes_per_token: int
     kv_bytes_per_token_per_gpu: int
     kv_cache_bytes_per_gpu: int
@@ -161,6 +175,7 @@ class MemoryEstimate:
     launch_command: str
     assumptions: dict[str, Any]
     figure_sources: dict[str, str] = field(default_factory=dict)  # figure -> estimated / calibrated / measured
+    rules_of_thumb: dict[str, dict[str, Any]] = field(default_factory=dict)  # the field's shortcuts, beside ours
     formulas: dict[str, str] = field(default_factory=dict)  # line item -> its formula with the numbers filled in
     warnings: tuple[str, ...] = field(default=())
     problems: tuple[str, ...] = field(default=())
@@ -192,15 +207,22 @@ def _layout(request: EstimateRequest, arch: Architecture) -> tuple[int, int, int
         gpus = request.gpus or tp * pp
     if tp < 1:
         raise _invalid("tp", "tensor parallel size must be ≥ 1")
-    if gpus % (tp * pp):
-        raise _invalid("gpus", f"{gpus} GPUs are not a whole number of TP {tp} x PP {pp} replicas")
+    if request.dp < 1:
+        raise _invalid("dp", "data parallel size must be ≥ 1")
+    if request.tp is None and request.gpus is not None and request.dp > 1:
+        tp = max(1, gpus // (pp * request.dp))
+    if gpus % (tp * pp * request.dp):
+        raise _invalid("gpus", f"{gpus} GPUs are not a whole number of TP {tp} x PP {pp} x DP {request.dp} "
+                               "replicas")
+    if request.expert_parallel and not arch.is_moe:
+        raise _invalid("expert_parallel", "expert parallelism needs a mixture-of-experts model")
     if request.engine is Engine.LLAMACPP and tp > 1:
         raise _invalid("tp", "llama.cpp splits a model across GPUs by layers, not tensor parallel: "
                              "set pp to the GPU count (--split-mode layer) instead of tp")
     if arch.parameters_override is None:
-        check_tensor_parallel(arch, tp)
+        _check_tensor_parallel(arch, tp)
     pipeline_stage_layers(arch.num_hidden_layers, pp)
-    return gpus, tp, pp, gpus // (tp * pp)
+    return gpus, tp, pp, gpus // (tp * pp * request.dp)
 
 
 def _check_request(request: EstimateRequest) -> None:
@@ -215,15 +237,69 @@ def _check_request(request: EstimateRequest) -> None:
         raise _invalid("block_size", "block_size must be ≥ 1")
     if request.concurrency < 1:
         raise _invalid("concurrency", "concurrency must be ≥ 1")
+    if request.shared_prefix_tokens < 0:
+        raise _invalid("shared_prefix_tokens", "shared_prefix_tokens must be ≥ 0")
+    if request.num_speculative_tokens < 0:
+        raise _invalid("num_speculative_tokens", "num_speculative_tokens must be ≥ 0")
+    if request.parallel_samples < 1:
+        raise _invalid("parallel_samples", "parallel_samples must be ≥ 1")
+    if request.parallel_samples > 1 and request.output_tokens is None:
+        raise _invalid("output_tokens", "give output_tokens (the decoded part of each request) with "
+                                        "parallel_samples > 1: only the decoded tokens are multiplied")
     if request.weight_overhead < 1:
         raise _invalid("weight_overhead", "weight_overhead must be ≥ 1")
 
 
-def _engine_scheduler(request: EstimateRequest, capacity: int, *, tokens: int) -> tuple[int, int]:
+# vLLM and SGLang keep a precomputed cos/sin table per rotary embedding on every GPU, loaded with the weights
+# (vLLM counts it in "model weights take"): max_position_embeddings x rotary dim x the model dtype.
+ROPE_CACHE_ENGINES = frozenset({Engine.VLLM, Engine.SGLANG})
+
+
+@lru_cache(maxsize=1024)
+def _stage_kv_layout(arch: Architecture, *, pp: int, stage: int, kv_bits: int, tp: int,
+                     block_size: int, draft: Architecture | None = None) -> KvLayout:
+    """The KV layout of one pipeline stage (cached: sweeps ask for the same stages over and over).
+
+    A speculative-decoding draft model runs beside the last stage and takes its KV from the same pool.
+    """
+    stages = pipeline_stage_layers(arch.num_hidden_layers, pp)
+    start = sum(stages[:stage])
+    attentions = tuple(layer.attention for layer in arch.layers[start:start + stages[stage]])
+    if draft is not None and stage == pp - 1:
+        attentions += tuple(layer.attention for layer in draft.layers)
+    return kv_layout(attentions, kv_bits=kv_bits, tp=tp, block_size=block_size)
+
+
+@lru_cache(maxsize=1024)
+def _parameter_counts(arch: Architecture) -> tuple[int, int]:
+    """(total, active) parameters of the main model."""
+    if arch.parameters_override is not None:
+        return arch.parameters_override, arch.parameters_override
+    inventory = tensor_inventory(arch)
+    return parameter_count(inventory), active_parameter_count(inventory)
+
+
+@lru_cache(maxsize=4096)
+def _curve_points(top: int) -> list[int]:
+    """CURVE_POINTS concurrencies from 1 to `top`, evenly spread, without repeats."""
+    return sorted({max(1, round(top * k / (CURVE_POINTS - 1))) for k in range(CURVE_POINTS)})
+
+
+@lru_cache(maxsize=1024)
+def rope_cache_bytes(arch: Architecture) -> int:
+    """Bytes of the rotary cos/sin cache: positions x rotary dimension (cos and sin halves) x dtype."""
+    if not arch.max_position_embeddings or not arch.layers:
+        return 0
+    attention = arch.layers[0].attention
+    rotary_dim = attention.qk_rope_head_dim if attention.kind is AttentionKind.MLA else attention.head_dim
+    return math.ceil(arch.max_position_embeddings * rotary_dim * arch.dtype.bits / 8)
+
+
+def _engine_scheduler(request: EstimateRequest, capacity: int, *, tokens: int, tp: int) -> tuple[int, int]:
     """(max_num_seqs, batched_tokens) the engine runs with: the request's, else the engine's default."""
     engine = request.engine
     if engine is Engine.SGLANG:
-        seqs, batched = sglang_default_scheduler(capacity)
+        seqs, batched = sglang_default_scheduler(capacity, tp)
     elif engine is Engine.TRTLLM:
         seqs, batched = TRTLLM_MAX_BATCH_SIZE, TRTLLM_MAX_NUM_TOKENS
     elif engine is Engine.TGI:
@@ -264,20 +340,41 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
     if tokens is None:
         raise _invalid("tokens_per_request", "give tokens_per_request or max_model_len: the config has no "
                                              "max_position_embeddings to default to")
-    per_replica_concurrency = math.ceil(request.concurrency / replicas)
-    max_num_seqs, batched = _engine_scheduler(request, capacity, tokens=tokens)
+    # each DP rank serves its own requests with its own KV cache
+    per_replica_concurrency = math.ceil(request.concurrency / (replicas * request.dp))
+    ep = tp * request.dp if request.expert_parallel else 1
+    # KV tokens one request holds apart from a shared prefix: n samples share the prompt and decode n outputs.
+    output = request.output_tokens or 0
+    if output > tokens:
+        raise _invalid("output_tokens", f"output_tokens {output} exceeds tokens_per_request {tokens}")
+    if request.shared_prefix_tokens >= tokens:
+        raise _invalid("shared_prefix_tokens",
+                       f"shared_prefix_tokens {request.shared_prefix_tokens} must be below tokens_per_request {tokens}")
+    prefix = request.shared_prefix_tokens if request.prefix_caching else 0
+    unique_tokens = tokens + (request.parallel_samples - 1) * output - prefix + request.num_speculative_tokens
+    max_num_seqs, batched = _engine_scheduler(request, capacity, tokens=tokens, tp=tp)
     if engine is Engine.VLLM and request.max_num_batched_tokens and effective_len and batched < effective_len:
         warnings.append(f"max_num_batched_tokens {batched} < max_model_len {effective_len}: long prompts are "
                         "prefilled in chunks (chunked prefill)")
 
-    stages = pipeline_stage_layers(arch.num_hidden_layers, pp)
-    bounds = [sum(stages[:k]) for k in range(pp + 1)]
-    weights_per_stage = _weight_bytes_per_rank(arch, fmt, tp=tp, pp=pp)
+    weights_per_stage = _weight_bytes_per_rank(arch, fmt, tp=tp, pp=pp, ep=ep)
+    draft_bytes = 0
+    if request.draft_arch is not None:
+        draft = request.draft_arch
+        if draft.parameters_override is None:
+            _check_tensor_parallel(draft, tp)
+        # the draft runs with the target's TP on the last stage's GPUs, in its own checkpoint format
+        (draft_bytes,) = _weight_bytes_per_rank(draft, resolve_weight_format(draft, "auto"), tp=tp, pp=1)
+        weights_per_stage = (*weights_per_stage[:-1], weights_per_stage[-1] + draft_bytes)
+        if draft.vocab_size != arch.vocab_size:
+            warnings.append(f"the draft model's vocabulary ({draft.vocab_size}) differs from the target's "
+                            f"({arch.vocab_size}): engines require the same tokenizer")
     budget_fn = ENGINE_BUDGETS[engine]
+    rope_cache = rope_cache_bytes(arch) if engine in ROPE_CACHE_ENGINES else 0
     stage_results: list[tuple[StageInputs, StageBudget]] = []
     for stage in range(pp):
-        layout = _kv_layout(tuple(layer.attention for layer in arch.layers[bounds[stage]:bounds[stage + 1]]),
-                           kv_bits=kv_dtype.bits, tp=tp, block_size=block_size)
+        layout = _stage_kv_layout(arch, pp=pp, stage=stage, kv_bits=kv_dtype.bits, tp=tp, block_size=block_size,
+                                  draft=request.draft_arch)
         activations = 0
         if engine not in (Engine.IDEALIZED, Engine.SGLANG):
             activations = request.activation_peak_bytes
@@ -287,10 +384,11 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
         inputs = StageInputs(
             capacity_bytes=capacity,
             gpu_memory_utilization=request.gpu_memory_utilization,
-            weight_bytes=weights_per_stage[stage],
+            weight_bytes=weights_per_stage[stage] + rope_cache,
             activation_peak_bytes=activations,
             kv=layout,
-            kv_demand_bytes=per_replica_concurrency * _sequence_bytes(layout, traits, tokens, batched),
+            kv_demand_bytes=(_sequence_bytes(layout, traits, prefix, batched) if prefix else 0)
+            + per_replica_concurrency * _sequence_bytes(layout, traits, unique_tokens, batched),
             tp=tp,
             pp=pp,
             weight_overhead=request.weight_overhead,
@@ -326,11 +424,26 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
         per_sequence = _sequence_bytes(layout, traits, length, batched)
         return max(0, kv_memory(inputs, budget)) / per_sequence if per_sequence else 0.0
 
+    def requests_fitting(inputs: StageInputs, budget: StageBudget) -> float:
+        """How many of the requested requests fit, after the shared prefix is cached once."""
+        if not prefix and unique_tokens == tokens:
+            return sequences_fitting(inputs, budget, tokens)
+        layout = inputs.kv
+        if traits.block_pool:
+            per_request = layout.blocks_per_sequence(unique_tokens, batched_tokens=batched)
+            room = layout.num_blocks(budget.kv_pool_bytes) - (
+                layout.blocks_per_sequence(prefix, batched_tokens=batched) if prefix else 0)
+            return max(0, room) / per_request if per_request else 0.0
+        per_request = _sequence_bytes(layout, traits, unique_tokens, batched)
+        room = kv_memory(inputs, budget) - (_sequence_bytes(layout, traits, prefix, batched) if prefix else 0)
+        return max(0, room) / per_request if per_request else 0.0
+
     capacity_tokens = min(capacity_tokens_of(i, b) for i, b in stage_results)
-    fit_at_tokens = min(sequences_fitting(i, b, tokens) for i, b in stage_results)
+    fit_at_tokens = min(requests_fitting(i, b) for i, b in stage_results)
     demand_fits = per_replica_concurrency <= fit_at_tokens
     bills: list[GpuBill] = []
-    for replica in range(replicas):
+    # replicas and DP ranks hold identical bills (a DP rank: its own attention and KV, its share of the experts)
+    for replica in range(replicas * request.dp if request.detail else 1):
         for stage, (inputs, budget) in enumerate(stage_results):
             required = sum(budget.components.values())
             stage_fits = required <= budget.usable_bytes and budget.kv_pool_bytes > 0 and demand_fits
@@ -401,23 +514,25 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
         warnings.extend(budget.notes)
     fits = all(bill.fits for bill in bills) and not problems
 
-    kv_for = _sequence_bytes(binding_inputs.kv, traits, tokens, batched)
+    kv_for = _sequence_bytes(binding_inputs.kv, traits, unique_tokens, batched)
+    prefix_once = _sequence_bytes(binding_inputs.kv, traits, prefix, batched) if prefix else 0
     static_at = _static_at(request, arch, binding_inputs, binding, tp=tp, pp=pp, tokens=tokens,
                            last_stage=binding_stage == pp - 1)
     max_fit = int(fit_at_tokens)
     if request.engine is Engine.TRANSFORMERS:  # activations grow with the batch: search the crossing
         low, high = 0, max(1, max_fit * 2 + 2)
-        while high < 1_000_000 and static_at(high) + high * kv_for <= binding.curve_limit_bytes:
+        while high < 1_000_000 and static_at(high) + prefix_once + high * kv_for <= binding.curve_limit_bytes:
             high *= 2
         while low < high:
             mid = (low + high + 1) // 2
-            low, high = (mid, high) if static_at(mid) + mid * kv_for <= binding.curve_limit_bytes else (low, mid - 1)
+            low, high = ((mid, high) if static_at(mid) + prefix_once + mid * kv_for <= binding.curve_limit_bytes
+                         else (low, mid - 1))
         max_fit = low
     top = max(8, math.ceil(max(max_fit, per_replica_concurrency) * 1.5))
-    xs = sorted({max(1, round(top * k / (CURVE_POINTS - 1))) for k in range(CURVE_POINTS)})
+    xs = _curve_points(top) if request.detail else []
     curve = ConcurrencyCurve(
         concurrency=tuple(xs),
-        required_bytes=tuple(static_at(c) + c * kv_for for c in xs),
+        required_bytes=tuple(static_at(c) + prefix_once + c * kv_for for c in xs),
         limit_bytes=binding.curve_limit_bytes,
         max_concurrency_fit=max_fit,
     )
@@ -425,16 +540,14 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
     if request.max_model_len:
         max_concurrency = round(min(sequences_fitting(i, b, request.max_model_len) for i, b in stage_results), 2)
 
-    inventory = tensor_inventory(arch)
-    parameters = arch.parameters_override or parameter_count(inventory)
-    active = arch.parameters_override or active_parameter_count(inventory)
+    parameters, active = _parameter_counts(arch)
     mtp = mtp_parameter_count(arch)
     if mtp:
         warnings.append(
             f"the checkpoint also holds {arch.mtp_layers} multi-token-prediction module(s) of {mtp:,} parameters; "
             "engines load them only for MTP speculative decoding, so they are not in this bill"
         )
-    replicated = sorted({a.num_kv_heads for a in binding_inputs.kv.attentions
+    replicated = sorted({a.num_kv_heads for a, _ in binding_inputs.kv._kinds
                          if a.kind is not AttentionKind.MLA and a.num_kv_heads < tp})
     if replicated:
         warnings.append(f"KV heads replicated: {replicated[0]} KV heads over TP {tp}, so each GPU stores "
@@ -446,15 +559,17 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
         engine=engine.value,
         allocation=traits.allocation.value,
         gpu=request.gpu.slug,
-        gpus=gpus, tp=tp, pp=pp, replicas=replicas,
+        gpus=gpus, tp=tp, pp=pp, replicas=replicas, dp=request.dp, ep=ep,
         weight_format=fmt.slug,
         kv_dtype=kv_dtype.slug,
         approximate=arch.approximate,
         parameters_total=parameters,
         parameters_active=active,
         parameters_mtp=mtp,
+        draft_weight_bytes_per_gpu=draft_bytes,
         weight_bytes_total=_weight_bytes_total(arch, fmt),
         weight_bytes_per_gpu=max(weights_per_stage),
+        rope_cache_bytes_per_gpu=rope_cache,
         kv_bytes_per_token=_layers_kv_bytes_per_token(arch.layers, kv_bits=kv_dtype.bits),
         kv_bytes_per_token_per_gpu=max(inputs.kv.bytes_per_token for inputs, _ in stage_results),
         kv_cache_bytes_per_gpu=binding.components["kv_cache"],
@@ -491,8 +606,12 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
                           for g in binding_inputs.kv.groups],
             **{f"engine_{key}": value for key, value in binding.settings.items()},
         },
+        rules_of_thumb=_rules_of_thumb(request.gpu, weights=weights_per_stage[binding_stage],
+                                       kv_demand=binding_inputs.kv_demand_bytes, capacity=capacity,
+                                       required=worst_bill.required_bytes) if request.detail else {},
         formulas=_formulas(request, arch, fmt=fmt, kv_bits=kv_dtype.bits, tp=tp, pp=pp, batched=batched,
-                           max_num_seqs=max_num_seqs, inputs=binding_inputs, budget=binding, tokens=tokens),
+                           max_num_seqs=max_num_seqs, inputs=binding_inputs, budget=binding, tokens=tokens)
+        if request.detail else {},
         figure_sources={
             "weights": "estimated",
             "kv_cache": "estimated",
@@ -504,6 +623,22 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
         warnings=tuple(warnings),
         problems=tuple(problems),
     )
+
+
+def _rules_of_thumb(gpu: GpuSpec, *, weights: int, kv_demand: int, capacity: int, required: int
+                    ) -> dict[str, dict[str, Any]]:
+    """The field's rules of thumb (DESIGN §8), shown beside the principled bill, never instead of it."""
+    name = f"{gpu.slug} {gpu.name}".lower()
+    factor = 1.12 if "a100" in name or "a800" in name else 1.08 if "h100" in name or "h800" in name else 1.15
+    total = math.ceil((weights + kv_demand) * factor)
+    activations = math.ceil(kv_demand * 0.2)
+    return {
+        "overhead_factor": {"label": f"(weights + KV demand) × {factor}", "bytes": total, "fits": total <= capacity},
+        "activations_share": {"label": "activations ≈ 20% of the KV demand", "bytes": activations,
+                              "fits": weights + kv_demand + activations <= capacity},
+        "plan_limit": {"label": "plan at no more than 90% of the card (keep 10–20% free)",
+                       "bytes": math.floor(capacity * 0.9), "fits": required <= capacity * 0.9},
+    }
 
 
 def _formulas(request: EstimateRequest, arch: Architecture, *, fmt: Any, kv_bits: int, tp: int, pp: int,
@@ -520,7 +655,9 @@ def _formulas(request: EstimateRequest, arch: Architecture, *, fmt: Any, kv_bits
                     f"GPU × {attention.head_dim} × {kv_bits / 8:g} bytes = {kv_token}")
     formulas = {
         "weights": (f"the tensors this GPU holds in {fmt.slug} (TP {tp}, PP {pp}; vocabulary padded to 64 and "
-                    f"split) = {format_bytes(inputs.weight_bytes)}"
+                    f"split)" + (f" + the rotary cos/sin cache ({arch.max_position_embeddings} positions × "
+                                 f"{arch.dtype.bits // 8} bytes × rotary dim)" if request.engine in ROPE_CACHE_ENGINES
+                                 else "") + f" = {format_bytes(inputs.weight_bytes)}"
                     + (f" × overhead {request.weight_overhead}" if request.engine is Engine.IDEALIZED else "")),
         "kv_per_token": kv_token,
         "kv_demand": (f"concurrent requests per replica × KV bytes of one {tokens}-token request = "
@@ -586,6 +723,13 @@ def _launch_args(request: EstimateRequest, *, engine: Engine, tp: int, pp: int, 
             args.append(f"--max-model-len {effective_len}")
         args += [f"--max-num-seqs {max_num_seqs}", f"--max-num-batched-tokens {batched}",
                  f"--block-size {block_size}", f"--kv-cache-dtype {kv}"]
+        if request.dp > 1:
+            args.append(f"--data-parallel-size {request.dp}")
+        if request.expert_parallel:
+            args.append("--enable-expert-parallel")
+        if request.draft_arch is not None:
+            args.append(f"--speculative-config '{{\"model\": \"DRAFT\", \"num_speculative_tokens\": "
+                        f"{max(1, request.num_speculative_tokens)}}}'")
         if request.enforce_eager:
             args.append("--enforce-eager")
         return tuple(args)

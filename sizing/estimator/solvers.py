@@ -54,7 +54,7 @@ class Remedy:
 
 def _fits(request: EstimateRequest) -> MemoryEstimate | None:
     try:
-        result = estimate_memory(request)
+        result = estimate_memory(replace(request, detail=False))
     except SizingError:
         return None
     return result if result.fits else None
@@ -134,7 +134,7 @@ def fewest_gpus(request: EstimateRequest, *, max_gpus: int = MAX_GPUS) -> Solver
                 return SolverResult(
                     target="fewest_gpus", value=gpus,
                     stops_because=f"{replicas} replica(s) of TP {tp} x PP {pp}: the smallest layout that fits",
-                    estimate=result.as_dict())
+                    estimate=estimate_memory(replace(request, gpus=gpus, tp=tp, pp=pp)).as_dict())
     return SolverResult(target="fewest_gpus", value=0,
                         stops_because=f"no layout of up to {max_gpus} GPUs fits: "
                                       + _stop_reason(replace(request, gpus=max_gpus, tp=None, pp=1)),

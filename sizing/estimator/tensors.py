@@ -239,6 +239,7 @@ def active_parameter_count(tensors: tuple[TensorSpec, ...]) -> int:
     return sum(t.elements * t.per_model * t.active_copies for t in tensors if t.role is not Role.VISION)
 
 
+@lru_cache(maxsize=256)
 def mtp_parameter_count(arch: Architecture) -> int:
     """Parameters of DeepSeek's multi-token-prediction modules, as the checkpoint stores them.
 

@@ -108,8 +108,12 @@ def weight_bytes_total(arch: Architecture, fmt: WeightFormat) -> int:
     return total
 
 
-def weight_bytes_per_rank(arch: Architecture, fmt: WeightFormat, *, tp: int, pp: int) -> tuple[int, ...]:
+def weight_bytes_per_rank(arch: Architecture, fmt: WeightFormat, *, tp: int, pp: int, ep: int = 1
+                          ) -> tuple[int, ...]:
     """Bytes one TP rank holds in each pipeline stage (one entry per stage).
+
+    With expert parallelism (`ep` > 1, vLLM's --enable-expert-parallel over TP x DP ranks) each rank holds
+    ceil(E / ep) whole routed experts instead of a 1/tp slice of every expert.
 
     Attention and MLP matrices split `tp` ways (KV heads replicated when fewer than `tp`), the vocabulary
     padded to 64 and split, norms replicated. Stage 0 holds the embeddings, the last stage the final norm
@@ -131,7 +135,11 @@ def weight_bytes_per_rank(arch: Architecture, fmt: WeightFormat, *, tp: int, pp:
             kv_heads=attention.num_kv_heads if attention else arch.num_key_value_heads,
             head_dim=attention.head_dim if attention else arch.head_dim,
         )
-        one = copy_bytes(tensor, rows, cols, layer_index=index) * tensor.copies
+        copies = tensor.copies
+        if ep > 1 and tensor.copies > 1:  # routed experts: whole experts spread over the EP ranks
+            rows, cols = tensor.rows, tensor.cols
+            copies = math.ceil(tensor.copies / ep)
+        one = copy_bytes(tensor, rows, cols, layer_index=index) * copies
         if index is not None:
             per_stage[stage_of_layer[index]] += one
         elif tensor.role is Role.VISION:

@@ -61,7 +61,11 @@ def test_every_engine_answers_with_its_launch_command(catalog, api_client, engin
                                    "max_model_len": 8192, "engine": engine}, format="json").json()
     assert body["engine"] == engine
     assert body["allocation"] in ("preallocated", "static", "on_demand")
-    assert body["memory_per_gpu"]["weights"] == 16_060_522_496
+    # the tensors 8,030,261,248 parameters × 2 bytes = 16,060,522,496; vLLM and SGLang also load the rotary
+    # cos/sin cache on the GPU: 8192 positions × 128 × 2 bytes = 2,097,152 → 16,062,619,648
+    assert body["weight_bytes_per_gpu"] == 16_060_522_496
+    expected_weights = 16_062_619_648 if engine in ("vllm", "sglang") else 16_060_522_496
+    assert body["memory_per_gpu"]["weights"] == expected_weights
 
 
 def test_solve_fewest_gpus(catalog, api_client):
@@ -81,7 +85,9 @@ def test_solve_largest_concurrency_says_what_runs_out(catalog, api_client):
     payload = {"model": "meta-llama/Meta-Llama-3-8B", "gpu": "nvidia-h100-sxm-80gb", "max_model_len": 8192,
                "tokens_per_request": 8192, "target": "largest_concurrency"}
     body = api_client.post(SOLVE, payload, format="json").json()
-    # 451,248 KV tokens / 8,192 per request = 55 requests; the 56th does not fit in the KV cache
+    # 81,559 MiB = 85,520,809,984 bytes: budget floor(× 0.9) = 76,968,728,985 − 16,062,619,648 (weights + rotary
+    # cache) − 1,599,078,400 − 161,061,273 = 59,145,969,664 of KV → 28,202 blocks → 451,232 KV tokens
+    # / 8,192 per request = 55 requests; the 56th does not fit in the KV cache
     assert body["value"] == 55
     assert "KV tokens" in body["stops_because"]
 
@@ -129,9 +135,10 @@ def test_bootlog_compare_reads_the_log_and_calibrates(catalog, api_client):
     body = response.json()
     assert body["log"]["model"] == "meta-llama/Meta-Llama-3-8B"
     lines = {line["figure"]: line for line in body["comparison"]}
-    # 14.96 GiB logged vs 16,060,522,496 bytes (14.957 GiB) estimated
+    # 14.96 GiB logged ("model weights take" counts the rotary cache) vs the weights line 16,060,522,496
+    # + 8192 × 128 × 2 = 2,097,152 → 16,062,619,648 bytes (14.959 GiB) estimated
     assert lines["weights_bytes"]["logged_bytes_or_value"] == round(14.96 * 2**30)
-    assert lines["weights_bytes"]["estimated"] == 16_060_522_496
+    assert lines["weights_bytes"]["estimated"] == 16_062_619_648
     # calibration takes the measured runtime terms and the total memory vLLM saw (79.22 GiB)
     calibration = body["calibration"]
     assert calibration["runtime_reserve_bytes"] == round(1.79 * 2**30)
@@ -140,8 +147,8 @@ def test_bootlog_compare_reads_the_log_and_calibrates(catalog, api_client):
     calibrated = body["calibrated_estimate"]
     assert calibrated["figure_sources"]["runtime"] == "calibrated"
     assert calibrated["figure_sources"]["capacity"] == "measured"
-    # budget floor(85,061,827,297 x 0.9) − 16,060,522,496 − 1,352,914,698 − 1,921,997,864 = 57,220,209,509
-    # bytes of KV = 53.29 GiB, as logged (to its two decimals)
+    # budget floor(85,061,827,297 x 0.9) = 76,555,644,567 − 16,062,619,648 − 1,352,914,698 − 1,921,997,864
+    # = 57,218,112,357 bytes of KV = 53.29 GiB, as logged (to its two decimals)
     assert abs(calibrated["memory_per_gpu"]["kv_cache"] - round(53.29 * 2**30)) < 0.01 * 2**30
 
 

@@ -163,13 +163,16 @@ def test_vllm_064_one_line_profiling_result_and_blocks():
     assert log.kv_cache_bytes == 4_090_956_349  # round(3.81 × 2^30)
     assert log.gpu_memory_utilization == 0.9
     assert log.budget_bytes is None  # 0.6.4 does not print it
-    assert log.activation_peak_bytes is None  # peak_torch_memory includes the weights: not the activation peak
+    # peak_torch_memory is weights + activation peak: round(17.06 × 2^30) − 16,094,101,452 = 2,223,934,065
+    assert log.activation_peak_bytes == 2_223_934_065
     assert log.num_gpu_blocks == 1952
     assert log.kv_cache_tokens == 31_232  # 1952 blocks × 16 tokens
     assert log.max_concurrency == 1.56  # 31,232 / 20,000
     assert log.max_concurrency_tokens_per_request == 20_000
     assert log.max_model_len == 20_000
     assert log.warnings == (
+        "activation peak derived: peak torch memory 17.06 GiB less 14.99 GiB of weights (vLLM 0.6.4 printed "
+        "them together)",
         "KV tokens = 1952 blocks × 16 tokens: vLLM's default block size, which the log does not state",)
 
 
@@ -181,7 +184,8 @@ def test_vllm_v0_two_line_budget_with_stdout_prefix():
 
     # then
     assert log.total_gpu_memory_bytes == 15_826_954_486  # round(14.74 × 2^30)
-    assert log.gpu_memory_utilization == 0.89
+    # printed 0.89; the budget says what vLLM used: 14,151,917,240 / 15,826,954,486 = 0.8942
+    assert log.gpu_memory_utilization == 0.8942
     assert log.budget_bytes == 14_151_917_240  # round(13.18 × 2^30)
     assert log.weights_bytes == 6_463_925_780  # round(6.02 × 2^30)
     assert log.non_torch_bytes == 53_687_091  # round(0.05 × 2^30) = round(53,687,091.2)
@@ -598,9 +602,13 @@ def test_compare_reads_a_real_estimate_dict():
     # when
     lines = bootlog_compare(log, estimate)
 
-    # then: every logged figure meets the estimate's own field
+    # then: every logged figure meets the estimate's own field; vLLM's "Model loading took" counts the rotary
+    # cos/sin cache, so the logged weights meet the bill's weights line: the tensors 16,060,522,496 + the cache
+    # 8192 × 128 × 2 = 2,097,152 → 16,062,619,648
+    assert estimate["memory_per_gpu"]["weights"] == 16_062_619_648
+    assert estimate["weight_bytes_per_gpu"] + estimate["rope_cache_bytes_per_gpu"] == 16_062_619_648
     assert [(line.figure, line.estimated) for line in lines] == [
-        ("weights_bytes", estimate["weight_bytes_per_gpu"]),
+        ("weights_bytes", estimate["memory_per_gpu"]["weights"]),
         ("activation_peak_bytes", estimate["memory_per_gpu"]["activations"]),
         ("non_torch_bytes", estimate["memory_per_gpu"]["runtime"]),
         ("kv_cache_bytes", estimate["memory_per_gpu"]["kv_cache"]),

@@ -19,6 +19,8 @@ from tests.sizing.estimator.builders import LLAMA31_8B_CONFIG, build_arch, build
 CAPACITY_80_GIB = 85_899_345_920  # 80 × 2^30
 VLLM_BUDGET_80_GIB = 77_309_411_328  # floor(85,899,345,920 × 0.9)
 LLAMA3_8B_BF16_WEIGHTS = 16_060_522_496  # 8,030,261,248 parameters × 2 bytes
+LLAMA3_8B_ROPE_CACHE = 2_097_152  # vLLM's rotary cos/sin cache: 8192 positions × 128 (head_dim) × 2 bytes
+VLLM_LLAMA3_8B_WEIGHTS = 16_062_619_648  # the bill's weights line: 16,060,522,496 + 2,097,152
 VLLM_NON_TORCH_TP1 = 161_061_273  # int(0.15 GiB) = int(0.15 × 1,073,741,824)
 VLLM_NON_TORCH_TP2 = 644_245_094  # int(0.6 GiB) = int(0.6 × 1,073,741,824)
 CUDA_GRAPHS = 536_870_912  # 0.5 GiB, outside vLLM's budget
@@ -110,14 +112,17 @@ def test_vllm_llama3_8b_on_80_gib_gives_the_kv_cache_what_the_budget_leaves():
     #   × 2 bytes × 8192 tokens = 1,073,741,824; sampler logits 1024 × 128,256 × 4 bytes = 525,336,576
     #   → 1,599,078,400
     # non-torch 161,061,273 (0.15 GiB at TP 1)
-    # kv = 77,309,411,328 − 16,060,522,496 − 1,599,078,400 − 161,061,273 = 59,488,749,159
-    # page = 16 tokens × 131,072 = 2,097,152 bytes → 28,366 blocks → 453,856 tokens
-    # max concurrency at 8192 tokens: 453,856 / 8192 = 55.40
+    # weights: tensors 16,060,522,496 + rotary cos/sin cache 8192 × 128 × 2 = 2,097,152 → 16,062,619,648
+    # kv = 77,309,411,328 − 16,062,619,648 − 1,599,078,400 − 161,061,273 = 59,486,652,007
+    # page = 16 tokens × 131,072 = 2,097,152 bytes → 28,365 blocks → 453,840 tokens
+    # max concurrency at 8192 tokens: 453,840 / 8192 = 55.40
     assert result.budget_bytes_per_gpu == VLLM_BUDGET_80_GIB
-    assert result.memory_per_gpu == {"weights": LLAMA3_8B_BF16_WEIGHTS, "kv_cache": 59_488_749_159,
+    assert result.memory_per_gpu == {"weights": VLLM_LLAMA3_8B_WEIGHTS, "kv_cache": 59_486_652_007,
                                      "activations": 1_599_078_400, "runtime": VLLM_NON_TORCH_TP1,
                                      "cuda_graphs": CUDA_GRAPHS}
-    assert result.kv_capacity_tokens == 453_856
+    assert result.weight_bytes_per_gpu == LLAMA3_8B_BF16_WEIGHTS
+    assert result.rope_cache_bytes_per_gpu == LLAMA3_8B_ROPE_CACHE
+    assert result.kv_capacity_tokens == 453_840
     assert result.max_concurrency == 55.4
     assert result.concurrency_curve.max_concurrency_fit == 55
     assert result.assumptions["max_num_seqs"] == 1024
@@ -127,6 +132,33 @@ def test_vllm_llama3_8b_on_80_gib_gives_the_kv_cache_what_the_budget_leaves():
     assert result.headroom_bytes_per_gpu == CAPACITY_80_GIB - 77_846_282_240
     assert result.fits is True
     assert result.problems == ()
+
+
+def test_vllm_weights_line_adds_the_rotary_cache_that_idealized_and_transformers_do_not():
+    # given meta-llama/Meta-Llama-3.1-8B (131,072 positions, head_dim 128, bf16) on one 80 GiB card,
+    # for which vLLM logged "Model loading took 14.9888 GiB"
+    arch = architecture_from_config(LLAMA31_8B_CONFIG)
+    logged = 14.9888 * GiB  # 16,094,101,451.6 bytes
+
+    # when
+    results = {engine: estimate_memory(EstimateRequest(arch=arch, gpu=build_gpu(memory_gib=80), engine=engine,
+                                                       max_model_len=8192))
+               for engine in (Engine.VLLM, Engine.IDEALIZED, Engine.TRANSFORMERS)}
+
+    # then
+    # rotary cos/sin cache: 131,072 positions × 128 (cos and sin halves of the rotary dim) × 2 bytes = 33,554,432
+    # vLLM's weights line: 16,060,522,496 (tensors) + 33,554,432 = 16,094,076,928 (14.98878 GiB)
+    #   |16,094,076,928 − 16,094,101,451.6| = 24,523.6 bytes = 0.00015% of the logged figure (< 0.0004%)
+    vllm = results[Engine.VLLM]
+    assert vllm.weight_bytes_per_gpu == LLAMA3_8B_BF16_WEIGHTS
+    assert vllm.rope_cache_bytes_per_gpu == 33_554_432
+    assert vllm.memory_per_gpu["weights"] == 16_094_076_928
+    assert [bill.components["weights"] for bill in vllm.per_gpu] == [16_094_076_928]
+    assert abs(vllm.memory_per_gpu["weights"] - logged) / logged < 0.000004
+    # idealized (overhead 1.0) and transformers bill the tensors alone
+    for engine in (Engine.IDEALIZED, Engine.TRANSFORMERS):
+        assert results[engine].rope_cache_bytes_per_gpu == 0
+        assert results[engine].memory_per_gpu["weights"] == LLAMA3_8B_BF16_WEIGHTS
 
 
 def test_vllm_kv_cache_is_budget_minus_weights_activations_and_runtime():
@@ -162,9 +194,9 @@ def test_vllm_fp8_kv_doubles_the_tokens_a_pool_holds():
     result = estimate_memory(request)
 
     # then: 32 × 8 × 128 × 2 × 1 byte = 65,536 per token; page 16 × 65,536 = 1,048,576
-    # 59,488,749,159 // 1,048,576 = 56,732 blocks → 907,712 tokens = 2 × 453,856 (the BF16 pool)
+    # 59,486,652,007 // 1,048,576 = 56,730 blocks → 907,680 tokens = 2 × 453,840 (the BF16 pool)
     assert result.kv_bytes_per_token == 65_536
-    assert result.kv_capacity_tokens == 907_712
+    assert result.kv_capacity_tokens == 907_680
 
 
 def test_tp2_per_rank_weights_halve_attention_and_mlp_and_split_the_vocabulary():
@@ -228,17 +260,18 @@ def test_vllm_tp2_halves_weights_and_kv_per_gpu():
     # KV per GPU: 32 × (8 / 2 = 4 heads) × 128 × 2 × 2 = 65,536 bytes per token
     # activations per rank: gate+up 2 × 7168 + product 7168 + qkv (16 + 2 × 4) × 128 + 4 × 4096 = 40,960
     #   × 2 × 8192 = 671,088,640 + logits 525,336,576 = 1,196,425,216
-    # kv = 77,309,411,328 − 8,030,527,488 − 1,196,425,216 − 644,245,094 (0.6 GiB at TP ≥ 2) = 67,438,213,530
-    # page 16 × 65,536 = 1,048,576 → 64,314 blocks → 1,029,024 tokens; / 8192 = 125.61
+    # weights 8,030,527,488 + the whole rotary cache on every rank 2,097,152 = 8,032,624,640
+    # kv = 77,309,411,328 − 8,032,624,640 − 1,196,425,216 − 644,245,094 (0.6 GiB at TP ≥ 2) = 67,436,116,378
+    # page 16 × 65,536 = 1,048,576 → 64,312 blocks → 1,028,992 tokens; / 8192 = 125.61
     assert (result.gpus, result.tp, result.replicas) == (2, 2, 1)
     assert result.kv_bytes_per_token == 131_072
     assert result.kv_bytes_per_token_per_gpu == 65_536
     assert result.weight_bytes_per_gpu == 8_030_527_488
     assert result.weight_bytes_total == LLAMA3_8B_BF16_WEIGHTS
-    assert result.memory_per_gpu == {"weights": 8_030_527_488, "kv_cache": 67_438_213_530,
+    assert result.memory_per_gpu == {"weights": 8_032_624_640, "kv_cache": 67_436_116_378,
                                      "activations": 1_196_425_216, "runtime": VLLM_NON_TORCH_TP2,
                                      "cuda_graphs": CUDA_GRAPHS}
-    assert result.kv_capacity_tokens == 1_029_024
+    assert result.kv_capacity_tokens == 1_028_992
     assert result.max_concurrency == 125.61
     assert [(bill.stage, bill.tp_rank) for bill in result.per_gpu] == [(0, 0), (0, 1)]
 
@@ -302,21 +335,24 @@ def test_vllm_pp2_splits_layers_kv_and_the_sampler_between_stages():
 
     # then
     # each stage: 16 layers × 8 × 128 × 2 × 2 = 65,536 KV bytes per token; non-torch 0.6 GiB (2 GPUs)
-    # stage 0: activations 1,073,741,824 (no sampler); kv 77,309,411,328 − 8,030,257,152 − 1,073,741,824
-    #   − 644,245,094 = 67,561,167,258 → 64,431 blocks of 1,048,576 → 1,030,896 tokens
-    # stage 1: activations 1,599,078,400 (with the logits); kv 77,309,411,328 − 8,030,265,344 − 1,599,078,400
-    #   − 644,245,094 = 67,035,822,490 → 63,930 blocks → 1,022,880 tokens (binds both stages)
+    # each stage also holds the rotary cache 2,097,152
+    # stage 0: weights 8,030,257,152 + 2,097,152 = 8,032,354,304; activations 1,073,741,824 (no sampler)
+    #   kv 77,309,411,328 − 8,032,354,304 − 1,073,741,824 − 644,245,094 = 67,559,070,106
+    #   → 64,429 blocks of 1,048,576 → 1,030,864 tokens
+    # stage 1: weights 8,030,265,344 + 2,097,152 = 8,032,362,496; activations 1,599,078,400 (with the logits)
+    #   kv 77,309,411,328 − 8,032,362,496 − 1,599,078,400 − 644,245,094 = 67,033,725,338
+    #   → 63,928 blocks → 1,022,848 tokens (binds both stages)
     stage0, stage1 = result.per_gpu
     assert (stage0.stage, stage1.stage) == (0, 1)
-    assert stage0.components == {"weights": 8_030_257_152, "kv_cache": 67_561_167_258,
+    assert stage0.components == {"weights": 8_032_354_304, "kv_cache": 67_559_070_106,
                                  "activations": 1_073_741_824, "runtime": VLLM_NON_TORCH_TP2,
                                  "cuda_graphs": CUDA_GRAPHS}
-    assert stage1.components == {"weights": 8_030_265_344, "kv_cache": 67_035_822_490,
+    assert stage1.components == {"weights": 8_032_362_496, "kv_cache": 67_033_725_338,
                                  "activations": 1_599_078_400, "runtime": VLLM_NON_TORCH_TP2,
                                  "cuda_graphs": CUDA_GRAPHS}
-    assert (stage0.kv_capacity_tokens, stage1.kv_capacity_tokens) == (1_030_896, 1_022_880)
+    assert (stage0.kv_capacity_tokens, stage1.kv_capacity_tokens) == (1_030_864, 1_022_848)
     assert result.kv_bytes_per_token_per_gpu == 65_536
-    assert result.kv_capacity_tokens == 1_022_880
+    assert result.kv_capacity_tokens == 1_022_848
     assert result.assumptions["binding_stage"] == 1
 
 
@@ -330,11 +366,11 @@ def test_gpus_beyond_tp_are_replicas_that_split_the_concurrency():
 
     # then
     # 10 / 2 replicas = 5 requests per replica; KV demand per GPU 5 × 8192 × 65,536 = 2,684,354,560
-    # each replica has the TP-2 pool of 1,029,024 tokens (nothing shared)
+    # each replica has the TP-2 pool of 1,028,992 tokens (nothing shared)
     assert (result.gpus, result.tp, result.pp, result.replicas) == (4, 2, 1, 2)
     assert result.assumptions["per_replica_concurrency"] == 5
     assert result.kv_demand_bytes_per_gpu == 2_684_354_560
-    assert result.kv_capacity_tokens == 1_029_024
+    assert result.kv_capacity_tokens == 1_028_992
     assert [(bill.index, bill.replica, bill.tp_rank) for bill in result.per_gpu] == [
         (0, 0, 0), (1, 0, 1), (2, 1, 0), (3, 1, 1)]
     assert result.fits is True
@@ -362,27 +398,28 @@ def test_vllm_will_not_start_when_max_model_len_does_not_fit_and_suggests_one():
     # then
     # budget floor(25,769,803,776 × 0.9) = 23,192,823,398; < 70 GiB card: max_num_seqs 256, batched 2048
     # activations 2048 × 65,536 × 2 = 268,435,456 + logits 256 × 128,256 × 4 = 131,334,144 → 399,769,600
-    # kv = 23,192,823,398 − 16,060,522,496 − 399,769,600 − 161,061,273 = 6,571,470,029 (6.12 GiB)
-    #   → 3,133 blocks of 2,097,152 → 50,128 tokens
+    # weights 16,060,522,496 + rotary cache 131,072 × 128 × 2 = 33,554,432 → 16,094,076,928
+    # kv = 23,192,823,398 − 16,094,076,928 − 399,769,600 − 161,061,273 = 6,537,915,597 (6.09 GiB)
+    #   → 3,117 blocks of 2,097,152 → 49,872 tokens
     # one 131,072-token sequence needs 131,072 × 131,072 = 17,179,869,184 bytes (16.00 GiB)
-    assert result.memory_per_gpu["kv_cache"] == 6_571_470_029
-    assert result.kv_capacity_tokens == 50_128
+    assert result.memory_per_gpu["kv_cache"] == 6_537_915_597
+    assert result.kv_capacity_tokens == 49_872
     assert result.fits is False
     assert result.problems[0] == (
-        "vLLM will not start: one 131072-token sequence needs 16.00 GiB of KV cache, 6.12 GiB available; "
-        "max_model_len 50128 would fit"
+        "vLLM will not start: one 131072-token sequence needs 16.00 GiB of KV cache, 6.09 GiB available; "
+        "max_model_len 49872 would fit"
     )
 
 
 def test_vllm_starts_with_the_suggested_max_model_len():
     # given the same deployment with the max_model_len the refusal suggested
     request = EstimateRequest(arch=architecture_from_config(LLAMA31_8B_CONFIG), gpu=build_gpu(memory_gib=24),
-                              max_model_len=50128)
+                              max_model_len=49872)
 
     # when
     result = estimate_memory(request)
 
-    # then: 50,128 tokens = 3,133 blocks, exactly the pool; 50,128 / 50,128 = 1.0×
+    # then: 49,872 tokens = 3,117 blocks, exactly the pool; 49,872 / 49,872 = 1.0×
     assert result.problems == ()
     assert result.fits is True
     assert result.max_concurrency == 1.0
@@ -473,14 +510,15 @@ def test_vllm_concurrency_curve_is_increasing_and_crosses_the_budget_at_max_conc
     curve = result.concurrency_curve
 
     # then
-    # static = weights + activations + non-torch = 16,060,522,496 + 1,599,078,400 + 161,061,273 = 17,820,662,169
-    # each request 8192 × 131,072 = 1,073,741,824; 453,856 pool tokens // 8192 = 55 requests
+    # static = weights (with the rotary cache) + activations + non-torch
+    #   = 16,062,619,648 + 1,599,078,400 + 161,061,273 = 17,822,759,321
+    # each request 8192 × 131,072 = 1,073,741,824; 453,840 pool tokens // 8192 = 55 requests
     assert curve.max_concurrency_fit == 55
     assert curve.limit_bytes == VLLM_BUDGET_80_GIB
     assert all(a < b for a, b in zip(curve.concurrency, curve.concurrency[1:], strict=False))
     assert all(a < b for a, b in zip(curve.required_bytes, curve.required_bytes[1:], strict=False))
     for concurrency, required in zip(curve.concurrency, curve.required_bytes, strict=True):
-        assert required == 17_820_662_169 + concurrency * 1_073_741_824
+        assert required == 17_822_759_321 + concurrency * 1_073_741_824
         assert (required <= curve.limit_bytes) == (concurrency <= 55)
     assert curve.concurrency[0] <= 55 < curve.concurrency[-1]
 
@@ -492,7 +530,7 @@ def test_max_model_len_beyond_the_model_context_is_a_problem():
     result = estimate_memory(EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=9000))
 
     # then: vLLM refuses it; the memory figures are still given: 9000 tokens = 563 blocks = 9,008 paged
-    # tokens; 453,856 / 9,008 = 50.38
+    # tokens; 453,840 / 9,008 = 50.38
     assert result.fits is False
     assert result.problems == (
         "max_model_len 9000 exceeds the model's max_position_embeddings 8192: vLLM refuses to start unless "
@@ -512,10 +550,10 @@ def test_measured_gpu_memory_replaces_the_catalog_capacity():
 
     # then
     # budget floor(84,825,604,096 × 0.9) = 76,343,043,686
-    # kv = 76,343,043,686 − 16,060,522,496 − 1,599,078,400 − 161,061,273 = 58,522,381,517
-    #   → 27,905 blocks of 2,097,152 → 446,480 tokens
+    # kv = 76,343,043,686 − 16,062,619,648 (tensors + rotary cache) − 1,599,078,400 − 161,061,273
+    #   = 58,520,284,365 → 27,904 blocks of 2,097,152 → 446,464 tokens
     assert result.capacity_bytes_per_gpu == 84_825_604_096
     assert result.budget_bytes_per_gpu == 76_343_043_686
-    assert result.memory_per_gpu["kv_cache"] == 58_522_381_517
-    assert result.kv_capacity_tokens == 446_480
+    assert result.memory_per_gpu["kv_cache"] == 58_520_284_365
+    assert result.kv_capacity_tokens == 446_464
     assert result.assumptions["capacity_source"] == "measured"
