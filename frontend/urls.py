@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from frontend.views import SizingPageView
+from frontend.views import BootLogPageView, SizingPageView
 
 app_name = "frontend"
 
@@ -12,5 +12,6 @@ urlpatterns = [
         name="login",
     ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),  # POST only (Django ≥5)
+    path("bootlog/", BootLogPageView.as_view(), name="bootlog"),
     path("", SizingPageView.as_view(), name="sizing"),
 ]

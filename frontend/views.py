@@ -1,4 +1,4 @@
-"""Server-rendered pages. The sizing page renders the catalogs; its script calls the REST API for estimates."""
+"""Server-rendered pages. The sizing and boot-log pages render the catalogs; their scripts call the REST API."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from django.utils.translation import gettext as _
 from django.views.generic import TemplateView
 
 from sizing.estimator.dtypes import KV_CACHE_DTYPES
-from sizing.estimator.engines import ENGINE_CHOICES
-from sizing.estimator.formats import WEIGHT_FORMAT_CHOICES
+from sizing.estimator.engines import ENGINE_CHOICES, ENGINE_TRAITS
+from sizing.estimator.formats import FORMATS, WEIGHT_FORMAT_CHOICES
 from sizing.selectors import gpu_list, model_list_for_organisation
 from sizing.services import organisation_for_user
 
@@ -47,17 +47,35 @@ def _kv_dtype_labels() -> dict[str, str]:
 def _engine_labels() -> dict[str, str]:
     return {
         "vllm": "vLLM",
+        "sglang": "SGLang",
+        "trtllm": "TensorRT-LLM",
+        "tgi": _("TGI (Text Generation Inference)"),
+        "llamacpp": "llama.cpp",
+        "transformers": _("Hugging Face transformers (generate)"),
         "idealized": _("Idealized (weights + KV cache + fixed reserve)"),
     }
 
 
-def _choices(values: tuple[str, ...], labels: dict[str, str]) -> list[dict[str, str]]:
-    """Pair the estimator's choice values with translated labels; a value added later shows as itself."""
-    return [{"value": value, "label": labels.get(value, value.upper())} for value in values]
+def _engine_names() -> dict[str, str]:
+    """Short engine names for running text (the summary line, the allocation note)."""
+    names = {engine.value: traits.label for engine, traits in ENGINE_TRAITS.items()}
+    names["idealized"] = _("the idealized engine")
+    names["transformers"] = _("transformers generate()")
+    return names
 
 
-def sizing_page_strings() -> dict[str, str]:
-    """Every string the page's script shows, translated into the active language."""
+def _choices(
+    values: tuple[str, ...], labels: dict[str, str], fallback: dict[str, str] | None = None
+) -> list[dict[str, str]]:
+    """Pair the estimator's choice values with translated labels; a value added later shows with the
+    estimator's own label (`fallback`), or as itself."""
+    fallback = fallback or {}
+    return [{"value": value, "label": labels.get(value) or fallback.get(value) or value.upper()}
+            for value in values]
+
+
+def _common_strings() -> dict[str, Any]:
+    """Strings both pages' scripts show: the memory bill, units, figure sources, verdicts."""
     return {
         # components of the memory bill, in the API's keys
         "weights": _("Weights"),
@@ -73,6 +91,33 @@ def sizing_page_strings() -> dict[str, str]:
         # verdict
         "fits": _("Fits"),
         "does_not_fit": _("Does not fit"),
+        # units
+        "gb": _("GB"),
+        "gib": _("GiB"),
+        "gib_value": _("{value} GiB"),
+        "bytes_value": _("{value} bytes"),
+        "tokens_value": _("{value} tokens"),
+        "requests_value": _("{value} requests"),
+        "times_value": _("{value}×"),
+        # where a figure of the bill comes from (figure_sources)
+        "source_estimated": _("estimated"),
+        "source_calibrated": _("calibrated"),
+        "source_measured": _("measured"),
+        "source_catalog": _("catalog"),
+        "source_title_estimated": _("Estimated: computed from the model's configuration and the engine's defaults"),
+        "source_title_calibrated": _("Calibrated: taken from a boot log or a benchmark of this deployment"),
+        "source_title_measured": _("Measured: what the card or the engine reported"),
+        "source_title_catalog": _("From the GPU catalog"),
+        # errors
+        "network_error": _("The server could not be reached; please try again"),
+        "engine_names": _engine_names(),
+    }
+
+
+def sizing_page_strings() -> dict[str, Any]:
+    """Every string the sizing page's script shows, translated into the active language."""
+    return {
+        **_common_strings(),
         "problems": _("Problems"),
         "warnings": _("Warnings"),
         "approximate": _("Approximate: some architecture details were estimated, not read from the config"),
@@ -81,20 +126,141 @@ def sizing_page_strings() -> dict[str, str]:
             "weights {weights} · KV cache {kv_dtype} · {engine}"
         ),
         "binding_caption": _("Memory bill of the binding GPU (GPU {index})"),
-        # units
-        "gb": _("GB"),
-        "gib": _("GiB"),
-        "bytes_value": _("{value} bytes"),
-        "tokens_value": _("{value} tokens"),
-        "requests_value": _("{value} requests"),
+        # how the engine takes its memory (allocation)
+        "allocation_label": _("Memory behaviour"),
+        "allocation_preallocated": _("Preallocated"),
+        "allocation_static": _("Static"),
+        "allocation_on_demand": _("On demand"),
+        "allocation_text_preallocated": _(
+            "{engine} reserves its memory when it starts: each GPU sits near {required} GiB from the first second, "
+            "whatever the load. Under load the risk is requests queueing or being preempted, not running out of "
+            "memory"
+        ),
+        "allocation_text_static": _(
+            "{engine} allocates a fixed context when it starts: each GPU holds about {required} GiB from the first "
+            "second and stays there. Requests beyond its slots wait; memory does not grow"
+        ),
+        "allocation_text_on_demand": _(
+            "{engine} takes KV cache memory as sequences grow and gives it back when they finish: memory follows "
+            "the load and the card runs out of memory (OOM) when the demand outgrows it. Commit to the peak, not "
+            "the average, and keep headroom"
+        ),
+        # warnings and risks
+        "risks_title": _("Warnings and risks"),
+        # remedies
+        "remedies_title": _("Remedies"),
+        "remedies_intro": _("Changes that make room, ranked: those that fit first, then by the concurrency they add"),
+        "remedy_fits": _("Fits"),
+        "remedy_not_enough": _("Not enough alone"),
+        "remedy_effect": _("Frees {freed} GiB per GPU · concurrent requests at {tokens} tokens: {before} → {after}"),
+        "remedy_kv_fp8": _("FP8 KV cache"),
+        "remedy_weights_fp8": _("FP8 weights (an FP8 checkpoint or online quantisation)"),
+        "remedy_weights_int4": _("INT4 weights (an AWQ/GPTQ checkpoint)"),
+        "remedy_utilization": _("GPU memory utilization {value}"),
+        "remedy_max_model_len": _("Max model length {tokens} (the requests' length)"),
+        "remedy_tp_double": _("{gpus} GPUs with TP {tp}"),
+        "remedy_replica": _("{gpus} GPUs as {replicas} replicas"),
+        "remedy_action_weights_int4": _("Serve an AWQ or GPTQ checkpoint of the model"),
+        "remedy_action_replica": _("Run a second replica behind the load balancer"),
+        # solvers
+        "solving": _("Solving…"),
+        "solve_failed": _("The solver could not run"),
+        "solve_value_largest_context": _("{value} tokens per request"),
+        "solve_value_largest_concurrency": _("{value} concurrent requests"),
+        "solve_value_fewest_gpus": _("{value} GPUs"),
+        "solve_value_fewest_gpus_one": _("{value} GPU"),
+        "solve_layout": _("TP {tp} × PP {pp} × {replicas} replica(s)"),
+        "solve_nothing": _("Nothing fits"),
+        "stops_because": _("Stops because"),
+        "solve_apply": _("Use this value"),
         # key figures
         "parameters": _("Parameters"),
+        "parameters_total": _("Parameters (total)"),
+        "parameters_active": _("Active parameters per token"),
+        "parameters_mtp": _("Multi-token prediction (MTP) parameters"),
+        "kv_groups": _("KV cache layer groups"),
         "kv_per_token": _("KV cache per token (whole model)"),
         "kv_per_token_per_gpu": _("KV cache per token (per GPU)"),
         "kv_capacity": _("KV cache capacity"),
         "max_concurrency": _("Max concurrency at max model length"),
         "max_concurrency_unset": _("Set a max model length to see this"),
         "max_concurrency_fit": _("Concurrent requests that fit at {tokens} tokens each"),
+        # formulas of the bill rows (filled in from the estimate's numbers)
+        "formula": _("Formula"),
+        "formula_estimator": _("As the estimator writes it"),
+        "formula_weights": _("Weights = this GPU's share of the tensors in {format} (TP {tp}, PP {pp}) = {weights}"),
+        "formula_weights_overhead": _(
+            "Weights = this GPU's share of the tensors in {format} (TP {tp}, PP {pp}) × overhead {overhead} = "
+            "{weights}"
+        ),
+        "formula_budget_vllm": _(
+            "Engine budget = card capacity × gpu_memory_utilization = {capacity} × {utilization} = {budget}"
+        ),
+        "formula_kv_vllm": _(
+            "KV cache = engine budget − weights − activations − runtime reserve = {budget} − {weights} − "
+            "{activations} − {runtime} = {kv}"
+        ),
+        "formula_kv_negative": _("Nothing is left for the KV cache: vLLM will not start"),
+        "formula_activations_vllm": _(
+            "Activation peak of vLLM's profiling pass: max_num_batched_tokens = {batched} tokens through one layer, "
+            "plus the fp32 logits of max_num_seqs = {seqs} sequences = {value}"
+        ),
+        "formula_activations_given": _("Activation peak, {source}: {value}"),
+        "formula_runtime_vllm": _(
+            "Runtime reserve (vLLM's non-torch memory: CUDA context, NCCL, cuBLAS workspaces), {source}: {value}"
+        ),
+        "formula_cuda_graphs_vllm": _(
+            "CUDA graphs, captured after the KV cache is allocated, outside the engine budget, {source}: {value}"
+        ),
+        "formula_cuda_graphs_eager": _("No CUDA graphs: enforce eager"),
+        "formula_kv_idealized": _(
+            "KV cache = concurrent requests per replica × tokens per request × KV cache per token on this GPU = "
+            "{concurrency} × {tokens} × {per_token} bytes = {kv}"
+        ),
+        "formula_kv_idealized_demand": _(
+            "KV cache = what {concurrency} concurrent requests of {tokens} tokens need on this GPU = {kv}"
+        ),
+        "formula_activations_idealized": _("The idealized engine counts no activations: {value}"),
+        "formula_runtime_idealized": _(
+            "Fixed reserve for the CUDA context, allocator pools and workspaces, {source}: {value}"
+        ),
+        "formula_cuda_graphs_idealized": _("The idealized engine counts no CUDA graphs: {value}"),
+        "formula_required": _(
+            "Required = weights + KV cache + activations + runtime reserve + CUDA graphs = {terms} = {required}"
+        ),
+        "formula_capacity": _("Card capacity, {source}: {capacity}"),
+        "formula_usable_vllm": _(
+            "Usable = card capacity = {capacity} (the engine budget is {budget}; CUDA graphs lie outside it)"
+        ),
+        "formula_usable_idealized": _("Usable = card capacity × planning limit = {capacity} × {limit} = {usable}"),
+        "formula_headroom": _("Headroom = usable − required = {usable} − {required} = {headroom}"),
+        # checkpoint facts
+        "checkpoint_none": _(
+            "No checkpoint facts for {model} yet. Upload its model.safetensors.index.json, or the JSON that "
+            "deploy/tools/safetensors_headers.py writes, to compare the computed weights with the real checkpoint"
+        ),
+        "checkpoint_source": _("From: {source}"),
+        "checkpoint_source_index": _("the safetensors index"),
+        "checkpoint_source_headers": _("the safetensors headers"),
+        "checkpoint_source_index+headers": _("the safetensors index and headers"),
+        "checkpoint_weights": _("Weight bytes"),
+        "checkpoint_parameters": _("Parameters"),
+        "checkpoint_computed": _("Computed"),
+        "checkpoint_actual": _("In the checkpoint"),
+        "checkpoint_difference": _("Difference"),
+        "checkpoint_unknown": _("unknown"),
+        "checkpoint_by_dtype": _("Bytes by dtype"),
+        "checkpoint_hints": _("Quantization hints"),
+        "checkpoint_warnings": _("Warnings"),
+        "checkpoint_choose": _("Please choose an index or a headers file"),
+        "checkpoint_uploaded": _("Checkpoint facts saved for {slug}; the estimate now compares them"),
+        # launch command
+        "copy": _("Copy"),
+        "copied": _("Copied"),
+        "no_launch_args": _(
+            "This engine has no launch command: it runs inside your own code. Choose a serving engine such as "
+            "vLLM to get one"
+        ),
         # charts
         "gpu_label": _("GPU {index}"),
         "memory_chart_title": _("Memory per GPU"),
@@ -107,15 +273,10 @@ def sizing_page_strings() -> dict[str, str]:
         "requested": _("Requested"),
         "none_fits": _("Not even one request fits"),
         "download_plot": _("Download plot as a PNG"),
-        # launch command
-        "copy": _("Copy"),
-        "copied": _("Copied"),
-        "no_launch_args": _("The idealized engine has no launch command; choose vLLM to get one"),
         # form, upload and errors
         "estimate": _("Estimate"),
         "estimating": _("Estimating…"),
         "estimate_failed": _("The estimate could not be computed"),
-        "network_error": _("The server could not be reached; please try again"),
         "upload": _("Upload"),
         "uploading": _("Uploading…"),
         "upload_failed": _("The upload failed"),
@@ -128,20 +289,70 @@ def sizing_page_strings() -> dict[str, str]:
     }
 
 
+def bootlog_page_strings() -> dict[str, Any]:
+    """Every string the boot-log page's script shows, translated into the active language."""
+    return {
+        **_common_strings(),
+        "compare": _("Compare"),
+        "comparing": _("Comparing…"),
+        "compare_failed": _("The log could not be compared"),
+        "paste_or_choose": _("Please paste a startup log or choose a file"),
+        "not_in_log": _("not in the log"),
+        "fact_engine": _("Engine"),
+        "fact_version": _("Version"),
+        "fact_model": _("Model"),
+        "fact_flags": _("Flags"),
+        "fact_parameters": _("Estimated with"),
+        "no_flags": _("no flags echoed"),
+        "log_warnings": _("What the parser noticed"),
+        # the figures of a startup log, in the API's names
+        "figure_weights_bytes": _("Weights"),
+        "figure_activation_peak_bytes": _("Activation peak"),
+        "figure_non_torch_bytes": _("Non-torch memory (runtime reserve)"),
+        "figure_kv_cache_bytes": _("KV cache"),
+        "figure_kv_cache_tokens": _("KV cache size"),
+        "figure_max_concurrency": _("Max concurrency"),
+        "figure_cuda_graph_bytes": _("CUDA graphs"),
+        "figure_budget_bytes": _("Engine budget"),
+        "figure_total_gpu_memory_bytes": _("Total GPU memory"),
+        "show_line": _("Show the log line"),
+        "hide_line": _("Hide the log line"),
+        "no_source_line": _("no log line"),
+        # calibration terms, in the API's names
+        "calibration_runtime_reserve_bytes": _("Runtime reserve (non-torch memory)"),
+        "calibration_cuda_graph_bytes": _("CUDA graphs"),
+        "calibration_gpu_memory_bytes": _("GPU memory the engine saw"),
+        "calibration_activation_peak_bytes": _("Activation peak"),
+        "calibration_none": _("The log has no runtime figure to calibrate with"),
+        "no_calibrated_estimate": _("No calibrated estimate: the log has no runtime figure"),
+        "fits_by": _("{verdict} · headroom {headroom} GiB"),
+    }
+
+
+def _model_groups(user: Any) -> tuple[list[Any], list[Any], list[str]]:
+    """(catalog models, the organisation's uploads, slugs of the supported ones, uploads first)."""
+    organisation = organisation_for_user(user=user)
+    catalog_models: dict[str, Any] = {}
+    own_models: dict[str, Any] = {}
+    for model in model_list_for_organisation(organisation=organisation).order_by(Lower("slug")):
+        (catalog_models if model.organisation_id is None else own_models)[model.slug] = model
+    # An upload shadows the catalog model of the same slug (as the API resolves it), so list it once.
+    catalog = [model for slug, model in catalog_models.items() if slug not in own_models]
+    own = list(own_models.values())
+    supported = [m.slug for m in [*own, *catalog] if m.supported]
+    return catalog, own, supported
+
+
+def _gpus() -> list[Any]:
+    return list(gpu_list().order_by("vendor", "marketed_memory_gb", "name"))
+
+
 class SizingPageView(LoginRequiredMixin, TemplateView):
     template_name = "frontend/sizing.html"
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
-        organisation = organisation_for_user(user=self.request.user)
-        catalog_models: dict[str, Any] = {}
-        own_models: dict[str, Any] = {}
-        for model in model_list_for_organisation(organisation=organisation).order_by(Lower("slug")):
-            (catalog_models if model.organisation_id is None else own_models)[model.slug] = model
-        # An upload shadows the catalog model of the same slug (as the API resolves it), so list it once.
-        catalog = [model for slug, model in catalog_models.items() if slug not in own_models]
-        own = list(own_models.values())
-        supported = [m.slug for m in [*own, *catalog] if m.supported]
+        catalog, own, supported = _model_groups(self.request.user)
         preferred = settings.SIZING_DEFAULT_MODEL
         default_model = own[0].slug if own and own[0].supported else (
             preferred if preferred in supported else next(iter(supported), "")
@@ -150,11 +361,30 @@ class SizingPageView(LoginRequiredMixin, TemplateView):
             catalog_models=catalog,
             own_models=own,
             default_model=default_model,
-            gpus=list(gpu_list().order_by("vendor", "marketed_memory_gb", "name")),
-            weight_choices=_choices(WEIGHT_FORMAT_CHOICES, _weight_format_labels()),
+            gpus=_gpus(),
+            weight_choices=_choices(WEIGHT_FORMAT_CHOICES, _weight_format_labels(),
+                                    {slug: fmt.label for slug, fmt in FORMATS.items()}),
             kv_dtype_choices=_choices(KV_CACHE_DTYPES, _kv_dtype_labels()),
             engine_choices=_choices(ENGINE_CHOICES, _engine_labels()),
             default_gpu_memory_utilization=DEFAULT_GPU_MEMORY_UTILIZATION,
             i18n_strings=sizing_page_strings(),
+        )
+        return context
+
+
+class BootLogPageView(LoginRequiredMixin, TemplateView):
+    """Paste an engine's startup log: its figures against the estimate, and the calibration it gives."""
+
+    template_name = "frontend/bootlog.html"
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        catalog, own, _supported = _model_groups(self.request.user)
+        context.update(
+            catalog_models=catalog,
+            own_models=own,
+            default_model="",  # the model the log names
+            gpus=_gpus(),
+            i18n_strings=bootlog_page_strings(),
         )
         return context

@@ -1,67 +1,30 @@
-"""The sizing page end to end in headless Debian Chromium: sign in, estimate, read the charts, switch language."""
+"""The sizing page end to end in headless Debian Chromium: sign in, estimate, read the charts, switch language;
+remedies and solvers when a deployment does not fit; engine-specific inputs, formulas and checkpoint facts."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
+import json
+import re
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
-TIMEOUT_MS = 20_000
+from tests.browser.helpers import sign_in, wait_for_estimate
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def browser() -> Iterator[Browser]:
-    if not os.path.exists(CHROMIUM):
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium)")
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(locale="en-US", viewport={"width": 1400, "height": 1000})
-    context.set_default_timeout(TIMEOUT_MS)
-    tab = context.new_page()
-    yield tab
-    context.close()
-
-
-def _sign_in(page: Page, base_url: str) -> None:
-    page.goto(f"{base_url}/")
-    page.fill("#id_username", "engineer")
-    page.fill("#id_password", "correct horse battery")
-    page.click("#login-button")
-    page.wait_for_url(f"{base_url}/")
 
 
 def _estimate(page: Page) -> None:
     page.select_option("#field-model", "meta-llama/Meta-Llama-3-8B")
     page.select_option("#field-gpu", "nvidia-h100-sxm-80gb")
     page.click("#estimate-button")
-    page.wait_for_selector("#memory-chart .main-svg")
-    page.wait_for_selector("#memory-chart .trace.bars")
-    page.wait_for_selector("#concurrency-chart .main-svg")
+    wait_for_estimate(page)
 
 
 def test_sign_in_estimate_and_switch_to_chinese(live_server, transactional_db, catalog: None, user,
                                                 page: Page) -> None:
     # given a signed-in engineer
-    _sign_in(page, live_server.url)
+    sign_in(page, live_server.url)
 
     # when they estimate Llama-3-8B on one H100 SXM
     _estimate(page)
@@ -70,12 +33,21 @@ def test_sign_in_estimate_and_switch_to_chinese(live_server, transactional_db, c
     expect(page.locator("#verdict")).to_have_attribute("data-fits", "true")
     expect(page.locator("#verdict .verdict-title")).to_have_text("Fits")
     kv_row = page.locator('#memory-table tr[data-row="kv_cache"]')
-    expect(kv_row.locator("th")).to_have_text("KV cache")
+    expect(kv_row.locator(".row-name")).to_have_text("KV cache")
     expect(kv_row.locator("td")).to_have_count(2)
     expect(page.locator('#memory-table tr[data-row="weights"] td').first).to_have_text("16.06")  # 8.03e9 × 2 B
     assert page.locator("#memory-chart .trace.bars").count() == 5  # one trace per component
     assert page.locator("#memory-chart .point").count() == 5  # one GPU: one bar per component
     expect(page.locator("#launch-command")).to_contain_text("vllm serve meta-llama/Meta-Llama-3-8B")
+    # vLLM preallocates: the page says what that means for the commitment
+    expect(page.locator("#allocation")).to_have_attribute("data-allocation", "preallocated")
+    expect(page.locator("#allocation")).to_contain_text("not running out of memory")
+    # every bill row says where its figure comes from
+    expect(page.locator('#memory-table tr[data-row="weights"] .source-badge')).to_have_text("estimated")
+    expect(page.locator('#memory-table tr[data-row="capacity"] .source-badge')).to_have_text("catalog")
+    expect(page.locator('#key-figures [data-figure="parameters_active"]')).to_contain_text("8,030,261,248")
+    expect(page.locator("#risks")).to_be_hidden()
+    expect(page.locator("#remedies")).to_be_hidden()
 
     # when they switch the page to Simplified Chinese
     page.click('.language-switch button[value="zh-hans"]')
@@ -84,14 +56,16 @@ def test_sign_in_estimate_and_switch_to_chinese(live_server, transactional_db, c
     page.wait_for_selector('html[lang="zh-hans"]')
     expect(page.locator('label[for="field-gpu_memory_utilization"]')).to_have_text("显存利用率")
     page.wait_for_selector("#memory-chart .trace.bars")
-    expect(page.locator('#memory-table tr[data-row="kv_cache"] th')).to_have_text("KV 缓存")
+    expect(page.locator('#memory-table tr[data-row="kv_cache"] .row-name')).to_have_text("KV 缓存")
     expect(page.locator("#verdict .verdict-title")).to_have_text("装得下")
+    expect(page.locator('#memory-table tr[data-row="weights"] .source-badge')).to_have_text("估算")
+    expect(page.locator("#allocation .allocation-tag")).to_have_text("预分配")
 
 
 def test_api_errors_are_shown_next_to_the_fields(live_server, transactional_db, catalog: None, user,
                                                  page: Page) -> None:
     # given a signed-in engineer
-    _sign_in(page, live_server.url)
+    sign_in(page, live_server.url)
 
     # when they ask for more tensor parallelism than the API accepts
     page.select_option("#field-model", "meta-llama/Meta-Llama-3-8B")
@@ -104,3 +78,114 @@ def test_api_errors_are_shown_next_to_the_fields(live_server, transactional_db, 
     expect(page.locator("#form-error")).to_contain_text("invalid_input")
     expect(page.locator("#field-tp")).to_have_attribute("aria-invalid", "true")
     expect(page.locator("#results")).to_be_hidden()
+
+
+def test_a_deployment_that_does_not_fit_lists_ranked_remedies_and_solves(
+    live_server, transactional_db, catalog: None, user, page: Page
+) -> None:
+    # given a signed-in engineer
+    sign_in(page, live_server.url)
+
+    # when they size Llama-3.1-70B on 2 × H100 (TP 2) for 64 requests of 8192 tokens
+    page.select_option("#field-model", "meta-llama/Meta-Llama-3.1-70B")
+    page.select_option("#field-gpu", "nvidia-h100-sxm-80gb")
+    page.fill("#field-gpus", "2")
+    page.fill("#field-tp", "2")
+    page.fill("#field-concurrency", "64")
+    page.fill("#field-tokens_per_request", "8192")
+    page.click("#estimate-button")
+    wait_for_estimate(page)
+
+    # then it does not fit, the problems are in the verdict and the remedies are listed with their exact flags
+    expect(page.locator("#verdict")).to_have_attribute("data-fits", "false")
+    expect(page.locator("#verdict .verdict-problems li").first).to_be_visible()
+    expect(page.locator("#remedies")).to_be_visible()
+    kv_fp8 = page.locator('#remedy-list .remedy[data-key="kv_fp8"]')
+    expect(kv_fp8.locator("code.remedy-flag")).to_have_text("--kv-cache-dtype fp8")
+    expect(kv_fp8.locator(".remedy-title")).to_have_text("FP8 KV cache")
+    expect(kv_fp8.locator(".remedy-mark")).to_be_visible()
+    assert page.locator("#remedy-list .remedy").count() >= 3
+    # ranked: every remedy that fits comes before every one that does not
+    fits = [value == "true" for value in page.locator("#remedy-list .remedy").evaluate_all(
+        "items => items.map(item => item.dataset.fits)")]
+    assert fits == sorted(fits, reverse=True)
+
+    # when they ask for the fewest GPUs that hold this load
+    page.click('.solve-button[data-target="fewest_gpus"]')
+
+    # then a small box gives the value and why it stops there
+    box = page.locator('.solve-item[data-target="fewest_gpus"] .solve-result')
+    expect(box).to_be_visible()
+    expect(box).to_have_attribute("data-value", re.compile(r"^[1-9]\d*$"))
+    expect(box.locator(".solve-value")).to_contain_text("GPUs")
+    expect(box.locator(".solve-stops-text")).to_contain_text("the smallest layout that fits")
+
+    # when they use that value
+    gpus = box.get_attribute("data-value")
+    box.locator(".solve-apply").click()
+
+    # then the form takes the layout and the estimate fits
+    expect(page.locator("#verdict")).to_have_attribute("data-fits", "true")
+    expect(page.locator("#field-gpus")).to_have_value(gpus)
+    expect(page.locator("#remedies")).to_be_hidden()
+
+
+def test_engine_specific_inputs_and_the_formula_of_a_bill_row(
+    live_server, transactional_db, catalog: None, user, page: Page
+) -> None:
+    # given a signed-in engineer with the advanced settings open
+    sign_in(page, live_server.url)
+    page.click("details.advanced summary")
+
+    # when they choose SGLang, then the idealized engine
+    page.select_option("#field-engine", "sglang")
+
+    # then only the chosen engine's inputs are shown
+    expect(page.locator("#field-mem_fraction_static")).to_be_visible()
+    expect(page.locator("#field-enforce_eager")).to_be_visible()
+    expect(page.locator("#field-kv_cache_free_gpu_mem_fraction")).to_be_hidden()
+    expect(page.locator("#field-gpu_memory_utilization")).to_be_hidden()
+    page.select_option("#field-engine", "idealized")
+    expect(page.locator("#field-weight_overhead")).to_be_visible()
+    expect(page.locator("#field-mem_fraction_static")).to_be_hidden()
+    expect(page.locator("#field-enforce_eager")).to_be_hidden()
+
+    # when they estimate with vLLM and open the KV cache row
+    page.select_option("#field-engine", "vllm")
+    _estimate(page)
+    page.click('#memory-table tr[data-row="kv_cache"] summary')
+
+    # then the row shows vLLM's formula with the estimate's numbers
+    formula = page.locator('#memory-table tr[data-row="kv_cache"] .formula-body')
+    expect(formula).to_contain_text("Engine budget = card capacity × gpu_memory_utilization = 79.65 GiB × 0.9")
+    expect(formula).to_contain_text("KV cache = engine budget − weights − activations − runtime reserve")
+
+
+def test_checkpoint_facts_uploaded_for_the_selected_model_show_beside_the_computed_weights(
+    live_server, transactional_db, catalog: None, user, page: Page
+) -> None:
+    # given Llama-2-7B estimated on an A100
+    sign_in(page, live_server.url)
+    page.select_option("#field-model", "meta-llama/Llama-2-7b-hf")
+    page.select_option("#field-gpu", "nvidia-a100-sxm-80gb")
+    page.click("#estimate-button")
+    wait_for_estimate(page)
+    expect(page.locator("#checkpoint-facts")).to_contain_text("No checkpoint facts")
+
+    # when they upload its published index (total_size 13,476,839,424 bytes)
+    index = {"metadata": {"total_size": 13476839424},
+             "weight_map": {"model.embed_tokens.weight": "model-00001-of-00002.safetensors",
+                            "lm_head.weight": "model-00002-of-00002.safetensors"}}
+    page.click("#checkpoint-upload summary")
+    page.set_input_files("#checkpoint-index", files=[{
+        "name": "model.safetensors.index.json", "mimeType": "application/json",
+        "buffer": json.dumps(index).encode()}])
+    page.click("#checkpoint-button")
+
+    # then the estimate compares the computed weights (2 × 6,738,415,616 bytes) with the checkpoint
+    weights = page.locator('#checkpoint-table tr[data-row="weights"]')
+    expect(weights).to_contain_text("13,476,831,232 bytes")
+    expect(weights).to_contain_text("13,476,839,424 bytes")
+    expect(weights).to_contain_text("+8,192 bytes")
+    expect(page.locator("#checkpoint-facts .checkpoint-explanation").first).to_contain_text("8,192 bytes more")
+    expect(page.locator("#models-own option[value='meta-llama/Llama-2-7b-hf']")).to_have_count(1)

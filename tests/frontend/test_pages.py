@@ -1,18 +1,39 @@
-"""The server-rendered pages: sign-in, the sizing page in both languages, and plotly.js served as a static file."""
+"""The server-rendered pages: sign-in, the sizing and boot-log pages in both languages, the translated strings
+their scripts read, and plotly.js served as a static file."""
 
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 from django.conf import settings
 from django.templatetags.static import static
 from django.test import Client
 from django.urls import reverse
+from django.utils import translation
 
+from frontend.views import bootlog_page_strings, sizing_page_strings
+from sizing.estimator.engines import ENGINE_CHOICES, Allocation
 from sizing.models import LlmModel
+from sizing.services import SOLVER_TARGETS
+
+STATIC = Path(__file__).resolve().parents[2] / "frontend" / "static" / "frontend"
 
 pytestmark = pytest.mark.django_db
+
+
+def _i18n_blob(html: str) -> dict:
+    """The JSON the page embeds for its script (json_script id="i18n")."""
+    blob = html[html.index('<script id="i18n" type="application/json">') :].split(">", 1)[1].split("</script>")[0]
+    return json.loads(blob)
+
+
+def _keys_read_by(*scripts: str) -> set[str]:
+    """The fixed keys the scripts read from the strings blob (T.name or T["name"])."""
+    source = "\n".join((STATIC / script).read_text() for script in scripts)
+    return set(re.findall(r"\bT\.(\w+)", source)) | set(re.findall(r'\bT\["(\w+)"\]', source))
 
 
 def test_sizing_page_redirects_anonymous_users_to_login(client: Client) -> None:
@@ -122,8 +143,7 @@ def test_sizing_page_embeds_the_translated_strings_for_the_script(client: Client
 
     # then
     html = response.content.decode()
-    blob = html[html.index('<script id="i18n" type="application/json">') :].split(">", 1)[1].split("</script>")[0]
-    strings = json.loads(blob)
+    strings = _i18n_blob(html)
     assert strings["kv_cache"] == "KV 缓存"
     assert strings["fits"] == "装得下"
     assert strings["memory_chart_title"] == "每张 GPU 的显存"
@@ -186,10 +206,186 @@ def test_plotly_js_is_served_as_a_static_file(client: Client) -> None:
     assert len(body) > 1_000_000
 
 
-@pytest.mark.parametrize("path", ["frontend/sizing.js", "frontend/app.css"], ids=["script", "stylesheet"])
+@pytest.mark.parametrize(
+    "path",
+    ["frontend/common.js", "frontend/sizing.js", "frontend/bootlog.js", "frontend/app.css"],
+    ids=["shared script", "sizing script", "boot-log script", "stylesheet"],
+)
 def test_page_assets_are_served(client: Client, path: str) -> None:
     # when
     response = client.get(static(path))
 
     # then
     assert response.status_code == 200
+
+
+def test_sizing_page_offers_every_engine_and_its_own_inputs(client: Client, catalog: None, user) -> None:
+    # given
+    client.force_login(user)
+
+    # when
+    html = client.get(reverse("frontend:sizing")).content.decode()
+
+    # then every engine the estimator knows is offered, with a readable name
+    for engine in ENGINE_CHOICES:
+        assert f'<option value="{engine}">' in html
+    assert '<option value="trtllm">TensorRT-LLM</option>' in html
+    assert '<option value="llamacpp">llama.cpp</option>' in html
+    # engine-specific inputs carry the engines they belong to; the script shows them for those only
+    assert re.search(r'data-engines="sglang">\s*<label for="field-mem_fraction_static"', html)
+    assert re.search(r'data-engines="trtllm">\s*<label for="field-kv_cache_free_gpu_mem_fraction"', html)
+    assert re.search(r'data-engines="idealized">\s*<label for="field-weight_overhead"', html)
+    assert re.search(r'data-engines="vllm sglang">\s*<label for="field-enforce_eager"', html)
+    # the measured terms are typed in GiB and sent in bytes under the API's names
+    for name in ("runtime_reserve_bytes", "cuda_graph_bytes", "activation_peak_bytes", "gpu_memory_bytes"):
+        assert f'name="{name}" data-unit="gib"' in html
+    # the result panels and the API addresses the script calls
+    for element in ('id="risks"', 'id="remedies"', 'id="solve"', 'id="checkpoint"', 'id="checkpoint-upload"'):
+        assert element in html
+    assert f'data-solve-url="{reverse("sizing:estimate-solve")}"' in html
+    assert f'data-checkpoint-url="{reverse("sizing:model-checkpoint")}"' in html
+    assert static("frontend/common.js") in html
+
+
+def test_sizing_page_blob_has_the_new_strings_in_chinese(client: Client, catalog: None, user) -> None:
+    # given
+    client.force_login(user)
+
+    # when
+    html = client.get(reverse("frontend:sizing"), headers={"accept-language": "zh-hans"}).content.decode()
+
+    # then
+    strings = _i18n_blob(html)
+    assert strings["risks_title"] == "警告与风险"
+    assert strings["remedies_title"] == "补救措施"
+    assert strings["remedy_kv_fp8"] == "FP8 KV 缓存"
+    assert strings["source_estimated"] == "估算"
+    assert strings["source_calibrated"] == "校准"
+    assert strings["source_measured"] == "实测"
+    assert strings["allocation_preallocated"] == "预分配"
+    assert strings["allocation_text_on_demand"].startswith("{engine} 随序列增长占用 KV 缓存显存")
+    assert strings["parameters_active"] == "每个 token 的激活参数量"
+    assert strings["kv_groups"] == "KV 缓存层分组"
+    assert strings["stops_because"] == "受限于"
+    assert strings["formula_headroom"] == "余量 = 可用 − 所需 = {usable} − {required} = {headroom}"
+    assert strings["engine_names"]["idealized"] == "理想化引擎"
+
+
+@pytest.mark.parametrize(
+    ("page", "strings_for_script"),
+    [("frontend:sizing", sizing_page_strings), ("frontend:bootlog", bootlog_page_strings)],
+    ids=["sizing", "boot log"],
+)
+def test_every_script_string_reaches_the_page_in_chinese(
+    client: Client, catalog: None, user, page: str, strings_for_script
+) -> None:
+    # given
+    client.force_login(user)
+    with translation.override("en"):
+        english = {key: value for key, value in strings_for_script().items() if isinstance(value, str)}
+
+    # when
+    chinese = _i18n_blob(client.get(reverse(page), headers={"accept-language": "zh-hans"}).content.decode())
+
+    # then every English sentence was translated (names, units and flags may stay as they are)
+    untranslated = {key for key, value in english.items()
+                    if chinese[key] == value and re.search(r"[a-z]{4,}", re.sub(r"\{\w+\}", "", value))}
+    assert untranslated == set()
+
+
+def test_every_string_the_scripts_read_is_in_their_blobs() -> None:
+    # given the fixed keys the scripts read, and the keys they build from API values
+    sizing = set(sizing_page_strings())
+    bootlog = set(bootlog_page_strings())
+    built_for_sizing = {
+        *(f"allocation_{a.value}" for a in Allocation), *(f"allocation_text_{a.value}" for a in Allocation),
+        *(f"source_{s}" for s in ("estimated", "calibrated", "measured", "catalog")),
+        *(f"source_title_{s}" for s in ("estimated", "calibrated", "measured", "catalog")),
+        *(f"solve_value_{target}" for target in SOLVER_TARGETS),
+        "remedy_action_weights_int4", "remedy_action_replica",
+        *(f"checkpoint_source_{s}" for s in ("index", "headers", "index+headers")),
+    }
+    figures = ("weights_bytes", "activation_peak_bytes", "non_torch_bytes", "kv_cache_bytes", "kv_cache_tokens",
+               "max_concurrency", "cuda_graph_bytes", "budget_bytes", "total_gpu_memory_bytes")
+    built_for_bootlog = {
+        *(f"figure_{figure}" for figure in figures),
+        *(f"calibration_{term}" for term in ("runtime_reserve_bytes", "cuda_graph_bytes", "gpu_memory_bytes",
+                                             "activation_peak_bytes")),
+        *(f"source_{s}" for s in ("estimated", "calibrated", "measured", "catalog")),
+    }
+
+    # then
+    assert _keys_read_by("common.js", "sizing.js") | built_for_sizing <= sizing
+    assert _keys_read_by("common.js", "bootlog.js") | built_for_bootlog <= bootlog
+
+
+def test_bootlog_page_redirects_anonymous_users_to_login(client: Client) -> None:
+    # when
+    response = client.get(reverse("frontend:bootlog"))
+
+    # then
+    assert response.status_code == 302
+    assert response["Location"] == f"{reverse('frontend:login')}?next=/bootlog/"
+
+
+def test_bootlog_page_lists_gpus_and_models_and_defaults_to_the_logs_model(
+    client: Client, catalog: None, user
+) -> None:
+    # given
+    client.force_login(user)
+
+    # when
+    response = client.get(reverse("frontend:bootlog"))
+
+    # then
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert '<option value="nvidia-h100-sxm-80gb">NVIDIA H100 SXM5 80GB</option>' in html
+    assert '<option value="" selected>As named in the log</option>' in html
+    assert '<option value="meta-llama/Meta-Llama-3-8B">meta-llama/Meta-Llama-3-8B</option>' in html
+    assert 'id="field-text" name="text"' in html
+    assert 'id="field-file" name="file"' in html
+    assert f'data-compare-url="{reverse("sizing:bootlog-compare")}"' in html
+    for element in ('id="comparison-table"', 'id="calibrated-table"', 'id="calibration"', 'id="use-terms"'):
+        assert element in html
+    assert static("frontend/bootlog.js") in html
+    assert static("frontend/common.js") in html
+    assert static("vendor/plotly/plotly.min.js") not in html  # no charts on this page
+
+
+def test_header_links_the_sizing_and_boot_log_pages(client: Client, catalog: None, user) -> None:
+    # given
+    client.force_login(user)
+
+    # when
+    sizing = client.get(reverse("frontend:sizing")).content.decode()
+    bootlog = client.get(reverse("frontend:bootlog")).content.decode()
+
+    # then both pages link both, and mark the current one
+    for html in (sizing, bootlog):
+        assert f'href="{reverse("frontend:bootlog")}"' in html
+        assert f'href="{reverse("frontend:sizing")}"' in html
+    assert re.search(r'href="/bootlog/" class="topnav-link is-active"\s*aria-current="page"', bootlog)
+    assert re.search(r'href="/" class="topnav-link is-active"\s*aria-current="page"', sizing)
+
+
+def test_bootlog_page_in_chinese(client: Client, catalog: None, user) -> None:
+    # given
+    client.force_login(user)
+
+    # when
+    html = client.get(reverse("frontend:bootlog"), headers={"accept-language": "zh-hans"}).content.decode()
+
+    # then the template and the script's strings are Chinese
+    assert '<html lang="zh-hans">' in html
+    assert "将启动日志与估算对比" in html
+    assert "按日志中的模型" in html
+    assert "日志值与估算值对比" in html
+    assert "在容量估算页使用这些实测项" in html
+    assert ">启动日志</a>" in html  # the header link
+    strings = _i18n_blob(html)
+    assert strings["figure_weights_bytes"] == "权重"
+    assert strings["figure_non_torch_bytes"] == "non-torch 显存（运行时预留）"
+    assert strings["calibration_runtime_reserve_bytes"] == "运行时预留（non-torch 显存）"
+    assert strings["compare"] == "对比"
+    assert strings["source_calibrated"] == "校准"

@@ -1,98 +1,80 @@
 /*
- * The sizing page: posts the form to the quick-estimate API and draws the answer.
- * No framework and no build step. Every string shown comes from the server-rendered #i18n blob,
- * every number from the API (bytes; formatted here as GB = 10^9 and GiB = 2^30).
+ * The sizing page: posts the form to the quick-estimate API and draws the answer; solves for limits, lists
+ * remedies and uploads checkpoint facts. No framework and no build step. Every string shown comes from the
+ * server-rendered #i18n blob, every number from the API (bytes; formatted here as GB = 10^9 and GiB = 2^30).
+ * Shared helpers live in common.js (window.LlmSizing).
  */
 (function () {
   "use strict";
 
-  var T = JSON.parse(document.getElementById("i18n").textContent);
-  var LANG = document.documentElement.lang || "en";
-  var GB = 1e9;
-  var GIB = Math.pow(2, 30);
-  var COMPONENTS = ["weights", "kv_cache", "activations", "runtime", "cuda_graphs"];
-  var COLORS = {
-    weights: "#2f5fd0",
-    kv_cache: "#1b9e77",
-    activations: "#e08a1e",
-    runtime: "#7a8699",
-    cuda_graphs: "#8e5bd6",
-  };
+  var S = window.LlmSizing;
+  var T = S.T;
+  var LANG = S.LANG;
+  var GIB = S.GIB;
+  var COLORS = S.COLORS;
+  var el = S.el;
+  var format = S.format;
+  var gb = S.gb;
+  var gib = S.gib;
+  var gibValue = S.gibValue;
+  var toGiB = S.toGiB;
+  var fixed2 = S.fixed2;
+  var integer = S.integer;
+  var compact = S.compact;
+  var messagesOf = S.messagesOf;
+  var clearErrors = S.clearErrors;
+  var placeFieldErrors = S.placeFieldErrors;
+
   var CAPACITY_COLOR = "#b42318";
   var BUDGET_COLOR = "#475467";
   var FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", "Noto Sans CJK SC", ' +
     '"PingFang SC", "Microsoft YaHei", sans-serif';
   var INTEGER_FIELDS = ["gpus", "tp", "pp", "max_model_len", "concurrency", "tokens_per_request",
     "max_num_seqs", "max_num_batched_tokens", "block_size"];
-  var FLOAT_FIELDS = ["gpu_memory_utilization"];
+  var FLOAT_FIELDS = ["gpu_memory_utilization", "mem_fraction_static", "kv_cache_free_gpu_mem_fraction",
+    "weight_overhead"];
+  // measured terms: typed in GiB, sent (and kept in the address) in bytes under the API's names
+  var GIB_FIELDS = ["runtime_reserve_bytes", "cuda_graph_bytes", "activation_peak_bytes", "gpu_memory_bytes"];
+  var BOOLEAN_FIELDS = ["enforce_eager"];
   var TEXT_FIELDS = ["model", "gpu", "weights", "kv_dtype", "engine"];
-  var ALL_FIELDS = TEXT_FIELDS.concat(INTEGER_FIELDS, FLOAT_FIELDS);
+  var ALL_FIELDS = TEXT_FIELDS.concat(INTEGER_FIELDS, FLOAT_FIELDS, GIB_FIELDS, BOOLEAN_FIELDS);
+  var ADVANCED_FIELDS = ["max_num_seqs", "max_num_batched_tokens", "block_size", "mem_fraction_static",
+    "kv_cache_free_gpu_mem_fraction", "weight_overhead", "enforce_eager"];
 
   var form = document.getElementById("sizing-form");
   var csrfToken = form.querySelector("[name=csrfmiddlewaretoken]").value;
   var estimateButton = document.getElementById("estimate-button");
   var formError = document.getElementById("form-error");
+  var lastResult = null;
 
-  var fixed2 = new Intl.NumberFormat(LANG, { minimumFractionDigits: 2, maximumFractionDigits: 2 });
-  var integer = new Intl.NumberFormat(LANG, { maximumFractionDigits: 0 });
-  var compact = new Intl.NumberFormat(LANG, { notation: "compact", maximumFractionDigits: 2 });
-
-  // ---------------------------------------------------------------- small helpers
-
-  function format(template, values) {
-    return template.replace(/\{(\w+)\}/g, function (match, key) {
-      return Object.prototype.hasOwnProperty.call(values, key) ? String(values[key]) : match;
-    });
-  }
-
-  function el(tag, attrs) {
-    var node = document.createElement(tag);
-    Object.keys(attrs || {}).forEach(function (key) {
-      if (key === "text") node.textContent = attrs[key];
-      else if (key === "className") node.className = attrs[key];
-      else node.setAttribute(key, attrs[key]);
-    });
-    for (var i = 2; i < arguments.length; i++) {
-      var child = arguments[i];
-      if (child === null || child === undefined) continue;
-      node.appendChild(typeof child === "string" ? document.createTextNode(child) : child);
-    }
-    return node;
-  }
-
-  function gb(bytes) { return fixed2.format(bytes / GB); }
-  function gib(bytes) { return fixed2.format(bytes / GIB); }
-  function toGiB(bytes) { return bytes / GIB; }
-
-  function messagesOf(value) {
-    if (Array.isArray(value)) return value.map(messagesOf).join(" ");
-    if (value && typeof value === "object") {
-      return Object.keys(value).map(function (key) { return key + ": " + messagesOf(value[key]); }).join(" ");
-    }
-    return String(value);
-  }
-
-  async function request(url, options) {
-    var response = await fetch(url, Object.assign({ credentials: "same-origin" }, options));
-    var body = null;
-    try {
-      body = await response.json();
-    } catch (error) {
-      body = null;
-    }
-    return { ok: response.ok, status: response.status, body: body };
-  }
+  function has(list, value) { return list.indexOf(value) >= 0; }
 
   // ---------------------------------------------------------------- form values and errors
+
+  // An input counts only while it is shown: engine-specific fields of another engine are left out.
+  function isActive(input) {
+    return !input.closest("[hidden]");
+  }
 
   function collectPayload() {
     var payload = {};
     ALL_FIELDS.forEach(function (name) {
       var input = form.elements[name];
-      if (!input) return;
+      if (!input || !isActive(input)) return;
+      if (has(BOOLEAN_FIELDS, name)) {
+        if (input.checked) payload[name] = true;
+        return;
+      }
       var raw = String(input.value || "").trim();
       if (raw === "") return;
-      if (INTEGER_FIELDS.indexOf(name) >= 0 || FLOAT_FIELDS.indexOf(name) >= 0) {
+      if (has(GIB_FIELDS, name)) {
+        var gibs = Number(raw);
+        if (input.dataset.bytes && input.dataset.shown === raw) {
+          payload[name] = Number(input.dataset.bytes);  // restored from the address: keep the exact bytes
+        } else {
+          payload[name] = Number.isFinite(gibs) ? Math.round(gibs * GIB) : raw;
+        }
+      } else if (has(INTEGER_FIELDS, name) || has(FLOAT_FIELDS, name)) {
         var number = Number(raw);
         payload[name] = Number.isFinite(number) ? number : raw;  // the API names what is wrong
       } else {
@@ -102,27 +84,50 @@
     return payload;
   }
 
+  // Show bytes from the address in GiB; remember the exact bytes while the shown value is untouched.
+  function setGiBField(input, bytesText) {
+    var bytes = Number(bytesText);
+    if (!Number.isFinite(bytes)) return;
+    input.value = String(Math.round((bytes / GIB) * 10000) / 10000);
+    input.dataset.bytes = String(Math.round(bytes));
+    input.dataset.shown = input.value;
+  }
+
+  // Show the inputs of the chosen engine only (data-engines="vllm sglang" on their wrappers).
+  function updateEngineFields() {
+    var engine = form.elements.engine.value;
+    form.querySelectorAll("[data-engines]").forEach(function (node) {
+      node.hidden = node.getAttribute("data-engines").split(/\s+/).indexOf(engine) < 0;
+    });
+  }
+
   function fillForm(params) {
     ALL_FIELDS.forEach(function (name) {
       if (!params.has(name)) return;
       var input = form.elements[name];
       if (!input) return;
       var value = params.get(name);
+      if (has(BOOLEAN_FIELDS, name)) {
+        input.checked = value === "true" || value === "1";
+        return;
+      }
+      if (has(GIB_FIELDS, name)) {
+        setGiBField(input, value);
+        return;
+      }
       if (input.tagName === "SELECT") {
         var option = Array.prototype.find.call(input.options, function (o) { return o.value === value; });
         if (!option || option.disabled) return;
       }
       input.value = value;
     });
-    var advanced = ["max_num_seqs", "max_num_batched_tokens", "block_size"];
-    if (advanced.some(function (name) { return params.has(name); })) {
+    updateEngineFields();
+    if (ADVANCED_FIELDS.some(function (name) { return params.has(name); })) {
       form.querySelector("details.advanced").open = true;
     }
-  }
-
-  function clearErrors(scope, attribute) {
-    scope.querySelectorAll("[" + attribute + "]").forEach(function (node) { node.textContent = ""; });
-    scope.querySelectorAll("[aria-invalid]").forEach(function (node) { node.removeAttribute("aria-invalid"); });
+    if (GIB_FIELDS.some(function (name) { return params.has(name); })) {
+      document.getElementById("measured-terms").open = true;
+    }
   }
 
   function clearFormErrors() {
@@ -131,43 +136,17 @@
     formError.textContent = "";
   }
 
-  // Put field errors next to their fields; return those with no field on the page.
-  function placeFieldErrors(scope, attribute, fields, inputFor) {
-    var unplaced = {};
-    Object.keys(fields || {}).forEach(function (name) {
-      var slot = scope.querySelector("[" + attribute + '="' + name + '"]');
-      if (!slot) {
-        unplaced[name] = fields[name];
-        return;
-      }
-      slot.textContent = messagesOf(fields[name]);
-      var input = inputFor(name);
-      if (input) input.setAttribute("aria-invalid", "true");
-    });
-    return unplaced;
-  }
-
   function showFormError(title, body, status) {
     var fields = (body && body.extra && body.extra.fields) || {};
     var unplaced = placeFieldErrors(form, "data-error-for", fields, function (name) {
       return form.elements[name] || null;
     });
-    formError.textContent = "";
-    formError.appendChild(el("p", { className: "alert-title", text: title }));
-    if (body && body.message) {
-      formError.appendChild(el("p", { text: body.message }));
-    } else if (status) {
-      formError.appendChild(el("p", { text: "HTTP " + status }));
-    }
-    var rest = Object.keys(unplaced);
-    if (rest.length) {
-      var list = el("ul");
-      rest.forEach(function (name) { list.appendChild(el("li", { text: name + ": " + messagesOf(unplaced[name]) })); });
-      formError.appendChild(list);
-    }
-    if (body && body.code) formError.appendChild(el("p", { className: "error-code", text: body.code }));
-    formError.hidden = false;
+    S.fillAlert(formError, title, body, status, unplaced);
     var firstInvalid = form.querySelector("[aria-invalid=true]");
+    if (firstInvalid) {
+      var closed = firstInvalid.closest("details:not([open])");
+      if (closed) closed.open = true;
+    }
     (firstInvalid || formError).scrollIntoView({ block: "nearest", behavior: "smooth" });
   }
 
@@ -177,6 +156,10 @@
     var gpus = data.per_gpu || [];
     if (!gpus.length) return null;
     return gpus.reduce(function (worst, gpu) { return gpu.headroom_bytes < worst.headroom_bytes ? gpu : worst; });
+  }
+
+  function sourceName(source) {
+    return T["source_" + source] || source || "";
   }
 
   function renderVerdict(data) {
@@ -199,17 +182,181 @@
       replicas: data.replicas,
       weights: String(data.weight_format).toUpperCase(),
       kv_dtype: String(data.kv_dtype).toUpperCase(),
-      engine: data.engine === "vllm" ? "vLLM" : data.engine,
+      engine: S.engineName(data.engine),
     }) }));
-    [["problems", data.problems], ["warnings", data.warnings]].forEach(function (pair) {
-      var items = pair[1] || [];
-      if (!items.length) return;
-      var list = el("ul", { className: "verdict-list verdict-" + pair[0] });
-      items.forEach(function (text) { list.appendChild(el("li", { text: text })); });
-      box.appendChild(el("div", { className: "verdict-section" },
-        el("h3", { text: T[pair[0]] }), list));
-    });
+    var problems = data.problems || [];
+    if (problems.length) {
+      var list = el("ul", { className: "verdict-list verdict-problems" });
+      problems.forEach(function (text) { list.appendChild(el("li", { text: text })); });
+      box.appendChild(el("div", { className: "verdict-section" }, el("h3", { text: T.problems }), list));
+    }
+    renderAllocation(box, data);
     if (data.approximate) box.appendChild(el("p", { className: "verdict-note", text: T.approximate }));
+  }
+
+  // What the engine's way of taking memory means for a memory commitment.
+  function renderAllocation(box, data) {
+    var kind = data.allocation;
+    if (!kind) return;
+    var text = format(T["allocation_text_" + kind] || "", {
+      engine: S.engineName(data.engine),
+      // a deployment that does not fit never reaches its bill: it stops at the engine's budget
+      required: gib(data.fits ? data.required_bytes_per_gpu : data.budget_bytes_per_gpu),
+      budget: gib(data.budget_bytes_per_gpu),
+    });
+    box.appendChild(el("div", { className: "verdict-allocation", id: "allocation", "data-allocation": kind },
+      el("span", { className: "allocation-label", text: T.allocation_label }),
+      el("span", { className: "allocation-tag allocation-" + kind, text: T["allocation_" + kind] || kind }),
+      el("span", { className: "allocation-text", text: text })));
+  }
+
+  function renderRisks(data) {
+    var card = document.getElementById("risks");
+    var list = document.getElementById("risk-list");
+    list.textContent = "";
+    var warnings = data.warnings || [];
+    warnings.forEach(function (text) {
+      list.appendChild(el("li", { className: "risk" },
+        el("span", { className: "risk-icon", "aria-hidden": "true", text: "⚠" }),
+        el("span", { className: "risk-text", text: text })));
+    });
+    card.hidden = !warnings.length;
+  }
+
+  // ---------------------------------------------------------------- remedies
+
+  function lastWord(text) {
+    var words = String(text || "").trim().split(/\s+/);
+    return words[words.length - 1];
+  }
+
+  // The remedy in the page's language where its key is known; the API's English description otherwise.
+  function remedyTitle(remedy, data) {
+    switch (remedy.key) {
+      case "kv_fp8": return T.remedy_kv_fp8;
+      case "weights_fp8": return T.remedy_weights_fp8;
+      case "weights_int4": return T.remedy_weights_int4;
+      case "utilization": return format(T.remedy_utilization, { value: lastWord(remedy.flag) });
+      case "max_model_len": return format(T.remedy_max_model_len, { tokens: integer.format(data.tokens_per_request) });
+      case "tp_double": return format(T.remedy_tp_double, { gpus: data.gpus * 2, tp: data.tp * 2 });
+      case "replica": return format(T.remedy_replica, { gpus: data.gpus * 2, replicas: data.replicas * 2 });
+      default: return remedy.description;
+    }
+  }
+
+  // The exact flag in <code>; a change that is no flag (another checkpoint, a second replica) in words.
+  function remedyAction(remedy) {
+    var flag = String(remedy.flag || "");
+    if (/^-/.test(flag)) return el("code", { className: "remedy-flag", text: flag });
+    var words = T["remedy_action_" + remedy.key] || flag;
+    return words ? el("span", { className: "remedy-action", text: words }) : null;
+  }
+
+  function renderRemedies(data) {
+    var card = document.getElementById("remedies");
+    var list = document.getElementById("remedy-list");
+    list.textContent = "";
+    var remedies = data.remedies || [];
+    remedies.forEach(function (remedy, index) {
+      var effect = format(T.remedy_effect, {
+        freed: gib(remedy.freed_bytes_per_gpu),
+        tokens: integer.format(data.tokens_per_request),
+        before: integer.format(remedy.max_concurrency_before),
+        after: integer.format(remedy.max_concurrency_after),
+      });
+      list.appendChild(el("li", { className: "remedy", "data-key": remedy.key, "data-fits": String(!!remedy.fits),
+        title: remedy.description },
+        el("span", { className: "remedy-rank", "aria-hidden": "true", text: String(index + 1) }),
+        el("div", { className: "remedy-main" },
+          el("div", { className: "remedy-head" },
+            el("strong", { className: "remedy-title", text: remedyTitle(remedy, data) }),
+            el("span", { className: "remedy-mark " + (remedy.fits ? "is-fit" : "is-not-fit") },
+              el("span", { "aria-hidden": "true", text: remedy.fits ? "✓ " : "✕ " }),
+              remedy.fits ? T.remedy_fits : T.remedy_not_enough)),
+          el("div", { className: "remedy-body" }, remedyAction(remedy),
+            el("span", { className: "remedy-effect", text: effect })))));
+    });
+    card.hidden = !remedies.length;
+  }
+
+  // ---------------------------------------------------------------- the memory bill and its formulas
+
+  // Each bill row's formula in words with the estimate's numbers, for the engines whose budget the page
+  // can restate (vLLM and the idealized engine); the estimator's own formulas are shown beside them.
+  function billFormulas(data) {
+    var lines = {};
+    var engine = data.engine;
+    if (engine !== "vllm" && engine !== "idealized") return lines;
+    var memory = data.memory_per_gpu || {};
+    var sources = data.figure_sources || {};
+    var assumptions = data.assumptions || {};
+    var capacity = data.capacity_bytes_per_gpu;
+    var budget = data.budget_bytes_per_gpu;
+    var usable = data.usable_bytes_per_gpu;
+    var required = data.required_bytes_per_gpu;
+    function value(key) { return gibValue(memory[key] || 0); }
+    function source(key) { return sourceName(sources[key]); }
+
+    var weightValues = { format: String(data.weight_format).toUpperCase(), tp: data.tp, pp: data.pp,
+      weights: value("weights"), overhead: assumptions.weight_overhead };
+    var terms = S.componentKeys(memory).map(function (key) { return gib(memory[key]); }).join(" + ");
+    lines.required = [format(T.formula_required, { terms: terms, required: gibValue(required) })];
+    lines.capacity = [format(T.formula_capacity, { source: source("capacity"), capacity: gibValue(capacity) })];
+    lines.headroom = [format(T.formula_headroom, { usable: gibValue(usable), required: gibValue(required),
+      headroom: gibValue(data.headroom_bytes_per_gpu) })];
+
+    if (engine === "vllm") {
+      var utilization = assumptions.engine_gpu_memory_utilization || assumptions.gpu_memory_utilization;
+      var pool = budget - (memory.weights || 0) - (memory.activations || 0) - (memory.runtime || 0);
+      lines.weights = [format(T.formula_weights, weightValues)];
+      lines.kv_cache = [
+        format(T.formula_budget_vllm, { capacity: gibValue(capacity), utilization: utilization,
+          budget: gibValue(budget) }),
+        format(T.formula_kv_vllm, { budget: gib(budget), weights: gib(memory.weights || 0),
+          activations: gib(memory.activations || 0), runtime: gib(memory.runtime || 0), kv: gibValue(pool) }),
+      ];
+      if (pool < 0) lines.kv_cache.push(T.formula_kv_negative);
+      lines.activations = [sources.activations === "estimated"
+        ? format(T.formula_activations_vllm, { batched: integer.format(assumptions.max_num_batched_tokens),
+          seqs: integer.format(assumptions.max_num_seqs), value: value("activations") })
+        : format(T.formula_activations_given, { source: source("activations"), value: value("activations") })];
+      lines.runtime = [format(T.formula_runtime_vllm, { source: source("runtime"), value: value("runtime") })];
+      lines.cuda_graphs = [memory.cuda_graphs === 0 && sources.cuda_graphs === "estimated"
+        ? T.formula_cuda_graphs_eager
+        : format(T.formula_cuda_graphs_vllm, { source: source("cuda_graphs"), value: value("cuda_graphs") })];
+      lines.usable = [format(T.formula_usable_vllm, { capacity: gibValue(capacity), budget: gibValue(budget) })];
+    } else {
+      var limit = assumptions.engine_planning_limit || assumptions.gpu_memory_utilization;
+      var concurrency = assumptions.per_replica_concurrency;
+      var perToken = data.kv_bytes_per_token_per_gpu;
+      var tokens = data.tokens_per_request;
+      lines.weights = [format(T.formula_weights_overhead, weightValues)];
+      lines.kv_cache = [concurrency * tokens * perToken === memory.kv_cache
+        ? format(T.formula_kv_idealized, { concurrency: integer.format(concurrency), tokens: integer.format(tokens),
+          per_token: integer.format(perToken), kv: value("kv_cache") })
+        : format(T.formula_kv_idealized_demand, { concurrency: integer.format(concurrency),
+          tokens: integer.format(tokens), kv: value("kv_cache") })];
+      lines.activations = [format(T.formula_activations_idealized, { value: value("activations") })];
+      lines.runtime = [format(T.formula_runtime_idealized, { source: source("runtime"), value: value("runtime") })];
+      lines.cuda_graphs = [format(T.formula_cuda_graphs_idealized, { value: value("cuda_graphs") })];
+      lines.usable = [format(T.formula_usable_idealized, { capacity: gibValue(capacity), limit: limit,
+        usable: gibValue(usable) })];
+    }
+    return lines;
+  }
+
+  // A row label; with a formula it becomes a <details> whose summary is the label.
+  function rowLabel(labelNodes, lines, estimatorLine) {
+    if (!lines.length && !estimatorLine) return labelNodes;
+    var body = el("div", { className: "formula-body" });
+    lines.forEach(function (line) { body.appendChild(el("p", { className: "formula-line", text: line })); });
+    if (estimatorLine) {
+      body.appendChild(el("p", { className: "formula-estimator" },
+        el("span", { className: "formula-estimator-label", text: T.formula_estimator + ": " }), estimatorLine));
+    }
+    var summary = el("summary", { title: T.formula });
+    labelNodes.forEach(function (node) { if (node) summary.appendChild(node); });
+    return [el("details", { className: "formula" }, summary, body)];
   }
 
   function renderTable(data) {
@@ -219,39 +366,61 @@
     var body = document.querySelector("#memory-table tbody");
     body.textContent = "";
     var memory = data.memory_per_gpu || {};
-    COMPONENTS.forEach(function (key) {
-      if (!(key in memory)) return;
-      body.appendChild(el("tr", { "data-row": key },
-        el("th", { scope: "row" },
-          el("span", { className: "swatch", style: "background:" + COLORS[key], "aria-hidden": "true" }),
-          T[key]),
-        el("td", { className: "num", text: gb(memory[key]) }),
-        el("td", { className: "num", text: gib(memory[key]) })));
+    var sources = data.figure_sources || {};
+    var lines = billFormulas(data);
+    var estimator = data.formulas || {};
+    function row(key, value, className, label) {
+      var th = el("th", { scope: "row" });
+      rowLabel(label, lines[key] || [], estimator[key]).forEach(function (node) { if (node) th.appendChild(node); });
+      body.appendChild(el("tr", { "data-row": key, className: className || null }, th,
+        el("td", { className: "num", text: gb(value) }),
+        el("td", { className: "num", text: gib(value) })));
+    }
+    S.componentKeys(memory).forEach(function (key) {
+      row(key, memory[key], null, [
+        el("span", { className: "swatch", style: "background:" + S.componentColor(key), "aria-hidden": "true" }),
+        el("span", { className: "row-name", text: T[key] || key }),
+        S.sourceBadge(sources[key]),
+      ]);
     });
-    [
-      ["required", data.required_bytes_per_gpu, "row-total"],
-      ["usable", data.usable_bytes_per_gpu, "row-sub"],
-      ["headroom", data.headroom_bytes_per_gpu, data.headroom_bytes_per_gpu < 0 ? "row-sub row-negative" : "row-sub"],
-    ].forEach(function (row) {
-      body.appendChild(el("tr", { "data-row": row[0], className: row[2] },
-        el("th", { scope: "row", text: T[row[0]] }),
-        el("td", { className: "num", text: gb(row[1]) }),
-        el("td", { className: "num", text: gib(row[1]) })));
-    });
+    row("required", data.required_bytes_per_gpu, "row-total",
+      [el("span", { className: "row-name", text: T.required })]);
+    row("capacity", data.capacity_bytes_per_gpu, "row-sub", [
+      el("span", { className: "row-name", text: T.capacity }), S.sourceBadge(sources.capacity)]);
+    row("usable", data.usable_bytes_per_gpu, "row-sub", [el("span", { className: "row-name", text: T.usable })]);
+    row("headroom", data.headroom_bytes_per_gpu, data.headroom_bytes_per_gpu < 0 ? "row-sub row-negative" : "row-sub",
+      [el("span", { className: "row-name", text: T.headroom })]);
   }
+
+  // ---------------------------------------------------------------- key figures
 
   function renderFigures(data) {
     var list = document.getElementById("key-figures");
     list.textContent = "";
-    function add(label, value, detail) {
-      list.appendChild(el("div", { className: "figure" },
+    function add(label, value, detail, key) {
+      var valueNode = typeof value === "string" ? el("span", { className: "figure-value", text: value }) : value;
+      list.appendChild(el("div", { className: "figure", "data-figure": key || null },
         el("dt", { text: label }),
-        el("dd", {}, el("span", { className: "figure-value", text: value }),
-          detail ? el("span", { className: "figure-detail", text: detail }) : null)));
+        el("dd", {}, valueNode, detail ? el("span", { className: "figure-detail", text: detail }) : null)));
     }
-    add(T.parameters, compact.format(data.parameters_total), integer.format(data.parameters_total));
+    add(T.parameters_total, compact.format(data.parameters_total), integer.format(data.parameters_total),
+      "parameters_total");
+    if (S.isNumber(data.parameters_active)) {
+      add(T.parameters_active, compact.format(data.parameters_active), integer.format(data.parameters_active),
+        "parameters_active");
+    }
+    if (S.isNumber(data.parameters_mtp) && data.parameters_mtp > 0) {
+      add(T.parameters_mtp, compact.format(data.parameters_mtp), integer.format(data.parameters_mtp),
+        "parameters_mtp");
+    }
     add(T.kv_per_token, format(T.bytes_value, { value: integer.format(data.kv_bytes_per_token) }));
     add(T.kv_per_token_per_gpu, format(T.bytes_value, { value: integer.format(data.kv_bytes_per_token_per_gpu) }));
+    var groups = (data.assumptions && data.assumptions.kv_groups) || [];
+    if (groups.length > 1) {
+      var groupList = el("ul", { className: "figure-list" });
+      groups.forEach(function (group) { groupList.appendChild(el("li", { text: group })); });
+      add(T.kv_groups, groupList, null, "kv_groups");
+    }
     add(T.kv_capacity, format(T.tokens_value, { value: integer.format(data.kv_capacity_tokens) }));
     if (data.max_concurrency === null || data.max_concurrency === undefined) {
       add(T.max_concurrency, "—", T.max_concurrency_unset);
@@ -263,6 +432,80 @@
       add(format(T.max_concurrency_fit, { tokens: integer.format(data.tokens_per_request) }),
         format(T.requests_value, { value: integer.format(curve.max_concurrency_fit) }));
     }
+  }
+
+  // ---------------------------------------------------------------- checkpoint facts
+
+  function signedBytes(value) {
+    return format(T.bytes_value, { value: S.signedInteger.format(value) });
+  }
+
+  function sentence(text) {
+    return text.charAt(0).toUpperCase() + text.slice(1);
+  }
+
+  function renderCheckpoint(data) {
+    var box = document.getElementById("checkpoint-facts");
+    var upload = document.getElementById("checkpoint-upload");
+    box.textContent = "";
+    var facts = data.checkpoint;
+    if (!facts) {
+      box.appendChild(el("p", { className: "muted", text: format(T.checkpoint_none, { model: data.model || "" }) }));
+      return;
+    }
+    upload.open = false;
+    var weights = facts.weights || {};
+    var parameters = facts.parameters || {};
+    function cell(value, bytes) {
+      if (value === null || value === undefined) {
+        return el("td", { className: "num muted", text: T.checkpoint_unknown });
+      }
+      if (!bytes) return el("td", { className: "num", text: integer.format(value) });
+      return el("td", { className: "num" }, el("span", { text: gibValue(value) }),
+        el("span", { className: "cell-detail", text: format(T.bytes_value, { value: integer.format(value) }) }));
+    }
+    function difference(value, relative, bytes) {
+      if (value === null || value === undefined) return el("td", { className: "num muted", text: "—" });
+      var main = bytes ? signedBytes(value) : S.signedInteger.format(value);
+      return el("td", { className: "num" }, el("span", { text: main }),
+        S.isNumber(relative) ? el("span", { className: "cell-detail", text: S.percent.format(relative) }) : null);
+    }
+    var table = el("table", { className: "table checkpoint-table", id: "checkpoint-table" },
+      el("thead", {}, el("tr", {},
+        el("th", { scope: "col", text: "" }),
+        el("th", { scope: "col", className: "num", text: T.checkpoint_computed }),
+        el("th", { scope: "col", className: "num", text: T.checkpoint_actual }),
+        el("th", { scope: "col", className: "num", text: T.checkpoint_difference }))),
+      el("tbody", {},
+        el("tr", { "data-row": "weights" }, el("th", { scope: "row", text: T.checkpoint_weights }),
+          cell(weights.computed_bytes, true), cell(weights.actual_bytes, true),
+          difference(weights.difference_bytes, weights.relative_difference, true)),
+        el("tr", { "data-row": "parameters" }, el("th", { scope: "row", text: T.checkpoint_parameters }),
+          cell(parameters.computed, false), cell(parameters.actual, false),
+          difference(parameters.difference, parameters.relative_difference, false))));
+    box.appendChild(el("p", { className: "muted caption",
+      text: format(T.checkpoint_source, { source: T["checkpoint_source_" + facts.source] || facts.source }) }));
+    box.appendChild(table);
+    [weights.explanation, parameters.explanation].forEach(function (text) {
+      if (text) box.appendChild(el("p", { className: "checkpoint-explanation", text: sentence(text) }));
+    });
+    var byDtype = facts.bytes_by_dtype;
+    if (byDtype && Object.keys(byDtype).length) {
+      var dtypes = el("dl", { className: "dtype-list" });
+      Object.keys(byDtype).forEach(function (dtype) {
+        dtypes.appendChild(el("div", {}, el("dt", { text: dtype }), el("dd", { text: gibValue(byDtype[dtype]) })));
+      });
+      box.appendChild(el("h3", { text: T.checkpoint_by_dtype }));
+      box.appendChild(dtypes);
+    }
+    [["checkpoint_hints", facts.quantization_hints], ["checkpoint_warnings", facts.warnings]].forEach(function (pair) {
+      var items = pair[1] || [];
+      if (!items.length) return;
+      var list = el("ul", { className: "checkpoint-list" });
+      items.forEach(function (text) { list.appendChild(el("li", { text: text })); });
+      box.appendChild(el("h3", { text: T[pair[0]] }));
+      box.appendChild(list);
+    });
   }
 
   function plotConfig(name) {
@@ -295,20 +538,22 @@
   function renderMemoryChart(data) {
     var gpus = data.per_gpu || [];
     var labels = gpus.map(function (gpu) { return format(T.gpu_label, { index: gpu.index }); });
-    var traces = COMPONENTS.map(function (key) {
+    var keys = S.componentKeys(data.memory_per_gpu || (gpus[0] && gpus[0].components));
+    var traces = keys.map(function (key) {
+      var name = T[key] || key;
       return {
         type: "bar",
-        name: T[key],
+        name: name,
         x: labels,
         y: gpus.map(function (gpu) { return toGiB(gpu.components[key] || 0); }),
-        marker: { color: COLORS[key] },
-        hovertemplate: "%{x}<br>" + T[key] + ": %{y:.2f} " + T.gib + "<extra></extra>",
+        marker: { color: S.componentColor(key) },
+        hovertemplate: "%{x}<br>" + name + ": %{y:.2f} " + T.gib + "<extra></extra>",
       };
     });
     var capacity = Math.max.apply(null, gpus.map(function (gpu) { return gpu.capacity_bytes; }));
     var budget = Math.max.apply(null, gpus.map(function (gpu) { return gpu.budget_bytes; }));
     var tallest = Math.max.apply(null, gpus.map(function (gpu) {
-      return COMPONENTS.reduce(function (sum, key) { return sum + (gpu.components[key] || 0); }, 0);
+      return keys.reduce(function (sum, key) { return sum + (gpu.components[key] || 0); }, 0);
     }));
     var layout = Object.assign(baseLayout(), {
       barmode: "stack",
@@ -401,11 +646,15 @@
   }
 
   function render(data, payload) {
+    lastResult = data;
     document.getElementById("empty-state").hidden = true;
     document.getElementById("results").hidden = false;  // before plotting: Plotly measures the container
     renderVerdict(data);
+    renderRisks(data);
+    renderRemedies(data);
     renderTable(data);
     renderFigures(data);
+    renderCheckpoint(data);
     renderMemoryChart(data);
     renderConcurrencyChart(data);
     renderLaunch(data, payload);
@@ -422,6 +671,13 @@
     document.querySelectorAll(".language-switch input[name=next]").forEach(function (input) { input.value = url; });
   }
 
+  function clearSolveResults() {
+    document.querySelectorAll("#solve .solve-result").forEach(function (box) {
+      box.hidden = true;
+      box.textContent = "";
+    });
+  }
+
   async function estimate() {
     clearFormErrors();
     var payload = collectPayload();
@@ -429,16 +685,13 @@
     estimateButton.textContent = T.estimating;
     form.setAttribute("aria-busy", "true");
     try {
-      var result = await request(form.dataset.estimateUrl, {
-        method: "POST",
-        headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken },
-        body: JSON.stringify(payload),
-      });
+      var result = await S.postJson(form.dataset.estimateUrl, payload, csrfToken);
       if (!result.ok) {
         showFormError(T.estimate_failed, result.body, result.status);
         return;
       }
       rememberInUrl(payload);
+      clearSolveResults();
       render(result.body, payload);
     } catch (error) {
       showFormError(T.network_error, null, null);
@@ -452,6 +705,91 @@
   form.addEventListener("submit", function (event) {
     event.preventDefault();
     estimate();
+  });
+
+  form.elements.engine.addEventListener("change", updateEngineFields);
+
+  // A GiB field typed over no longer stands for the exact bytes it was restored from.
+  GIB_FIELDS.forEach(function (name) {
+    form.elements[name].addEventListener("input", function () {
+      delete this.dataset.bytes;
+      delete this.dataset.shown;
+    });
+  });
+
+  // ---------------------------------------------------------------- solvers
+
+  function solveValueText(body) {
+    if (!body.value) return T.solve_nothing;
+    var key = "solve_value_" + body.target;
+    if (body.value === 1 && T[key + "_one"]) key += "_one";
+    var text = format(T[key] || "{value}", { value: integer.format(body.value) });
+    if (body.target === "fewest_gpus" && body.estimate) {
+      text += " · " + format(T.solve_layout, { tp: body.estimate.tp, pp: body.estimate.pp,
+        replicas: body.estimate.replicas });
+    }
+    return text;
+  }
+
+  // Put a solved value into the form and estimate again.
+  function applySolve(body) {
+    var elements = form.elements;
+    if (body.target === "largest_context") {
+      elements.max_model_len.value = body.value;
+      elements.tokens_per_request.value = body.value;
+    } else if (body.target === "largest_concurrency") {
+      elements.concurrency.value = body.value;
+    } else if (body.target === "fewest_gpus" && body.estimate) {
+      elements.gpus.value = body.estimate.gpus;
+      elements.tp.value = body.estimate.tp;
+      elements.pp.value = body.estimate.pp;
+    }
+    estimate();
+  }
+
+  function renderSolve(box, body) {
+    box.textContent = "";
+    box.className = "solve-result" + (body.value ? "" : " is-nothing");
+    box.setAttribute("data-value", String(body.value));
+    box.appendChild(el("p", { className: "solve-value", text: solveValueText(body) }));
+    box.appendChild(el("p", { className: "solve-stops" },
+      el("span", { className: "solve-stops-label", text: T.stops_because + ": " }),
+      el("span", { className: "solve-stops-text", text: body.stops_because || "" })));
+    if (body.value) {
+      var apply = el("button", { type: "button", className: "button button-small solve-apply", text: T.solve_apply });
+      apply.addEventListener("click", function () { applySolve(body); });
+      box.appendChild(apply);
+    }
+    box.hidden = false;
+  }
+
+  async function solve(button) {
+    var box = button.parentNode.querySelector(".solve-result");
+    var label = button.textContent;
+    var payload = collectPayload();
+    payload.target = button.getAttribute("data-target");
+    button.disabled = true;
+    button.textContent = T.solving;
+    try {
+      var result = await S.postJson(form.dataset.solveUrl, payload, csrfToken);
+      if (!result.ok) {
+        box.className = "solve-result alert alert-error";
+        var fields = (result.body && result.body.extra && result.body.extra.fields) || {};
+        S.fillAlert(box, T.solve_failed, result.body, result.status, fields);
+        return;
+      }
+      renderSolve(box, result.body);
+    } catch (error) {
+      box.className = "solve-result alert alert-error";
+      S.fillAlert(box, T.network_error, null, null, {});
+    } finally {
+      button.disabled = false;
+      button.textContent = label;
+    }
+  }
+
+  document.querySelectorAll("#solve .solve-button").forEach(function (button) {
+    button.addEventListener("click", function () { solve(button); });
   });
 
   // ---------------------------------------------------------------- upload a config.json
@@ -521,11 +859,7 @@
     uploadButton.disabled = true;
     uploadButton.textContent = T.uploading;
     try {
-      var result = await request(form.dataset.modelsUrl, {
-        method: "POST",
-        headers: { Accept: "application/json", "X-CSRFToken": csrfToken },
-        body: data,
-      });
+      var result = await S.postForm(form.dataset.modelsUrl, data, csrfToken);
       if (!result.ok) {
         var body = result.body || {};
         var fields = Object.assign({}, (body.extra && body.extra.fields) || {});
@@ -554,6 +888,66 @@
     } finally {
       uploadButton.disabled = false;
       uploadButton.textContent = T.upload;
+    }
+  });
+
+  // ---------------------------------------------------------------- upload checkpoint facts
+
+  var checkpointBox = document.getElementById("checkpoint-upload");
+  var checkpointButton = document.getElementById("checkpoint-button");
+  var checkpointIndex = document.getElementById("checkpoint-index");
+  var checkpointHeaders = document.getElementById("checkpoint-headers");
+  var checkpointStatus = document.getElementById("checkpoint-status");
+
+  function checkpointMessage(kind, title, detail) {
+    checkpointStatus.textContent = "";
+    checkpointStatus.className = "upload-status alert " + (kind === "error" ? "alert-error" : "alert-ok");
+    checkpointStatus.appendChild(el("p", { className: "alert-title", text: title }));
+    if (detail) checkpointStatus.appendChild(el("p", { text: detail }));
+    checkpointStatus.hidden = false;
+  }
+
+  function checkpointInput(name) {
+    return name === "headers" ? checkpointHeaders : name === "index" ? checkpointIndex : null;
+  }
+
+  checkpointButton.addEventListener("click", async function () {
+    clearErrors(checkpointBox, "data-checkpoint-error-for");
+    checkpointStatus.hidden = true;
+    var index = checkpointIndex.files[0];
+    var headers = checkpointHeaders.files[0];
+    var model = (lastResult && lastResult.model) || form.elements.model.value;
+    if (!index && !headers) {
+      placeFieldErrors(checkpointBox, "data-checkpoint-error-for", { index: [T.checkpoint_choose] }, checkpointInput);
+      return;
+    }
+    var data = new FormData();
+    data.append("model", model);
+    if (index) data.append("index", index);
+    if (headers) data.append("headers", headers);
+    checkpointButton.disabled = true;
+    checkpointButton.textContent = T.uploading;
+    try {
+      var result = await S.postForm(form.dataset.checkpointUrl, data, csrfToken);
+      if (!result.ok) {
+        var body = result.body || {};
+        var fields = (body.extra && body.extra.fields) || {};
+        var unplaced = placeFieldErrors(checkpointBox, "data-checkpoint-error-for", fields, checkpointInput);
+        var detail = Object.keys(unplaced).length ? messagesOf(unplaced)
+          : Object.keys(fields).length ? "" : body.message || "HTTP " + result.status;
+        checkpointMessage("error", T.upload_failed, detail);
+        return;
+      }
+      addUploadedModel(result.body);  // the facts live on the organisation's copy, which now shadows the catalog
+      checkpointIndex.value = "";
+      checkpointHeaders.value = "";
+      checkpointMessage("ok", format(T.checkpoint_uploaded, { slug: result.body.slug }), "");
+      await estimate();
+    } catch (error) {
+      checkpointMessage("error", T.network_error, "");
+    } finally {
+      checkpointButton.disabled = false;
+      checkpointButton.textContent = T.upload;
     }
   });
 
@@ -593,6 +987,7 @@
     });
   }
 
+  updateEngineFields();
   var params = new URLSearchParams(window.location.search);
   if (params.has("model") && params.has("gpu")) {
     fillForm(params);

@@ -1,0 +1,194 @@
+/*
+ * Helpers shared by the page scripts (sizing.js, bootlog.js): translated strings, number formats, DOM building,
+ * API calls and error placement. No framework and no build step; exposed as window.LlmSizing.
+ */
+(function () {
+  "use strict";
+
+  var T = JSON.parse(document.getElementById("i18n").textContent);
+  var LANG = document.documentElement.lang || "en";
+  var GB = 1e9;
+  var GIB = Math.pow(2, 30);
+  var COMPONENTS = ["weights", "kv_cache", "activations", "runtime", "cuda_graphs"];
+  var COLORS = {
+    weights: "#2f5fd0",
+    kv_cache: "#1b9e77",
+    activations: "#e08a1e",
+    runtime: "#7a8699",
+    cuda_graphs: "#8e5bd6",
+  };
+
+  var fixed2 = new Intl.NumberFormat(LANG, { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+  var integer = new Intl.NumberFormat(LANG, { maximumFractionDigits: 0 });
+  var compact = new Intl.NumberFormat(LANG, { notation: "compact", maximumFractionDigits: 2 });
+  var percent = new Intl.NumberFormat(LANG, {
+    style: "percent", minimumFractionDigits: 1, maximumFractionDigits: 1, signDisplay: "exceptZero",
+  });
+  var signedFixed2 = new Intl.NumberFormat(LANG, {
+    minimumFractionDigits: 2, maximumFractionDigits: 2, signDisplay: "exceptZero",
+  });
+  var signedInteger = new Intl.NumberFormat(LANG, { maximumFractionDigits: 0, signDisplay: "exceptZero" });
+
+  function format(template, values) {
+    return String(template).replace(/\{(\w+)\}/g, function (match, key) {
+      return Object.prototype.hasOwnProperty.call(values, key) ? String(values[key]) : match;
+    });
+  }
+
+  function el(tag, attrs) {
+    var node = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (key) {
+      var value = attrs[key];
+      if (value === null || value === undefined || value === false) return;
+      if (key === "text") node.textContent = value;
+      else if (key === "className") node.className = value;
+      else node.setAttribute(key, value === true ? "" : value);
+    });
+    for (var i = 2; i < arguments.length; i++) {
+      var child = arguments[i];
+      if (child === null || child === undefined || child === false) continue;
+      node.appendChild(typeof child === "string" ? document.createTextNode(child) : child);
+    }
+    return node;
+  }
+
+  function gb(bytes) { return fixed2.format(bytes / GB); }
+  function gib(bytes) { return fixed2.format(bytes / GIB); }
+  function gibValue(bytes) { return format(T.gib_value, { value: gib(bytes) }); }
+  function toGiB(bytes) { return bytes / GIB; }
+  function isNumber(value) { return typeof value === "number" && Number.isFinite(value); }
+
+  function messagesOf(value) {
+    if (Array.isArray(value)) return value.map(messagesOf).join(" ");
+    if (value && typeof value === "object") {
+      return Object.keys(value).map(function (key) { return key + ": " + messagesOf(value[key]); }).join(" ");
+    }
+    return String(value);
+  }
+
+  async function request(url, options) {
+    var response = await fetch(url, Object.assign({ credentials: "same-origin" }, options));
+    var body = null;
+    try {
+      body = await response.json();
+    } catch (error) {
+      body = null;
+    }
+    return { ok: response.ok, status: response.status, body: body };
+  }
+
+  function postJson(url, payload, csrfToken) {
+    return request(url, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken },
+      body: JSON.stringify(payload),
+    });
+  }
+
+  function postForm(url, formData, csrfToken) {
+    return request(url, {
+      method: "POST",
+      headers: { Accept: "application/json", "X-CSRFToken": csrfToken },
+      body: formData,
+    });
+  }
+
+  function clearErrors(scope, attribute) {
+    scope.querySelectorAll("[" + attribute + "]").forEach(function (node) { node.textContent = ""; });
+    scope.querySelectorAll("[aria-invalid]").forEach(function (node) { node.removeAttribute("aria-invalid"); });
+  }
+
+  // Put field errors next to their fields; return those with no field on the page.
+  function placeFieldErrors(scope, attribute, fields, inputFor) {
+    var unplaced = {};
+    Object.keys(fields || {}).forEach(function (name) {
+      var slot = scope.querySelector("[" + attribute + '="' + name + '"]');
+      if (!slot || slot.closest("[hidden]")) {
+        unplaced[name] = fields[name];
+        return;
+      }
+      slot.textContent = messagesOf(fields[name]);
+      var input = inputFor(name);
+      if (input) input.setAttribute("aria-invalid", "true");
+    });
+    return unplaced;
+  }
+
+  // Fill an alert box with a title, the API's message, the errors no field took and the error code.
+  function fillAlert(box, title, body, status, unplaced) {
+    box.textContent = "";
+    box.appendChild(el("p", { className: "alert-title", text: title }));
+    if (body && body.message) {
+      box.appendChild(el("p", { text: body.message }));
+    } else if (status) {
+      box.appendChild(el("p", { text: "HTTP " + status }));
+    }
+    var rest = Object.keys(unplaced || {});
+    if (rest.length) {
+      var list = el("ul");
+      rest.forEach(function (name) { list.appendChild(el("li", { text: name + ": " + messagesOf(unplaced[name]) })); });
+      box.appendChild(list);
+    }
+    if (body && body.code) box.appendChild(el("p", { className: "error-code", text: body.code }));
+    box.hidden = false;
+  }
+
+  // A small pill saying where a figure comes from: estimated / calibrated / measured / catalog.
+  function sourceBadge(source) {
+    if (!source) return null;
+    var label = T["source_" + source] || source;
+    return el("span", {
+      className: "source-badge source-" + source,
+      "data-source": source,
+      title: T["source_title_" + source] || label,
+      text: label,
+    });
+  }
+
+  // The bill's components in their usual order, then any the API adds later (shown under their own key).
+  function componentKeys(memory) {
+    var extra = Object.keys(memory || {}).filter(function (key) { return COMPONENTS.indexOf(key) < 0; });
+    return COMPONENTS.filter(function (key) { return key in (memory || {}); }).concat(extra);
+  }
+
+  function componentColor(key) {
+    return COLORS[key] || "#b0b7c3";
+  }
+
+  function engineName(engine) {
+    return (T.engine_names && T.engine_names[engine]) || engine;
+  }
+
+  window.LlmSizing = {
+    T: T,
+    LANG: LANG,
+    GB: GB,
+    GIB: GIB,
+    COMPONENTS: COMPONENTS,
+    COLORS: COLORS,
+    fixed2: fixed2,
+    integer: integer,
+    compact: compact,
+    percent: percent,
+    signedFixed2: signedFixed2,
+    signedInteger: signedInteger,
+    format: format,
+    el: el,
+    gb: gb,
+    gib: gib,
+    gibValue: gibValue,
+    toGiB: toGiB,
+    isNumber: isNumber,
+    messagesOf: messagesOf,
+    request: request,
+    postJson: postJson,
+    postForm: postForm,
+    clearErrors: clearErrors,
+    placeFieldErrors: placeFieldErrors,
+    fillAlert: fillAlert,
+    sourceBadge: sourceBadge,
+    componentKeys: componentKeys,
+    componentColor: componentColor,
+    engineName: engineName,
+  };
+})();
