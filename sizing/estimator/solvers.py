@@ -17,7 +17,7 @@ Each solver calls `estimate_memory` with varied inputs; none mutates its request
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from sizing.estimator.errors import SizingError
 from sizing.estimator.memory import EstimateRequest, MemoryEstimate, estimate_memory
@@ -36,16 +36,20 @@ class SolverResult:
     target: str
     value: int  # tokens, requests or GPUs; 0 when nothing fits
     stops_because: str  # the component or rule that runs out first
+    settings: dict[str, object] = field(default_factory=dict)  # the estimate inputs that apply the result
     estimate: dict[str, object] | None  # the estimate at the solved value (None when nothing fits)
 
 
 @dataclass(frozen=True, kw_only=True)
 class Remedy:
-    """One change that helps a deployment fit, with its effect and the exact flag."""
+    """One change that helps a deployment fit, with its effect and the exact flag (None when the change is
+    not an engine flag, e.g. another checkpoint or a second replica: then `action` says what to do)."""
 
     key: str
     description: str
-    flag: str
+    flag: str | None
+    action: str
+    settings: dict[str, object]  # the estimate inputs this remedy changes, to apply it
     fits: bool
     max_concurrency_before: int
     max_concurrency_after: int
@@ -91,6 +95,7 @@ def largest_context(request: EstimateRequest, *, concurrency: int) -> SolverResu
     reason = ("the model's context length (max_position_embeddings)" if low == upper
               else _stop_reason(at(best + step)))
     return SolverResult(target="largest_context", value=best, stops_because=reason,
+                        settings={"max_model_len": best, "tokens_per_request": best},
                         estimate=estimate_memory(at(best)).as_dict())
 
 
@@ -112,6 +117,7 @@ def largest_concurrency(request: EstimateRequest, *, tokens: int) -> SolverResul
             high = mid - 1
     return SolverResult(target="largest_concurrency", value=low,
                         stops_because=_stop_reason(replace(base, concurrency=low + 1)),
+                        settings={"concurrency": low, "tokens_per_request": tokens},
                         estimate=estimate_memory(replace(base, concurrency=low)).as_dict())
 
 
@@ -134,6 +140,7 @@ def fewest_gpus(request: EstimateRequest, *, max_gpus: int = MAX_GPUS) -> Solver
                 return SolverResult(
                     target="fewest_gpus", value=gpus,
                     stops_because=f"{replicas} replica(s) of TP {tp} x PP {pp}: the smallest layout that fits",
+                    settings={"gpus": gpus, "tp": tp, "pp": pp},
                     estimate=estimate_memory(replace(request, gpus=gpus, tp=tp, pp=pp)).as_dict())
     return SolverResult(target="fewest_gpus", value=0,
                         stops_because=f"no layout of up to {max_gpus} GPUs fits: "
@@ -156,30 +163,30 @@ def remedies(request: EstimateRequest) -> tuple[Remedy, ...]:
         return ()
     tokens = before.tokens_per_request
     gpus = before.gpus
-    candidates: list[tuple[str, str, str, EstimateRequest]] = []
+    candidates: list[tuple[str, str, str | None, dict[str, object]]] = []
     if before.kv_dtype in ("bf16", "fp16", "fp32"):
-        candidates.append(("kv_fp8", "FP8 KV cache", "--kv-cache-dtype fp8", replace(request, kv_dtype="fp8")))
+        candidates.append(("kv_fp8", "FP8 KV cache", "--kv-cache-dtype fp8", {"kv_dtype": "fp8"}))
     if before.weight_format in ("bf16", "fp16", "fp32"):
         candidates.append(("weights_fp8", "FP8 weights (an FP8 checkpoint or online quantisation)",
-                           "--quantization fp8", replace(request, weights="fp8")))
-        candidates.append(("weights_int4", "INT4 weights (an AWQ/GPTQ checkpoint)", "an AWQ/GPTQ checkpoint",
-                           replace(request, weights="int4")))
+                           "--quantization fp8", {"weights": "fp8"}))
+        candidates.append(("weights_int4", "INT4 weights (an AWQ/GPTQ checkpoint)", None, {"weights": "int4"}))
     if request.gpu_memory_utilization < 0.95:
         candidates.append(("utilization", "gpu_memory_utilization 0.95", "--gpu-memory-utilization 0.95",
-                           replace(request, gpu_memory_utilization=0.95)))
+                           {"gpu_memory_utilization": 0.95}))
     if before.effective_max_model_len and before.effective_max_model_len > tokens:
         candidates.append(("max_model_len", f"max_model_len {tokens} (the requests' length)",
-                           f"--max-model-len {tokens}", replace(request, max_model_len=tokens)))
+                           f"--max-model-len {tokens}", {"max_model_len": tokens}))
     candidates.append(("tp_double", f"{gpus * 2} GPUs with TP {before.tp * 2}",
                        f"--tensor-parallel-size {before.tp * 2}",
-                       replace(request, gpus=gpus * 2, tp=before.tp * 2, pp=before.pp)))
-    candidates.append(("replica", f"{gpus * 2} GPUs as {before.replicas * 2} replicas",
-                       "a second replica behind the load balancer",
-                       replace(request, gpus=gpus * 2, tp=before.tp, pp=before.pp)))
+                       {"gpus": gpus * 2, "tp": before.tp * 2, "pp": before.pp}))
+    candidates.append(("replica", f"{gpus * 2} GPUs as {before.replicas * 2} replicas", None,
+                       {"gpus": gpus * 2, "tp": before.tp, "pp": before.pp}))
+    actions = {"weights_int4": "serve an AWQ or GPTQ INT4 checkpoint of the model",
+               "replica": "run a second replica behind the load balancer"}
     found: list[Remedy] = []
-    for key, label, flag, varied in candidates:
+    for key, label, flag, settings in candidates:
         try:
-            after = estimate_memory(varied)
+            after = estimate_memory(replace(request, detail=False, **settings))  # type: ignore[arg-type]
         except SizingError:
             continue
         freed = _slack(after) - _slack(before)
@@ -192,6 +199,8 @@ def remedies(request: EstimateRequest) -> tuple[Remedy, ...]:
             description=(f"{label} frees {format_bytes(freed)} per GPU: {gained:+d} concurrent requests at "
                          f"{tokens} tokens"),
             flag=flag,
+            action=actions.get(key, f"launch with {flag}"),
+            settings=settings,
             fits=after.fits,
             max_concurrency_before=before.concurrency_curve.max_concurrency_fit,
             max_concurrency_after=before.concurrency_curve.max_concurrency_fit + gained,
