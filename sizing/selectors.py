@@ -22,8 +22,11 @@ def model_list_for_organisation(*, organisation: Organisation | None) -> QuerySe
 
 def model_get_for_organisation(*, organisation: Organisation | None, slug: str) -> LlmModel | None:
     """The organisation's own upload wins over a catalog model of the same slug."""
-    models = model_list_for_organisation(organisation=organisation).filter(slug=slug)
-    return models.order_by("organisation_id").last() if organisation else models.first()
+    if organisation is not None:
+        own = LlmModel.objects.filter(organisation=organisation, slug=slug).first()
+        if own is not None:
+            return own
+    return LlmModel.objects.filter(organisation__isnull=True, slug=slug).first()
 
 
 def estimate_list_for_organisation(*, organisation: Organisation) -> QuerySet[Estimate]:
