@@ -347,6 +347,11 @@ def estimate_compute(*, estimate_id: int) -> Estimate:
         result = estimate_quick(gpu=estimate.gpu, model=estimate.model, parameters=parameters)
     except SizingError as error:
         estimate.status, estimate.error, estimate.result = Estimate.Status.FAILED, error.as_dict(), None
+    except Exception:  # a defect must not leave the estimate running forever or kill the worker
+        logger.exception("estimate %s failed", estimate.pk)
+        estimate.status, estimate.result = Estimate.Status.FAILED, None
+        estimate.error = {"code": "internal_error", "message": "the estimate failed; the error is logged",
+                          "extra": {}}
     else:
         estimate.status, estimate.result, estimate.error = Estimate.Status.DONE, result.as_dict(), None
     estimate.finished_at = timezone.now()

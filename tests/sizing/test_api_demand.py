@@ -105,3 +105,23 @@ def test_colocated_field_errors_name_the_deployment(catalog, api_client):
                                format="json")
     assert response.status_code == 400
     assert "deployments[1]" in response.json()["extra"]["fields"]
+
+
+@pytest.mark.django_db
+def test_a_defect_during_a_saved_estimate_is_stored_not_raised(catalog, organisation, user, monkeypatch):
+    # given an estimator defect (simulated) while the worker computes
+    estimate = Estimate.objects.create(
+        organisation=organisation, requested_by=user,
+        model=LlmModel.objects.get(slug="meta-llama/Meta-Llama-3-8B", organisation=None),
+        gpu=Gpu.objects.get(slug="nvidia-h100-sxm-80gb"), inputs={},
+    )
+
+    def broken(**_kwargs):
+        raise ZeroDivisionError
+
+    monkeypatch.setattr("sizing.services.estimate_quick", broken)
+    # when
+    done = estimate_compute(estimate_id=estimate.pk)
+    # then
+    assert done.status == Estimate.Status.FAILED
+    assert done.error["code"] == "internal_error"
