@@ -58,6 +58,7 @@ class Architecture:
     warnings: tuple[str, ...] = field(default=(), compare=False)
     layers: tuple[LayerSpec, ...] = ()  # the per-layer table; uniform from the fields above when not given
     mtp_layers: int = 0  # DeepSeek multi-token-prediction modules, reported apart from the main model
+    rope_cache_elements: int | None = None  # rotary cos/sin tables engines precompute (rows x rotary dim)
     vision_parameters: int = 0  # a vision tower (and its projector) loaded beside the text model
     vision_description: str = ""  # what the vision tower is, e.g. "ViT, 27 blocks of width 1152"
 
@@ -126,6 +127,39 @@ def _dtype(config: Mapping[str, Any]) -> tuple[DType, tuple[str, ...]]:
     return dtype, ()
 
 
+def _rope_cache_elements(config: Mapping[str, Any], *, head_dim: int) -> int | None:
+    """Elements of the rotary cos/sin tables vLLM and SGLang precompute: rows x rotary dim per table.
+
+    Rows: max_position_embeddings, times the factor for linear and dynamic scaling; YaRN builds
+    original_max_position_embeddings x factor; LongRoPE keeps a short and a long table. The rotary dim is
+    head_dim x partial_rotary_factor (ChatGLM: rope_ratio's half). Gemma 3 keeps a local table beside the
+    global one (rope_local_base_freq).
+    """
+    max_pos = config.get("max_position_embeddings")
+    if not isinstance(max_pos, int) or max_pos <= 0:
+        return None
+    factor_raw = config.get("partial_rotary_factor", 1.0)
+    partial = float(factor_raw) if isinstance(factor_raw, int | float) and 0 < factor_raw <= 1 else 1.0
+    rotary_dim = int(head_dim * partial)
+    scaling = config.get("rope_scaling") if isinstance(config.get("rope_scaling"), Mapping) else {}
+    kind = str(scaling.get("rope_type") or scaling.get("type") or "default").lower()
+    factor = scaling.get("factor")
+    factor = float(factor) if isinstance(factor, int | float) and factor > 0 else 1.0
+    original = scaling.get("original_max_position_embeddings")
+    if kind in ("linear", "dynamic"):
+        rows = int(max_pos * factor)
+    elif kind == "yarn" and isinstance(original, int):
+        rows = int(original * factor)
+    elif kind in ("longrope", "su") and isinstance(original, int):
+        rows = original + max_pos
+    else:
+        rows = max_pos
+    tables = rows * rotary_dim
+    if config.get("rope_local_base_freq") is not None or str(config.get("model_type", "")).startswith("gemma3"):
+        tables += max_pos * rotary_dim  # Gemma 3's local layers: their own unscaled table
+    return tables
+
+
 def _dense_decoder(config: Mapping[str, Any], **family: Any) -> Architecture:
     """Build the architecture of a Llama-like dense decoder; `family` sets what the family fixes."""
     missing = [key for key in _REQUIRED if config.get(key) is None]
@@ -168,6 +202,7 @@ def _dense_decoder(config: Mapping[str, Any], **family: Any) -> Architecture:
             extra={"field": "quantization_config"},
         )
     max_pos = config.get("max_position_embeddings")
+    family.setdefault("rope_cache_elements", _rope_cache_elements(config, head_dim=head_dim))
     return Architecture(
         model_type=str(config["model_type"]),
         hidden_size=hidden,
@@ -331,7 +366,8 @@ def _deepseek(config: Mapping[str, Any]) -> Architecture:
         )
     else:
         layers = [LayerSpec(attention=attention, mlp=base.layers[0].mlp)] * base.num_hidden_layers
-    return _with_layers(base, layers, mtp_layers=_opt_int(config, "num_nextn_predict_layers"))
+    return _with_layers(base, layers, mtp_layers=_opt_int(config, "num_nextn_predict_layers"),
+                        rope_cache_elements=_rope_cache_elements(config, head_dim=rope))
 
 
 # --- Layer patterns -------------------------------------------------------------------------------------------
@@ -693,6 +729,7 @@ def _chatglm(config: Mapping[str, Any]) -> Architecture:
         "num_attention_heads": heads,
         "num_key_value_heads": kv_heads,
         "head_dim": config["kv_channels"],
+        "partial_rotary_factor": 0.5,  # ChatGLM rotates half of each head
         "intermediate_size": config["ffn_hidden_size"],
         "vocab_size": config["padded_vocab_size"],
         "tie_word_embeddings": bool(config.get("tie_word_embeddings", False)),

@@ -288,6 +288,8 @@ def _curve_points(top: int) -> list[int]:
 @lru_cache(maxsize=1024)
 def rope_cache_bytes(arch: Architecture) -> int:
     """Bytes of the rotary cos/sin cache: positions x rotary dimension (cos and sin halves) x dtype."""
+    if arch.rope_cache_elements is not None:
+        return math.ceil(arch.rope_cache_elements * arch.dtype.bits / 8)
     if not arch.max_position_embeddings or not arch.layers:
         return 0
     attention = arch.layers[0].attention

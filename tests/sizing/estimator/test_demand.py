@@ -8,7 +8,7 @@ import pytest
 
 from sizing.estimator.engines import Engine
 from sizing.estimator.errors import SizingError, SizingErrorCode
-from sizing.estimator.memory import EstimateRequest, estimate_memory
+from sizing.estimator.memory import EstimateRequest, estimate_memory, rope_cache_bytes
 from tests.sizing.estimator.builders import build_arch, build_gpu
 
 PER_TOKEN = 131_072  # Llama-3-8B: 32 layers × 8 KV heads × 128 × 2 (K, V) × 2 bytes
@@ -80,3 +80,24 @@ def test_rules_of_thumb_sit_beside_the_bill_with_the_card_factor():
     assert rules["overhead_factor"]["label"] == "(weights + KV demand) × 1.08"
     assert rules["activations_share"]["bytes"] == 2_147_483_648  # 20% of 10 GiB of KV demand
     assert rules["plan_limit"]["bytes"] == int(80 * 2**30 * 0.9)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "elements"),
+    [
+        ({}, 8192 * 128),  # Llama-3-8B: 8192 positions × 128
+        ({"rope_scaling": {"rope_type": "linear", "factor": 4.0}}, 4 * 8192 * 128),
+        ({"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096}},
+         4 * 4096 * 128),
+        ({"rope_scaling": {"rope_type": "llama3", "factor": 8.0}}, 8192 * 128),  # llama3 keeps max positions
+        ({"partial_rotary_factor": 0.5}, 8192 * 64),
+        ({"rope_scaling": {"rope_type": "longrope", "original_max_position_embeddings": 4096}}, (4096 + 8192) * 128),
+    ],
+    ids=["plain", "linear", "yarn", "llama3", "partial", "longrope"],
+)
+def test_rotary_cache_rows_follow_the_scaling(overrides, elements):
+    # given
+    arch = build_arch(**overrides)
+    # then: elements × 2 bytes (bf16)
+    assert arch.rope_cache_elements == elements
+    assert rope_cache_bytes(arch) == elements * 2
