@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from frontend.views import BootLogPageView, SizingPageView
+from frontend.views import BootLogPageView, ColocatedPageView, SizingPageView
 
 app_name = "frontend"
 
@@ -13,5 +13,6 @@ urlpatterns = [
     ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),  # POST only (Django ≥5)
     path("bootlog/", BootLogPageView.as_view(), name="bootlog"),
+    path("colocated/", ColocatedPageView.as_view(), name="colocated"),
     path("", SizingPageView.as_view(), name="sizing"),
 ]

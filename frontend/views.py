@@ -12,11 +12,17 @@ from django.views.generic import TemplateView
 
 from sizing.estimator.dtypes import KV_CACHE_DTYPES
 from sizing.estimator.engines import ENGINE_CHOICES, ENGINE_TRAITS
+from sizing.estimator.errors import SizingError
 from sizing.estimator.formats import FORMATS, WEIGHT_FORMAT_CHOICES
 from sizing.selectors import gpu_list, model_list_for_organisation
-from sizing.services import organisation_for_user
+from sizing.services import model_architecture, organisation_for_user
 
 DEFAULT_GPU_MEMORY_UTILIZATION = 0.9  # vLLM's default for --gpu-memory-utilization
+COLOCATED_GPU_MEMORY_UTILIZATION = 0.45  # two vLLM instances sharing a card, each at 0.45
+COLOCATED_MIN_DEPLOYMENTS = 2  # the bounds of POST /api/v1/estimates/colocated
+COLOCATED_MAX_DEPLOYMENTS = 8
+# Engines whose memory follows --gpu-memory-utilization (or its equivalent); the form shows the input for these.
+UTILIZATION_ENGINES = "vllm tgi llamacpp transformers idealized"
 
 
 def _weight_format_labels() -> dict[str, str]:
@@ -125,6 +131,10 @@ def sizing_page_strings() -> dict[str, Any]:
             "{model} on {gpus} × {gpu_name} · TP {tp} · PP {pp} · {replicas} replica(s) · "
             "weights {weights} · KV cache {kv_dtype} · {engine}"
         ),
+        "summary_dp": _("DP {dp}"),
+        "summary_ep": _("EP {ep}"),
+        "summary_draft": _("draft model {draft}"),
+        "summary_speculative": _("{tokens} speculative tokens"),
         "binding_caption": _("Memory bill of the binding GPU (GPU {index})"),
         # how the engine takes its memory (allocation)
         "allocation_label": _("Memory behaviour"),
@@ -162,6 +172,8 @@ def sizing_page_strings() -> dict[str, Any]:
         "remedy_replica": _("{gpus} GPUs as {replicas} replicas"),
         "remedy_action_weights_int4": _("Serve an AWQ or GPTQ checkpoint of the model"),
         "remedy_action_replica": _("Run a second replica behind the load balancer"),
+        "remedy_apply": _("Apply"),
+        "remedy_apply_title": _("Put these settings into the form and estimate again: {settings}"),
         # solvers
         "solving": _("Solving…"),
         "solve_failed": _("The solver could not run"),
@@ -173,7 +185,23 @@ def sizing_page_strings() -> dict[str, Any]:
         "solve_nothing": _("Nothing fits"),
         "stops_because": _("Stops because"),
         "solve_apply": _("Use this value"),
+        # rules of thumb, beside the bill
+        "rules_of_thumb": _("Rules of thumb"),
+        "rule": _("Rule"),
+        "rule_verdict": _("By this rule"),
+        "rule_overhead_factor": _("(weights + KV demand) × {factor}"),
+        "rule_activations_share": _("activations ≈ 20% of the KV demand"),
+        "rule_plan_limit": _("plan at no more than 90% of the card (keep 10–20% free)"),
+        "rule_title_overhead_factor": _("The field's multiplier for everything beside the weights and the KV cache"),
+        "rule_title_activations_share": _("Activations guessed as a fifth of the KV cache the requests need"),
+        "rule_title_plan_limit": _("The most of the card a plan should commit"),
         # key figures
+        "weights_per_gpu": _("Weights per GPU"),
+        "incl_rope_cache": _("incl. rotary cache {value} GiB"),
+        "incl_draft_weights": _("incl. draft model {value} GiB"),
+        "shared_prefix": _("Shared prefix, cached once"),
+        "parallel_samples": _("Sequences per request (n)"),
+        "expert_parallel_size": _("Expert parallel size (EP)"),
         "parameters": _("Parameters"),
         "parameters_total": _("Parameters (total)"),
         "parameters_active": _("Active parameters per token"),
@@ -201,6 +229,8 @@ def sizing_page_strings() -> dict[str, Any]:
             "{activations} − {runtime} = {kv}"
         ),
         "formula_kv_negative": _("Nothing is left for the KV cache: vLLM will not start"),
+        "formula_weights_rope": _("Including the rotary cos/sin table the engine keeps on every GPU: {value}"),
+        "formula_weights_draft": _("Including the speculative-decoding draft model's weights: {value}"),
         "formula_activations_vllm": _(
             "Activation peak of vLLM's profiling pass: max_num_batched_tokens = {batched} tokens through one layer, "
             "plus the fp32 logits of max_num_seqs = {seqs} sequences = {value}"
@@ -329,12 +359,46 @@ def bootlog_page_strings() -> dict[str, Any]:
     }
 
 
+def colocated_page_strings() -> dict[str, Any]:
+    """Every string the shared-GPU page's script shows, translated into the active language."""
+    return {
+        **_common_strings(),
+        "deployment_label": _("Deployment {index}"),
+        "deployment_model": _("{index} · {model}"),
+        "remove": _("Remove"),
+        "estimate": _("Estimate together"),
+        "estimating": _("Estimating…"),
+        "estimate_failed": _("The shared estimate could not be computed"),
+        "problems": _("Problems"),
+        "summary": _("{count} deployments on one {gpu_name}: {required} GiB of {capacity} GiB"),
+        "chart_title": _("Memory of the shared GPU"),
+        "chart_axis": _("Memory (GiB)"),
+        "total": _("Together"),
+        "model": _("Model"),
+        "engine": _("Engine"),
+        "own_verdict": _("Alone"),
+        "download_plot": _("Download plot as a PNG"),
+    }
+
+
+def _is_moe(model: Any) -> bool:
+    """Whether the model has mixture-of-experts layers (expert parallelism applies); False when unparsable."""
+    if not model.supported:
+        return False
+    try:
+        return model_architecture(config=model.config, quant_config=model.quant_config).is_moe
+    except SizingError:
+        return False
+
+
 def _model_groups(user: Any) -> tuple[list[Any], list[Any], list[str]]:
-    """(catalog models, the organisation's uploads, slugs of the supported ones, uploads first)."""
+    """(catalog models, the organisation's uploads, slugs of the supported ones, uploads first). Each model
+    carries `is_moe` for the templates (the stored architecture summary does not say)."""
     organisation = organisation_for_user(user=user)
     catalog_models: dict[str, Any] = {}
     own_models: dict[str, Any] = {}
     for model in model_list_for_organisation(organisation=organisation).order_by(Lower("slug")):
+        model.is_moe = _is_moe(model)
         (catalog_models if model.organisation_id is None else own_models)[model.slug] = model
     # An upload shadows the catalog model of the same slug (as the API resolves it), so list it once.
     catalog = [model for slug, model in catalog_models.items() if slug not in own_models]
@@ -347,16 +411,21 @@ def _gpus() -> list[Any]:
     return list(gpu_list().order_by("vendor", "marketed_memory_gb", "name"))
 
 
+def _default_model(own: list[Any], supported: list[str]) -> str:
+    """The organisation's newest supported upload, else the configured default, else the first supported."""
+    preferred = settings.SIZING_DEFAULT_MODEL
+    return own[0].slug if own and own[0].supported else (
+        preferred if preferred in supported else next(iter(supported), "")
+    )
+
+
 class SizingPageView(LoginRequiredMixin, TemplateView):
     template_name = "frontend/sizing.html"
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
         catalog, own, supported = _model_groups(self.request.user)
-        preferred = settings.SIZING_DEFAULT_MODEL
-        default_model = own[0].slug if own and own[0].supported else (
-            preferred if preferred in supported else next(iter(supported), "")
-        )
+        default_model = _default_model(own, supported)
         context.update(
             catalog_models=catalog,
             own_models=own,
@@ -367,7 +436,33 @@ class SizingPageView(LoginRequiredMixin, TemplateView):
             kv_dtype_choices=_choices(KV_CACHE_DTYPES, _kv_dtype_labels()),
             engine_choices=_choices(ENGINE_CHOICES, _engine_labels()),
             default_gpu_memory_utilization=DEFAULT_GPU_MEMORY_UTILIZATION,
+            utilization_engines=UTILIZATION_ENGINES,
             i18n_strings=sizing_page_strings(),
+        )
+        return context
+
+
+class ColocatedPageView(LoginRequiredMixin, TemplateView):
+    """Several deployments sharing one GPU type (e.g. two vLLM instances at 0.45 each): their summed bill."""
+
+    template_name = "frontend/colocated.html"
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        catalog, own, supported = _model_groups(self.request.user)
+        context.update(
+            catalog_models=catalog,
+            own_models=own,
+            default_model=_default_model(own, supported),
+            gpus=_gpus(),
+            weight_choices=_choices(WEIGHT_FORMAT_CHOICES, _weight_format_labels(),
+                                    {slug: fmt.label for slug, fmt in FORMATS.items()}),
+            engine_choices=_choices(ENGINE_CHOICES, _engine_labels()),
+            default_gpu_memory_utilization=COLOCATED_GPU_MEMORY_UTILIZATION,
+            utilization_engines=UTILIZATION_ENGINES,
+            min_deployments=COLOCATED_MIN_DEPLOYMENTS,
+            max_deployments=COLOCATED_MAX_DEPLOYMENTS,
+            i18n_strings=colocated_page_strings(),
         )
         return context
 

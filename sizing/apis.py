@@ -409,8 +409,12 @@ class EstimateColocatedApi(APIView):
                 continue
             data = dict(item.validated_data)
             data.pop("gpu")
-            model = _resolve_model(request, data.pop("model")) if "model" in data else None
-            _resolve_draft(request, data)
+            try:
+                model = _resolve_model(request, data.pop("model")) if "model" in data else None
+                _resolve_draft(request, data)
+            except serializers.ValidationError as error:
+                errors[f"deployments[{index}]"] = error.detail
+                continue
             items.append({"model": model, "config": data.pop("config", None), "parameters": data})
         if errors:
             raise serializers.ValidationError(errors)

@@ -292,12 +292,19 @@ def estimate_report(
 
 def estimate_colocated_report(*, gpu: Gpu, deployments: list[dict[str, Any]]) -> dict[str, Any]:
     """Several deployments on the same GPUs; each item holds `model` (an LlmModel) or `config`, and parameters."""
-    requests = tuple(
-        estimate_request_build(gpu=gpu, model=item.get("model"), config=item.get("config"),
-                               parameters=item.get("parameters", {}))
-        for item in deployments
-    )
-    return estimate_colocated(requests).as_dict()
+    requests = []
+    for index, item in enumerate(deployments):
+        try:
+            requests.append(estimate_request_build(gpu=gpu, model=item.get("model"), config=item.get("config"),
+                                                   parameters=item.get("parameters", {})))
+        except SizingError as error:
+            fields = error.extra.get("fields") or {"non_field_errors": [error.message]}
+            raise SizingError(code=error.code, message=f"deployment {index + 1}: {error.message}",
+                              extra={**error.extra, "fields": {f"deployments[{index}]": fields}}) from error
+    result = estimate_colocated(tuple(requests)).as_dict()
+    for item, deployment in zip(deployments, result["deployments"], strict=True):
+        deployment["model"] = item["model"].slug if item.get("model") is not None else None
+    return result
 
 
 def estimate_solve(

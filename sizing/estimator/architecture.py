@@ -863,6 +863,8 @@ def architecture_summary(arch: Architecture) -> dict[str, Any]:
     """A JSON-ready dict of the parsed architecture (enums as their values)."""
     return {
         "model_type": arch.model_type,
+        "moe": arch.is_moe,
+        "mla": arch.uses_mla,
         "hidden_size": arch.hidden_size,
         "num_hidden_layers": arch.num_hidden_layers,
         "num_attention_heads": arch.num_attention_heads,

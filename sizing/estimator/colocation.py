@@ -53,7 +53,15 @@ def estimate_colocated(requests: tuple[EstimateRequest, ...]) -> ColocatedEstima
         raise SizingError(code=SizingErrorCode.INVALID_ARGUMENT,
                           message="co-located deployments must run on the same GPU type and memory",
                           extra={"fields": {"deployments": ["one GPU type for all"]}})
-    results = tuple(estimate_memory(request) for request in requests)
+    estimates = []
+    for index, request in enumerate(requests):
+        try:
+            estimates.append(estimate_memory(request))
+        except SizingError as error:
+            fields = error.extra.get("fields") or {"non_field_errors": [error.message]}
+            raise SizingError(code=error.code, message=f"deployment {index + 1}: {error.message}",
+                              extra={**error.extra, "fields": {f"deployments[{index}]": fields}}) from error
+    results = tuple(estimates)
     capacity = capacities.pop()
     problems: list[str] = []
     used = 0

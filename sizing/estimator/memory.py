@@ -638,10 +638,11 @@ def _rules_of_thumb(gpu: GpuSpec, *, weights: int, kv_demand: int, capacity: int
     total = math.ceil((weights + kv_demand) * factor)
     activations = math.ceil(kv_demand * 0.2)
     return {
-        "overhead_factor": {"label": f"(weights + KV demand) × {factor}", "bytes": total, "fits": total <= capacity},
-        "activations_share": {"label": "activations ≈ 20% of the KV demand", "bytes": activations,
+        "overhead_factor": {"label": f"(weights + KV demand) × {factor}", "factor": factor, "bytes": total,
+                            "fits": total <= capacity},
+        "activations_share": {"label": "activations ≈ 20% of the KV demand", "share": 0.2, "bytes": activations,
                               "fits": weights + kv_demand + activations <= capacity},
-        "plan_limit": {"label": "plan at no more than 90% of the card (keep 10–20% free)",
+        "plan_limit": {"label": "plan at no more than 90% of the card (keep 10–20% free)", "limit": 0.9,
                        "bytes": math.floor(capacity * 0.9), "fits": required <= capacity * 0.9},
     }
 

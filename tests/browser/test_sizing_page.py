@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -135,7 +136,7 @@ def test_engine_specific_inputs_and_the_formula_of_a_bill_row(
 ) -> None:
     # given a signed-in engineer with the advanced settings open
     sign_in(page, live_server.url)
-    page.click("details.advanced summary")
+    page.click("#group-advanced summary")
 
     # when they choose SGLang, then the idealized engine
     page.select_option("#field-engine", "sglang")
@@ -189,3 +190,123 @@ def test_checkpoint_facts_uploaded_for_the_selected_model_show_beside_the_comput
     expect(weights).to_contain_text("+8,192 bytes")
     expect(page.locator("#checkpoint-facts .checkpoint-explanation").first).to_contain_text("8,192 bytes more")
     expect(page.locator("#models-own option[value='meta-llama/Llama-2-7b-hf']")).to_have_count(1)
+
+
+def test_a_remedy_is_applied_from_its_settings(live_server, transactional_db, catalog: None, user,
+                                               page: Page) -> None:
+    # given Llama-3.1-70B on 2 × H100 (TP 2) for 64 requests of 8192 tokens, which does not fit
+    sign_in(page, live_server.url)
+    page.select_option("#field-model", "meta-llama/Meta-Llama-3.1-70B")
+    page.select_option("#field-gpu", "nvidia-h100-sxm-80gb")
+    page.fill("#field-gpus", "2")
+    page.fill("#field-tp", "2")
+    page.fill("#field-concurrency", "64")
+    page.fill("#field-tokens_per_request", "8192")
+    page.click("#estimate-button")
+    wait_for_estimate(page)
+    expect(page.locator("#verdict")).to_have_attribute("data-fits", "false")
+
+    # then each remedy offers to apply the settings the API gives for it
+    tp_double = page.locator('#remedy-list .remedy[data-key="tp_double"]')
+    apply = tp_double.locator(".remedy-apply")
+    expect(apply).to_have_text("Apply")
+    settings = json.loads(apply.get_attribute("data-settings"))
+    assert settings == {"gpus": 4, "tp": 4, "pp": 1}
+    expect(tp_double.locator(".remedy-title")).to_have_text("4 GPUs with TP 4")
+    int4 = page.locator('#remedy-list .remedy[data-key="weights_int4"]')
+    expect(int4.locator(".remedy-action")).to_have_text("Serve an AWQ or GPTQ checkpoint of the model")
+    assert json.loads(int4.locator(".remedy-apply").get_attribute("data-settings")) == {"weights": "int4"}
+
+    # when they apply doubling the tensor parallelism
+    apply.click()
+
+    # then the form takes exactly those settings, the address keeps them and the estimate is redrawn for them
+    expect(page.locator("#field-gpus")).to_have_value("4")
+    expect(page.locator("#field-tp")).to_have_value("4")
+    expect(page.locator("#field-pp")).to_have_value("1")
+    expect(page.locator("#verdict .verdict-summary")).to_contain_text("on 4 × NVIDIA H100 SXM5 80GB · TP 4 · PP 1")
+    query = parse_qs(urlsplit(page.url).query)
+    assert (query["gpus"], query["tp"], query["pp"]) == (["4"], ["4"], ["1"])
+
+    # when they also apply the FP8 KV cache
+    page.locator('#remedy-list .remedy[data-key="kv_fp8"] .remedy-apply').click()
+
+    # then the select shows it and the deployment fits
+    expect(page.locator("#field-kv_dtype")).to_have_value("fp8")
+    expect(page.locator("#verdict")).to_have_attribute("data-fits", "true")
+    assert parse_qs(urlsplit(page.url).query)["kv_dtype"] == ["fp8"]
+
+
+def test_speculative_decoding_traffic_shape_and_expert_parallel_inputs(
+    live_server, transactional_db, catalog: None, user, page: Page
+) -> None:
+    # given a signed-in engineer
+    sign_in(page, live_server.url)
+
+    # then the expert-parallel checkbox shows for a mixture-of-experts model only
+    page.select_option("#field-model", "meta-llama/Meta-Llama-3-8B")
+    expect(page.locator("#field-expert_parallel")).to_be_hidden()
+    page.select_option("#field-model", "Qwen/Qwen3-30B-A3B")
+    expect(page.locator("#field-expert_parallel")).to_be_visible()
+
+    # when they size Qwen3-30B-A3B over 2 H100 with DP 2 and expert parallelism
+    page.select_option("#field-gpu", "nvidia-h100-sxm-80gb")
+    page.fill("#field-gpus", "2")
+    page.fill("#field-dp", "2")
+    page.check("#field-expert_parallel")
+    page.click("#estimate-button")
+    wait_for_estimate(page)
+
+    # then the summary and the key figures show DP and EP, and the rules of thumb stand beside the bill
+    expect(page.locator("#verdict .verdict-summary")).to_contain_text("DP 2 · EP 2")
+    expect(page.locator('#key-figures [data-figure="ep"]')).to_contain_text("2")
+    expect(page.locator('#rules-table tr[data-rule="plan_limit"]')).to_contain_text(
+        "plan at no more than 90% of the card")
+    expect(page.locator('#rules-table tr[data-rule="overhead_factor"] th')).to_have_text(
+        re.compile(r"^\(weights \+ KV demand\) × 1\.\d+$"))
+    expect(page.locator("#rules-table tbody tr")).to_have_count(3)
+    # vLLM keeps a rotary cos/sin table with the weights
+    expect(page.locator('#memory-table tr[data-row="weights"] .row-note')).to_contain_text("incl. rotary cache")
+
+    # when they size Llama-3-8B with a Llama-3.2-1B draft, a shared system prompt without prefix caching, and n = 4
+    page.select_option("#field-model", "meta-llama/Meta-Llama-3-8B")
+    expect(page.locator("#field-expert_parallel")).to_be_hidden()
+    page.fill("#field-gpus", "1")
+    page.fill("#field-dp", "")
+    page.click("#group-speculative summary")
+    page.select_option("#field-draft_model", "meta-llama/Llama-3.2-1B")
+    page.fill("#field-num_speculative_tokens", "4")
+    page.click("#group-traffic summary")
+    page.fill("#field-tokens_per_request", "4096")
+    page.fill("#field-shared_prefix_tokens", "1000")
+    page.uncheck("#field-prefix_caching")
+    page.fill("#field-parallel_samples", "4")
+    page.click("#estimate-button")
+
+    # then n > 1 needs the output tokens: the API's error stands next to that input
+    expect(page.locator('[data-error-for="output_tokens"]')).not_to_be_empty()
+
+    # when they give them
+    page.fill("#field-output_tokens", "512")
+    page.click("#estimate-button")
+    wait_for_estimate(page)
+
+    # then the draft's weights are counted in the weights line and the address keeps every new input
+    expect(page.locator("#verdict .verdict-summary")).to_contain_text(
+        "draft model meta-llama/Llama-3.2-1B · 4 speculative tokens")
+    expect(page.locator('#key-figures [data-figure="weights_per_gpu"]')).to_contain_text("incl. draft model")
+    expect(page.locator('#key-figures [data-figure="parallel_samples"]')).to_contain_text("4")
+    for pair in ("draft_model=meta-llama%2FLlama-3.2-1B", "num_speculative_tokens=4", "shared_prefix_tokens=1000",
+                 "prefix_caching=false", "parallel_samples=4", "output_tokens=512"):
+        assert pair in page.url, pair
+    assert "expert_parallel" not in page.url  # the hidden checkbox of the MoE model is not sent
+
+    # when the page is opened again from the address
+    page.goto(page.url)
+    wait_for_estimate(page)
+
+    # then the groups are open with the values restored
+    expect(page.locator("#field-draft_model")).to_have_value("meta-llama/Llama-3.2-1B")
+    expect(page.locator("#field-prefix_caching")).not_to_be_checked()
+    expect(page.locator("#field-output_tokens")).to_have_value("512")
+    expect(page.locator("#group-traffic")).to_have_attribute("open", "")

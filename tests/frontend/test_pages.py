@@ -1,5 +1,5 @@
-"""The server-rendered pages: sign-in, the sizing and boot-log pages in both languages, the translated strings
-their scripts read, and plotly.js served as a static file."""
+"""The server-rendered pages: sign-in, the sizing, boot-log and shared-GPU pages in both languages, the translated
+strings their scripts read, and plotly.js served as a static file."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import translation
 
-from frontend.views import bootlog_page_strings, sizing_page_strings
+from frontend.views import bootlog_page_strings, colocated_page_strings, sizing_page_strings
 from sizing.estimator.engines import ENGINE_CHOICES, Allocation
 from sizing.models import LlmModel
 from sizing.services import SOLVER_TARGETS
@@ -208,8 +208,8 @@ def test_plotly_js_is_served_as_a_static_file(client: Client) -> None:
 
 @pytest.mark.parametrize(
     "path",
-    ["frontend/common.js", "frontend/sizing.js", "frontend/bootlog.js", "frontend/app.css"],
-    ids=["shared script", "sizing script", "boot-log script", "stylesheet"],
+    ["frontend/common.js", "frontend/sizing.js", "frontend/bootlog.js", "frontend/colocated.js", "frontend/app.css"],
+    ids=["shared script", "sizing script", "boot-log script", "shared-GPU script", "stylesheet"],
 )
 def test_page_assets_are_served(client: Client, path: str) -> None:
     # when
@@ -273,8 +273,9 @@ def test_sizing_page_blob_has_the_new_strings_in_chinese(client: Client, catalog
 
 @pytest.mark.parametrize(
     ("page", "strings_for_script"),
-    [("frontend:sizing", sizing_page_strings), ("frontend:bootlog", bootlog_page_strings)],
-    ids=["sizing", "boot log"],
+    [("frontend:sizing", sizing_page_strings), ("frontend:bootlog", bootlog_page_strings),
+     ("frontend:colocated", colocated_page_strings)],
+    ids=["sizing", "boot log", "shared GPU"],
 )
 def test_every_script_string_reaches_the_page_in_chinese(
     client: Client, catalog: None, user, page: str, strings_for_script
@@ -303,6 +304,8 @@ def test_every_string_the_scripts_read_is_in_their_blobs() -> None:
         *(f"source_title_{s}" for s in ("estimated", "calibrated", "measured", "catalog")),
         *(f"solve_value_{target}" for target in SOLVER_TARGETS),
         "remedy_action_weights_int4", "remedy_action_replica",
+        *(f"rule_{rule}" for rule in ("overhead_factor", "activations_share", "plan_limit")),
+        *(f"rule_title_{rule}" for rule in ("overhead_factor", "activations_share", "plan_limit")),
         *(f"checkpoint_source_{s}" for s in ("index", "headers", "index+headers")),
     }
     figures = ("weights_bytes", "activation_peak_bytes", "non_torch_bytes", "kv_cache_bytes", "kv_cache_tokens",
@@ -314,9 +317,12 @@ def test_every_string_the_scripts_read_is_in_their_blobs() -> None:
         *(f"source_{s}" for s in ("estimated", "calibrated", "measured", "catalog")),
     }
 
+    built_for_colocated = {"weights", "kv_cache", "activations", "runtime", "cuda_graphs", "capacity", "headroom"}
+
     # then
     assert _keys_read_by("common.js", "sizing.js") | built_for_sizing <= sizing
     assert _keys_read_by("common.js", "bootlog.js") | built_for_bootlog <= bootlog
+    assert _keys_read_by("common.js", "colocated.js") | built_for_colocated <= set(colocated_page_strings())
 
 
 def test_bootlog_page_redirects_anonymous_users_to_login(client: Client) -> None:
@@ -353,20 +359,23 @@ def test_bootlog_page_lists_gpus_and_models_and_defaults_to_the_logs_model(
     assert static("vendor/plotly/plotly.min.js") not in html  # no charts on this page
 
 
-def test_header_links_the_sizing_and_boot_log_pages(client: Client, catalog: None, user) -> None:
+def test_header_links_the_sizing_boot_log_and_shared_gpu_pages(client: Client, catalog: None, user) -> None:
     # given
     client.force_login(user)
 
     # when
     sizing = client.get(reverse("frontend:sizing")).content.decode()
     bootlog = client.get(reverse("frontend:bootlog")).content.decode()
+    colocated = client.get(reverse("frontend:colocated")).content.decode()
 
-    # then both pages link both, and mark the current one
-    for html in (sizing, bootlog):
+    # then every page links every page, and marks the current one
+    for html in (sizing, bootlog, colocated):
         assert f'href="{reverse("frontend:bootlog")}"' in html
         assert f'href="{reverse("frontend:sizing")}"' in html
+        assert f'href="{reverse("frontend:colocated")}"' in html
     assert re.search(r'href="/bootlog/" class="topnav-link is-active"\s*aria-current="page"', bootlog)
     assert re.search(r'href="/" class="topnav-link is-active"\s*aria-current="page"', sizing)
+    assert re.search(r'href="/colocated/" class="topnav-link is-active"\s*aria-current="page"', colocated)
 
 
 def test_bootlog_page_in_chinese(client: Client, catalog: None, user) -> None:
@@ -389,3 +398,132 @@ def test_bootlog_page_in_chinese(client: Client, catalog: None, user) -> None:
     assert strings["calibration_runtime_reserve_bytes"] == "运行时预留（non-torch 显存）"
     assert strings["compare"] == "对比"
     assert strings["source_calibrated"] == "校准"
+
+
+# ---------------------------------------------------------------- parallelism, speculative decoding, traffic shape
+
+
+def test_sizing_page_offers_the_parallelism_speculative_and_traffic_inputs(
+    client: Client, catalog: None, user
+) -> None:
+    # given
+    client.force_login(user)
+
+    # when
+    html = client.get(reverse("frontend:sizing")).content.decode()
+
+    # then each new input is in its group, under the API's name
+    groups = {
+        "group-parallelism": ("dp", "expert_parallel"),
+        "group-speculative": ("draft_model", "num_speculative_tokens"),
+        "group-traffic": ("shared_prefix_tokens", "prefix_caching", "parallel_samples", "output_tokens"),
+    }
+    for group, names in groups.items():
+        start = html.index(f'id="{group}"')
+        body = html[start : html.index("</fieldset>" if group == "group-parallelism" else "</details>", start)]
+        for name in names:
+            assert f'id="field-{name}" name="{name}"' in body, (group, name)
+    # prefix caching is on unless the user turns it off (the API's default)
+    assert re.search(r'name="prefix_caching" value="true" checked', html)
+    # the expert-parallel checkbox is for mixture-of-experts models: the script reads data-moe off the options
+    assert 'id="expert-parallel-field" data-moe-only' in html
+    def select(element_id: str) -> str:
+        start = html.index(f'id="{element_id}"')
+        return html[start : html.index("</select>", start)]
+
+    model_select = select("field-model")
+    assert '<option value="Qwen/Qwen3-30B-A3B" data-moe="true">' in model_select
+    assert '<option value="mistralai/Mixtral-8x7B-v0.1" data-moe="true">' in model_select
+    assert '<option value="meta-llama/Meta-Llama-3-8B" selected>' in model_select
+    # the draft model list offers the same models, none preselected beyond "None"
+    draft_select = select("field-draft_model")
+    assert '<option value="" selected>None</option>' in draft_select
+    assert '<option value="meta-llama/Llama-3.2-1B">meta-llama/Llama-3.2-1B</option>' in draft_select
+    assert draft_select.count(" selected") == 1
+    # the rules of thumb sit beside the bill
+    assert 'id="rules-of-thumb"' in html
+    assert "shown here for comparison only" in html
+
+
+def test_sizing_page_new_groups_in_chinese(client: Client, catalog: None, user) -> None:
+    # given
+    client.force_login(user)
+
+    # when
+    html = client.get(reverse("frontend:sizing"), headers={"accept-language": "zh-hans"}).content.decode()
+
+    # then the template's labels follow the glossary
+    for text in ("投机解码", "草稿模型", "前缀缓存", "共享前缀 token 数", "专家并行（EP）", "数据并行", "流量特征",
+                 "经验法则", "并行采样数（n）", "输出 token 数"):
+        assert text in html, text
+    # and so do the script's strings
+    strings = _i18n_blob(html)
+    assert strings["rules_of_thumb"] == "经验法则"
+    assert strings["rule_activations_share"] == "激活 ≈ KV 缓存需求的 20%"
+    assert strings["rule_overhead_factor"] == "（权重 + KV 缓存需求）× {factor}"
+    assert strings["incl_rope_cache"] == "含旋转位置编码缓存 {value} GiB"
+    assert strings["incl_draft_weights"] == "含草稿模型 {value} GiB"
+    assert strings["summary_draft"] == "草稿模型 {draft}"
+    assert strings["remedy_apply"] == "应用"
+
+
+# ---------------------------------------------------------------- the shared-GPU page
+
+
+def test_colocated_page_redirects_anonymous_users_to_login(client: Client) -> None:
+    # when
+    response = client.get(reverse("frontend:colocated"))
+
+    # then
+    assert response.status_code == 302
+    assert response["Location"] == f"{reverse('frontend:login')}?next=/colocated/"
+
+
+def test_colocated_page_renders_the_row_template_and_the_api_address(client: Client, catalog: None, user) -> None:
+    # given
+    client.force_login(user)
+
+    # when
+    response = client.get(reverse("frontend:colocated"))
+
+    # then
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert reverse("frontend:colocated") == "/colocated/"
+    assert f'data-estimate-url="{reverse("sizing:estimate-colocated")}"' in html
+    assert 'data-min-rows="2" data-max-rows="8"' in html
+    assert '<option value="nvidia-h100-sxm-80gb">NVIDIA H100 SXM5 80GB</option>' in html
+    # one row as a template the script clones: a model, an engine, a weight format and four numbers
+    row = html[html.index('id="deployment-row-template"') : html.index("</template>")]
+    for name in ("model", "engine", "weights", "gpu_memory_utilization", "max_model_len", "concurrency",
+                 "tokens_per_request"):
+        assert f'data-name="{name}"' in row, name
+    assert '<option value="meta-llama/Meta-Llama-3-8B" selected>' in row
+    assert 'data-name="gpu_memory_utilization" min="0.01" max="1" step="0.01"\n                 value="0.45"' in row
+    assert 'data-engines="vllm tgi llamacpp transformers idealized"' in row
+    for element in ('id="add-row"', 'id="colocated-chart"', 'id="colocated-table"', 'id="verdict"'):
+        assert element in html
+    assert static("vendor/plotly/plotly.min.js") in html
+    assert static("frontend/common.js") in html
+    assert static("frontend/colocated.js") in html
+
+
+def test_colocated_page_in_chinese(client: Client, catalog: None, user) -> None:
+    # given
+    client.force_login(user)
+
+    # when
+    html = client.get(reverse("frontend:colocated"), headers={"accept-language": "zh-hans"}).content.decode()
+
+    # then
+    assert '<html lang="zh-hans">' in html
+    assert "一张 GPU 上的多个部署" in html
+    assert ">共享显卡</a>" in html  # the header link
+    assert "添加部署" in html
+    assert "合并估算" in html
+    assert "2 到 8 个部署" in html
+    strings = _i18n_blob(html)
+    assert strings["estimate"] == "合并估算"
+    assert strings["total"] == "合计"
+    assert strings["summary"] == "{count} 个部署共用一张 {gpu_name}：需要 {required} GiB，共 {capacity} GiB"
+    assert strings["kv_cache"] == "KV 缓存"

@@ -125,3 +125,20 @@ def test_a_defect_during_a_saved_estimate_is_stored_not_raised(catalog, organisa
     # then
     assert done.status == Estimate.Status.FAILED
     assert done.error["code"] == "internal_error"
+
+
+def test_colocated_estimator_errors_name_the_deployment(catalog, api_client):
+    # given expert parallelism asked of a dense model in the second deployment
+    deployments = [{"model": "meta-llama/Meta-Llama-3-8B", "gpu_memory_utilization": 0.45},
+                   {"model": "meta-llama/Meta-Llama-3-8B", "gpu_memory_utilization": 0.45, "expert_parallel": True}]
+    response = api_client.post("/api/v1/estimates/colocated", {"gpu": "nvidia-h100-sxm-80gb",
+                                                               "deployments": deployments}, format="json")
+    assert response.status_code == 400
+    assert "expert_parallel" in response.json()["extra"]["fields"]["deployments[1]"]
+
+
+def test_models_say_whether_they_are_moe(catalog, api_client):
+    models = {row["slug"]: row for row in api_client.get("/api/v1/models/").json()}
+    assert models["Qwen/Qwen3-30B-A3B"]["architecture"]["moe"] is True
+    assert models["meta-llama/Meta-Llama-3-8B"]["architecture"]["moe"] is False
+    assert models["deepseek-ai/DeepSeek-V3"]["architecture"]["mla"] is True

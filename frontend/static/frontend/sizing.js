@@ -29,17 +29,26 @@
   var BUDGET_COLOR = "#475467";
   var FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", "Noto Sans CJK SC", ' +
     '"PingFang SC", "Microsoft YaHei", sans-serif';
-  var INTEGER_FIELDS = ["gpus", "tp", "pp", "max_model_len", "concurrency", "tokens_per_request",
-    "max_num_seqs", "max_num_batched_tokens", "block_size"];
+  var INTEGER_FIELDS = ["gpus", "tp", "pp", "dp", "max_model_len", "concurrency", "tokens_per_request",
+    "max_num_seqs", "max_num_batched_tokens", "block_size", "num_speculative_tokens", "shared_prefix_tokens",
+    "parallel_samples", "output_tokens"];
   var FLOAT_FIELDS = ["gpu_memory_utilization", "mem_fraction_static", "kv_cache_free_gpu_mem_fraction",
     "weight_overhead"];
   // measured terms: typed in GiB, sent (and kept in the address) in bytes under the API's names
   var GIB_FIELDS = ["runtime_reserve_bytes", "cuda_graph_bytes", "activation_peak_bytes", "gpu_memory_bytes"];
-  var BOOLEAN_FIELDS = ["enforce_eager"];
-  var TEXT_FIELDS = ["model", "gpu", "weights", "kv_dtype", "engine"];
+  var BOOLEAN_FIELDS = ["enforce_eager", "expert_parallel", "prefix_caching"];
+  // checkboxes the API takes as true when absent: sent (and kept in the address) only when unticked
+  var TRUE_BY_DEFAULT = ["prefix_caching"];
+  var TEXT_FIELDS = ["model", "gpu", "weights", "kv_dtype", "engine", "draft_model"];
   var ALL_FIELDS = TEXT_FIELDS.concat(INTEGER_FIELDS, FLOAT_FIELDS, GIB_FIELDS, BOOLEAN_FIELDS);
-  var ADVANCED_FIELDS = ["max_num_seqs", "max_num_batched_tokens", "block_size", "mem_fraction_static",
-    "kv_cache_free_gpu_mem_fraction", "weight_overhead", "enforce_eager"];
+  // the folded groups of the form, opened when the address (or an applied remedy) sets one of their fields
+  var GROUPS = {
+    "group-speculative": ["draft_model", "num_speculative_tokens"],
+    "group-traffic": ["shared_prefix_tokens", "prefix_caching", "parallel_samples", "output_tokens"],
+    "group-advanced": ["max_num_seqs", "max_num_batched_tokens", "block_size", "mem_fraction_static",
+      "kv_cache_free_gpu_mem_fraction", "weight_overhead", "enforce_eager"],
+    "measured-terms": GIB_FIELDS,
+  };
 
   var form = document.getElementById("sizing-form");
   var csrfToken = form.querySelector("[name=csrfmiddlewaretoken]").value;
@@ -62,7 +71,11 @@
       var input = form.elements[name];
       if (!input || !isActive(input)) return;
       if (has(BOOLEAN_FIELDS, name)) {
-        if (input.checked) payload[name] = true;
+        if (has(TRUE_BY_DEFAULT, name)) {
+          if (!input.checked) payload[name] = false;
+        } else if (input.checked) {
+          payload[name] = true;
+        }
         return;
       }
       var raw = String(input.value || "").trim();
@@ -101,33 +114,56 @@
     });
   }
 
+  // Expert parallelism applies to mixture-of-experts models only: the server marks their options data-moe;
+  // a model uploaded on this page is not parsed here, so it keeps the checkbox and the API answers.
+  function updateModelFields() {
+    var option = form.elements.model.selectedOptions[0];
+    var moe = option ? option.getAttribute("data-moe") : null;
+    form.querySelectorAll("[data-moe-only]").forEach(function (node) {
+      node.hidden = moe !== "true" && moe !== "unknown";
+    });
+  }
+
+  function updateFields() {
+    updateEngineFields();
+    updateModelFields();
+  }
+
+  function openGroupsOf(names) {
+    Object.keys(GROUPS).forEach(function (id) {
+      if (GROUPS[id].some(function (name) { return has(names, name); })) document.getElementById(id).open = true;
+    });
+  }
+
   function fillForm(params) {
     ALL_FIELDS.forEach(function (name) {
       if (!params.has(name)) return;
       var input = form.elements[name];
       if (!input) return;
       var value = params.get(name);
-      if (has(BOOLEAN_FIELDS, name)) {
-        input.checked = value === "true" || value === "1";
-        return;
-      }
-      if (has(GIB_FIELDS, name)) {
-        setGiBField(input, value);
-        return;
-      }
-      if (input.tagName === "SELECT") {
-        var option = Array.prototype.find.call(input.options, function (o) { return o.value === value; });
-        if (!option || option.disabled) return;
-      }
-      input.value = value;
+      setField(input, name, value);
     });
-    updateEngineFields();
-    if (ADVANCED_FIELDS.some(function (name) { return params.has(name); })) {
-      form.querySelector("details.advanced").open = true;
+    updateFields();
+    openGroupsOf(ALL_FIELDS.filter(function (name) { return params.has(name); }));
+  }
+
+  // Put one value (from the address or an API's settings) into its input; false when the input cannot take it.
+  function setField(input, name, value) {
+    var text = String(value);
+    if (has(BOOLEAN_FIELDS, name)) {
+      input.checked = value === true || text === "true" || text === "1";
+      return true;
     }
-    if (GIB_FIELDS.some(function (name) { return params.has(name); })) {
-      document.getElementById("measured-terms").open = true;
+    if (has(GIB_FIELDS, name)) {
+      setGiBField(input, text);
+      return true;
     }
+    if (input.tagName === "SELECT") {
+      var option = Array.prototype.find.call(input.options, function (o) { return o.value === text; });
+      if (!option || option.disabled) return false;
+    }
+    input.value = text;
+    return true;
   }
 
   function clearFormErrors() {
@@ -162,7 +198,19 @@
     return T["source_" + source] || source || "";
   }
 
-  function renderVerdict(data) {
+  // DP, EP and the speculative-decoding draft, when the estimate uses them.
+  function summaryExtras(data, payload) {
+    var parts = [];
+    if (data.dp > 1) parts.push(format(T.summary_dp, { dp: data.dp }));
+    if (data.ep > 1) parts.push(format(T.summary_ep, { ep: data.ep }));
+    if (payload && payload.draft_model) parts.push(format(T.summary_draft, { draft: payload.draft_model }));
+    if (payload && payload.num_speculative_tokens > 0) {
+      parts.push(format(T.summary_speculative, { tokens: integer.format(payload.num_speculative_tokens) }));
+    }
+    return parts;
+  }
+
+  function renderVerdict(data, payload) {
     var box = document.getElementById("verdict");
     box.textContent = "";
     box.className = "verdict " + (data.fits ? "verdict-ok" : "verdict-bad");
@@ -173,7 +221,7 @@
       el("span", { className: "verdict-headroom",
         text: T.headroom + " " + gib(data.headroom_bytes_per_gpu) + " " + T.gib }));
     box.appendChild(head);
-    box.appendChild(el("p", { className: "verdict-summary", text: format(T.summary, {
+    box.appendChild(el("p", { className: "verdict-summary", text: [format(T.summary, {
       model: data.model || "",
       gpus: data.gpus,
       gpu_name: data.gpu_name,
@@ -183,7 +231,7 @@
       weights: String(data.weight_format).toUpperCase(),
       kv_dtype: String(data.kv_dtype).toUpperCase(),
       engine: S.engineName(data.engine),
-    }) }));
+    })].concat(summaryExtras(data, payload)).join(" · ") }));
     var problems = data.problems || [];
     if (problems.length) {
       var list = el("ul", { className: "verdict-list verdict-problems" });
@@ -223,32 +271,95 @@
     card.hidden = !warnings.length;
   }
 
-  // ---------------------------------------------------------------- remedies
+  // ---------------------------------------------------------------- applying settings (remedies, solvers)
 
-  function lastWord(text) {
-    var words = String(text || "").trim().split(/\s+/);
-    return words[words.length - 1];
+  // The API gives the estimate inputs that apply a remedy or a solved value ({"kv_dtype": "fp8"},
+  // {"gpus": 4, "tp": 4, "pp": 1}): each must have an input shown on the form to be applied.
+  function canApply(settings) {
+    var names = Object.keys(settings || {});
+    return names.length > 0 && names.every(function (name) {
+      var input = form.elements[name];
+      if (!input || !has(ALL_FIELDS, name) || !isActive(input)) return false;
+      if (input.tagName !== "SELECT") return true;
+      return Array.prototype.some.call(input.options, function (o) {
+        return o.value === String(settings[name]) && !o.disabled;
+      });
+    });
   }
 
-  // The remedy in the page's language where its key is known; the API's English description otherwise.
+  function applySettings(settings) {
+    var names = Object.keys(settings || {});
+    names.forEach(function (name) {
+      var input = form.elements[name];
+      if (!input) return;
+      if (has(GIB_FIELDS, name)) {
+        delete input.dataset.bytes;
+        delete input.dataset.shown;
+      }
+      setField(input, name, settings[name]);
+    });
+    updateFields();
+    openGroupsOf(names);
+    return estimate();
+  }
+
+  function settingsText(settings) {
+    return Object.keys(settings || {}).map(function (name) { return name + " = " + settings[name]; }).join(", ");
+  }
+
+  function applyButton(label, settings, className) {
+    var button = el("button", { type: "button", className: "button button-small " + className, text: label,
+      title: format(T.remedy_apply_title, { settings: settingsText(settings) }),
+      "data-settings": JSON.stringify(settings) });
+    button.addEventListener("click", function () { applySettings(settings); });
+    return button;
+  }
+
+  // ---------------------------------------------------------------- remedies
+
+  // The remedy in the page's language where its key is known (numbers from its settings); the API's English
+  // description otherwise.
   function remedyTitle(remedy, data) {
+    var settings = remedy.settings || {};
+    var number = S.isNumber;
     switch (remedy.key) {
       case "kv_fp8": return T.remedy_kv_fp8;
       case "weights_fp8": return T.remedy_weights_fp8;
       case "weights_int4": return T.remedy_weights_int4;
-      case "utilization": return format(T.remedy_utilization, { value: lastWord(remedy.flag) });
-      case "max_model_len": return format(T.remedy_max_model_len, { tokens: integer.format(data.tokens_per_request) });
-      case "tp_double": return format(T.remedy_tp_double, { gpus: data.gpus * 2, tp: data.tp * 2 });
-      case "replica": return format(T.remedy_replica, { gpus: data.gpus * 2, replicas: data.replicas * 2 });
-      default: return remedy.description;
+      case "utilization":
+        if (number(settings.gpu_memory_utilization)) {
+          return format(T.remedy_utilization, { value: settings.gpu_memory_utilization });
+        }
+        break;
+      case "max_model_len":
+        if (number(settings.max_model_len)) {
+          return format(T.remedy_max_model_len, { tokens: integer.format(settings.max_model_len) });
+        }
+        break;
+      case "tp_double":
+        if (number(settings.gpus) && number(settings.tp)) {
+          return format(T.remedy_tp_double, { gpus: settings.gpus, tp: settings.tp });
+        }
+        break;
+      case "replica":
+        if (number(settings.gpus) && number(settings.tp)) {
+          var perReplica = settings.tp * (settings.pp || 1) * (data.dp || 1);
+          if (settings.gpus % perReplica === 0) {
+            return format(T.remedy_replica, { gpus: settings.gpus, replicas: settings.gpus / perReplica });
+          }
+        }
+        break;
+      default:
+        break;
     }
+    return remedy.description;
   }
 
   // The exact flag in <code>; a change that is no flag (another checkpoint, a second replica) in words.
   function remedyAction(remedy) {
     var flag = String(remedy.flag || "");
     if (/^-/.test(flag)) return el("code", { className: "remedy-flag", text: flag });
-    var words = T["remedy_action_" + remedy.key] || flag;
+    var words = T["remedy_action_" + remedy.key] || remedy.action || flag;
     return words ? el("span", { className: "remedy-action", text: words }) : null;
   }
 
@@ -274,7 +385,8 @@
               el("span", { "aria-hidden": "true", text: remedy.fits ? "✓ " : "✕ " }),
               remedy.fits ? T.remedy_fits : T.remedy_not_enough)),
           el("div", { className: "remedy-body" }, remedyAction(remedy),
-            el("span", { className: "remedy-effect", text: effect })))));
+            el("span", { className: "remedy-effect", text: effect }))),
+        canApply(remedy.settings) ? applyButton(T.remedy_apply, remedy.settings, "remedy-apply") : null));
     });
     card.hidden = !remedies.length;
   }
@@ -305,10 +417,18 @@
     lines.headroom = [format(T.formula_headroom, { usable: gibValue(usable), required: gibValue(required),
       headroom: gibValue(data.headroom_bytes_per_gpu) })];
 
+    var weightNotes = [];
+    if (data.rope_cache_bytes_per_gpu > 0) {
+      weightNotes.push(format(T.formula_weights_rope, { value: gibValue(data.rope_cache_bytes_per_gpu) }));
+    }
+    if (data.draft_weight_bytes_per_gpu > 0) {
+      weightNotes.push(format(T.formula_weights_draft, { value: gibValue(data.draft_weight_bytes_per_gpu) }));
+    }
+
     if (engine === "vllm") {
       var utilization = assumptions.engine_gpu_memory_utilization || assumptions.gpu_memory_utilization;
       var pool = budget - (memory.weights || 0) - (memory.activations || 0) - (memory.runtime || 0);
-      lines.weights = [format(T.formula_weights, weightValues)];
+      lines.weights = [format(T.formula_weights, weightValues)].concat(weightNotes);
       lines.kv_cache = [
         format(T.formula_budget_vllm, { capacity: gibValue(capacity), utilization: utilization,
           budget: gibValue(budget) }),
@@ -330,7 +450,7 @@
       var concurrency = assumptions.per_replica_concurrency;
       var perToken = data.kv_bytes_per_token_per_gpu;
       var tokens = data.tokens_per_request;
-      lines.weights = [format(T.formula_weights_overhead, weightValues)];
+      lines.weights = [format(T.formula_weights_overhead, weightValues)].concat(weightNotes);
       lines.kv_cache = [concurrency * tokens * perToken === memory.kv_cache
         ? format(T.formula_kv_idealized, { concurrency: integer.format(concurrency), tokens: integer.format(tokens),
           per_token: integer.format(perToken), kv: value("kv_cache") })
@@ -369,9 +489,13 @@
     var sources = data.figure_sources || {};
     var lines = billFormulas(data);
     var estimator = data.formulas || {};
+    var notes = { weights: weightParts(data) };
     function row(key, value, className, label) {
       var th = el("th", { scope: "row" });
       rowLabel(label, lines[key] || [], estimator[key]).forEach(function (node) { if (node) th.appendChild(node); });
+      (notes[key] || []).forEach(function (text) {
+        th.appendChild(el("span", { className: "cell-detail row-note", text: text }));
+      });
       body.appendChild(el("tr", { "data-row": key, className: className || null }, th,
         el("td", { className: "num", text: gb(value) }),
         el("td", { className: "num", text: gib(value) })));
@@ -394,6 +518,18 @@
 
   // ---------------------------------------------------------------- key figures
 
+  // What the weights line holds beside the model's own tensors (vLLM/SGLang's rotary table, a draft model).
+  function weightParts(data) {
+    var parts = [];
+    if (data.rope_cache_bytes_per_gpu > 0) {
+      parts.push(format(T.incl_rope_cache, { value: gib(data.rope_cache_bytes_per_gpu) }));
+    }
+    if (data.draft_weight_bytes_per_gpu > 0) {
+      parts.push(format(T.incl_draft_weights, { value: gib(data.draft_weight_bytes_per_gpu) }));
+    }
+    return parts;
+  }
+
   function renderFigures(data) {
     var list = document.getElementById("key-figures");
     list.textContent = "";
@@ -412,6 +548,24 @@
     if (S.isNumber(data.parameters_mtp) && data.parameters_mtp > 0) {
       add(T.parameters_mtp, compact.format(data.parameters_mtp), integer.format(data.parameters_mtp),
         "parameters_mtp");
+    }
+    var memory = data.memory_per_gpu || {};
+    if (S.isNumber(memory.weights)) {
+      // the weights line of vLLM and SGLang holds their rotary cos/sin table, and a draft model's weights
+      var weightsNode = el("span", {}, el("span", { className: "figure-value", text: gibValue(memory.weights) }));
+      weightParts(data).forEach(function (text) {
+        weightsNode.appendChild(el("span", { className: "figure-detail", text: text }));
+      });
+      add(T.weights_per_gpu, weightsNode, null, "weights_per_gpu");
+    }
+    if (data.ep > 1) add(T.expert_parallel_size, String(data.ep), null, "ep");
+    var assumptions = data.assumptions || {};
+    if (assumptions.shared_prefix_tokens > 0) {
+      add(T.shared_prefix, format(T.tokens_value, { value: integer.format(assumptions.shared_prefix_tokens) }), null,
+        "shared_prefix");
+    }
+    if (assumptions.parallel_samples > 1) {
+      add(T.parallel_samples, String(assumptions.parallel_samples), null, "parallel_samples");
     }
     add(T.kv_per_token, format(T.bytes_value, { value: integer.format(data.kv_bytes_per_token) }));
     add(T.kv_per_token_per_gpu, format(T.bytes_value, { value: integer.format(data.kv_bytes_per_token_per_gpu) }));
@@ -432,6 +586,42 @@
       add(format(T.max_concurrency_fit, { tokens: integer.format(data.tokens_per_request) }),
         format(T.requests_value, { value: integer.format(curve.max_concurrency_fit) }));
     }
+  }
+
+  // ---------------------------------------------------------------- rules of thumb
+
+  // The API's English label, matched against the known rules so that the page can say it in its language;
+  // a rule it does not know keeps the API's label.
+  var RULE_PATTERNS = {
+    overhead_factor: /^\(weights \+ KV demand\) × ([0-9.]+)$/,
+    activations_share: /^activations ≈ 20% of the KV demand$/,
+    plan_limit: /^plan at no more than 90% of the card \(keep 10–20% free\)$/,
+  };
+
+  function ruleLabel(key, rule) {
+    var label = String(rule.label || key);
+    var match = RULE_PATTERNS[key] ? RULE_PATTERNS[key].exec(label) : null;
+    if (!match || !T["rule_" + key]) return label;
+    return format(T["rule_" + key], { factor: match[1] || "" });
+  }
+
+  function renderRules(data) {
+    var card = document.getElementById("rules-of-thumb");
+    var body = document.querySelector("#rules-table tbody");
+    body.textContent = "";
+    var rules = data.rules_of_thumb || {};
+    var keys = Object.keys(rules);
+    keys.forEach(function (key) {
+      var rule = rules[key] || {};
+      body.appendChild(el("tr", { "data-rule": key, "data-fits": String(!!rule.fits) },
+        el("th", { scope: "row", title: T["rule_title_" + key] || null, text: ruleLabel(key, rule) }),
+        el("td", { className: "num", text: S.isNumber(rule.bytes) ? gb(rule.bytes) : "—" }),
+        el("td", { className: "num", text: S.isNumber(rule.bytes) ? gib(rule.bytes) : "—" }),
+        el("td", {}, el("span", { className: "rule-mark " + (rule.fits ? "is-fit" : "is-not-fit") },
+          el("span", { "aria-hidden": "true", text: rule.fits ? "✓ " : "✕ " }),
+          rule.fits ? T.fits : T.does_not_fit))));
+    });
+    card.hidden = !keys.length;
   }
 
   // ---------------------------------------------------------------- checkpoint facts
@@ -649,11 +839,12 @@
     lastResult = data;
     document.getElementById("empty-state").hidden = true;
     document.getElementById("results").hidden = false;  // before plotting: Plotly measures the container
-    renderVerdict(data);
+    renderVerdict(data, payload);
     renderRisks(data);
     renderRemedies(data);
     renderTable(data);
     renderFigures(data);
+    renderRules(data);
     renderCheckpoint(data);
     renderMemoryChart(data);
     renderConcurrencyChart(data);
@@ -708,6 +899,7 @@
   });
 
   form.elements.engine.addEventListener("change", updateEngineFields);
+  form.elements.model.addEventListener("change", updateModelFields);
 
   // A GiB field typed over no longer stands for the exact bytes it was restored from.
   GIB_FIELDS.forEach(function (name) {
@@ -731,22 +923,6 @@
     return text;
   }
 
-  // Put a solved value into the form and estimate again.
-  function applySolve(body) {
-    var elements = form.elements;
-    if (body.target === "largest_context") {
-      elements.max_model_len.value = body.value;
-      elements.tokens_per_request.value = body.value;
-    } else if (body.target === "largest_concurrency") {
-      elements.concurrency.value = body.value;
-    } else if (body.target === "fewest_gpus" && body.estimate) {
-      elements.gpus.value = body.estimate.gpus;
-      elements.tp.value = body.estimate.tp;
-      elements.pp.value = body.estimate.pp;
-    }
-    estimate();
-  }
-
   function renderSolve(box, body) {
     box.textContent = "";
     box.className = "solve-result" + (body.value ? "" : " is-nothing");
@@ -755,10 +931,8 @@
     box.appendChild(el("p", { className: "solve-stops" },
       el("span", { className: "solve-stops-label", text: T.stops_because + ": " }),
       el("span", { className: "solve-stops-text", text: body.stops_because || "" })));
-    if (body.value) {
-      var apply = el("button", { type: "button", className: "button button-small solve-apply", text: T.solve_apply });
-      apply.addEventListener("click", function () { applySolve(body); });
-      box.appendChild(apply);
+    if (body.value && canApply(body.settings)) {
+      box.appendChild(applyButton(T.solve_apply, body.settings, "solve-apply"));
     }
     box.hidden = false;
   }
@@ -808,29 +982,45 @@
     uploadStatus.hidden = false;
   }
 
-  function ownGroup() {
-    var group = document.getElementById("models-own");
+  // The uploads' group of a model select (the model, or the draft model after the "None" option).
+  function ownGroup(select, id) {
+    var group = document.getElementById(id);
     if (group) return group;
-    group = el("optgroup", { id: "models-own", label: T.your_uploads });
-    form.elements.model.insertBefore(group, form.elements.model.firstChild);
+    group = el("optgroup", { id: id, label: T.your_uploads });
+    var first = Array.prototype.find.call(select.children, function (node) { return node.tagName === "OPTGROUP"; });
+    select.insertBefore(group, first || null);
     return group;
   }
 
-  function addUploadedModel(model) {
-    var select = form.elements.model;
+  // sameConfig: the organisation's copy of a listed model (checkpoint facts), so its data-moe still holds.
+  function addModelOption(select, groupId, model, sameConfig) {
+    var previous = Array.prototype.find.call(select.options, function (o) { return o.value === model.slug; });
+    var moe = sameConfig && previous ? previous.getAttribute("data-moe") : null;
     Array.prototype.slice.call(select.options).forEach(function (option) {
       if (option.value === model.slug) option.remove();  // the upload shadows a model of the same name
     });
     var text = model.slug + (model.supported ? "" : " — " + T.not_supported + ": " + model.unsupported_reason);
-    var option = el("option", { value: model.slug, text: text });
+    // a fresh upload is not parsed on this page: whether it has experts is unknown until the API answers
+    var option = el("option", { value: model.slug, text: text, "data-moe": sameConfig ? moe : "unknown" });
     if (!model.supported) {
       option.disabled = true;
       option.title = model.unsupported_reason;
     }
-    var group = ownGroup();
+    var group = ownGroup(select, groupId);
     var before = Array.prototype.find.call(group.children, function (o) { return o.value > model.slug; });
     group.insertBefore(option, before || null);
+    return option;
+  }
+
+  function addUploadedModel(model, sameConfig) {
+    var select = form.elements.model;
+    var draft = form.elements.draft_model;
+    var draftValue = draft.value;
+    addModelOption(select, "models-own", model, sameConfig);
+    addModelOption(draft, "drafts-own", model, sameConfig);
+    draft.value = draftValue;
     if (model.supported) select.value = model.slug;
+    updateModelFields();
   }
 
   uploadFile.addEventListener("change", function () {
@@ -938,7 +1128,7 @@
         checkpointMessage("error", T.upload_failed, detail);
         return;
       }
-      addUploadedModel(result.body);  // the facts live on the organisation's copy, which now shadows the catalog
+      addUploadedModel(result.body, true);  // the facts live on the organisation's copy, which now shadows the catalog
       checkpointIndex.value = "";
       checkpointHeaders.value = "";
       checkpointMessage("ok", format(T.checkpoint_uploaded, { slug: result.body.slug }), "");
@@ -987,7 +1177,7 @@
     });
   }
 
-  updateEngineFields();
+  updateFields();
   var params = new URLSearchParams(window.location.search);
   if (params.has("model") && params.has("gpu")) {
     fillForm(params);
