@@ -12,10 +12,9 @@ from django.views.generic import TemplateView
 
 from sizing.estimator.dtypes import KV_CACHE_DTYPES
 from sizing.estimator.engines import ENGINE_CHOICES, ENGINE_TRAITS
-from sizing.estimator.errors import SizingError
 from sizing.estimator.formats import FORMATS, WEIGHT_FORMAT_CHOICES
 from sizing.selectors import gpu_list, model_list_for_organisation
-from sizing.services import model_architecture, organisation_for_user
+from sizing.services import organisation_for_user
 
 DEFAULT_GPU_MEMORY_UTILIZATION = 0.9  # vLLM's default for --gpu-memory-utilization
 COLOCATED_GPU_MEMORY_UTILIZATION = 0.45  # two vLLM instances sharing a card, each at 0.45
@@ -381,24 +380,14 @@ def colocated_page_strings() -> dict[str, Any]:
     }
 
 
-def _is_moe(model: Any) -> bool:
-    """Whether the model has mixture-of-experts layers (expert parallelism applies); False when unparsable."""
-    if not model.supported:
-        return False
-    try:
-        return model_architecture(config=model.config, quant_config=model.quant_config).is_moe
-    except SizingError:
-        return False
-
-
 def _model_groups(user: Any) -> tuple[list[Any], list[Any], list[str]]:
     """(catalog models, the organisation's uploads, slugs of the supported ones, uploads first). Each model
-    carries `is_moe` for the templates (the stored architecture summary does not say)."""
+    carries `is_moe` for the templates, from its stored architecture summary."""
     organisation = organisation_for_user(user=user)
     catalog_models: dict[str, Any] = {}
     own_models: dict[str, Any] = {}
     for model in model_list_for_organisation(organisation=organisation).order_by(Lower("slug")):
-        model.is_moe = _is_moe(model)
+        model.is_moe = bool(model.architecture.get("moe"))
         (catalog_models if model.organisation_id is None else own_models)[model.slug] = model
     # An upload shadows the catalog model of the same slug (as the API resolves it), so list it once.
     catalog = [model for slug, model in catalog_models.items() if slug not in own_models]
