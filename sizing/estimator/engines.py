@@ -90,6 +90,7 @@ class StageInputs:
     max_num_seqs: int  # vLLM max_num_seqs / SGLang cuda_graph_max_bs and max_running_requests
     mem_fraction_static: float | None = None  # SGLang; None = its automatic choice
     kv_cache_free_gpu_mem_fraction: float = 0.9  # TensorRT-LLM
+    detail: bool = True  # build the formulas people read
 
     @property
     def multi_gpu(self) -> bool:
@@ -171,7 +172,7 @@ def _vllm(stage: StageInputs) -> StageBudget:
                     "activations": stage.activation_peak_bytes, "runtime": non_torch, "cuda_graphs": graphs},
         usable_bytes=stage.capacity_bytes, budget_bytes=budget, kv_pool_bytes=kv_pool, static_bytes=static,
         curve_limit_bytes=budget, settings={"gpu_memory_utilization": stage.gpu_memory_utilization},
-        formulas={
+        formulas={} if not stage.detail else {
             "budget": f"capacity × gpu_memory_utilization = {_g(stage.capacity_bytes)} × "
                       f"{stage.gpu_memory_utilization} = {_g(budget)}",
             "kv_cache": f"budget − weights − activations − non-torch = {_g(budget)} − {_g(stage.weight_bytes)} − "
@@ -220,7 +221,7 @@ def _sglang(stage: StageInputs) -> StageBudget:
         static_bytes=stage.weight_bytes + context_share, curve_limit_bytes=static_budget,
         settings={"mem_fraction_static": fraction},
         notes=notes,
-        formulas={
+        formulas={} if not stage.detail else {
             "budget": f"capacity × mem_fraction_static = {_g(capacity)} × {fraction} = {_g(static_budget)}",
             "kv_cache": f"(capacity − CUDA context) × mem_fraction_static − weights = ({_g(capacity)} − "
                         f"{_g(context)}) × {fraction} − {_g(stage.weight_bytes)} = {_g(kv_pool)}",
@@ -245,7 +246,7 @@ def _trtllm(stage: StageInputs) -> StageBudget:
         usable_bytes=stage.capacity_bytes, budget_bytes=static + max(0, kv_pool), kv_pool_bytes=kv_pool,
         static_bytes=static, curve_limit_bytes=static + max(0, kv_pool),
         settings={"kv_cache_free_gpu_mem_fraction": stage.kv_cache_free_gpu_mem_fraction},
-        formulas={
+        formulas={} if not stage.detail else {
             "kv_cache": f"kv_cache_free_gpu_mem_fraction × (capacity − weights − activations − runtime) = "
                         f"{stage.kv_cache_free_gpu_mem_fraction} × ({_g(stage.capacity_bytes)} − "
                         f"{_g(stage.weight_bytes)} − {_g(stage.activation_peak_bytes)} − {_g(runtime)}) = "
@@ -266,7 +267,7 @@ def _tgi(stage: StageInputs) -> StageBudget:
                     "activations": stage.activation_peak_bytes, "runtime": runtime, "cuda_graphs": 0},
         usable_bytes=stage.capacity_bytes, budget_bytes=budget, kv_pool_bytes=kv_pool, static_bytes=static,
         curve_limit_bytes=budget, settings={"cuda_memory_fraction": stage.gpu_memory_utilization},
-        formulas={
+        formulas={} if not stage.detail else {
             "kv_cache": f"capacity × cuda_memory_fraction × wiggle room {TGI_WIGGLE_ROOM} − weights − warm-up "
                         "activations − runtime = "
                         f"{_g(budget)} − {_g(stage.weight_bytes)} − {_g(stage.activation_peak_bytes)} − "
@@ -283,7 +284,7 @@ def _on_demand(stage: StageInputs, *, runtime: int, weights: int) -> StageBudget
                     "activations": stage.activation_peak_bytes, "runtime": runtime, "cuda_graphs": 0},
         usable_bytes=usable, budget_bytes=usable, kv_pool_bytes=usable - static, static_bytes=static,
         curve_limit_bytes=usable, settings={"planning_limit": stage.gpu_memory_utilization},
-        formulas={
+        formulas={} if not stage.detail else {
             "budget": f"capacity × planning limit = {_g(stage.capacity_bytes)} × {stage.gpu_memory_utilization} "
                       f"= {_g(usable)}",
             "kv_cache": f"concurrent requests × KV bytes per request = {_g(stage.kv_demand_bytes)} (grows on demand)",

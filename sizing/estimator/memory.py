@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
@@ -56,7 +56,12 @@ _weight_bytes_per_rank = lru_cache(maxsize=1024)(weight_bytes_per_rank)
 _weight_bytes_total = lru_cache(maxsize=256)(weight_bytes_total)
 _activation_peak_bytes = lru_cache(maxsize=1024)(activation_peak_bytes)
 _check_tensor_parallel = lru_cache(maxsize=1024)(check_tensor_parallel)  # raises: errors are not cached
-_layers_kv_bytes_per_token = lru_cache(maxsize=256)(layers_kv_bytes_per_token)
+
+
+@lru_cache(maxsize=256)
+def _model_kv_bytes_per_token(arch: Architecture, kv_bits: int) -> int:
+    """KV bytes per token of the whole model (keyed by the architecture, whose hash is cached)."""
+    return layers_kv_bytes_per_token(arch.layers, kv_bits=kv_bits)
 TRTLLM_MAX_BATCH_SIZE = 2048  # TensorRT-LLM defaults: max_batch_size, max_num_tokens
 TRTLLM_MAX_NUM_TOKENS = 8192
 TGI_MAX_CONCURRENT_REQUESTS = 128  # TGI defaults: max_concurrent_requests, max_batch_prefill_tokens
@@ -401,6 +406,7 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
             max_num_seqs=max_num_seqs,
             mem_fraction_static=request.mem_fraction_static,
             kv_cache_free_gpu_mem_fraction=request.kv_cache_free_gpu_mem_fraction,
+            detail=request.detail,
         )
         stage_results.append((inputs, budget_fn(inputs)))
 
@@ -443,24 +449,30 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
     capacity_tokens = min(capacity_tokens_of(i, b) for i, b in stage_results)
     fit_at_tokens = min(requests_fitting(i, b) for i, b in stage_results)
     demand_fits = per_replica_concurrency <= fit_at_tokens
-    bills: list[GpuBill] = []
-    # replicas and DP ranks hold identical bills (a DP rank: its own attention and KV, its share of the experts)
-    for replica in range(replicas * request.dp if request.detail else 1):
-        for stage, (inputs, budget) in enumerate(stage_results):
-            required = sum(budget.components.values())
-            stage_fits = required <= budget.usable_bytes and budget.kv_pool_bytes > 0 and demand_fits
-            for rank in range(tp):
-                bills.append(GpuBill(
-                    index=len(bills), replica=replica, stage=stage, tp_rank=rank,
-                    components=dict(budget.components), capacity_bytes=capacity,
-                    usable_bytes=budget.usable_bytes, budget_bytes=budget.budget_bytes,
-                    required_bytes=required, headroom_bytes=budget.usable_bytes - required,
-                    kv_capacity_tokens=capacity_tokens_of(inputs, budget), fits=stage_fits,
-                ))
+    stage_bills: list[GpuBill] = []  # one per pipeline stage: the TP ranks of a stage hold identical bills
+    for stage, (inputs, budget) in enumerate(stage_results):
+        required = sum(budget.components.values())
+        stage_bills.append(GpuBill(
+            index=stage * tp, replica=0, stage=stage, tp_rank=0,
+            components=budget.components, capacity_bytes=capacity,
+            usable_bytes=budget.usable_bytes, budget_bytes=budget.budget_bytes,
+            required_bytes=required, headroom_bytes=budget.usable_bytes - required,
+            kv_capacity_tokens=capacity_tokens_of(inputs, budget),
+            fits=required <= budget.usable_bytes and budget.kv_pool_bytes > 0 and demand_fits,
+        ))
+    bills = stage_bills
+    if request.detail:
+        # every GPU: replicas and DP ranks hold identical bills (a DP rank: its own attention and KV, its share of
+        # the experts), as do the TP ranks of a stage
+        bills = [
+            replace(stage_bills[stage], index=(copy * pp + stage) * tp + rank, replica=copy, tp_rank=rank,
+                    components=dict(stage_bills[stage].components))
+            for copy in range(replicas * request.dp) for stage in range(pp) for rank in range(tp)
+        ]
     binding_stage = min(range(pp), key=lambda s: (sequences_fitting(*stage_results[s], tokens),
-                                                  bills[s * tp].headroom_bytes))
+                                                  stage_bills[s].headroom_bytes))
     binding_inputs, binding = stage_results[binding_stage]
-    worst_bill = min(bills[: tp * pp], key=lambda bill: bill.headroom_bytes)
+    worst_bill = min(stage_bills, key=lambda bill: bill.headroom_bytes)
 
     for inputs, budget in stage_results:
         if budget.kv_pool_bytes <= 0:
@@ -572,7 +584,7 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
         weight_bytes_total=_weight_bytes_total(arch, fmt),
         weight_bytes_per_gpu=max(weights_per_stage),
         rope_cache_bytes_per_gpu=rope_cache,
-        kv_bytes_per_token=_layers_kv_bytes_per_token(arch.layers, kv_bits=kv_dtype.bits),
+        kv_bytes_per_token=_model_kv_bytes_per_token(arch, kv_dtype.bits),
         kv_bytes_per_token_per_gpu=max(inputs.kv.bytes_per_token for inputs, _ in stage_results),
         kv_cache_bytes_per_gpu=binding.components["kv_cache"],
         kv_demand_bytes_per_gpu=binding_inputs.kv_demand_bytes,
@@ -608,7 +620,7 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
             "per_replica_concurrency": per_replica_concurrency,
             "capacity_source": "measured" if request.gpu_memory_bytes else "catalog",
             "kv_groups": [f"{g.layers} x {g.kind.value}" + (f" (window {g.window})" if g.window else "")
-                          for g in binding_inputs.kv.groups],
+                          for g in binding_inputs.kv.groups] if request.detail else [],
             **{f"engine_{key}": value for key, value in binding.settings.items()},
         },
         rules_of_thumb=_rules_of_thumb(request.gpu, weights=weights_per_stage[binding_stage],
