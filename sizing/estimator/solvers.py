@@ -155,6 +155,11 @@ def _slack(result: MemoryEstimate) -> int:
     return result.headroom_bytes_per_gpu
 
 
+def _total_fit(result: MemoryEstimate) -> int:
+    """Requests of the requested length the whole deployment holds: per replica and DP rank, times their count."""
+    return result.concurrency_curve.max_concurrency_fit * result.replicas * result.dp
+
+
 def remedies(request: EstimateRequest) -> tuple[Remedy, ...]:
     """Changes that make more room, each measured by re-estimating; those that fit first, then by effect."""
     try:
@@ -176,6 +181,11 @@ def remedies(request: EstimateRequest) -> tuple[Remedy, ...]:
     if before.effective_max_model_len and before.effective_max_model_len > tokens:
         candidates.append(("max_model_len", f"max_model_len {tokens} (the requests' length)",
                            f"--max-model-len {tokens}", {"max_model_len": tokens}))
+    if request.arch.uses_mla and request.arch.is_moe and before.tp > 1 and not request.expert_parallel:
+        # DP attention: each GPU keeps its own requests' latent instead of every GPU replicating all of them
+        candidates.append(("dp_attention_ep", f"DP attention over {before.tp} ranks with expert parallelism",
+                           f"--data-parallel-size {before.tp} --enable-expert-parallel",
+                           {"tp": 1, "dp": before.tp * before.dp, "expert_parallel": True, "pp": before.pp}))
     candidates.append(("tp_double", f"{gpus * 2} GPUs with TP {before.tp * 2}",
                        f"--tensor-parallel-size {before.tp * 2}",
                        {"gpus": gpus * 2, "tp": before.tp * 2, "pp": before.pp}))
@@ -190,10 +200,9 @@ def remedies(request: EstimateRequest) -> tuple[Remedy, ...]:
         except SizingError:
             continue
         freed = _slack(after) - _slack(before)
-        gained = after.concurrency_curve.max_concurrency_fit - before.concurrency_curve.max_concurrency_fit
-        if key == "replica":
-            gained = after.concurrency_curve.max_concurrency_fit * after.replicas - \
-                before.concurrency_curve.max_concurrency_fit * before.replicas
+        gained = _total_fit(after) - _total_fit(before)
+        if gained <= 0 and not (after.fits and not before.fits):
+            continue  # no more requests fit: not a remedy
         found.append(Remedy(
             key=key,
             description=(f"{label} frees {format_bytes(freed)} per GPU: {gained:+d} concurrent requests at "
@@ -202,8 +211,8 @@ def remedies(request: EstimateRequest) -> tuple[Remedy, ...]:
             action=actions.get(key, f"launch with {flag}"),
             settings=settings,
             fits=after.fits,
-            max_concurrency_before=before.concurrency_curve.max_concurrency_fit,
-            max_concurrency_after=before.concurrency_curve.max_concurrency_fit + gained,
+            max_concurrency_before=_total_fit(before),
+            max_concurrency_after=_total_fit(before) + gained,
             freed_bytes_per_gpu=freed,
         ))
     return tuple(sorted(found, key=lambda r: (not r.fits, -(r.max_concurrency_after - r.max_concurrency_before),

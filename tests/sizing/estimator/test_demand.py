@@ -9,6 +9,7 @@ import pytest
 from sizing.estimator.engines import Engine
 from sizing.estimator.errors import SizingError, SizingErrorCode
 from sizing.estimator.memory import EstimateRequest, estimate_memory, rope_cache_bytes
+from sizing.estimator.solvers import remedies
 from tests.sizing.estimator.builders import build_arch, build_gpu
 
 PER_TOKEN = 131_072  # Llama-3-8B: 32 layers × 8 KV heads × 128 × 2 (K, V) × 2 bytes
@@ -101,3 +102,19 @@ def test_rotary_cache_rows_follow_the_scaling(overrides, elements):
     # then: elements × 2 bytes (bf16)
     assert arch.rope_cache_elements == elements
     assert rope_cache_bytes(arch) == elements * 2
+
+
+def test_remedies_leave_out_changes_that_fit_no_more_requests():
+    # given Llama-3-8B at its full 8192 context, asked for 100 requests of 8192 tokens: max_model_len is already
+    # the requests' length, so "lower max_model_len" would gain nothing and must not be offered
+    request = EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=8192,
+                              tokens_per_request=8192, concurrency=100)
+    # when
+    found = remedies(request)
+    # then: every remedy adds requests; the FP8 KV cache doubles the 55 that fit
+    assert found
+    assert all(r.max_concurrency_after > r.max_concurrency_before or r.fits for r in found)
+    assert "max_model_len" not in {r.key for r in found}
+    fp8 = next(r for r in found if r.key == "kv_fp8")
+    assert (fp8.max_concurrency_before, fp8.settings) == (55, {"kv_dtype": "fp8"})
+    assert fp8.max_concurrency_after == 110
