@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 
 from sizing.estimator.dtypes import KV_CACHE_DTYPES
 from sizing.estimator.engines import ENGINE_CHOICES
+from sizing.estimator.errors import SizingError
 from sizing.estimator.formats import WEIGHT_FORMAT_CHOICES
 from sizing.models import Estimate, Gpu, LlmModel
 from sizing.selectors import (
@@ -34,6 +35,7 @@ from sizing.services import (
     model_checkpoint_attach,
     model_create,
     organisation_for_user,
+    parameters_with_draft,
 )
 
 
@@ -170,17 +172,6 @@ class EstimateParametersSerializer(serializers.Serializer):
         return gpu
 
 
-def _resolve_draft(request: Request, data: dict[str, Any]) -> None:
-    """Replace a draft_model slug by the organisation's (or the catalog's) model."""
-    slug = data.get("draft_model")
-    if slug is None:
-        return
-    model = model_get_for_organisation(organisation=organisation_for_user(user=request.user), slug=slug)
-    if model is None:
-        raise serializers.ValidationError({"draft_model": [f"unknown model {slug!r}; see GET /api/v1/models/"]})
-    data["draft_model"] = model
-
-
 def _resolve_model(request: Request, slug: str) -> LlmModel:
     model = model_get_for_organisation(organisation=organisation_for_user(user=request.user), slug=slug)
     if model is None:
@@ -226,7 +217,7 @@ class EstimateQuickApi(APIView):
         data = dict(serializer.validated_data)
         gpu = data.pop("gpu")
         model = _resolve_model(request, data.pop("model")) if "model" in data else None
-        _resolve_draft(request, data)
+        data = parameters_with_draft(parameters=data, organisation=organisation_for_user(user=request.user))
         payload = estimate_report(gpu=gpu, model=model, config=data.pop("config", None), parameters=data)
         payload["model"] = model.slug if model else None
         payload["gpu_name"] = gpu.name
@@ -295,7 +286,7 @@ class EstimateSolveApi(APIView):
         data = dict(serializer.validated_data)
         gpu, target = data.pop("gpu"), data.pop("target")
         model = _resolve_model(request, data.pop("model")) if "model" in data else None
-        _resolve_draft(request, data)
+        data = parameters_with_draft(parameters=data, organisation=organisation_for_user(user=request.user))
         return Response(estimate_solve(gpu=gpu, model=model, config=data.pop("config", None), parameters=data,
                                        target=target))
 
@@ -411,9 +402,12 @@ class EstimateColocatedApi(APIView):
             data.pop("gpu")
             try:
                 model = _resolve_model(request, data.pop("model")) if "model" in data else None
-                _resolve_draft(request, data)
+                data = parameters_with_draft(parameters=data, organisation=organisation_for_user(user=request.user))
             except serializers.ValidationError as error:
                 errors[f"deployments[{index}]"] = error.detail
+                continue
+            except SizingError as error:
+                errors[f"deployments[{index}]"] = error.extra.get("fields", {"non_field_errors": [error.message]})
                 continue
             items.append({"model": model, "config": data.pop("config", None), "parameters": data})
         if errors:

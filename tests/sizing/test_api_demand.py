@@ -142,3 +142,12 @@ def test_models_say_whether_they_are_moe(catalog, api_client):
     assert models["Qwen/Qwen3-30B-A3B"]["architecture"]["moe"] is True
     assert models["meta-llama/Meta-Llama-3-8B"]["architecture"]["moe"] is False
     assert models["deepseek-ai/DeepSeek-V3"]["architecture"]["mla"] is True
+
+
+def test_an_unknown_draft_in_a_colocated_deployment_names_the_row(catalog, api_client):
+    deployments = [{"model": "meta-llama/Meta-Llama-3-8B", "gpu_memory_utilization": 0.45},
+                   {"model": "meta-llama/Meta-Llama-3-8B", "gpu_memory_utilization": 0.45, "draft_model": "no/draft"}]
+    response = api_client.post("/api/v1/estimates/colocated", {"gpu": "nvidia-h100-sxm-80gb",
+                                                               "deployments": deployments}, format="json")
+    assert response.status_code == 400
+    assert "draft_model" in response.json()["extra"]["fields"]["deployments[1]"]
