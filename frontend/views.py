@@ -408,20 +408,31 @@ def _default_model(own: list[Any], supported: list[str]) -> str:
     )
 
 
+def _form_context(user: Any, *, models_default: bool = True) -> dict[str, Any]:
+    """What the pages' model and GPU selects need: the model groups, the preselected model (none when
+    `models_default` is false) and the GPUs."""
+    catalog, own, supported = _model_groups(user)
+    return {
+        "catalog_models": catalog,
+        "own_models": own,
+        "default_model": _default_model(own, supported) if models_default else "",
+        "gpus": _gpus(),
+    }
+
+
+def _weight_choices() -> list[dict[str, str]]:
+    return _choices(WEIGHT_FORMAT_CHOICES, _weight_format_labels(),
+                    {slug: fmt.label for slug, fmt in FORMATS.items()})
+
+
 class SizingPageView(LoginRequiredMixin, TemplateView):
     template_name = "frontend/sizing.html"
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
-        catalog, own, supported = _model_groups(self.request.user)
-        default_model = _default_model(own, supported)
         context.update(
-            catalog_models=catalog,
-            own_models=own,
-            default_model=default_model,
-            gpus=_gpus(),
-            weight_choices=_choices(WEIGHT_FORMAT_CHOICES, _weight_format_labels(),
-                                    {slug: fmt.label for slug, fmt in FORMATS.items()}),
+            _form_context(self.request.user),
+            weight_choices=_weight_choices(),
             kv_dtype_choices=_choices(KV_CACHE_DTYPES, _kv_dtype_labels()),
             engine_choices=_choices(ENGINE_CHOICES, _engine_labels()),
             default_gpu_memory_utilization=DEFAULT_GPU_MEMORY_UTILIZATION,
@@ -438,14 +449,9 @@ class ColocatedPageView(LoginRequiredMixin, TemplateView):
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
-        catalog, own, supported = _model_groups(self.request.user)
         context.update(
-            catalog_models=catalog,
-            own_models=own,
-            default_model=_default_model(own, supported),
-            gpus=_gpus(),
-            weight_choices=_choices(WEIGHT_FORMAT_CHOICES, _weight_format_labels(),
-                                    {slug: fmt.label for slug, fmt in FORMATS.items()}),
+            _form_context(self.request.user),
+            weight_choices=_weight_choices(),
             engine_choices=_choices(ENGINE_CHOICES, _engine_labels()),
             default_gpu_memory_utilization=COLOCATED_GPU_MEMORY_UTILIZATION,
             utilization_engines=UTILIZATION_ENGINES,
@@ -463,12 +469,8 @@ class BootLogPageView(LoginRequiredMixin, TemplateView):
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
-        catalog, own, _supported = _model_groups(self.request.user)
         context.update(
-            catalog_models=catalog,
-            own_models=own,
-            default_model="",  # the model the log names
-            gpus=_gpus(),
+            _form_context(self.request.user, models_default=False),  # the model the log names
             i18n_strings=bootlog_page_strings(),
         )
         return context

@@ -231,11 +231,7 @@
   // ---------------------------------------------------------------- submit
 
   function showError(title, body, status) {
-    var fields = (body && body.extra && body.extra.fields) || {};
-    var unplaced = S.placeFieldErrors(form, "data-error-for", fields, function (name) {
-      return form.elements[name] || null;
-    });
-    S.fillAlert(formError, title, body, status, unplaced);
+    S.showFormFieldErrors(form, formError, title, body, status);
   }
 
   async function compare() {
@@ -252,10 +248,7 @@
       form.elements.text.focus();
       return;
     }
-    button.disabled = true;
-    button.textContent = T.comparing;
-    form.setAttribute("aria-busy", "true");
-    try {
+    await S.whileBusy(form, button, T.comparing, T.compare, async function () {
       var result;
       if (file) {
         var data = new FormData();
@@ -275,13 +268,9 @@
       }
       render(result.body);
       results.scrollIntoView({ block: "start", behavior: "smooth" });
-    } catch (error) {
+    }, function () {
       showError(T.network_error, null, null);
-    } finally {
-      button.disabled = false;
-      button.textContent = T.compare;
-      form.removeAttribute("aria-busy");
-    }
+    });
   }
 
   form.addEventListener("submit", function (event) {

@@ -20,9 +20,8 @@
   var FLOAT_FIELDS = ["gpu_memory_utilization"];
   // one colour per deployment, in the chart and on the row's number
   var PALETTE = ["#2f5fd0", "#1b9e77", "#e08a1e", "#8e5bd6", "#d6456b", "#3aa0b8", "#7a8699", "#a3781c"];
-  var CAPACITY_COLOR = "#b42318";
-  var FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", "Noto Sans CJK SC", ' +
-    '"PingFang SC", "Microsoft YaHei", sans-serif';
+  var CAPACITY_COLOR = S.CAPACITY_COLOR;
+  var FONT = S.CHART_FONT;
 
   var form = document.getElementById("colocated-form");
   var csrfToken = form.querySelector("[name=csrfmiddlewaretoken]").value;
@@ -326,18 +325,13 @@
     var params = new URLSearchParams();
     params.set("gpu", payload.gpu);
     params.set("deployments", JSON.stringify(payload.deployments));
-    var url = window.location.pathname + "?" + params.toString();
-    window.history.replaceState(null, "", url);
-    document.querySelectorAll(".language-switch input[name=next]").forEach(function (field) { field.value = url; });
+    S.rememberUrl(window.location.pathname + "?" + params.toString());
   }
 
   async function estimate() {
     clearFormErrors();
     var payload = collectPayload();
-    estimateButton.disabled = true;
-    estimateButton.textContent = T.estimating;
-    form.setAttribute("aria-busy", "true");
-    try {
+    await S.whileBusy(form, estimateButton, T.estimating, T.estimate, async function () {
       var result = await S.postJson(form.dataset.estimateUrl, payload, csrfToken);
       if (!result.ok) {
         document.getElementById("colocated-results").hidden = true;  // the answer shown was for other rows
@@ -346,13 +340,9 @@
       }
       rememberInUrl(payload);
       render(result.body, payload);
-    } catch (error) {
+    }, function () {
       showFormError(T.network_error, null, null);
-    } finally {
-      estimateButton.disabled = false;
-      estimateButton.textContent = T.estimate;
-      form.removeAttribute("aria-busy");
-    }
+    });
   }
 
   form.addEventListener("submit", function (event) {
@@ -362,14 +352,7 @@
 
   // ---------------------------------------------------------------- start
 
-  if (window.Plotly && LANG !== "en") {
-    Plotly.register({
-      moduleType: "locale",
-      name: LANG,
-      dictionary: { "Download plot as a PNG": T.download_plot, "Download plot": T.download_plot },
-      format: {},
-    });
-  }
+  S.registerPlotlyLocale(T.download_plot);
 
   function restore() {
     var params = new URLSearchParams(window.location.search);

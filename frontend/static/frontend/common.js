@@ -1,5 +1,5 @@
 /*
- * Helpers shared by the page scripts (sizing.js, bootlog.js): translated strings, number formats, DOM building,
+ * Helpers shared by the page scripts (sizing.js, bootlog.js, colocated.js): translated strings, number formats, DOM building,
  * API calls and error placement. No framework and no build step; exposed as window.LlmSizing.
  */
 (function () {
@@ -17,6 +17,11 @@
     runtime: "#7a8699",
     cuda_graphs: "#8e5bd6",
   };
+
+  // the charts' font and the capacity line's colour
+  var CHART_FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", "Noto Sans CJK SC", ' +
+    '"PingFang SC", "Microsoft YaHei", sans-serif';
+  var CAPACITY_COLOR = "#b42318";
 
   var fixed2 = new Intl.NumberFormat(LANG, { minimumFractionDigits: 2, maximumFractionDigits: 2 });
   var integer = new Intl.NumberFormat(LANG, { maximumFractionDigits: 0 });
@@ -155,6 +160,58 @@
     return COLORS[key] || "#b0b7c3";
   }
 
+  // A status box (upload, checkpoint): an ok or error alert with a title and an optional detail line.
+  function statusMessage(box, kind, title, detail) {
+    box.textContent = "";
+    box.className = "upload-status alert " + (kind === "error" ? "alert-error" : "alert-ok");
+    box.appendChild(el("p", { className: "alert-title", text: title }));
+    if (detail) box.appendChild(el("p", { text: detail }));
+    box.hidden = false;
+  }
+
+  // Run work() with the button disabled and showing busyText (and the form aria-busy); a throw from work()
+  // goes to onError. The button gets idleText back at the end.
+  async function whileBusy(form, button, busyText, idleText, work, onError) {
+    button.disabled = true;
+    button.textContent = busyText;
+    form.setAttribute("aria-busy", "true");
+    try {
+      return await work();
+    } catch (error) {
+      onError(error);
+    } finally {
+      button.disabled = false;
+      button.textContent = idleText;
+      form.removeAttribute("aria-busy");
+    }
+  }
+
+  // The API's field errors go next to the form's fields named alike; the rest, and the message, to the alert box.
+  function showFormFieldErrors(form, box, title, body, status) {
+    var fields = (body && body.extra && body.extra.fields) || {};
+    var unplaced = placeFieldErrors(form, "data-error-for", fields, function (name) {
+      return form.elements[name] || null;
+    });
+    fillAlert(box, title, body, status, unplaced);
+  }
+
+  // Keep url in the address bar, and have the language switch bring the user back to it.
+  function rememberUrl(url) {
+    window.history.replaceState(null, "", url);
+    document.querySelectorAll(".language-switch input[name=next]").forEach(function (input) { input.value = url; });
+  }
+
+  // Plotly's own strings (the download button) in the page's language; the page passes its translation.
+  function registerPlotlyLocale(downloadPlot) {
+    if (!window.Plotly || LANG === "en") return;
+    window.Plotly.register({
+      moduleType: "locale",
+      name: LANG,
+      dictionary: { "Download plot as a PNG": downloadPlot, "Download plot": downloadPlot },
+      format: {},
+    });
+  }
+
   function engineName(engine) {
     return (T.engine_names && T.engine_names[engine]) || engine;
   }
@@ -166,6 +223,8 @@
     GIB: GIB,
     COMPONENTS: COMPONENTS,
     COLORS: COLORS,
+    CHART_FONT: CHART_FONT,
+    CAPACITY_COLOR: CAPACITY_COLOR,
     fixed2: fixed2,
     integer: integer,
     compact: compact,
@@ -190,5 +249,10 @@
     componentKeys: componentKeys,
     componentColor: componentColor,
     engineName: engineName,
+    statusMessage: statusMessage,
+    whileBusy: whileBusy,
+    showFormFieldErrors: showFormFieldErrors,
+    rememberUrl: rememberUrl,
+    registerPlotlyLocale: registerPlotlyLocale,
   };
 })();

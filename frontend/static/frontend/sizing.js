@@ -25,10 +25,9 @@
   var clearErrors = S.clearErrors;
   var placeFieldErrors = S.placeFieldErrors;
 
-  var CAPACITY_COLOR = "#b42318";
+  var CAPACITY_COLOR = S.CAPACITY_COLOR;
   var BUDGET_COLOR = "#475467";
-  var FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", "Noto Sans CJK SC", ' +
-    '"PingFang SC", "Microsoft YaHei", sans-serif';
+  var FONT = S.CHART_FONT;
   var INTEGER_FIELDS = ["gpus", "tp", "pp", "dp", "max_model_len", "concurrency", "tokens_per_request",
     "max_num_seqs", "max_num_batched_tokens", "block_size", "num_speculative_tokens", "shared_prefix_tokens",
     "parallel_samples", "output_tokens"];
@@ -173,11 +172,7 @@
   }
 
   function showFormError(title, body, status) {
-    var fields = (body && body.extra && body.extra.fields) || {};
-    var unplaced = placeFieldErrors(form, "data-error-for", fields, function (name) {
-      return form.elements[name] || null;
-    });
-    S.fillAlert(formError, title, body, status, unplaced);
+    S.showFormFieldErrors(form, formError, title, body, status);
     var firstInvalid = form.querySelector("[aria-invalid=true]");
     if (firstInvalid) {
       var closed = firstInvalid.closest("details:not([open])");
@@ -856,10 +851,7 @@
   function rememberInUrl(payload) {
     var params = new URLSearchParams();
     Object.keys(payload).forEach(function (key) { params.set(key, payload[key]); });
-    var url = window.location.pathname + "?" + params.toString();
-    window.history.replaceState(null, "", url);
-    // the language switch brings the user back to the same estimate
-    document.querySelectorAll(".language-switch input[name=next]").forEach(function (input) { input.value = url; });
+    S.rememberUrl(window.location.pathname + "?" + params.toString());
   }
 
   function clearSolveResults() {
@@ -872,10 +864,7 @@
   async function estimate() {
     clearFormErrors();
     var payload = collectPayload();
-    estimateButton.disabled = true;
-    estimateButton.textContent = T.estimating;
-    form.setAttribute("aria-busy", "true");
-    try {
+    await S.whileBusy(form, estimateButton, T.estimating, T.estimate, async function () {
       var result = await S.postJson(form.dataset.estimateUrl, payload, csrfToken);
       if (!result.ok) {
         showFormError(T.estimate_failed, result.body, result.status);
@@ -884,13 +873,9 @@
       rememberInUrl(payload);
       clearSolveResults();
       render(result.body, payload);
-    } catch (error) {
+    }, function () {
       showFormError(T.network_error, null, null);
-    } finally {
-      estimateButton.disabled = false;
-      estimateButton.textContent = T.estimate;
-      form.removeAttribute("aria-busy");
-    }
+    });
   }
 
   form.addEventListener("submit", function (event) {
@@ -975,11 +960,7 @@
   var uploadStatus = document.getElementById("upload-status");
 
   function uploadMessage(kind, title, detail) {
-    uploadStatus.textContent = "";
-    uploadStatus.className = "upload-status alert " + (kind === "error" ? "alert-error" : "alert-ok");
-    uploadStatus.appendChild(el("p", { className: "alert-title", text: title }));
-    if (detail) uploadStatus.appendChild(el("p", { text: detail }));
-    uploadStatus.hidden = false;
+    S.statusMessage(uploadStatus, kind, title, detail);
   }
 
   // The uploads' group of a model select (the model, or the draft model after the "None" option).
@@ -1090,11 +1071,7 @@
   var checkpointStatus = document.getElementById("checkpoint-status");
 
   function checkpointMessage(kind, title, detail) {
-    checkpointStatus.textContent = "";
-    checkpointStatus.className = "upload-status alert " + (kind === "error" ? "alert-error" : "alert-ok");
-    checkpointStatus.appendChild(el("p", { className: "alert-title", text: title }));
-    if (detail) checkpointStatus.appendChild(el("p", { text: detail }));
-    checkpointStatus.hidden = false;
+    S.statusMessage(checkpointStatus, kind, title, detail);
   }
 
   function checkpointInput(name) {
@@ -1168,14 +1145,7 @@
 
   // ---------------------------------------------------------------- start
 
-  if (window.Plotly && LANG !== "en") {
-    Plotly.register({
-      moduleType: "locale",
-      name: LANG,
-      dictionary: { "Download plot as a PNG": T.download_plot, "Download plot": T.download_plot },
-      format: {},
-    });
-  }
+  S.registerPlotlyLocale(T.download_plot);
 
   updateFields();
   var params = new URLSearchParams(window.location.search);
