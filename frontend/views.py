@@ -122,6 +122,7 @@ def _common_strings() -> dict[str, Any]:
 def sizing_page_strings() -> dict[str, Any]:
     """Every string the sizing page's script shows, translated into the active language."""
     return {
+        "calibration_applied": _("Runtime terms calibrated from a saved boot log (engine {version}, {date})"),
         **_common_strings(),
         "problems": _("Problems"),
         "warnings": _("Warnings"),
@@ -323,6 +324,8 @@ def bootlog_page_strings() -> dict[str, Any]:
     return {
         **_common_strings(),
         "compare": _("Compare"),
+        "calibration_saved": _("Kept as a calibration: estimates of this model on this GPU, engine and TP now "
+                               "use these measured terms"),
         "comparing": _("Comparing…"),
         "compare_failed": _("The log could not be compared"),
         "paste_or_choose": _("Please paste a startup log or choose a file"),

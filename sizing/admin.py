@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from sizing.models import Estimate, Gpu, LlmModel, Membership, Organisation
+from sizing.models import Calibration, Estimate, Gpu, LlmModel, Membership, Organisation
 
 
 @admin.register(Organisation)
@@ -31,3 +31,9 @@ class LlmModelAdmin(admin.ModelAdmin):
 class EstimateAdmin(admin.ModelAdmin):
     list_display = ("id", "organisation", "model", "gpu", "status", "created_at")
     list_filter = ("status",)
+
+
+@admin.register(Calibration)
+class CalibrationAdmin(admin.ModelAdmin):
+    list_display = ("model", "gpu", "engine", "engine_version", "tp", "organisation", "created_at")
+    list_filter = ("engine",)

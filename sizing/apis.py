@@ -17,8 +17,9 @@ from sizing.estimator.dtypes import KV_CACHE_DTYPES
 from sizing.estimator.engines import ENGINE_CHOICES
 from sizing.estimator.errors import SizingError
 from sizing.estimator.formats import WEIGHT_FORMAT_CHOICES
-from sizing.models import Estimate, Gpu, LlmModel
+from sizing.models import Calibration, Estimate, Gpu, LlmModel
 from sizing.selectors import (
+    calibration_list_for_organisation,
     estimate_get_for_organisation,
     gpu_get,
     gpu_list,
@@ -164,6 +165,9 @@ class EstimateParametersSerializer(serializers.Serializer):
     draft_model = serializers.CharField(required=False, max_length=200,
                                         help_text="a speculative-decoding draft model (slug) served beside the model")
     num_speculative_tokens = serializers.IntegerField(required=False, min_value=0, max_value=64)
+    use_calibration = serializers.BooleanField(
+        required=False, help_text="apply the newest saved boot-log calibration of this model, GPU, engine and TP "
+                                  "(default true)")
 
     def validate_gpu(self, value: str) -> Gpu:
         gpu = gpu_get(slug=value)
@@ -217,8 +221,10 @@ class EstimateQuickApi(APIView):
         data = dict(serializer.validated_data)
         gpu = data.pop("gpu")
         model = _resolve_model(request, data.pop("model")) if "model" in data else None
-        data = parameters_with_draft(parameters=data, organisation=organisation_for_user(user=request.user))
-        payload = estimate_report(gpu=gpu, model=model, config=data.pop("config", None), parameters=data)
+        organisation = organisation_for_user(user=request.user)
+        data = parameters_with_draft(parameters=data, organisation=organisation)
+        payload = estimate_report(gpu=gpu, model=model, config=data.pop("config", None), parameters=data,
+                                  organisation=organisation)
         payload["model"] = model.slug if model else None
         payload["gpu_name"] = gpu.name
         return Response(payload)
@@ -334,6 +340,8 @@ class BootLogCompareApi(APIView):
         text = serializers.CharField(required=False, trim_whitespace=False, max_length=2_000_000,
                                      help_text="the startup log as pasted")
         file = serializers.FileField(required=False, help_text="the startup log as a file")
+        save = serializers.BooleanField(required=False, default=False,
+                                        help_text="keep the measured terms as a calibration for later estimates")
 
         def validate_file(self, value: Any) -> str:
             if value.size > settings.SIZING_MAX_BOOTLOG_BYTES:
@@ -367,8 +375,9 @@ class BootLogCompareApi(APIView):
         config = data.pop("config", None)
         slug = data.pop("model", None)
         organisation = organisation_for_user(user=request.user)
+        save = data.pop("save", False)
         return Response(bootlog_analyse(text=text, gpu=gpu, organisation=organisation, model_slug=slug,
-                                        config=config, parameters=data))
+                                        config=config, parameters=data, save=save, user=request.user))
 
 
 class EstimateColocatedApi(APIView):
@@ -414,3 +423,19 @@ class EstimateColocatedApi(APIView):
             raise serializers.ValidationError(errors)
         gpu = gpu_get(slug=gpu_slug)
         return Response(estimate_colocated_report(gpu=gpu, deployments=items))
+
+
+class CalibrationOutputSerializer(serializers.ModelSerializer):
+    model = serializers.CharField(source="model.slug")
+    gpu = serializers.CharField(source="gpu.slug")
+
+    class Meta:
+        model = Calibration
+        fields = ["id", "model", "gpu", "engine", "engine_version", "tp", "terms", "evidence", "created_at"]
+
+
+class CalibrationListApi(APIView):
+    @extend_schema(responses=CalibrationOutputSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        calibrations = calibration_list_for_organisation(organisation=organisation_for_user(user=request.user))
+        return Response(CalibrationOutputSerializer(calibrations, many=True).data)

@@ -118,3 +118,24 @@ class Estimate(models.Model):
 
     def __str__(self) -> str:
         return f"Estimate {self.pk} ({self.status})"
+
+
+class Calibration(models.Model):
+    """Runtime terms an engine's startup log measured for a model on a GPU, applied to later estimates."""
+
+    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE, related_name="calibrations")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
+    model = models.ForeignKey(LlmModel, on_delete=models.CASCADE, related_name="calibrations")
+    gpu = models.ForeignKey(Gpu, on_delete=models.CASCADE, related_name="calibrations")
+    engine = models.CharField(max_length=20)
+    engine_version = models.CharField(max_length=60, blank=True)
+    tp = models.PositiveSmallIntegerField(default=1)
+    terms = models.JSONField(help_text=_("EstimateRequest terms in bytes: runtime, activations, CUDA graphs, capacity"))
+    evidence = models.JSONField(default=dict, help_text=_("The log lines each term came from"))
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.model} on {self.gpu} ({self.engine} {self.engine_version}, TP {self.tp})"

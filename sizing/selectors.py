@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db.models import Q, QuerySet
 
-from sizing.models import Estimate, Gpu, LlmModel, Organisation
+from sizing.models import Calibration, Estimate, Gpu, LlmModel, Organisation
 
 
 def gpu_list() -> QuerySet[Gpu]:
@@ -35,3 +35,15 @@ def estimate_list_for_organisation(*, organisation: Organisation) -> QuerySet[Es
 
 def estimate_get_for_organisation(*, organisation: Organisation, estimate_id: int) -> Estimate | None:
     return estimate_list_for_organisation(organisation=organisation).filter(pk=estimate_id).first()
+
+
+def calibration_latest(
+    *, organisation: Organisation, model: LlmModel, gpu: Gpu, engine: str, tp: int
+) -> Calibration | None:
+    """The newest calibration of this model on this GPU under this engine and TP, for the organisation."""
+    return Calibration.objects.filter(organisation=organisation, model__slug=model.slug, gpu=gpu, engine=engine,
+                                      tp=tp).order_by("-created_at", "-pk").first()
+
+
+def calibration_list_for_organisation(*, organisation: Organisation) -> QuerySet[Calibration]:
+    return Calibration.objects.filter(organisation=organisation).select_related("model", "gpu")

@@ -22,7 +22,12 @@ from sizing.estimator.architecture import (
     architecture_summary,
     merge_quant_config,
 )
-from sizing.estimator.bootlog import bootlog_calibration, bootlog_compare, bootlog_parse
+from sizing.estimator.bootlog import (
+    bootlog_calibration,
+    bootlog_calibration_evidence,
+    bootlog_compare,
+    bootlog_parse,
+)
 from sizing.estimator.checkpoint import (
     CheckpointFacts,
     checkpoint_compare,
@@ -38,8 +43,8 @@ from sizing.estimator.hardware import GpuSpec
 from sizing.estimator.memory import EstimateRequest, MemoryEstimate, estimate_memory
 from sizing.estimator.solvers import fewest_gpus, largest_concurrency, largest_context, remedies
 from sizing.estimator.tensors import parameter_count, tensor_inventory
-from sizing.models import Estimate, Gpu, LlmModel, Membership, Organisation
-from sizing.selectors import model_get_for_organisation
+from sizing.models import Calibration, Estimate, Gpu, LlmModel, Membership, Organisation
+from sizing.selectors import calibration_latest, model_get_for_organisation
 
 logger = logging.getLogger(__name__)
 
@@ -273,13 +278,25 @@ def estimate_quick(
 
 def estimate_report(
     *, gpu: Gpu, parameters: Mapping[str, Any], model: LlmModel | None = None,
-    config: Mapping[str, Any] | None = None,
+    config: Mapping[str, Any] | None = None, organisation: Organisation | None = None,
 ) -> dict[str, Any]:
     """The quick estimate as the API and the page show it: the bill, ranked remedies when it does not fit,
     and the checkpoint's actual size beside the computed one when the model has checkpoint facts."""
     request = estimate_request_build(gpu=gpu, parameters=parameters, model=model, config=config)
+    applied = None
+    if organisation is not None and model is not None and parameters.get("use_calibration", True):
+        applied = calibration_latest(organisation=organisation, model=model, gpu=gpu, engine=request.engine.value,
+                                     tp=estimate_memory(replace(request, detail=False)).tp)
+        if applied is not None:
+            # measured terms the request does not set itself
+            terms = {key: value for key, value in applied.terms.items() if getattr(request, key, None) is None}
+            request = replace(request, **terms)
     result = estimate_memory(request)
     payload = result.as_dict()
+    payload["calibration_applied"] = None if applied is None else {
+        "id": applied.pk, "engine_version": applied.engine_version, "created_at": applied.created_at.isoformat(),
+        "terms": applied.terms,
+    }
     payload["remedies"] = [asdict(remedy) for remedy in remedies(request)] if not result.fits else []
     payload["checkpoint"] = None
     if model is not None and model.checkpoint and parameters.get("weights") in (None, "auto"):
@@ -410,13 +427,15 @@ _BOOTLOG_FLAGS = {
 
 def bootlog_analyse(
     *, text: str, gpu: Gpu, parameters: Mapping[str, Any], organisation: Organisation,
-    model_slug: str | None = None, config: Mapping[str, Any] | None = None,
+    model_slug: str | None = None, config: Mapping[str, Any] | None = None, save: bool = False,
+    user: Any = None,
 ) -> dict[str, Any]:
     """Parse an engine startup log, estimate the same deployment, compare line by line, and re-estimate
     with the runtime terms the log measured (calibrated).
 
     The model is `model_slug`, else `config`, else the model the log names. Flags the log echoes fill the
-    parameters the caller left out, so both sides describe one launch.
+    parameters the caller left out, so both sides describe one launch. With `save`, the measured terms are kept
+    as a Calibration that later estimates of the same model, GPU, engine and TP apply.
     """
     log = bootlog_parse(text)
     parameters = parameters_with_draft(parameters=parameters, organisation=organisation)
@@ -446,8 +465,22 @@ def bootlog_analyse(
     request = estimate_request_build(gpu=gpu, parameters=merged, model=model, config=config)
     estimate = estimate_memory(request).as_dict()
     calibration = bootlog_calibration(log)
-    calibrated = estimate_memory(replace(request, **calibration)).as_dict() if calibration else None
+    calibrated_result = estimate_memory(replace(request, **calibration)) if calibration else None
+    calibrated = calibrated_result.as_dict() if calibrated_result else None
+    saved = None
+    if save:
+        if model is None or not calibration:
+            message = ("only a catalog or uploaded model can keep a calibration" if model is None
+                       else "the log prints no runtime term to calibrate with")
+            raise SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message,
+                              extra={"fields": {"save": [message]}})
+        saved = Calibration.objects.create(
+            organisation=organisation, created_by=user, model=model, gpu=gpu, engine=request.engine.value,
+            engine_version=log.engine_version or "", tp=calibrated_result.tp if calibrated_result else 1,
+            terms=calibration, evidence=bootlog_calibration_evidence(log),
+        )
     return {
+        "calibration_id": saved.pk if saved else None,
         "log": log.as_dict(),
         "parameters": {key: value for key, value in merged.items() if value is not None},
         "comparison": [asdict(line) for line in bootlog_compare(log, estimate)],

@@ -2,6 +2,7 @@ from django.urls import path
 
 from sizing.apis import (
     BootLogCompareApi,
+    CalibrationListApi,
     EstimateColocatedApi,
     EstimateCreateApi,
     EstimateDetailApi,
@@ -22,6 +23,7 @@ urlpatterns = [
     path("estimates/solve", EstimateSolveApi.as_view(), name="estimate-solve"),
     path("estimates/colocated", EstimateColocatedApi.as_view(), name="estimate-colocated"),
     path("bootlogs/compare", BootLogCompareApi.as_view(), name="bootlog-compare"),
+    path("calibrations/", CalibrationListApi.as_view(), name="calibration-list"),
     path("estimates/", EstimateCreateApi.as_view(), name="estimate-create"),
     path("estimates/<int:estimate_id>/", EstimateDetailApi.as_view(), name="estimate-detail"),
 ]

@@ -741,4 +741,11 @@ def bootlog_calibration(log: BootLog) -> dict[str, int]:
     return calibration
 
 
-__all__ = ["BootLog", "ComparisonLine", "bootlog_calibration", "bootlog_compare", "bootlog_parse"]
+def bootlog_calibration_evidence(log: BootLog) -> dict[str, str]:
+    """The log line each calibration term of `bootlog_calibration` came from."""
+    return {argument: log.lines[figure] for argument, figure in _CALIBRATED
+            if argument in bootlog_calibration(log) and figure in log.lines}
+
+
+__all__ = ["BootLog", "ComparisonLine", "bootlog_calibration", "bootlog_calibration_evidence", "bootlog_compare",
+           "bootlog_parse"]

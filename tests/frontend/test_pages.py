@@ -527,3 +527,15 @@ def test_colocated_page_in_chinese(client: Client, catalog: None, user) -> None:
     assert strings["total"] == "合计"
     assert strings["summary"] == "{count} 个部署共用一张 {gpu_name}：需要 {required} GiB，共 {capacity} GiB"
     assert strings["kv_cache"] == "KV 缓存"
+
+
+def test_bootlog_page_offers_to_keep_the_calibration(client: Client, catalog: None, user) -> None:
+    # given
+    client.force_login(user)
+    # when
+    html = client.get(reverse("frontend:bootlog")).content.decode()
+    chinese = client.get(reverse("frontend:bootlog"), HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    # then
+    assert 'id="field-save" name="save"' in html
+    assert "Keep the measured terms as a calibration" in html
+    assert "将实测项保存为校准" in chinese

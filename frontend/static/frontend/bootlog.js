@@ -241,6 +241,7 @@
     var file = form.elements.file.files[0];
     var model = form.elements.model.value;
     var gpu = form.elements.gpu.value;
+    var save = form.elements.save.checked;
     if (!text.trim() && !file) {
       S.placeFieldErrors(form, "data-error-for", { text: [T.paste_or_choose] }, function () {
         return form.elements.text;
@@ -255,10 +256,12 @@
         data.append("file", file);
         data.append("gpu", gpu);
         if (model) data.append("model", model);
+        if (save) data.append("save", "true");
         result = await S.postForm(form.dataset.compareUrl, data, csrfToken);
       } else {
         var payload = { text: text, gpu: gpu };
         if (model) payload.model = model;
+        if (save) payload.save = true;
         result = await S.postJson(form.dataset.compareUrl, payload, csrfToken);
       }
       if (!result.ok) {
@@ -267,6 +270,9 @@
         return;
       }
       render(result.body);
+      var savedNote = document.getElementById("calibration-saved");
+      savedNote.hidden = !result.body.calibration_id;
+      savedNote.textContent = result.body.calibration_id ? T.calibration_saved : "";
       results.scrollIntoView({ block: "start", behavior: "smooth" });
     }, function () {
       showError(T.network_error, null, null);

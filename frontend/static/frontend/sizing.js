@@ -234,6 +234,11 @@
       box.appendChild(el("div", { className: "verdict-section" }, el("h3", { text: T.problems }), list));
     }
     renderAllocation(box, data);
+    if (data.calibration_applied) {
+      box.appendChild(el("p", { className: "verdict-note", id: "calibration-applied", text: format(
+        T.calibration_applied, { version: data.calibration_applied.engine_version || "?",
+                                 date: String(data.calibration_applied.created_at).slice(0, 10) }) }));
+    }
     if (data.approximate) box.appendChild(el("p", { className: "verdict-note", text: T.approximate }));
   }
 
