@@ -1,9 +1,11 @@
 """First-order model of an engine's activation peak during its profiling forward pass (DESIGN §7).
 
 The peak of one prefill chunk of T tokens on one TP rank is dominated by the MLP's gate/up output and
-its activated product, the fused QKV output and a few hidden-state buffers; the sampler adds the fp32
-logits of every sequence it may sample at once. Public reference: vLLM logged a 1.26 GiB activation
-peak for Llama-3-8B with 8192 batched tokens on H100; this model gives 1.12 GiB for that case.
+its activated product, the fused QKV output and a few hidden-state buffers; the sampler adds its working
+set for every sequence it may sample at once (fp32 logits by default; vLLM V1's is larger, see
+VLLM_SAMPLER_BYTES_PER_LOGIT). Public references: an older vLLM logged 1.26 GiB for Llama-3-8B with 8192
+batched tokens and 256 sequences (the forward part here: 1.00 GiB); vLLM 0.11 measured ~4.8 GiB with 1024
+sequences (here: 5.04 GiB).
 Calibration against measured boot logs replaces these defaults per GPU and engine.
 
 >>> from sizing.estimator.architecture import architecture_from_config
@@ -25,6 +27,12 @@ from sizing.estimator.tensors import layer_counts
 
 HIDDEN_BUFFERS = 4  # residual, normed input, attention output, MLP output alive at the peak
 LOGITS_BITS = DType.FP32.bits  # the sampler upcasts logits to fp32
+# vLLM V1's dummy sampler run holds, per sampled sequence and vocabulary entry: fp32 logits (4), softmax
+# probabilities (4), top-k/top-p sort values (4) and int64 indices (8), the exponential noise of random sampling
+# (4), the penalties' int64 bin counts (8) and their bool mask (1). Against DESIGN §7's vLLM 0.11 figures
+# (Llama-class 4.8 GiB, Qwen-class 5.6 GiB activation peak with 1024 sequences) this leaves ~1 GiB for the
+# forward pass, as the forward model gives.
+VLLM_SAMPLER_BYTES_PER_LOGIT = 4 + 4 + 4 + 8 + 4 + 8 + 1
 
 
 def _layer_elements(layer: LayerSpec, *, tp: int, hidden_size: int) -> int:
@@ -43,7 +51,8 @@ def _layer_elements(layer: LayerSpec, *, tp: int, hidden_size: int) -> int:
 
 
 def activation_peak_bytes(
-    arch: Architecture, *, tp: int, batched_tokens: int, sampled_sequences: int, last_stage: bool
+    arch: Architecture, *, tp: int, batched_tokens: int, sampled_sequences: int, last_stage: bool,
+    sampler_bytes_per_logit: int = LOGITS_BITS // 8,
 ) -> int:
     """Peak activation bytes on one TP rank for a forward pass of `batched_tokens` tokens."""
     act_bits = arch.dtype.bits
@@ -52,5 +61,5 @@ def activation_peak_bytes(
     )
     peak = math.ceil(batched_tokens * per_token_elements * act_bits / 8)
     if last_stage:
-        peak += math.ceil(sampled_sequences * arch.vocab_size * LOGITS_BITS / 8)
+        peak += sampled_sequences * arch.vocab_size * sampler_bytes_per_logit
     return peak

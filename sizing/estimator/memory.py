@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
-from sizing.estimator.activations import activation_peak_bytes
+from sizing.estimator.activations import VLLM_SAMPLER_BYTES_PER_LOGIT, activation_peak_bytes
 from sizing.estimator.architecture import Architecture
 from sizing.estimator.engines import (
     ENGINE_BUDGETS,
@@ -386,8 +386,11 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
         if engine not in (Engine.IDEALIZED, Engine.SGLANG):
             activations = request.activation_peak_bytes
             if activations is None:
-                activations = _activation_peak_bytes(arch, tp=tp, batched_tokens=batched,
-                                                    sampled_sequences=max_num_seqs, last_stage=stage == pp - 1)
+                activations = _activation_peak_bytes(
+                    arch, tp=tp, batched_tokens=batched, sampled_sequences=max_num_seqs,
+                    last_stage=stage == pp - 1,
+                    sampler_bytes_per_logit=VLLM_SAMPLER_BYTES_PER_LOGIT if engine is Engine.VLLM else 4,
+                )
         inputs = StageInputs(
             capacity_bytes=capacity,
             gpu_memory_utilization=request.gpu_memory_utilization,
@@ -683,10 +686,12 @@ def _formulas(request: EstimateRequest, arch: Architecture, *, fmt: Any, kv_bits
         **budget.formulas,
     }
     if request.engine not in (Engine.IDEALIZED, Engine.SGLANG):
+        sampler = (f"{VLLM_SAMPLER_BYTES_PER_LOGIT} bytes (vLLM's sampler: logits, probabilities, sort values and "
+                   "indices, noise, penalty counts)" if request.engine is Engine.VLLM else "4 bytes (fp32 logits)")
         formulas["activations"] = (
             f"{batched} batched tokens × (MLP gate/up + activation + QKV + 4 hidden buffers) × "
             f"{arch.dtype.bits // 8} bytes + {max_num_seqs} sampled sequences × vocabulary {arch.vocab_size} × "
-            f"4 bytes (fp32 logits) = {format_bytes(inputs.activation_peak_bytes)}"
+            f"{sampler} = {format_bytes(inputs.activation_peak_bytes)}"
             if request.activation_peak_bytes is None
             else f"measured: {format_bytes(inputs.activation_peak_bytes)}"
         )

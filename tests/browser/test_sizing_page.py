@@ -87,11 +87,12 @@ def test_a_deployment_that_does_not_fit_lists_ranked_remedies_and_solves(
     # given a signed-in engineer
     sign_in(page, live_server.url)
 
-    # when they size Llama-3.1-70B on 2 × H100 (TP 2) for 64 requests of 8192 tokens
+    # when they size Llama-3.1-70B on 4 × H100 (TP 4) for 64 requests of 8192 tokens: the KV cache holds
+    # 53 such requests, and an FP8 KV cache would hold 106
     page.select_option("#field-model", "meta-llama/Meta-Llama-3.1-70B")
     page.select_option("#field-gpu", "nvidia-h100-sxm-80gb")
-    page.fill("#field-gpus", "2")
-    page.fill("#field-tp", "2")
+    page.fill("#field-gpus", "4")
+    page.fill("#field-tp", "4")
     page.fill("#field-concurrency", "64")
     page.fill("#field-tokens_per_request", "8192")
     page.click("#estimate-button")

@@ -29,8 +29,9 @@ INFO 12-13 19:54:18 worker.py:243] available_kv_cache_memory    53.29GiB
 
 
 def test_quick_estimate_that_does_not_fit_lists_ranked_remedies(catalog, api_client):
-    # given Llama-3.1-70B on 2 x H100 with 64 requests of 8192 tokens: far too little KV room
-    payload = {"model": "meta-llama/Meta-Llama-3.1-70B", "gpu": "nvidia-h100-sxm-80gb", "gpus": 2,
+    # given Llama-3.1-70B on 4 x H100 at TP 4 with 64 requests of 8192 tokens: the KV pool holds 53 of them
+    # (on 2 x H100 vLLM's sampler leaves a 464-token pool, which an FP8 KV cache doubles to no whole request)
+    payload = {"model": "meta-llama/Meta-Llama-3.1-70B", "gpu": "nvidia-h100-sxm-80gb", "gpus": 4,
                "max_model_len": 8192, "concurrency": 64, "tokens_per_request": 8192}
     # when
     body = api_client.post(QUICK, payload, format="json").json()
@@ -86,9 +87,10 @@ def test_solve_largest_concurrency_says_what_runs_out(catalog, api_client):
                "tokens_per_request": 8192, "target": "largest_concurrency"}
     body = api_client.post(SOLVE, payload, format="json").json()
     # 81,559 MiB = 85,520,809,984 bytes: budget floor(× 0.9) = 76,968,728,985 − 16,062,619,648 (weights + rotary
-    # cache) − 1,599,078,400 − 161,061,273 = 59,145,969,664 of KV → 28,202 blocks → 451,232 KV tokens
-    # / 8,192 per request = 55 requests; the 56th does not fit in the KV cache
-    assert body["value"] == 55
+    # cache) − 5,407,768,576 (activations 1,073,741,824 + vLLM's sampler 1024 × 128,256 × 33 = 4,334,026,752)
+    # − 161,061,273 = 55,337,279,488 of KV → 26,386 blocks → 422,176 KV tokens
+    # / 8,192 per request = 51 requests; the 52nd does not fit in the KV cache
+    assert body["value"] == 51
     assert "KV tokens" in body["stops_because"]
 
 

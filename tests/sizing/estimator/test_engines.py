@@ -44,6 +44,7 @@ LLAMA3_8B_WEIGHTS_WITH_ROPE_CACHE = 16_062_619_648
 LLAMA3_8B_KV_PER_TOKEN = 131_072  # 32 layers × 8 KV heads × 128 × 2 (K, V) × 2 bytes
 # activation bytes per batched token: gate+up 2 × 14336 + product 14336 + qkv (32 + 2 × 8) × 128 + 4 × 4096 hidden
 # buffers = 65,536 elements × 2 bytes = 131,072; the sampler's fp32 logits: 128,256 × 4 = 513,024 per sequence
+# (vLLM's sampler holds 33 bytes per logit instead: 128,256 × 33 = 4,232,448 per sequence)
 ACTIVATION_BYTES_PER_TOKEN = 131_072
 LOGIT_BYTES_PER_SEQUENCE = 513_024
 CUDA_CONTEXT = 536_870_912  # 0.5 GiB
@@ -171,21 +172,23 @@ def test_vllm_gives_the_kv_cache_the_budget_left_after_weights_activations_and_n
 
     # then
     # budget floor(85,899,345,920 × 0.9) = 77,309,411,328
-    # activations 8192 × 131,072 = 1,073,741,824 + logits 1024 × 513,024 = 525,336,576 → 1,599,078,400
+    # activations 8192 × 131,072 = 1,073,741,824 + sampler 1024 × 4,232,448 = 4,334,026,752 → 5,407,768,576
+    #   (vLLM's sampler: logits 4 + probs 4 + sort values 4 + int64 indices 8 + noise 4 + int64 bin counts 8
+    #   + bool mask 1 = 33 bytes per sequence × vocabulary entry)
     # weights 16,060,522,496 + rotary cache 2,097,152 = 16,062,619,648
-    # kv = 77,309,411,328 − 16,062,619,648 − 1,599,078,400 − 161,061,273 = 59,486,652,007
+    # kv = 77,309,411,328 − 16,062,619,648 − 5,407,768,576 − 161,061,273 = 55,677,961,831
     # CUDA graphs (0.5 GiB) are captured after the KV allocation, outside the budget
     assert result.budget_bytes_per_gpu == NINETY_PERCENT_80_GIB
-    assert result.memory_per_gpu == {"weights": LLAMA3_8B_WEIGHTS_WITH_ROPE_CACHE, "kv_cache": 59_486_652_007,
-                                     "activations": 1_599_078_400, "runtime": VLLM_NON_TORCH_TP1,
+    assert result.memory_per_gpu == {"weights": LLAMA3_8B_WEIGHTS_WITH_ROPE_CACHE, "kv_cache": 55_677_961_831,
+                                     "activations": 5_407_768_576, "runtime": VLLM_NON_TORCH_TP1,
                                      "cuda_graphs": VLLM_CUDA_GRAPHS}
     assert result.usable_bytes_per_gpu == CAPACITY_80_GIB
     # required = the whole budget + graphs = 77,309,411,328 + 536,870,912 = 77,846,282,240
     assert result.required_bytes_per_gpu == 77_846_282_240
     assert result.headroom_bytes_per_gpu == 8_053_063_680  # 85,899,345,920 − 77,846,282,240
-    # 59,486,652,007 // (16 × 131,072 = 2,097,152) = 28,365 blocks → 453,840 tokens; / 8192 = 55.40
-    assert result.kv_capacity_tokens == 453_840
-    assert result.max_concurrency == 55.4
+    # 55,677,961,831 // (16 × 131,072 = 2,097,152) = 26,549 blocks → 424,784 tokens; / 8192 = 51.85
+    assert result.kv_capacity_tokens == 424_784
+    assert result.max_concurrency == 51.85
     assert result.concurrency_curve.limit_bytes == NINETY_PERCENT_80_GIB
     assert result.fits is True
 
@@ -217,7 +220,7 @@ def test_vllm_enforce_eager_captures_no_cuda_graphs():
 
     # then: the KV pool is unchanged, no graphs: required = the budget 77,309,411,328
     assert result.memory_per_gpu["cuda_graphs"] == 0
-    assert result.memory_per_gpu["kv_cache"] == 59_486_652_007
+    assert result.memory_per_gpu["kv_cache"] == 55_677_961_831
     assert result.required_bytes_per_gpu == NINETY_PERCENT_80_GIB
     assert result.launch_args[-1] == "--enforce-eager"
 
@@ -786,21 +789,21 @@ def test_vllm_hybrid_sliding_window_stack_shares_one_block_pool():
     #   → 63,988,224 parameters × 2 bytes = 127,976,448
     # rotary cache 131,072 positions × 64 (head_dim) × 2 bytes = 16,777,216 → weights line 144,753,664
     # activations per token 4 × 512 + qkv (8 + 16) × 64 + MLP 3 × 1024 = 6,656 × 2 × 8192 = 109,051,904
-    #   + logits 1024 × 1024 × 4 = 4,194,304 → 113,246,208
-    # kv = 77,309,411,328 − 144,753,664 − 113,246,208 − 161,061,273 = 76,890,350,183
+    #   + sampler 1024 × 1024 × 33 (vLLM's bytes per logit) = 34,603,008 → 143,654,912
+    # kv = 77,309,411,328 − 144,753,664 − 143,654,912 − 161,061,273 = 76,859,941,479
     # group size 12 (12 sliding vs 12 full); a block = 12 layer slots × 16 × 2,048 = 393,216 bytes
-    #   → 76,890,350,183 // 393,216 = 195,542 blocks; "GPU KV cache size" 195,542 // 2 groups × 16 = 1,564,336
+    #   → 76,859,941,479 // 393,216 = 195,464 blocks; "GPU KV cache size" 195,464 // 2 groups × 16 = 1,563,712
     # one 131,072-token request: sliding ceil(min(127 + 8192, 131,072) / 16) + 1 = 521, full 8,192 → 8,713 blocks
-    #   → max concurrency 195,542 / 8,713 = 22.44; its demand 8,713 × 393,216 = 3,426,091,008 bytes
+    #   → max concurrency 195,464 / 8,713 = 22.43; its demand 8,713 × 393,216 = 3,426,091,008 bytes
     assert result.weight_bytes_per_gpu == 127_976_448
     assert result.rope_cache_bytes_per_gpu == 16_777_216
     assert result.kv_bytes_per_token == 49_152
-    assert result.memory_per_gpu == {"weights": 144_753_664, "kv_cache": 76_890_350_183,
-                                     "activations": 113_246_208, "runtime": VLLM_NON_TORCH_TP1,
+    assert result.memory_per_gpu == {"weights": 144_753_664, "kv_cache": 76_859_941_479,
+                                     "activations": 143_654_912, "runtime": VLLM_NON_TORCH_TP1,
                                      "cuda_graphs": VLLM_CUDA_GRAPHS}
     assert result.assumptions["kv_groups"] == ["12 x sliding (window 128)", "12 x full"]
-    assert result.kv_capacity_tokens == 1_564_336
-    assert result.max_concurrency == 22.44
+    assert result.kv_capacity_tokens == 1_563_712
+    assert result.max_concurrency == 22.43
     assert result.kv_demand_bytes_per_gpu == 3_426_091_008
     assert result.concurrency_curve.max_concurrency_fit == 22
     assert result.problems == ()
@@ -816,11 +819,11 @@ def test_vllm_sliding_windows_nearly_double_the_long_requests_a_pool_holds():
     result = estimate_memory(EstimateRequest(arch=all_full, gpu=build_gpu(memory_gib=80), max_model_len=131_072))
 
     # then
-    # same weights (with the rotary cache) and pool 76,890,350,183; one group of 24: a block = 24 × 32,768
-    #   = 786,432 bytes → 97,771 blocks → 1,564,336 tokens (the same "GPU KV cache size")
-    # one request needs 131,072 / 16 = 8,192 blocks → 97,771 / 8,192 = 11.93 (hybrid: 22.44)
-    assert result.memory_per_gpu["kv_cache"] == 76_890_350_183
-    assert result.kv_capacity_tokens == 1_564_336
+    # same weights (with the rotary cache) and pool 76,859,941,479; one group of 24: a block = 24 × 32,768
+    #   = 786,432 bytes → 97,732 blocks → 1,563,712 tokens (the same "GPU KV cache size")
+    # one request needs 131,072 / 16 = 8,192 blocks → 97,732 / 8,192 = 11.93 (hybrid: 22.43)
+    assert result.memory_per_gpu["kv_cache"] == 76_859_941_479
+    assert result.kv_capacity_tokens == 1_563_712
     assert result.max_concurrency == 11.93
     assert result.assumptions["kv_groups"] == ["24 x full"]
 

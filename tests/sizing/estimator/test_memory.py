@@ -109,22 +109,23 @@ def test_vllm_llama3_8b_on_80_gib_gives_the_kv_cache_what_the_budget_leaves():
     # budget floor(85,899,345,920 × 0.9) = 77,309,411,328
     # activation peak (≥ 70 GiB non-A100 card: max_num_seqs 1024, max_num_batched_tokens 8192):
     #   per token gate+up 2 × 14336 + product 14336 + qkv (32 + 2 × 8) × 128 + 4 × 4096 = 65,536 elements
-    #   × 2 bytes × 8192 tokens = 1,073,741,824; sampler logits 1024 × 128,256 × 4 bytes = 525,336,576
-    #   → 1,599,078,400
+    #   × 2 bytes × 8192 tokens = 1,073,741,824; vLLM's sampler 1024 × 128,256 × 33 bytes (fp32 logits 4
+    #   + probs 4 + sort values 4 + int64 indices 8 + noise 4 + int64 bin counts 8 + bool mask 1)
+    #   = 4,334,026,752 → 5,407,768,576 (5.04 GiB)
     # non-torch 161,061,273 (0.15 GiB at TP 1)
     # weights: tensors 16,060,522,496 + rotary cos/sin cache 8192 × 128 × 2 = 2,097,152 → 16,062,619,648
-    # kv = 77,309,411,328 − 16,062,619,648 − 1,599,078,400 − 161,061,273 = 59,486,652,007
-    # page = 16 tokens × 131,072 = 2,097,152 bytes → 28,365 blocks → 453,840 tokens
-    # max concurrency at 8192 tokens: 453,840 / 8192 = 55.40
+    # kv = 77,309,411,328 − 16,062,619,648 − 5,407,768,576 − 161,061,273 = 55,677,961,831
+    # page = 16 tokens × 131,072 = 2,097,152 bytes → 26,549 blocks → 424,784 tokens
+    # max concurrency at 8192 tokens: 424,784 / 8192 = 51.85
     assert result.budget_bytes_per_gpu == VLLM_BUDGET_80_GIB
-    assert result.memory_per_gpu == {"weights": VLLM_LLAMA3_8B_WEIGHTS, "kv_cache": 59_486_652_007,
-                                     "activations": 1_599_078_400, "runtime": VLLM_NON_TORCH_TP1,
+    assert result.memory_per_gpu == {"weights": VLLM_LLAMA3_8B_WEIGHTS, "kv_cache": 55_677_961_831,
+                                     "activations": 5_407_768_576, "runtime": VLLM_NON_TORCH_TP1,
                                      "cuda_graphs": CUDA_GRAPHS}
     assert result.weight_bytes_per_gpu == LLAMA3_8B_BF16_WEIGHTS
     assert result.rope_cache_bytes_per_gpu == LLAMA3_8B_ROPE_CACHE
-    assert result.kv_capacity_tokens == 453_840
-    assert result.max_concurrency == 55.4
-    assert result.concurrency_curve.max_concurrency_fit == 55
+    assert result.kv_capacity_tokens == 424_784
+    assert result.max_concurrency == 51.85
+    assert result.concurrency_curve.max_concurrency_fit == 51
     assert result.assumptions["max_num_seqs"] == 1024
     assert result.assumptions["max_num_batched_tokens"] == 8192
     # the bill: the whole budget plus CUDA graphs 77,309,411,328 + 536,870,912 = 77,846,282,240
@@ -194,9 +195,9 @@ def test_vllm_fp8_kv_doubles_the_tokens_a_pool_holds():
     result = estimate_memory(request)
 
     # then: 32 × 8 × 128 × 2 × 1 byte = 65,536 per token; page 16 × 65,536 = 1,048,576
-    # 59,486,652,007 // 1,048,576 = 56,730 blocks → 907,680 tokens = 2 × 453,840 (the BF16 pool)
+    # 55,677,961,831 // 1,048,576 = 53,098 blocks → 849,568 tokens = 2 × 424,784 (the BF16 pool)
     assert result.kv_bytes_per_token == 65_536
-    assert result.kv_capacity_tokens == 907_680
+    assert result.kv_capacity_tokens == 849_568
 
 
 def test_tp2_per_rank_weights_halve_attention_and_mlp_and_split_the_vocabulary():
@@ -259,20 +260,21 @@ def test_vllm_tp2_halves_weights_and_kv_per_gpu():
     # then
     # KV per GPU: 32 × (8 / 2 = 4 heads) × 128 × 2 × 2 = 65,536 bytes per token
     # activations per rank: gate+up 2 × 7168 + product 7168 + qkv (16 + 2 × 4) × 128 + 4 × 4096 = 40,960
-    #   × 2 × 8192 = 671,088,640 + logits 525,336,576 = 1,196,425,216
+    #   × 2 × 8192 = 671,088,640 + the whole sampler on every rank 1024 × 128,256 × 33 = 4,334,026,752
+    #   = 5,005,115,392
     # weights 8,030,527,488 + the whole rotary cache on every rank 2,097,152 = 8,032,624,640
-    # kv = 77,309,411,328 − 8,032,624,640 − 1,196,425,216 − 644,245,094 (0.6 GiB at TP ≥ 2) = 67,436,116,378
-    # page 16 × 65,536 = 1,048,576 → 64,312 blocks → 1,028,992 tokens; / 8192 = 125.61
+    # kv = 77,309,411,328 − 8,032,624,640 − 5,005,115,392 − 644,245,094 (0.6 GiB at TP ≥ 2) = 63,627,426,202
+    # page 16 × 65,536 = 1,048,576 → 60,679 blocks → 970,864 tokens; / 8192 = 118.51
     assert (result.gpus, result.tp, result.replicas) == (2, 2, 1)
     assert result.kv_bytes_per_token == 131_072
     assert result.kv_bytes_per_token_per_gpu == 65_536
     assert result.weight_bytes_per_gpu == 8_030_527_488
     assert result.weight_bytes_total == LLAMA3_8B_BF16_WEIGHTS
-    assert result.memory_per_gpu == {"weights": 8_032_624_640, "kv_cache": 67_436_116_378,
-                                     "activations": 1_196_425_216, "runtime": VLLM_NON_TORCH_TP2,
+    assert result.memory_per_gpu == {"weights": 8_032_624_640, "kv_cache": 63_627_426_202,
+                                     "activations": 5_005_115_392, "runtime": VLLM_NON_TORCH_TP2,
                                      "cuda_graphs": CUDA_GRAPHS}
-    assert result.kv_capacity_tokens == 1_028_992
-    assert result.max_concurrency == 125.61
+    assert result.kv_capacity_tokens == 970_864
+    assert result.max_concurrency == 118.51
     assert [(bill.stage, bill.tp_rank) for bill in result.per_gpu] == [(0, 0), (0, 1)]
 
 
@@ -339,20 +341,21 @@ def test_vllm_pp2_splits_layers_kv_and_the_sampler_between_stages():
     # stage 0: weights 8,030,257,152 + 2,097,152 = 8,032,354,304; activations 1,073,741,824 (no sampler)
     #   kv 77,309,411,328 − 8,032,354,304 − 1,073,741,824 − 644,245,094 = 67,559,070,106
     #   → 64,429 blocks of 1,048,576 → 1,030,864 tokens
-    # stage 1: weights 8,030,265,344 + 2,097,152 = 8,032,362,496; activations 1,599,078,400 (with the logits)
-    #   kv 77,309,411,328 − 8,032,362,496 − 1,599,078,400 − 644,245,094 = 67,033,725,338
-    #   → 63,928 blocks → 1,022,848 tokens (binds both stages)
+    # stage 1: weights 8,030,265,344 + 2,097,152 = 8,032,362,496; activations 1,073,741,824 + the sampler
+    #   1024 × 128,256 × 33 = 4,334,026,752 → 5,407,768,576
+    #   kv 77,309,411,328 − 8,032,362,496 − 5,407,768,576 − 644,245,094 = 63,225,035,162
+    #   → 60,296 blocks → 964,736 tokens (binds both stages)
     stage0, stage1 = result.per_gpu
     assert (stage0.stage, stage1.stage) == (0, 1)
     assert stage0.components == {"weights": 8_032_354_304, "kv_cache": 67_559_070_106,
                                  "activations": 1_073_741_824, "runtime": VLLM_NON_TORCH_TP2,
                                  "cuda_graphs": CUDA_GRAPHS}
-    assert stage1.components == {"weights": 8_032_362_496, "kv_cache": 67_033_725_338,
-                                 "activations": 1_599_078_400, "runtime": VLLM_NON_TORCH_TP2,
+    assert stage1.components == {"weights": 8_032_362_496, "kv_cache": 63_225_035_162,
+                                 "activations": 5_407_768_576, "runtime": VLLM_NON_TORCH_TP2,
                                  "cuda_graphs": CUDA_GRAPHS}
-    assert (stage0.kv_capacity_tokens, stage1.kv_capacity_tokens) == (1_030_864, 1_022_848)
+    assert (stage0.kv_capacity_tokens, stage1.kv_capacity_tokens) == (1_030_864, 964_736)
     assert result.kv_bytes_per_token_per_gpu == 65_536
-    assert result.kv_capacity_tokens == 1_022_848
+    assert result.kv_capacity_tokens == 964_736
     assert result.assumptions["binding_stage"] == 1
 
 
@@ -366,11 +369,11 @@ def test_gpus_beyond_tp_are_replicas_that_split_the_concurrency():
 
     # then
     # 10 / 2 replicas = 5 requests per replica; KV demand per GPU 5 × 8192 × 65,536 = 2,684,354,560
-    # each replica has the TP-2 pool of 1,028,992 tokens (nothing shared)
+    # each replica has the TP-2 pool of 970,864 tokens (nothing shared)
     assert (result.gpus, result.tp, result.pp, result.replicas) == (4, 2, 1, 2)
     assert result.assumptions["per_replica_concurrency"] == 5
     assert result.kv_demand_bytes_per_gpu == 2_684_354_560
-    assert result.kv_capacity_tokens == 1_028_992
+    assert result.kv_capacity_tokens == 970_864
     assert [(bill.index, bill.replica, bill.tp_rank) for bill in result.per_gpu] == [
         (0, 0, 0), (1, 0, 1), (2, 1, 0), (3, 1, 1)]
     assert result.fits is True
@@ -397,29 +400,30 @@ def test_vllm_will_not_start_when_max_model_len_does_not_fit_and_suggests_one():
 
     # then
     # budget floor(25,769,803,776 × 0.9) = 23,192,823,398; < 70 GiB card: max_num_seqs 256, batched 2048
-    # activations 2048 × 65,536 × 2 = 268,435,456 + logits 256 × 128,256 × 4 = 131,334,144 → 399,769,600
+    # activations 2048 × 65,536 × 2 = 268,435,456 + vLLM's sampler 256 × 128,256 × 33 = 1,083,506,688
+    #   → 1,351,942,144
     # weights 16,060,522,496 + rotary cache 131,072 × 128 × 2 = 33,554,432 → 16,094,076,928
-    # kv = 23,192,823,398 − 16,094,076,928 − 399,769,600 − 161,061,273 = 6,537,915,597 (6.09 GiB)
-    #   → 3,117 blocks of 2,097,152 → 49,872 tokens
+    # kv = 23,192,823,398 − 16,094,076,928 − 1,351,942,144 − 161,061,273 = 5,585,743,053 (5.20 GiB)
+    #   → 2,663 blocks of 2,097,152 → 42,608 tokens
     # one 131,072-token sequence needs 131,072 × 131,072 = 17,179,869,184 bytes (16.00 GiB)
-    assert result.memory_per_gpu["kv_cache"] == 6_537_915_597
-    assert result.kv_capacity_tokens == 49_872
+    assert result.memory_per_gpu["kv_cache"] == 5_585_743_053
+    assert result.kv_capacity_tokens == 42_608
     assert result.fits is False
     assert result.problems[0] == (
-        "vLLM will not start: one 131072-token sequence needs 16.00 GiB of KV cache, 6.09 GiB available; "
-        "max_model_len 49872 would fit"
+        "vLLM will not start: one 131072-token sequence needs 16.00 GiB of KV cache, 5.20 GiB available; "
+        "max_model_len 42608 would fit"
     )
 
 
 def test_vllm_starts_with_the_suggested_max_model_len():
     # given the same deployment with the max_model_len the refusal suggested
     request = EstimateRequest(arch=architecture_from_config(LLAMA31_8B_CONFIG), gpu=build_gpu(memory_gib=24),
-                              max_model_len=49872)
+                              max_model_len=42608)
 
     # when
     result = estimate_memory(request)
 
-    # then: 49,872 tokens = 3,117 blocks, exactly the pool; 49,872 / 49,872 = 1.0×
+    # then: 42,608 tokens = 2,663 blocks, exactly the pool; 42,608 / 42,608 = 1.0×
     assert result.problems == ()
     assert result.fits is True
     assert result.max_concurrency == 1.0
@@ -511,16 +515,16 @@ def test_vllm_concurrency_curve_is_increasing_and_crosses_the_budget_at_max_conc
 
     # then
     # static = weights (with the rotary cache) + activations + non-torch
-    #   = 16,062,619,648 + 1,599,078,400 + 161,061,273 = 17,822,759,321
-    # each request 8192 × 131,072 = 1,073,741,824; 453,840 pool tokens // 8192 = 55 requests
-    assert curve.max_concurrency_fit == 55
+    #   = 16,062,619,648 + 5,407,768,576 + 161,061,273 = 21,631,449,497
+    # each request 8192 × 131,072 = 1,073,741,824; 424,784 pool tokens // 8192 = 51 requests
+    assert curve.max_concurrency_fit == 51
     assert curve.limit_bytes == VLLM_BUDGET_80_GIB
     assert all(a < b for a, b in zip(curve.concurrency, curve.concurrency[1:], strict=False))
     assert all(a < b for a, b in zip(curve.required_bytes, curve.required_bytes[1:], strict=False))
     for concurrency, required in zip(curve.concurrency, curve.required_bytes, strict=True):
-        assert required == 17_822_759_321 + concurrency * 1_073_741_824
-        assert (required <= curve.limit_bytes) == (concurrency <= 55)
-    assert curve.concurrency[0] <= 55 < curve.concurrency[-1]
+        assert required == 21_631_449_497 + concurrency * 1_073_741_824
+        assert (required <= curve.limit_bytes) == (concurrency <= 51)
+    assert curve.concurrency[0] <= 51 < curve.concurrency[-1]
 
 
 def test_max_model_len_beyond_the_model_context_is_a_problem():
@@ -530,14 +534,14 @@ def test_max_model_len_beyond_the_model_context_is_a_problem():
     result = estimate_memory(EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=9000))
 
     # then: vLLM refuses it; the memory figures are still given: 9000 tokens = 563 blocks = 9,008 paged
-    # tokens; 453,840 / 9,008 = 50.38
+    # tokens; 424,784 / 9,008 = 47.16
     assert result.fits is False
     assert result.problems == (
         "max_model_len 9000 exceeds the model's max_position_embeddings 8192: vLLM refuses to start unless "
         "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (and the model degrades beyond its trained context without RoPE scaling)",
     )
     assert result.warnings == ()
-    assert result.max_concurrency == 50.38
+    assert result.max_concurrency == 47.16
 
 
 def test_measured_gpu_memory_replaces_the_catalog_capacity():
@@ -550,10 +554,10 @@ def test_measured_gpu_memory_replaces_the_catalog_capacity():
 
     # then
     # budget floor(84,825,604,096 × 0.9) = 76,343,043,686
-    # kv = 76,343,043,686 − 16,062,619,648 (tensors + rotary cache) − 1,599,078,400 − 161,061,273
-    #   = 58,520,284,365 → 27,904 blocks of 2,097,152 → 446,464 tokens
+    # kv = 76,343,043,686 − 16,062,619,648 (tensors + rotary cache) − 5,407,768,576 − 161,061,273
+    #   = 54,711,594,189 → 26,088 blocks of 2,097,152 → 417,408 tokens
     assert result.capacity_bytes_per_gpu == 84_825_604_096
     assert result.budget_bytes_per_gpu == 76_343_043_686
-    assert result.memory_per_gpu["kv_cache"] == 58_520_284_365
-    assert result.kv_capacity_tokens == 446_464
+    assert result.memory_per_gpu["kv_cache"] == 54_711_594_189
+    assert result.kv_capacity_tokens == 417_408
     assert result.assumptions["capacity_source"] == "measured"
