@@ -368,7 +368,9 @@ def estimate_compute(*, estimate_id: int) -> Estimate:
     Estimate.objects.filter(pk=estimate.pk).update(status=Estimate.Status.RUNNING)
     try:
         parameters = parameters_with_draft(parameters=estimate.inputs, organisation=estimate.organisation)
-        result = estimate_quick(gpu=estimate.gpu, model=estimate.model, parameters=parameters)
+        # the same report as estimates/quick: calibrations applied, remedies, checkpoint comparison
+        result = estimate_report(gpu=estimate.gpu, model=estimate.model, parameters=parameters,
+                                 organisation=estimate.organisation)
     except SizingError as error:
         estimate.status, estimate.error, estimate.result = Estimate.Status.FAILED, error.as_dict(), None
     except Exception:  # a defect must not leave the estimate running forever or kill the worker
@@ -377,7 +379,7 @@ def estimate_compute(*, estimate_id: int) -> Estimate:
         estimate.error = {"code": "internal_error", "message": "the estimate failed; the error is logged",
                           "extra": {}}
     else:
-        estimate.status, estimate.result, estimate.error = Estimate.Status.DONE, result.as_dict(), None
+        estimate.status, estimate.result, estimate.error = Estimate.Status.DONE, result, None
     estimate.finished_at = timezone.now()
     estimate.save(update_fields=["status", "result", "error", "finished_at"])
     logger.info("estimate %s %s", estimate.pk, estimate.status)

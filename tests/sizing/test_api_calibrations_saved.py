@@ -5,7 +5,8 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
-from sizing.models import Calibration, Membership, Organisation
+from sizing.models import Calibration, Estimate, Gpu, LlmModel, Membership, Organisation
+from sizing.services import estimate_compute
 from tests.sizing.test_api_calibration import VLLM_PROFILE_LOG
 
 BOOTLOG = "/api/v1/bootlogs/compare"
@@ -71,3 +72,19 @@ def test_calibrations_are_listed_for_the_organisation(catalog, api_client):
     rows = api_client.get("/api/v1/calibrations/").json()
     assert [(row["model"], row["gpu"], row["engine"]) for row in rows] == [
         ("meta-llama/Meta-Llama-3-8B", "nvidia-h100-sxm-80gb", "vllm")]
+
+
+def test_a_saved_estimate_applies_the_calibration_too(catalog, api_client, organisation, user):
+    # given a saved calibration and a saved estimate of the same launch, computed as the worker does
+    api_client.post(BOOTLOG, {"text": VLLM_PROFILE_LOG, "gpu": "nvidia-h100-sxm-80gb", "save": True},
+                    format="json")
+    estimate = Estimate.objects.create(
+        organisation=organisation, requested_by=user,
+        model=LlmModel.objects.get(slug="meta-llama/Meta-Llama-3-8B", organisation=None),
+        gpu=Gpu.objects.get(slug="nvidia-h100-sxm-80gb"), inputs={"max_model_len": 8192},
+    )
+    # when
+    done = estimate_compute(estimate_id=estimate.pk)
+    # then
+    assert done.result["calibration_applied"] is not None
+    assert done.result["memory_per_gpu"]["runtime"] == round(1.79 * 2**30)

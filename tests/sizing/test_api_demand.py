@@ -119,7 +119,7 @@ def test_a_defect_during_a_saved_estimate_is_stored_not_raised(catalog, organisa
     def broken(**_kwargs):
         raise ZeroDivisionError
 
-    monkeypatch.setattr("sizing.services.estimate_quick", broken)
+    monkeypatch.setattr("sizing.services.estimate_report", broken)
     # when
     done = estimate_compute(estimate_id=estimate.pk)
     # then
