@@ -267,17 +267,8 @@ class EstimateDetailApi(APIView):
 
 
 class EstimateSolveApi(APIView):
-    class EstimateSolveInputSerializer(EstimateParametersSerializer):
-        model = serializers.CharField(required=False, max_length=200)
-        config = serializers.JSONField(required=False)
+    class EstimateSolveInputSerializer(EstimateQuickApi.QuickEstimateInputSerializer):
         target = serializers.ChoiceField(choices=SOLVER_TARGETS)
-
-        def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-            if ("model" in attrs) == ("config" in attrs):
-                raise serializers.ValidationError({"model": ["give exactly one of model or config"]})
-            if "config" in attrs and not isinstance(attrs["config"], dict):
-                raise serializers.ValidationError({"config": ["config.json must be a JSON object"]})
-            return attrs
 
     @extend_schema(
         request=EstimateSolveInputSerializer,

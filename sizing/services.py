@@ -315,9 +315,7 @@ def estimate_colocated_report(*, gpu: Gpu, deployments: list[dict[str, Any]]) ->
             requests.append(estimate_request_build(gpu=gpu, model=item.get("model"), config=item.get("config"),
                                                    parameters=item.get("parameters", {})))
         except SizingError as error:
-            fields = error.extra.get("fields") or {"non_field_errors": [error.message]}
-            raise SizingError(code=error.code, message=f"deployment {index + 1}: {error.message}",
-                              extra={**error.extra, "fields": {f"deployments[{index}]": fields}}) from error
+            raise error.for_item(field=f"deployments[{index}]", label=f"deployment {index + 1}") from error
     result = estimate_colocated(tuple(requests)).as_dict()
     for item, deployment in zip(deployments, result["deployments"], strict=True):
         deployment["model"] = item["model"].slug if item.get("model") is not None else None

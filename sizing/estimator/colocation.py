@@ -58,9 +58,7 @@ def estimate_colocated(requests: tuple[EstimateRequest, ...]) -> ColocatedEstima
         try:
             estimates.append(estimate_memory(request))
         except SizingError as error:
-            fields = error.extra.get("fields") or {"non_field_errors": [error.message]}
-            raise SizingError(code=error.code, message=f"deployment {index + 1}: {error.message}",
-                              extra={**error.extra, "fields": {f"deployments[{index}]": fields}}) from error
+            raise error.for_item(field=f"deployments[{index}]", label=f"deployment {index + 1}") from error
     results = tuple(estimates)
     capacity = capacities.pop()
     problems: list[str] = []
