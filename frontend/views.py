@@ -205,6 +205,7 @@ def sizing_page_strings() -> dict[str, Any]:
         "parameters": _("Parameters"),
         "parameters_total": _("Parameters (total)"),
         "parameters_active": _("Active parameters per token"),
+        "parameters_active_compute": _("Active, without the input-embedding lookup"),
         "parameters_mtp": _("Multi-token prediction (MTP) parameters"),
         "kv_groups": _("KV cache layer groups"),
         "kv_per_token": _("KV cache per token (whole model)"),

@@ -199,6 +199,8 @@ class EstimateQuickApi(APIView):
         request=QuickEstimateInputSerializer,
         responses=inline_serializer("QuickEstimate", {
             "parameters_total": serializers.IntegerField(),
+            "parameters_active": serializers.IntegerField(),
+            "parameters_active_compute": serializers.IntegerField(),
             "weight_bytes_per_gpu": serializers.IntegerField(),
             "kv_bytes_per_token": serializers.IntegerField(),
             "kv_capacity_tokens": serializers.IntegerField(),

@@ -152,6 +152,7 @@ class MemoryEstimate:
     approximate: bool
     parameters_total: int
     parameters_active: int
+    parameters_active_compute: int  # active without the input-embedding lookup (DeepSeek's and OpenAI's convention)
     parameters_mtp: int
     draft_weight_bytes_per_gpu: int
     weight_bytes_total: int
@@ -276,12 +277,13 @@ def _stage_kv_layout(arch: Architecture, *, pp: int, stage: int, kv_bits: int, t
 
 
 @lru_cache(maxsize=1024)
-def _parameter_counts(arch: Architecture) -> tuple[int, int]:
-    """(total, active) parameters of the main model."""
+def _parameter_counts(arch: Architecture) -> tuple[int, int, int]:
+    """(total, active, active without the input-embedding lookup) parameters of the main model."""
     if arch.parameters_override is not None:
-        return arch.parameters_override, arch.parameters_override
+        return arch.parameters_override, arch.parameters_override, arch.parameters_override
     inventory = tensor_inventory(arch)
-    return parameter_count(inventory), active_parameter_count(inventory)
+    return (parameter_count(inventory), active_parameter_count(inventory),
+            active_parameter_count(inventory, input_embedding=False))
 
 
 @lru_cache(maxsize=4096)
@@ -557,7 +559,7 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
     if request.max_model_len:
         max_concurrency = round(min(sequences_fitting(i, b, request.max_model_len) for i, b in stage_results), 2)
 
-    parameters, active = _parameter_counts(arch)
+    parameters, active, active_compute = _parameter_counts(arch)
     mtp = mtp_parameter_count(arch)
     if mtp:
         warnings.append(
@@ -582,6 +584,7 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
         approximate=arch.approximate,
         parameters_total=parameters,
         parameters_active=active,
+        parameters_active_compute=active_compute,
         parameters_mtp=mtp,
         draft_weight_bytes_per_gpu=draft_bytes,
         weight_bytes_total=_weight_bytes_total(arch, fmt),

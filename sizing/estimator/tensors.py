@@ -233,10 +233,26 @@ def parameter_count(tensors: tuple[TensorSpec, ...]) -> int:
     return sum(t.elements * t.per_model * t.copies for t in tensors)
 
 
-def active_parameter_count(tensors: tuple[TensorSpec, ...]) -> int:
+def active_parameter_count(tensors: tuple[TensorSpec, ...], *, input_embedding: bool = True) -> int:
     """Parameters one token passes through: routed experts count only the experts it is sent to; a vision
-    tower runs once per image, not per token, so it is left out."""
-    return sum(t.elements * t.per_model * t.active_copies for t in tensors if t.role is not Role.VISION)
+    tower runs once per image, not per token, so it is left out.
+
+    Publishers disagree on the input embedding table. Mistral (Mixtral "12.9B active") and Qwen ("3.3B
+    activated" for Qwen3-30B-A3B) count it; DeepSeek ("37B activated", V2-Lite "2.4B"), Moonshot (Kimi K2
+    "32B activated") and OpenAI (gpt-oss "5.13B active") leave it out, because a token reads one row of it
+    (a lookup, not a matrix product). `input_embedding=False` gives that second figure; when the output head
+    is tied to the embedding the table is multiplied for every token, so it stays in.
+
+    >>> from sizing.estimator.architecture import architecture_from_config
+    >>> arch = architecture_from_config({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2,
+    ...     "num_attention_heads": 4, "num_key_value_heads": 4, "intermediate_size": 128, "vocab_size": 1000})
+    >>> t = tensor_inventory(arch)
+    >>> active_parameter_count(t) - active_parameter_count(t, input_embedding=False)
+    64000
+    """
+    tied = not any(t.role is Role.LM_HEAD for t in tensors)
+    return sum(t.elements * t.per_model * t.active_copies for t in tensors
+               if t.role is not Role.VISION and (input_embedding or tied or t.role is not Role.EMBEDDING))
 
 
 @lru_cache(maxsize=256)

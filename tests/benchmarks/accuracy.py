@@ -242,13 +242,28 @@ def parse_stated(text: str, default_kind: str) -> list[Stated]:
     return figures
 
 
-_STATED_KINDS: dict[str, tuple[str, Callable[[Architecture], int]]] = {
-    "total": ("parameters (main model)", lambda arch: parameter_count(tensor_inventory(arch))),
-    "active": ("active parameters per token", lambda arch: active_parameter_count(tensor_inventory(arch))),
-    "mtp": ("multi-token-prediction parameters", mtp_parameter_count),
+# Whether a publisher's "active parameters" counts the input embedding table (a lookup: one row per token).
+# Evidence, from counts we compute exactly: Mistral's Mixtral-8x7B "12.9B" = 12.88B with it (12.75B without);
+# Qwen3-30B-A3B "3.3B" = 3.35B with it (3.04B without); DeepSeek-V2-Lite "2.4B" = 2.45B without it (2.66B with);
+# OpenAI's gpt-oss-120b "5.13B" = 5.133B without it (5.712B with); Moonshot's Kimi K2 "32B" = 31.7B without it.
+ACTIVE_COUNTS_INPUT_EMBEDDING: dict[str, bool] = {
+    "mistralai": True, "Qwen": True, "deepseek-ai": False, "openai": False, "moonshotai": False,
+}
+
+
+def _active(arch: Architecture, repo: str) -> int:
+    publisher = repo.partition("/")[0]
+    return active_parameter_count(tensor_inventory(arch),
+                                  input_embedding=ACTIVE_COUNTS_INPUT_EMBEDDING.get(publisher, True))
+
+
+_STATED_KINDS: dict[str, tuple[str, Callable[[Architecture, str], int]]] = {
+    "total": ("parameters (main model)", lambda arch, repo: parameter_count(tensor_inventory(arch))),
+    "active": ("active parameters per token", _active),
+    "mtp": ("multi-token-prediction parameters", lambda arch, repo: mtp_parameter_count(arch)),
     # The Hub shows the number of tensor elements stored in the checkpoint's safetensors files.
     "hub": ("Hub element count (parameters + MTP + FP8 block scales)",
-            lambda arch: parameter_count(tensor_inventory(arch)) + mtp_parameter_count(arch)
+            lambda arch, repo: parameter_count(tensor_inventory(arch)) + mtp_parameter_count(arch)
             + _block_scale_elements(arch)),
 }
 
@@ -267,24 +282,32 @@ def _block_scale_elements(arch: Architecture) -> int:
                for t in tensors if t.quantizable)
 
 
-def _stated_diagnosis(arch: Architecture, figure: Stated, computed: int, stated: list[Stated]) -> str:
-    """What else the stated figure could be counting, computed from the architecture."""
+def _tolerance(figure: Stated, stated: list[Stated]) -> Decimal:
+    """Half a unit of the stated figure's last digit; a module figure that is the difference of two rounded
+    totals (DeepSeek's "14B MTP" = "685B on the Hub" - "671B") carries the rounding of both."""
+    if figure.kind == "mtp":
+        totals = {other.kind: other for other in stated}
+        if "hub" in totals and "total" in totals and totals["hub"].value - totals["total"].value == figure.value:
+            return totals["hub"].half_unit + totals["total"].half_unit
+    return figure.half_unit
+
+
+def _stated_diagnosis(arch: Architecture, repo: str, figure: Stated, computed: int, stated: list[Stated]) -> str:
+    """What the stated figure counts, computed from the architecture."""
     if figure.kind == "active":
-        without = computed - arch.vocab_size * arch.hidden_size
-        within = abs(Decimal(without) - figure.value) <= figure.half_unit
-        return (f"we count the input embedding table as active (as Mistral's 12.9B does); without it (a lookup, "
-                f"not a matmul) {_billions(without)}, {'within' if within else 'outside'} the stated rounding")
+        inventory = tensor_inventory(arch)
+        with_table, without = (active_parameter_count(inventory),
+                               active_parameter_count(inventory, input_embedding=False))
+        counts = ACTIVE_COUNTS_INPUT_EMBEDDING.get(repo.partition("/")[0], True)
+        return (f"{repo.partition('/')[0]} {'counts' if counts else 'leaves out'} the input embedding table "
+                f"(a lookup, one row per token): with it {_billions(with_table)}, without it {_billions(without)}")
     if figure.kind == "hub":
         scales = _block_scale_elements(arch)
         return (f"of which {computed - scales:,} parameters (main model + MTP) and {scales:,} block-scale elements")
     if figure.kind == "mtp":
-        totals = {other.kind: other for other in stated}
-        if "hub" in totals and "total" in totals and totals["hub"].value - totals["total"].value == figure.value:
-            carried = totals["hub"].half_unit + totals["total"].half_unit
-            within = abs(Decimal(computed) - figure.value) <= carried
-            return (f"the stated figure equals {totals['hub'].text} - {totals['total'].text}, "
-                    f"a difference of two rounded figures, which carries ±{carried / 10**9:f}B of rounding: "
-                    f"{'within' if within else 'outside'} that")
+        if _tolerance(figure, stated) != figure.half_unit:
+            return ("the stated figure is the difference of two rounded totals (Hub - main model), so it carries "
+                    "the rounding of both; the Hub total itself is compared above")
         return "a module figure stated beside rounded totals"
     return ""
 
@@ -314,18 +337,21 @@ def parameters_section(shared: Path, facts: Mapping[str, Any]) -> Tally:
                          f"±{PARAMETERS_TOLERANCE:.1%}", status])
         for figure in stated:
             label, compute = _STATED_KINDS[figure.kind]
-            computed = compute(arch)
-            ok = abs(Decimal(computed) - figure.value) <= figure.half_unit
+            computed = compute(arch, repo)
+            tolerance = _tolerance(figure, stated)
+            ok = abs(Decimal(computed) - figure.value) <= tolerance
             status = tally.record(ok, f"{repo} {figure.kind} (stated {figure.text})")
             rows.append([repo, f"{label} [stated {figure.text}]", f"{figure.value / 10**9:f}B",
                          _billions(computed), _pct(_relative(computed, float(figure.value))),
-                         f"±{figure.half_unit / 10**9:f}B", status])
-            if not ok or figure.kind == "hub":
+                         f"±{tolerance / 10**9:f}B", status])
+            if not ok or figure.kind != "total":
                 notes.append(f"{repo} {figure.kind} (stated {figure.text}): computed {computed:,}; "
-                             f"{_stated_diagnosis(arch, figure, computed, stated)}")
+                             f"{_stated_diagnosis(arch, repo, figure, computed, stated)}")
     _table(["model", "figure", "published", "computed", "rel. error", "target", "result"], rows, right={2, 3, 4, 5})
     print("[stated ...]: a rounded figure from a model card's prose (parameters_stated, active_parameters_stated), "
-          "compared within half a unit of its last digit (37B: ±0.5B, 12.9B: ±0.05B)")
+          "compared within half a unit of its last digit (37B: ±0.5B, 12.9B: ±0.05B), a difference of two rounded "
+          "totals within the rounding of both; active figures by the publisher's own convention on the input "
+          "embedding (ACTIVE_COUNTS_INPUT_EMBEDDING)")
     for note in notes:
         print(f"  note: {note}")
     return tally

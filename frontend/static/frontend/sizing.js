@@ -545,6 +545,10 @@
       add(T.parameters_active, compact.format(data.parameters_active), integer.format(data.parameters_active),
         "parameters_active");
     }
+    if (S.isNumber(data.parameters_active_compute) && data.parameters_active_compute !== data.parameters_active) {
+      add(T.parameters_active_compute, compact.format(data.parameters_active_compute),
+        integer.format(data.parameters_active_compute), "parameters_active_compute");
+    }
     if (S.isNumber(data.parameters_mtp) && data.parameters_mtp > 0) {
       add(T.parameters_mtp, compact.format(data.parameters_mtp), integer.format(data.parameters_mtp),
         "parameters_mtp");

@@ -121,7 +121,11 @@ class Command(BaseCommand):
             return
         self.stdout.write(f"{model.slug if model else options['config']} on {result.gpus} x {gpu.name} "
                           f"(TP {result.tp}, PP {result.pp}, {result.replicas} replica(s), engine {result.engine})")
-        self.stdout.write(f"parameters: {result.parameters_total:,}  weights: {result.weight_format}  "
+        active = ""
+        if result.parameters_active != result.parameters_total:
+            active = (f" ({result.parameters_active:,} active per token, "
+                      f"{result.parameters_active_compute:,} without the input-embedding lookup)")
+        self.stdout.write(f"parameters: {result.parameters_total:,}{active}  weights: {result.weight_format}  "
                           f"KV: {result.kv_dtype}, {result.kv_bytes_per_token:,} bytes per token")
         for key, value in result.memory_per_gpu.items():
             self.stdout.write(f"  {COMPONENT_LABELS[key]:<16} {format_bytes(value, 'GB'):>12} "

@@ -14,7 +14,13 @@ import pytest
 from sizing.estimator.architecture import Architecture, architecture_from_config, architecture_summary
 from sizing.estimator.errors import SizingError, SizingErrorCode
 from sizing.estimator.layers import AttentionKind, MlpKind
-from sizing.estimator.tensors import Role, active_parameter_count, parameter_count, tensor_inventory
+from sizing.estimator.tensors import (
+    Role,
+    active_parameter_count,
+    mtp_parameter_count,
+    parameter_count,
+    tensor_inventory,
+)
 from tests.sizing.estimator.builders import (
     GEMMA2_9B_CONFIG,
     GEMMA3_1B_IT_CONFIG,
@@ -228,7 +234,7 @@ def test_gpt_oss_parameters_equal_the_published_counts(config, published_total, 
 
     # when
     total, active = _counts(arch)
-    embedding = next(t.elements for t in tensor_inventory(arch) if t.role is Role.EMBEDDING)
+    active_without_lookup = active_parameter_count(tensor_inventory(arch), input_embedding=False)
 
     # then
     # 20b: router 2880 × 32 + 32 = 92,192; layer 26,550,144 + 32 × 24,891,840 + 92,192 + 5,760 = 823,186,976
@@ -243,7 +249,23 @@ def test_gpt_oss_parameters_equal_the_published_counts(config, published_total, 
     expected_active = {20_914_757_184: 4_187_440_704, 116_829_156_672: 5_711_982_912}[published_total]
     assert total == published_total
     assert active == expected_active
-    assert abs((active - embedding) - published_active) / published_active < 0.005
+    assert active_without_lookup == {20_914_757_184: 3_608_307_264, 116_829_156_672: 5_132_849_472}[published_total]
+    assert abs(active_without_lookup - published_active) / published_active < 0.005
+
+
+def test_active_parameters_without_the_lookup_keep_a_tied_embedding_table():
+    # given Qwen3-0.6B-like numbers with tied embeddings: the table is also the output head, multiplied per token
+    config = {"model_type": "qwen3", "hidden_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 16,
+              "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 3072, "vocab_size": 151936,
+              "tie_word_embeddings": True}
+    tensors = tensor_inventory(architecture_from_config(config))
+
+    # when / then: nothing is left out (151,936 × 1,024 = 155,582,464 stays in)
+    assert active_parameter_count(tensors, input_embedding=False) == active_parameter_count(tensors)
+
+    # and with a separate head, exactly the 155,582,464-element input table is left out
+    untied = tensor_inventory(architecture_from_config({**config, "tie_word_embeddings": False}))
+    assert active_parameter_count(untied) - active_parameter_count(untied, input_embedding=False) == 155_582_464
 
 
 def test_gpt_oss_20b_layer_table_alternates_128_token_windows_with_full_attention():
@@ -552,3 +574,46 @@ def test_gemma4_is_refused_naming_what_is_not_modelled():
     assert error.code is SizingErrorCode.UNSUPPORTED_ARCHITECTURE
     assert "attention_k_eq_v" in error.message
     assert "global_head_dim" in error.message
+
+
+DEEPSEEK_V3_CONFIG = {  # deepseek-ai/DeepSeek-V3 config.json, the keys that size it (quantization_config aside)
+    "model_type": "deepseek_v3", "hidden_size": 7168, "num_hidden_layers": 61, "num_attention_heads": 128,
+    "num_key_value_heads": 128, "intermediate_size": 18432, "moe_intermediate_size": 2048, "vocab_size": 129280,
+    "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+    "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8, "first_k_dense_replace": 3,
+    "moe_layer_freq": 1, "num_nextn_predict_layers": 1, "topk_method": "noaux_tc", "tie_word_embeddings": False,
+    "max_position_embeddings": 163840, "torch_dtype": "bfloat16",
+}
+
+
+def test_deepseek_v3_counts_agree_with_the_published_671b_37b_and_14b():
+    # given DeepSeek-V3 (technical report and model card: "671B total parameters with 37B activated for each
+    # token"; README: "685B ... 671B of the Main Model weights and 14B of the Multi-Token Prediction Module")
+    arch = architecture_from_config(DEEPSEEK_V3_CONFIG)
+    tensors = tensor_inventory(arch)
+
+    # when
+    total, active = parameter_count(tensors), active_parameter_count(tensors)
+    active_without_lookup = active_parameter_count(tensors, input_embedding=False)
+
+    # then, by hand:
+    # MLA per layer: q_a 7168×1536 = 11,010,048; q_a norm 1,536; q_b 1536×128×192 = 37,748,736;
+    #   kv_a 7168×576 = 4,128,768; kv_a norm 512; kv_b 512×128×256 = 16,777,216; o 128×128×7168 = 117,440,512
+    #   → 187,107,328; two layer norms 14,336
+    # dense layer (first 3): + 3×7168×18432 = 396,361,728 → 583,483,392
+    # MoE layer: expert 3×7168×2048 = 44,040,192; 256 routed 11,274,289,152 + 1 shared + router 1,835,008
+    #   + correction bias 256 → 11,507,286,272
+    # total: 3 × 583,483,392 + 58 × 11,507,286,272 + embedding and head 2 × 926,679,040 + norm 7,168
+    #   = 671,026,419,200 (671B)
+    assert total == 671_026_419_200
+    # active MoE layer: 187,121,664 + 9 experts 396,361,728 + 1,835,008 + 256 = 585,318,656
+    #   3 × 583,483,392 + 58 × 585,318,656 + head 926,679,040 + 7,168 = 36,625,618,432 (37B: DeepSeek
+    #   leaves the input-embedding lookup out); with the lookup 37,552,297,472
+    assert active_without_lookup == 36_625_618_432
+    assert active == 37_552_297_472
+    assert round(active_without_lookup / 1e9) == 37
+    # MTP module: one MoE layer 11,507,286,272 + enorm, hnorm 14,336 + eh_proj 2×7168×7168 = 102,760,448
+    #   + head norm 7,168 + its own embedding and head 1,853,358,080 = 13,463,426,304; the README's 14B is
+    #   685B (Hub) − 671B, two rounded figures: within their combined rounding of ±1B
+    assert mtp_parameter_count(arch) == 13_463_426_304
+    assert abs(mtp_parameter_count(arch) - 14e9) <= 1e9
