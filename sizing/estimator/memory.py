@@ -439,8 +439,6 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
 
     def requests_fitting(inputs: StageInputs, budget: StageBudget) -> float:
         """How many of the requested requests fit, after the shared prefix is cached once."""
-        if not prefix and unique_tokens == tokens:
-            return sequences_fitting(inputs, budget, tokens)
         layout = inputs.kv
         if traits.block_pool:
             per_request = layout.blocks_per_sequence(unique_tokens, batched_tokens=batched)
@@ -451,18 +449,25 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
         room = kv_memory(inputs, budget) - (_sequence_bytes(layout, traits, prefix, batched) if prefix else 0)
         return max(0, room) / per_request if per_request else 0.0
 
-    capacity_tokens = min(capacity_tokens_of(i, b) for i, b in stage_results)
-    fit_at_tokens = min(requests_fitting(i, b) for i, b in stage_results)
+    # per stage, computed once: KV tokens it holds, and how many full-length sequences / requests fit
+    stage_tokens = [capacity_tokens_of(i, b) for i, b in stage_results]
+    stage_sequences = [sequences_fitting(i, b, tokens) for i, b in stage_results]
+    if not prefix and unique_tokens == tokens:
+        stage_requests = stage_sequences
+    else:
+        stage_requests = [requests_fitting(i, b) for i, b in stage_results]
+    capacity_tokens = min(stage_tokens)
+    fit_at_tokens = min(stage_requests)
     demand_fits = per_replica_concurrency <= fit_at_tokens
     stage_bills: list[GpuBill] = []  # one per pipeline stage: the TP ranks of a stage hold identical bills
-    for stage, (inputs, budget) in enumerate(stage_results):
+    for stage, (_inputs, budget) in enumerate(stage_results):
         required = sum(budget.components.values())
         stage_bills.append(GpuBill(
             index=stage * tp, replica=0, stage=stage, tp_rank=0,
             components=budget.components, capacity_bytes=capacity,
             usable_bytes=budget.usable_bytes, budget_bytes=budget.budget_bytes,
             required_bytes=required, headroom_bytes=budget.usable_bytes - required,
-            kv_capacity_tokens=capacity_tokens_of(inputs, budget),
+            kv_capacity_tokens=stage_tokens[stage],
             fits=required <= budget.usable_bytes and budget.kv_pool_bytes > 0 and demand_fits,
         ))
     bills = stage_bills
@@ -474,10 +479,12 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
                     components=dict(stage_bills[stage].components))
             for copy in range(replicas * request.dp) for stage in range(pp) for rank in range(tp)
         ]
-    binding_stage = min(range(pp), key=lambda s: (sequences_fitting(*stage_results[s], tokens),
-                                                  stage_bills[s].headroom_bytes))
+    if pp == 1:
+        binding_stage, worst_bill = 0, stage_bills[0]
+    else:
+        binding_stage = min(range(pp), key=lambda s: (stage_sequences[s], stage_bills[s].headroom_bytes))
+        worst_bill = min(stage_bills, key=lambda bill: bill.headroom_bytes)
     binding_inputs, binding = stage_results[binding_stage]
-    worst_bill = min(stage_bills, key=lambda bill: bill.headroom_bytes)
 
     for inputs, budget in stage_results:
         if budget.kv_pool_bytes <= 0:
@@ -490,7 +497,8 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
             )
             break
     if traits.allocation is Allocation.PREALLOCATED and effective_len:
-        one_fits = min(sequences_fitting(i, b, effective_len) for i, b in stage_results)
+        one_fits = min(stage_sequences if effective_len == tokens
+                       else [sequences_fitting(i, b, effective_len) for i, b in stage_results])
         if one_fits < 1 and binding.kv_pool_bytes > 0:
             one_sequence = _sequence_bytes(binding_inputs.kv, traits, effective_len, batched)
             fitting_len = _longest_fitting(binding_inputs, binding, traits, batched, effective_len)
@@ -557,7 +565,9 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
     )
     max_concurrency = None
     if request.max_model_len:
-        max_concurrency = round(min(sequences_fitting(i, b, request.max_model_len) for i, b in stage_results), 2)
+        max_concurrency = round(min(
+            stage_sequences if request.max_model_len == tokens
+            else [sequences_fitting(i, b, request.max_model_len) for i, b in stage_results]), 2)
 
     parameters, active, active_compute = _parameter_counts(arch)
     mtp = mtp_parameter_count(arch)
