@@ -1,0 +1,641 @@
+"""Serving simulator: a discrete-event simulation of continuous batching on each replica (DESIGN §9).
+
+The scheduler is vLLM V1's, in outline: every step has a token budget (`max_num_batched_tokens`); sequences that are
+decoding take one token each first, then partly prefilled prompts continue, then waiting requests are admitted in
+arrival order (first come, first served, no overtaking) while the budget, `max_num_seqs` and the KV cache allow;
+prompts longer than the remaining budget are prefilled in chunks. KV memory is paged: a request holds its own tokens,
+a shared prefix is held once per replica once computed (prefix caching), and each running request wastes half a block
+on average (`block_size` / 2 tokens). When a step's decodes need more KV than is free, the most recently admitted
+request is preempted (its KV freed; it is recomputed later, prompt and generated tokens together), as vLLM's default
+recompute mode does. Waiting beyond `max_queue` requests per replica, a new request is rejected.
+
+Steps where nothing but decoding happens are taken in bulk up to the next event (an arrival, a completion, the KV
+cache filling up), with their durations computed as a vector: that is what makes 100,000 requests cheap.
+
+Replicas sit behind a round-robin load balancer: request i goes to replica i mod R (closed loops give each replica
+its share of the clients). Per request the result holds TTFT, TPOT, E2E; over the run the ITL distribution (token
+weighted), throughputs over the measurement window, goodput under SLOs, the KV usage, running and waiting counts over
+time, and the share of time the KV demand (running requests' KV plus the prompts waiting for it) exceeds the cache:
+`kv_overflow_probability`, the figure the memory commitment quotes.
+
+Deterministic: the only randomness is in `workload_sample`'s seed.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import deque
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+import numpy as np
+
+from sizing.estimator.errors import SizingError, SizingErrorCode
+from sizing.estimator.perf import StepModel, prefill_pairs
+from sizing.estimator.workload import SampledRequests
+
+PERCENTILES = (50, 90, 95, 99)
+MIN_SAMPLES = {99: 100, 95: 20, 90: 10, 50: 1}  # below this many samples the percentile is reported as insufficient
+
+WAITING, PREFILL, DECODE, DONE, REJECTED, FAILED = range(6)
+
+
+class LoadKind(StrEnum):
+    RATE = "rate"  # open loop: requests arrive at the profile's arrival process, at a rate
+    CONCURRENCY = "concurrency"  # closed loop: C clients each send the next request when the last one ends
+    OFFLINE = "offline"  # every request arrives at time 0 (maximum-throughput runs)
+
+
+def _invalid(field_name: str, message: str) -> SizingError:
+    return SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message,
+                       extra={"fields": {field_name: [message]}})
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServingConfig:
+    """One replica's scheduler limits and KV cache, and how many replicas there are."""
+
+    kv_capacity_tokens: int  # per replica, from the memory estimate
+    max_num_seqs: int = 256
+    max_num_batched_tokens: int = 8192
+    block_size: int = 16
+    replicas: int = 1
+    max_queue: int | None = None  # waiting requests per replica before rejecting; None: 4 × max_num_seqs
+    chunked_prefill: bool = True
+    prefix_caching: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("kv_capacity_tokens", "max_num_seqs", "max_num_batched_tokens", "block_size", "replicas"):
+            if getattr(self, name) < 1:
+                raise _invalid(name, f"{name} must be ≥ 1")
+        if self.max_queue is not None and self.max_queue < 0:
+            raise _invalid("max_queue", "max_queue must be ≥ 0")
+
+    @property
+    def queue_limit(self) -> int:
+        return self.max_queue if self.max_queue is not None else 4 * self.max_num_seqs
+
+
+@dataclass(frozen=True, kw_only=True)
+class Slo:
+    """Service-level objectives a request must meet to count in goodput (each optional), in seconds."""
+
+    ttft_s: float | None = None
+    tpot_s: float | None = None
+    e2e_s: float | None = None
+    percentile: int = 95  # the percentile SLO searches hold to (e.g. TTFT P95 ≤ 2 s)
+
+    def met(self, ttft: np.ndarray, tpot: np.ndarray, e2e: np.ndarray) -> np.ndarray:
+        ok = np.ones(len(ttft), dtype=bool)
+        if self.ttft_s is not None:
+            ok &= ttft <= self.ttft_s
+        if self.tpot_s is not None:
+            ok &= np.nan_to_num(tpot, nan=0.0) <= self.tpot_s
+        if self.e2e_s is not None:
+            ok &= e2e <= self.e2e_s
+        return ok
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"ttft_s": self.ttft_s, "tpot_s": self.tpot_s, "e2e_s": self.e2e_s, "percentile": self.percentile}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Distribution:
+    """Mean and percentiles of a latency, in milliseconds; a percentile is None when n is too small for it."""
+
+    n: int
+    mean: float | None
+    p50: float | None
+    p90: float | None
+    p95: float | None
+    p99: float | None
+    max: float | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"n": self.n, "mean": self.mean, "p50": self.p50, "p90": self.p90, "p95": self.p95, "p99": self.p99,
+                "max": self.max}
+
+    def at(self, percentile: int) -> float | None:
+        return getattr(self, f"p{percentile}")
+
+
+def _distribution_ms(values_s: np.ndarray, weights: np.ndarray | None = None) -> Distribution:
+    values = np.asarray(values_s, dtype=np.float64)
+    keep = ~np.isnan(values)
+    values = values[keep]
+    n = len(values)
+    if not n:
+        return Distribution(n=0, mean=None, p50=None, p90=None, p95=None, p99=None, max=None)
+    ms = values * 1000
+    if weights is None:
+        quantiles = np.percentile(ms, PERCENTILES)  # linear interpolation between closest ranks
+        mean = float(ms.mean())
+        count = n
+    else:
+        w = np.asarray(weights, dtype=np.float64)[keep]
+        order = np.argsort(ms)
+        ms, w = ms[order], w[order]
+        cumulative = np.cumsum(w)
+        total = cumulative[-1]
+        quantiles = [float(ms[min(len(ms) - 1, np.searchsorted(cumulative, total * q / 100))]) for q in PERCENTILES]
+        mean = float((ms * w).sum() / total)
+        count = int(total)
+    values_by = dict(zip(PERCENTILES, (float(q) for q in quantiles), strict=True))
+    return Distribution(
+        n=count, mean=mean, max=float(ms.max()),
+        **{f"p{q}": (values_by[q] if count >= MIN_SAMPLES[q] else None) for q in PERCENTILES},
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class SimulationResult:
+    load: LoadKind
+    offered: float | None  # requests per second (rate), clients (concurrency), None (offline)
+    requests: int
+    completed: int
+    rejected: int  # the queue was full on arrival
+    failed: int  # one request needs more KV than the replica's whole cache
+    preempted: int  # preemption events (a request can be preempted more than once)
+    duration_s: float  # first arrival to last completion
+    window_s: float  # the measurement window throughputs are computed over
+    ttft: Distribution
+    tpot: Distribution
+    itl: Distribution  # token-weighted step gaps seen by decoding sequences
+    e2e: Distribution
+    output_tokens_per_s: float
+    input_tokens_per_s: float
+    requests_per_s: float
+    goodput_requests_per_s: float | None
+    slo_attainment: float | None  # share of requests (rejected ones included) meeting every SLO
+    slo: Slo | None
+    kv_overflow_probability: float  # share of time the KV demand exceeds the cache
+    kv_peak_fraction: float
+    max_running: int
+    max_waiting: int
+    kv_capacity_tokens: int
+    timeline: dict[str, list[float]]  # t_s, kv_used_fraction, running, waiting (downsampled)
+    histograms: dict[str, dict[str, list[float]]]  # ttft_ms, itl_ms: edges and counts
+    per_class: dict[str, dict[str, Any]]
+    per_request: dict[str, np.ndarray] = field(repr=False, compare=False)  # ttft_s, tpot_s, e2e_s, status
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON form (the CLI contract's keys plus everything the UI charts)."""
+        return {
+            "load": self.load.value, "offered": self.offered,
+            "requests": self.requests, "completed": self.completed, "rejected": self.rejected,
+            "failed": self.failed, "preempted": self.preempted,
+            "duration_s": self.duration_s, "window_s": self.window_s,
+            "ttft_ms": self.ttft.as_dict(), "tpot_ms": self.tpot.as_dict(), "itl_ms": self.itl.as_dict(),
+            "e2e_ms": self.e2e.as_dict(),
+            "output_tokens_per_s": self.output_tokens_per_s, "input_tokens_per_s": self.input_tokens_per_s,
+            "requests_per_s": self.requests_per_s, "goodput_requests_per_s": self.goodput_requests_per_s,
+            "slo_attainment": self.slo_attainment, "slo": self.slo.as_dict() if self.slo else None,
+            "kv_overflow_probability": self.kv_overflow_probability, "kv_peak_fraction": self.kv_peak_fraction,
+            "max_running": self.max_running, "max_waiting": self.max_waiting,
+            "kv_capacity_tokens": self.kv_capacity_tokens,
+            "timeline": self.timeline, "histograms": self.histograms, "per_class": self.per_class,
+            "percentile_method": "linear interpolation between closest ranks (ITL: token-weighted nearest rank)",
+        }
+
+
+@dataclass
+class _ReplicaRun:
+    """What one replica's simulation produced, before the replicas are merged."""
+
+    index: np.ndarray  # request indices (into SampledRequests)
+    arrival: np.ndarray
+    first: np.ndarray
+    finish: np.ndarray
+    status: np.ndarray
+    preempted: int
+    itl_durations: list[np.ndarray]
+    itl_weights: list[np.ndarray]
+    timeline: list[tuple[float, float, int, int]]  # (t, kv_used_tokens, running, waiting)
+    tokens_timeline: list[tuple[float, float]]  # (t, cumulative output tokens)
+    overflow_s: float
+    busy_s: float
+    kv_peak: float
+    max_running: int
+    max_waiting: int
+
+
+def _simulate_replica(model: StepModel, config: ServingConfig, *, index: np.ndarray, arrival: np.ndarray,
+                      prompt: np.ndarray, output: np.ndarray, prefix: np.ndarray, clients: int | None,
+                      bounded_queue: bool) -> _ReplicaRun:
+    """Simulate one replica. `clients` set: a closed loop (arrival times are ignored). An unbounded queue for
+    offline runs and closed loops (their queue is the backlog by design, or at most the clients)."""
+    n = len(index)
+    capacity = config.kv_capacity_tokens
+    half_block = config.block_size / 2  # expected padding of a request's last block
+    max_seqs = config.max_num_seqs
+    budget_limit = max(config.max_num_batched_tokens, 1)
+    queue_limit = config.queue_limit if bounded_queue else n
+
+    prompt_l = prompt.tolist()
+    out_l = output.tolist()
+    prefix_l = prefix.tolist() if config.prefix_caching else [0] * n
+    arr = arrival.tolist()
+    state = [WAITING] * n
+    need = prompt_l[:]  # tokens to hold after prefill (prompt, plus generated tokens after a preemption)
+    computed = [0] * n  # tokens of `need` already in the KV cache
+    shared = [0] * n  # of those, tokens of a cached shared prefix (held once per replica, not per request)
+    gen = [0] * n
+    base_step = [0] * n
+    version = [0] * n
+    first = [math.nan] * n
+    finish = [math.nan] * n
+    arrived_at = [math.nan] * n
+    cached_prefixes: set[int] = set()
+    prefix_tokens_held = 0
+
+    pending: deque[tuple[float, int]] = deque()
+    if clients is None:
+        pending.extend(zip(arr, range(n), strict=True))
+        next_request = n
+    else:
+        start = min(clients, n)
+        pending.extend((0.0, i) for i in range(start))
+        next_request = start
+
+    waiting: deque[int] = deque()
+    waiting_tokens = 0
+    running: list[int] = []  # admission order (preemption takes the last)
+    prefilling: list[int] = []
+    finish_heap: list[tuple[int, int, int]] = []  # (finish step, request, version)
+    dec_n = 0
+    dec_ctx = 0.0  # Σ KV tokens (incl. shared prefix) of decoding requests, after the last step
+    kv_own = 0.0  # Σ KV tokens requests hold themselves (shared prefixes excluded)
+    t = 0.0
+    step = 0
+    preempted = 0
+    out_tokens = 0.0
+    itl_durations: list[np.ndarray] = []
+    itl_weights: list[np.ndarray] = []
+    timeline: list[tuple[float, float, int, int]] = []
+    tokens_timeline: list[tuple[float, float]] = [(0.0, 0.0)]
+    overflow_s = busy_s = 0.0
+    kv_peak = 0.0
+    max_running = max_waiting = 0
+    done_count = 0
+
+    def used() -> float:
+        return kv_own + prefix_tokens_held + half_block * len(running)
+
+    def release(i: int, status: int, when: float) -> None:
+        """End request i; a closed loop's client sends its next request at once."""
+        nonlocal next_request, done_count
+        state[i] = status
+        finish[i] = when
+        done_count += 1
+        if clients is not None and next_request < n:
+            pending.append((when, next_request))
+            next_request += 1
+
+    def enqueue_arrivals() -> None:
+        nonlocal waiting_tokens, max_waiting
+        while pending and pending[0][0] <= t:
+            when, i = pending.popleft()
+            arrived_at[i] = when
+            if len(waiting) >= queue_limit:
+                release(i, REJECTED, when)
+                continue
+            waiting.append(i)
+            waiting_tokens += need[i]
+        max_waiting = max(max_waiting, len(waiting))
+
+    def drop(i: int, *, requeue: bool) -> None:
+        """Take running request i off the replica, freeing its KV: back to the queue's head (a preemption,
+        recomputed later with its generated tokens) or failed (it cannot fit even alone)."""
+        nonlocal dec_n, dec_ctx, kv_own, waiting_tokens
+        if state[i] == DECODE:
+            held = need[i] + (step - base_step[i])
+            dec_n -= 1
+            dec_ctx -= held
+            version[i] += 1
+        else:
+            held = computed[i]
+            prefilling.remove(i)
+        running.remove(i)
+        kv_own -= held - shared[i]
+        computed[i] = 0
+        shared[i] = 0
+        if requeue:
+            state[i] = WAITING
+            need[i] = prompt_l[i] + gen[i]
+            waiting.appendleft(i)
+            waiting_tokens += need[i]
+        else:
+            release(i, FAILED, t)
+
+    while done_count < n:
+        enqueue_arrivals()
+        if not running and not waiting:
+            if not pending:
+                break
+            t = max(t, pending[0][0])
+            continue
+
+        # 1. decodes: each needs one more KV token; preempt the latest admitted while they do not fit
+        preempted_now = False
+        while dec_n and used() + dec_n > capacity:
+            if len(running) > 1:
+                drop(running[-1], requeue=True)
+                preempted += 1
+                preempted_now = True
+            else:
+                drop(running[0], requeue=False)  # alone and still too long for the cache
+        budget = budget_limit - dec_n
+
+        # 2. partly prefilled prompts, then 3. waiting requests, first come first served
+        chunks: list[tuple[int, int]] = []
+        prefill_total = 0
+        pairs = 0.0
+        offsets = 0.0
+        free = capacity - used() - dec_n
+        for i in prefilling:
+            if budget <= 0:
+                break
+            remaining = need[i] - computed[i]
+            size = min(remaining, budget) if config.chunked_prefill else (remaining if remaining <= budget else 0)
+            size = int(min(size, max(0.0, free)))
+            if size <= 0:
+                break
+            chunks.append((i, size))
+            budget -= size
+            free -= size
+            prefill_total += size
+            pairs += prefill_pairs(size, computed[i])
+            offsets += computed[i]
+        # (vLLM V1 admits no new request in a step that had to preempt)
+        while waiting and budget > 0 and len(running) < max_seqs and not preempted_now:
+            i = waiting[0]
+            hit = prefix_l[i] if (prefix_l[i] and prefix_l[i] in cached_prefixes and need[i] > prefix_l[i]) else 0
+            if need[i] - hit + half_block > capacity - prefix_tokens_held:
+                waiting.popleft()  # more KV than the whole cache: it can never run here
+                waiting_tokens -= need[i]
+                release(i, FAILED, t)
+                continue
+            remaining = need[i] - hit
+            size = min(remaining, budget) if config.chunked_prefill else (remaining if remaining <= budget else 0)
+            size = int(min(size, max(0.0, free - half_block)))
+            if size <= 0:
+                break  # head of line: the next request waits for KV or budget
+            waiting.popleft()
+            waiting_tokens -= need[i]
+            state[i] = PREFILL
+            computed[i] = hit
+            shared[i] = hit
+            running.append(i)
+            prefilling.append(i)
+            chunks.append((i, size))
+            budget -= size
+            free -= size + half_block
+            prefill_total += size
+            pairs += prefill_pairs(size, hit)
+            offsets += hit
+
+        if not dec_n and not chunks:
+            if prefilling:
+                # prompts stuck half-way with the cache full: free the latest (or fail a lone one)
+                if len(running) > 1:
+                    drop(running[-1], requeue=True)
+                    preempted += 1
+                else:
+                    drop(running[0], requeue=False)
+                continue
+            if pending:
+                t = max(t, pending[0][0])
+                continue
+            if waiting:  # an empty replica cannot take the head of the queue: nothing else will free memory
+                i = waiting.popleft()
+                waiting_tokens -= need[i]
+                release(i, FAILED, t)
+                continue
+            break
+
+        demand = used() + waiting_tokens
+        if not chunks:
+            # 4a. decode only: nothing can be admitted until a completion (or an arrival when the queue is
+            # empty), so take the steps in bulk up to that event
+            while finish_heap and version[finish_heap[0][1]] != finish_heap[0][2]:
+                heapq.heappop(finish_heap)
+            steps = finish_heap[0][0] - step if finish_heap else 1
+            steps = max(1, min(steps, int((capacity - used()) // dec_n), 200_000))
+            durations = model.decode_steps_s(decode=dec_n, context_tokens=dec_ctx + dec_n, steps=steps)
+            ends = np.cumsum(durations)
+            if pending and not waiting:
+                gap = pending[0][0] - t
+                steps = min(steps, 1 + int(np.searchsorted(ends[:-1], gap, side="left")) if gap > 0 else 1)
+            elapsed = float(ends[steps - 1])
+            itl_durations.append(durations[:steps])
+            itl_weights.append(np.full(steps, float(dec_n)))
+            if demand > capacity:
+                overflow_s += elapsed
+            busy_s += elapsed
+            t += elapsed
+            step += steps
+            dec_ctx += dec_n * steps
+            kv_own += dec_n * steps
+            out_tokens += dec_n * steps
+        else:
+            # 4b. one step with prefill (and decodes)
+            duration = model.step_s(decode=dec_n, context_tokens=dec_ctx + dec_n, prefill=prefill_total,
+                                    prefill_pairs=pairs, prefill_context_tokens=offsets)
+            if dec_n:
+                itl_durations.append(np.array([duration]))
+                itl_weights.append(np.array([float(dec_n)]))
+            if demand > capacity:
+                overflow_s += duration
+            busy_s += duration
+            t += duration
+            step += 1
+            dec_ctx += dec_n
+            kv_own += dec_n
+            out_tokens += dec_n
+            for i, size in chunks:
+                computed[i] += size
+                kv_own += size
+                if computed[i] < need[i]:
+                    continue
+                prefilling.remove(i)
+                if prefix_l[i] and prefix_l[i] not in cached_prefixes and need[i] > prefix_l[i] and not shared[i]:
+                    cached_prefixes.add(prefix_l[i])  # held once per replica from now on
+                    prefix_tokens_held += prefix_l[i]
+                    kv_own -= prefix_l[i]
+                    shared[i] = prefix_l[i]
+                gen[i] += 1
+                out_tokens += 1
+                if math.isnan(first[i]):
+                    first[i] = t
+                if gen[i] >= out_l[i]:
+                    running.remove(i)
+                    kv_own -= need[i] - shared[i]
+                    release(i, DONE, t)
+                    continue
+                state[i] = DECODE
+                base_step[i] = step
+                dec_n += 1
+                dec_ctx += need[i]
+                heapq.heappush(finish_heap, (step + out_l[i] - gen[i], i, version[i]))
+
+        # completions: a request decoding since step s with g tokens finishes after step s + (out - g)
+        while finish_heap and finish_heap[0][0] <= step:
+            finish_step, i, ver = heapq.heappop(finish_heap)
+            if version[i] != ver or state[i] != DECODE:
+                continue
+            held = need[i] + (finish_step - base_step[i])
+            gen[i] = out_l[i]
+            dec_n -= 1
+            dec_ctx -= held
+            kv_own -= held - shared[i]
+            running.remove(i)
+            release(i, DONE, t)
+        now_used = used()
+        kv_peak = max(kv_peak, now_used)
+        max_running = max(max_running, len(running))
+        timeline.append((t, now_used, len(running), len(waiting)))
+        tokens_timeline.append((t, out_tokens))
+
+    status = np.array(state, dtype=np.int64)
+    return _ReplicaRun(index=index, arrival=np.array(arrived_at), first=np.array(first), finish=np.array(finish),
+                       status=status, preempted=preempted, itl_durations=itl_durations, itl_weights=itl_weights,
+                       timeline=timeline, tokens_timeline=tokens_timeline, overflow_s=overflow_s, busy_s=busy_s,
+                       kv_peak=kv_peak, max_running=max_running, max_waiting=max_waiting)
+
+
+def _histogram_ms(values_s: np.ndarray, weights: np.ndarray | None = None, bins: int = 40) -> dict[str, list[float]]:
+    values = np.asarray(values_s, dtype=np.float64) * 1000
+    keep = ~np.isnan(values)
+    if not keep.any():
+        return {"edges": [], "counts": []}
+    counts, edges = np.histogram(values[keep], bins=bins, weights=None if weights is None else weights[keep])
+    return {"edges": edges.tolist(), "counts": counts.astype(float).tolist()}
+
+
+def _downsample(timeline: list[tuple[float, float, int, int]], capacity: float, points: int) -> dict[str, list]:
+    if not timeline:
+        return {"t_s": [], "kv_used_fraction": [], "running": [], "waiting": []}
+    data = np.array(timeline, dtype=np.float64)
+    if len(data) > points:
+        # keep each bucket's maximum so peaks survive the thinning
+        buckets = np.array_split(np.arange(len(data)), points)
+        data = np.array([[data[b[-1], 0], *data[b, 1:].max(axis=0)] for b in buckets if len(b)])
+    return {"t_s": data[:, 0].round(4).tolist(), "kv_used_fraction": (data[:, 1] / capacity).round(4).tolist(),
+            "running": data[:, 2].astype(int).tolist(), "waiting": data[:, 3].astype(int).tolist()}
+
+
+def simulate(*, model: StepModel, config: ServingConfig, requests: SampledRequests, load: LoadKind,
+             concurrency: int | None = None, rate_per_s: float | None = None, slo: Slo | None = None,
+             timeline_points: int = 300) -> SimulationResult:
+    """Run the requests through `config.replicas` replicas and measure them (see the module docstring).
+
+    `load` says how `requests.arrival_s` is meant: RATE and OFFLINE use it as is (OFFLINE samples carry zeros);
+    CONCURRENCY ignores it and runs a closed loop of `concurrency` clients. `rate_per_s` is only reported.
+    """
+    total = len(requests)
+    if total < 1:
+        raise _invalid("requests", "the number of requests must be ≥ 1")
+    if load is LoadKind.CONCURRENCY and (concurrency is None or concurrency < 1):
+        raise _invalid("concurrency", "a closed loop needs concurrency ≥ 1")
+    replicas = config.replicas
+    runs: list[_ReplicaRun] = []
+    for replica in range(replicas):
+        members = np.arange(replica, total, replicas)
+        if not len(members):
+            continue
+        clients = None
+        if load is LoadKind.CONCURRENCY and concurrency is not None:
+            clients = concurrency // replicas + (1 if replica < concurrency % replicas else 0)
+            if clients == 0:
+                continue
+        runs.append(_simulate_replica(
+            model, config, index=members, arrival=requests.arrival_s[members],
+            prompt=requests.input_tokens[members], output=requests.output_tokens[members],
+            prefix=requests.prefix_tokens[members], clients=clients, bounded_queue=load is LoadKind.RATE))
+    if load is LoadKind.CONCURRENCY:  # replicas without a client ran nothing: their requests were never sent
+        served = np.concatenate([r.index for r in runs])
+    else:
+        served = np.arange(total)
+    order = np.concatenate([r.index for r in runs])
+    arrival = np.concatenate([r.arrival for r in runs])
+    first = np.concatenate([r.first for r in runs])
+    finish = np.concatenate([r.finish for r in runs])
+    status = np.concatenate([r.status for r in runs])
+    outputs = requests.output_tokens[order].astype(np.float64)
+    inputs = requests.input_tokens[order].astype(np.float64)
+    ok = status == DONE
+    ttft = np.where(ok, first - arrival, np.nan)
+    e2e = np.where(ok, finish - arrival, np.nan)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tpot = np.where(ok & (outputs > 1), (finish - first) / (outputs - 1), np.nan)
+    itl_d = np.concatenate([d for r in runs for d in r.itl_durations]) if any(r.itl_durations for r in runs) \
+        else np.array([])
+    itl_w = np.concatenate([w for r in runs for w in r.itl_weights]) if any(r.itl_weights for r in runs) \
+        else np.array([])
+
+    start = float(np.nanmin(arrival)) if len(arrival) else 0.0
+    end = float(np.nanmax(finish)) if len(finish) else 0.0
+    duration = max(0.0, end - start)
+    if load is LoadKind.RATE and total > 1:
+        # steady state: from the first to the last arrival (the drain after it is not the offered load)
+        window_start, window_end = start, float(np.nanmax(arrival))
+        if window_end - window_start <= 0:
+            window_start, window_end = start, end
+    else:
+        window_start, window_end = start, end
+    window = max(window_end - window_start, 1e-9)
+
+    def in_window(timeline: list[tuple[float, float]]) -> float:
+        times = np.array([p[0] for p in timeline])
+        tokens = np.array([p[1] for p in timeline])
+        return float(np.interp(window_end, times, tokens) - np.interp(window_start, times, tokens))
+
+    generated = sum(in_window(r.tokens_timeline) for r in runs)
+    completed_in_window = ok & (finish >= window_start) & (finish <= window_end)
+    requests_per_s = float(completed_in_window.sum() / window)
+    input_per_s = float(inputs[completed_in_window].sum() / window)
+    goodput = attainment = None
+    if slo is not None:
+        met = ok & slo.met(np.nan_to_num(ttft, nan=np.inf), tpot, np.nan_to_num(e2e, nan=np.inf))
+        goodput = float((met & completed_in_window).sum() / window)
+        attainment = float(met.sum() / len(met)) if len(met) else None
+    busy = sum(r.busy_s for r in runs)
+    overflow = sum(r.overflow_s for r in runs) / busy if busy else 0.0
+    capacity = float(config.kv_capacity_tokens)
+    timeline = max(runs, key=lambda r: r.kv_peak).timeline if runs else []
+    per_class: dict[str, dict[str, Any]] = {}
+    class_of = requests.class_index[order]
+    for index, name in enumerate(requests.class_names):
+        members = class_of == index
+        if not members.any():
+            continue
+        per_class[name] = {
+            "requests": int(members.sum()), "completed": int((ok & members).sum()),
+            "rejected": int((status[members] == REJECTED).sum()),
+            "ttft_ms": _distribution_ms(ttft[members]).as_dict(),
+            "tpot_ms": _distribution_ms(tpot[members]).as_dict(),
+            "e2e_ms": _distribution_ms(e2e[members]).as_dict(),
+        }
+    return SimulationResult(
+        load=load, offered=rate_per_s if load is LoadKind.RATE else (concurrency if load is LoadKind.CONCURRENCY
+                                                                     else None),
+        requests=len(served), completed=int(ok.sum()), rejected=int((status == REJECTED).sum()),
+        failed=int((status == FAILED).sum()), preempted=sum(r.preempted for r in runs),
+        duration_s=duration, window_s=window,
+        ttft=_distribution_ms(ttft), tpot=_distribution_ms(tpot), itl=_distribution_ms(itl_d, itl_w),
+        e2e=_distribution_ms(e2e),
+        output_tokens_per_s=generated / window, input_tokens_per_s=input_per_s, requests_per_s=requests_per_s,
+        goodput_requests_per_s=goodput, slo_attainment=attainment, slo=slo,
+        kv_overflow_probability=float(overflow),
+        kv_peak_fraction=float(max((r.kv_peak for r in runs), default=0.0) / capacity),
+        max_running=max((r.max_running for r in runs), default=0),
+        max_waiting=max((r.max_waiting for r in runs), default=0),
+        kv_capacity_tokens=config.kv_capacity_tokens,
+        timeline=_downsample(timeline, capacity, timeline_points),
+        histograms={"ttft_ms": _histogram_ms(ttft), "itl_ms": _histogram_ms(itl_d, itl_w),
+                    "e2e_ms": _histogram_ms(e2e)},
+        per_class=per_class,
+        per_request={"ttft_s": ttft, "tpot_s": tpot, "e2e_s": e2e, "status": status, "index": order},
+    )
