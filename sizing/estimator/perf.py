@@ -49,11 +49,10 @@ from sizing.estimator.layers import AttentionKind, MlpKind
 from sizing.estimator.tensors import (
     Role,
     active_parameter_count,
-    parameter_count,
     pipeline_stage_layers,
     tensor_inventory,
 )
-from sizing.estimator.weights import resolve_weight_format, weight_bytes_per_rank
+from sizing.estimator.weights import resolve_weight_format, weight_bytes_per_rank_by_role
 
 ACTIVATION_BYTES = DType.BF16.bits // 8  # all-reduced hidden states travel in 16 bits
 
@@ -121,9 +120,11 @@ class StepModel:
     efficiencies: Efficiencies
     dense_read_bytes: float  # weights read every step by one GPU, all stages together (no routed experts)
     expert_bytes: float  # one GPU's share of one routed expert, summed over the MoE layers
-    experts: int  # routed experts per MoE layer (0: dense)
+    experts: int  # routed experts per MoE layer this GPU holds (all of them without expert parallelism; 0: dense)
+    experts_routed: int  # routed experts per MoE layer in the model
     experts_per_token: int
-    matmul_flops_per_token: float  # 2 × active parameters (without the input-embedding lookup)
+    matmul_flops_per_token: float  # 2 × active parameters of the decoder layers (no input table, no output head)
+    head_flops_per_token: float  # 2 × vocabulary × hidden: logits, computed only for tokens that are sampled
     attention_flops_per_pair: float  # per (query token, context token), full-attention layers, whole model
     sliding_flops_per_pair: float  # the same for sliding-window layers (context capped at the window)
     window: int  # the sliding window (0: none)
@@ -134,7 +135,7 @@ class StepModel:
     def _weights_read(self, tokens: float) -> float:
         if not self.experts:
             return self.dense_read_bytes
-        touched = self.experts * (1 - (1 - self.experts_per_token / self.experts) ** tokens)
+        touched = self.experts * (1 - (1 - self.experts_per_token / self.experts_routed) ** tokens)
         return self.dense_read_bytes + self.expert_bytes * touched
 
     def _comm_s(self, tokens: float) -> float:
@@ -146,13 +147,14 @@ class StepModel:
         return 2 * self.layers * per_all_reduce  # two all-reduces per layer: after attention and after the MLP
 
     def step_s(self, *, decode: int = 0, context_tokens: float = 0.0, prefill: int = 0,
-               prefill_pairs: float = 0.0, prefill_context_tokens: float = 0.0) -> float:
+               prefill_pairs: float = 0.0, prefill_context_tokens: float = 0.0,
+               prefill_sequences: int | None = None) -> float:
         """Seconds for one step.
 
         decode: sequences decoding one token; context_tokens: the sum of their context lengths;
         prefill: prompt tokens processed; prefill_pairs: Σ over prefill tokens of the context each attends to
         (a chunk of T tokens after o cached ones: T × (o + (T + 1) / 2)); prefill_context_tokens: cached tokens
-        the chunks read (Σ o).
+        the chunks read (Σ o); prefill_sequences: prompts in the step (logits for their last token; default 1).
         """
         tokens = decode + prefill
         if tokens <= 0:
@@ -160,13 +162,14 @@ class StepModel:
         e = self.efficiencies
         pairs = context_tokens + prefill_pairs
         sliding_pairs = pairs if not self.window else min(pairs, tokens * self.window)
-        flops = (self.matmul_flops_per_token * tokens + self.attention_flops_per_pair * pairs
-                 + self.sliding_flops_per_pair * sliding_pairs) / self.tp
+        prompts = (1 if prefill else 0) if prefill_sequences is None else prefill_sequences
+        flops = (self.matmul_flops_per_token * tokens + self.head_flops_per_token * (decode + prompts)
+                 + self.attention_flops_per_pair * pairs + self.sliding_flops_per_pair * sliding_pairs) / self.tp
         compute = flops / (self.flops_per_s * e.mfu)
         read = self._weights_read(tokens) + self.kv_bytes_per_token * (context_tokens + prefill_context_tokens
                                                                         + prefill)
         memory = read / (self.bandwidth_bytes_per_s * e.bandwidth)
-        sequences = decode + (1 if prefill else 0)
+        sequences = decode + prompts
         return max(compute, memory) + self._comm_s(tokens) + e.step_overhead_s + e.sequence_overhead_s * sequences
 
     def decode_steps_s(self, *, decode: int, context_tokens: float, steps: int) -> np.ndarray:
@@ -175,8 +178,8 @@ class StepModel:
         e = self.efficiencies
         context = context_tokens + decode * np.arange(steps, dtype=np.float64)
         sliding = np.minimum(context, decode * self.window) if self.window else context
-        flops = (self.matmul_flops_per_token * decode + self.attention_flops_per_pair * context
-                 + self.sliding_flops_per_pair * sliding) / self.tp
+        flops = ((self.matmul_flops_per_token + self.head_flops_per_token) * decode
+                 + self.attention_flops_per_pair * context + self.sliding_flops_per_pair * sliding) / self.tp
         compute = flops / (self.flops_per_s * e.mfu)
         memory = (self._weights_read(decode) + self.kv_bytes_per_token * context) / (
             self.bandwidth_bytes_per_s * e.bandwidth)
@@ -240,18 +243,17 @@ def step_model(*, arch: Architecture, gpu: GpuSpec, weights: str, kv_dtype: str,
     fmt = resolve_weight_format(arch, weights)
     dtype_key = compute_dtype(gpu, weight_slug=fmt.slug, model_dtype=arch.dtype)
     inventory = tensor_inventory(arch)
-    total_parameters = parameter_count(inventory)
-    per_stage = weight_bytes_per_rank(arch, fmt, tp=tp, pp=pp, ep=ep)
-    gpu_bytes = float(sum(per_stage))  # a step passes through every stage
-    expert_parameters = sum(t.elements * t.per_model * t.copies for t in inventory if t.role is Role.EXPERT)
-    lookup_parameters = 0
-    if any(t.role is Role.LM_HEAD for t in inventory):  # untied: the input table is only looked up
-        lookup_parameters = sum(t.elements * t.per_model for t in inventory if t.role is Role.EMBEDDING)
-    per_parameter = gpu_bytes / total_parameters if total_parameters else 0.0
+    by_role = weight_bytes_per_rank_by_role(arch, fmt, tp=tp, ep=ep)
+    gpu_bytes = float(sum(by_role.values()))  # a step passes through every stage
+    expert_total = float(by_role.get(Role.EXPERT, 0))
+    # untied: the input table is only looked up (one row per token), not read whole
+    lookup = float(by_role.get(Role.EMBEDDING, 0)) if Role.LM_HEAD in by_role else 0.0
     moe = next((layer.mlp for layer in arch.layers if layer.mlp.kind is MlpKind.MOE), None)
-    experts = moe.num_experts if moe else 0
-    expert_bytes = per_parameter * expert_parameters / experts if experts else 0.0
-    dense_read = gpu_bytes - per_parameter * (expert_parameters + lookup_parameters)
+    experts_routed = moe.num_experts if moe else 0
+    experts = -(-experts_routed // ep) if ep > 1 else experts_routed  # this rank's whole experts under EP
+    expert_bytes = expert_total / experts if experts else 0.0
+    dense_read = gpu_bytes - expert_total - lookup
+    head = arch.vocab_size * arch.hidden_size  # the output projection (tied or not)
     full, sliding, window = _attention_flops(arch, range(0, arch.num_hidden_layers))
     kv_bits = resolve_kv_dtype(arch, kv_dtype).bits
     layout = kv_layout(tuple(layer.attention for layer in arch.layers), kv_bits=kv_bits, tp=tp, block_size=16)
@@ -268,8 +270,9 @@ def step_model(*, arch: Architecture, gpu: GpuSpec, weights: str, kv_dtype: str,
         link_bytes_per_s=float(link_bytes_per_s), link_latency_s=latency,
         efficiencies=efficiencies or ENGINE_EFFICIENCIES[engine],
         dense_read_bytes=max(0.0, dense_read), expert_bytes=expert_bytes, experts=experts,
-        experts_per_token=moe.experts_per_token if moe else 0,
-        matmul_flops_per_token=2.0 * active_parameter_count(inventory, input_embedding=False),  # multiply-add
+        experts_routed=experts_routed, experts_per_token=moe.experts_per_token if moe else 0,
+        matmul_flops_per_token=2.0 * (active_parameter_count(inventory, input_embedding=False) - head),  # mul-add
+        head_flops_per_token=2.0 * head,
         attention_flops_per_pair=full, sliding_flops_per_pair=sliding, window=window,
         kv_bytes_per_token=float(layout.bytes_per_token), hidden_size=arch.hidden_size,
         layers=max(stage_layers) if pp > 1 else arch.num_hidden_layers,
@@ -306,8 +309,8 @@ def roofline_batch(model: StepModel, *, context_tokens: int) -> int:
     """The batch from which decode turns compute-bound at this context (1 when it never is memory-bound)."""
     e = model.efficiencies
     for batch in (2 ** k for k in range(0, 16)):
-        flops = (model.matmul_flops_per_token * batch + (model.attention_flops_per_pair + model.sliding_flops_per_pair)
-                 * batch * context_tokens) / model.tp
+        flops = ((model.matmul_flops_per_token + model.head_flops_per_token) * batch
+                 + (model.attention_flops_per_pair + model.sliding_flops_per_pair) * batch * context_tokens) / model.tp
         compute = flops / (model.flops_per_s * e.mfu)
         memory = (model._weights_read(batch) + model.kv_bytes_per_token * batch * context_tokens) / (
             model.bandwidth_bytes_per_s * e.bandwidth)

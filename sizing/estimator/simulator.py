@@ -39,6 +39,8 @@ from sizing.estimator.workload import SampledRequests
 PERCENTILES = (50, 90, 95, 99)
 MIN_SAMPLES = {99: 100, 95: 20, 90: 10, 50: 1}  # below this many samples the percentile is reported as insufficient
 
+WARM_UP_SHARE = 0.1  # open-loop runs measure between the 10% and the 90% arrival
+
 WAITING, PREFILL, DECODE, DONE, REJECTED, FAILED = range(6)
 
 
@@ -166,7 +168,9 @@ class SimulationResult:
     e2e: Distribution
     output_tokens_per_s: float
     input_tokens_per_s: float
-    requests_per_s: float
+    requests_per_s: float  # completed in the window / window
+    arrivals_per_s: float  # realised offered rate: arrivals in the window / window (a Poisson sample varies)
+    offered_output_tokens_per_s: float  # output tokens those arrivals ask for / window
     goodput_requests_per_s: float | None
     slo_attainment: float | None  # share of requests (rejected ones included) meeting every SLO
     slo: Slo | None
@@ -190,7 +194,9 @@ class SimulationResult:
             "ttft_ms": self.ttft.as_dict(), "tpot_ms": self.tpot.as_dict(), "itl_ms": self.itl.as_dict(),
             "e2e_ms": self.e2e.as_dict(),
             "output_tokens_per_s": self.output_tokens_per_s, "input_tokens_per_s": self.input_tokens_per_s,
-            "requests_per_s": self.requests_per_s, "goodput_requests_per_s": self.goodput_requests_per_s,
+            "requests_per_s": self.requests_per_s, "arrivals_per_s": self.arrivals_per_s,
+            "offered_output_tokens_per_s": self.offered_output_tokens_per_s,
+            "goodput_requests_per_s": self.goodput_requests_per_s,
             "slo_attainment": self.slo_attainment, "slo": self.slo.as_dict() if self.slo else None,
             "kv_overflow_probability": self.kv_overflow_probability, "kv_peak_fraction": self.kv_peak_fraction,
             "max_running": self.max_running, "max_waiting": self.max_waiting,
@@ -510,7 +516,12 @@ def _histogram_ms(values_s: np.ndarray, weights: np.ndarray | None = None, bins:
     keep = ~np.isnan(values)
     if not keep.any():
         return {"edges": [], "counts": []}
-    counts, edges = np.histogram(values[keep], bins=bins, weights=None if weights is None else weights[keep])
+    kept = values[keep]
+    low, high = float(kept.min()), float(kept.max())
+    if high - low < 1e-9 * max(1.0, abs(high)):  # one value: one bin around it
+        low, high = low - 0.5, high + 0.5
+    counts, edges = np.histogram(kept, bins=bins, range=(low, high),
+                                 weights=None if weights is None else weights[keep])
     return {"edges": edges.tolist(), "counts": counts.astype(float).tolist()}
 
 
@@ -579,8 +590,11 @@ def simulate(*, model: StepModel, config: ServingConfig, requests: SampledReques
     end = float(np.nanmax(finish)) if len(finish) else 0.0
     duration = max(0.0, end - start)
     if load is LoadKind.RATE and total > 1:
-        # steady state: from the first to the last arrival (the drain after it is not the offered load)
-        window_start, window_end = start, float(np.nanmax(arrival))
+        # steady state: between the arrivals of the 10th and the 90th percentile requests (warm-up from an empty
+        # server and the drain after the last arrival are not the offered load)
+        arrived = np.sort(arrival[~np.isnan(arrival)])
+        window_start = float(arrived[int(WARM_UP_SHARE * (len(arrived) - 1))])
+        window_end = float(arrived[int((1 - WARM_UP_SHARE) * (len(arrived) - 1))])
         if window_end - window_start <= 0:
             window_start, window_end = start, end
     else:
@@ -595,6 +609,9 @@ def simulate(*, model: StepModel, config: ServingConfig, requests: SampledReques
     generated = sum(in_window(r.tokens_timeline) for r in runs)
     completed_in_window = ok & (finish >= window_start) & (finish <= window_end)
     requests_per_s = float(completed_in_window.sum() / window)
+    arrived_in_window = (arrival >= window_start) & (arrival <= window_end)
+    arrivals_per_s = float(arrived_in_window.sum() / window)
+    offered_tokens_per_s = float(outputs[arrived_in_window].sum() / window)
     input_per_s = float(inputs[completed_in_window].sum() / window)
     goodput = attainment = None
     if slo is not None:
@@ -627,6 +644,7 @@ def simulate(*, model: StepModel, config: ServingConfig, requests: SampledReques
         ttft=_distribution_ms(ttft), tpot=_distribution_ms(tpot), itl=_distribution_ms(itl_d, itl_w),
         e2e=_distribution_ms(e2e),
         output_tokens_per_s=generated / window, input_tokens_per_s=input_per_s, requests_per_s=requests_per_s,
+        arrivals_per_s=arrivals_per_s, offered_output_tokens_per_s=offered_tokens_per_s,
         goodput_requests_per_s=goodput, slo_attainment=attainment, slo=slo,
         kv_overflow_probability=float(overflow),
         kv_peak_fraction=float(max((r.kv_peak for r in runs), default=0.0) / capacity),

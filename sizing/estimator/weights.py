@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from functools import lru_cache
 
 from sizing.estimator.architecture import Architecture
 from sizing.estimator.errors import SizingError, SizingErrorCode
@@ -153,4 +154,33 @@ def weight_bytes_per_rank(arch: Architecture, fmt: WeightFormat, *, tp: int, pp:
     return tuple(per_stage)
 
 
-__all__ = ["FORMATS", "resolve_weight_format", "weight_bytes_per_rank", "weight_bytes_total"]
+@lru_cache(maxsize=1024)
+def weight_bytes_per_rank_by_role(arch: Architecture, fmt: WeightFormat, *, tp: int, ep: int = 1
+                                  ) -> dict[Role, int]:
+    """Bytes one TP rank holds for each tensor role, over all pipeline stages (what a step reads as it passes
+    through them): the performance model reads the input table as a lookup and routed experts only when routed.
+
+    A model described by its parameter count has no roles: everything is under Role.MLP.
+    """
+    if arch.parameters_override is not None:
+        return {Role.MLP: math.ceil(weight_bytes_total(arch, fmt) / tp)}
+    copy_bytes = _CopyBytes(arch, fmt)
+    by_role: dict[Role, int] = {}
+    for tensor, index in _placements(arch):
+        attention = tensor.layer.attention if tensor.layer is not None else None
+        rows, cols = tensor.rank_shape(
+            tp=tp,
+            kv_heads=attention.num_kv_heads if attention else arch.num_key_value_heads,
+            head_dim=attention.head_dim if attention else arch.head_dim,
+        )
+        copies = tensor.copies
+        if ep > 1 and tensor.copies > 1:
+            rows, cols = tensor.rows, tensor.cols
+            copies = math.ceil(tensor.copies / ep)
+        one = copy_bytes(tensor, rows, cols, layer_index=index) * copies
+        by_role[tensor.role] = by_role.get(tensor.role, 0) + one * (1 if index is not None else tensor.per_model)
+    return by_role
+
+
+__all__ = ["FORMATS", "resolve_weight_format", "weight_bytes_per_rank", "weight_bytes_per_rank_by_role",
+           "weight_bytes_total"]

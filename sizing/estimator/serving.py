@@ -1,0 +1,244 @@
+"""From a memory estimate to latency at the customer's traffic: the serving plan, load sweeps, the knee and the
+largest load that meets the SLOs.
+
+A plan joins the three parts: the memory estimate (KV capacity per replica, `max_num_seqs`,
+`max_num_batched_tokens`, replicas), the step-time model of one replica, and the simulator's configuration.
+Every simulation of a plan samples the same profile with the same seed, so two loads differ only by the load.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any
+
+from sizing.estimator.errors import SizingError, SizingErrorCode
+from sizing.estimator.memory import EstimateRequest, MemoryEstimate, estimate_memory
+from sizing.estimator.perf import Efficiencies, StepModel, step_model
+from sizing.estimator.simulator import LoadKind, ServingConfig, SimulationResult, Slo, simulate
+from sizing.estimator.workload import WorkloadProfile, workload_sample
+
+KNEE_ACHIEVED_SHARE = 0.95  # a rate sweep is saturated once it generates < 95% of the output tokens asked for
+KNEE_THROUGHPUT_SHARE = 0.9  # a concurrency sweep's knee: the first point at 90% of the best throughput
+
+
+def _invalid(field_name: str, message: str) -> SizingError:
+    return SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message,
+                       extra={"fields": {field_name: [message]}})
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServingPlan:
+    memory: MemoryEstimate
+    model: StepModel
+    config: ServingConfig
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "replicas": self.config.replicas, "tp": self.memory.tp, "pp": self.memory.pp,
+            "gpus": self.memory.gpus, "engine": self.memory.engine, "weights": self.memory.weight_format,
+            "kv_dtype": self.memory.kv_dtype, "kv_capacity_tokens_per_replica": self.config.kv_capacity_tokens,
+            "max_num_seqs": self.config.max_num_seqs, "max_num_batched_tokens": self.config.max_num_batched_tokens,
+            "block_size": self.config.block_size, "max_queue_per_replica": self.config.queue_limit,
+            "compute_dtype": self.model.compute_dtype,
+            "efficiencies": {"mfu": self.model.efficiencies.mfu, "bandwidth": self.model.efficiencies.bandwidth,
+                             "link": self.model.efficiencies.link,
+                             "step_overhead_ms": self.model.efficiencies.step_overhead_s * 1000,
+                             "sequence_overhead_us": self.model.efficiencies.sequence_overhead_s * 1e6},
+        }
+
+
+def serving_plan(request: EstimateRequest, *, efficiencies: Efficiencies | None = None, link: str | None = None,
+                 max_queue: int | None = None, memory: MemoryEstimate | None = None) -> ServingPlan:
+    """Estimate the deployment's memory and build its performance model.
+
+    Raises SizingError (CAPACITY) when the deployment has no room for the KV cache: there is nothing to simulate.
+    """
+    memory = memory or estimate_memory(replace(request, detail=False))
+    if memory.kv_capacity_tokens <= 0:
+        raise SizingError(code=SizingErrorCode.INVALID_ARGUMENT,
+                          message="the deployment leaves no memory for the KV cache: "
+                                  + "; ".join(memory.problems or ("no KV capacity",)),
+                          extra={"fields": {"gpu": ["no memory left for the KV cache"]}})
+    model = step_model(arch=request.arch, gpu=request.gpu, weights=request.weights, kv_dtype=request.kv_dtype,
+                       tp=memory.tp, pp=memory.pp, ep=memory.ep, engine=request.engine, link=link,
+                       efficiencies=efficiencies)
+    config = ServingConfig(
+        kv_capacity_tokens=memory.kv_capacity_tokens,
+        max_num_seqs=int(memory.assumptions["max_num_seqs"]),
+        max_num_batched_tokens=int(memory.assumptions["max_num_batched_tokens"]),
+        block_size=int(memory.assumptions["block_size"]),
+        replicas=memory.replicas * memory.dp,
+        max_queue=max_queue,
+        prefix_caching=request.prefix_caching,
+    )
+    return ServingPlan(memory=memory, model=model, config=config)
+
+
+def simulate_plan(plan: ServingPlan, profile: WorkloadProfile, *, load: LoadKind, rate_per_s: float | None = None,
+                  concurrency: int | None = None, requests: int = 1000, seed: int = 0, hour: int | None = None,
+                  slo: Slo | None = None) -> SimulationResult:
+    """Simulate `requests` requests of the profile (its mix at `hour`, default the busiest) at one load."""
+    if load is LoadKind.RATE and (rate_per_s is None or rate_per_s <= 0):
+        raise _invalid("rate", "an open-loop run needs a rate > 0 requests per second")
+    if load is LoadKind.CONCURRENCY and (concurrency is None or concurrency < 1):
+        raise _invalid("concurrency", "a closed-loop run needs concurrency ≥ 1")
+    sample = workload_sample(profile, rate_per_s=rate_per_s if load is LoadKind.RATE else None, requests=requests,
+                             seed=seed, hour=hour)
+    return simulate(model=plan.model, config=plan.config, requests=sample, load=load, concurrency=concurrency,
+                    rate_per_s=rate_per_s, slo=slo)
+
+
+def meets_slo(result: SimulationResult, slo: Slo) -> tuple[bool, str]:
+    """Whether a run meets the SLOs at their percentile, with no rejected or failed request; and why not."""
+    q = slo.percentile
+    if result.rejected or result.failed:
+        return False, f"{result.rejected + result.failed} of {result.requests} requests rejected or failed"
+    checks = [("TTFT", result.ttft, slo.ttft_s), ("TPOT", result.tpot, slo.tpot_s), ("E2E", result.e2e, slo.e2e_s)]
+    for name, distribution, limit in checks:
+        if limit is None:
+            continue
+        value = distribution.at(q) if distribution.at(q) is not None else distribution.max
+        if value is None:
+            continue
+        if value > limit * 1000:
+            return False, f"{name} P{q} {value / 1000:.3g} s > {limit:g} s"
+    return True, "meets every SLO"
+
+
+@dataclass(frozen=True, kw_only=True)
+class SweepPoint:
+    load: float
+    result: SimulationResult
+    meets_slo: bool | None
+    reason: str
+
+    def as_dict(self) -> dict[str, Any]:
+        r = self.result
+        return {
+            "load": self.load, "meets_slo": self.meets_slo, "reason": self.reason,
+            "output_tokens_per_s": r.output_tokens_per_s, "requests_per_s": r.requests_per_s,
+            "goodput_requests_per_s": r.goodput_requests_per_s,
+            "ttft_ms": r.ttft.as_dict(), "tpot_ms": r.tpot.as_dict(), "itl_ms": r.itl.as_dict(),
+            "e2e_ms": r.e2e.as_dict(), "rejected": r.rejected, "preempted": r.preempted,
+            "kv_overflow_probability": r.kv_overflow_probability, "kv_peak_fraction": r.kv_peak_fraction,
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class Sweep:
+    kind: LoadKind
+    points: tuple[SweepPoint, ...]
+    knee: float | None  # the load where the deployment saturates (see knee_of)
+    max_load_meeting_slo: float | None  # the largest swept load meeting the SLOs (None: none does)
+    saturation_requests_per_s: float  # the offline (all-at-once) request throughput the sweep was scaled to
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind.value, "points": [p.as_dict() for p in self.points], "knee": self.knee,
+                "max_load_meeting_slo": self.max_load_meeting_slo,
+                "saturation_requests_per_s": self.saturation_requests_per_s,
+                "knee_rule": (f"rate: the last load whose output tokens per second reach {KNEE_ACHIEVED_SHARE:.0%} "
+                              "of what the arrivals ask for (and none rejected); concurrency: the first load "
+                              f"reaching {KNEE_THROUGHPUT_SHARE:.0%} of the best output throughput")}
+
+
+def knee_of(kind: LoadKind, points: list[SweepPoint]) -> float | None:
+    """The saturation knee of a sweep (rules in `Sweep.as_dict()['knee_rule']`)."""
+    if not points:
+        return None
+    if kind is LoadKind.RATE:
+        knee = None
+        for point in sorted(points, key=lambda p: p.load):
+            result = point.result
+            if result.rejected or result.output_tokens_per_s < KNEE_ACHIEVED_SHARE * result.offered_output_tokens_per_s:
+                break
+            knee = point.load
+        return knee
+    best = max(p.result.output_tokens_per_s for p in points)
+    return next(p.load for p in sorted(points, key=lambda p: p.load)
+                if p.result.output_tokens_per_s >= KNEE_THROUGHPUT_SHARE * best)
+
+
+def saturation_rate(plan: ServingPlan, profile: WorkloadProfile, *, requests: int = 500, seed: int = 0,
+                    hour: int | None = None) -> float:
+    """Requests per second the deployment completes when every request is queued at once."""
+    result = simulate_plan(plan, profile, load=LoadKind.OFFLINE, requests=requests, seed=seed, hour=hour)
+    return result.completed / result.duration_s if result.duration_s else 0.0
+
+
+def load_sweep(plan: ServingPlan, profile: WorkloadProfile, *, kind: LoadKind = LoadKind.RATE,
+               loads: list[float] | None = None, points: int = 8, requests: int = 1000, seed: int = 0,
+               hour: int | None = None, slo: Slo | None = None) -> Sweep:
+    """Simulate the profile at increasing loads. Without `loads`, rates from 10% to 130% of the offline
+    saturation rate (or concurrencies from 1 to 1.5 × max_num_seqs × replicas)."""
+    saturation = saturation_rate(plan, profile, requests=min(requests, 500), seed=seed, hour=hour)
+    if loads is None:
+        if kind is LoadKind.RATE:
+            loads = [round(saturation * (0.1 + 1.2 * k / max(1, points - 1)), 4) for k in range(points)]
+        else:
+            top = max(2, int(1.5 * plan.config.max_num_seqs * plan.config.replicas))
+            loads = sorted({max(1, round(top ** (k / max(1, points - 1)))) for k in range(points)})
+    results: list[SweepPoint] = []
+    for load in loads:
+        if load <= 0:
+            raise _invalid("loads", "every load must be > 0")
+        result = simulate_plan(plan, profile, load=kind, rate_per_s=load if kind is LoadKind.RATE else None,
+                               concurrency=int(load) if kind is LoadKind.CONCURRENCY else None,
+                               requests=requests, seed=seed, hour=hour, slo=slo)
+        ok, reason = meets_slo(result, slo) if slo else (None, "")
+        results.append(SweepPoint(load=float(load), result=result, meets_slo=ok, reason=reason))
+    meeting = [p.load for p in results if p.meets_slo]
+    return Sweep(kind=kind, points=tuple(results), knee=knee_of(kind, results),
+                 max_load_meeting_slo=max(meeting) if meeting else None, saturation_requests_per_s=saturation)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SloSearch:
+    max_rate_per_s: float | None  # the largest rate meeting the SLOs, to `tolerance`; None: not even the lowest
+    result: SimulationResult | None  # the run at that rate
+    probes: tuple[tuple[float, bool, str], ...]  # (rate, met, why) in the order tried
+    limit_reason: str  # what breaks first above the rate
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"max_rate_per_s": self.max_rate_per_s,
+                "result": self.result.as_dict() if self.result else None,
+                "probes": [{"rate": r, "meets_slo": m, "reason": w} for r, m, w in self.probes],
+                "limit_reason": self.limit_reason}
+
+
+def max_rate_meeting_slo(plan: ServingPlan, profile: WorkloadProfile, slo: Slo, *, requests: int = 1000,
+                         seed: int = 0, hour: int | None = None, tolerance: float = 0.03,
+                         max_probes: int = 12) -> SloSearch:
+    """Bisect the offered rate for the largest one whose run meets the SLOs (to a relative `tolerance`)."""
+    saturation = saturation_rate(plan, profile, requests=min(requests, 500), seed=seed, hour=hour)
+    if saturation <= 0:
+        return SloSearch(max_rate_per_s=None, result=None, probes=(), limit_reason="nothing completes")
+    probes: list[tuple[float, bool, str]] = []
+
+    def run(rate: float) -> tuple[bool, str, SimulationResult]:
+        result = simulate_plan(plan, profile, load=LoadKind.RATE, rate_per_s=rate, requests=requests, seed=seed,
+                               hour=hour, slo=slo)
+        ok, why = meets_slo(result, slo)
+        probes.append((rate, ok, why))
+        return ok, why, result
+
+    low, high = 0.0, saturation * 1.2
+    best: SimulationResult | None = None
+    ok, why, result = run(high)
+    if ok:
+        return SloSearch(max_rate_per_s=high, result=result, probes=tuple(probes),
+                         limit_reason="meets the SLOs beyond the saturation rate probed")
+    limit = why
+    floor = saturation * 0.02
+    ok, why, result = run(floor)
+    if not ok:
+        return SloSearch(max_rate_per_s=None, result=None, probes=tuple(probes), limit_reason=why)
+    low, best = floor, result
+    while len(probes) < max_probes and (high - low) > tolerance * high:
+        mid = math.sqrt(low * high) if low > 0 else high / 2
+        ok, why, result = run(mid)
+        if ok:
+            low, best = mid, result
+        else:
+            high, limit = mid, why
+    return SloSearch(max_rate_per_s=low, result=best, probes=tuple(probes), limit_reason=limit)
