@@ -3,9 +3,12 @@
 A step processes `decode` sequences one token each (reading every weight once and each sequence's KV cache) and
 `prefill` prompt tokens (compute-bound matrix products plus causal attention over the chunk's context):
 
-    compute_s = (2 × P_active_compute × tokens + attention FLOPs) / TP / (dense FLOP/s × mfu)
-    memory_s  = (weight bytes read + KV bytes read) per GPU / (bandwidth × bandwidth_efficiency)
-    step_s    = max(compute_s, memory_s) + TP all-reduces + overhead + per-sequence overhead × sequences
+    linear_s    = max(2 × P_active × tokens / TP / (FLOP/s × mfu), weight bytes read / (bandwidth × efficiency))
+    attention_s = max(attention FLOPs / TP / (FLOP/s × mfu), KV bytes read / (bandwidth × efficiency))
+    step_s      = linear_s + attention_s + TP all-reduces + overhead + per-sequence overhead × sequences
+
+Each operator is bound by its own roofline and they run one after the other: at a large decode batch the matrix
+products turn compute-bound while attention stays bound by the KV it reads, and the two do not overlap.
 
 Weights read per step: the non-expert weights once (the input embedding is a lookup, not read whole) and, for a
 mixture of experts, only the experts the step's tokens are routed to: E × (1 − (1 − k/E)^tokens) of E experts
@@ -35,6 +38,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -124,6 +128,8 @@ class StepModel:
     experts_routed: int  # routed experts per MoE layer in the model
     experts_per_token: int
     matmul_flops_per_token: float  # 2 × active parameters of the decoder layers (no input table, no output head)
+    expert_flops_per_token: float  # of those, the routed experts' share (their own roofline: each expert's weights
+    # are read once for the few tokens routed to it)
     head_flops_per_token: float  # 2 × vocabulary × hidden: logits, computed only for tokens that are sampled
     attention_flops_per_pair: float  # per (query token, context token), full-attention layers, whole model
     sliding_flops_per_pair: float  # the same for sliding-window layers (context capped at the window)
@@ -133,10 +139,21 @@ class StepModel:
     layers: int
 
     def _weights_read(self, tokens: float) -> float:
+        return self.dense_read_bytes + self._experts_read(tokens)
+
+    def _experts_read(self, tokens: Any) -> Any:
         if not self.experts:
-            return self.dense_read_bytes
+            return 0.0
         touched = self.experts * (1 - (1 - self.experts_per_token / self.experts_routed) ** tokens)
-        return self.dense_read_bytes + self.expert_bytes * touched
+        return self.expert_bytes * touched
+
+    def _linear_s(self, tokens: Any, sampled: Any) -> Any:
+        """Matrix products: the dense ones (and the output head for sampled tokens), then the routed experts."""
+        dense_flops = ((self.matmul_flops_per_token - self.expert_flops_per_token) * tokens
+                       + self.head_flops_per_token * sampled) / self.tp
+        expert_flops = self.expert_flops_per_token * tokens / self.tp
+        return (self._roofline(dense_flops, self.dense_read_bytes)
+                + (self._roofline(expert_flops, self._experts_read(tokens)) if self.experts else 0.0))
 
     def _comm_s(self, tokens: float) -> float:
         if self.tp == 1:
@@ -163,14 +180,18 @@ class StepModel:
         pairs = context_tokens + prefill_pairs
         sliding_pairs = pairs if not self.window else min(pairs, tokens * self.window)
         prompts = (1 if prefill else 0) if prefill_sequences is None else prefill_sequences
-        flops = (self.matmul_flops_per_token * tokens + self.head_flops_per_token * (decode + prompts)
-                 + self.attention_flops_per_pair * pairs + self.sliding_flops_per_pair * sliding_pairs) / self.tp
-        compute = flops / (self.flops_per_s * e.mfu)
-        read = self._weights_read(tokens) + self.kv_bytes_per_token * (context_tokens + prefill_context_tokens
-                                                                        + prefill)
-        memory = read / (self.bandwidth_bytes_per_s * e.bandwidth)
+        tp = self.tp
+        flops_attention = (self.attention_flops_per_pair * pairs + self.sliding_flops_per_pair * sliding_pairs) / tp
+        kv_read = self.kv_bytes_per_token * (context_tokens + prefill_context_tokens + prefill)
         sequences = decode + prompts
-        return max(compute, memory) + self._comm_s(tokens) + e.step_overhead_s + e.sequence_overhead_s * sequences
+        return float(self._linear_s(tokens, decode + prompts)
+                     + self._roofline(flops_attention, kv_read)
+                     + self._comm_s(tokens) + e.step_overhead_s + e.sequence_overhead_s * sequences)
+
+    def _roofline(self, flops: Any, read_bytes: Any) -> Any:
+        """An operator's time: bound by its FLOPs or by the bytes it reads, whichever is slower."""
+        e = self.efficiencies
+        return np.maximum(flops / (self.flops_per_s * e.mfu), read_bytes / (self.bandwidth_bytes_per_s * e.bandwidth))
 
     def decode_steps_s(self, *, decode: int, context_tokens: float, steps: int) -> np.ndarray:
         """Durations of `steps` consecutive decode-only steps of `decode` sequences whose contexts grow by one
@@ -178,13 +199,10 @@ class StepModel:
         e = self.efficiencies
         context = context_tokens + decode * np.arange(steps, dtype=np.float64)
         sliding = np.minimum(context, decode * self.window) if self.window else context
-        flops = ((self.matmul_flops_per_token + self.head_flops_per_token) * decode
-                 + self.attention_flops_per_pair * context + self.sliding_flops_per_pair * sliding) / self.tp
-        compute = flops / (self.flops_per_s * e.mfu)
-        memory = (self._weights_read(decode) + self.kv_bytes_per_token * context) / (
-            self.bandwidth_bytes_per_s * e.bandwidth)
+        flops_attention = (self.attention_flops_per_pair * context + self.sliding_flops_per_pair * sliding) / self.tp
         fixed = self._comm_s(decode) + e.step_overhead_s + e.sequence_overhead_s * decode
-        return np.maximum(compute, memory) + fixed
+        return (self._linear_s(decode, decode)
+                + self._roofline(flops_attention, self.kv_bytes_per_token * context) + fixed)
 
     def with_efficiencies(self, efficiencies: Efficiencies) -> StepModel:
         return replace(self, efficiencies=efficiencies)
@@ -273,6 +291,8 @@ def step_model(*, arch: Architecture, gpu: GpuSpec, weights: str, kv_dtype: str,
         experts_routed=experts_routed, experts_per_token=moe.experts_per_token if moe else 0,
         matmul_flops_per_token=2.0 * (active_parameter_count(inventory, input_embedding=False) - head),  # mul-add
         head_flops_per_token=2.0 * head,
+        expert_flops_per_token=2.0 * sum(t.elements * t.per_model * t.active_copies for t in inventory
+                                         if t.role is Role.EXPERT),
         attention_flops_per_pair=full, sliding_flops_per_pair=sliding, window=window,
         kv_bytes_per_token=float(layout.bytes_per_token), hidden_size=arch.hidden_size,
         layers=max(stage_layers) if pp > 1 else arch.num_hidden_layers,
@@ -305,16 +325,13 @@ def decode_tokens_per_s(model: StepModel, *, batch: int, context_tokens: int) ->
     return batch / model.step_s(decode=batch, context_tokens=batch * context_tokens) if batch else 0.0
 
 
-def roofline_batch(model: StepModel, *, context_tokens: int) -> int:
-    """The batch from which decode turns compute-bound at this context (1 when it never is memory-bound)."""
+def roofline_batch(model: StepModel) -> int:
+    """The smallest power-of-two batch at which decode's matrix products turn compute-bound."""
     e = model.efficiencies
     for batch in (2 ** k for k in range(0, 16)):
-        flops = ((model.matmul_flops_per_token + model.head_flops_per_token) * batch
-                 + (model.attention_flops_per_pair + model.sliding_flops_per_pair) * batch * context_tokens) / model.tp
-        compute = flops / (model.flops_per_s * e.mfu)
-        memory = (model._weights_read(batch) + model.kv_bytes_per_token * batch * context_tokens) / (
-            model.bandwidth_bytes_per_s * e.bandwidth)
-        if compute >= memory:
+        flops = (model.matmul_flops_per_token + model.head_flops_per_token) * batch / model.tp
+        if flops / (model.flops_per_s * e.mfu) >= model._weights_read(batch) / (
+                model.bandwidth_bytes_per_s * e.bandwidth):
             return batch
     return 2 ** 15
 

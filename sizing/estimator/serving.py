@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any
 
+from sizing.estimator.engines import Engine
 from sizing.estimator.errors import SizingError, SizingErrorCode
 from sizing.estimator.memory import EstimateRequest, MemoryEstimate, estimate_memory
 from sizing.estimator.perf import Efficiencies, StepModel, step_model
@@ -71,6 +72,7 @@ def serving_plan(request: EstimateRequest, *, efficiencies: Efficiencies | None 
         replicas=memory.replicas * memory.dp,
         max_queue=max_queue,
         prefix_caching=request.prefix_caching,
+        reserve_full_sequence=request.engine is Engine.TRTLLM,
     )
     return ServingPlan(memory=memory, model=model, config=config)
 

@@ -67,6 +67,9 @@ class ServingConfig:
     max_queue: int | None = None  # waiting requests per replica before rejecting; None: 4 × max_num_seqs
     chunked_prefill: bool = True
     prefix_caching: bool = True
+    # TensorRT-LLM's default GUARANTEED_NO_EVICT: admit a request only when the KV of its whole sequence (prompt
+    # and every output token it may generate) can be reserved; it is then never preempted
+    reserve_full_sequence: bool = False
 
     def __post_init__(self) -> None:
         for name in ("kv_capacity_tokens", "max_num_seqs", "max_num_batched_tokens", "block_size", "replicas"):
@@ -255,6 +258,9 @@ def _simulate_replica(model: StepModel, config: ServingConfig, *, index: np.ndar
     arrived_at = [math.nan] * n
     cached_prefixes: set[int] = set()
     prefix_tokens_held = 0
+    reserve = config.reserve_full_sequence
+    reservation = [0.0] * n
+    reserved = 0.0
 
     pending: deque[tuple[float, int]] = deque()
     if clients is None:
@@ -314,7 +320,9 @@ def _simulate_replica(model: StepModel, config: ServingConfig, *, index: np.ndar
     def drop(i: int, *, requeue: bool) -> None:
         """Take running request i off the replica, freeing its KV: back to the queue's head (a preemption,
         recomputed later with its generated tokens) or failed (it cannot fit even alone)."""
-        nonlocal dec_n, dec_ctx, kv_own, waiting_tokens
+        nonlocal dec_n, dec_ctx, kv_own, waiting_tokens, reserved
+        reserved -= reservation[i]
+        reservation[i] = 0.0
         if state[i] == DECODE:
             held = need[i] + (step - base_step[i])
             dec_n -= 1
@@ -386,10 +394,15 @@ def _simulate_replica(model: StepModel, config: ServingConfig, *, index: np.ndar
             remaining = need[i] - hit
             size = min(remaining, budget) if config.chunked_prefill else (remaining if remaining <= budget else 0)
             size = int(min(size, max(0.0, free - half_block)))
+            claim = remaining + (out_l[i] - gen[i]) + half_block if reserve else 0.0
+            if reserve and reserved + claim > capacity - prefix_tokens_held:
+                break  # its whole sequence cannot be reserved yet
             if size <= 0:
                 break  # head of line: the next request waits for KV or budget
             waiting.popleft()
             waiting_tokens -= need[i]
+            reservation[i] = claim
+            reserved += claim
             state[i] = PREFILL
             computed[i] = hit
             shared[i] = hit
@@ -478,6 +491,7 @@ def _simulate_replica(model: StepModel, config: ServingConfig, *, index: np.ndar
                 if gen[i] >= out_l[i]:
                     running.remove(i)
                     kv_own -= need[i] - shared[i]
+                    reserved -= reservation[i]
                     release(i, DONE, t)
                     continue
                 state[i] = DECODE
@@ -496,6 +510,7 @@ def _simulate_replica(model: StepModel, config: ServingConfig, *, index: np.ndar
             dec_n -= 1
             dec_ctx -= held
             kv_own -= held - shared[i]
+            reserved -= reservation[i]
             running.remove(i)
             release(i, DONE, t)
         now_used = used()

@@ -12,7 +12,9 @@ says so and exits 0) and prints, for each fact, the computed figure against the 
    `bootlog_calibration`): tokens within 5 % (KV bytes where the log gives GiB, not tokens). The target applies to
    the calibrated figure where the log prints runtime terms, else to the uncalibrated one. A log whose model or
    format the estimator does not support yet is reported as such and is not a pass;
-5. every config in model_configs/: supported or refused with the reason (information, no target).
+5. every config in model_configs/: supported or refused with the reason (information, no target);
+6. decode throughput of the serving simulator against serving_results/ (serving_accuracy.py): median absolute
+   error under 25 % with default efficiencies.
 
 Exit status 1 when a target is missed (or a figure cannot be computed), 0 otherwise.
 
@@ -33,8 +35,11 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+for _path in (ROOT, Path(__file__).resolve().parent):
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
+
+from serving_accuracy import serving_section  # noqa: E402
 
 from sizing.estimator.architecture import (  # noqa: E402
     Architecture,
@@ -795,13 +800,15 @@ def main(argv: list[str] | None = None) -> int:
     tallies = [parameters_section(shared, facts), checkpoint_section(shared, facts), kv_section(shared, facts),
                vllm_section(shared)]
     configs_section(shared)
-    print("\nnot checked here: serving_results/ (throughput, which this estimator does not model), formats/ and "
-          "real_outputs/ (inputs of the result-file and nvidia-smi parsers, tested by their own suites)")
+    serving_ok, serving_summary = serving_section(shared)
+    print("\nnot checked here: formats/ and real_outputs/ (inputs of the result-file and nvidia-smi parsers, tested "
+          "by their own suites)")
     failed = [tally for tally in tallies if tally.failed]
-    print(f"\nSUMMARY: {'; '.join(tally.summary() for tally in tallies)} -> {'FAIL' if failed else 'OK'}")
+    verdict = "FAIL" if failed or not serving_ok else "OK"
+    print(f"\nSUMMARY: {'; '.join(tally.summary() for tally in tallies)}; {serving_summary} -> {verdict}")
     for tally in failed:
         print(f"  {tally.name}: {', '.join(tally.misses)}")
-    return 1 if failed else 0
+    return 1 if verdict == "FAIL" else 0
 
 
 if __name__ == "__main__":

@@ -59,6 +59,9 @@ def gpu_spec(row: dict[str, Any]) -> GpuSpec:
         memory_bandwidth_bytes_per_s=int(row.get("memory_bandwidth_gb_s", 0) * 10**9),
         tflops_dense={key: float(value) for key, value in row.get("tflops_dense", {}).items()},
         interconnect=str((row.get("interconnect") or {}).get("kind", "")),
+        interconnect_bytes_per_s=int(float((row.get("interconnect") or {}).get("bandwidth_gb_s") or 0) * 10**9),
+        pcie_generation=row.get("pcie_generation"),
+        price_per_hour_usd=row.get("price_per_hour_usd"),
     )
 
 
