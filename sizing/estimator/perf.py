@@ -191,7 +191,11 @@ class StepModel:
     def _roofline(self, flops: Any, read_bytes: Any) -> Any:
         """An operator's time: bound by its FLOPs or by the bytes it reads, whichever is slower."""
         e = self.efficiencies
-        return np.maximum(flops / (self.flops_per_s * e.mfu), read_bytes / (self.bandwidth_bytes_per_s * e.bandwidth))
+        compute = flops / (self.flops_per_s * e.mfu)
+        memory = read_bytes / (self.bandwidth_bytes_per_s * e.bandwidth)
+        if isinstance(compute, float) and isinstance(memory, float):
+            return compute if compute > memory else memory  # scalars: numpy's call overhead is the bigger cost
+        return np.maximum(compute, memory)
 
     def decode_steps_s(self, *, decode: int, context_tokens: float, steps: int) -> np.ndarray:
         """Durations of `steps` consecutive decode-only steps of `decode` sequences whose contexts grow by one

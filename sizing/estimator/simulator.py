@@ -39,6 +39,7 @@ from sizing.estimator.workload import SampledRequests
 PERCENTILES = (50, 90, 95, 99)
 MIN_SAMPLES = {99: 100, 95: 20, 90: 10, 50: 1}  # below this many samples the percentile is reported as insufficient
 
+SCALAR_STEPS = 16  # decode runs this short are stepped one by one, longer ones as a vector
 WARM_UP_SHARE = 0.1  # open-loop runs measure between the 10% and the 90% arrival
 
 WAITING, PREFILL, DECODE, DONE, REJECTED, FAILED = range(6)
@@ -285,6 +286,8 @@ def _simulate_replica(model: StepModel, config: ServingConfig, *, index: np.ndar
     out_tokens = 0.0
     itl_durations: list[np.ndarray] = []
     itl_weights: list[np.ndarray] = []
+    itl_scalar_d: list[float] = []  # single steps, gathered into one array at the end
+    itl_scalar_w: list[int] = []
     timeline: list[tuple[float, float, int, int]] = []
     tokens_timeline: list[tuple[float, float]] = [(0.0, 0.0)]
     overflow_s = busy_s = 0.0
@@ -442,14 +445,32 @@ def _simulate_replica(model: StepModel, config: ServingConfig, *, index: np.ndar
                 heapq.heappop(finish_heap)
             steps = finish_heap[0][0] - step if finish_heap else 1
             steps = max(1, min(steps, int((capacity - used()) // dec_n), 200_000))
-            durations = model.decode_steps_s(decode=dec_n, context_tokens=dec_ctx + dec_n, steps=steps)
-            ends = np.cumsum(durations)
-            if pending and not waiting:
-                gap = pending[0][0] - t
-                steps = min(steps, 1 + int(np.searchsorted(ends[:-1], gap, side="left")) if gap > 0 else 1)
-            elapsed = float(ends[steps - 1])
-            itl_durations.append(durations[:steps])
-            itl_weights.append(np.full(steps, float(dec_n)))
+            context = dec_ctx + dec_n
+            first_step = model.step_s(decode=dec_n, context_tokens=context)
+            gap = pending[0][0] - t if (pending and not waiting) else None
+            if gap is not None:
+                # steps only lengthen as contexts grow: no more than gap / first step start before the arrival
+                steps = min(steps, max(1, int(gap / first_step) + 1))
+            if steps <= SCALAR_STEPS:
+                # a few steps: one by one (numpy's per-call overhead would dominate)
+                elapsed = 0.0
+                taken = 0
+                while taken < steps and (gap is None or taken == 0 or elapsed < gap):
+                    duration = first_step if taken == 0 else model.step_s(decode=dec_n,
+                                                                         context_tokens=context + dec_n * taken)
+                    itl_scalar_d.append(duration)
+                    itl_scalar_w.append(dec_n)
+                    elapsed += duration
+                    taken += 1
+                steps = taken
+            else:
+                durations = model.decode_steps_s(decode=dec_n, context_tokens=context, steps=steps)
+                ends = np.cumsum(durations)
+                if gap is not None:
+                    steps = min(steps, 1 + int(np.searchsorted(ends[:-1], gap, side="left")) if gap > 0 else 1)
+                elapsed = float(ends[steps - 1])
+                itl_durations.append(durations[:steps])
+                itl_weights.append(np.full(steps, float(dec_n)))
             if demand > capacity:
                 overflow_s += elapsed
             busy_s += elapsed
@@ -463,8 +484,8 @@ def _simulate_replica(model: StepModel, config: ServingConfig, *, index: np.ndar
             duration = model.step_s(decode=dec_n, context_tokens=dec_ctx + dec_n, prefill=prefill_total,
                                     prefill_pairs=pairs, prefill_context_tokens=offsets)
             if dec_n:
-                itl_durations.append(np.array([duration]))
-                itl_weights.append(np.array([float(dec_n)]))
+                itl_scalar_d.append(duration)
+                itl_scalar_w.append(dec_n)
             if demand > capacity:
                 overflow_s += duration
             busy_s += duration
@@ -519,6 +540,9 @@ def _simulate_replica(model: StepModel, config: ServingConfig, *, index: np.ndar
         timeline.append((t, now_used, len(running), len(waiting)))
         tokens_timeline.append((t, out_tokens))
 
+    if itl_scalar_d:
+        itl_durations.append(np.array(itl_scalar_d))
+        itl_weights.append(np.array(itl_scalar_w, dtype=np.float64))
     status = np.array(state, dtype=np.int64)
     return _ReplicaRun(index=index, arrival=np.array(arrived_at), first=np.array(first), finish=np.array(finish),
                        status=status, preempted=preempted, itl_durations=itl_durations, itl_weights=itl_weights,

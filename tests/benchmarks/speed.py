@@ -8,6 +8,11 @@
     Mixtral-8x7B and DeepSeek-V3 (configs from sizing/catalog_data/models.json). An estimate refused with a
     SizingError (llama.cpp with TP > 1, a layout the heads do not divide) counts as done. The sweep runs
     `--passes` times in one process; target: median estimates per second ≥ 10,000.
+(c) The serving simulator: 100,000 requests of the sample profile (its busiest hour) on one H100 replica of
+    Llama-3-8B at 80% of its offline saturation rate, in one process (one core). Target: under 10 s.
+(d) A configuration search: 1,000 candidate deployments of Llama-3-8B (catalog GPUs × counts × TP × weights ×
+    KV dtypes × engines, the first 1,000), each sized and, when it fits, simulated with 200 requests of the
+    sample profile at 2 requests/s against TTFT P95 ≤ 2 s and TPOT P95 ≤ 100 ms. Target: under 60 s.
 
 Exit status 1 when a target is missed; the figures are printed either way.
 
@@ -34,7 +39,11 @@ from sizing.estimator.engines import Engine  # noqa: E402
 from sizing.estimator.errors import SizingError  # noqa: E402
 from sizing.estimator.hardware import GpuSpec  # noqa: E402
 from sizing.estimator.memory import EstimateRequest, estimate_memory  # noqa: E402
+from sizing.estimator.search import candidates_for, search  # noqa: E402
+from sizing.estimator.serving import saturation_rate, serving_plan  # noqa: E402
+from sizing.estimator.simulator import LoadKind, Slo, simulate  # noqa: E402
 from sizing.estimator.units import MiB  # noqa: E402
+from sizing.estimator.workload import sample_profile, workload_sample  # noqa: E402
 
 CATALOG = ROOT / "sizing" / "catalog_data"
 SINGLE_MODEL = "meta-llama/Meta-Llama-3-8B"
@@ -47,6 +56,10 @@ WEIGHT_FORMATS = ("bf16", "fp8", "int4")
 MIN_CALLS = 2000
 MEDIAN_TARGET_S = 1e-3
 RATE_TARGET = 10_000
+SIMULATED_REQUESTS = 100_000
+SIMULATION_TARGET_S = 10.0
+SEARCH_CANDIDATES = 1000
+SEARCH_TARGET_S = 60.0
 
 
 def gpu_spec(row: dict[str, Any]) -> GpuSpec:
@@ -186,9 +199,49 @@ def main(argv: list[str] | None = None) -> int:
 
     single_ok = single_estimate(archs[SINGLE_MODEL], single_gpu, calls)
     sweep_ok = sweep({slug: archs[slug] for slug in SWEEP_MODELS}, gpus, passes)
-    print(f"\nSUMMARY: single estimate {'ok' if single_ok else 'MISS'}, sweep {'ok' if sweep_ok else 'MISS'} -> "
-          f"{'OK' if single_ok and sweep_ok else 'FAIL'}")
-    return 0 if single_ok and sweep_ok else 1
+    simulation_ok = simulation(archs[SINGLE_MODEL], single_gpu)
+    search_ok = configuration_search(archs[SINGLE_MODEL], gpus)
+    verdicts = {"single estimate": single_ok, "sweep": sweep_ok, "simulation": simulation_ok, "search": search_ok}
+    words = ", ".join(f"{name} {'ok' if good else 'MISS'}" for name, good in verdicts.items())
+    print(f"\nSUMMARY: {words} -> {'OK' if all(verdicts.values()) else 'FAIL'}")
+    return 0 if all(verdicts.values()) else 1
+
+
+def simulation(arch: Architecture, gpu: GpuSpec) -> bool:
+    """(c): returns whether 100,000 requests simulate in under SIMULATION_TARGET_S."""
+    plan = serving_plan(EstimateRequest(arch=arch, gpu=gpu, engine=Engine.VLLM, max_model_len=8192))
+    profile = sample_profile()
+    rate = 0.8 * saturation_rate(plan, profile)
+    sample = workload_sample(profile, rate_per_s=rate, requests=SIMULATED_REQUESTS, seed=1)
+    started = time.perf_counter()
+    result = simulate(model=plan.model, config=plan.config, requests=sample, load=LoadKind.RATE, rate_per_s=rate)
+    elapsed = time.perf_counter() - started
+    print(f"\n(c) simulator: {SIMULATED_REQUESTS:,} requests of the sample profile at {rate:.2f} requests/s on one "
+          f"{gpu.name} (vLLM, {plan.config.kv_capacity_tokens:,} KV tokens): {elapsed:.2f} s "
+          f"({SIMULATED_REQUESTS / elapsed:,.0f} requests/s simulated); completed {result.completed:,}, "
+          f"rejected {result.rejected:,}, preempted {result.preempted:,}, TTFT P95 {result.ttft.p95:,.0f} ms")
+    ok = elapsed < SIMULATION_TARGET_S
+    print(f"target: < {SIMULATION_TARGET_S:.0f} s -> {'ok' if ok else 'MISS'}")
+    return ok
+
+
+def configuration_search(arch: Architecture, gpus: list[GpuSpec]) -> bool:
+    """(d): returns whether SEARCH_CANDIDATES candidates are searched in under SEARCH_TARGET_S."""
+    candidates = candidates_for(arch, gpus=gpus, counts=(1, 2, 4, 8), tps=(1, 2, 4, 8),
+                                weights=("bf16", "fp8", "awq-int4"), kv_dtypes=("auto", "fp8"),
+                                engines=(Engine.VLLM, Engine.SGLANG, Engine.TRTLLM))[:SEARCH_CANDIDATES]
+    started = time.perf_counter()
+    outcomes = search(arch, candidates, sample_profile(), rate_per_s=2.0, slo=Slo(ttft_s=2.0, tpot_s=0.1),
+                      requests=200, max_model_len=8192)
+    elapsed = time.perf_counter() - started
+    meeting = sum(1 for o in outcomes if o.meets_slo)
+    fitting = sum(1 for o in outcomes if o.fits)
+    print(f"\n(d) search: {len(candidates):,} candidates in {elapsed:.1f} s ({elapsed / len(candidates) * 1000:.1f} ms "
+          f"each): {fitting} fit, {meeting} meet the SLOs; cheapest: "
+          f"{outcomes[0].candidate.label() if outcomes and outcomes[0].meets_slo else 'none'}")
+    ok = elapsed < SEARCH_TARGET_S and len(candidates) >= SEARCH_CANDIDATES
+    print(f"target: {SEARCH_CANDIDATES:,} candidates < {SEARCH_TARGET_S:.0f} s -> {'ok' if ok else 'MISS'}")
+    return ok
 
 
 if __name__ == "__main__":
