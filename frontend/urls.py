@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from frontend.views import BootLogPageView, ColocatedPageView, SizingPageView
+from frontend.views import BootLogPageView, ColocatedPageView, SizingPageView, WorkloadsPageView
 
 app_name = "frontend"
 
@@ -14,5 +14,6 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),  # POST only (Django ≥5)
     path("bootlog/", BootLogPageView.as_view(), name="bootlog"),
     path("colocated/", ColocatedPageView.as_view(), name="colocated"),
+    path("workloads/", WorkloadsPageView.as_view(), name="workloads"),
     path("", SizingPageView.as_view(), name="sizing"),
 ]

@@ -13,8 +13,10 @@ from django.views.generic import TemplateView
 from sizing.estimator.dtypes import KV_CACHE_DTYPES
 from sizing.estimator.engines import ENGINE_CHOICES, ENGINE_TRAITS
 from sizing.estimator.formats import FORMATS, WEIGHT_FORMAT_CHOICES
+from sizing.estimator.workload import ArrivalKind, LengthKind
 from sizing.selectors import gpu_list, model_list_for_organisation
 from sizing.services import organisation_for_user
+from sizing.workload_selectors import workload_profile_list_for_organisation
 
 DEFAULT_GPU_MEMORY_UTILIZATION = 0.9  # vLLM's default for --gpu-memory-utilization
 COLOCATED_GPU_MEMORY_UTILIZATION = 0.45  # two vLLM instances sharing a card, each at 0.45
@@ -476,5 +478,113 @@ class BootLogPageView(LoginRequiredMixin, TemplateView):
         context.update(
             _form_context(self.request.user, models_default=False),  # the model the log names
             i18n_strings=bootlog_page_strings(),
+        )
+        return context
+
+
+def _length_kind_labels() -> dict[str, str]:
+    return {
+        "fixed": _("Fixed"),
+        "normal": _("Normal"),
+        "lognormal": _("Lognormal"),
+        "empirical": _("Empirical (histogram)"),
+    }
+
+
+def _arrival_kind_labels() -> dict[str, str]:
+    return {
+        "poisson": _("Poisson (random, at a steady rate)"),
+        "constant": _("Constant (evenly spaced)"),
+        "burst": _("Poisson with a burst"),
+    }
+
+
+def workloads_page_strings() -> dict[str, Any]:
+    """Every string the workload-profiles page's script shows, translated into the active language."""
+    return {
+        "network_error": _("The server could not be reached; please try again"),
+        "download_plot": _("Download plot as a PNG"),
+        # the list
+        "sample": _("Sample"),
+        "source_csv": _("From a CSV log"),
+        "no_profiles": _("No profiles yet"),
+        "new_profile": _("New profile"),
+        "copy_name": _("{name} (copy)"),
+        "load_failed": _("The profile could not be loaded"),
+        # the editor
+        "class_label": _("Class {index}"),
+        "new_class_name": _("Class {index}"),
+        "save": _("Save"),
+        "save_copy": _("Save a copy"),
+        "saving": _("Saving…"),
+        "save_failed": _("The profile could not be saved"),
+        "saved": _("Saved {name}"),
+        "delete_confirm": _("Delete the profile {name}? This cannot be undone"),
+        "delete_failed": _("The profile could not be deleted"),
+        "deleted": _("Deleted {name}"),
+        "bins_invalid": _("Write bins as low-high:weight, separated by commas, e.g. 1-100:1, 101-400:3"),
+        # the preview
+        "previewing": _("Drawing…"),
+        "preview": _("Draw the day"),
+        "preview_failed": _("The profile could not be drawn"),
+        "busiest": _("Busiest hour {hour}: {share} of the day's requests"),
+        "busiest_rate": _("At {requests} requests a day, that hour brings {per_hour} requests ({per_s} per second)"),
+        "chart_title": _("Requests per hour by class"),
+        "chart_axis_hour": _("Hour of day"),
+        "chart_axis_requests": _("Requests per hour"),
+        "busiest_marker": _("Busiest hour"),
+        "all_day": _("All day"),
+        "hours_value": _("{start}–{end}"),
+        "tokens_value": _("{value} tokens"),
+        "prefix_detail": _("incl. {value} shared prefix tokens"),
+        # the CSV import and its fit
+        "import": _("Import"),
+        "importing": _("Fitting…"),
+        "import_failed": _("The log could not be imported"),
+        "imported": _("Imported {name}: {requests} requests"),
+        "choose_file": _("Please choose a CSV file"),
+        "give_name": _("Please give the profile a name"),
+        "fit_requests": _("Requests in the log"),
+        "fit_duration": _("Time covered"),
+        "fit_duration_value": _("{value} h"),
+        "fit_mean_rate": _("Mean rate"),
+        "fit_peak_rate": _("Busiest hour's rate"),
+        "rate_value": _("{value} requests/s"),
+        "fit_dispersion": _("Dispersion index"),
+        "fit_dispersion_title": _("Variance ÷ mean of the requests per minute: about 1 for random (Poisson) arrivals, "
+                                  "well above 1 for bursty traffic"),
+        "fit_columns": _("Columns read: {columns}"),
+        "input": _("Input"),
+        "output": _("Output"),
+        "data": _("Data"),
+        "fitted": _("Fitted"),
+        "fit_histogram_title": _("{name} · {side} tokens"),
+        "fit_axis_tokens": _("Tokens"),
+        "fit_axis_share": _("Share of requests"),
+        "length_kinds": _length_kind_labels(),
+    }
+
+
+def _workload_list(organisation: Any) -> list[dict[str, Any]]:
+    """What the page's profile list shows before the script fetches anything."""
+    return [{"id": row.pk, "name": row.name, "sample": row.organisation_id is None, "source": row.source,
+             "has_fit": row.fit is not None}
+            for row in workload_profile_list_for_organisation(organisation=organisation)]
+
+
+class WorkloadsPageView(LoginRequiredMixin, TemplateView):
+    """A customer's traffic as request classes: edit a profile, see its day, or fit one to a CSV request log."""
+
+    template_name = "frontend/workloads.html"
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        context.update(
+            length_kind_choices=_choices(tuple(kind.value for kind in LengthKind), _length_kind_labels()),
+            arrival_kind_choices=_choices(tuple(kind.value for kind in ArrivalKind), _arrival_kind_labels()),
+            length_sides=[("input", _("Input tokens")), ("output", _("Output tokens"))],
+            workload_profiles=_workload_list(organisation_for_user(user=self.request.user)),
+            max_csv_mib=round(settings.SIZING_MAX_WORKLOAD_CSV_BYTES / 2**20, 1),
+            i18n_strings=workloads_page_strings(),
         )
         return context

@@ -117,7 +117,8 @@ def _gpu_fields(row: Mapping[str, Any]) -> dict[str, Any]:
 
 @transaction.atomic
 def catalog_load(*, catalog_dir: Path = CATALOG_DIR) -> tuple[int, int]:
-    """Load the GPU and model catalogs shipped in `catalog_data/`; idempotent. Returns (gpus, models).
+    """Load the GPU and model catalogs shipped in `catalog_data/`, and the sample workload profile; idempotent.
+    Returns (gpus, models).
 
     Prices already edited by users are kept; everything else follows the shipped data.
     """
@@ -145,6 +146,9 @@ def catalog_load(*, catalog_dir: Path = CATALOG_DIR) -> tuple[int, int]:
                 "source": row.get("source", ""),
             },
         )
+    from sizing.workload_services import workload_sample_load  # it imports this module
+
+    workload_sample_load()
     return len(gpu_rows), len(model_rows)
 
 
@@ -203,6 +207,9 @@ def gpu_spec(gpu: Gpu) -> GpuSpec:
         memory_bandwidth_bytes_per_s=gpu.memory_bandwidth_bytes_per_s,
         tflops_dense={k: float(v) for k, v in gpu.tflops_dense.items()},
         interconnect=str(gpu.interconnect.get("kind", "")),
+        interconnect_bytes_per_s=int(float(gpu.interconnect.get("bandwidth_gb_s") or 0) * 10**9),
+        pcie_generation=gpu.pcie_generation,
+        price_per_hour_usd=float(gpu.price_per_hour_usd) if gpu.price_per_hour_usd is not None else None,
     )
 
 

@@ -3,9 +3,20 @@ meeting SLOs. Thin wrappers: the numbers come from `sizing.estimator.serving`.""
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from sizing.estimator.engines import Engine
+from sizing.estimator.errors import SizingError, SizingErrorCode
+from sizing.estimator.perf_calibration import Measurement, perf_calibrate
+from sizing.estimator.search import Candidate, candidates_for, evaluate_candidates, outcome_sort_key
 from sizing.estimator.serving import (
     ServingPlan,
     load_sweep,
@@ -15,11 +26,17 @@ from sizing.estimator.serving import (
 )
 from sizing.estimator.simulator import LoadKind, Slo
 from sizing.estimator.workload import WorkloadProfile, fixed_profile, profile_from_dict
-from sizing.models import Gpu, LlmModel
-from sizing.services import estimate_request_build, json_safe
+from sizing.models import Gpu, LlmModel, Organisation, SimulationJob, SimulationJobPart
+from sizing.selectors import gpu_get, model_get_for_organisation
+from sizing.services import ESTIMATE_PARAMETERS, estimate_request_build, gpu_spec, json_safe
+from sizing.workload_selectors import workload_profile_get_for_organisation
+
+logger = logging.getLogger(__name__)
 
 SIMULATION_DEFAULT_REQUESTS = 1000
 SIMULATION_MAX_REQUESTS = 200_000
+SEARCH_DEFAULT_REQUESTS = 300  # a short simulation per candidate
+SEARCH_MAX_CANDIDATES = 5000
 
 
 def simulation_profile(*, profile: Mapping[str, Any] | None = None, input_tokens: int | None = None,
@@ -28,8 +45,6 @@ def simulation_profile(*, profile: Mapping[str, Any] | None = None, input_tokens
     if profile is not None:
         return profile_from_dict(profile)
     if input_tokens is None or output_tokens is None:
-        from sizing.estimator.errors import SizingError, SizingErrorCode
-
         message = "give a profile, or both input_tokens and output_tokens"
         raise SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message,
                           extra={"fields": {"profile": [message]}})
@@ -85,3 +100,292 @@ def simulation_slo_search(*, plan: ServingPlan, profile: WorkloadProfile, slo: S
     payload["plan"] = plan.describe()
     payload["slo"] = slo.as_dict()
     return json_safe(payload)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Jobs: simulations, sweeps, SLO searches, deployment searches and calibrations run by a worker
+
+
+SIMULATION_KINDS = ("simulate", "sweep", "slo_search", "search", "calibrate")
+PROGRESS_INTERVAL_S = 0.5  # progress is written at most this often
+# Parameters of the memory estimate a job may set (concurrency and output_tokens describe traffic here)
+JOB_ESTIMATE_PARAMETERS = tuple(k for k in ESTIMATE_PARAMETERS if k not in ("concurrency", "output_tokens"))
+
+
+def _job_error(field_name: str, message: str) -> SizingError:
+    return SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message,
+                       extra={"fields": {field_name: [message]}})
+
+
+@dataclass(frozen=True)
+class _JobContext:
+    """What a job's inputs resolve to, for one organisation."""
+
+    model: LlmModel
+    gpu: Gpu
+    profile: WorkloadProfile
+    parameters: dict[str, Any]
+    slo: Slo | None
+
+
+def _context(*, organisation: Organisation, inputs: Mapping[str, Any]) -> _JobContext:
+    model = model_get_for_organisation(organisation=organisation, slug=str(inputs.get("model", "")))
+    if model is None:
+        raise _job_error("model", f"unknown model {inputs.get('model')!r}; see GET /api/v1/models/")
+    gpu = gpu_get(slug=str(inputs.get("gpu", "")))
+    if gpu is None:
+        raise _job_error("gpu", f"unknown GPU {inputs.get('gpu')!r}; see GET /api/v1/gpus/")
+    profile_id = inputs.get("profile")
+    if profile_id is not None:
+        row = workload_profile_get_for_organisation(organisation=organisation, workload_profile_id=int(profile_id))
+        if row is None:
+            raise _job_error("profile", f"unknown workload profile {profile_id}; see GET /api/v1/workloads/")
+        profile = profile_from_dict(row.profile)
+    else:
+        profile = simulation_profile(profile=inputs.get("profile_json"), input_tokens=inputs.get("input_tokens"),
+                                     output_tokens=inputs.get("output_tokens"))
+    parameters = {key: inputs.get(key) for key in JOB_ESTIMATE_PARAMETERS}
+    parameters["engine"] = inputs.get("engine") or "vllm"
+    return _JobContext(model=model, gpu=gpu, profile=profile, parameters=parameters, slo=slo_from(inputs.get("slo")))
+
+
+def _search_candidates(*, context: _JobContext, inputs: Mapping[str, Any]) -> list[Candidate]:
+    spec = inputs.get("search") or {}
+    slugs = spec.get("gpus") or [context.gpu.slug]
+    gpus = []
+    for slug in slugs:
+        gpu = gpu_get(slug=slug)
+        if gpu is None:
+            raise _job_error("search", f"unknown GPU {slug!r} in search.gpus")
+        gpus.append(gpu_spec(gpu))
+    arch = estimate_request_build(gpu=context.gpu, model=context.model, parameters=context.parameters).arch
+    return candidates_for(
+        arch, gpus=gpus, counts=spec.get("counts") or (1, 2, 4, 8), tps=spec.get("tps") or (1, 2, 4, 8),
+        weights=spec.get("weights") or ("auto",), kv_dtypes=spec.get("kv_dtypes") or ("auto",),
+        engines=[Engine(e) for e in (spec.get("engines") or ("vllm",))],
+        max_num_seqs=spec.get("max_num_seqs") or (None,),
+    )
+
+
+def simulation_job_validate(*, organisation: Organisation, inputs: Mapping[str, Any]) -> None:
+    """Check a job's inputs before it is queued, so a mistake is a 400 now and not a failed job later."""
+    kind = inputs.get("kind")
+    if kind not in SIMULATION_KINDS:
+        raise _job_error("kind", f"kind must be one of {', '.join(SIMULATION_KINDS)}")
+    context = _context(organisation=organisation, inputs=inputs)
+    if kind == "search":
+        if not inputs.get("rate"):
+            raise _job_error("rate", "a deployment search needs the load: rate (requests per second)")
+        if context.slo is None:
+            raise _job_error("slo", "a deployment search needs at least one SLO (ttft_s, tpot_s or e2e_s)")
+        candidates = _search_candidates(context=context, inputs=inputs)
+        if not candidates:
+            raise _job_error("search", "no candidate deployment: no TP size divides both a GPU count and the "
+                                       "model's attention heads")
+        if len(candidates) > SEARCH_MAX_CANDIDATES:
+            raise _job_error("search", f"{len(candidates)} candidates; at most {SEARCH_MAX_CANDIDATES} per search")
+        return
+    plan = simulation_plan(gpu=context.gpu, model=context.model, parameters=context.parameters,
+                           max_queue=inputs.get("max_queue"), link=inputs.get("link"))
+    if kind == "simulate":
+        load = inputs.get("load") or "rate"
+        if load == "rate" and not inputs.get("rate"):
+            raise _job_error("rate", "give the rate (requests per second), or load concurrency or offline")
+        if load == "concurrency" and not inputs.get("concurrency"):
+            raise _job_error("concurrency", "give the concurrency (clients) of the closed loop")
+    elif kind == "slo_search" and context.slo is None:
+        raise _job_error("slo", "give at least one SLO (ttft_s, tpot_s or e2e_s) to search the load for")
+    elif kind == "calibrate":
+        _measurements(inputs)
+    del plan
+
+
+def _measurements(inputs: Mapping[str, Any]) -> list[Measurement]:
+    raw = inputs.get("measurements") or []
+    if not raw:
+        raise _job_error("measurements", "give at least one measured run to calibrate with")
+    out = []
+    for index, item in enumerate(raw):
+        try:
+            out.append(Measurement(
+                input_tokens=int(item["input_tokens"]), output_tokens=int(item["output_tokens"]),
+                load=LoadKind(item.get("load", "concurrency")), rate_per_s=item.get("rate"),
+                concurrency=item.get("concurrency"), requests=int(item.get("requests") or 200),
+                output_tokens_per_s=item.get("output_tokens_per_s"), ttft_ms=item.get("ttft_ms"),
+                tpot_ms=item.get("tpot_ms"), label=str(item.get("label") or "")))
+        except (KeyError, TypeError, ValueError) as error:
+            raise _job_error("measurements", f"measurements[{index}]: {error}") from None
+        except SizingError as error:
+            raise _job_error("measurements", f"measurements[{index}]: {error.message}") from None
+    return out
+
+
+def simulation_job_create(*, organisation: Organisation, user: Any, inputs: Mapping[str, Any]) -> SimulationJob:
+    """Validate, store and queue a job; the worker picks it up once the transaction commits."""
+    simulation_job_validate(organisation=organisation, inputs=inputs)
+    with transaction.atomic():
+        job = SimulationJob.objects.create(organisation=organisation, created_by=user if user and user.pk else None,
+                                           kind=inputs["kind"], inputs=json_safe(dict(inputs)))
+        transaction.on_commit(lambda: _enqueue_run(job.pk))
+    return job
+
+
+def _enqueue_run(job_id: int) -> None:
+    from sizing.tasks import simulation_job_run_task
+
+    simulation_job_run_task.delay(job_id)
+
+
+class _Progress:
+    """Writes a job's progress, at most every PROGRESS_INTERVAL_S."""
+
+    def __init__(self, job_id: int, what: str) -> None:
+        self.job_id, self.what, self.last = job_id, what, 0.0
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - self.last < PROGRESS_INTERVAL_S and done < total:
+            return
+        self.last = now
+        SimulationJob.objects.filter(pk=self.job_id).update(
+            progress=min(1.0, done / total) if total else 0.0, progress_message=f"{self.what} {done}/{total}")
+
+
+def _finish(job_id: int, *, result: Any = None, error: Mapping[str, Any] | None = None) -> None:
+    SimulationJob.objects.filter(pk=job_id).update(
+        status=SimulationJob.Status.FAILED if error else SimulationJob.Status.DONE,
+        result=json_safe(result) if result is not None else None, error=error, progress=1.0,
+        progress_message="" if error else "done", finished_at=timezone.now())
+
+
+def simulation_job_run(*, job_id: int) -> None:
+    """Run a queued job (idempotent: a job already started or finished is left alone)."""
+    claimed = SimulationJob.objects.filter(pk=job_id, status=SimulationJob.Status.QUEUED).update(
+        status=SimulationJob.Status.RUNNING, started_at=timezone.now())
+    if not claimed:
+        return
+    job = SimulationJob.objects.select_related("organisation").get(pk=job_id)
+    try:
+        result = _run(job)
+    except SizingError as error:
+        _finish(job_id, error={"code": error.code.value, "message": error.message, "extra": json_safe(error.extra)})
+        return
+    except Exception:
+        logger.exception("simulation job %s failed", job_id)
+        _finish(job_id, error={"code": "internal_error", "message": "the job failed unexpectedly; the error is in "
+                                                                    "the worker's log", "extra": {}})
+        return
+    if result is not None:  # a fanned-out search finishes when its last part does
+        _finish(job_id, result=result)
+
+
+def _run(job: SimulationJob) -> Any:
+    inputs = job.inputs
+    context = _context(organisation=job.organisation, inputs=inputs)
+    requests = int(inputs.get("requests") or SIMULATION_DEFAULT_REQUESTS)
+    seed, hour = int(inputs.get("seed") or 0), inputs.get("hour")
+    if job.kind == "search":
+        return _search_start(job, context)
+    plan = simulation_plan(gpu=context.gpu, model=context.model, parameters=context.parameters,
+                           max_queue=inputs.get("max_queue"), link=inputs.get("link"))
+    if job.kind == "simulate":
+        return simulation_run(plan=plan, profile=context.profile, load=inputs.get("load") or "rate",
+                              rate=inputs.get("rate"), concurrency=inputs.get("concurrency"), requests=requests,
+                              seed=seed, hour=hour, slo=context.slo)
+    if job.kind == "sweep":
+        spec = inputs.get("sweep") or {}
+        sweep = load_sweep(plan, context.profile, kind=LoadKind(spec.get("kind") or "rate"), loads=spec.get("loads"),
+                           points=int(spec.get("points") or 8), requests=requests, seed=seed, hour=hour,
+                           slo=context.slo, progress=_Progress(job.pk, "load"))
+        payload = sweep.as_dict()
+        payload.update(plan=plan.describe(), slo=context.slo.as_dict() if context.slo else None)
+        return payload
+    if job.kind == "slo_search":
+        if context.slo is None:
+            raise _job_error("slo", "give at least one SLO (ttft_s, tpot_s or e2e_s) to search the load for")
+        search = max_rate_meeting_slo(plan, context.profile, context.slo, requests=requests, seed=seed, hour=hour,
+                                      progress=_Progress(job.pk, "probe"))
+        payload = search.as_dict()
+        payload.update(plan=plan.describe(), slo=context.slo.as_dict())
+        return payload
+    calibration = perf_calibrate(plan.model, plan.config, _measurements(inputs))
+    payload = calibration.as_dict()
+    payload["plan"] = plan.describe()
+    return payload
+
+
+def _search_fanout(parts: int) -> bool:
+    mode = settings.SIZING_SEARCH_FANOUT
+    if mode == "never" or parts < 2:
+        return False
+    if mode == "always":
+        return True
+    from deploy.celery import app
+
+    try:
+        replies = app.control.inspect(timeout=1.0).ping() or {}
+    except Exception:  # a broker without remote control (the filesystem broker): run here
+        return False
+    return len(replies) > 1
+
+
+def _search_arguments(job: SimulationJob, context: _JobContext) -> dict[str, Any]:
+    inputs = job.inputs
+    return {"profile": context.profile, "rate_per_s": float(inputs["rate"]), "slo": context.slo,
+            "requests": int((inputs.get("search") or {}).get("requests") or SEARCH_DEFAULT_REQUESTS),
+            "seed": int(inputs.get("seed") or 0), "hour": inputs.get("hour"),
+            "max_model_len": inputs.get("max_model_len")}
+
+
+def _search_start(job: SimulationJob, context: _JobContext) -> Any:
+    candidates = _search_candidates(context=context, inputs=job.inputs)
+    arch = estimate_request_build(gpu=context.gpu, model=context.model, parameters=context.parameters).arch
+    chunk = settings.SIZING_SEARCH_CHUNK
+    parts = -(-len(candidates) // chunk)
+    if not _search_fanout(parts):
+        outcomes = evaluate_candidates(arch, candidates, progress=_Progress(job.pk, "candidate"),
+                                       **_search_arguments(job, context))
+        return _search_result(job, [o.as_dict() for o in outcomes])
+    SimulationJob.objects.filter(pk=job.pk).update(parts_total=parts, progress_message=f"0/{parts} parts")
+    from sizing.tasks import simulation_search_part_task
+
+    for index in range(parts):
+        simulation_search_part_task.delay(job.pk, index)
+    return None
+
+
+def simulation_search_part(*, job_id: int, index: int) -> None:
+    """Evaluate one chunk of a fanned-out search; the last chunk to finish ranks them all and ends the job."""
+    job = SimulationJob.objects.select_related("organisation").get(pk=job_id)
+    if job.status != SimulationJob.Status.RUNNING or job.parts.filter(index=index).exists():
+        return
+    try:
+        context = _context(organisation=job.organisation, inputs=job.inputs)
+        candidates = _search_candidates(context=context, inputs=job.inputs)
+        arch = estimate_request_build(gpu=context.gpu, model=context.model, parameters=context.parameters).arch
+        chunk = settings.SIZING_SEARCH_CHUNK
+        outcomes = evaluate_candidates(arch, candidates[index * chunk:(index + 1) * chunk],
+                                       **_search_arguments(job, context))
+    except SizingError as error:
+        _finish(job_id, error={"code": error.code.value, "message": error.message, "extra": json_safe(error.extra)})
+        return
+    with transaction.atomic():
+        locked = SimulationJob.objects.select_for_update().get(pk=job_id)
+        SimulationJobPart.objects.get_or_create(job=locked, index=index,
+                                                defaults={"outcomes": json_safe([o.as_dict() for o in outcomes])})
+        done = locked.parts.count()
+        if locked.status != SimulationJob.Status.RUNNING:
+            return
+        if done < locked.parts_total:
+            SimulationJob.objects.filter(pk=job_id).update(progress=done / locked.parts_total,
+                                                          progress_message=f"{done}/{locked.parts_total} parts")
+            return
+        merged = [o for part in locked.parts.order_by("index") for o in part.outcomes]
+        _finish(job_id, result=_search_result(locked, merged))
+
+
+def _search_result(job: SimulationJob, outcomes: list[dict[str, Any]]) -> dict[str, Any]:
+    ranked = sorted(outcomes, key=outcome_sort_key)
+    return {"rate": job.inputs.get("rate"), "slo": job.inputs.get("slo"), "candidates": len(ranked),
+            "meeting_slo": sum(1 for o in ranked if o["meets_slo"]), "fitting": sum(1 for o in ranked if o["fits"]),
+            "parts": job.parts_total or 1, "outcomes": ranked}

@@ -12,10 +12,19 @@ from sizing.apis import (
     ModelCheckpointApi,
     ModelListApi,
 )
+from sizing.simulation_apis import SimulationDetailApi, SimulationListApi
+from sizing.workload_apis import (
+    WorkloadPreviewApi,
+    WorkloadProfileDetailApi,
+    WorkloadProfileImportApi,
+    WorkloadProfileListApi,
+)
 
 app_name = "sizing"
 
 urlpatterns = [
+    path("simulations/", SimulationListApi.as_view(), name="simulation-list"),
+    path("simulations/<int:job_id>/", SimulationDetailApi.as_view(), name="simulation-detail"),
     path("gpus/", GpuListApi.as_view(), name="gpu-list"),
     path("models/", ModelListApi.as_view(), name="model-list"),
     path("models/checkpoint", ModelCheckpointApi.as_view(), name="model-checkpoint"),
@@ -26,4 +35,8 @@ urlpatterns = [
     path("calibrations/", CalibrationListApi.as_view(), name="calibration-list"),
     path("estimates/", EstimateCreateApi.as_view(), name="estimate-create"),
     path("estimates/<int:estimate_id>/", EstimateDetailApi.as_view(), name="estimate-detail"),
+    path("workloads/", WorkloadProfileListApi.as_view(), name="workload-list"),
+    path("workloads/import", WorkloadProfileImportApi.as_view(), name="workload-import"),
+    path("workloads/preview", WorkloadPreviewApi.as_view(), name="workload-preview"),
+    path("workloads/<int:workload_profile_id>/", WorkloadProfileDetailApi.as_view(), name="workload-detail"),
 ]

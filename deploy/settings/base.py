@@ -120,6 +120,12 @@ SIZING_MAX_CONFIG_BYTES = env.int("SIZING_MAX_CONFIG_BYTES", default=1024 * 1024
 # An index of a 1T-parameter checkpoint lists ~100k tensors (~10 MB); headers files are larger.
 SIZING_MAX_BOOTLOG_BYTES = env.int("SIZING_MAX_BOOTLOG_BYTES", default=2 * 1024 * 1024)
 SIZING_MAX_INDEX_BYTES = env.int("SIZING_MAX_INDEX_BYTES", default=32 * 1024 * 1024)
+# A CSV request log for fitting a workload profile: ~8 MB holds ~200,000 requests, a busy week of one service.
+SIZING_MAX_WORKLOAD_CSV_BYTES = env.int("SIZING_MAX_WORKLOAD_CSV_BYTES", default=8 * 1024 * 1024)
+# Deployment searches fan out over Celery workers in chunks: "auto" when more than one worker answers a ping,
+# "always" (even with one worker: the chunks queue up) or "never" (in the worker that took the job)
+SIZING_SEARCH_FANOUT = env.str("SIZING_SEARCH_FANOUT", default="auto")
+SIZING_SEARCH_CHUNK = env.int("SIZING_SEARCH_CHUNK", default=50)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -141,6 +147,14 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # one name per choice set shared by several serializers
+    "ENUM_NAME_OVERRIDES": {
+        "EngineEnum": "sizing.estimator.engines.ENGINE_CHOICES",
+        "KvDtypeEnum": "sizing.estimator.dtypes.KV_CACHE_DTYPES",
+        "WeightFormatEnum": "sizing.estimator.formats.WEIGHT_FORMAT_CHOICES",
+        "SimulationKindEnum": "sizing.models.SimulationJob.Kind",
+        "SimulationStatusEnum": "sizing.models.SimulationJob.Status",
+    },
 }
 
 # Celery: a broker that needs no server by default (kombu's filesystem transport under var/).

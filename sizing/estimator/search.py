@@ -11,7 +11,7 @@ workers and merge the outcomes with `rank_outcomes`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -137,30 +137,39 @@ def evaluate_candidate(arch: Architecture, candidate: Candidate, profile: Worklo
     )
 
 
-def evaluate_candidates(arch: Architecture, candidates: Iterable[Candidate], profile: WorkloadProfile, *,
+def evaluate_candidates(arch: Architecture, candidates: Sequence[Candidate], profile: WorkloadProfile, *,
                         rate_per_s: float, slo: Slo, requests: int = 300, seed: int = 0, hour: int | None = None,
-                        max_model_len: int | None = None) -> list[Outcome]:
-    return [evaluate_candidate(arch, c, profile, rate_per_s=rate_per_s, slo=slo, requests=requests, seed=seed,
-                               hour=hour, max_model_len=max_model_len) for c in candidates]
+                        max_model_len: int | None = None,
+                        progress: Callable[[int, int], None] | None = None) -> list[Outcome]:
+    outcomes = []
+    for index, candidate in enumerate(candidates):
+        if progress:
+            progress(index, len(candidates))
+        outcomes.append(evaluate_candidate(arch, candidate, profile, rate_per_s=rate_per_s, slo=slo,
+                                           requests=requests, seed=seed, hour=hour, max_model_len=max_model_len))
+    return outcomes
+
+
+def outcome_sort_key(outcome: dict[str, Any]) -> tuple:
+    """The ranking, on an outcome's JSON form (so parts computed by different workers merge the same way):
+    meeting the SLOs first (cheapest per hour, then per million tokens, then fewest GPUs), then fitting but
+    missing them, then not fitting."""
+    infinity = float("inf")
+    hourly, per_million = outcome["cost_per_hour_usd"], outcome["cost_per_million_output_tokens_usd"]
+    group = 0 if outcome["meets_slo"] else 1 if outcome["fits"] else 2
+    return (group, hourly if hourly is not None else infinity, per_million if per_million is not None else infinity,
+            outcome["candidate"]["gpus"], outcome["candidate"]["label"])
 
 
 def rank_outcomes(outcomes: Iterable[Outcome]) -> list[Outcome]:
-    """Meeting the SLOs first (cheapest per hour, then per million tokens, then fewest GPUs), then fitting but
-    missing them, then not fitting."""
-    infinity = float("inf")
-
-    def key(o: Outcome) -> tuple:
-        group = 0 if o.meets_slo else 1 if o.fits else 2
-        return (group, o.cost_per_hour_usd if o.cost_per_hour_usd is not None else infinity,
-                o.cost_per_million_output_tokens_usd if o.cost_per_million_output_tokens_usd is not None
-                else infinity, o.candidate.gpus, o.candidate.label())
-
-    return sorted(outcomes, key=key)
+    """Outcomes in the order of `outcome_sort_key`."""
+    return sorted(outcomes, key=lambda o: outcome_sort_key(o.as_dict()))
 
 
 def search(arch: Architecture, candidates: Sequence[Candidate], profile: WorkloadProfile, *, rate_per_s: float,
            slo: Slo, requests: int = 300, seed: int = 0, hour: int | None = None,
-           max_model_len: int | None = None) -> list[Outcome]:
+           max_model_len: int | None = None, progress: Callable[[int, int], None] | None = None) -> list[Outcome]:
     """Evaluate every candidate in this process and rank them."""
     return rank_outcomes(evaluate_candidates(arch, candidates, profile, rate_per_s=rate_per_s, slo=slo,
-                                             requests=requests, seed=seed, hour=hour, max_model_len=max_model_len))
+                                             requests=requests, seed=seed, hour=hour, max_model_len=max_model_len,
+                                             progress=progress))

@@ -9,6 +9,7 @@ Every simulation of a plan samples the same profile with the same seed, so two l
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -18,6 +19,8 @@ from sizing.estimator.memory import EstimateRequest, MemoryEstimate, estimate_me
 from sizing.estimator.perf import Efficiencies, StepModel, step_model
 from sizing.estimator.simulator import LoadKind, ServingConfig, SimulationResult, Slo, simulate
 from sizing.estimator.workload import WorkloadProfile, workload_sample
+
+Progress = Callable[[int, int], None]  # (done, total): long work reports as it goes
 
 KNEE_ACHIEVED_SHARE = 0.95  # a rate sweep is saturated once it generates < 95% of the output tokens asked for
 KNEE_THROUGHPUT_SHARE = 0.9  # a concurrency sweep's knee: the first point at 90% of the best throughput
@@ -170,7 +173,7 @@ def saturation_rate(plan: ServingPlan, profile: WorkloadProfile, *, requests: in
 
 def load_sweep(plan: ServingPlan, profile: WorkloadProfile, *, kind: LoadKind = LoadKind.RATE,
                loads: list[float] | None = None, points: int = 8, requests: int = 1000, seed: int = 0,
-               hour: int | None = None, slo: Slo | None = None) -> Sweep:
+               hour: int | None = None, slo: Slo | None = None, progress: Progress | None = None) -> Sweep:
     """Simulate the profile at increasing loads. Without `loads`, rates from 10% to 130% of the offline
     saturation rate (or concurrencies from 1 to 1.5 × max_num_seqs × replicas)."""
     saturation = saturation_rate(plan, profile, requests=min(requests, 500), seed=seed, hour=hour)
@@ -181,9 +184,11 @@ def load_sweep(plan: ServingPlan, profile: WorkloadProfile, *, kind: LoadKind = 
             top = max(2, int(1.5 * plan.config.max_num_seqs * plan.config.replicas))
             loads = sorted({max(1, round(top ** (k / max(1, points - 1)))) for k in range(points)})
     results: list[SweepPoint] = []
-    for load in loads:
-        if load <= 0:
-            raise _invalid("loads", "every load must be > 0")
+    if any(load <= 0 for load in loads):
+        raise _invalid("loads", "every load must be > 0")
+    for index, load in enumerate(loads):
+        if progress:
+            progress(index, len(loads))
         result = simulate_plan(plan, profile, load=kind, rate_per_s=load if kind is LoadKind.RATE else None,
                                concurrency=int(load) if kind is LoadKind.CONCURRENCY else None,
                                requests=requests, seed=seed, hour=hour, slo=slo)
@@ -210,7 +215,7 @@ class SloSearch:
 
 def max_rate_meeting_slo(plan: ServingPlan, profile: WorkloadProfile, slo: Slo, *, requests: int = 1000,
                          seed: int = 0, hour: int | None = None, tolerance: float = 0.03,
-                         max_probes: int = 12) -> SloSearch:
+                         max_probes: int = 12, progress: Progress | None = None) -> SloSearch:
     """Bisect the offered rate for the largest one whose run meets the SLOs (to a relative `tolerance`)."""
     saturation = saturation_rate(plan, profile, requests=min(requests, 500), seed=seed, hour=hour)
     if saturation <= 0:
@@ -218,6 +223,8 @@ def max_rate_meeting_slo(plan: ServingPlan, profile: WorkloadProfile, slo: Slo, 
     probes: list[tuple[float, bool, str]] = []
 
     def run(rate: float) -> tuple[bool, str, SimulationResult]:
+        if progress:
+            progress(len(probes), max_probes)
         result = simulate_plan(plan, profile, load=LoadKind.RATE, rate_per_s=rate, requests=requests, seed=seed,
                                hour=hour, slo=slo)
         ok, why = meets_slo(result, slo)

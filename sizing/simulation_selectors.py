@@ -1,0 +1,16 @@
+"""Reads of latency and throughput jobs, scoped to an organisation."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+
+from sizing.models import Organisation, SimulationJob
+
+
+def simulation_job_list_for_organisation(*, organisation: Organisation) -> QuerySet[SimulationJob]:
+    return SimulationJob.objects.filter(organisation=organisation).order_by("-created_at", "-pk")
+
+
+def simulation_job_get_for_organisation(*, organisation: Organisation, job_id: int) -> SimulationJob | None:
+    """The organisation's job, or None for another organisation's (the API answers 404)."""
+    return SimulationJob.objects.filter(organisation=organisation, pk=job_id).first()
