@@ -226,3 +226,24 @@ class SimulationJobPart(models.Model):
 
     def __str__(self) -> str:
         return f"{self.job} part {self.index}"
+
+
+class PerfCalibration(models.Model):
+    """Efficiencies of a GPU/engine pair fitted to measured runs (a calibrate job saved by its organisation);
+    later simulations of that pair use the newest one unless asked not to."""
+
+    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE, related_name="perf_calibrations")
+    gpu = models.ForeignKey(Gpu, on_delete=models.CASCADE, related_name="perf_calibrations")
+    engine = models.CharField(max_length=20)
+    efficiencies = models.JSONField(help_text=_("mfu, bandwidth, link, step_overhead_s, sequence_overhead_s"))
+    default_rms_log_error = models.FloatField()
+    calibrated_rms_log_error = models.FloatField()
+    measurements = models.PositiveIntegerField()
+    job = models.ForeignKey(SimulationJob, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.gpu} {self.engine} efficiencies ({self.created_at:%Y-%m-%d})"

@@ -16,9 +16,13 @@ from sizing.apis import EstimateParametersSerializer
 from sizing.estimator.dtypes import KV_CACHE_DTYPES
 from sizing.estimator.engines import ENGINE_CHOICES
 from sizing.estimator.formats import WEIGHT_FORMAT_CHOICES
-from sizing.models import SimulationJob
+from sizing.models import PerfCalibration, SimulationJob
 from sizing.services import organisation_for_user
-from sizing.simulation_selectors import simulation_job_get_for_organisation, simulation_job_list_for_organisation
+from sizing.simulation_selectors import (
+    perf_calibration_list_for_organisation,
+    simulation_job_get_for_organisation,
+    simulation_job_list_for_organisation,
+)
 from sizing.simulation_services import SIMULATION_KINDS, SIMULATION_MAX_REQUESTS, simulation_job_create
 
 
@@ -111,6 +115,9 @@ class SimulationListApi(APIView):
         measurements = MeasurementSerializer(many=True, required=False)
         max_queue = serializers.IntegerField(required=False, min_value=0, max_value=1_000_000)
         link = serializers.ChoiceField(choices=["nvlink", "pcie", "xgmi"], required=False)
+        save = serializers.BooleanField(required=False, default=False,
+                                        help_text="calibrate: keep the fitted efficiencies for this GPU and engine; "
+                                                  "later simulations use them (use_calibration: false to not)")
 
         def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
             sources = [key for key in ("profile", "profile_json", "input_tokens") if key in attrs]
@@ -149,3 +156,19 @@ class SimulationDetailApi(APIView):
             return Response({"code": "not_found", "message": f"no simulation job {job_id}", "extra": {}},
                             status=status.HTTP_404_NOT_FOUND)
         return Response(SimulationJobOutputSerializer(job).data)
+
+
+class PerfCalibrationOutputSerializer(serializers.ModelSerializer):
+    gpu = serializers.CharField(source="gpu.slug")
+
+    class Meta:
+        model = PerfCalibration
+        fields = ["id", "gpu", "engine", "efficiencies", "default_rms_log_error", "calibrated_rms_log_error",
+                  "measurements", "job", "created_at"]
+
+
+class PerfCalibrationListApi(APIView):
+    @extend_schema(responses=PerfCalibrationOutputSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        rows = perf_calibration_list_for_organisation(organisation=organisation_for_user(user=request.user))
+        return Response(PerfCalibrationOutputSerializer(rows, many=True).data)

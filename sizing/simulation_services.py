@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.conf import settings
@@ -15,6 +15,8 @@ from django.utils import timezone
 
 from sizing.estimator.engines import Engine
 from sizing.estimator.errors import SizingError, SizingErrorCode
+from sizing.estimator.memory import estimate_memory
+from sizing.estimator.perf import Efficiencies
 from sizing.estimator.perf_calibration import Measurement, perf_calibrate
 from sizing.estimator.search import Candidate, candidates_for, evaluate_candidates, outcome_sort_key
 from sizing.estimator.serving import (
@@ -26,9 +28,10 @@ from sizing.estimator.serving import (
 )
 from sizing.estimator.simulator import LoadKind, Slo
 from sizing.estimator.workload import WorkloadProfile, fixed_profile, profile_from_dict
-from sizing.models import Gpu, LlmModel, Organisation, SimulationJob, SimulationJobPart
-from sizing.selectors import gpu_get, model_get_for_organisation
+from sizing.models import Gpu, LlmModel, Organisation, PerfCalibration, SimulationJob, SimulationJobPart
+from sizing.selectors import calibration_latest, gpu_get, model_get_for_organisation
 from sizing.services import ESTIMATE_PARAMETERS, estimate_request_build, gpu_spec, json_safe
+from sizing.simulation_selectors import perf_calibration_latest
 from sizing.workload_selectors import workload_profile_get_for_organisation
 
 logger = logging.getLogger(__name__)
@@ -53,9 +56,28 @@ def simulation_profile(*, profile: Mapping[str, Any] | None = None, input_tokens
 
 def simulation_plan(*, gpu: Gpu, parameters: Mapping[str, Any], model: LlmModel | None = None,
                     config: Mapping[str, Any] | None = None, max_queue: int | None = None,
-                    link: str | None = None) -> ServingPlan:
+                    link: str | None = None, organisation: Organisation | None = None,
+                    use_calibration: bool = True) -> ServingPlan:
+    """The serving plan; with an organisation, the newest saved efficiencies of this GPU and engine apply."""
     request = estimate_request_build(gpu=gpu, parameters=parameters, model=model, config=config)
-    return serving_plan(request, max_queue=max_queue, link=link)
+    calibration = None
+    memory_source = "estimated"
+    if organisation is not None and use_calibration:
+        calibration = perf_calibration_latest(organisation=organisation, gpu=gpu, engine=request.engine.value)
+        if model is not None:
+            # the boot-log terms saved for this model, GPU, engine and TP, as estimates/quick applies them
+            applied = calibration_latest(organisation=organisation, model=model, gpu=gpu,
+                                         engine=request.engine.value,
+                                         tp=estimate_memory(replace(request, detail=False)).tp)
+            if applied is not None:
+                terms = {k: v for k, v in applied.terms.items() if getattr(request, k, None) is None}
+                request = replace(request, **terms)
+                memory_source = f"calibrated from a boot log saved on {applied.created_at:%Y-%m-%d}"
+    efficiencies = Efficiencies(**calibration.efficiencies) if calibration else None
+    plan = serving_plan(request, max_queue=max_queue, link=link, efficiencies=efficiencies)
+    source = (f"calibrated from {calibration.measurements} measured run(s) on {calibration.created_at:%Y-%m-%d}"
+              if calibration else "engine defaults")
+    return replace(plan, efficiencies_source=source, memory_source=memory_source)
 
 
 def slo_from(data: Mapping[str, Any] | None) -> Slo | None:
@@ -70,10 +92,11 @@ def slo_from(data: Mapping[str, Any] | None) -> Slo | None:
 
 def simulation_run(*, plan: ServingPlan, profile: WorkloadProfile, load: str, rate: float | None = None,
                    concurrency: int | None = None, requests: int = SIMULATION_DEFAULT_REQUESTS, seed: int = 0,
-                   hour: int | None = None, slo: Slo | None = None) -> dict[str, Any]:
+                   hour: int | None = None, slo: Slo | None = None,
+                   progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """One simulation as JSON: the CLI contract's keys, the timeline, histograms and the plan it ran."""
     result = simulate_plan(plan, profile, load=LoadKind(load), rate_per_s=rate, concurrency=concurrency,
-                           requests=requests, seed=seed, hour=hour, slo=slo)
+                           requests=requests, seed=seed, hour=hour, slo=slo, progress=progress)
     payload = result.as_dict()
     payload["plan"] = plan.describe()
     payload["profile"] = profile.name
@@ -248,7 +271,7 @@ class _Progress:
             return
         self.last = now
         SimulationJob.objects.filter(pk=self.job_id).update(
-            progress=min(1.0, done / total) if total else 0.0, progress_message=f"{self.what} {done}/{total}")
+            progress=min(1.0, done / total) if total else 0.0, progress_message=f"{self.what}: {done}/{total}")
 
 
 def _finish(job_id: int, *, result: Any = None, error: Mapping[str, Any] | None = None) -> None:
@@ -287,11 +310,13 @@ def _run(job: SimulationJob) -> Any:
     if job.kind == "search":
         return _search_start(job, context)
     plan = simulation_plan(gpu=context.gpu, model=context.model, parameters=context.parameters,
-                           max_queue=inputs.get("max_queue"), link=inputs.get("link"))
+                           max_queue=inputs.get("max_queue"), link=inputs.get("link"),
+                           organisation=job.organisation,
+                           use_calibration=job.kind != "calibrate" and inputs.get("use_calibration", True))
     if job.kind == "simulate":
         return simulation_run(plan=plan, profile=context.profile, load=inputs.get("load") or "rate",
                               rate=inputs.get("rate"), concurrency=inputs.get("concurrency"), requests=requests,
-                              seed=seed, hour=hour, slo=context.slo)
+                              seed=seed, hour=hour, slo=context.slo, progress=_Progress(job.pk, "requests done"))
     if job.kind == "sweep":
         spec = inputs.get("sweep") or {}
         sweep = load_sweep(plan, context.profile, kind=LoadKind(spec.get("kind") or "rate"), loads=spec.get("loads"),
@@ -308,9 +333,17 @@ def _run(job: SimulationJob) -> Any:
         payload = search.as_dict()
         payload.update(plan=plan.describe(), slo=context.slo.as_dict())
         return payload
-    calibration = perf_calibrate(plan.model, plan.config, _measurements(inputs))
+    measurements = _measurements(inputs)
+    calibration = perf_calibrate(plan.model, plan.config, measurements)
     payload = calibration.as_dict()
     payload["plan"] = plan.describe()
+    payload["saved"] = False
+    if inputs.get("save"):
+        PerfCalibration.objects.create(
+            organisation=job.organisation, gpu=context.gpu, engine=plan.memory.engine,
+            efficiencies=payload["calibrated"], default_rms_log_error=payload["default_rms_log_error"],
+            calibrated_rms_log_error=payload["calibrated_rms_log_error"], measurements=len(measurements), job=job)
+        payload["saved"] = True
     return payload
 
 

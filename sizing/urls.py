@@ -12,7 +12,7 @@ from sizing.apis import (
     ModelCheckpointApi,
     ModelListApi,
 )
-from sizing.simulation_apis import SimulationDetailApi, SimulationListApi
+from sizing.simulation_apis import PerfCalibrationListApi, SimulationDetailApi, SimulationListApi
 from sizing.workload_apis import (
     WorkloadPreviewApi,
     WorkloadProfileDetailApi,
@@ -25,6 +25,7 @@ app_name = "sizing"
 urlpatterns = [
     path("simulations/", SimulationListApi.as_view(), name="simulation-list"),
     path("simulations/<int:job_id>/", SimulationDetailApi.as_view(), name="simulation-detail"),
+    path("perf-calibrations/", PerfCalibrationListApi.as_view(), name="perf-calibration-list"),
     path("gpus/", GpuListApi.as_view(), name="gpu-list"),
     path("models/", ModelListApi.as_view(), name="model-list"),
     path("models/checkpoint", ModelCheckpointApi.as_view(), name="model-checkpoint"),

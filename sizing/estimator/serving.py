@@ -36,6 +36,8 @@ class ServingPlan:
     memory: MemoryEstimate
     model: StepModel
     config: ServingConfig
+    efficiencies_source: str = "engine defaults"  # or where calibrated efficiencies came from
+    memory_source: str = "estimated"  # or the boot log whose measured terms the KV capacity used
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -45,6 +47,7 @@ class ServingPlan:
             "max_num_seqs": self.config.max_num_seqs, "max_num_batched_tokens": self.config.max_num_batched_tokens,
             "block_size": self.config.block_size, "max_queue_per_replica": self.config.queue_limit,
             "compute_dtype": self.model.compute_dtype,
+            "efficiencies_source": self.efficiencies_source, "memory_source": self.memory_source,
             "efficiencies": {"mfu": self.model.efficiencies.mfu, "bandwidth": self.model.efficiencies.bandwidth,
                              "link": self.model.efficiencies.link,
                              "step_overhead_ms": self.model.efficiencies.step_overhead_s * 1000,
@@ -82,7 +85,7 @@ def serving_plan(request: EstimateRequest, *, efficiencies: Efficiencies | None 
 
 def simulate_plan(plan: ServingPlan, profile: WorkloadProfile, *, load: LoadKind, rate_per_s: float | None = None,
                   concurrency: int | None = None, requests: int = 1000, seed: int = 0, hour: int | None = None,
-                  slo: Slo | None = None) -> SimulationResult:
+                  slo: Slo | None = None, progress: Progress | None = None) -> SimulationResult:
     """Simulate `requests` requests of the profile (its mix at `hour`, default the busiest) at one load."""
     if load is LoadKind.RATE and (rate_per_s is None or rate_per_s <= 0):
         raise _invalid("rate", "an open-loop run needs a rate > 0 requests per second")
@@ -91,7 +94,7 @@ def simulate_plan(plan: ServingPlan, profile: WorkloadProfile, *, load: LoadKind
     sample = workload_sample(profile, rate_per_s=rate_per_s if load is LoadKind.RATE else None, requests=requests,
                              seed=seed, hour=hour)
     return simulate(model=plan.model, config=plan.config, requests=sample, load=load, concurrency=concurrency,
-                    rate_per_s=rate_per_s, slo=slo)
+                    rate_per_s=rate_per_s, slo=slo, progress=progress)
 
 
 def meets_slo(result: SimulationResult, slo: Slo) -> tuple[bool, str]:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -39,6 +40,7 @@ from sizing.estimator.workload import SampledRequests
 PERCENTILES = (50, 90, 95, 99)
 MIN_SAMPLES = {99: 100, 95: 20, 90: 10, 50: 1}  # below this many samples the percentile is reported as insufficient
 
+PROGRESS_EVERY = 4096  # scheduler iterations between progress reports
 SCALAR_STEPS = 16  # decode runs this short are stepped one by one, longer ones as a vector
 WARM_UP_SHARE = 0.1  # open-loop runs measure between the 10% and the 90% arrival
 
@@ -233,7 +235,7 @@ class _ReplicaRun:
 
 def _simulate_replica(model: StepModel, config: ServingConfig, *, index: np.ndarray, arrival: np.ndarray,
                       prompt: np.ndarray, output: np.ndarray, prefix: np.ndarray, clients: int | None,
-                      bounded_queue: bool) -> _ReplicaRun:
+                      bounded_queue: bool, progress: Callable[[int], None] | None = None) -> _ReplicaRun:
     """Simulate one replica. `clients` set: a closed loop (arrival times are ignored). An unbounded queue for
     offline runs and closed loops (their queue is the backlog by design, or at most the clients)."""
     n = len(index)
@@ -346,7 +348,11 @@ def _simulate_replica(model: StepModel, config: ServingConfig, *, index: np.ndar
         else:
             release(i, FAILED, t)
 
+    loops = 0
     while done_count < n:
+        loops += 1
+        if progress is not None and not loops % PROGRESS_EVERY:
+            progress(done_count)
         enqueue_arrivals()
         if not running and not waiting:
             if not pending:
@@ -578,7 +584,7 @@ def _downsample(timeline: list[tuple[float, float, int, int]], capacity: float, 
 
 def simulate(*, model: StepModel, config: ServingConfig, requests: SampledRequests, load: LoadKind,
              concurrency: int | None = None, rate_per_s: float | None = None, slo: Slo | None = None,
-             timeline_points: int = 300) -> SimulationResult:
+             timeline_points: int = 300, progress: Callable[[int, int], None] | None = None) -> SimulationResult:
     """Run the requests through `config.replicas` replicas and measure them (see the module docstring).
 
     `load` says how `requests.arrival_s` is meant: RATE and OFFLINE use it as is (OFFLINE samples carry zeros);
@@ -591,6 +597,7 @@ def simulate(*, model: StepModel, config: ServingConfig, requests: SampledReques
         raise _invalid("concurrency", "a closed loop needs concurrency ≥ 1")
     replicas = config.replicas
     runs: list[_ReplicaRun] = []
+    finished_before = 0
     for replica in range(replicas):
         members = np.arange(replica, total, replicas)
         if not len(members):
@@ -603,7 +610,9 @@ def simulate(*, model: StepModel, config: ServingConfig, requests: SampledReques
         runs.append(_simulate_replica(
             model, config, index=members, arrival=requests.arrival_s[members],
             prompt=requests.input_tokens[members], output=requests.output_tokens[members],
-            prefix=requests.prefix_tokens[members], clients=clients, bounded_queue=load is LoadKind.RATE))
+            prefix=requests.prefix_tokens[members], clients=clients, bounded_queue=load is LoadKind.RATE,
+            progress=(lambda done, before=finished_before: progress(before + done, total)) if progress else None))
+        finished_before += len(members)
     if load is LoadKind.CONCURRENCY:  # replicas without a client ran nothing: their requests were never sent
         served = np.concatenate([r.index for r in runs])
     else:

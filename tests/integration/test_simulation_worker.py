@@ -120,3 +120,35 @@ def test_a_job_whose_inputs_no_longer_resolve_fails_with_a_clear_error(worker):
     assert job.status == "failed"
     assert job.error["code"] == "invalid_argument"
     assert "gone/model" in job.error["message"]
+
+
+def test_a_saved_calibration_changes_later_simulations_of_that_gpu_and_engine(worker):
+    # given measured runs much slower than the defaults predict (a TPOT of 60 ms at 4 clients)
+    client, _ = _client()
+    measured = [{"input_tokens": 512, "output_tokens": 64, "load": "concurrency", "concurrency": 4, "requests": 40,
+                 "tpot_ms": 60.0, "ttft_ms": 400.0},
+                {"input_tokens": 512, "output_tokens": 64, "load": "concurrency", "concurrency": 1, "requests": 20,
+                 "tpot_ms": 50.0}]
+    simulate = {**BASE, "kind": "simulate", "input_tokens": 512, "output_tokens": 64, "load": "concurrency",
+                "concurrency": 4, "requests": 40}
+    before = _wait(client, client.post("/api/v1/simulations/", simulate, format="json").json()["url"])
+
+    # when the calibration is saved
+    job = client.post("/api/v1/simulations/", {**BASE, "kind": "calibrate", "input_tokens": 512,
+                                               "output_tokens": 64, "measurements": measured, "save": True},
+                      format="json")
+    assert job.status_code == 202, job.content
+    calibration = _wait(client, job.json()["url"], timeout_s=180)
+    assert calibration["status"] == "done", calibration
+    assert calibration["result"]["saved"] is True
+    assert calibration["result"]["calibrated_rms_log_error"] < calibration["result"]["default_rms_log_error"]
+
+    # then the same simulation now uses the fitted efficiencies and comes out slower, closer to the measurement
+    after = _wait(client, client.post("/api/v1/simulations/", simulate, format="json").json()["url"])
+    assert after["result"]["plan"]["efficiencies_source"].startswith("calibrated from 2 measured run(s)")
+    assert before["result"]["plan"]["efficiencies_source"] == "engine defaults"
+    assert abs(after["result"]["tpot_ms"]["mean"] - 60.0) < abs(before["result"]["tpot_ms"]["mean"] - 60.0)
+    # and use_calibration: false goes back to the defaults
+    plain = _wait(client, client.post("/api/v1/simulations/", {**simulate, "use_calibration": False},
+                                      format="json").json()["url"])
+    assert plain["result"]["plan"]["efficiencies_source"] == "engine defaults"

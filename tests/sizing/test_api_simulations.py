@@ -105,3 +105,18 @@ def test_the_openapi_schema_generates_without_warnings(db, tmp_path):
     schema = (tmp_path / "schema.yml").read_text()
     assert "/api/v1/simulations/{job_id}/" in schema
     assert "/api/v1/workloads/" in schema
+
+
+def test_saved_perf_calibrations_are_listed_for_the_organisation_only(catalog, api_client, organisation):
+    from sizing.models import Gpu, PerfCalibration
+
+    gpu = Gpu.objects.get(slug="nvidia-l40s-48gb")
+    mine = PerfCalibration.objects.create(organisation=organisation, gpu=gpu, engine="vllm",
+                                          efficiencies={"mfu": 0.4, "bandwidth": 0.6}, default_rms_log_error=0.5,
+                                          calibrated_rms_log_error=0.05, measurements=3)
+    PerfCalibration.objects.create(organisation=Organisation.objects.create(name="Else"), gpu=gpu, engine="vllm",
+                                   efficiencies={}, default_rms_log_error=0.1, calibrated_rms_log_error=0.1,
+                                   measurements=1)
+    rows = api_client.get("/api/v1/perf-calibrations/").json()
+    assert [row["id"] for row in rows] == [mine.pk]
+    assert rows[0]["gpu"] == "nvidia-l40s-48gb"

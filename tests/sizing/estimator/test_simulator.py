@@ -215,3 +215,15 @@ def test_bursts_raise_the_tail_of_ttft():
     burst_run = simulate(model=MODEL, config=CONFIG, load=LoadKind.RATE, rate_per_s=5.0,
                          requests=workload_sample(bursty, rate_per_s=5.0, requests=600, seed=1))
     assert burst_run.ttft.p99 > 3 * steady_run.ttft.p99
+
+
+def test_long_simulations_report_progress():
+    sample = workload_sample(fixed_profile(input_tokens=64, output_tokens=8), rate_per_s=200.0, requests=20_000,
+                             seed=0)
+    reports: list[tuple[int, int]] = []
+    simulate(model=MODEL, config=CONFIG, requests=sample, load=LoadKind.RATE, rate_per_s=200.0,
+             progress=lambda done, total: reports.append((done, total)))
+    assert reports
+    assert all(total == 20_000 for _, total in reports)
+    done = [d for d, _ in reports]
+    assert done == sorted(done)
