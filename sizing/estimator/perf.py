@@ -279,7 +279,7 @@ def step_model(*, arch: Architecture, gpu: GpuSpec, weights: str, kv_dtype: str,
     full, sliding, window = _attention_flops(arch, range(0, arch.num_hidden_layers))
     kv_bits = resolve_kv_dtype(arch, kv_dtype).bits
     layout = kv_layout(tuple(layer.attention for layer in arch.layers), kv_bits=kv_bits, tp=tp, block_size=16)
-    stage_layers = pipeline_stage_layers(arch.num_hidden_layers, pp)
+    pipeline_stage_layers(arch.num_hidden_layers, pp)  # refuses more stages than layers
     interconnect = (link or gpu.interconnect or "pcie").lower()
     default_bw, latency = LINK_DEFAULTS.get(interconnect, LINK_DEFAULTS["pcie"])
     if link_bytes_per_s is None:
@@ -299,7 +299,7 @@ def step_model(*, arch: Architecture, gpu: GpuSpec, weights: str, kv_dtype: str,
                                          if t.role is Role.EXPERT),
         attention_flops_per_pair=full, sliding_flops_per_pair=sliding, window=window,
         kv_bytes_per_token=float(layout.bytes_per_token), hidden_size=arch.hidden_size,
-        layers=max(stage_layers) if pp > 1 else arch.num_hidden_layers,
+        layers=arch.num_hidden_layers,  # a step passes every stage in turn: all layers' all-reduces
     )
 
 

@@ -133,3 +133,12 @@ def test_decode_steps_vector_equals_step_by_step():
     vector = model.decode_steps_s(decode=16, context_tokens=16 * 500, steps=5)
     one_by_one = [model.step_s(decode=16, context_tokens=16 * 500 + 16 * k) for k in range(5)]
     assert vector.tolist() == pytest.approx(one_by_one, rel=1e-12)
+
+
+def test_pipeline_stages_run_in_turn_so_a_step_takes_as_long_as_on_one_gpu():
+    # given the same model on one GPU and over two pipeline stages
+    one, two = _model(), _model(pp=2)
+    # then a step reads the same bytes in total (each stage its half, one after the other): latency-true,
+    # throughput-conservative (no micro-batch overlap)
+    assert two.step_s(decode=8, context_tokens=8000) == pytest.approx(one.step_s(decode=8, context_tokens=8000),
+                                                                       rel=1e-6)
