@@ -705,6 +705,9 @@ def _formulas(request: EstimateRequest, arch: Architecture, *, fmt: Any, kv_bits
             f"{batched} batched tokens × (MLP gate/up + activation + QKV + 4 hidden buffers) × "
             f"{arch.dtype.bits // 8} bytes + {max_num_seqs} sampled sequences × vocabulary {arch.vocab_size} × "
             f"{sampler} = {format_bytes(inputs.activation_peak_bytes)}"
+            + (" (a warm start: on a first start with an empty torch.compile cache vLLM V1 also counts the "
+               "compiler's scratch memory here, and the KV cache comes out smaller until a restart)"
+               if request.engine is Engine.VLLM and not request.enforce_eager else "")
             if request.activation_peak_bytes is None
             else f"measured: {format_bytes(inputs.activation_peak_bytes)}"
         )

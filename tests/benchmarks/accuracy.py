@@ -84,7 +84,10 @@ KNOWN_CAUSES: dict[str, str] = {
     "vllm-pr17122-llama3.1-8b-l40s": (
         "the log prints no profiling terms and its gpu_memory_utilization is inferred (the default); the memory it "
         "leaves beside weights and KV is several times any activation + non-torch figure of an 8B model, so the run "
-        "most likely had a lower gpu_memory_utilization than 0.9, or shared the card with another process"
+        "most likely had a lower gpu_memory_utilization than 0.9, or shared the card with another process; a "
+        "V1 engine also charges a cold torch.compile's scratch memory to the activation peak on a first start "
+        "(vLLM issues #54122 and #54383: GiBs of KV lost until a restart with a warm compile cache), which the "
+        "log cannot tell us"
     ),
     "vllm-10517-llama3.1-8b-3090-20000": (
         "vLLM ~0.6.4 (V0) profiles one batch of max_num_batched_tokens = max(max_model_len, 2048) tokens without "
@@ -94,8 +97,9 @@ KNOWN_CAUSES: dict[str, str] = {
     ),
     "vllm-21348-qwen3-235b-fp8-vllm": (
         "an LMCache KV connector is configured and the vLLM version is unknown; the maintainers attribute the small "
-        "cache to vLLM's profiling changes (PR #19312), which the estimator's vLLM budget does not model; the log "
-        "prints no profiling terms to calibrate with"
+        "cache to vLLM's profiling changes (PR #19312: the profile runs before the KV budget is computed, where a "
+        "cold torch.compile's scratch memory is counted as activation peak, vLLM issues #54122 and #54383), which "
+        "the estimator's warm-cache vLLM budget does not model; the log prints no profiling terms to calibrate with"
     ),
     "myoceane-gpt-oss-20b-a100": (
         "vLLM 0.19 is newer than the V1 releases the estimator models (0.8-0.11); the weights it reports loading "
