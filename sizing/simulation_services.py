@@ -14,7 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from sizing.estimator.engines import Engine
-from sizing.estimator.errors import SizingError, SizingErrorCode
+from sizing.estimator.errors import SizingError, SizingErrorCode, invalid_argument
 from sizing.estimator.memory import estimate_memory
 from sizing.estimator.perf import Efficiencies
 from sizing.estimator.perf_calibration import Measurement, perf_calibrate
@@ -135,10 +135,6 @@ PROGRESS_INTERVAL_S = 0.5  # progress is written at most this often
 JOB_ESTIMATE_PARAMETERS = tuple(k for k in ESTIMATE_PARAMETERS if k not in ("concurrency", "output_tokens"))
 
 
-def _job_error(field_name: str, message: str) -> SizingError:
-    return SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message,
-                       extra={"fields": {field_name: [message]}})
-
 
 @dataclass(frozen=True)
 class _JobContext:
@@ -154,15 +150,15 @@ class _JobContext:
 def _context(*, organisation: Organisation, inputs: Mapping[str, Any]) -> _JobContext:
     model = model_get_for_organisation(organisation=organisation, slug=str(inputs.get("model", "")))
     if model is None:
-        raise _job_error("model", f"unknown model {inputs.get('model')!r}; see GET /api/v1/models/")
+        raise invalid_argument("model", f"unknown model {inputs.get('model')!r}; see GET /api/v1/models/")
     gpu = gpu_get(slug=str(inputs.get("gpu", "")))
     if gpu is None:
-        raise _job_error("gpu", f"unknown GPU {inputs.get('gpu')!r}; see GET /api/v1/gpus/")
+        raise invalid_argument("gpu", f"unknown GPU {inputs.get('gpu')!r}; see GET /api/v1/gpus/")
     profile_id = inputs.get("profile")
     if profile_id is not None:
         row = workload_profile_get_for_organisation(organisation=organisation, workload_profile_id=int(profile_id))
         if row is None:
-            raise _job_error("profile", f"unknown workload profile {profile_id}; see GET /api/v1/workloads/")
+            raise invalid_argument("profile", f"unknown workload profile {profile_id}; see GET /api/v1/workloads/")
         profile = profile_from_dict(row.profile)
     else:
         profile = simulation_profile(profile=inputs.get("profile_json"), input_tokens=inputs.get("input_tokens"),
@@ -179,7 +175,7 @@ def _search_candidates(*, context: _JobContext, inputs: Mapping[str, Any]) -> li
     for slug in slugs:
         gpu = gpu_get(slug=slug)
         if gpu is None:
-            raise _job_error("search", f"unknown GPU {slug!r} in search.gpus")
+            raise invalid_argument("search", f"unknown GPU {slug!r} in search.gpus")
         gpus.append(gpu_spec(gpu))
     arch = estimate_request_build(gpu=context.gpu, model=context.model, parameters=context.parameters).arch
     return candidates_for(
@@ -194,30 +190,31 @@ def simulation_job_validate(*, organisation: Organisation, inputs: Mapping[str, 
     """Check a job's inputs before it is queued, so a mistake is a 400 now and not a failed job later."""
     kind = inputs.get("kind")
     if kind not in SIMULATION_KINDS:
-        raise _job_error("kind", f"kind must be one of {', '.join(SIMULATION_KINDS)}")
+        raise invalid_argument("kind", f"kind must be one of {', '.join(SIMULATION_KINDS)}")
     context = _context(organisation=organisation, inputs=inputs)
     if kind == "search":
         if not inputs.get("rate"):
-            raise _job_error("rate", "a deployment search needs the load: rate (requests per second)")
+            raise invalid_argument("rate", "a deployment search needs the load: rate (requests per second)")
         if context.slo is None:
-            raise _job_error("slo", "a deployment search needs at least one SLO (ttft_s, tpot_s or e2e_s)")
+            raise invalid_argument("slo", "a deployment search needs at least one SLO (ttft_s, tpot_s or e2e_s)")
         candidates = _search_candidates(context=context, inputs=inputs)
         if not candidates:
-            raise _job_error("search", "no candidate deployment: no TP size divides both a GPU count and the "
+            raise invalid_argument("search", "no candidate deployment: no TP size divides both a GPU count and the "
                                        "model's attention heads")
         if len(candidates) > SEARCH_MAX_CANDIDATES:
-            raise _job_error("search", f"{len(candidates)} candidates; at most {SEARCH_MAX_CANDIDATES} per search")
+            raise invalid_argument("search", f"{len(candidates)} candidates; at most {SEARCH_MAX_CANDIDATES} per "
+                                             "search")
         return
     plan = simulation_plan(gpu=context.gpu, model=context.model, parameters=context.parameters,
                            max_queue=inputs.get("max_queue"), link=inputs.get("link"))
     if kind == "simulate":
         load = inputs.get("load") or "rate"
         if load == "rate" and not inputs.get("rate"):
-            raise _job_error("rate", "give the rate (requests per second), or load concurrency or offline")
+            raise invalid_argument("rate", "give the rate (requests per second), or load concurrency or offline")
         if load == "concurrency" and not inputs.get("concurrency"):
-            raise _job_error("concurrency", "give the concurrency (clients) of the closed loop")
+            raise invalid_argument("concurrency", "give the concurrency (clients) of the closed loop")
     elif kind == "slo_search" and context.slo is None:
-        raise _job_error("slo", "give at least one SLO (ttft_s, tpot_s or e2e_s) to search the load for")
+        raise invalid_argument("slo", "give at least one SLO (ttft_s, tpot_s or e2e_s) to search the load for")
     elif kind == "calibrate":
         _measurements(inputs)
     del plan
@@ -226,7 +223,7 @@ def simulation_job_validate(*, organisation: Organisation, inputs: Mapping[str, 
 def _measurements(inputs: Mapping[str, Any]) -> list[Measurement]:
     raw = inputs.get("measurements") or []
     if not raw:
-        raise _job_error("measurements", "give at least one measured run to calibrate with")
+        raise invalid_argument("measurements", "give at least one measured run to calibrate with")
     out = []
     for index, item in enumerate(raw):
         try:
@@ -237,9 +234,9 @@ def _measurements(inputs: Mapping[str, Any]) -> list[Measurement]:
                 output_tokens_per_s=item.get("output_tokens_per_s"), ttft_ms=item.get("ttft_ms"),
                 tpot_ms=item.get("tpot_ms"), label=str(item.get("label") or "")))
         except (KeyError, TypeError, ValueError) as error:
-            raise _job_error("measurements", f"measurements[{index}]: {error}") from None
+            raise invalid_argument("measurements", f"measurements[{index}]: {error}") from None
         except SizingError as error:
-            raise _job_error("measurements", f"measurements[{index}]: {error.message}") from None
+            raise invalid_argument("measurements", f"measurements[{index}]: {error.message}") from None
     return out
 
 
@@ -327,7 +324,7 @@ def _run(job: SimulationJob) -> Any:
         return payload
     if job.kind == "slo_search":
         if context.slo is None:
-            raise _job_error("slo", "give at least one SLO (ttft_s, tpot_s or e2e_s) to search the load for")
+            raise invalid_argument("slo", "give at least one SLO (ttft_s, tpot_s or e2e_s) to search the load for")
         search = max_rate_meeting_slo(plan, context.profile, context.slo, requests=requests, seed=seed, hour=hour,
                                       progress=_Progress(job.pk, "probe"))
         payload = search.as_dict()

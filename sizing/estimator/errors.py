@@ -33,3 +33,8 @@ class SizingError(Exception):
 
     def as_dict(self) -> dict[str, Any]:
         return {"code": self.code.value, "message": self.message, "extra": self.extra}
+
+
+def invalid_argument(field: str, message: str) -> SizingError:
+    """An INVALID_ARGUMENT error whose message is also attached to the form/API field it concerns."""
+    return SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message, extra={"fields": {field: [message]}})

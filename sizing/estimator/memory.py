@@ -34,7 +34,7 @@ from sizing.estimator.engines import (
     sglang_default_scheduler,
     vllm_default_scheduler,
 )
-from sizing.estimator.errors import SizingError, SizingErrorCode
+from sizing.estimator.errors import invalid_argument
 from sizing.estimator.hardware import GpuSpec
 from sizing.estimator.kv import layers_kv_bytes_per_token, paged_tokens, resolve_kv_dtype
 from sizing.estimator.kv_layout import KvLayout, kv_layout
@@ -191,39 +191,35 @@ class MemoryEstimate:
         return asdict(self)
 
 
-def _invalid(field_name: str, message: str) -> SizingError:
-    return SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message,
-                       extra={"fields": {field_name: [message]}})
-
 
 def _layout(request: EstimateRequest, arch: Architecture) -> tuple[int, int, int, int]:
     """Resolve (gpus, tp, pp, replicas) and check them against the architecture."""
     pp = request.pp
     if pp < 1:
-        raise _invalid("pp", "pipeline parallel size must be ≥ 1")
+        raise invalid_argument("pp", "pipeline parallel size must be ≥ 1")
     if request.gpus is not None and request.gpus < 1:
-        raise _invalid("gpus", "the number of GPUs must be ≥ 1")
+        raise invalid_argument("gpus", "the number of GPUs must be ≥ 1")
     if request.tp is None:
         gpus = request.gpus or pp
         if gpus % pp:
-            raise _invalid("gpus", f"{gpus} GPUs cannot be split into {pp} pipeline stages")
+            raise invalid_argument("gpus", f"{gpus} GPUs cannot be split into {pp} pipeline stages")
         tp = gpus // pp
     else:
         tp = request.tp
         gpus = request.gpus or tp * pp
     if tp < 1:
-        raise _invalid("tp", "tensor parallel size must be ≥ 1")
+        raise invalid_argument("tp", "tensor parallel size must be ≥ 1")
     if request.dp < 1:
-        raise _invalid("dp", "data parallel size must be ≥ 1")
+        raise invalid_argument("dp", "data parallel size must be ≥ 1")
     if request.tp is None and request.gpus is not None and request.dp > 1:
         tp = max(1, gpus // (pp * request.dp))
     if gpus % (tp * pp * request.dp):
-        raise _invalid("gpus", f"{gpus} GPUs are not a whole number of TP {tp} x PP {pp} x DP {request.dp} "
+        raise invalid_argument("gpus", f"{gpus} GPUs are not a whole number of TP {tp} x PP {pp} x DP {request.dp} "
                                "replicas")
     if request.expert_parallel and not arch.is_moe:
-        raise _invalid("expert_parallel", "expert parallelism needs a mixture-of-experts model")
+        raise invalid_argument("expert_parallel", "expert parallelism needs a mixture-of-experts model")
     if request.engine is Engine.LLAMACPP and tp > 1:
-        raise _invalid("tp", "llama.cpp splits a model across GPUs by layers, not tensor parallel: "
+        raise invalid_argument("tp", "llama.cpp splits a model across GPUs by layers, not tensor parallel: "
                              "set pp to the GPU count (--split-mode layer) instead of tp")
     if arch.parameters_override is None:
         _check_tensor_parallel(arch, tp)
@@ -233,27 +229,27 @@ def _layout(request: EstimateRequest, arch: Architecture) -> tuple[int, int, int
 
 def _check_request(request: EstimateRequest) -> None:
     if not 0 < request.gpu_memory_utilization <= 1:
-        raise _invalid("gpu_memory_utilization", "gpu_memory_utilization must be in (0, 1]")
+        raise invalid_argument("gpu_memory_utilization", "gpu_memory_utilization must be in (0, 1]")
     for name in ("max_model_len", "max_num_seqs", "max_num_batched_tokens", "tokens_per_request",
                  "gpu_memory_bytes"):
         value = getattr(request, name)
         if value is not None and value < 1:
-            raise _invalid(name, f"{name} must be ≥ 1")
+            raise invalid_argument(name, f"{name} must be ≥ 1")
     if request.block_size is not None and request.block_size < 1:
-        raise _invalid("block_size", "block_size must be ≥ 1")
+        raise invalid_argument("block_size", "block_size must be ≥ 1")
     if request.concurrency < 1:
-        raise _invalid("concurrency", "concurrency must be ≥ 1")
+        raise invalid_argument("concurrency", "concurrency must be ≥ 1")
     if request.shared_prefix_tokens < 0:
-        raise _invalid("shared_prefix_tokens", "shared_prefix_tokens must be ≥ 0")
+        raise invalid_argument("shared_prefix_tokens", "shared_prefix_tokens must be ≥ 0")
     if request.num_speculative_tokens < 0:
-        raise _invalid("num_speculative_tokens", "num_speculative_tokens must be ≥ 0")
+        raise invalid_argument("num_speculative_tokens", "num_speculative_tokens must be ≥ 0")
     if request.parallel_samples < 1:
-        raise _invalid("parallel_samples", "parallel_samples must be ≥ 1")
+        raise invalid_argument("parallel_samples", "parallel_samples must be ≥ 1")
     if request.parallel_samples > 1 and request.output_tokens is None:
-        raise _invalid("output_tokens", "give output_tokens (the decoded part of each request) with "
+        raise invalid_argument("output_tokens", "give output_tokens (the decoded part of each request) with "
                                         "parallel_samples > 1: only the decoded tokens are multiplied")
     if request.weight_overhead < 1:
-        raise _invalid("weight_overhead", "weight_overhead must be ≥ 1")
+        raise invalid_argument("weight_overhead", "weight_overhead must be ≥ 1")
 
 
 # vLLM and SGLang keep a precomputed cos/sin table per rotary embedding on every GPU, loaded with the weights
@@ -347,7 +343,7 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
         )
     tokens = request.tokens_per_request or effective_len
     if tokens is None:
-        raise _invalid("tokens_per_request", "give tokens_per_request or max_model_len: the config has no "
+        raise invalid_argument("tokens_per_request", "give tokens_per_request or max_model_len: the config has no "
                                              "max_position_embeddings to default to")
     # each DP rank serves its own requests with its own KV cache
     per_replica_concurrency = math.ceil(request.concurrency / (replicas * request.dp))
@@ -355,9 +351,9 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
     # KV tokens one request holds apart from a shared prefix: n samples share the prompt and decode n outputs.
     output = request.output_tokens or 0
     if output > tokens:
-        raise _invalid("output_tokens", f"output_tokens {output} exceeds tokens_per_request {tokens}")
+        raise invalid_argument("output_tokens", f"output_tokens {output} exceeds tokens_per_request {tokens}")
     if request.shared_prefix_tokens >= tokens:
-        raise _invalid("shared_prefix_tokens",
+        raise invalid_argument("shared_prefix_tokens",
                        f"shared_prefix_tokens {request.shared_prefix_tokens} must be below tokens_per_request {tokens}")
     prefix = request.shared_prefix_tokens if request.prefix_caching else 0
     unique_tokens = tokens + (request.parallel_samples - 1) * output - prefix + request.num_speculative_tokens

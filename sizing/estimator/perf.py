@@ -45,7 +45,7 @@ import numpy as np
 from sizing.estimator.architecture import Architecture
 from sizing.estimator.dtypes import DType
 from sizing.estimator.engines import Engine
-from sizing.estimator.errors import SizingError, SizingErrorCode
+from sizing.estimator.errors import SizingError, SizingErrorCode, invalid_argument
 from sizing.estimator.hardware import GpuSpec
 from sizing.estimator.kv import resolve_kv_dtype
 from sizing.estimator.kv_layout import kv_layout
@@ -104,10 +104,6 @@ LINK_DEFAULTS: dict[str, tuple[float, float]] = {
     "pcie": (25e9, 25e-6),  # PCIe 4.0 x16 measured ≈ 25 GB/s per direction
 }
 
-
-def _invalid(field_name: str, message: str) -> SizingError:
-    return SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message,
-                       extra={"fields": {field_name: [message]}})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -224,7 +220,7 @@ def compute_dtype(gpu: GpuSpec, *, weight_slug: str, model_dtype: DType) -> str:
     for key in (preferred, "bf16", "fp16", "fp32"):
         if rates.get(key):
             return key
-    raise _invalid("gpu", f"{gpu.name}: the catalog gives no dense FLOP/s (tflops_dense) to time prefill with")
+    raise invalid_argument("gpu", f"{gpu.name}: the catalog gives no dense FLOP/s (tflops_dense) to time prefill with")
 
 
 def _attention_flops(arch: Architecture, layers: range) -> tuple[float, float, int]:
@@ -257,11 +253,11 @@ def step_model(*, arch: Architecture, gpu: GpuSpec, weights: str, kv_dtype: str,
     """
     engine = Engine(engine)
     if tp < 1 or pp < 1:
-        raise _invalid("tp", "tp and pp must be ≥ 1")
+        raise invalid_argument("tp", "tp and pp must be ≥ 1")
     if not gpu.memory_bandwidth_bytes_per_s:
-        raise _invalid("gpu", f"{gpu.name}: the catalog gives no memory bandwidth to time decode with")
+        raise invalid_argument("gpu", f"{gpu.name}: the catalog gives no memory bandwidth to time decode with")
     if arch.parameters_override is not None:
-        raise _invalid("model", "a model described only by its parameter count has no layer table to time")
+        raise invalid_argument("model", "a model described only by its parameter count has no layer table to time")
     fmt = resolve_weight_format(arch, weights)
     dtype_key = compute_dtype(gpu, weight_slug=fmt.slug, model_dtype=arch.dtype)
     inventory = tensor_inventory(arch)

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sizing.estimator.errors import SizingError, SizingErrorCode
+from sizing.estimator.errors import invalid_argument
 from sizing.estimator.perf import Efficiencies, StepModel
 from sizing.estimator.simulator import LoadKind, ServingConfig, simulate
 from sizing.estimator.workload import fixed_profile, workload_sample
@@ -45,19 +45,15 @@ class Measurement:
 
     def __post_init__(self) -> None:
         if self.input_tokens < 1 or self.output_tokens < 1:
-            raise _invalid("measurements", "input and output tokens must be ≥ 1")
+            raise invalid_argument("measurements", "input and output tokens must be ≥ 1")
         if all(v is None for v in (self.output_tokens_per_s, self.ttft_ms, self.tpot_ms)):
-            raise _invalid("measurements", f"measurement {self.label or self.input_tokens}: nothing measured "
+            raise invalid_argument("measurements", f"measurement {self.label or self.input_tokens}: nothing measured "
                                            "(give output tokens/s, TTFT or TPOT)")
         if self.load is LoadKind.RATE and not self.rate_per_s:
-            raise _invalid("measurements", "a rate measurement needs its rate")
+            raise invalid_argument("measurements", "a rate measurement needs its rate")
         if self.load is LoadKind.CONCURRENCY and not self.concurrency:
-            raise _invalid("measurements", "a concurrency measurement needs its concurrency")
+            raise invalid_argument("measurements", "a concurrency measurement needs its concurrency")
 
-
-def _invalid(field_name: str, message: str) -> SizingError:
-    return SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message,
-                       extra={"fields": {field_name: [message]}})
 
 
 def _simulated(model: StepModel, config: ServingConfig, m: Measurement) -> dict[str, float | None]:
@@ -111,7 +107,7 @@ def perf_calibrate(model: StepModel, config: ServingConfig, measurements: Sequen
                    rounds: int = 3, grid: int = 5) -> Calibration:
     """Fit the efficiencies of `model` to the measurements (see the module docstring)."""
     if not measurements:
-        raise _invalid("measurements", "give at least one measured run to calibrate with")
+        raise invalid_argument("measurements", "give at least one measured run to calibrate with")
     default = model.efficiencies
     best = default
     best_loss = default_loss = _loss(model, config, measurements)

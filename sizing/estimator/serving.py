@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from sizing.estimator.engines import Engine
-from sizing.estimator.errors import SizingError, SizingErrorCode
+from sizing.estimator.errors import SizingError, SizingErrorCode, invalid_argument
 from sizing.estimator.memory import EstimateRequest, MemoryEstimate, estimate_memory
 from sizing.estimator.perf import Efficiencies, StepModel, step_model
 from sizing.estimator.simulator import LoadKind, ServingConfig, SimulationResult, Slo, simulate
@@ -25,10 +25,6 @@ Progress = Callable[[int, int], None]  # (done, total): long work reports as it 
 KNEE_ACHIEVED_SHARE = 0.95  # a rate sweep is saturated once it generates < 95% of the output tokens asked for
 KNEE_THROUGHPUT_SHARE = 0.9  # a concurrency sweep's knee: the first point at 90% of the best throughput
 
-
-def _invalid(field_name: str, message: str) -> SizingError:
-    return SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message,
-                       extra={"fields": {field_name: [message]}})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -88,9 +84,9 @@ def simulate_plan(plan: ServingPlan, profile: WorkloadProfile, *, load: LoadKind
                   slo: Slo | None = None, progress: Progress | None = None) -> SimulationResult:
     """Simulate `requests` requests of the profile (its mix at `hour`, default the busiest) at one load."""
     if load is LoadKind.RATE and (rate_per_s is None or rate_per_s <= 0):
-        raise _invalid("rate", "an open-loop run needs a rate > 0 requests per second")
+        raise invalid_argument("rate", "an open-loop run needs a rate > 0 requests per second")
     if load is LoadKind.CONCURRENCY and (concurrency is None or concurrency < 1):
-        raise _invalid("concurrency", "a closed-loop run needs concurrency ≥ 1")
+        raise invalid_argument("concurrency", "a closed-loop run needs concurrency ≥ 1")
     sample = workload_sample(profile, rate_per_s=rate_per_s if load is LoadKind.RATE else None, requests=requests,
                              seed=seed, hour=hour)
     return simulate(model=plan.model, config=plan.config, requests=sample, load=load, concurrency=concurrency,
@@ -188,7 +184,7 @@ def load_sweep(plan: ServingPlan, profile: WorkloadProfile, *, kind: LoadKind = 
             loads = sorted({max(1, round(top ** (k / max(1, points - 1)))) for k in range(points)})
     results: list[SweepPoint] = []
     if any(load <= 0 for load in loads):
-        raise _invalid("loads", "every load must be > 0")
+        raise invalid_argument("loads", "every load must be > 0")
     for index, load in enumerate(loads):
         if progress:
             progress(index, len(loads))

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from sizing.estimator.errors import SizingError, SizingErrorCode
+from sizing.estimator.errors import invalid_argument
 from sizing.estimator.perf import StepModel, prefill_pairs
 from sizing.estimator.workload import SampledRequests
 
@@ -52,10 +52,6 @@ class LoadKind(StrEnum):
     CONCURRENCY = "concurrency"  # closed loop: C clients each send the next request when the last one ends
     OFFLINE = "offline"  # every request arrives at time 0 (maximum-throughput runs)
 
-
-def _invalid(field_name: str, message: str) -> SizingError:
-    return SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message,
-                       extra={"fields": {field_name: [message]}})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -77,9 +73,9 @@ class ServingConfig:
     def __post_init__(self) -> None:
         for name in ("kv_capacity_tokens", "max_num_seqs", "max_num_batched_tokens", "block_size", "replicas"):
             if getattr(self, name) < 1:
-                raise _invalid(name, f"{name} must be ≥ 1")
+                raise invalid_argument(name, f"{name} must be ≥ 1")
         if self.max_queue is not None and self.max_queue < 0:
-            raise _invalid("max_queue", "max_queue must be ≥ 0")
+            raise invalid_argument("max_queue", "max_queue must be ≥ 0")
 
     @property
     def queue_limit(self) -> int:
@@ -592,9 +588,9 @@ def simulate(*, model: StepModel, config: ServingConfig, requests: SampledReques
     """
     total = len(requests)
     if total < 1:
-        raise _invalid("requests", "the number of requests must be ≥ 1")
+        raise invalid_argument("requests", "the number of requests must be ≥ 1")
     if load is LoadKind.CONCURRENCY and (concurrency is None or concurrency < 1):
-        raise _invalid("concurrency", "a closed loop needs concurrency ≥ 1")
+        raise invalid_argument("concurrency", "a closed loop needs concurrency ≥ 1")
     replicas = config.replicas
     runs: list[_ReplicaRun] = []
     finished_before = 0

@@ -109,6 +109,28 @@ def weight_bytes_total(arch: Architecture, fmt: WeightFormat) -> int:
     return total
 
 
+def _rank_placements(arch: Architecture, fmt: WeightFormat, *, tp: int, ep: int
+                     ) -> Iterator[tuple[TensorSpec, int | None, int]]:
+    """Each tensor placement with the bytes one TP rank holds of it (all its copies in that layer).
+
+    With expert parallelism (`ep` > 1) a rank holds ceil(E / ep) whole routed experts instead of a 1/tp slice
+    of every expert.
+    """
+    copy_bytes = _CopyBytes(arch, fmt)
+    for tensor, index in _placements(arch):
+        attention = tensor.layer.attention if tensor.layer is not None else None
+        rows, cols = tensor.rank_shape(
+            tp=tp,
+            kv_heads=attention.num_kv_heads if attention else arch.num_key_value_heads,
+            head_dim=attention.head_dim if attention else arch.head_dim,
+        )
+        copies = tensor.copies
+        if ep > 1 and tensor.copies > 1:  # routed experts: whole experts spread over the EP ranks
+            rows, cols = tensor.rows, tensor.cols
+            copies = math.ceil(tensor.copies / ep)
+        yield tensor, index, copy_bytes(tensor, rows, cols, layer_index=index) * copies
+
+
 def weight_bytes_per_rank(arch: Architecture, fmt: WeightFormat, *, tp: int, pp: int, ep: int = 1
                           ) -> tuple[int, ...]:
     """Bytes one TP rank holds in each pipeline stage (one entry per stage).
@@ -127,20 +149,8 @@ def weight_bytes_per_rank(arch: Architecture, fmt: WeightFormat, *, tp: int, pp:
         total = weight_bytes_total(arch, fmt)
         return tuple(math.ceil(total * layers / arch.num_hidden_layers / tp) for layers in stages)
     stage_of_layer = [stage for stage, layers in enumerate(stages) for _ in range(layers)]
-    copy_bytes = _CopyBytes(arch, fmt)
     per_stage = [0] * pp
-    for tensor, index in _placements(arch):
-        attention = tensor.layer.attention if tensor.layer is not None else None
-        rows, cols = tensor.rank_shape(
-            tp=tp,
-            kv_heads=attention.num_kv_heads if attention else arch.num_key_value_heads,
-            head_dim=attention.head_dim if attention else arch.head_dim,
-        )
-        copies = tensor.copies
-        if ep > 1 and tensor.copies > 1:  # routed experts: whole experts spread over the EP ranks
-            rows, cols = tensor.rows, tensor.cols
-            copies = math.ceil(tensor.copies / ep)
-        one = copy_bytes(tensor, rows, cols, layer_index=index) * copies
+    for tensor, index, one in _rank_placements(arch, fmt, tp=tp, ep=ep):
         if index is not None:
             per_stage[stage_of_layer[index]] += one
         elif tensor.role is Role.VISION:
@@ -164,20 +174,8 @@ def weight_bytes_per_rank_by_role(arch: Architecture, fmt: WeightFormat, *, tp: 
     """
     if arch.parameters_override is not None:
         return {Role.MLP: math.ceil(weight_bytes_total(arch, fmt) / tp)}
-    copy_bytes = _CopyBytes(arch, fmt)
     by_role: dict[Role, int] = {}
-    for tensor, index in _placements(arch):
-        attention = tensor.layer.attention if tensor.layer is not None else None
-        rows, cols = tensor.rank_shape(
-            tp=tp,
-            kv_heads=attention.num_kv_heads if attention else arch.num_key_value_heads,
-            head_dim=attention.head_dim if attention else arch.head_dim,
-        )
-        copies = tensor.copies
-        if ep > 1 and tensor.copies > 1:
-            rows, cols = tensor.rows, tensor.cols
-            copies = math.ceil(tensor.copies / ep)
-        one = copy_bytes(tensor, rows, cols, layer_index=index) * copies
+    for tensor, index, one in _rank_placements(arch, fmt, tp=tp, ep=ep):
         by_role[tensor.role] = by_role.get(tensor.role, 0) + one * (1 if index is not None else tensor.per_model)
     return by_role
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from sizing.estimator.errors import SizingError, SizingErrorCode
+from sizing.estimator.errors import SizingError, invalid_argument
 
 HOURS = 24
 
@@ -45,10 +45,6 @@ class ArrivalKind(StrEnum):
     BURST = "burst"  # Poisson at the rate, plus a burst of extra requests within a short window
 
 
-def _invalid(field_name: str, message: str) -> SizingError:
-    return SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message,
-                       extra={"fields": {field_name: [message]}})
-
 
 @dataclass(frozen=True, kw_only=True)
 class LengthDistribution:
@@ -63,22 +59,22 @@ class LengthDistribution:
 
     def __post_init__(self) -> None:
         if self.minimum < 1:
-            raise _invalid("minimum", "the shortest length must be ≥ 1 token")
+            raise invalid_argument("minimum", "the shortest length must be ≥ 1 token")
         if self.maximum is not None and self.maximum < self.minimum:
-            raise _invalid("maximum", f"maximum {self.maximum} is below minimum {self.minimum}")
+            raise invalid_argument("maximum", f"maximum {self.maximum} is below minimum {self.minimum}")
         if self.kind is LengthKind.EMPIRICAL:
             if not self.bins:
-                raise _invalid("bins", "an empirical distribution needs at least one (low, high, weight) bin")
+                raise invalid_argument("bins", "an empirical distribution needs at least one (low, high, weight) bin")
             for low, high, weight in self.bins:
                 if low < 1 or high < low or weight < 0:
-                    raise _invalid("bins", f"bin ({low}, {high}, {weight}): need 1 ≤ low ≤ high and weight ≥ 0")
+                    raise invalid_argument("bins", f"bin ({low}, {high}, {weight}): need 1 ≤ low ≤ high and weight ≥ 0")
             if sum(weight for _, _, weight in self.bins) <= 0:
-                raise _invalid("bins", "the bins' weights sum to zero")
+                raise invalid_argument("bins", "the bins' weights sum to zero")
         else:
             if not math.isfinite(self.mean) or self.mean < 1:
-                raise _invalid("mean", f"mean length {self.mean} must be ≥ 1 token")
+                raise invalid_argument("mean", f"mean length {self.mean} must be ≥ 1 token")
             if not math.isfinite(self.std) or self.std < 0:
-                raise _invalid("std", f"standard deviation {self.std} must be ≥ 0")
+                raise invalid_argument("std", f"standard deviation {self.std} must be ≥ 0")
 
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """`n` lengths as int64, clipped to [minimum, maximum]."""
@@ -131,14 +127,14 @@ class RequestClass:
 
     def __post_init__(self) -> None:
         if not self.name.strip():
-            raise _invalid("name", "a request class needs a name")
+            raise invalid_argument("name", "a request class needs a name")
         if not math.isfinite(self.share) or self.share <= 0:
-            raise _invalid("share", f"class {self.name!r}: share must be > 0")
+            raise invalid_argument("share", f"class {self.name!r}: share must be > 0")
         if self.shared_prefix_tokens < 0:
-            raise _invalid("shared_prefix_tokens", "shared_prefix_tokens must be ≥ 0")
+            raise invalid_argument("shared_prefix_tokens", "shared_prefix_tokens must be ≥ 0")
         for start, end in self.windows:
             if not (0 <= start < end <= HOURS):
-                raise _invalid("windows", f"class {self.name!r}: window {start}–{end} must satisfy 0 ≤ start < "
+                raise invalid_argument("windows", f"class {self.name!r}: window {start}–{end} must satisfy 0 ≤ start < "
                                           f"end ≤ 24")
 
     def active_hours(self) -> tuple[int, ...]:
@@ -158,11 +154,11 @@ class ArrivalPattern:
 
     def __post_init__(self) -> None:
         if self.burst_requests < 0:
-            raise _invalid("burst_requests", "burst_requests must be ≥ 0")
+            raise invalid_argument("burst_requests", "burst_requests must be ≥ 0")
         if not self.burst_window_s > 0:
-            raise _invalid("burst_window_s", "burst_window_s must be > 0")
+            raise invalid_argument("burst_window_s", "burst_window_s must be > 0")
         if self.burst_at_s < 0:
-            raise _invalid("burst_at_s", "burst_at_s must be ≥ 0")
+            raise invalid_argument("burst_at_s", "burst_at_s must be ≥ 0")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -174,10 +170,10 @@ class WorkloadProfile:
 
     def __post_init__(self) -> None:
         if not self.classes:
-            raise _invalid("classes", "a profile needs at least one request class")
+            raise invalid_argument("classes", "a profile needs at least one request class")
         names = [c.name for c in self.classes]
         if len(set(names)) != len(names):
-            raise _invalid("classes", "request class names must be unique")
+            raise invalid_argument("classes", "request class names must be unique")
 
     def hourly_rates(self) -> np.ndarray:
         """Relative arrival rate per class and hour, shape (classes, 24): share spread over active hours."""
@@ -195,10 +191,10 @@ class WorkloadProfile:
     def mix_at(self, hour: int | None = None) -> np.ndarray:
         """Probability that a request arriving at `hour` (default: the busiest) belongs to each class."""
         if hour is not None and not 0 <= hour < HOURS:
-            raise _invalid("hour", f"hour {hour} must be in 0–23")
+            raise invalid_argument("hour", f"hour {hour} must be in 0–23")
         rates = self.hourly_rates()[:, self.busiest_hour() if hour is None else hour]
         if rates.sum() <= 0:
-            raise _invalid("hour", f"no request class is active at {hour}:00")
+            raise invalid_argument("hour", f"no request class is active at {hour}:00")
         return rates / rates.sum()
 
     def daily_curve(self) -> np.ndarray:
@@ -225,11 +221,11 @@ def arrival_times(pattern: ArrivalPattern, *, rate_per_s: float | None, requests
                   rng: np.random.Generator) -> np.ndarray:
     """`requests` arrival times from 0; `rate_per_s` None means offline: every request arrives at time 0."""
     if requests < 1:
-        raise _invalid("requests", "the number of requests must be ≥ 1")
+        raise invalid_argument("requests", "the number of requests must be ≥ 1")
     if rate_per_s is None:
         return np.zeros(requests)
     if not math.isfinite(rate_per_s) or rate_per_s <= 0:
-        raise _invalid("rate", f"rate {rate_per_s} must be > 0 requests per second")
+        raise invalid_argument("rate", f"rate {rate_per_s} must be > 0 requests per second")
     burst = min(pattern.burst_requests, requests - 1) if pattern.kind is ArrivalKind.BURST else 0
     base = requests - burst
     if pattern.kind is ArrivalKind.CONSTANT:
@@ -303,11 +299,11 @@ def sample_profile() -> WorkloadProfile:
 
 def _length_from_dict(data: Mapping[str, Any], where: str) -> LengthDistribution:
     if not isinstance(data, Mapping):
-        raise _invalid(where, f"{where} must be an object with a kind")
+        raise invalid_argument(where, f"{where} must be an object with a kind")
     try:
         kind = LengthKind(data.get("kind", ""))
     except ValueError:
-        raise _invalid(where, f"{where}.kind must be one of {', '.join(k.value for k in LengthKind)}") from None
+        raise invalid_argument(where, f"{where}.kind must be one of {', '.join(k.value for k in LengthKind)}") from None
     try:
         return LengthDistribution(
             kind=kind, mean=float(data.get("mean", 0) or 0), std=float(data.get("std", 0) or 0),
@@ -317,31 +313,31 @@ def _length_from_dict(data: Mapping[str, Any], where: str) -> LengthDistribution
         )
     except SizingError as error:
         message = f"{where}: {error.message}"
-        raise _invalid(where, message) from None
+        raise invalid_argument(where, message) from None
     except (TypeError, ValueError, IndexError, OverflowError):  # OverflowError: int() of 1e400, which JSON reads as inf
-        raise _invalid(where, f"{where}: numbers expected (mean, std, minimum, maximum, bins as [low, high, "
+        raise invalid_argument(where, f"{where}: numbers expected (mean, std, minimum, maximum, bins as [low, high, "
                               "weight])") from None
 
 
 def profile_from_dict(data: Mapping[str, Any]) -> WorkloadProfile:
     """Build a profile from its JSON form; raises SizingError naming the field at fault."""
     if not isinstance(data, Mapping):
-        raise _invalid("profile", "a profile must be a JSON object")
+        raise invalid_argument("profile", "a profile must be a JSON object")
     raw_classes = data.get("classes")
     if not isinstance(raw_classes, Sequence) or isinstance(raw_classes, str) or not raw_classes:
-        raise _invalid("classes", "a profile needs a non-empty list of request classes")
+        raise invalid_argument("classes", "a profile needs a non-empty list of request classes")
     classes = []
     for index, raw in enumerate(raw_classes):
         where = f"classes[{index}]"
         if not isinstance(raw, Mapping):
-            raise _invalid(where, f"{where} must be an object")
+            raise invalid_argument(where, f"{where} must be an object")
         try:
             windows = tuple((int(w[0]), int(w[1])) for w in raw.get("windows", ()) or ())
             share = float(raw.get("share", 0))
             prefix = int(raw.get("shared_prefix_tokens", 0) or 0)
         except (TypeError, ValueError, IndexError, OverflowError):
-            raise _invalid(where, f"{where}: share, shared_prefix_tokens and windows ([start, end] hours) must be "
-                                  "numbers") from None
+            raise invalid_argument(where, f"{where}: share, shared_prefix_tokens and windows ([start, end] hours) "
+                                          "must be numbers") from None
         try:
             classes.append(RequestClass(
                 name=str(raw.get("name", "")), share=share,
@@ -349,11 +345,11 @@ def profile_from_dict(data: Mapping[str, Any]) -> WorkloadProfile:
                 output=_length_from_dict(raw.get("output"), f"{where}.output"),
                 shared_prefix_tokens=prefix, windows=windows))
         except SizingError as error:
-            raise _invalid(where, error.message if error.message.startswith(where) else f"{where}: {error.message}"
-                           ) from None
+            message = error.message if error.message.startswith(where) else f"{where}: {error.message}"
+            raise invalid_argument(where, message) from None
     raw_arrival = data.get("arrival") or {}
     if not isinstance(raw_arrival, Mapping):
-        raise _invalid("arrival", "arrival must be an object")
+        raise invalid_argument("arrival", "arrival must be an object")
     try:
         arrival = ArrivalPattern(
             kind=ArrivalKind(raw_arrival.get("kind", ArrivalKind.POISSON.value)),
@@ -362,7 +358,7 @@ def profile_from_dict(data: Mapping[str, Any]) -> WorkloadProfile:
             burst_at_s=float(raw_arrival.get("burst_at_s", 0.0) or 0.0),
         )
     except (TypeError, ValueError, OverflowError):  # a list or an object where a number belongs, too
-        raise _invalid("arrival", f"arrival.kind must be one of {', '.join(k.value for k in ArrivalKind)}; "
+        raise invalid_argument("arrival", f"arrival.kind must be one of {', '.join(k.value for k in ArrivalKind)}; "
                                   "burst numbers must be numbers") from None
     return WorkloadProfile(name=str(data.get("name", "") or "profile"), classes=tuple(classes), arrival=arrival,
                            description=str(data.get("description", "") or ""))
@@ -471,7 +467,7 @@ def profile_fit(rows: Iterable[LoggedRequest], *, name: str = "Fitted from reque
     class's requests) and whether arrivals look Poisson or bursty."""
     logged = list(rows)
     if len(logged) < 2:
-        raise _invalid("file", "the log needs at least 2 requests to fit a profile")
+        raise invalid_argument("file", "the log needs at least 2 requests to fit a profile")
     rng = np.random.default_rng(seed)
     times = np.array([r.timestamp_s for r in logged], dtype=np.float64)
     order = np.argsort(times, kind="stable")

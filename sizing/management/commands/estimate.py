@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -15,6 +13,7 @@ from sizing.estimator.engines import ENGINE_CHOICES
 from sizing.estimator.errors import SizingError
 from sizing.estimator.formats import WEIGHT_FORMAT_CHOICES
 from sizing.estimator.units import format_bytes
+from sizing.management.arguments import fail, fraction, one_line_parser, positive_int
 from sizing.selectors import gpu_get, model_get_for_organisation
 from sizing.services import ESTIMATE_PARAMETERS, SOLVER_TARGETS, estimate_quick, estimate_solve
 
@@ -27,65 +26,37 @@ COMPONENT_LABELS = {
 }
 
 
-def _fail(message: str) -> NoReturn:
-    sys.stderr.write(f"estimate: error: {message}\n")
-    sys.exit(2)
 
 
-class _OneLineParser(CommandParser):
-    def error(self, message: str) -> NoReturn:
-        _fail(message)
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} must be ≥ 1")
-    return value
-
-
-def _fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 < value <= 1:
-        raise argparse.ArgumentTypeError(f"{value} must be in (0, 1]")
-    return value
 
 
 class Command(BaseCommand):
     help = "Estimate the memory bill per GPU of a model on a GPU type, as the API's POST estimates/quick."
 
     def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> CommandParser:
-        parser = super().create_parser(prog_name, subcommand, **kwargs)
-        parser.__class__ = _OneLineParser  # bad arguments: one line on stderr, exit code 2
-        return parser
+        return one_line_parser(super().create_parser(prog_name, subcommand, **kwargs), "estimate")
 
     def add_arguments(self, parser: CommandParser) -> None:
         source = parser.add_mutually_exclusive_group(required=True)
         source.add_argument("--model", help="catalog model slug (Hugging Face repo id)")
         source.add_argument("--config", type=Path, help="path to a config.json")
         parser.add_argument("--gpu", required=True, help="GPU slug, e.g. nvidia-h100-sxm-80gb")
-        parser.add_argument("--gpus", type=_positive_int)
-        parser.add_argument("--tp", type=_positive_int)
-        parser.add_argument("--pp", type=_positive_int)
+        parser.add_argument("--gpus", type=positive_int)
+        parser.add_argument("--tp", type=positive_int)
+        parser.add_argument("--pp", type=positive_int)
         parser.add_argument("--weights", choices=WEIGHT_FORMAT_CHOICES, default="auto")
         parser.add_argument("--kv-dtype", choices=KV_CACHE_DTYPES, default="auto")
         parser.add_argument("--engine", choices=ENGINE_CHOICES, default="vllm")
-        parser.add_argument("--gpu-memory-utilization", type=_fraction)
-        parser.add_argument("--gpu-memory-bytes", type=_positive_int)
-        parser.add_argument("--max-model-len", type=_positive_int)
-        parser.add_argument("--max-num-seqs", type=_positive_int)
-        parser.add_argument("--max-num-batched-tokens", type=_positive_int)
-        parser.add_argument("--block-size", type=_positive_int)
-        parser.add_argument("--concurrency", type=_positive_int)
-        parser.add_argument("--tokens-per-request", type=_positive_int)
-        parser.add_argument("--mem-fraction-static", type=_fraction, help="SGLang's static memory fraction")
-        parser.add_argument("--kv-cache-free-gpu-mem-fraction", type=_fraction, help="TensorRT-LLM's KV fraction")
+        parser.add_argument("--gpu-memory-utilization", type=fraction)
+        parser.add_argument("--gpu-memory-bytes", type=positive_int)
+        parser.add_argument("--max-model-len", type=positive_int)
+        parser.add_argument("--max-num-seqs", type=positive_int)
+        parser.add_argument("--max-num-batched-tokens", type=positive_int)
+        parser.add_argument("--block-size", type=positive_int)
+        parser.add_argument("--concurrency", type=positive_int)
+        parser.add_argument("--tokens-per-request", type=positive_int)
+        parser.add_argument("--mem-fraction-static", type=fraction, help="SGLang's static memory fraction")
+        parser.add_argument("--kv-cache-free-gpu-mem-fraction", type=fraction, help="TensorRT-LLM's KV fraction")
         parser.add_argument("--enforce-eager", action="store_true", default=None, help="no CUDA graphs")
         parser.add_argument("--solve", choices=SOLVER_TARGETS,
                             help="solve for the largest context, the largest concurrency or the fewest GPUs")
@@ -153,3 +124,7 @@ class Command(BaseCommand):
                 "fewest_gpus": "GPUs"}[solved["target"]]
         self.stdout.write(f"{solved['target']}: {solved['value']} {unit}")
         self.stdout.write(f"stops because: {solved['stops_because']}")
+
+
+def _fail(message: str) -> NoReturn:
+    fail("estimate", message)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -14,6 +12,7 @@ from sizing.estimator.dtypes import KV_CACHE_DTYPES
 from sizing.estimator.engines import ENGINE_CHOICES
 from sizing.estimator.errors import SizingError
 from sizing.estimator.formats import WEIGHT_FORMAT_CHOICES
+from sizing.management.arguments import fail, fraction, non_negative_int, one_line_parser, positive_float, positive_int
 from sizing.selectors import gpu_get, model_get_for_organisation
 from sizing.services import ESTIMATE_PARAMETERS
 from sizing.simulation_services import (
@@ -29,51 +28,10 @@ CONTRACT_KEYS = ("ttft_ms", "itl_ms", "tpot_ms", "e2e_ms", "output_tokens_per_s"
                  "rejected", "preempted", "kv_overflow_probability")
 
 
-def _fail(message: str) -> NoReturn:
-    sys.stderr.write(f"simulate: error: {message}\n")
-    sys.exit(2)
 
 
-class _OneLineParser(CommandParser):
-    def error(self, message: str) -> NoReturn:
-        _fail(message)
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} must be ≥ 1")
-    return value
-
-
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} must be ≥ 0")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"{value} must be a finite number > 0")
-    return value
-
-
-def _fraction(text: str) -> float:
-    value = _positive_float(text)
-    if value > 1:
-        raise argparse.ArgumentTypeError(f"{value} must be in (0, 1]")
-    return value
 
 
 class Command(BaseCommand):
@@ -81,42 +39,40 @@ class Command(BaseCommand):
             "and print latency percentiles and throughput.")
 
     def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> CommandParser:
-        parser = super().create_parser(prog_name, subcommand, **kwargs)
-        parser.__class__ = _OneLineParser  # bad arguments: one line on stderr, exit code 2
-        return parser
+        return one_line_parser(super().create_parser(prog_name, subcommand, **kwargs), "simulate")
 
     def add_arguments(self, parser: CommandParser) -> None:
         source = parser.add_mutually_exclusive_group(required=True)
         source.add_argument("--model", help="catalog model slug (Hugging Face repo id)")
         source.add_argument("--config", type=Path, help="path to a config.json")
         parser.add_argument("--gpu", required=True, help="GPU slug, e.g. nvidia-h100-sxm-80gb")
-        parser.add_argument("--gpus", type=_positive_int)
-        parser.add_argument("--tp", type=_positive_int)
-        parser.add_argument("--pp", type=_positive_int)
+        parser.add_argument("--gpus", type=positive_int)
+        parser.add_argument("--tp", type=positive_int)
+        parser.add_argument("--pp", type=positive_int)
         parser.add_argument("--engine", choices=ENGINE_CHOICES, default="vllm")
         parser.add_argument("--weights", choices=WEIGHT_FORMAT_CHOICES, default="auto")
         parser.add_argument("--kv-dtype", choices=KV_CACHE_DTYPES, default="auto")
-        parser.add_argument("--gpu-memory-utilization", type=_fraction)
-        parser.add_argument("--max-model-len", type=_positive_int)
-        parser.add_argument("--max-num-seqs", type=_positive_int)
-        parser.add_argument("--max-num-batched-tokens", type=_positive_int)
-        parser.add_argument("--max-queue", type=_non_negative_int,
+        parser.add_argument("--gpu-memory-utilization", type=fraction)
+        parser.add_argument("--max-model-len", type=positive_int)
+        parser.add_argument("--max-num-seqs", type=positive_int)
+        parser.add_argument("--max-num-batched-tokens", type=positive_int)
+        parser.add_argument("--max-queue", type=non_negative_int,
                             help="waiting requests per replica before new ones are rejected (default 4 x max-num-seqs)")
         parser.add_argument("--link", choices=("nvlink", "pcie", "xgmi"),
                             help="the GPU-to-GPU link the server really has (default: the catalog's)")
         traffic = parser.add_mutually_exclusive_group()
         traffic.add_argument("--profile", type=Path, help="a workload profile JSON file")
-        traffic.add_argument("--input-tokens", type=_positive_int)
-        parser.add_argument("--output-tokens", type=_positive_int)
+        traffic.add_argument("--input-tokens", type=positive_int)
+        parser.add_argument("--output-tokens", type=positive_int)
         load = parser.add_mutually_exclusive_group(required=True)
-        load.add_argument("--rate", type=_positive_float, help="open loop: requests per second")
-        load.add_argument("--concurrency", type=_positive_int, help="closed loop: clients")
+        load.add_argument("--rate", type=positive_float, help="open loop: requests per second")
+        load.add_argument("--concurrency", type=positive_int, help="closed loop: clients")
         load.add_argument("--offline", action="store_true", help="every request arrives at time zero")
-        parser.add_argument("--requests", type=_positive_int, default=SIMULATION_DEFAULT_REQUESTS)
-        parser.add_argument("--seed", type=_non_negative_int, default=0)
-        parser.add_argument("--hour", type=_non_negative_int, help="simulate the profile's mix at this hour (0-23)")
-        parser.add_argument("--slo-ttft", type=_positive_float, help="TTFT SLO in seconds (goodput)")
-        parser.add_argument("--slo-tpot", type=_positive_float, help="TPOT SLO in seconds (goodput)")
+        parser.add_argument("--requests", type=positive_int, default=SIMULATION_DEFAULT_REQUESTS)
+        parser.add_argument("--seed", type=non_negative_int, default=0)
+        parser.add_argument("--hour", type=non_negative_int, help="simulate the profile's mix at this hour (0-23)")
+        parser.add_argument("--slo-ttft", type=positive_float, help="TTFT SLO in seconds (goodput)")
+        parser.add_argument("--slo-tpot", type=positive_float, help="TPOT SLO in seconds (goodput)")
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -185,3 +141,7 @@ def _read_json(path: Path, what: str) -> Any:
         return json.loads(path.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         _fail(f"cannot read {what} {path}: {error}")
+
+
+def _fail(message: str) -> NoReturn:
+    fail("simulate", message)
