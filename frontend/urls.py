@@ -1,7 +1,13 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from frontend.views import BootLogPageView, ColocatedPageView, SizingPageView, WorkloadsPageView
+from frontend.views import (
+    BootLogPageView,
+    ColocatedPageView,
+    PerformancePageView,
+    SizingPageView,
+    WorkloadsPageView,
+)
 
 app_name = "frontend"
 
@@ -15,5 +21,6 @@ urlpatterns = [
     path("bootlog/", BootLogPageView.as_view(), name="bootlog"),
     path("colocated/", ColocatedPageView.as_view(), name="colocated"),
     path("workloads/", WorkloadsPageView.as_view(), name="workloads"),
+    path("performance/", PerformancePageView.as_view(), name="performance"),
     path("", SizingPageView.as_view(), name="sizing"),
 ]

@@ -588,3 +588,233 @@ class WorkloadsPageView(LoginRequiredMixin, TemplateView):
             i18n_strings=workloads_page_strings(),
         )
         return context
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Latency and throughput: simulate, sweep the load, the largest load within the SLOs, search deployments, calibrate
+
+PERFORMANCE_DEFAULT_RATE_PER_S = 1.0  # the load a first simulation offers: one request per second
+PERFORMANCE_DEFAULT_CONCURRENCY = 16
+PERFORMANCE_DEFAULT_REQUESTS = 1000  # SIMULATION_DEFAULT_REQUESTS: enough for a stable P99
+PERFORMANCE_DEFAULT_TTFT_S = 2.0  # a chat assistant's usual first-token limit
+PERFORMANCE_DEFAULT_TPOT_MS = 100  # 10 tokens per second per user, faster than people read
+PERFORMANCE_DEFAULT_SWEEP_POINTS = 8  # the API's default
+PERFORMANCE_SEARCH_COUNTS = "1, 2, 4, 8"  # the API's default GPU counts
+PERFORMANCE_SEARCH_TPS = (1, 2, 4, 8)  # the API's default TP sizes
+PERFORMANCE_SEARCH_REQUESTS = 300  # SEARCH_DEFAULT_REQUESTS: a short run per candidate
+SLO_PERCENTILES = (50, 90, 95, 99)  # SloSerializer.percentile's choices
+# the weight formats a search offers: "auto" and the common plain ones (the sizing page lists every format)
+SEARCH_WEIGHT_FORMATS = ("auto", "bf16", "fp16", "fp8", "int8", "int4")
+
+
+def _load_kind_labels() -> dict[str, str]:
+    return {
+        "rate": _("Rate (open loop)"),
+        "concurrency": _("Concurrency (closed loop)"),
+        "offline": _("Offline (all at once)"),
+    }
+
+
+def performance_page_strings() -> dict[str, Any]:
+    """Every string the latency-and-throughput page's script shows, translated into the active language."""
+    return {
+        "network_error": _("The server could not be reached; please try again"),
+        "download_plot": _("Download plot as a PNG"),
+        "engine_names": _engine_names(),
+        # jobs
+        "kind_simulate": _("Simulation"),
+        "kind_sweep": _("Load sweep"),
+        "kind_slo_search": _("Largest load within the SLOs"),
+        "kind_search": _("Deployment search"),
+        "kind_calibrate": _("Calibration"),
+        "running": _("Running…"),
+        "status_queued": _("Waiting for a worker…"),
+        "queued_long": _("No worker has taken the job yet: please check that a worker serves the simulations "
+                         "queue"),
+        "status_running": _("Running…"),
+        "status_done": _("Done"),
+        "status_failed": _("Failed"),
+        "progress_load": _("Load {done} of {total}"),
+        "progress_probe": _("Probe {done} (at most {total})"),
+        "progress_candidate": _("Candidate {done} of {total}"),
+        "progress_parts": _("Part {done} of {total} finished"),
+        "progress_requests": _("{done} of {total} requests simulated"),
+        "start_failed": _("The job could not be started"),
+        "job_failed": _("The job failed"),
+        "poll_failed": _("The job's progress could not be read"),
+        "job_number": _("Job {id}"),
+        "no_measurements": _("Please enter at least one measured run"),
+        "measurement_label": _("Run {index}"),
+        "measurement_default_label": _("Run {index}: {input}/{output} tokens, {concurrency} concurrent"),
+        # units and values
+        "ms_value": _("{value} ms"),
+        "s_value": _("{value} s"),
+        "tokens_value": _("{value} tokens"),
+        "tokens_per_s_value": _("{value} tokens/s"),
+        "rate_value": _("{value} requests/s"),
+        "clients_value": _("{value} concurrent clients"),
+        "offline_load": _("offline (every request at once)"),
+        "usd_per_hour_value": _("{value}/h"),
+        "not_enough_samples": _("Too few requests for this percentile"),
+        # reasons from the simulator (built here from their numbers)
+        "reason_meets": _("Meets every SLO"),
+        "reason_over": _("{metric} P{percentile} {value} s > {limit} s"),
+        "reason_rejected": _("{count} of {requests} requests rejected or failed"),
+        "reason_does_not_fit": _("Does not fit: {detail}"),
+        "reason_cannot_run": _("Cannot run: {detail}"),
+        "limit_beyond": _("Meets the SLOs even beyond the saturation rate probed"),
+        "limit_nothing": _("Nothing completes"),
+        "metric_ttft": _("TTFT"),
+        "metric_tpot": _("TPOT"),
+        "metric_itl": _("ITL"),
+        "metric_e2e": _("E2E"),
+        "metric_title_ttft": _("Time to first token"),
+        "metric_title_tpot": _("Time per output token"),
+        "metric_title_itl": _("Inter-token latency"),
+        "metric_title_e2e": _("End-to-end latency"),
+        # the simulation
+        "simulation_title": _("Simulation at {load}"),
+        "slo_run_title": _("The run at the largest rate, {load}"),
+        "sim_summary": _("{completed} of {requests} requests completed · {profile} · {deployment}"),
+        "deployment_summary": _("{gpus} × {gpu_name} · TP {tp} × {replicas} replica(s) · {engine}"),
+        "meets_slos": _("Meets the SLOs"),
+        "misses_slos": _("Misses the SLOs"),
+        "no_slos": _("No SLOs set"),
+        "slo_attainment": _("{value} of the requests met every SLO"),
+        "slo_line": _("SLO {value}"),
+        "fig_output_tokens_per_s": _("Output throughput"),
+        "fig_input_tokens_per_s": _("Input throughput"),
+        "fig_requests_per_s": _("Completed requests"),
+        "fig_arrivals_per_s": _("Arrival rate"),
+        "fig_goodput": _("Goodput (requests meeting every SLO)"),
+        "fig_completed": _("Completed"),
+        "fig_rejected": _("Rejected (queue full)"),
+        "fig_failed": _("Failed (longer than the whole KV cache)"),
+        "fig_preempted": _("Preemptions"),
+        "fig_kv_overflow": _("KV cache overflow probability"),
+        "fig_kv_overflow_title": _("Share of the busy time in which the requests wanted more KV cache than there is: "
+                                   "then the engine preempts or waits"),
+        "fig_kv_peak": _("KV cache peak"),
+        "fig_max_running": _("Most requests running at once"),
+        "fig_max_waiting": _("Most requests waiting at once"),
+        "fig_duration": _("Simulated time"),
+        "fig_window": _("Measured over"),
+        "of_requests": _("{value} of {total}"),
+        "axis_ms": _("Milliseconds"),
+        "axis_requests": _("Requests"),
+        "axis_tokens": _("Tokens"),
+        "axis_time_s": _("Time (s)"),
+        "axis_kv_used": _("KV cache used"),
+        "axis_sequences": _("Requests"),
+        "kv_used": _("KV cache used"),
+        "kv_capacity_line": _("Capacity {tokens}"),
+        "running_requests": _("Running"),
+        "waiting_requests": _("Waiting"),
+        # the plan
+        "plan_replicas": _("Replicas"),
+        "plan_tp": _("Tensor parallel size (TP)"),
+        "plan_pp": _("Pipeline parallel size (PP)"),
+        "plan_gpus": _("GPUs"),
+        "plan_engine": _("Engine"),
+        "plan_weights": _("Weight format"),
+        "plan_kv_dtype": _("KV cache dtype"),
+        "plan_compute_dtype": _("Compute dtype"),
+        "plan_kv_capacity": _("KV cache capacity per replica"),
+        "plan_max_num_seqs": _("Max sequences per batch (max_num_seqs)"),
+        "plan_max_num_batched_tokens": _("Max batched tokens (max_num_batched_tokens)"),
+        "plan_block_size": _("KV block size"),
+        "plan_max_queue": _("Waiting requests per replica before rejecting"),
+        "eff_mfu": _("Compute efficiency (MFU)"),
+        "eff_bandwidth": _("Memory bandwidth efficiency"),
+        "eff_link": _("Interconnect efficiency"),
+        "eff_step_overhead": _("Overhead per step"),
+        "eff_sequence_overhead": _("Overhead per sequence per step"),
+        "us_value": _("{value} µs"),
+        # the sweep
+        "axis_rate": _("Offered rate (requests/s)"),
+        "axis_concurrency": _("Concurrent clients"),
+        "axis_output_tokens_per_s": _("Output tokens/s"),
+        "percentile_line": _("{metric} P{percentile}"),
+        "knee": _("Knee"),
+        "largest_within": _("Largest within the SLOs"),
+        "meets": _("Meets the SLOs"),
+        "misses": _("Misses the SLOs"),
+        "knee_rate": _("The deployment saturates at about {load}: above it the output throughput stops following "
+                       "the load and requests queue"),
+        "knee_concurrency": _("The output throughput reaches {share} of its best at {load}: more clients mostly "
+                              "add waiting"),
+        "knee_none": _("No knee among the swept loads: the lowest one already saturates the deployment"),
+        "sweep_largest": _("The largest swept load that meets the SLOs is {load}"),
+        "sweep_largest_top": _("Every swept load meets the SLOs, up to {load}: the limit lies higher"),
+        "sweep_none": _("No swept load meets the SLOs; the lowest, {load}, misses: {reason}"),
+        "sweep_no_slo": _("Set an SLO to see the largest load within it"),
+        "sweep_saturation": _("Offline saturation (every request queued at once): {value}"),
+        "knee_tag": _("knee"),
+        # the SLO search
+        "slo_largest": _("The largest rate meeting the SLOs is {rate} ({tokens})"),
+        "slo_largest_floor": _("Meets the SLOs at {rate} ({tokens}), the highest rate the search probes: the limit "
+                               "lies higher"),
+        "slo_none": _("Not even the lowest rate probed meets the SLOs"),
+        "slo_limit": _("What breaks first above it: {reason}"),
+        "slo_limit_none": _("Why: {reason}"),
+        # the deployment search
+        "search_summary": _("{candidates} candidates · {fitting} fit in memory · {meeting} meet the SLOs at {rate}"),
+        "search_cheapest": _("Cheapest meeting the SLOs: {label}, {cost}"),
+        "search_none": _("No candidate meets the SLOs at this load: add GPUs, larger GPU types or FP8 formats, or "
+                         "relax the SLOs"),
+        "candidate_label": _("{gpus} × {gpu_name} · TP {tp} × {replicas} replica(s) · {engine} · weights {weights} · "
+                             "KV {kv_dtype}"),
+        "candidate_seqs": _("max_num_seqs {value}"),
+        "use_candidate": _("Use"),
+        "use_candidate_title": _("Put this deployment into the form"),
+        "unknown_price": _("no price"),
+        # calibration
+        "default": _("Default"),
+        "calibrated": _("Calibrated"),
+        "rms_error": _("RMS log error over the measurements"),
+        "figure_output_tokens_per_s": _("Output tokens/s"),
+        "figure_ttft_ms": _("TTFT (ms, mean)"),
+        "figure_tpot_ms": _("TPOT (ms, mean)"),
+        "axis_error": _("Simulated ÷ measured − 1"),
+    }
+
+
+def _profile_choices(organisation: Any) -> dict[str, list[dict[str, Any]]]:
+    """The workload profiles the traffic select offers: the shipped samples and the organisation's own."""
+    rows = _workload_list(organisation)
+    return {"samples": [row for row in rows if row["sample"]], "own": [row for row in rows if not row["sample"]]}
+
+
+class PerformancePageView(LoginRequiredMixin, TemplateView):
+    """Latency and throughput of a deployment at a customer's traffic: simulate, sweep the load, the largest load
+    within the SLOs, search deployments, calibrate. The script posts jobs to the simulations API and polls them."""
+
+    template_name = "frontend/performance.html"
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        weight_choices = _weight_choices()
+        context.update(
+            _form_context(self.request.user),
+            weight_choices=weight_choices,
+            kv_dtype_choices=_choices(KV_CACHE_DTYPES, _kv_dtype_labels()),
+            engine_choices=_choices(ENGINE_CHOICES, _engine_labels()),
+            load_kind_choices=_choices(("rate", "concurrency", "offline"), _load_kind_labels()),
+            profiles=_profile_choices(organisation_for_user(user=self.request.user)),
+            default_gpu_memory_utilization=DEFAULT_GPU_MEMORY_UTILIZATION,
+            utilization_engines=UTILIZATION_ENGINES,
+            default_rate=PERFORMANCE_DEFAULT_RATE_PER_S,
+            default_concurrency=PERFORMANCE_DEFAULT_CONCURRENCY,
+            default_requests=PERFORMANCE_DEFAULT_REQUESTS,
+            default_ttft_s=PERFORMANCE_DEFAULT_TTFT_S,
+            default_tpot_ms=PERFORMANCE_DEFAULT_TPOT_MS,
+            default_sweep_points=PERFORMANCE_DEFAULT_SWEEP_POINTS,
+            slo_percentiles=SLO_PERCENTILES,
+            search_counts=PERFORMANCE_SEARCH_COUNTS,
+            search_tps=PERFORMANCE_SEARCH_TPS,
+            search_requests=PERFORMANCE_SEARCH_REQUESTS,
+            search_weight_choices=[c for c in weight_choices if c["value"] in SEARCH_WEIGHT_FORMATS],
+            i18n_strings=performance_page_strings(),
+        )
+        return context
+

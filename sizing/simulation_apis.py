@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -81,7 +82,7 @@ class SimulationJobOutputSerializer(serializers.ModelSerializer):
                   "created_at", "started_at", "finished_at"]
 
     def get_url(self, job: SimulationJob) -> str:
-        return f"/api/v1/simulations/{job.pk}/"
+        return reverse("sizing:simulation-detail", kwargs={"job_id": job.pk})
 
 
 class SimulationJobListOutputSerializer(SimulationJobOutputSerializer):
@@ -121,6 +122,8 @@ class SimulationListApi(APIView):
 
         def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
             sources = [key for key in ("profile", "profile_json", "input_tokens") if key in attrs]
+            if attrs.get("kind") == "calibrate" and not sources:
+                return attrs  # calibration simulates each measured run's own lengths
             if len(sources) != 1:
                 raise serializers.ValidationError(
                     {"profile": ["give exactly one of profile (an id), profile_json, or input_tokens with "

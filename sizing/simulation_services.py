@@ -160,6 +160,10 @@ def _context(*, organisation: Organisation, inputs: Mapping[str, Any]) -> _JobCo
         if row is None:
             raise invalid_argument("profile", f"unknown workload profile {profile_id}; see GET /api/v1/workloads/")
         profile = profile_from_dict(row.profile)
+    elif inputs.get("kind") == "calibrate" and not inputs.get("profile_json") and not inputs.get("input_tokens"):
+        measured = (inputs.get("measurements") or [{}])[0]  # not simulated: each run uses its own lengths
+        profile = fixed_profile(input_tokens=int(measured.get("input_tokens") or 1),
+                                output_tokens=int(measured.get("output_tokens") or 1))
     else:
         profile = simulation_profile(profile=inputs.get("profile_json"), input_tokens=inputs.get("input_tokens"),
                                      output_tokens=inputs.get("output_tokens"))

@@ -233,10 +233,24 @@ def max_rate_meeting_slo(plan: ServingPlan, profile: WorkloadProfile, slo: Slo, 
     low, high = 0.0, saturation * 1.2
     best: SimulationResult | None = None
     ok, why, result = run(high)
+    # the all-at-once run is a floor (it preempts under KV pressure an open loop may avoid): climb while it holds
+    while ok and len(probes) < max_probes // 2:
+        low, best = high, result
+        high *= 2
+        ok, why, result = run(high)
     if ok:
         return SloSearch(max_rate_per_s=high, result=result, probes=tuple(probes),
-                         limit_reason="meets the SLOs beyond the saturation rate probed")
+                         limit_reason=f"meets the SLOs up to the highest rate probed ({high:.3g} requests/s)")
     limit = why
+    if best is not None:  # bisect between the last rate that held and the first that did not
+        while len(probes) < max_probes and (high - low) > tolerance * high:
+            mid = math.sqrt(low * high)
+            ok, why, result = run(mid)
+            if ok:
+                low, best = mid, result
+            else:
+                high, limit = mid, why
+        return SloSearch(max_rate_per_s=low, result=best, probes=tuple(probes), limit_reason=limit)
     floor = saturation * 0.02
     ok, why, result = run(floor)
     if not ok:

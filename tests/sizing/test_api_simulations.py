@@ -120,3 +120,12 @@ def test_saved_perf_calibrations_are_listed_for_the_organisation_only(catalog, a
     rows = api_client.get("/api/v1/perf-calibrations/").json()
     assert [row["id"] for row in rows] == [mine.pk]
     assert rows[0]["gpu"] == "nvidia-l40s-48gb"
+
+
+def test_a_calibration_needs_no_traffic_beside_its_measured_runs(catalog, api_client,
+                                                                  django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks():
+        response = api_client.post(URL, {**BASE, "kind": "calibrate", "measurements": [
+            {"input_tokens": 512, "output_tokens": 64, "load": "concurrency", "concurrency": 4, "tpot_ms": 40.0}]},
+            format="json")
+    assert response.status_code == 202, response.content
