@@ -25,6 +25,7 @@ from sizing.estimator.serving import (
     max_rate_meeting_slo,
     serving_plan,
     simulate_plan,
+    slo_verdict,
 )
 from sizing.estimator.simulator import LoadKind, Slo
 from sizing.estimator.workload import WorkloadProfile, fixed_profile, profile_from_dict
@@ -98,6 +99,7 @@ def simulation_run(*, plan: ServingPlan, profile: WorkloadProfile, load: str, ra
     result = simulate_plan(plan, profile, load=LoadKind(load), rate_per_s=rate, concurrency=concurrency,
                            requests=requests, seed=seed, hour=hour, slo=slo, progress=progress)
     payload = result.as_dict()
+    payload["verdict"] = slo_verdict(result, slo) if slo else None
     payload["plan"] = plan.describe()
     payload["profile"] = profile.name
     payload["seed"] = seed

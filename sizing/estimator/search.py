@@ -20,7 +20,7 @@ from sizing.estimator.engines import Engine
 from sizing.estimator.errors import SizingError
 from sizing.estimator.hardware import GpuSpec
 from sizing.estimator.memory import EstimateRequest, estimate_memory
-from sizing.estimator.serving import meets_slo, serving_plan, simulate_plan
+from sizing.estimator.serving import serving_plan, simulate_plan, slo_verdict, verdict_text
 from sizing.estimator.simulator import LoadKind, Slo
 from sizing.estimator.tensors import check_tensor_parallel
 from sizing.estimator.workload import WorkloadProfile
@@ -69,6 +69,7 @@ class Outcome:
     kv_overflow_probability: float | None = None
     kv_capacity_tokens: int | None = None
     required_bytes_per_gpu: int | None = None
+    verdict: dict[str, Any] | None = None  # {"code": met | slo | rejected | does_not_fit | cannot_run, numbers}
 
     def as_dict(self) -> dict[str, Any]:
         return {"candidate": self.candidate.as_dict(), "fits": self.fits, "meets_slo": self.meets_slo,
@@ -77,7 +78,8 @@ class Outcome:
                 "output_tokens_per_s": self.output_tokens_per_s, "ttft_p95_ms": self.ttft_p95_ms,
                 "tpot_p95_ms": self.tpot_p95_ms, "e2e_p95_ms": self.e2e_p95_ms, "rejected": self.rejected,
                 "kv_overflow_probability": self.kv_overflow_probability,
-                "kv_capacity_tokens": self.kv_capacity_tokens, "required_bytes_per_gpu": self.required_bytes_per_gpu}
+                "kv_capacity_tokens": self.kv_capacity_tokens, "required_bytes_per_gpu": self.required_bytes_per_gpu,
+                "verdict": self.verdict}
 
 
 def candidates_for(arch: Architecture, *, gpus: Sequence[GpuSpec], counts: Iterable[int] = (1, 2, 4, 8),
@@ -115,16 +117,19 @@ def evaluate_candidate(arch: Architecture, candidate: Candidate, profile: Worklo
     try:
         memory = estimate_memory(request)
     except SizingError as error:
-        return Outcome(**base, fits=False, meets_slo=False, reason=f"cannot run: {error.message}")
+        return Outcome(**base, fits=False, meets_slo=False, reason=f"cannot run: {error.message}",
+                       verdict={"met": False, "code": "cannot_run", "problem": error.message})
     if memory.kv_capacity_tokens <= 0 or any("will not start" in p or "no memory left" in p
                                              for p in memory.problems):
         problem = next((p for p in memory.problems), "no memory left for the KV cache")
         return Outcome(**base, fits=False, meets_slo=False, reason=f"does not fit: {problem}",
-                       required_bytes_per_gpu=memory.required_bytes_per_gpu)
+                       required_bytes_per_gpu=memory.required_bytes_per_gpu,
+                       verdict={"met": False, "code": "does_not_fit", "problem": problem})
     plan = serving_plan(request, memory=memory)
     result = simulate_plan(plan, profile, load=LoadKind.RATE, rate_per_s=rate_per_s, requests=requests, seed=seed,
                            hour=hour, slo=slo)
-    ok, why = meets_slo(result, slo)
+    verdict = slo_verdict(result, slo)
+    ok, why = verdict["met"], verdict_text(verdict)
     per_million = None
     if cost is not None and result.output_tokens_per_s > 0:
         per_million = cost / (result.output_tokens_per_s * SECONDS_PER_HOUR) * 1e6
@@ -134,6 +139,7 @@ def evaluate_candidate(arch: Architecture, candidate: Candidate, profile: Worklo
         ttft_p95_ms=result.ttft.p95, tpot_p95_ms=result.tpot.p95, e2e_p95_ms=result.e2e.p95,
         rejected=result.rejected, kv_overflow_probability=result.kv_overflow_probability,
         kv_capacity_tokens=plan.config.kv_capacity_tokens, required_bytes_per_gpu=memory.required_bytes_per_gpu,
+        verdict=verdict,
     )
 
 

@@ -93,11 +93,12 @@ def simulate_plan(plan: ServingPlan, profile: WorkloadProfile, *, load: LoadKind
                     rate_per_s=rate_per_s, slo=slo, progress=progress)
 
 
-def meets_slo(result: SimulationResult, slo: Slo) -> tuple[bool, str]:
-    """Whether a run meets the SLOs at their percentile, with no rejected or failed request; and why not."""
+def slo_verdict(result: SimulationResult, slo: Slo) -> dict[str, Any]:
+    """Whether a run meets the SLOs at their percentile, with no rejected or failed request, as data a page can
+    word in any language: {"met": bool, "code": "met" | "rejected" | "slo", and the numbers}."""
     q = slo.percentile
     if result.rejected or result.failed:
-        return False, f"{result.rejected + result.failed} of {result.requests} requests rejected or failed"
+        return {"met": False, "code": "rejected", "count": result.rejected + result.failed, "total": result.requests}
     checks = [("TTFT", result.ttft, slo.ttft_s), ("TPOT", result.tpot, slo.tpot_s), ("E2E", result.e2e, slo.e2e_s)]
     for name, distribution, limit in checks:
         if limit is None:
@@ -106,8 +107,24 @@ def meets_slo(result: SimulationResult, slo: Slo) -> tuple[bool, str]:
         if value is None:
             continue
         if value > limit * 1000:
-            return False, f"{name} P{q} {value / 1000:.3g} s > {limit:g} s"
-    return True, "meets every SLO"
+            return {"met": False, "code": "slo", "metric": name, "percentile": q, "value_s": value / 1000,
+                    "limit_s": limit}
+    return {"met": True, "code": "met"}
+
+
+def verdict_text(verdict: dict[str, Any]) -> str:
+    """The verdict in English, for the CLI and logs."""
+    if verdict["code"] == "rejected":
+        return f"{verdict['count']} of {verdict['total']} requests rejected or failed"
+    if verdict["code"] == "slo":
+        return f"{verdict['metric']} P{verdict['percentile']} {verdict['value_s']:.3g} s > {verdict['limit_s']:g} s"
+    return "meets every SLO"
+
+
+def meets_slo(result: SimulationResult, slo: Slo) -> tuple[bool, str]:
+    """`slo_verdict` as (met, the reason in English)."""
+    verdict = slo_verdict(result, slo)
+    return verdict["met"], verdict_text(verdict)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -116,11 +133,12 @@ class SweepPoint:
     result: SimulationResult
     meets_slo: bool | None
     reason: str
+    verdict: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         r = self.result
         return {
-            "load": self.load, "meets_slo": self.meets_slo, "reason": self.reason,
+            "load": self.load, "meets_slo": self.meets_slo, "reason": self.reason, "verdict": self.verdict,
             "output_tokens_per_s": r.output_tokens_per_s, "requests_per_s": r.requests_per_s,
             "goodput_requests_per_s": r.goodput_requests_per_s,
             "ttft_ms": r.ttft.as_dict(), "tpot_ms": r.tpot.as_dict(), "itl_ms": r.itl.as_dict(),
@@ -191,8 +209,9 @@ def load_sweep(plan: ServingPlan, profile: WorkloadProfile, *, kind: LoadKind = 
         result = simulate_plan(plan, profile, load=kind, rate_per_s=load if kind is LoadKind.RATE else None,
                                concurrency=int(load) if kind is LoadKind.CONCURRENCY else None,
                                requests=requests, seed=seed, hour=hour, slo=slo)
-        ok, reason = meets_slo(result, slo) if slo else (None, "")
-        results.append(SweepPoint(load=float(load), result=result, meets_slo=ok, reason=reason))
+        verdict = slo_verdict(result, slo) if slo else None
+        results.append(SweepPoint(load=float(load), result=result, meets_slo=verdict["met"] if verdict else None,
+                                  reason=verdict_text(verdict) if verdict else "", verdict=verdict))
     meeting = [p.load for p in results if p.meets_slo]
     return Sweep(kind=kind, points=tuple(results), knee=knee_of(kind, results),
                  max_load_meeting_slo=max(meeting) if meeting else None, saturation_requests_per_s=saturation)
@@ -202,65 +221,71 @@ def load_sweep(plan: ServingPlan, profile: WorkloadProfile, *, kind: LoadKind = 
 class SloSearch:
     max_rate_per_s: float | None  # the largest rate meeting the SLOs, to `tolerance`; None: not even the lowest
     result: SimulationResult | None  # the run at that rate
-    probes: tuple[tuple[float, bool, str], ...]  # (rate, met, why) in the order tried
-    limit_reason: str  # what breaks first above the rate
+    probes: tuple[tuple[float, dict[str, Any]], ...]  # (rate, verdict) in the order tried
+    limit: dict[str, Any]  # what breaks first above the rate: a verdict, or {"code": "above_highest_probe"
+    # | "nothing_completes", ...}
+
+    @property
+    def limit_reason(self) -> str:
+        if self.limit["code"] == "above_highest_probe":
+            return f"meets the SLOs up to the highest rate probed ({self.limit['rate']:.3g} requests/s)"
+        if self.limit["code"] == "nothing_completes":
+            return "nothing completes"
+        return verdict_text(self.limit)
 
     def as_dict(self) -> dict[str, Any]:
         return {"max_rate_per_s": self.max_rate_per_s,
                 "result": self.result.as_dict() if self.result else None,
-                "probes": [{"rate": r, "meets_slo": m, "reason": w} for r, m, w in self.probes],
-                "limit_reason": self.limit_reason}
+                "probes": [{"rate": rate, "meets_slo": verdict["met"], "reason": verdict_text(verdict),
+                            "verdict": verdict} for rate, verdict in self.probes],
+                "limit": self.limit, "limit_reason": self.limit_reason}
 
 
 def max_rate_meeting_slo(plan: ServingPlan, profile: WorkloadProfile, slo: Slo, *, requests: int = 1000,
                          seed: int = 0, hour: int | None = None, tolerance: float = 0.03,
                          max_probes: int = 12, progress: Progress | None = None) -> SloSearch:
-    """Bisect the offered rate for the largest one whose run meets the SLOs (to a relative `tolerance`)."""
+    """The largest offered rate whose run meets the SLOs (to a relative `tolerance`).
+
+    The first probe is 1.2 × the offline saturation rate. While it holds the rate doubles (the all-at-once run is
+    a floor: it preempts under KV pressure an open loop may avoid); once it fails, the search bisects
+    (geometrically) between the last rate that held (or 2 % of saturation) and the first that failed.
+    """
     saturation = saturation_rate(plan, profile, requests=min(requests, 500), seed=seed, hour=hour)
     if saturation <= 0:
-        return SloSearch(max_rate_per_s=None, result=None, probes=(), limit_reason="nothing completes")
-    probes: list[tuple[float, bool, str]] = []
+        return SloSearch(max_rate_per_s=None, result=None, probes=(), limit={"met": False,
+                                                                            "code": "nothing_completes"})
+    probes: list[tuple[float, dict[str, Any]]] = []
 
-    def run(rate: float) -> tuple[bool, str, SimulationResult]:
+    def run(rate: float) -> tuple[dict[str, Any], SimulationResult]:
         if progress:
             progress(len(probes), max_probes)
         result = simulate_plan(plan, profile, load=LoadKind.RATE, rate_per_s=rate, requests=requests, seed=seed,
                                hour=hour, slo=slo)
-        ok, why = meets_slo(result, slo)
-        probes.append((rate, ok, why))
-        return ok, why, result
+        verdict = slo_verdict(result, slo)
+        probes.append((rate, verdict))
+        return verdict, result
 
     low, high = 0.0, saturation * 1.2
     best: SimulationResult | None = None
-    ok, why, result = run(high)
-    # the all-at-once run is a floor (it preempts under KV pressure an open loop may avoid): climb while it holds
-    while ok and len(probes) < max_probes // 2:
+    verdict, result = run(high)
+    while verdict["met"] and len(probes) < max_probes // 2:
         low, best = high, result
         high *= 2
-        ok, why, result = run(high)
-    if ok:
+        verdict, result = run(high)
+    if verdict["met"]:
         return SloSearch(max_rate_per_s=high, result=result, probes=tuple(probes),
-                         limit_reason=f"meets the SLOs up to the highest rate probed ({high:.3g} requests/s)")
-    limit = why
-    if best is not None:  # bisect between the last rate that held and the first that did not
-        while len(probes) < max_probes and (high - low) > tolerance * high:
-            mid = math.sqrt(low * high)
-            ok, why, result = run(mid)
-            if ok:
-                low, best = mid, result
-            else:
-                high, limit = mid, why
-        return SloSearch(max_rate_per_s=low, result=best, probes=tuple(probes), limit_reason=limit)
-    floor = saturation * 0.02
-    ok, why, result = run(floor)
-    if not ok:
-        return SloSearch(max_rate_per_s=None, result=None, probes=tuple(probes), limit_reason=why)
-    low, best = floor, result
+                         limit={"met": True, "code": "above_highest_probe", "rate": high})
+    limit = verdict
+    if best is None:  # even 1.2 × saturation failed: does 2 % of it hold?
+        verdict, result = run(saturation * 0.02)
+        if not verdict["met"]:
+            return SloSearch(max_rate_per_s=None, result=None, probes=tuple(probes), limit=verdict)
+        low, best = saturation * 0.02, result
     while len(probes) < max_probes and (high - low) > tolerance * high:
-        mid = math.sqrt(low * high) if low > 0 else high / 2
-        ok, why, result = run(mid)
-        if ok:
+        mid = math.sqrt(low * high)
+        verdict, result = run(mid)
+        if verdict["met"]:
             low, best = mid, result
         else:
-            high, limit = mid, why
-    return SloSearch(max_rate_per_s=low, result=best, probes=tuple(probes), limit_reason=limit)
+            high, limit = mid, verdict
+    return SloSearch(max_rate_per_s=low, result=best, probes=tuple(probes), limit=limit)

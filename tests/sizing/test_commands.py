@@ -103,3 +103,15 @@ def test_simulate_unknown_gpu_and_unfitting_model_fail_cleanly(catalog, capsys):
     err = _fails(capsys, "simulate", "--model", "meta-llama/Meta-Llama-3-70B", "--gpu", "nvidia-l40s-48gb",
                  "--input-tokens", "10", "--output-tokens", "10", "--rate", "1")
     assert "KV cache" in err
+
+
+def test_simulate_with_slos_gives_a_verdict_as_data(catalog):
+    body = json.loads(_run("simulate", "--model", "meta-llama/Meta-Llama-3-8B", "--gpu", "nvidia-h100-sxm-80gb",
+                           "--max-model-len", "8192", "--input-tokens", "1000", "--output-tokens", "50", "--rate",
+                           "2", "--requests", "200", "--slo-ttft", "0.001", "--json"))
+    verdict = body["verdict"]
+    assert verdict["met"] is False
+    assert verdict["code"] == "slo"
+    assert verdict["metric"] == "TTFT"
+    assert verdict["limit_s"] == 0.001
+    assert verdict["value_s"] == body["ttft_ms"]["p95"] / 1000

@@ -94,27 +94,28 @@
   }
   function signedShare(value) { return isNumber(value) ? S.percent.format(value) : "—"; }
 
-  // The simulator's reasons are English sentences with numbers; the page says them in its own language.
-  function reasonText(reason) {
-    if (!reason) return "";
-    if (reason === "meets every SLO") return T.reason_meets;
-    if (reason === "meets the SLOs beyond the saturation rate probed") return T.limit_beyond;
-    if (reason === "nothing completes") return T.limit_nothing;
-    var match = /^(TTFT|TPOT|E2E) P(\d+) (\S+) s > (\S+) s$/.exec(reason);
-    if (match) {
-      return format(T.reason_over, { metric: T["metric_" + match[1].toLowerCase()], percentile: match[2],
-        value: significant3.format(Number(match[3])), limit: significant3.format(Number(match[4])) });
+  // Verdicts come as data ({code, and the numbers}); the page words them in its own language.
+  function verdictText(verdict) {
+    if (!verdict) return "";
+    switch (verdict.code) {
+      case "met": return T.reason_meets;
+      case "above_highest_probe": return T.limit_beyond;
+      case "nothing_completes": return T.limit_nothing;
+      case "slo":
+        return format(T.reason_over, { metric: T["metric_" + String(verdict.metric).toLowerCase()],
+          percentile: verdict.percentile, value: significant3.format(verdict.value_s),
+          limit: significant3.format(verdict.limit_s) });
+      case "rejected":
+        return format(T.reason_rejected, { count: integer.format(verdict.count),
+          requests: integer.format(verdict.total) });
+      case "does_not_fit": return format(T.reason_does_not_fit, { detail: verdict.problem });
+      case "cannot_run": return format(T.reason_cannot_run, { detail: verdict.problem });
+      default: return "";
     }
-    match = /^(\d+) of (\d+) requests rejected or failed$/.exec(reason);
-    if (match) {
-      return format(T.reason_rejected, { count: integer.format(Number(match[1])),
-        requests: integer.format(Number(match[2])) });
-    }
-    match = /^does not fit: ([\s\S]*)$/.exec(reason);
-    if (match) return format(T.reason_does_not_fit, { detail: match[1] });
-    match = /^cannot run: ([\s\S]*)$/.exec(reason);
-    if (match) return format(T.reason_cannot_run, { detail: match[1] });
-    return reason;
+  }
+  // A point, outcome or probe: its verdict when the server sent one, else its English reason as it is.
+  function reasonOf(item) {
+    return item && item.verdict ? verdictText(item.verdict) : (item && item.reason) || "";
   }
 
   function optionText(select, value) {
@@ -673,29 +674,11 @@
 
   // ---------------------------------------------------------------- a simulation
 
-  // Whether a run meets the SLOs, as the simulator's meets_slo() judges it: nothing rejected or failed, and each
-  // latency's SLO percentile (its maximum where too few requests give none) within the limit.
-  function sloCheck(result, slo) {
-    if (!slo || (slo.ttft_s == null && slo.tpot_s == null && slo.e2e_s == null)) return null;
-    var q = slo.percentile || 95;
-    var lost = (result.rejected || 0) + (result.failed || 0);
-    if (lost) {
-      return { ok: false, reason: format(T.reason_rejected, { count: integer.format(lost),
-        requests: integer.format(result.requests) }) };
-    }
-    var checks = [["ttft", result.ttft_ms, slo.ttft_s], ["tpot", result.tpot_ms, slo.tpot_s],
-      ["e2e", result.e2e_ms, slo.e2e_s]];
-    for (var i = 0; i < checks.length; i++) {
-      var limit = checks[i][2];
-      var distribution = checks[i][1] || {};
-      var value = isNumber(distribution["p" + q]) ? distribution["p" + q] : distribution.max;
-      if (!isNumber(limit) || !isNumber(value)) continue;
-      if (value > limit * 1000) {
-        return { ok: false, reason: format(T.reason_over, { metric: T["metric_" + checks[i][0]], percentile: q,
-          value: significant3.format(value / 1000), limit: significant3.format(limit) }) };
-      }
-    }
-    return { ok: true, reason: T.reason_meets };
+  // Whether a run meets the SLOs: the server's verdict (nothing rejected or failed, each latency's SLO
+  // percentile within its limit); null without SLOs.
+  function sloCheck(result) {
+    if (!result.verdict) return null;
+    return { ok: result.verdict.met, reason: verdictText(result.verdict) };
   }
 
   function deploymentText(plan, inputs) {
@@ -813,7 +796,7 @@
   function renderSimulation(result, plan, inputs, title) {
     document.getElementById("simulation-result").hidden = false;  // before plotting: Plotly measures the box
     var slo = result.slo || null;
-    var check = sloCheck(result, slo);
+    var check = sloCheck(result);
     var verdict = document.getElementById("sim-verdict");
     verdict.className = "verdict " + (!check ? "verdict-neutral" : check.ok ? "verdict-ok" : "verdict-bad");
     verdict.setAttribute("data-meets", !check ? "" : String(check.ok));
@@ -930,7 +913,7 @@
     return el("td", {},
       el("span", { className: "rule-mark " + (point.meets_slo ? "is-fit" : "is-not-fit"),
         text: (point.meets_slo ? "✓ " : "✕ ") + (point.meets_slo ? T.meets : T.misses) }),
-      point.meets_slo ? null : el("span", { className: "cell-detail", text: reasonText(point.reason) }));
+      point.meets_slo ? null : el("span", { className: "cell-detail", text: reasonOf(point) }));
   }
 
   function renderSweepTable(result, points) {
@@ -972,7 +955,7 @@
     } else {
       state = "bad";
       largest.textContent = format(T.sweep_none, { load: points.length ? loadText(result.kind, points[0].load) : "—",
-        reason: points.length ? reasonText(points[0].reason) : "" });
+        reason: points.length ? reasonOf(points[0]) : "" });
     }
     verdict.className = "verdict verdict-" + state;
     largest.setAttribute("data-max-load", isNumber(result.max_load_meeting_slo) ? String(result.max_load_meeting_slo)
@@ -998,13 +981,13 @@
     document.getElementById("slo-verdict").className = "verdict " + (found ? "verdict-ok" : "verdict-bad");
     var largest = document.getElementById("slo-largest");
     largest.setAttribute("data-max-rate", found ? String(result.max_rate_per_s) : "");
-    var beyond = result.limit_reason === "meets the SLOs beyond the saturation rate probed";
+    var beyond = Boolean(result.limit && result.limit.code === "above_highest_probe");
     largest.textContent = found ? format(beyond ? T.slo_largest_floor : T.slo_largest, {
       rate: rateText(result.max_rate_per_s),
       tokens: tokensPerSecond(result.result ? result.result.output_tokens_per_s : null) }) : T.slo_none;
     var limit = document.getElementById("slo-limit");
     limit.hidden = beyond;
-    limit.textContent = format(found ? T.slo_limit : T.slo_limit_none, { reason: reasonText(result.limit_reason) });
+    limit.textContent = format(found ? T.slo_limit : T.slo_limit_none, { reason: result.limit ? verdictText(result.limit) : result.limit_reason });
     var tbody = document.querySelector("#probe-table tbody");
     tbody.textContent = "";
     (result.probes || []).forEach(function (probe, index) {
@@ -1068,7 +1051,7 @@
         el("td", {},
           el("span", { className: "rule-mark " + (outcome.meets_slo ? "is-fit" : "is-not-fit"),
             text: outcome.meets_slo ? "✓" : "✗", "aria-label": outcome.meets_slo ? T.meets : T.misses }),
-          outcome.meets_slo ? null : el("span", { className: "cell-detail", text: reasonText(outcome.reason) })),
+          outcome.meets_slo ? null : el("span", { className: "cell-detail", text: reasonOf(outcome) })),
         el("td", { className: "num", text: isNumber(outcome.cost_per_hour_usd) ? usd.format(outcome.cost_per_hour_usd)
           : "—" }),
         el("td", { className: "num", text: isNumber(outcome.cost_per_million_output_tokens_usd)

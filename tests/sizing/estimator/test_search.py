@@ -36,6 +36,7 @@ def test_a_deployment_that_does_not_fit_is_ranked_last_with_the_reason():
                                  slo=Slo(ttft_s=2.0))
     assert not outcome.fits
     assert outcome.reason.startswith("does not fit:")
+    assert outcome.verdict["code"] == "does_not_fit"
     assert outcome.cost_per_hour_usd == pytest.approx(0.35)
 
 
@@ -71,4 +72,10 @@ def test_a_deployment_that_fits_but_misses_the_slo_says_which_slo():
     assert outcome.fits
     assert not outcome.meets_slo
     assert outcome.reason.startswith("TTFT P95")
+    # and as data a page can word in its own language
+    assert outcome.verdict["code"] == "slo"
+    assert outcome.verdict["metric"] == "TTFT"
+    assert outcome.verdict["percentile"] == 95
+    assert outcome.verdict["limit_s"] == 0.001
+    assert outcome.verdict["value_s"] == pytest.approx(outcome.ttft_p95_ms / 1000)
     assert rank_outcomes([outcome])[0] is outcome

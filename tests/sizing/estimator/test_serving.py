@@ -118,15 +118,18 @@ def test_an_impossible_slo_finds_no_rate_and_says_why():
     search = max_rate_meeting_slo(_plan(), PROFILE, Slo(ttft_s=0.001), requests=200)
     assert search.max_rate_per_s is None
     assert search.limit_reason.startswith("TTFT P95")
+    assert search.limit["code"] == "slo"
+    assert search.limit["metric"] == "TTFT"
+    assert search.as_dict()["limit"] == search.limit
 
 
 def test_slo_search_climbs_past_the_offline_saturation_rate_when_the_slos_still_hold():
     # given SLOs so loose that 1.2 × the offline saturation rate still meets them
     plan = _plan()
     search = max_rate_meeting_slo(plan, PROFILE, Slo(ttft_s=600.0, tpot_s=10.0), requests=300, max_probes=10)
-    first_rate, first_met, _ = search.probes[0]
+    first_rate, first_verdict = search.probes[0]
     # then it keeps doubling (and bisecting) instead of stopping at the first probe
-    assert first_met
+    assert first_verdict == {"met": True, "code": "met"}
     assert len(search.probes) > 1
     assert search.max_rate_per_s is not None
     assert search.max_rate_per_s >= first_rate
