@@ -206,7 +206,7 @@ def simulation_job_validate(*, organisation: Organisation, inputs: Mapping[str, 
         candidates = _search_candidates(context=context, inputs=inputs)
         if not candidates:
             raise invalid_argument("search", "no candidate deployment: no TP size divides both a GPU count and the "
-                                       "model's attention heads")
+                                             "model's attention heads")
         if len(candidates) > SEARCH_MAX_CANDIDATES:
             raise invalid_argument("search", f"{len(candidates)} candidates; at most {SEARCH_MAX_CANDIDATES} per "
                                              "search")

@@ -215,12 +215,12 @@ def _layout(request: EstimateRequest, arch: Architecture) -> tuple[int, int, int
         tp = max(1, gpus // (pp * request.dp))
     if gpus % (tp * pp * request.dp):
         raise invalid_argument("gpus", f"{gpus} GPUs are not a whole number of TP {tp} x PP {pp} x DP {request.dp} "
-                               "replicas")
+                                       "replicas")
     if request.expert_parallel and not arch.is_moe:
         raise invalid_argument("expert_parallel", "expert parallelism needs a mixture-of-experts model")
     if request.engine is Engine.LLAMACPP and tp > 1:
         raise invalid_argument("tp", "llama.cpp splits a model across GPUs by layers, not tensor parallel: "
-                             "set pp to the GPU count (--split-mode layer) instead of tp")
+                                     "set pp to the GPU count (--split-mode layer) instead of tp")
     if arch.parameters_override is None:
         _check_tensor_parallel(arch, tp)
     pipeline_stage_layers(arch.num_hidden_layers, pp)
@@ -247,7 +247,7 @@ def _check_request(request: EstimateRequest) -> None:
         raise invalid_argument("parallel_samples", "parallel_samples must be ≥ 1")
     if request.parallel_samples > 1 and request.output_tokens is None:
         raise invalid_argument("output_tokens", "give output_tokens (the decoded part of each request) with "
-                                        "parallel_samples > 1: only the decoded tokens are multiplied")
+                                                "parallel_samples > 1: only the decoded tokens are multiplied")
     if request.weight_overhead < 1:
         raise invalid_argument("weight_overhead", "weight_overhead must be ≥ 1")
 
@@ -344,7 +344,7 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
     tokens = request.tokens_per_request or effective_len
     if tokens is None:
         raise invalid_argument("tokens_per_request", "give tokens_per_request or max_model_len: the config has no "
-                                             "max_position_embeddings to default to")
+                                                     "max_position_embeddings to default to")
     # each DP rank serves its own requests with its own KV cache
     per_replica_concurrency = math.ceil(request.concurrency / (replicas * request.dp))
     ep = tp * request.dp if request.expert_parallel else 1
@@ -579,7 +579,8 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
                         f"{tp // replicated[0]}x the KV it would with enough heads to split")
     launch = _launch_args(request, engine=engine, tp=tp, pp=pp, max_num_seqs=max_num_seqs, batched=batched,
                           effective_len=effective_len, kv_dtype_name=request.kv_dtype, block_size=block_size,
-                          settings=binding.settings, concurrency=per_replica_concurrency, tokens=tokens)
+                          settings=binding.settings, concurrency=per_replica_concurrency,
+                          tokens=tokens) if request.detail else ()
     return MemoryEstimate(
         engine=engine.value,
         allocation=traits.allocation.value,

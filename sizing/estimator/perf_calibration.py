@@ -48,7 +48,7 @@ class Measurement:
             raise invalid_argument("measurements", "input and output tokens must be ≥ 1")
         if all(v is None for v in (self.output_tokens_per_s, self.ttft_ms, self.tpot_ms)):
             raise invalid_argument("measurements", f"measurement {self.label or self.input_tokens}: nothing measured "
-                                           "(give output tokens/s, TTFT or TPOT)")
+                                                   "(give output tokens/s, TTFT or TPOT)")
         if self.load is LoadKind.RATE and not self.rate_per_s:
             raise invalid_argument("measurements", "a rate measurement needs its rate")
         if self.load is LoadKind.CONCURRENCY and not self.concurrency:

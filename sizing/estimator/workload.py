@@ -135,7 +135,7 @@ class RequestClass:
         for start, end in self.windows:
             if not (0 <= start < end <= HOURS):
                 raise invalid_argument("windows", f"class {self.name!r}: window {start}–{end} must satisfy 0 ≤ start < "
-                                          f"end ≤ 24")
+                                                  f"end ≤ 24")
 
     def active_hours(self) -> tuple[int, ...]:
         if not self.windows:
@@ -316,7 +316,7 @@ def _length_from_dict(data: Mapping[str, Any], where: str) -> LengthDistribution
         raise invalid_argument(where, message) from None
     except (TypeError, ValueError, IndexError, OverflowError):  # OverflowError: int() of 1e400, which JSON reads as inf
         raise invalid_argument(where, f"{where}: numbers expected (mean, std, minimum, maximum, bins as [low, high, "
-                              "weight])") from None
+                                      "weight])") from None
 
 
 def profile_from_dict(data: Mapping[str, Any]) -> WorkloadProfile:
@@ -359,7 +359,7 @@ def profile_from_dict(data: Mapping[str, Any]) -> WorkloadProfile:
         )
     except (TypeError, ValueError, OverflowError):  # a list or an object where a number belongs, too
         raise invalid_argument("arrival", f"arrival.kind must be one of {', '.join(k.value for k in ArrivalKind)}; "
-                                  "burst numbers must be numbers") from None
+                                          "burst numbers must be numbers") from None
     return WorkloadProfile(name=str(data.get("name", "") or "profile"), classes=tuple(classes), arrival=arrival,
                            description=str(data.get("description", "") or ""))
 
