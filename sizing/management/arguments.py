@@ -4,10 +4,18 @@ line on stderr, `<command>: error: ...`, and exit with code 2; numbers are check
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from pathlib import Path
 from typing import Any, NoReturn
 
 from django.core.management.base import CommandParser
+
+from sizing.estimator.dtypes import KV_CACHE_DTYPES
+from sizing.estimator.engines import ENGINE_CHOICES
+from sizing.estimator.formats import WEIGHT_FORMAT_CHOICES
+from sizing.models import Gpu, LlmModel
+from sizing.selectors import gpu_get, model_get_for_organisation
 
 
 def fail(command: str, message: str) -> NoReturn:
@@ -59,3 +67,42 @@ def fraction(text: str) -> float:
     if not 0 < value <= 1:
         raise argparse.ArgumentTypeError(f"{value} must be in (0, 1]")
     return value
+
+
+def add_deployment_arguments(parser: CommandParser) -> None:
+    """The model, the GPU type and the deployment's layout and engine settings, as both commands take them."""
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--model", help="catalog model slug (Hugging Face repo id)")
+    source.add_argument("--config", type=Path, help="path to a config.json")
+    parser.add_argument("--gpu", required=True, help="GPU slug, e.g. nvidia-h100-sxm-80gb")
+    parser.add_argument("--gpus", type=positive_int)
+    parser.add_argument("--tp", type=positive_int)
+    parser.add_argument("--pp", type=positive_int)
+    parser.add_argument("--engine", choices=ENGINE_CHOICES, default="vllm")
+    parser.add_argument("--weights", choices=WEIGHT_FORMAT_CHOICES, default="auto")
+    parser.add_argument("--kv-dtype", choices=KV_CACHE_DTYPES, default="auto")
+    parser.add_argument("--gpu-memory-utilization", type=fraction)
+    parser.add_argument("--max-model-len", type=positive_int)
+    parser.add_argument("--max-num-seqs", type=positive_int)
+    parser.add_argument("--max-num-batched-tokens", type=positive_int)
+
+
+def read_json(path: Path, what: str, command: str) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        fail(command, f"cannot read {what} {path}: {error}")
+
+
+def deployment_sources(options: dict[str, Any], command: str) -> tuple[Gpu, LlmModel | None, Any]:
+    """The catalog GPU and the catalog model or the config file the options name; an unknown one ends the
+    command with its one-line error."""
+    gpu = gpu_get(slug=options["gpu"])
+    if gpu is None:
+        fail(command, f"unknown GPU {options['gpu']!r} (run catalog_load, or see GET /api/v1/gpus/)")
+    if options["model"]:
+        model = model_get_for_organisation(organisation=None, slug=options["model"])
+        if model is None:
+            fail(command, f"unknown model {options['model']!r} (a catalog slug such as meta-llama/Meta-Llama-3-8B)")
+        return gpu, model, None
+    return gpu, None, read_json(options["config"], "config", command)

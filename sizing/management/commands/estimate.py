@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any, NoReturn
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from sizing.estimator.dtypes import KV_CACHE_DTYPES
-from sizing.estimator.engines import ENGINE_CHOICES
 from sizing.estimator.errors import SizingError
-from sizing.estimator.formats import WEIGHT_FORMAT_CHOICES
 from sizing.estimator.units import format_bytes
-from sizing.management.arguments import fail, fraction, one_line_parser, positive_int
-from sizing.selectors import gpu_get, model_get_for_organisation
+from sizing.management.arguments import (
+    add_deployment_arguments,
+    deployment_sources,
+    fail,
+    fraction,
+    one_line_parser,
+    positive_int,
+)
 from sizing.services import ESTIMATE_PARAMETERS, SOLVER_TARGETS, estimate_quick, estimate_solve
 
 COMPONENT_LABELS = {
@@ -37,21 +39,8 @@ class Command(BaseCommand):
         return one_line_parser(super().create_parser(prog_name, subcommand, **kwargs), "estimate")
 
     def add_arguments(self, parser: CommandParser) -> None:
-        source = parser.add_mutually_exclusive_group(required=True)
-        source.add_argument("--model", help="catalog model slug (Hugging Face repo id)")
-        source.add_argument("--config", type=Path, help="path to a config.json")
-        parser.add_argument("--gpu", required=True, help="GPU slug, e.g. nvidia-h100-sxm-80gb")
-        parser.add_argument("--gpus", type=positive_int)
-        parser.add_argument("--tp", type=positive_int)
-        parser.add_argument("--pp", type=positive_int)
-        parser.add_argument("--weights", choices=WEIGHT_FORMAT_CHOICES, default="auto")
-        parser.add_argument("--kv-dtype", choices=KV_CACHE_DTYPES, default="auto")
-        parser.add_argument("--engine", choices=ENGINE_CHOICES, default="vllm")
-        parser.add_argument("--gpu-memory-utilization", type=fraction)
+        add_deployment_arguments(parser)
         parser.add_argument("--gpu-memory-bytes", type=positive_int)
-        parser.add_argument("--max-model-len", type=positive_int)
-        parser.add_argument("--max-num-seqs", type=positive_int)
-        parser.add_argument("--max-num-batched-tokens", type=positive_int)
         parser.add_argument("--block-size", type=positive_int)
         parser.add_argument("--concurrency", type=positive_int)
         parser.add_argument("--tokens-per-request", type=positive_int)
@@ -63,19 +52,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        gpu = gpu_get(slug=options["gpu"])
-        if gpu is None:
-            _fail(f"unknown GPU {options['gpu']!r} (run catalog_load, or see GET /api/v1/gpus/)")
-        model, config = None, None
-        if options["model"]:
-            model = model_get_for_organisation(organisation=None, slug=options["model"])
-            if model is None:
-                _fail(f"unknown model {options['model']!r} (a catalog slug such as meta-llama/Meta-Llama-3-8B)")
-        else:
-            try:
-                config = json.loads(options["config"].read_text())
-            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-                _fail(f"cannot read config {options['config']}: {error}")
+        gpu, model, config = deployment_sources(options, "estimate")
         parameters = {key: options.get(key) for key in ESTIMATE_PARAMETERS}
         parameters["engine"] = options["engine"]
         try:

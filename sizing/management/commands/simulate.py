@@ -8,12 +8,17 @@ from typing import Any, NoReturn
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from sizing.estimator.dtypes import KV_CACHE_DTYPES
-from sizing.estimator.engines import ENGINE_CHOICES
 from sizing.estimator.errors import SizingError
-from sizing.estimator.formats import WEIGHT_FORMAT_CHOICES
-from sizing.management.arguments import fail, fraction, non_negative_int, one_line_parser, positive_float, positive_int
-from sizing.selectors import gpu_get, model_get_for_organisation
+from sizing.management.arguments import (
+    add_deployment_arguments,
+    deployment_sources,
+    fail,
+    non_negative_int,
+    one_line_parser,
+    positive_float,
+    positive_int,
+    read_json,
+)
 from sizing.services import ESTIMATE_PARAMETERS
 from sizing.simulation_services import (
     SIMULATION_DEFAULT_REQUESTS,
@@ -42,20 +47,7 @@ class Command(BaseCommand):
         return one_line_parser(super().create_parser(prog_name, subcommand, **kwargs), "simulate")
 
     def add_arguments(self, parser: CommandParser) -> None:
-        source = parser.add_mutually_exclusive_group(required=True)
-        source.add_argument("--model", help="catalog model slug (Hugging Face repo id)")
-        source.add_argument("--config", type=Path, help="path to a config.json")
-        parser.add_argument("--gpu", required=True, help="GPU slug, e.g. nvidia-h100-sxm-80gb")
-        parser.add_argument("--gpus", type=positive_int)
-        parser.add_argument("--tp", type=positive_int)
-        parser.add_argument("--pp", type=positive_int)
-        parser.add_argument("--engine", choices=ENGINE_CHOICES, default="vllm")
-        parser.add_argument("--weights", choices=WEIGHT_FORMAT_CHOICES, default="auto")
-        parser.add_argument("--kv-dtype", choices=KV_CACHE_DTYPES, default="auto")
-        parser.add_argument("--gpu-memory-utilization", type=fraction)
-        parser.add_argument("--max-model-len", type=positive_int)
-        parser.add_argument("--max-num-seqs", type=positive_int)
-        parser.add_argument("--max-num-batched-tokens", type=positive_int)
+        add_deployment_arguments(parser)
         parser.add_argument("--max-queue", type=non_negative_int,
                             help="waiting requests per replica before new ones are rejected (default 4 x max-num-seqs)")
         parser.add_argument("--link", choices=("nvlink", "pcie", "xgmi"),
@@ -82,17 +74,8 @@ class Command(BaseCommand):
             _fail("--input-tokens needs --output-tokens")
         if options["profile"] is None and options["input_tokens"] is None:
             _fail("give --profile PATH or --input-tokens N --output-tokens N")
-        gpu = gpu_get(slug=options["gpu"])
-        if gpu is None:
-            _fail(f"unknown GPU {options['gpu']!r} (run catalog_load, or see GET /api/v1/gpus/)")
-        model, config = None, None
-        if options["model"]:
-            model = model_get_for_organisation(organisation=None, slug=options["model"])
-            if model is None:
-                _fail(f"unknown model {options['model']!r} (a catalog slug such as meta-llama/Meta-Llama-3-8B)")
-        else:
-            config = _read_json(options["config"], "config")
-        profile_data = _read_json(options["profile"], "profile") if options["profile"] else None
+        gpu, model, config = deployment_sources(options, "simulate")
+        profile_data = read_json(options["profile"], "profile", "simulate") if options["profile"] else None
         # --concurrency and --output-tokens describe the traffic here, not the memory estimate's demand
         parameters = {key: options.get(key) for key in ESTIMATE_PARAMETERS
                       if key not in ("concurrency", "output_tokens")}
@@ -135,12 +118,6 @@ class Command(BaseCommand):
 def _ms(value: float | None) -> str:
     return "n/a" if value is None else f"{value:,.1f} ms"
 
-
-def _read_json(path: Path, what: str) -> Any:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        _fail(f"cannot read {what} {path}: {error}")
 
 
 def _fail(message: str) -> NoReturn:
