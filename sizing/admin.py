@@ -1,6 +1,16 @@
 from django.contrib import admin
 
-from sizing.models import Calibration, Estimate, Gpu, LlmModel, Membership, Organisation
+from sizing.models import (
+    Calibration,
+    Estimate,
+    Gpu,
+    LlmModel,
+    Membership,
+    Organisation,
+    PerfCalibration,
+    SimulationJob,
+    WorkloadProfile,
+)
 
 
 @admin.register(Organisation)
@@ -36,4 +46,23 @@ class EstimateAdmin(admin.ModelAdmin):
 @admin.register(Calibration)
 class CalibrationAdmin(admin.ModelAdmin):
     list_display = ("model", "gpu", "engine", "engine_version", "tp", "organisation", "created_at")
+    list_filter = ("engine",)
+
+
+@admin.register(WorkloadProfile)
+class WorkloadProfileAdmin(admin.ModelAdmin):
+    list_display = ("name", "organisation", "source", "updated_at")
+    list_filter = ("source",)
+    search_fields = ("name",)
+
+
+@admin.register(SimulationJob)
+class SimulationJobAdmin(admin.ModelAdmin):
+    list_display = ("id", "organisation", "kind", "status", "progress", "created_at", "finished_at")
+    list_filter = ("kind", "status")
+
+
+@admin.register(PerfCalibration)
+class PerfCalibrationAdmin(admin.ModelAdmin):
+    list_display = ("gpu", "engine", "organisation", "measurements", "calibrated_rms_log_error", "created_at")
     list_filter = ("engine",)
