@@ -1,5 +1,6 @@
 """`manage.py fingerprint parse PATH [PATH ...] [--json]`: read pasted nvidia-smi (and friends) outputs of one
-machine and print the merged fingerprint. Nothing is stored."""
+machine and print the merged fingerprint, with the findings of a plan when one is given (`--plan-gpu`,
+`--plan-gpus`, `--tp`, `--image-cuda`, `--required-bytes-per-gpu`). Nothing is stored."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
+from sizing.fingerprint.checks import Plan, plan_check
 from sizing.fingerprint.detect import MAX_INPUT_BYTES, ParsedPiece, decode_input, parse_any
 from sizing.fingerprint.errors import FingerprintError, FingerprintErrorCode
 from sizing.fingerprint.merge import fingerprint_merge
-from sizing.management.arguments import fail, one_line_parser
+from sizing.management.arguments import fail, one_line_parser, positive_int
+from sizing.selectors import gpu_get
 
 
 def _read(path: Path) -> ParsedPiece:
@@ -40,15 +43,33 @@ class Command(BaseCommand):
         parser.add_argument("action", choices=("parse",), help="parse: read the files and print the fingerprint")
         parser.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="pasted outputs of one machine")
         parser.add_argument("--json", action="store_true", help="print one JSON object")
+        plan = parser.add_argument_group("the plan to check the machine against (optional)")
+        plan.add_argument("--plan-gpu", help="the GPU the plan was sized for (catalog slug)")
+        plan.add_argument("--plan-gpus", type=positive_int, help="the GPU count the plan assumes")
+        plan.add_argument("--tp", type=positive_int, default=1, help="the plan's tensor-parallel size")
+        plan.add_argument("--image-cuda", help="the CUDA version the serving image was built for, e.g. 12.4")
+        plan.add_argument("--required-bytes-per-gpu", type=positive_int,
+                          help="what the memory bill needs per card (from manage.py estimate)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         paths: list[Path] = options["paths"]
         pieces = [_read(path) for path in paths]
         fingerprint = fingerprint_merge(pieces, names=[str(path) for path in paths])
+        fingerprint["findings"] += plan_check(fingerprint, self._plan(options))
         if options["json"]:
             self.stdout.write(json.dumps(fingerprint))
             return
         self._print(fingerprint)
+
+    def _plan(self, options: dict[str, Any]) -> Plan:
+        name = memory = None
+        if options["plan_gpu"]:
+            gpu = gpu_get(slug=options["plan_gpu"])
+            if gpu is None:
+                fail("fingerprint", f"unknown GPU {options['plan_gpu']!r} (run catalog_load, or see GET /api/v1/gpus/)")
+            name, memory = gpu.name, gpu.memory_bytes
+        return Plan(gpu_name=name, gpu_count=options["plan_gpus"], memory_bytes_per_gpu=memory, tp=options["tp"],
+                    image_cuda_version=options["image_cuda"], required_bytes_per_gpu=options["required_bytes_per_gpu"])
 
     def _print(self, fingerprint: dict[str, Any]) -> None:
         self.stdout.write(f"{fingerprint['gpu_count']} GPU(s); driver {fingerprint['driver_version'] or 'unknown'}, "

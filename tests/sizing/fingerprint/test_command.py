@@ -69,3 +69,16 @@ def test_missing_file_is_one_line_on_stderr_and_exit_2(tmp_path, capsys):
     # then
     assert caught.value.code == 2
     assert capsys.readouterr().err == f"fingerprint: error: cannot read {path}: No such file or directory\n"
+
+
+def test_parse_checks_the_machine_against_a_plan(catalog):
+    # given the 2 x A100 PCIe table and a plan for 4 H100 SXM with TP 2 and an image for CUDA 12.4
+    paths = [str(FIXTURES / "table_2xa100_pcie_80col.txt"), str(FIXTURES / "topo_2xl4_pcie_spaces.txt")]
+
+    # when
+    fingerprint = json.loads(_run("parse", *paths, "--plan-gpu", "nvidia-h100-sxm-80gb", "--plan-gpus", "4",
+                                  "--tp", "2", "--image-cuda", "12.4", "--json"))
+
+    # then the plan's findings follow the parse findings
+    codes = {finding["code"] for finding in fingerprint["findings"]}
+    assert {"gpu_count_mismatch", "gpu_model_mismatch", "tp_over_pcie", "driver_too_old"} <= codes
