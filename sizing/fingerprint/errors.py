@@ -11,6 +11,7 @@ class FingerprintErrorCode(Enum):
     OVERSIZE_INPUT = "oversize_input"
     EMPTY_INPUT = "empty_input"
     UNSAFE_XML = "unsafe_xml"
+    INVALID_PROBE = "invalid_probe"
 
 
 class FingerprintError(Exception):

@@ -14,21 +14,28 @@ from sizing.fingerprint.checks import Plan, plan_check
 from sizing.fingerprint.detect import MAX_INPUT_BYTES, ParsedPiece, decode_input, parse_any
 from sizing.fingerprint.errors import FingerprintError, FingerprintErrorCode
 from sizing.fingerprint.merge import fingerprint_merge
+from sizing.fingerprint.probe import is_probe_output, probe_pieces
 from sizing.management.arguments import fail, one_line_parser, positive_int
 from sizing.selectors import gpu_get
 
 
-def _read(path: Path) -> ParsedPiece:
+def _read(path: Path) -> list[tuple[str, ParsedPiece]]:
+    """The pieces in one file: itself, or each command's output when it is a probe file (up to 4 pieces' size)."""
+    limit = 4 * MAX_INPUT_BYTES
     try:
         size_bytes = path.stat().st_size
-        if size_bytes > MAX_INPUT_BYTES:  # refuse before reading a huge file into memory
-            raise FingerprintError(code=FingerprintErrorCode.OVERSIZE_INPUT,
-                                   message=f"input of {size_bytes:,} bytes exceeds the {MAX_INPUT_BYTES:,}-byte limit")
+        if size_bytes > limit:  # refuse before reading a huge file into memory
+            fail("fingerprint", f"{path}: {FingerprintErrorCode.OVERSIZE_INPUT.value}: input of {size_bytes:,} "
+                                f"bytes exceeds the {limit:,}-byte limit")
         data = path.read_bytes()
     except OSError as error:
         fail("fingerprint", f"cannot read {path}: {error.strerror or error}")
     try:
-        return parse_any(decode_input(data))
+        head = data[:400].decode("utf-8", errors="replace")
+        if is_probe_output(head):
+            _facts, entries, _problems = probe_pieces(data.decode("utf-8", errors="replace"))
+            return [(f"{path}#{name}", parse_any(output)) for name, output in entries]
+        return [(str(path), parse_any(decode_input(data)))]
     except FingerprintError as error:
         fail("fingerprint", f"{path}: {error.code.value}: {error.message}")
 
@@ -53,8 +60,8 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         paths: list[Path] = options["paths"]
-        pieces = [_read(path) for path in paths]
-        fingerprint = fingerprint_merge(pieces, names=[str(path) for path in paths])
+        named = [piece for path in paths for piece in _read(path)]
+        fingerprint = fingerprint_merge([piece for _, piece in named], names=[name for name, _ in named])
         fingerprint["findings"] += plan_check(fingerprint, self._plan(options))
         if options["json"]:
             self.stdout.write(json.dumps(fingerprint))
