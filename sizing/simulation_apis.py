@@ -97,7 +97,7 @@ EXAMPLE = OpenApiExample("Sweep the sample profile", request_only=True, value={
 
 
 class SimulationListApi(APIView):
-    class InputSerializer(EstimateParametersSerializer):
+    class SimulationInputSerializer(EstimateParametersSerializer):
         kind = serializers.ChoiceField(choices=SIMULATION_KINDS)
         model = serializers.CharField(max_length=200, help_text="model slug from GET /api/v1/models/")
         profile = serializers.IntegerField(required=False, min_value=1, help_text="a workload profile id")
@@ -139,9 +139,10 @@ class SimulationListApi(APIView):
         jobs = simulation_job_list_for_organisation(organisation=organisation_for_user(user=request.user))[:50]
         return Response(SimulationJobListOutputSerializer(jobs, many=True).data)
 
-    @extend_schema(request=InputSerializer, responses={202: SimulationJobOutputSerializer}, examples=[EXAMPLE])
+    @extend_schema(request=SimulationInputSerializer, responses={202: SimulationJobOutputSerializer},
+                   examples=[EXAMPLE])
     def post(self, request: Request) -> Response:
-        serializer = self.InputSerializer(data=request.data)
+        serializer = self.SimulationInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         inputs = dict(serializer.validated_data)
         inputs["gpu"] = inputs["gpu"].slug

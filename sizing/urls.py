@@ -12,6 +12,7 @@ from sizing.apis import (
     ModelCheckpointApi,
     ModelListApi,
 )
+from sizing.fingerprint_apis import FingerprintParseApi, FingerprintProbeApi
 from sizing.simulation_apis import PerfCalibrationListApi, SimulationDetailApi, SimulationListApi
 from sizing.workload_apis import (
     WorkloadPreviewApi,
@@ -26,6 +27,8 @@ urlpatterns = [
     path("simulations/", SimulationListApi.as_view(), name="simulation-list"),
     path("simulations/<int:job_id>/", SimulationDetailApi.as_view(), name="simulation-detail"),
     path("perf-calibrations/", PerfCalibrationListApi.as_view(), name="perf-calibration-list"),
+    path("fingerprints/probe", FingerprintProbeApi.as_view(), name="fingerprint-probe"),
+    path("fingerprints/parse", FingerprintParseApi.as_view(), name="fingerprint-parse"),
     path("gpus/", GpuListApi.as_view(), name="gpu-list"),
     path("models/", ModelListApi.as_view(), name="model-list"),
     path("models/checkpoint", ModelCheckpointApi.as_view(), name="model-checkpoint"),

@@ -44,3 +44,8 @@ def probe_pieces(text: str) -> tuple[dict[str, Any], list[tuple[str, str]], list
         else:
             facts["raw"][name] = output
     return facts, pieces, problems
+
+
+def probe_findings(problems: list[str]) -> list[dict[str, Any]]:
+    """A finding for each probe command that failed (a missing tool is simply absent, not a failure)."""
+    return [{"code": "probe_command_failed", "severity": "warning", "message": problem} for problem in problems]

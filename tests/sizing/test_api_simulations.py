@@ -105,6 +105,7 @@ def test_the_openapi_schema_generates_without_warnings(db, tmp_path):
     schema = (tmp_path / "schema.yml").read_text()
     assert "/api/v1/simulations/{job_id}/" in schema
     assert "/api/v1/workloads/" in schema
+    assert "/api/v1/fingerprints/parse" in schema
 
 
 def test_saved_perf_calibrations_are_listed_for_the_organisation_only(catalog, api_client, organisation):

@@ -14,13 +14,14 @@ from sizing.fingerprint.checks import Plan, plan_check
 from sizing.fingerprint.detect import MAX_INPUT_BYTES, ParsedPiece, decode_input, parse_any
 from sizing.fingerprint.errors import FingerprintError, FingerprintErrorCode
 from sizing.fingerprint.merge import fingerprint_merge
-from sizing.fingerprint.probe import is_probe_output, probe_pieces
+from sizing.fingerprint.probe import is_probe_output, probe_findings, probe_pieces
 from sizing.management.arguments import fail, one_line_parser, positive_int
 from sizing.selectors import gpu_get
 
 
-def _read(path: Path) -> list[tuple[str, ParsedPiece]]:
-    """The pieces in one file: itself, or each command's output when it is a probe file (up to 4 pieces' size)."""
+def _read(path: Path) -> tuple[list[tuple[str, ParsedPiece]], list[str]]:
+    """The pieces in one file: itself, or each command's output when it is a probe file (up to 4 pieces' size);
+    and the probe commands that failed."""
     limit = 4 * MAX_INPUT_BYTES
     try:
         size_bytes = path.stat().st_size
@@ -33,9 +34,9 @@ def _read(path: Path) -> list[tuple[str, ParsedPiece]]:
     try:
         head = data[:400].decode("utf-8", errors="replace")
         if is_probe_output(head):
-            _facts, entries, _problems = probe_pieces(data.decode("utf-8", errors="replace"))
-            return [(f"{path}#{name}", parse_any(output)) for name, output in entries]
-        return [(str(path), parse_any(decode_input(data)))]
+            _facts, entries, problems = probe_pieces(data.decode("utf-8", errors="replace"))
+            return [(f"{path}#{name}", parse_any(output)) for name, output in entries], problems
+        return [(str(path), parse_any(decode_input(data)))], []
     except FingerprintError as error:
         fail("fingerprint", f"{path}: {error.code.value}: {error.message}")
 
@@ -60,9 +61,14 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         paths: list[Path] = options["paths"]
-        named = [piece for path in paths for piece in _read(path)]
+        named: list[tuple[str, ParsedPiece]] = []
+        failures: list[str] = []
+        for path in paths:
+            pieces, problems = _read(path)
+            named += pieces
+            failures += problems
         fingerprint = fingerprint_merge([piece for _, piece in named], names=[name for name, _ in named])
-        fingerprint["findings"] += plan_check(fingerprint, self._plan(options))
+        fingerprint["findings"] += probe_findings(failures) + plan_check(fingerprint, self._plan(options))
         if options["json"]:
             self.stdout.write(json.dumps(fingerprint))
             return
