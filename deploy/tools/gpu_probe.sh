@@ -98,4 +98,4 @@ for name in ("torch", "vllm", "sglang", "tensorrt_llm", "transformers"):
 done
 
 printf '\n  ]\n}\n' >>"$output"
-echo "gpu_probe: wrote $output ($(wc -c <"$output") bytes); upload it on the sizing service's Fingerprints page"
+echo "gpu_probe: wrote $output ($(wc -c <"$output") bytes); send it to the sizing team (they read it with POST /api/v1/fingerprints/parse or manage.py fingerprint parse)"

@@ -325,44 +325,13 @@ def decode_tokens_per_s(model: StepModel, *, batch: int, context_tokens: int) ->
     return batch / model.step_s(decode=batch, context_tokens=batch * context_tokens) if batch else 0.0
 
 
-def roofline_batch(model: StepModel) -> int:
-    """The smallest power-of-two batch at which decode's matrix products turn compute-bound."""
-    e = model.efficiencies
-    for batch in (2 ** k for k in range(0, 16)):
-        flops = (model.matmul_flops_per_token + model.head_flops_per_token) * batch / model.tp
-        if flops / (model.flops_per_s * e.mfu) >= model._weights_read(batch) / (
-                model.bandwidth_bytes_per_s * e.bandwidth):
-            return batch
-    return 2 ** 15
-
-
-def efficiency_summary(model: StepModel) -> dict[str, float | str]:
-    """The figures behind a step model, for display and for the formulas panel."""
-    e = model.efficiencies
-    return {
-        "compute_dtype": model.compute_dtype,
-        "dense_tflops": model.flops_per_s / 1e12,
-        "bandwidth_gb_s": model.bandwidth_bytes_per_s / 1e9,
-        "link_gb_s": model.link_bytes_per_s / 1e9,
-        "mfu": e.mfu,
-        "bandwidth_efficiency": e.bandwidth,
-        "link_efficiency": e.link,
-        "step_overhead_ms": e.step_overhead_s * 1000,
-        "sequence_overhead_us": e.sequence_overhead_s * 1e6,
-        "weights_read_per_step_gib": model.dense_read_bytes / 2**30,
-        "kv_bytes_per_token_per_gpu": model.kv_bytes_per_token,
-    }
-
-
 __all__ = [
     "ENGINE_EFFICIENCIES",
     "Efficiencies",
     "StepModel",
     "compute_dtype",
     "decode_tokens_per_s",
-    "efficiency_summary",
     "prefill_pairs",
-    "roofline_batch",
     "step_model",
     "time_to_first_token_s",
 ]
