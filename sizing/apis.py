@@ -13,6 +13,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from sizing.deployment_selectors import fingerprint_get_for_organisation
+from sizing.deployment_services import fingerprint_estimate_environment, fingerprint_parameters
 from sizing.estimator.dtypes import KV_CACHE_DTYPES
 from sizing.estimator.engines import ENGINE_CHOICES
 from sizing.estimator.errors import SizingError
@@ -187,6 +189,9 @@ class EstimateQuickApi(APIView):
     class QuickEstimateInputSerializer(EstimateParametersSerializer):
         model = serializers.CharField(required=False, max_length=200, help_text="model slug (Hugging Face id)")
         config = serializers.JSONField(required=False, help_text="a config.json object instead of a model slug")
+        fingerprint = serializers.IntegerField(
+            required=False, min_value=1, help_text="estimate on a measured machine: the memory per GPU as its driver "
+                                                   "reports it, and the plan's checks against it (environment)")
 
         def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
             if ("model" in attrs) == ("config" in attrs):
@@ -215,6 +220,8 @@ class EstimateQuickApi(APIView):
             "remedies": serializers.ListField(child=serializers.DictField()),
             "checkpoint": serializers.DictField(allow_null=True),
             "figure_sources": serializers.DictField(child=serializers.CharField()),
+            "environment": serializers.DictField(allow_null=True, help_text="with a fingerprint: the measured "
+                                                                            "machine and the plan's findings"),
         }),
     )
     def post(self, request: Request) -> Response:
@@ -225,10 +232,24 @@ class EstimateQuickApi(APIView):
         model = _resolve_model(request, data.pop("model")) if "model" in data else None
         organisation = organisation_for_user(user=request.user)
         data = parameters_with_draft(parameters=data, organisation=organisation)
+        fingerprint, environment = None, None
+        if data.get("fingerprint") is not None:
+            fingerprint = fingerprint_get_for_organisation(organisation=organisation,
+                                                           fingerprint_id=data.pop("fingerprint"))
+            if fingerprint is None:
+                raise serializers.ValidationError({"fingerprint": ["unknown fingerprint; see GET "
+                                                                   "/api/v1/fingerprints/"]})
+            data, environment = fingerprint_parameters(fingerprint=fingerprint, parameters=data)
+        data.pop("fingerprint", None)
         payload = estimate_report(gpu=gpu, model=model, config=data.pop("config", None), parameters=data,
                                   organisation=organisation)
         payload["model"] = model.slug if model else None
         payload["gpu_name"] = gpu.name
+        payload["environment"] = None
+        if fingerprint is not None and environment is not None:
+            payload["environment"] = fingerprint_estimate_environment(
+                fingerprint=fingerprint, environment=environment, estimate=payload, gpu=gpu,
+                engine=data.get("engine") or "vllm")
         return Response(payload)
 
 

@@ -247,3 +247,56 @@ class PerfCalibration(models.Model):
 
     def __str__(self) -> str:
         return f"{self.gpu} {self.engine} efficiencies ({self.created_at:%Y-%m-%d})"
+
+
+class Deployment(models.Model):
+    """A customer deployment: the plan (model, GPU, count, TP, engine, image) and the fingerprints of the machines
+    it runs on. Fingerprints are checked against the plan when they are read, so a changed plan re-checks them."""
+
+    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE, related_name="deployments")
+    name = models.CharField(max_length=200)
+    customer = models.CharField(max_length=200, blank=True)
+    notes = models.TextField(blank=True)
+    model = models.ForeignKey(LlmModel, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    gpu = models.ForeignKey(Gpu, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+                            help_text=_("The GPU the plan was sized for (the customer's claim)"))
+    gpu_count = models.PositiveSmallIntegerField(null=True, blank=True, help_text=_("GPUs per server in the plan"))
+    tp = models.PositiveSmallIntegerField(default=1)
+    engine = models.CharField(max_length=20, default="vllm")
+    image_cuda_version = models.CharField(max_length=20, blank=True,
+                                          help_text=_("The CUDA version the serving image was built for"))
+    max_model_len = models.PositiveIntegerField(null=True, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name", "pk"]
+        constraints = [models.UniqueConstraint(fields=["organisation", "name"], name="unique_org_deployment_name")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Fingerprint(models.Model):
+    """What one server of a deployment measured at one time: the raw outputs as uploaded and the merged facts
+    (sizing.fingerprint.merge: GPUs, versions, topology, host, parse findings). Versioned by host and capture time."""
+
+    deployment = models.ForeignKey(Deployment, on_delete=models.CASCADE, related_name="fingerprints")
+    host = models.CharField(max_length=255)
+    captured_at = models.DateTimeField(help_text=_("When the probe ran (the upload time for pasted outputs)"))
+    label = models.CharField(max_length=100, blank=True, help_text=_("e.g. staging, production, after upgrade"))
+    facts = models.JSONField(help_text=_("The merged fingerprint"))
+    raw = models.JSONField(help_text=_("The uploaded texts: [{name, text}]"))
+    size_bytes = models.PositiveIntegerField()
+    sha256 = models.CharField(max_length=64)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-captured_at", "-pk"]
+        constraints = [models.UniqueConstraint(fields=["deployment", "sha256"], name="unique_deployment_fingerprint")]
+        indexes = [models.Index(fields=["deployment", "host", "captured_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.host} at {self.captured_at:%Y-%m-%d %H:%M}"

@@ -13,6 +13,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from sizing.deployment_selectors import fingerprint_get_for_organisation
+from sizing.deployment_services import fingerprint_parameters
 from sizing.estimator.engines import Engine
 from sizing.estimator.errors import SizingError, SizingErrorCode, invalid_argument
 from sizing.estimator.memory import estimate_memory
@@ -57,8 +59,8 @@ def simulation_profile(*, profile: Mapping[str, Any] | None = None, input_tokens
 
 def simulation_plan(*, gpu: Gpu, parameters: Mapping[str, Any], model: LlmModel | None = None,
                     config: Mapping[str, Any] | None = None, max_queue: int | None = None,
-                    link: str | None = None, organisation: Organisation | None = None,
-                    use_calibration: bool = True) -> ServingPlan:
+                    link: str | None = None, link_bytes_per_s: float | None = None,
+                    organisation: Organisation | None = None, use_calibration: bool = True) -> ServingPlan:
     """The serving plan; with an organisation, the newest saved efficiencies of this GPU and engine apply."""
     request = estimate_request_build(gpu=gpu, parameters=parameters, model=model, config=config)
     calibration = None
@@ -75,7 +77,8 @@ def simulation_plan(*, gpu: Gpu, parameters: Mapping[str, Any], model: LlmModel 
                 request = replace(request, **terms)
                 memory_source = f"calibrated from a boot log saved on {applied.created_at:%Y-%m-%d}"
     efficiencies = Efficiencies(**calibration.efficiencies) if calibration else None
-    plan = serving_plan(request, max_queue=max_queue, link=link, efficiencies=efficiencies)
+    plan = serving_plan(request, max_queue=max_queue, link=link, link_bytes_per_s=link_bytes_per_s,
+                        efficiencies=efficiencies)
     source = (f"calibrated from {calibration.measurements} measured run(s) on {calibration.created_at:%Y-%m-%d}"
               if calibration else "engine defaults")
     return replace(plan, efficiencies_source=source, memory_source=memory_source)
@@ -147,6 +150,9 @@ class _JobContext:
     profile: WorkloadProfile
     parameters: dict[str, Any]
     slo: Slo | None
+    link: str | None = None  # the TP link: given, or measured by a fingerprint
+    link_bytes_per_s: float | None = None
+    environment: dict[str, Any] | None = None  # the measured machine the job runs on (a fingerprint)
 
 
 def _context(*, organisation: Organisation, inputs: Mapping[str, Any]) -> _JobContext:
@@ -171,7 +177,21 @@ def _context(*, organisation: Organisation, inputs: Mapping[str, Any]) -> _JobCo
                                      output_tokens=inputs.get("output_tokens"))
     parameters = {key: inputs.get(key) for key in JOB_ESTIMATE_PARAMETERS}
     parameters["engine"] = inputs.get("engine") or "vllm"
-    return _JobContext(model=model, gpu=gpu, profile=profile, parameters=parameters, slo=slo_from(inputs.get("slo")))
+    link, link_bytes_per_s, environment = inputs.get("link"), None, None
+    if inputs.get("fingerprint") is not None:
+        fingerprint = fingerprint_get_for_organisation(organisation=organisation,
+                                                       fingerprint_id=int(inputs["fingerprint"]))
+        if fingerprint is None:
+            raise invalid_argument("fingerprint", f"unknown fingerprint {inputs['fingerprint']}; see GET "
+                                                  "/api/v1/fingerprints/")
+        tp = estimate_memory(replace(estimate_request_build(gpu=gpu, model=model, parameters=parameters),
+                                     detail=False)).tp
+        parameters, measured = fingerprint_parameters(fingerprint=fingerprint, parameters=parameters, tp=tp)
+        if link is None and measured.link is not None:
+            link, link_bytes_per_s = measured.link, measured.link_bytes_per_s
+        environment = {"fingerprint": fingerprint.pk, "host": fingerprint.host, **measured.as_dict()}
+    return _JobContext(model=model, gpu=gpu, profile=profile, parameters=parameters, slo=slo_from(inputs.get("slo")),
+                       link=link, link_bytes_per_s=link_bytes_per_s, environment=environment)
 
 
 def _search_candidates(*, context: _JobContext, inputs: Mapping[str, Any]) -> list[Candidate]:
@@ -197,6 +217,9 @@ def simulation_job_validate(*, organisation: Organisation, inputs: Mapping[str, 
     kind = inputs.get("kind")
     if kind not in SIMULATION_KINDS:
         raise invalid_argument("kind", f"kind must be one of {', '.join(SIMULATION_KINDS)}")
+    if kind == "search" and inputs.get("fingerprint") is not None:
+        raise invalid_argument("fingerprint", "a deployment search compares GPU models and counts; a fingerprint "
+                                              "describes one machine: simulate on it instead")
     context = _context(organisation=organisation, inputs=inputs)
     if kind == "search":
         if not inputs.get("rate"):
@@ -212,7 +235,8 @@ def simulation_job_validate(*, organisation: Organisation, inputs: Mapping[str, 
                                              "search")
         return
     plan = simulation_plan(gpu=context.gpu, model=context.model, parameters=context.parameters,
-                           max_queue=inputs.get("max_queue"), link=inputs.get("link"))
+                           max_queue=inputs.get("max_queue"), link=context.link,
+                           link_bytes_per_s=context.link_bytes_per_s)
     if kind == "simulate":
         load = inputs.get("load") or "rate"
         if load == "rate" and not inputs.get("rate"):
@@ -306,15 +330,22 @@ def simulation_job_run(*, job_id: int) -> None:
 
 
 def _run(job: SimulationJob) -> Any:
+    context = _context(organisation=job.organisation, inputs=job.inputs)
+    result = _run_kind(job, context)
+    if isinstance(result, dict) and context.environment is not None:
+        result["environment"] = json_safe(context.environment)
+    return result
+
+
+def _run_kind(job: SimulationJob, context: _JobContext) -> Any:
     inputs = job.inputs
-    context = _context(organisation=job.organisation, inputs=inputs)
     requests = int(inputs.get("requests") or SIMULATION_DEFAULT_REQUESTS)
     seed, hour = int(inputs.get("seed") or 0), inputs.get("hour")
     if job.kind == "search":
         return _search_start(job, context)
     plan = simulation_plan(gpu=context.gpu, model=context.model, parameters=context.parameters,
-                           max_queue=inputs.get("max_queue"), link=inputs.get("link"),
-                           organisation=job.organisation,
+                           max_queue=inputs.get("max_queue"), link=context.link,
+                           link_bytes_per_s=context.link_bytes_per_s, organisation=job.organisation,
                            use_calibration=job.kind != "calibrate" and inputs.get("use_calibration", True))
     if job.kind == "simulate":
         return simulation_run(plan=plan, profile=context.profile, load=inputs.get("load") or "rate",

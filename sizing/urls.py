@@ -12,6 +12,13 @@ from sizing.apis import (
     ModelCheckpointApi,
     ModelListApi,
 )
+from sizing.deployment_apis import (
+    DeploymentDetailApi,
+    DeploymentListApi,
+    FingerprintDetailApi,
+    FingerprintDiffApi,
+    FingerprintListApi,
+)
 from sizing.fingerprint_apis import FingerprintParseApi, FingerprintProbeApi
 from sizing.simulation_apis import PerfCalibrationListApi, SimulationDetailApi, SimulationListApi
 from sizing.workload_apis import (
@@ -29,6 +36,11 @@ urlpatterns = [
     path("perf-calibrations/", PerfCalibrationListApi.as_view(), name="perf-calibration-list"),
     path("fingerprints/probe", FingerprintProbeApi.as_view(), name="fingerprint-probe"),
     path("fingerprints/parse", FingerprintParseApi.as_view(), name="fingerprint-parse"),
+    path("fingerprints/diff", FingerprintDiffApi.as_view(), name="fingerprint-diff"),
+    path("fingerprints/", FingerprintListApi.as_view(), name="fingerprint-list"),
+    path("fingerprints/<int:fingerprint_id>/", FingerprintDetailApi.as_view(), name="fingerprint-detail"),
+    path("deployments/", DeploymentListApi.as_view(), name="deployment-list"),
+    path("deployments/<int:deployment_id>/", DeploymentDetailApi.as_view(), name="deployment-detail"),
     path("gpus/", GpuListApi.as_view(), name="gpu-list"),
     path("models/", ModelListApi.as_view(), name="model-list"),
     path("models/checkpoint", ModelCheckpointApi.as_view(), name="model-checkpoint"),

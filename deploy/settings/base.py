@@ -122,6 +122,8 @@ SIZING_MAX_BOOTLOG_BYTES = env.int("SIZING_MAX_BOOTLOG_BYTES", default=2 * 1024 
 SIZING_MAX_INDEX_BYTES = env.int("SIZING_MAX_INDEX_BYTES", default=32 * 1024 * 1024)
 # A CSV request log for fitting a workload profile: ~8 MB holds ~200,000 requests, a busy week of one service.
 SIZING_MAX_WORKLOAD_CSV_BYTES = env.int("SIZING_MAX_WORKLOAD_CSV_BYTES", default=8 * 1024 * 1024)
+# one probe file or one output per upload (the parsers refuse more than 4 MiB of one text anyway)
+SIZING_MAX_FINGERPRINT_BYTES = env.int("SIZING_MAX_FINGERPRINT_BYTES", default=4 * 1024 * 1024)
 # Deployment searches fan out over Celery workers in chunks: "auto" when more than one worker answers a ping,
 # "always" (even with one worker: the chunks queue up) or "never" (in the worker that took the job)
 SIZING_SEARCH_FANOUT = env.str("SIZING_SEARCH_FANOUT", default="auto")

@@ -42,7 +42,7 @@ class ServingPlan:
             "kv_dtype": self.memory.kv_dtype, "kv_capacity_tokens_per_replica": self.config.kv_capacity_tokens,
             "max_num_seqs": self.config.max_num_seqs, "max_num_batched_tokens": self.config.max_num_batched_tokens,
             "block_size": self.config.block_size, "max_queue_per_replica": self.config.queue_limit,
-            "compute_dtype": self.model.compute_dtype,
+            "compute_dtype": self.model.compute_dtype, "link_bytes_per_s": self.model.link_bytes_per_s,
             "efficiencies_source": self.efficiencies_source, "memory_source": self.memory_source,
             "efficiencies": {"mfu": self.model.efficiencies.mfu, "bandwidth": self.model.efficiencies.bandwidth,
                              "link": self.model.efficiencies.link,
@@ -52,8 +52,10 @@ class ServingPlan:
 
 
 def serving_plan(request: EstimateRequest, *, efficiencies: Efficiencies | None = None, link: str | None = None,
-                 max_queue: int | None = None, memory: MemoryEstimate | None = None) -> ServingPlan:
-    """Estimate the deployment's memory and build its performance model.
+                 link_bytes_per_s: float | None = None, max_queue: int | None = None,
+                 memory: MemoryEstimate | None = None) -> ServingPlan:
+    """Estimate the deployment's memory and build its performance model. `link` and `link_bytes_per_s` replace
+    the catalog's TP interconnect (a measured machine: see sizing.fingerprint.environment).
 
     Raises SizingError (CAPACITY) when the deployment has no room for the KV cache: there is nothing to simulate.
     """
@@ -65,7 +67,7 @@ def serving_plan(request: EstimateRequest, *, efficiencies: Efficiencies | None 
                           extra={"fields": {"gpu": ["no memory left for the KV cache"]}})
     model = step_model(arch=request.arch, gpu=request.gpu, weights=request.weights, kv_dtype=request.kv_dtype,
                        tp=memory.tp, pp=memory.pp, ep=memory.ep, engine=request.engine, link=link,
-                       efficiencies=efficiencies)
+                       link_bytes_per_s=link_bytes_per_s, efficiencies=efficiencies)
     config = ServingConfig(
         kv_capacity_tokens=memory.kv_capacity_tokens,
         max_num_seqs=int(memory.assumptions["max_num_seqs"]),

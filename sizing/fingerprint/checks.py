@@ -102,12 +102,13 @@ def plan_check(fingerprint: Mapping[str, Any], plan: Plan) -> list[dict[str, Any
         if unlike:
             findings.append(_finding(
                 "gpu_model_mismatch", "error",
-                f"the plan is for {plan.gpu_name}; the machine has {', '.join(unlike)}"))
+                f"the plan is for {plan.gpu_name}; the machine has {', '.join(unlike)}",
+                planned=plan.gpu_name, found=", ".join(unlike)))
     if len(names) > 1:
         findings.append(_finding(
             "mixed_gpu_models", "warning",
             f"one node with different GPU models ({', '.join(names)}): a TP group runs at the pace of its slowest "
-            "card and its memory budget is the smallest card's"))
+            "card and its memory budget is the smallest card's", models=", ".join(names)))
     totals = [g["memory_total_bytes"] for g in gpus if g.get("memory_total_bytes")]
     if plan.memory_bytes_per_gpu and totals and min(totals) < plan.memory_bytes_per_gpu * (1 - MEMORY_TOLERANCE):
         findings.append(_finding(
@@ -131,7 +132,8 @@ def plan_check(fingerprint: Mapping[str, Any], plan: Plan) -> list[dict[str, Any
         findings.append(_finding(
             "mig_slices", "warning",
             f"MIG is enabled on GPU(s) {', '.join(map(str, mig))}: an engine sees one slice, not the whole card; "
-            "size the deployment for the slice or disable MIG (nvidia-smi -i N -mig 0)"))
+            "size the deployment for the slice or disable MIG (nvidia-smi -i N -mig 0)",
+            gpus=", ".join(map(str, mig))))
 
     if plan.tp > 1 and fingerprint.get("topology", {}).get("connections"):
         islands = nvlink_islands(fingerprint)
@@ -146,7 +148,8 @@ def plan_check(fingerprint: Mapping[str, Any], plan: Plan) -> list[dict[str, Any
                 "tp_over_pcie", "warning",
                 f"TP {plan.tp} would all-reduce over {', '.join(kinds) or 'PCIe'} paths: the largest NVLink group "
                 f"here has {largest} GPU(s); {advice}",
-                tp=plan.tp, largest_nvlink_island=largest))
+                tp=plan.tp, largest_nvlink_island=largest, paths=", ".join(kinds) or "PCIe",
+                replicas=max(1, plan.tp // largest)))
 
     driver = _version(fingerprint.get("driver_version"))
     image = _version(plan.image_cuda_version)
@@ -154,6 +157,7 @@ def plan_check(fingerprint: Mapping[str, Any], plan: Plan) -> list[dict[str, Any
     if image and driver:
         minimum = MIN_DRIVER_FOR_CUDA_MAJOR.get(image[0])
         recommend = "upgrade the driver"
+        supported = None
         if driver_cuda:
             supported = f"{driver_cuda[0]}.{driver_cuda[1] if len(driver_cuda) > 1 else 0}"
             recommend = (f"use a base image built for CUDA {supported} or older (e.g. an "
@@ -163,11 +167,14 @@ def plan_check(fingerprint: Mapping[str, Any], plan: Plan) -> list[dict[str, Any
                 "driver_too_old", "error",
                 f"the image is built for CUDA {plan.image_cuda_version}; CUDA {image[0]}.x needs driver ≥ "
                 f"{'.'.join(map(str, minimum))} and this machine has {fingerprint.get('driver_version')}: "
-                f"{recommend}"))
+                f"{recommend}", image_cuda=plan.image_cuda_version, minimum_driver=".".join(map(str, minimum)),
+                driver=fingerprint.get("driver_version"), driver_cuda=supported))
         elif driver_cuda and image[:2] > driver_cuda[:2]:
             findings.append(_finding(
                 "cuda_newer_than_driver", "warning",
                 f"the image is built for CUDA {plan.image_cuda_version}, newer than the "
                 f"{fingerprint.get('cuda_version')} this driver supports: it runs through minor-version "
-                f"compatibility, but kernels compiled just in time from PTX fail; {recommend}"))
+                f"compatibility, but kernels compiled just in time from PTX fail; {recommend}",
+                image_cuda=plan.image_cuda_version, driver_cuda=fingerprint.get("cuda_version"),
+                driver=fingerprint.get("driver_version")))
     return findings

@@ -48,4 +48,5 @@ def probe_pieces(text: str) -> tuple[dict[str, Any], list[tuple[str, str]], list
 
 def probe_findings(problems: list[str]) -> list[dict[str, Any]]:
     """A finding for each probe command that failed (a missing tool is simply absent, not a failure)."""
-    return [{"code": "probe_command_failed", "severity": "warning", "message": problem} for problem in problems]
+    return [{"code": "probe_command_failed", "severity": "warning", "message": problem, "extra": {"detail": problem}}
+            for problem in problems]

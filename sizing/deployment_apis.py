@@ -1,0 +1,301 @@
+"""Thin APIs of customer deployments and their fingerprints: create and read deployments, upload what a server
+measured (the probe's file, or pasted outputs), read a fingerprint checked against the plan, compare two."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from sizing.deployment_selectors import (
+    deployment_get_for_organisation,
+    deployment_list_for_organisation,
+    fingerprint_get_for_organisation,
+    fingerprint_list_for_organisation,
+)
+from sizing.deployment_services import (
+    MAX_FILES,
+    NAME_MAX_LENGTH,
+    Upload,
+    deployment_create,
+    deployment_delete,
+    deployment_update,
+    fingerprint_delete,
+    fingerprint_diff_report,
+    fingerprint_max_bytes,
+    fingerprint_report,
+    fingerprint_upload,
+)
+from sizing.estimator.engines import ENGINE_CHOICES
+from sizing.estimator.errors import SizingError, SizingErrorCode
+from sizing.models import Deployment, Fingerprint
+from sizing.selectors import gpu_get, model_get_for_organisation
+from sizing.services import organisation_for_user
+
+
+def _not_found(what: str, key: int) -> Response:
+    return Response({"code": "not_found", "message": f"no {what} {key}", "extra": {}},
+                    status=status.HTTP_404_NOT_FOUND)
+
+
+class DeploymentOutputSerializer(serializers.ModelSerializer):
+    model = serializers.SerializerMethodField()
+    gpu = serializers.SerializerMethodField()
+    fingerprint_count = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Deployment
+        fields = ["id", "name", "customer", "notes", "model", "gpu", "gpu_count", "tp", "engine",
+                  "image_cuda_version", "max_model_len", "fingerprint_count", "created_at", "updated_at"]
+
+    def get_model(self, obj: Deployment) -> str | None:
+        return obj.model.slug if obj.model else None
+
+    def get_gpu(self, obj: Deployment) -> str | None:
+        return obj.gpu.slug if obj.gpu else None
+
+    def get_fingerprint_count(self, obj: Deployment) -> int:
+        count = getattr(obj, "fingerprint_count", None)
+        return count if count is not None else obj.fingerprints.count()
+
+
+class DeploymentInputSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=NAME_MAX_LENGTH)
+    customer = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    notes = serializers.CharField(max_length=5000, required=False, allow_blank=True)
+    model = serializers.CharField(max_length=200, required=False, allow_null=True,
+                                  help_text="model slug from GET /api/v1/models/")
+    gpu = serializers.CharField(max_length=80, required=False, allow_null=True,
+                                help_text="the GPU the plan was sized for (slug from GET /api/v1/gpus/)")
+    gpu_count = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=64,
+                                         help_text="GPUs per server in the plan")
+    tp = serializers.IntegerField(required=False, min_value=1, max_value=64)
+    engine = serializers.ChoiceField(choices=ENGINE_CHOICES, required=False)
+    image_cuda_version = serializers.CharField(max_length=20, required=False, allow_blank=True,
+                                               help_text="the CUDA version the serving image was built for, e.g. 12.4")
+    max_model_len = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=16_777_216)
+
+
+def _deployment_data(request: Request, data: dict[str, Any]) -> dict[str, Any]:
+    """Slugs of the input resolved to rows (a 400 naming the field when unknown)."""
+    organisation = organisation_for_user(user=request.user)
+    if data.get("model"):
+        model = model_get_for_organisation(organisation=organisation, slug=data["model"])
+        if model is None:
+            raise serializers.ValidationError({"model": [f"unknown model {data['model']!r}; see GET /api/v1/models/"]})
+        data["model"] = model
+    elif "model" in data:
+        data["model"] = None
+    if data.get("gpu"):
+        gpu = gpu_get(slug=data["gpu"])
+        if gpu is None:
+            raise serializers.ValidationError({"gpu": [f"unknown GPU {data['gpu']!r}; see GET /api/v1/gpus/"]})
+        data["gpu"] = gpu
+    elif "gpu" in data:
+        data["gpu"] = None
+    return data
+
+
+class DeploymentListApi(APIView):
+    @extend_schema(responses=DeploymentOutputSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        rows = deployment_list_for_organisation(organisation=organisation_for_user(user=request.user))
+        return Response(DeploymentOutputSerializer(rows, many=True).data)
+
+    @extend_schema(request=DeploymentInputSerializer, responses={201: DeploymentOutputSerializer})
+    def post(self, request: Request) -> Response:
+        serializer = DeploymentInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        created = deployment_create(organisation=organisation_for_user(user=request.user), user=request.user,
+                                    data=_deployment_data(request, dict(serializer.validated_data)))
+        return Response(DeploymentOutputSerializer(created).data, status=status.HTTP_201_CREATED)
+
+
+class DeploymentDetailApi(APIView):
+    @extend_schema(responses=DeploymentOutputSerializer)
+    def get(self, request: Request, deployment_id: int) -> Response:
+        found = deployment_get_for_organisation(organisation=organisation_for_user(user=request.user),
+                                                deployment_id=deployment_id)
+        return _not_found("deployment", deployment_id) if found is None else Response(
+            DeploymentOutputSerializer(found).data)
+
+    @extend_schema(request=DeploymentInputSerializer, responses=DeploymentOutputSerializer,
+                   description="Change the deployment's plan; its fingerprints are checked against the new plan.")
+    def put(self, request: Request, deployment_id: int) -> Response:
+        found = deployment_get_for_organisation(organisation=organisation_for_user(user=request.user),
+                                                deployment_id=deployment_id)
+        if found is None:
+            return _not_found("deployment", deployment_id)
+        serializer = DeploymentInputSerializer(data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        updated = deployment_update(deployment=found, data=_deployment_data(request, dict(serializer.validated_data)))
+        return Response(DeploymentOutputSerializer(updated).data)
+
+    @extend_schema(responses={204: None})
+    def delete(self, request: Request, deployment_id: int) -> Response:
+        found = deployment_get_for_organisation(organisation=organisation_for_user(user=request.user),
+                                                deployment_id=deployment_id)
+        if found is None:
+            return _not_found("deployment", deployment_id)
+        deployment_delete(deployment=found)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class FingerprintListOutputSerializer(serializers.ModelSerializer):
+    deployment = serializers.IntegerField(source="deployment_id")
+    url = serializers.SerializerMethodField()
+    gpu_count = serializers.SerializerMethodField()
+    gpu_names = serializers.SerializerMethodField()
+    driver_version = serializers.SerializerMethodField()
+    cuda_version = serializers.SerializerMethodField()
+    severities = serializers.SerializerMethodField(help_text="machine findings per severity (the plan's are in "
+                                                             "the detail)")
+
+    class Meta:
+        model = Fingerprint
+        fields = ["id", "url", "deployment", "host", "captured_at", "label", "gpu_count", "gpu_names",
+                  "driver_version", "cuda_version", "severities", "size_bytes", "created_at"]
+
+    def get_url(self, obj: Fingerprint) -> str:
+        return f"/api/v1/fingerprints/{obj.pk}/"
+
+    def get_gpu_count(self, obj: Fingerprint) -> int:
+        return int(obj.facts.get("gpu_count") or 0)
+
+    def get_gpu_names(self, obj: Fingerprint) -> list[str]:
+        return sorted({g.get("name") for g in obj.facts.get("gpus", []) if g.get("name")})
+
+    def get_driver_version(self, obj: Fingerprint) -> str | None:
+        return obj.facts.get("driver_version")
+
+    def get_cuda_version(self, obj: Fingerprint) -> str | None:
+        return obj.facts.get("cuda_version")
+
+    def get_severities(self, obj: Fingerprint) -> dict[str, int]:
+        counts = {"error": 0, "warning": 0, "info": 0}
+        for finding in obj.facts.get("findings", []):
+            counts[finding.get("severity", "info")] = counts.get(finding.get("severity", "info"), 0) + 1
+        return counts
+
+
+UPLOAD_HELP = ("multipart/form-data with `deployment`, one or more `files` (the probe's JSON file, or nvidia-smi "
+               "outputs) and/or `text` (pasted outputs), optional `label` and `host`; or JSON {deployment, texts: "
+               "[...], label, host}. Each file at most SIZING_MAX_FINGERPRINT_BYTES.")
+
+
+class FingerprintListApi(APIView):
+    parser_classes = [JSONParser, MultiPartParser, FormParser]
+
+    class FingerprintUploadInputSerializer(serializers.Serializer):
+        deployment = serializers.IntegerField(min_value=1)
+        files = serializers.ListField(child=serializers.FileField(allow_empty_file=True), required=False,
+                                      max_length=MAX_FILES)
+        text = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False,
+                                     help_text="one pasted output (a form field)")
+        texts = serializers.ListField(child=serializers.CharField(trim_whitespace=False), required=False,
+                                      max_length=MAX_FILES, help_text="pasted outputs (JSON)")
+        label = serializers.CharField(max_length=100, required=False, allow_blank=True)
+        host = serializers.CharField(max_length=255, required=False, allow_blank=True,
+                                     help_text="the machine's name, for pasted outputs (a probe file names it)")
+
+    @extend_schema(parameters=[OpenApiParameter("deployment", int, description="only this deployment's")],
+                   responses=FingerprintListOutputSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        organisation = organisation_for_user(user=request.user)
+        deployment = None
+        raw = request.query_params.get("deployment")
+        if raw:
+            if not raw.isdigit():
+                raise serializers.ValidationError({"deployment": ["a deployment id"]})
+            deployment = deployment_get_for_organisation(organisation=organisation, deployment_id=int(raw))
+            if deployment is None:
+                return _not_found("deployment", int(raw))
+        rows = fingerprint_list_for_organisation(organisation=organisation, deployment=deployment)[:500]
+        return Response(FingerprintListOutputSerializer(rows, many=True).data)
+
+    @extend_schema(request={"multipart/form-data": FingerprintUploadInputSerializer,
+                            "application/json": FingerprintUploadInputSerializer},
+                   responses={201: OpenApiResponse(description="the stored fingerprint, checked against the plan")},
+                   description=UPLOAD_HELP)
+    def post(self, request: Request) -> Response:
+        data: Any = request.data
+        if hasattr(data, "getlist"):  # a multipart form: several files under one name
+            data = {**{key: data.get(key) for key in data}, "files": request.FILES.getlist("files")}
+        serializer = self.FingerprintUploadInputSerializer(data=data)
+        serializer.is_valid(raise_exception=True)
+        values = serializer.validated_data
+        organisation = organisation_for_user(user=request.user)
+        deployment = deployment_get_for_organisation(organisation=organisation, deployment_id=values["deployment"])
+        if deployment is None:
+            raise serializers.ValidationError({"deployment": [f"unknown deployment {values['deployment']}"]})
+        fingerprint = fingerprint_upload(deployment=deployment, user=request.user,
+                                         uploads=uploads_from(files=values.get("files") or [],
+                                                              texts=[*([values["text"]] if values.get("text") else []),
+                                                                     *(values.get("texts") or [])]),
+                                         label=values.get("label", ""), host=values.get("host", ""))
+        payload = {**FingerprintListOutputSerializer(fingerprint).data, **fingerprint_report(fingerprint=fingerprint)}
+        return Response(payload, status=status.HTTP_201_CREATED)
+
+
+def uploads_from(*, files: list[Any], texts: list[str]) -> list[Upload]:
+    """Uploaded files (read up to the limit: a 50 MB file is refused by its size, not read whole) and pasted
+    texts as Uploads."""
+    limit = fingerprint_max_bytes()
+    uploads = []
+    for file in files:
+        name = str(getattr(file, "name", "") or "file")
+        size = getattr(file, "size", None)
+        if size is not None and size > limit:
+            message = (f"{name}: the file is {size:,} bytes; the limit is {limit:,} bytes "
+                       "(SIZING_MAX_FINGERPRINT_BYTES): upload the probe's JSON file or one command's output")
+            raise SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message,
+                              extra={"size_bytes": size, "limit_bytes": limit, "fields": {"files": [message]}})
+        uploads.append(Upload(name=name, data=file.read(limit + 1)))
+    uploads += [Upload(name=f"pasted text {i + 1}", data=text.encode()) for i, text in enumerate(texts)]
+    return uploads
+
+
+class FingerprintDetailApi(APIView):
+    @extend_schema(responses={200: OpenApiResponse(description="facts, findings (machine and plan), the measured "
+                                                               "environment and its effect on the estimate")})
+    def get(self, request: Request, fingerprint_id: int) -> Response:
+        found = fingerprint_get_for_organisation(organisation=organisation_for_user(user=request.user),
+                                                 fingerprint_id=fingerprint_id)
+        if found is None:
+            return _not_found("fingerprint", fingerprint_id)
+        payload = {**FingerprintListOutputSerializer(found).data, **fingerprint_report(fingerprint=found)}
+        if request.query_params.get("raw") in ("1", "true"):
+            payload["raw"] = found.raw
+        return Response(payload)
+
+    @extend_schema(responses={204: None})
+    def delete(self, request: Request, fingerprint_id: int) -> Response:
+        found = fingerprint_get_for_organisation(organisation=organisation_for_user(user=request.user),
+                                                 fingerprint_id=fingerprint_id)
+        if found is None:
+            return _not_found("fingerprint", fingerprint_id)
+        fingerprint_delete(fingerprint=found)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class FingerprintDiffApi(APIView):
+    @extend_schema(parameters=[OpenApiParameter("before", int, required=True),
+                               OpenApiParameter("after", int, required=True)],
+                   responses={200: OpenApiResponse(description="{same, summary, changes: [...], before, after}")})
+    def get(self, request: Request) -> Response:
+        organisation = organisation_for_user(user=request.user)
+        found = []
+        for key in ("before", "after"):
+            raw = request.query_params.get(key, "")
+            if not raw.isdigit():
+                raise serializers.ValidationError({key: ["a fingerprint id"]})
+            row = fingerprint_get_for_organisation(organisation=organisation, fingerprint_id=int(raw))
+            if row is None:
+                raise serializers.ValidationError({key: [f"unknown fingerprint {raw}"]})
+            found.append(row)
+        return Response(fingerprint_diff_report(before=found[0], after=found[1]))

@@ -1,0 +1,356 @@
+"""Customer deployments and the fingerprints of their machines.
+
+A deployment holds the plan (model, the GPU it was sized for, GPUs per server, TP, engine, the image's CUDA version).
+A fingerprint is what one server measured (a probe file, or pasted outputs), stored with its raw texts. A stored
+fingerprint must be whole: a file the parsers do not recognise (another tool's output), a cut file (truncated XML,
+a cut probe JSON), binary content or a file over the size limit is refused with the reason and nothing is stored.
+
+Reading a fingerprint checks it against its deployment's plan (the plan may change after the upload) and shows
+what the measured memory per card and the measured links do to the estimate and the performance model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from sizing.estimator.engines import ENGINE_CHOICES, Engine
+from sizing.estimator.errors import SizingError, SizingErrorCode
+from sizing.estimator.perf import decode_tokens_per_s, step_model, time_to_first_token_s
+from sizing.fingerprint.checks import Plan, plan_check
+from sizing.fingerprint.detect import PieceKind, decode_input, parse_any
+from sizing.fingerprint.diff import fingerprint_diff
+from sizing.fingerprint.environment import MeasuredEnvironment, measured_environment
+from sizing.fingerprint.errors import FingerprintError
+from sizing.fingerprint.probe import is_probe_output, probe_pieces
+from sizing.fingerprint_services import fingerprint_from_texts
+from sizing.models import Deployment, Fingerprint, Gpu, LlmModel, Organisation
+from sizing.services import estimate_report, estimate_request_build, json_safe
+
+NAME_MAX_LENGTH = 200
+MAX_FILES = 20
+FILE_NAME_MAX_LENGTH = 200
+# engines that take their whole memory budget (a fraction of the card) when they start: memory other processes
+# hold must leave that budget free (vLLM refuses to start otherwise), not only the bill
+PREALLOCATING_ENGINES = {Engine.VLLM.value, Engine.SGLANG.value}
+_CUDA_VERSION = re.compile(r"^\d{1,2}(\.\d{1,3}){0,2}$")
+EFFECT_PROMPT_TOKENS = 2048  # the prompt and context the performance comparison times
+EFFECT_BATCH = 32
+
+
+def _invalid(field: str, message: str, **extra: Any) -> SizingError:
+    return SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message,
+                       extra={**extra, "fields": {field: [message]}})
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Deployments
+
+
+DEPLOYMENT_FIELDS = ("name", "customer", "notes", "model", "gpu", "gpu_count", "tp", "engine", "image_cuda_version",
+                     "max_model_len")
+
+
+def _deployment_clean(*, organisation: Organisation, data: Mapping[str, Any], exclude_pk: int | None = None
+                      ) -> dict[str, Any]:
+    values = {key: data[key] for key in DEPLOYMENT_FIELDS if key in data}
+    if "name" in values:
+        name = str(values["name"] or "").strip()
+        if not name:
+            raise _invalid("name", "give the deployment a name")
+        if len(name) > NAME_MAX_LENGTH:
+            raise _invalid("name", f"the name has {len(name)} characters; the limit is {NAME_MAX_LENGTH}")
+        if Deployment.objects.filter(organisation=organisation, name=name).exclude(pk=exclude_pk).exists():
+            raise _invalid("name", f"your organisation already has a deployment named {name!r}; choose another name")
+        values["name"] = name
+    if values.get("engine") is not None and values["engine"] not in ENGINE_CHOICES:
+        raise _invalid("engine", f"engine must be one of {', '.join(ENGINE_CHOICES)}")
+    cuda = str(values.get("image_cuda_version") or "").strip()
+    if cuda and not _CUDA_VERSION.match(cuda):
+        raise _invalid("image_cuda_version", f"{cuda!r} is not a CUDA version; write it like 12.4 or 12.4.1")
+    if "image_cuda_version" in values:
+        values["image_cuda_version"] = cuda
+    tp = values.get("tp")
+    if tp is not None and tp < 1:
+        raise _invalid("tp", "TP must be ≥ 1")
+    count = values.get("gpu_count")
+    if count and tp and count % tp:
+        raise _invalid("gpu_count", f"{count} GPUs are not a whole number of TP {tp} groups")
+    model = values.get("model")
+    if model is not None and model.organisation_id not in (None, organisation.pk):
+        raise _invalid("model", "unknown model")
+    return values
+
+
+@transaction.atomic
+def deployment_create(*, organisation: Organisation, user: Any, data: Mapping[str, Any]) -> Deployment:
+    """A new deployment of the organisation; `data` holds DEPLOYMENT_FIELDS (model an LlmModel, gpu a Gpu)."""
+    if not str(data.get("name") or "").strip():
+        raise _invalid("name", "give the deployment a name")
+    values = _deployment_clean(organisation=organisation, data=data)
+    return Deployment.objects.create(organisation=organisation, created_by=user, **values)
+
+
+@transaction.atomic
+def deployment_update(*, deployment: Deployment, data: Mapping[str, Any]) -> Deployment:
+    values = _deployment_clean(organisation=deployment.organisation, data=data, exclude_pk=deployment.pk)
+    for key, value in values.items():
+        setattr(deployment, key, value)
+    deployment.save()
+    return deployment
+
+
+def deployment_delete(*, deployment: Deployment) -> None:
+    deployment.delete()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Fingerprints: upload
+
+
+@dataclass(frozen=True)
+class Upload:
+    """One uploaded file or pasted text: its name (for messages) and its bytes."""
+
+    name: str
+    data: bytes
+
+
+def fingerprint_max_bytes() -> int:
+    return int(settings.SIZING_MAX_FINGERPRINT_BYTES)
+
+
+def _piece_refusal(piece_kind: PieceKind, problems: Sequence[str]) -> str | None:
+    """Why a parsed piece cannot be stored, or None. Another tool's output and nvidia-smi's own failure messages
+    are not machine facts; a cut output would store a machine with GPUs or sections missing."""
+    if piece_kind is PieceKind.UNKNOWN:
+        return "not an output the fingerprint reads (" + ("; ".join(problems) or "unrecognised format") + ")"
+    if piece_kind is PieceKind.NVIDIA_SMI_FAILURE:
+        return "nvidia-smi failed on that machine: " + "; ".join(problems)
+    cut = [problem for problem in problems if "truncated" in problem]
+    if cut:
+        return "the output is cut short (" + "; ".join(cut) + "): upload the whole output"
+    return None
+
+
+def _texts_read(uploads: Sequence[Upload]) -> list[tuple[str, str]]:
+    """Each upload as text, refusing oversize, binary, cut and unrecognised ones (a 400 naming the file)."""
+    if not uploads:
+        raise _invalid("files", "upload a probe file or paste at least one nvidia-smi output")
+    if len(uploads) > MAX_FILES:
+        raise _invalid("files", f"{len(uploads)} files; at most {MAX_FILES} per fingerprint (one machine)")
+    limit = fingerprint_max_bytes()
+    texts = []
+    for upload in uploads:
+        name = upload.name[:FILE_NAME_MAX_LENGTH] or "pasted text"
+        if len(upload.data) > limit:
+            raise _invalid("files", f"{name}: the file is {len(upload.data):,} bytes; the limit is {limit:,} bytes "
+                                    "(SIZING_MAX_FINGERPRINT_BYTES): upload the probe's JSON file or one "
+                                    "command's output", size_bytes=len(upload.data), limit_bytes=limit)
+        try:
+            text = decode_input(upload.data)
+            if is_probe_output(text[:400]):
+                _facts, entries, _problems = probe_pieces(text)
+                parsed = [(f"{name}#{entry}", parse_any(output)) for entry, output in entries]
+                if not parsed:
+                    raise _invalid("files", f"{name}: the probe file holds no GPU output (was nvidia-smi found "
+                                            "on that machine?)")
+            else:
+                parsed = [(name, parse_any(text))]
+        except FingerprintError as error:
+            raise _invalid("files", f"{name}: {error.message}", reason=error.code.value) from None
+        for label, piece in parsed:
+            refusal = _piece_refusal(piece.kind, piece.problems)
+            if refusal:
+                raise _invalid("files", f"{label}: {refusal}; nothing was stored")
+        texts.append((name, text))
+    return texts
+
+
+def _captured_at(facts: Mapping[str, Any]) -> datetime:
+    stamp = (facts.get("host") or {}).get("captured_at")
+    parsed = parse_datetime(stamp) if isinstance(stamp, str) else None
+    if parsed is None:
+        return timezone.now()
+    return parsed if timezone.is_aware(parsed) else parsed.replace(tzinfo=UTC)
+
+
+@transaction.atomic
+def fingerprint_upload(*, deployment: Deployment, user: Any, uploads: Sequence[Upload], label: str = "",
+                       host: str = "") -> Fingerprint:
+    """Parse and store what one machine measured. `host` names the machine for pasted outputs (a probe file
+    names its own host). Raises SizingError (a 400) with nothing stored when any upload is refused."""
+    texts = _texts_read(uploads)
+    facts = fingerprint_from_texts(texts=[text for _, text in texts])
+    if not facts.get("gpus"):
+        raise _invalid("files", "no GPU is described in what was uploaded: add nvidia-smi -q -x (or the probe "
+                                "file); nothing was stored")
+    digest = hashlib.sha256()
+    for name, text in texts:
+        digest.update(name.encode() + b"\0" + text.encode() + b"\0")
+    sha = digest.hexdigest()
+    existing = Fingerprint.objects.filter(deployment=deployment, sha256=sha).first()
+    if existing is not None:
+        raise _invalid("files", f"these outputs were already uploaded to this deployment as fingerprint "
+                                f"{existing.pk} ({existing})", fingerprint=existing.pk)
+    host_name = (facts.get("host") or {}).get("name") or host.strip() or "unnamed host"
+    return Fingerprint.objects.create(
+        deployment=deployment, host=host_name[:255], captured_at=_captured_at(facts), label=label.strip()[:100],
+        facts=json_safe(facts), raw=[{"name": name, "text": text} for name, text in texts],
+        size_bytes=sum(len(text.encode()) for _, text in texts), sha256=sha, created_by=user,
+    )
+
+
+def fingerprint_delete(*, fingerprint: Fingerprint) -> None:
+    fingerprint.delete()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Fingerprints: checks against the plan, and the effect on the estimate
+
+
+def deployment_plan(deployment: Deployment, *, required_bytes_per_gpu: int | None = None) -> Plan:
+    gpu: Gpu | None = deployment.gpu
+    return Plan(
+        gpu_name=gpu.name if gpu else None,
+        gpu_count=deployment.gpu_count,
+        memory_bytes_per_gpu=gpu.memory_bytes if gpu else None,
+        tp=deployment.tp or 1,
+        image_cuda_version=deployment.image_cuda_version or None,
+        required_bytes_per_gpu=required_bytes_per_gpu,
+    )
+
+
+def _estimate_parameters(deployment: Deployment) -> dict[str, Any]:
+    tp = deployment.tp or 1
+    count = deployment.gpu_count if deployment.gpu_count and deployment.gpu_count % tp == 0 else tp
+    return {"gpus": count, "tp": tp, "engine": deployment.engine or Engine.VLLM.value,
+            "max_model_len": deployment.max_model_len}
+
+
+EFFECT_ROWS = ("capacity_bytes_per_gpu", "budget_bytes_per_gpu", "required_bytes_per_gpu", "headroom_bytes_per_gpu",
+               "kv_cache_bytes_per_gpu", "kv_capacity_tokens", "max_concurrency", "fits")
+
+
+def _performance(*, model: LlmModel, gpu: Gpu, parameters: Mapping[str, Any], tp: int,
+                 environment: MeasuredEnvironment) -> dict[str, Any] | None:
+    """Time to first token and decode speed with the catalog's link against the measured one (TP > 1 only: one GPU
+    has no all-reduce)."""
+    if tp < 2 or environment.link is None:
+        return None
+    request = estimate_request_build(gpu=gpu, model=model, parameters=parameters)
+    common = {"arch": request.arch, "gpu": request.gpu, "weights": request.weights, "kv_dtype": request.kv_dtype,
+              "tp": tp, "engine": request.engine}
+    catalog = step_model(**common)
+    measured = step_model(**common, link=environment.link, link_bytes_per_s=environment.link_bytes_per_s)
+
+    def timings(model_: Any) -> dict[str, float]:
+        return {
+            "link_bytes_per_s": model_.link_bytes_per_s,
+            "ttft_s": time_to_first_token_s(model_, prompt_tokens=EFFECT_PROMPT_TOKENS),
+            "decode_tokens_per_s_batch_1": decode_tokens_per_s(model_, batch=1, context_tokens=EFFECT_PROMPT_TOKENS),
+            f"decode_tokens_per_s_batch_{EFFECT_BATCH}": decode_tokens_per_s(
+                model_, batch=EFFECT_BATCH, context_tokens=EFFECT_PROMPT_TOKENS),
+        }
+
+    return {"prompt_tokens": EFFECT_PROMPT_TOKENS, "batch": EFFECT_BATCH,
+            "catalog_link": request.gpu.interconnect or "pcie", "measured_link": environment.link,
+            "catalog": timings(catalog), "measured": timings(measured)}
+
+
+def fingerprint_estimate_effect(*, deployment: Deployment, environment: MeasuredEnvironment) -> dict[str, Any]:
+    """The plan's estimate on the catalog card against the same estimate on the measured card (memory per GPU as
+    the driver reports it) and, with TP, the measured link in the performance model. {"error": ...} when the plan
+    cannot be estimated; {"missing": [...]} when the plan names no model or GPU."""
+    missing = [key for key in ("model", "gpu") if getattr(deployment, key) is None]
+    if missing:
+        return {"missing": missing}
+    parameters = _estimate_parameters(deployment)
+    model, gpu = deployment.model, deployment.gpu
+    try:
+        catalog = estimate_report(gpu=gpu, model=model, parameters=parameters, organisation=deployment.organisation)
+        measured_parameters = dict(parameters)
+        if environment.memory_bytes_per_gpu:
+            measured_parameters["gpu_memory_bytes"] = environment.memory_bytes_per_gpu
+        measured = estimate_report(gpu=gpu, model=model, parameters=measured_parameters,
+                                   organisation=deployment.organisation)
+        performance = _performance(model=model, gpu=gpu, parameters=parameters, tp=catalog["tp"],
+                                   environment=environment)
+    except SizingError as error:
+        return {"error": error.message}
+    rows = [{"key": key, "catalog": catalog.get(key), "measured": measured.get(key)} for key in EFFECT_ROWS]
+    needed = (measured["budget_bytes_per_gpu"] if parameters["engine"] in PREALLOCATING_ENGINES
+              else measured["required_bytes_per_gpu"])
+    return json_safe({"parameters": {key: value for key, value in parameters.items() if value is not None},
+                      "model": model.slug, "gpu": gpu.slug, "rows": rows, "needed_bytes_per_gpu": needed,
+                      "needed_is_budget": parameters["engine"] in PREALLOCATING_ENGINES,
+                      "performance": performance})
+
+
+def fingerprint_report(*, fingerprint: Fingerprint) -> dict[str, Any]:
+    """A stored fingerprint as the detail page and API show it: the facts, the machine's findings and the plan's,
+    the measured environment and its effect on the estimate."""
+    deployment = fingerprint.deployment
+    facts = fingerprint.facts
+    environment = measured_environment(facts, tp=deployment.tp or 1, gpus=deployment.gpu_count)
+    effect = fingerprint_estimate_effect(deployment=deployment, environment=environment)
+    plan = deployment_plan(deployment, required_bytes_per_gpu=effect.get("needed_bytes_per_gpu"))
+    machine = [{**finding, "source": "machine"} for finding in facts.get("findings", [])]
+    planned = [{**finding, "source": "plan"} for finding in plan_check(facts, plan)]
+    order = {"error": 0, "warning": 1, "info": 2}
+    findings = sorted(planned + machine, key=lambda f: order.get(f.get("severity"), 3))
+    return json_safe({
+        "facts": facts,
+        "findings": findings,
+        "plan": {"gpu_name": plan.gpu_name, "gpu_count": plan.gpu_count, "tp": plan.tp,
+                 "memory_bytes_per_gpu": plan.memory_bytes_per_gpu, "image_cuda_version": plan.image_cuda_version,
+                 "required_bytes_per_gpu": plan.required_bytes_per_gpu},
+        "environment": environment.as_dict(),
+        "effect": effect,
+    })
+
+
+def fingerprint_diff_report(*, before: Fingerprint, after: Fingerprint) -> dict[str, Any]:
+    """Two stored fingerprints compared (either order; any two of the organisation, e.g. staging and
+    production)."""
+    return json_safe({**fingerprint_diff(before.facts, after.facts),
+                      "before": {"id": before.pk, "host": before.host, "captured_at": before.captured_at,
+                                 "label": before.label, "deployment": before.deployment.name},
+                      "after": {"id": after.pk, "host": after.host, "captured_at": after.captured_at,
+                                "label": after.label, "deployment": after.deployment.name}})
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Estimates and simulations on a measured machine
+
+
+def fingerprint_parameters(*, fingerprint: Fingerprint, parameters: Mapping[str, Any], tp: int | None = None
+                           ) -> tuple[dict[str, Any], MeasuredEnvironment]:
+    """`parameters` with the measured memory per card (unless given), and the measured environment."""
+    environment = measured_environment(fingerprint.facts, tp=tp or parameters.get("tp") or 1,
+                                       gpus=parameters.get("gpus"))
+    updated = dict(parameters)
+    if updated.get("gpu_memory_bytes") is None and environment.memory_bytes_per_gpu:
+        updated["gpu_memory_bytes"] = environment.memory_bytes_per_gpu
+    return updated, environment
+
+
+def fingerprint_estimate_environment(*, fingerprint: Fingerprint, environment: MeasuredEnvironment,
+                                     estimate: Mapping[str, Any], gpu: Gpu, engine: str) -> dict[str, Any]:
+    """What an estimate made on a measured machine says about it: the environment and the plan's findings (this
+    estimate's GPU, count, TP and memory need against the machine)."""
+    needed = estimate["budget_bytes_per_gpu"] if engine in PREALLOCATING_ENGINES else estimate["required_bytes_per_gpu"]
+    plan = Plan(gpu_name=gpu.name, gpu_count=estimate.get("gpus"), memory_bytes_per_gpu=None, tp=estimate.get("tp", 1),
+                required_bytes_per_gpu=needed)
+    return json_safe({"fingerprint": fingerprint.pk, "host": fingerprint.host,
+                      "captured_at": fingerprint.captured_at, "environment": environment.as_dict(),
+                      "findings": plan_check(fingerprint.facts, replace(plan))})
