@@ -81,26 +81,27 @@ def _gpu_findings(gpu: GpuFacts) -> list[dict[str, Any]]:
             f"Gen{gpu.pcie_generation_max} x{gpu.pcie_width_max}"
             + ("; a narrower link stays narrow under load (slot or riser)" if width_low else
                "; idle GPUs lower the generation to save power, check again under load"),
-            gpu_index=gpu.index, label=label, generation=gpu.pcie_generation_current, width=gpu.pcie_width_current,
-            generation_max=gpu.pcie_generation_max, width_max=gpu.pcie_width_max, width_low=width_low))
+            gpu_index=gpu.index, gpu_name=gpu.name, generation=gpu.pcie_generation_current,
+            width=gpu.pcie_width_current, generation_max=gpu.pcie_generation_max, width_max=gpu.pcie_width_max,
+            width_low=width_low))
     if gpu.mig_mode == "enabled":
         found.append(_finding("mig_enabled", "warning",
                               f"{label}: MIG is enabled; a model sees only the memory of its MIG instance",
-                              gpu_index=gpu.index, label=label))
+                              gpu_index=gpu.index, gpu_name=gpu.name))
     if gpu.ecc_mode == "disabled":
         found.append(_finding("ecc_off", "info", f"{label}: ECC is off (more usable memory, no error correction)",
-                              gpu_index=gpu.index, label=label))
+                              gpu_index=gpu.index, gpu_name=gpu.name))
     in_use = max(gpu.memory_used_bytes or 0, gpu.processes_memory_bytes or 0)
     if in_use > MEMORY_IN_USE_THRESHOLD_BYTES:
         found.append(_finding("memory_in_use", "warning",
                               f"{label}: {_mib(in_use)} of GPU memory already in use by other processes"
                               + (f" (of {_mib(gpu.memory_total_bytes)})" if gpu.memory_total_bytes else ""),
                               gpu_index=gpu.index, used_bytes=in_use, total_bytes=gpu.memory_total_bytes,
-                              label=label))
+                              gpu_name=gpu.name))
     if gpu.name_truncated:
         found.append(_finding("gpu_name_truncated", "info",
                               f"{label}: the nvidia-smi table cut the name short; nvidia-smi -q gives the full name",
-                              gpu_index=gpu.index, label=label))
+                              gpu_index=gpu.index, gpu_name=gpu.name))
     return found
 
 

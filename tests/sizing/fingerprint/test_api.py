@@ -56,5 +56,6 @@ def test_a_probe_command_that_failed_is_a_finding(api_client):
     body = api_client.post("/api/v1/fingerprints/parse", {"texts": [probe]}, format="json").json()
     failed = [f for f in body["findings"] if f["code"] == "probe_command_failed"]
     assert failed == [{"code": "probe_command_failed", "severity": "warning",
-                       "message": "nvidia-smi topo -m exited with status 9: Failed to run"}]
+                       "message": "nvidia-smi topo -m exited with status 9: Failed to run",
+                       "extra": {"detail": "nvidia-smi topo -m exited with status 9: Failed to run"}}]
     assert body["gpu_count"] == 2

@@ -34,7 +34,7 @@ def test_the_customers_claim_against_the_machine():
     # 80,994 MiB is within 3 % of 81,559 MiB: not a memory finding
     assert "gpu_memory_smaller" not in findings
     # TP 2 over the PHB path between the two GPUs, no NVLink
-    assert findings["tp_over_pcie"]["extra"] == {"tp": 2, "largest_nvlink_island": 1}
+    assert findings["tp_over_pcie"]["extra"] == {"tp": 2, "largest_nvlink_island": 1, "paths": "PHB", "replicas": 2}
     assert "PHB" in findings["tp_over_pcie"]["message"]
     assert "one replica per GPU" in findings["tp_over_pcie"]["message"]
 

@@ -74,7 +74,8 @@ def test_finding_messages_for_a_slow_link():
         "code": "pcie_link_below_max", "severity": "info",
         "message": "GPU 0 (NVIDIA L40S): PCIe link at Gen1 x16, the GPU supports Gen4 x16; idle GPUs lower the "
                    "generation to save power, check again under load",
-        "extra": {"gpu_index": 0}}]
+        "extra": {"gpu_index": 0, "gpu_name": "NVIDIA L40S", "generation": 1, "width": 16, "generation_max": 4,
+                  "width_max": 16, "width_low": False}}]
 
 
 def test_ecc_off_and_narrow_link_from_csv():
