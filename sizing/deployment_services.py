@@ -336,8 +336,11 @@ def fingerprint_diff_report(*, before: Fingerprint, after: Fingerprint) -> dict[
 def fingerprint_parameters(*, fingerprint: Fingerprint, parameters: Mapping[str, Any], tp: int | None = None
                            ) -> tuple[dict[str, Any], MeasuredEnvironment]:
     """`parameters` with the measured memory per card (unless given), and the measured environment."""
-    environment = measured_environment(fingerprint.facts, tp=tp or parameters.get("tp") or 1,
-                                       gpus=parameters.get("gpus"))
+    tp = tp or parameters.get("tp") or 1
+    gpus = parameters.get("gpus")
+    if gpus is not None and gpus < tp:
+        raise _invalid("gpus", f"{gpus} GPU(s) cannot hold a TP {tp} group")
+    environment = measured_environment(fingerprint.facts, tp=tp, gpus=gpus)
     updated = dict(parameters)
     if updated.get("gpu_memory_bytes") is None and environment.memory_bytes_per_gpu:
         updated["gpu_memory_bytes"] = environment.memory_bytes_per_gpu

@@ -312,8 +312,10 @@ def measured_environment(fingerprint: Mapping[str, Any], *, tp: int = 1, gpus: i
         explanation.append(f"{replicas} TP {tp} group(s) need {replicas * tp} GPUs; the fingerprint lists "
                            f"{len(indices)}, {len(groups)} group(s) laid out")
 
-    covered = sorted({i for group in groups for i in group}) if gpus is not None else indices
-    scope = "" if gpus is None else f", over the {len(covered)} GPUs laid out"
+    # a deployment larger than this machine (several servers, or a wrong count): the memory over every GPU here
+    laid_out = gpus is not None and len(groups) == replicas
+    covered = sorted({i for group in groups for i in group}) if laid_out else indices
+    scope = f", over the {len(covered)} GPUs laid out" if laid_out else ""
     chosen = [by_index[i] for i in covered]
 
     names = Counter(g["name"] for g in chosen if g.get("name"))

@@ -313,3 +313,16 @@ def test_the_fingerprint_is_not_changed():
 def test_impossible_arguments_are_refused(tp, gpus):
     with pytest.raises(ValueError, match="must be ≥"):
         measured_environment(_eight_h100(), tp=tp, gpus=gpus)
+
+
+def test_a_deployment_larger_than_the_machine_keeps_the_memory_of_every_card_here():
+    # given: 8 × H100 on this machine, one of them smaller; a deployment of 16 GPUs (two servers)
+    fingerprint = _eight_h100()
+    fingerprint["gpus"][5]["memory_total_bytes"] = 81_000 * MIB
+
+    # when
+    env = measured_environment(fingerprint, tp=8, gpus=16)
+
+    # then: the groups cannot all be laid out here, but the memory per card is still this machine's smallest
+    assert env.memory_bytes_per_gpu == 81_000 * MIB
+    assert any("need 16 GPUs" in sentence for sentence in env.explanation)
