@@ -2,7 +2,7 @@
 # GPU server probe of the LLM deployment sizing service: run it on each GPU server of a deployment and upload the
 # JSON file it writes. It needs bash and coreutils only, reaches no network, and writes nothing but its output file.
 # It records the raw outputs of the commands below (nvidia-smi, topo, driver and CUDA versions, CPU/RAM, container
-# memory limits, engine versions; rocm-smi on AMD), each with its exit status, so nothing is lost in translation.
+# markers and memory limits, engine versions; rocm-smi on AMD), each with its exit status, so nothing is lost.
 #
 #   bash gpu_probe.sh [-o OUTPUT.json]
 set -u
@@ -52,10 +52,35 @@ record() {
     } >>"$output"
 }
 
-# record_file NAME PATH: the file's content when it exists and can be read
+# GPU_PROBE_ROOT (a testing aid, unset in normal use): read the files below under this directory instead of /, so
+# that the tests can replay a recorded machine's /proc and /sys. Commands are faked through PATH instead.
+root="${GPU_PROBE_ROOT:-}"
+root="${root%/}"
+
+# record_file NAME PATH: the file's content when it exists and can be read (PATH under $root)
 record_file() {
-    [ -r "$2" ] || return 0
-    record "$1" cat "$2"
+    [ -r "$root$2" ] || return 0
+    record "$1" cat "$root$2"
+}
+
+# container_markers: which container markers this process sees, one "NAME present|absent" or "NAME set|unset" line
+# each (Docker's /.dockerenv, Podman's /run/.containerenv, Kubernetes' service variable, whose value is not printed,
+# and the "container" variable systemd-nspawn, LXC and Podman set, printed only when it is a short plain word)
+container_markers() {
+    local marker
+    for marker in /.dockerenv /run/.containerenv; do
+        if [ -e "$root$marker" ]; then echo "$marker present"; else echo "$marker absent"; fi
+    done
+    if [ -n "${KUBERNETES_SERVICE_HOST:-}" ]; then
+        echo "KUBERNETES_SERVICE_HOST set"
+    else
+        echo "KUBERNETES_SERVICE_HOST unset"
+    fi
+    case "${container:-}" in
+        "") echo "container unset" ;;
+        *[!A-Za-z0-9_.-]*) echo "container set" ;;
+        *) echo "container ${container:0:32}" ;;
+    esac
 }
 
 : >"$output" || { echo "gpu_probe: cannot write $output" >&2; exit 1; }
@@ -86,6 +111,7 @@ record_file meminfo /proc/meminfo
 record_file cgroup_v2_memory_max /sys/fs/cgroup/memory.max
 record_file cgroup_v1_memory_limit /sys/fs/cgroup/memory/memory.limit_in_bytes
 record_file cgroup_membership /proc/1/cgroup
+record container_markers container_markers
 for python in python3 python; do
     if command -v "$python" >/dev/null 2>&1; then
         record python_packages "$python" -c 'import importlib.metadata as m, platform

@@ -489,11 +489,45 @@ def csv_header(line: str) -> list[str] | None:
     return [aliases.get(label, label) for label in labels]
 
 
+_COMPUTE_APPS_MEMORY = ("used_gpu_memory", "used_memory")
+
+
+def _parse_compute_apps(header: list[str], lines: list[str]) -> Facts:
+    """`nvidia-smi --query-compute-apps=gpu_bus_id,pid,process_name,used_memory --format=csv`: one row per compute
+    process (the header says `used_gpu_memory [MiB]` whichever alias was queried). The memory of each GPU's
+    processes is summed into `processes_memory_bytes` of a GPU known only by its bus id or UUID (no index: the list
+    has none), which merges with the same GPU of the other outputs."""
+    memory_field = next(name for name in _COMPUTE_APPS_MEMORY if name in header)
+    held: dict[tuple[str | None, str | None], int] = {}
+    problems: list[str] = []
+    rows = 0
+    for line in lines:
+        values = next(csv.reader([line], skipinitialspace=True))
+        if len(values) != len(header):
+            problems.append(f"a row has {len(values)} values for {len(header)} columns: {line.strip()[:80]!r}")
+            continue
+        rows += 1
+        row = dict(zip(header, (value.strip() for value in values), strict=True))
+        key = (_clean(row.get("pci.bus_id")), _clean(row.get("uuid")))
+        held[key] = held.get(key, 0) + (_bytes(row.get(memory_field)) or 0)
+    if not any(bus or uuid for bus, uuid in held):
+        problems.insert(0, "a --query-compute-apps process list " + (
+            f"of {rows} process(es) without gpu_bus_id or gpu_uuid: add one of them to the query" if rows else
+            "with no compute process (nothing holds GPU memory, or the processes run in another PID namespace)"))
+        held = {}
+    gpus = tuple(GpuFacts(bus_id=bus, uuid=uuid, processes_memory_bytes=total) for (bus, uuid), total in held.items())
+    return Facts(gpus=gpus, samples=rows, problems=tuple(problems))
+
+
 def parse_nvidia_smi_csv(text: str) -> Facts:
     """`nvidia-smi --query-gpu=... --format=csv[,noheader][,nounits]`, one sample or a time series (also the header
     repeated before every sample when the command was appended to a file in a loop). Facts come from each GPU's last
-    sample; memory without a unit is in MiB, as nvidia-smi prints it."""
+    sample; memory without a unit is in MiB, as nvidia-smi prints it. A `--query-compute-apps` list is read as the
+    memory its processes hold per GPU (`_parse_compute_apps`)."""
     lines = [line for line in _text(text).split("\n") if line.strip()]
+    first = csv_header(lines[0]) if lines else None
+    if first is not None and "pid" in first and any(name in first for name in _COMPUTE_APPS_MEMORY):
+        return _parse_compute_apps(first, [line for line in lines[1:] if csv_header(line) is None])
     problems: list[str] = []
     header: list[str] | None = None
     latest: dict[str, dict[str, str]] = {}
