@@ -17,31 +17,36 @@ def _text_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def fingerprint_from_texts(*, texts: Sequence[str]) -> dict[str, Any]:
+def fingerprint_from_texts(*, texts: Sequence[str], names: Sequence[str] | None = None) -> dict[str, Any]:
     """Parse each text (a probe file is expanded into its commands' outputs) and merge them; a text the parsers
-    refuse (binary, unsafe XML, a cut probe file) is a 400 naming which one.
+    refuse (binary, unsafe XML, a cut probe file) is a 400 naming which one. `names` label the texts (file names;
+    default texts[0], texts[1], ...).
 
     The fingerprint's `host` is the machine around the GPUs: the probe file's host name and capture time and the
     `host_facts` of its CPU/RAM/container entries (of the first probe file when several are given; all None but
     for an empty container record when only pasted outputs are given); its findings follow the parse findings."""
-    pieces, names, failures = [], [], []
+    pieces: list[Any] = []
+    names_: list[str] = []
+    failures: list[str] = []
     host: dict[str, Any] | None = None
+    labels = list(names) if names is not None else [f"texts[{index}]" for index in range(len(texts))]
     for index, text in enumerate(texts):
+        label = labels[index]
         try:
             if is_probe_output(text[:400]):
                 facts, entries, problems = probe_pieces(text)
                 failures += problems
                 pieces += [parse_any(output) for _, output in entries]
-                names += [f"texts[{index}]#{name}" for name, _ in entries]
+                names_ += [f"{label}#{name}" for name, _ in entries]
                 if host is None:
                     host = {"name": _text_or_none(facts.get("host")),
                             "captured_at": _text_or_none(facts.get("captured_at")), **host_facts(facts["raw"])}
                 continue
             pieces.append(parse_any(text))
-            names.append(f"texts[{index}]")
+            names_.append(label)
         except FingerprintError as error:
-            raise invalid_argument("texts", f"texts[{index}]: {error.code.value}: {error.message}") from None
-    fingerprint = fingerprint_merge(pieces, names=names)
+            raise invalid_argument("texts", f"{label}: {error.code.value}: {error.message}") from None
+    fingerprint = fingerprint_merge(pieces, names=names_)
     fingerprint["findings"] += probe_findings(failures)
     if host is None:
         host = {"name": None, "captured_at": None, **host_facts({})}

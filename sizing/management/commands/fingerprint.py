@@ -10,18 +10,18 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
+from sizing.estimator.errors import SizingError
 from sizing.fingerprint.checks import Plan, plan_check
-from sizing.fingerprint.detect import MAX_INPUT_BYTES, ParsedPiece, decode_input, parse_any
+from sizing.fingerprint.detect import MAX_INPUT_BYTES, decode_input
 from sizing.fingerprint.errors import FingerprintError, FingerprintErrorCode
-from sizing.fingerprint.merge import fingerprint_merge
-from sizing.fingerprint.probe import is_probe_output, probe_findings, probe_pieces
+from sizing.fingerprint.probe import is_probe_output
+from sizing.fingerprint_services import fingerprint_from_texts
 from sizing.management.arguments import fail, one_line_parser, positive_int
 from sizing.selectors import gpu_get
 
 
-def _read(path: Path) -> tuple[list[tuple[str, ParsedPiece]], list[str]]:
-    """The pieces in one file: itself, or each command's output when it is a probe file (up to 4 pieces' size);
-    and the probe commands that failed."""
+def _read(path: Path) -> str:
+    """One file's text (a probe file holds several outputs: up to 4 pieces' size)."""
     limit = 4 * MAX_INPUT_BYTES
     try:
         size_bytes = path.stat().st_size
@@ -33,10 +33,7 @@ def _read(path: Path) -> tuple[list[tuple[str, ParsedPiece]], list[str]]:
         fail("fingerprint", f"cannot read {path}: {error.strerror or error}")
     try:
         head = data[:400].decode("utf-8", errors="replace")
-        if is_probe_output(head):
-            _facts, entries, problems = probe_pieces(data.decode("utf-8", errors="replace"))
-            return [(f"{path}#{name}", parse_any(output)) for name, output in entries], problems
-        return [(str(path), parse_any(decode_input(data)))], []
+        return data.decode("utf-8", errors="replace") if is_probe_output(head) else decode_input(data)
     except FingerprintError as error:
         fail("fingerprint", f"{path}: {error.code.value}: {error.message}")
 
@@ -61,14 +58,12 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         paths: list[Path] = options["paths"]
-        named: list[tuple[str, ParsedPiece]] = []
-        failures: list[str] = []
-        for path in paths:
-            pieces, problems = _read(path)
-            named += pieces
-            failures += problems
-        fingerprint = fingerprint_merge([piece for _, piece in named], names=[name for name, _ in named])
-        fingerprint["findings"] += probe_findings(failures) + plan_check(fingerprint, self._plan(options))
+        texts = [_read(path) for path in paths]
+        try:
+            fingerprint = fingerprint_from_texts(texts=texts, names=[str(path) for path in paths])
+        except SizingError as error:
+            fail("fingerprint", error.message)
+        fingerprint["findings"] += plan_check(fingerprint, self._plan(options))
         if options["json"]:
             self.stdout.write(json.dumps(fingerprint))
             return
@@ -99,6 +94,13 @@ class Command(BaseCommand):
         if fingerprint["topology"]["connections"]:
             kinds = sorted({item["kind"] for item in fingerprint["topology"]["connections"]})
             self.stdout.write(f"topology: {len(pairs)} NVLink pair(s); GPU links {', '.join(kinds)}")
+        host = fingerprint.get("host") or {}
+        if host.get("name") or host.get("cpu_count"):
+            memory = (f", {host['memory_total_bytes'] / 2**30:.0f} GiB RAM" if host.get("memory_total_bytes") else "")
+            container = host.get("container") or {}
+            self.stdout.write(f"host {host.get('name') or 'unnamed'}: {host.get('cpu_count') or '?'} CPUs{memory}"
+                              + (f", in a {container.get('runtime') or ''} container".replace("a  ", "a ")
+                                 if container.get("detected") else ""))
         for finding in fingerprint["findings"]:
             self.stdout.write(f"  [{finding['severity']}] {finding['code']}: {finding['message']}")
         for piece in fingerprint["pieces"]:

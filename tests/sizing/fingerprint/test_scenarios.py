@@ -51,8 +51,9 @@ def _script(path: Path, scenario: Path, body: str) -> None:
     path.chmod(0o755)
 
 
-def _run_probe(scenario: Path, work: Path) -> str:
-    """The probe file of `scenario`, made by the real probe with only fakes and coreutils on its PATH."""
+def run_probe(scenario: Path, work: Path, probe: Path = PROBE) -> str:
+    """The probe file of `scenario`, made by the real probe (or `probe`, e.g. the one the API served) with only
+    fakes and coreutils on its PATH."""
     bin_dir, out, tmp = work / "bin", work / "out", work / "tmp"
     for folder in (bin_dir, out, tmp):
         folder.mkdir()
@@ -68,7 +69,7 @@ def _run_probe(scenario: Path, work: Path) -> str:
     env = {"PATH": str(bin_dir), "HOME": str(work), "TMPDIR": str(tmp), "GPU_PROBE_ROOT": str(scenario / "root")}
     if (scenario / "env.txt").exists():
         env.update(line.split("=", 1) for line in (scenario / "env.txt").read_text().splitlines() if line)
-    result = subprocess.run([BASH, str(PROBE), "-o", "fingerprint.json"], cwd=out, env=env,  # noqa: S603
+    result = subprocess.run([BASH, str(probe), "-o", "fingerprint.json"], cwd=out, env=env,  # noqa: S603
                             capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
@@ -84,7 +85,7 @@ def probe_file(tmp_path_factory) -> Callable[[str], str]:
 
     def make(name: str) -> str:
         if name not in made:
-            made[name] = _run_probe(SCENARIOS / name, tmp_path_factory.mktemp(name))
+            made[name] = run_probe(SCENARIOS / name, tmp_path_factory.mktemp(name))
         return made[name]
 
     return make
