@@ -26,6 +26,29 @@ MIN_DRIVER_FOR_CUDA_MAJOR: dict[int, tuple[int, ...]] = {
     12: (525, 60, 13),
     13: (580, 65, 6),
 }
+# The newest nvidia/cuda image of each CUDA minor version (Docker Hub's nvidia/cuda tags, e.g.
+# "12.4.1-runtime-ubuntu22.04"): (major, minor) → (version, Ubuntu release). CUDA 11.6 and older have no 22.04 image.
+CUDA_BASE_IMAGES: dict[tuple[int, int], tuple[str, str]] = {
+    (11, 4): ("11.4.3", "20.04"), (11, 6): ("11.6.2", "20.04"), (11, 7): ("11.7.1", "22.04"),
+    (11, 8): ("11.8.0", "22.04"), (12, 0): ("12.0.1", "22.04"), (12, 1): ("12.1.1", "22.04"),
+    (12, 2): ("12.2.2", "22.04"), (12, 3): ("12.3.2", "22.04"), (12, 4): ("12.4.1", "22.04"),
+    (12, 5): ("12.5.1", "22.04"), (12, 6): ("12.6.3", "22.04"), (12, 8): ("12.8.1", "22.04"),
+    (12, 9): ("12.9.1", "22.04"), (13, 0): ("13.0.1", "24.04"),
+}
+
+
+def base_image_for(driver_cuda: tuple[int, ...]) -> str | None:
+    """The nvidia/cuda runtime image of the newest CUDA the driver runs (its CUDA version or the nearest older
+    minor in the table), or None when the driver is older than the table.
+
+    >>> base_image_for((12, 2)), base_image_for((12, 7)), base_image_for((11, 2))
+    ('nvidia/cuda:12.2.2-runtime-ubuntu22.04', 'nvidia/cuda:12.6.3-runtime-ubuntu22.04', None)
+    """
+    fitting = [key for key in CUDA_BASE_IMAGES if key <= tuple(driver_cuda[:2])]
+    if not fitting:
+        return None
+    version, ubuntu = CUDA_BASE_IMAGES[max(fitting)]
+    return f"nvidia/cuda:{version}-runtime-ubuntu{ubuntu}"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -157,18 +180,19 @@ def plan_check(fingerprint: Mapping[str, Any], plan: Plan) -> list[dict[str, Any
     if image and driver:
         minimum = MIN_DRIVER_FOR_CUDA_MAJOR.get(image[0])
         recommend = "upgrade the driver"
-        supported = None
+        supported = base_image = None
         if driver_cuda:
             supported = f"{driver_cuda[0]}.{driver_cuda[1] if len(driver_cuda) > 1 else 0}"
-            recommend = (f"use a base image built for CUDA {supported} or older (e.g. an "
-                         f"nvidia/cuda:{supported}.x-runtime tag), or upgrade the driver")
+            base_image = base_image_for((driver_cuda[0], driver_cuda[1] if len(driver_cuda) > 1 else 0))
+            recommend = (f"use a base image built for CUDA {supported} or older"
+                         + (f" ({base_image})" if base_image else "") + ", or upgrade the driver")
         if minimum and driver < minimum:
             findings.append(_finding(
                 "driver_too_old", "error",
                 f"the image is built for CUDA {plan.image_cuda_version}; CUDA {image[0]}.x needs driver ≥ "
                 f"{'.'.join(map(str, minimum))} and this machine has {fingerprint.get('driver_version')}: "
                 f"{recommend}", image_cuda=plan.image_cuda_version, minimum_driver=".".join(map(str, minimum)),
-                driver=fingerprint.get("driver_version"), driver_cuda=supported))
+                driver=fingerprint.get("driver_version"), driver_cuda=supported, base_image=base_image))
         elif driver_cuda and image[:2] > driver_cuda[:2]:
             findings.append(_finding(
                 "cuda_newer_than_driver", "warning",
@@ -176,5 +200,5 @@ def plan_check(fingerprint: Mapping[str, Any], plan: Plan) -> list[dict[str, Any
                 f"{fingerprint.get('cuda_version')} this driver supports: it runs through minor-version "
                 f"compatibility, but kernels compiled just in time from PTX fail; {recommend}",
                 image_cuda=plan.image_cuda_version, driver_cuda=fingerprint.get("cuda_version"),
-                driver=fingerprint.get("driver_version")))
+                driver=fingerprint.get("driver_version"), base_image=base_image))
     return findings

@@ -3,7 +3,9 @@ processes, MIG, and the driver against the image's CUDA version."""
 
 from __future__ import annotations
 
-from sizing.fingerprint.checks import Plan, nvlink_islands, plan_check
+import pytest
+
+from sizing.fingerprint.checks import Plan, base_image_for, nvlink_islands, plan_check
 from sizing.fingerprint.detect import parse_any
 from sizing.fingerprint.merge import fingerprint_merge
 from tests.sizing.fingerprint.fixture_files import fixture_text
@@ -71,7 +73,8 @@ def test_an_image_for_a_newer_cuda_than_the_driver_is_refused_with_the_image_to_
     # then: CUDA 12.x needs driver ≥ 525.60.13
     message = findings["driver_too_old"]["message"]
     assert "CUDA 12.x needs driver ≥ 525.60.13 and this machine has 470.82.01" in message
-    assert "use a base image built for CUDA 11.4 or older (e.g. an nvidia/cuda:11.4.x-runtime tag)" in message
+    assert "use a base image built for CUDA 11.4 or older (nvidia/cuda:11.4.3-runtime-ubuntu20.04)" in message
+    assert findings["driver_too_old"]["extra"]["base_image"] == "nvidia/cuda:11.4.3-runtime-ubuntu20.04"
 
 
 def test_a_newer_minor_cuda_runs_through_compatibility_with_a_warning():
@@ -95,3 +98,14 @@ def test_a_smaller_card_than_the_estimate_assumed_is_an_error():
     fingerprint = _fingerprint("table_2xa100_pcie_80col.txt")
     findings = _by_code(plan_check(fingerprint, Plan(memory_bytes_per_gpu=94 * 10**9)))
     assert findings["gpu_memory_smaller"]["extra"] == {"planned_bytes": 94 * 10**9, "found_bytes": 80_994 * 2**20}
+
+
+@pytest.mark.parametrize(("driver_cuda", "image"), [
+    ((12, 2), "nvidia/cuda:12.2.2-runtime-ubuntu22.04"),
+    ((12, 7), "nvidia/cuda:12.6.3-runtime-ubuntu22.04"),  # no 12.7 image: the newest older minor
+    ((11, 5), "nvidia/cuda:11.4.3-runtime-ubuntu20.04"),
+    ((13, 2), "nvidia/cuda:13.0.1-runtime-ubuntu24.04"),
+    ((11, 2), None),
+])
+def test_the_base_image_recommended_is_the_newest_the_driver_runs(driver_cuda, image):
+    assert base_image_for(driver_cuda) == image

@@ -334,7 +334,7 @@ def test_four_v100_on_driver_470_in_a_kubernetes_pod(fingerprint, probe_file):
     findings = plan_check(fp, Plan(gpu_count=4, tp=4, image_cuda_version="12.4"))
     assert _codes(findings) == ["driver_too_old"]
     assert "CUDA 12.x needs driver ≥ 525.60.13 and this machine has 470.182.03" in findings[0]["message"]
-    assert "nvidia/cuda:11.4.x-runtime" in findings[0]["message"]
+    assert "nvidia/cuda:11.4.3-runtime-ubuntu20.04" in findings[0]["message"]
 
 
 def test_a_compute_apps_list_is_the_memory_its_processes_hold_per_gpu():
