@@ -8,6 +8,15 @@ from frontend.views import (
     SizingPageView,
     WorkloadsPageView,
 )
+from frontend.views_fingerprints import (
+    DeploymentDeleteView,
+    DeploymentDetailPageView,
+    DeploymentListPageView,
+    DeploymentUploadView,
+    FingerprintDeleteView,
+    FingerprintDetailPageView,
+    FingerprintDiffPageView,
+)
 
 app_name = "frontend"
 
@@ -22,5 +31,12 @@ urlpatterns = [
     path("colocated/", ColocatedPageView.as_view(), name="colocated"),
     path("workloads/", WorkloadsPageView.as_view(), name="workloads"),
     path("performance/", PerformancePageView.as_view(), name="performance"),
+    path("deployments/", DeploymentListPageView.as_view(), name="deployments"),
+    path("deployments/<int:deployment_id>/", DeploymentDetailPageView.as_view(), name="deployment"),
+    path("deployments/<int:deployment_id>/upload/", DeploymentUploadView.as_view(), name="deployment-upload"),
+    path("deployments/<int:deployment_id>/delete/", DeploymentDeleteView.as_view(), name="deployment-delete"),
+    path("fingerprints/diff", FingerprintDiffPageView.as_view(), name="fingerprint-diff"),
+    path("fingerprints/<int:fingerprint_id>/", FingerprintDetailPageView.as_view(), name="fingerprint"),
+    path("fingerprints/<int:fingerprint_id>/delete/", FingerprintDeleteView.as_view(), name="fingerprint-delete"),
     path("", SizingPageView.as_view(), name="sizing"),
 ]

@@ -10,6 +10,7 @@ from django.db.models.functions import Lower
 from django.utils.translation import gettext as _
 from django.views.generic import TemplateView
 
+from sizing.deployment_selectors import fingerprint_list_for_organisation
 from sizing.estimator.dtypes import KV_CACHE_DTYPES
 from sizing.estimator.engines import ENGINE_CHOICES, ENGINE_TRAITS
 from sizing.estimator.formats import FORMATS, WEIGHT_FORMAT_CHOICES
@@ -727,6 +728,11 @@ def performance_page_strings() -> dict[str, Any]:
         "eff_mfu": _("Compute efficiency (MFU)"),
         "eff_bandwidth": _("Memory bandwidth efficiency"),
         "eff_link": _("Interconnect efficiency"),
+        "plan_machine": _("Measured machine"),
+        "plan_machine_value": _("{host} (fingerprint {id})"),
+        "plan_link": _("TP link bandwidth per direction"),
+        "plan_link_measured": _("TP link bandwidth per direction (measured link)"),
+        "gb_per_s": _("{value} GB/s"),
         "eff_step_overhead": _("Overhead per step"),
         "eff_sequence_overhead": _("Overhead per sequence per step"),
         "us_value": _("{value} µs"),
@@ -785,6 +791,17 @@ def _profile_choices(organisation: Any) -> dict[str, list[dict[str, Any]]]:
     return {"samples": [row for row in rows if row["sample"]], "own": [row for row in rows if not row["sample"]]}
 
 
+def _fingerprint_choices(organisation: Any) -> list[tuple[int, str]]:
+    """The organisation's measured machines, newest first: "deployment · host · capture date (GPUs)"."""
+    rows = fingerprint_list_for_organisation(organisation=organisation)[:200]
+    choices = []
+    for row in rows:
+        names = sorted({gpu.get("name") for gpu in row.facts.get("gpus", []) if gpu.get("name")})
+        gpus = f"{row.facts.get('gpu_count') or 0} × {', '.join(names) or '?'}"
+        choices.append((row.pk, f"{row.deployment.name} · {row.host} · {row.captured_at:%Y-%m-%d %H:%M} ({gpus})"))
+    return choices
+
+
 class PerformancePageView(LoginRequiredMixin, TemplateView):
     """Latency and throughput of a deployment at a customer's traffic: simulate, sweep the load, the largest load
     within the SLOs, search deployments, calibrate. The script posts jobs to the simulations API and polls them."""
@@ -801,6 +818,7 @@ class PerformancePageView(LoginRequiredMixin, TemplateView):
             engine_choices=_choices(ENGINE_CHOICES, _engine_labels()),
             load_kind_choices=_choices(("rate", "concurrency", "offline"), _load_kind_labels()),
             profiles=_profile_choices(organisation_for_user(user=self.request.user)),
+            fingerprint_choices=_fingerprint_choices(organisation_for_user(user=self.request.user)),
             default_gpu_memory_utilization=DEFAULT_GPU_MEMORY_UTILIZATION,
             utilization_engines=UTILIZATION_ENGINES,
             default_rate=PERFORMANCE_DEFAULT_RATE_PER_S,

@@ -25,7 +25,7 @@
   var KINDS = ["simulate", "sweep", "slo_search", "search", "calibrate"];
   var DEPLOYMENT_TEXT = ["model", "gpu", "engine", "weights", "kv_dtype"];
   var DEPLOYMENT_NUMBERS = ["gpus", "tp", "gpu_memory_utilization", "max_model_len", "max_num_seqs",
-    "max_num_batched_tokens"];
+    "max_num_batched_tokens", "fingerprint"];
   var METRICS = ["ttft", "tpot", "itl", "e2e"];
   var PERCENTILES = [50, 90, 95, 99];
   // error keys the API (or a failed job) may use for an input named otherwise on this page
@@ -233,6 +233,7 @@
 
   function payloadFor(kind) {
     var payload = Object.assign({ kind: kind }, deploymentPayload());
+    if (kind === "search") delete payload.fingerprint;  // a search compares GPU models, not one machine
     var slo = sloPayload();
     if (kind === "calibrate") {
       payload.measurements = collectMeasurements();
@@ -765,10 +766,12 @@
     });
   }
 
-  function renderPlan(plan) {
+  function renderPlan(plan, environment) {
     var list = document.getElementById("plan-figures");
     list.textContent = "";
     var efficiencies = plan.efficiencies || {};
+    if (environment) addFigure(list, "machine", T.plan_machine, format(T.plan_machine_value, { host: environment.host,
+      id: environment.fingerprint }));
     addFigure(list, "replicas", T.plan_replicas, integer.format(plan.replicas));
     addFigure(list, "tp", T.plan_tp, integer.format(plan.tp));
     if (plan.pp > 1) addFigure(list, "pp", T.plan_pp, integer.format(plan.pp));
@@ -787,6 +790,10 @@
     }
     addFigure(list, "mfu", T.eff_mfu, share.format(efficiencies.mfu));
     addFigure(list, "bandwidth", T.eff_bandwidth, share.format(efficiencies.bandwidth));
+    if (plan.tp > 1 && isNumber(plan.link_bytes_per_s)) {
+      addFigure(list, "link_bandwidth", environment ? T.plan_link_measured : T.plan_link,
+        format(T.gb_per_s, { value: decimal2.format(plan.link_bytes_per_s / 1e9) }));
+    }
     if (plan.tp > 1 || plan.pp > 1) addFigure(list, "link", T.eff_link, share.format(efficiencies.link));
     addFigure(list, "step_overhead", T.eff_step_overhead, msText(efficiencies.step_overhead_ms));
     addFigure(list, "sequence_overhead", T.eff_sequence_overhead,
@@ -822,7 +829,7 @@
       color: "#8e5bd6", yTitle: T.axis_tokens, filename: "itl-histogram", limitMs: null });
     kvChart(result);
     renderClassTable(result);
-    renderPlan(plan);
+    renderPlan(plan, result.environment);
   }
 
   // ---------------------------------------------------------------- a sweep
