@@ -8,6 +8,7 @@ from django.conf import settings
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.db.models.functions import Lower
 from django.utils.translation import gettext as _
+from django.utils.translation import pgettext
 from django.views.generic import TemplateView
 
 from sizing.deployment_selectors import fingerprint_list_for_organisation
@@ -126,6 +127,11 @@ def sizing_page_strings() -> dict[str, Any]:
     """Every string the sizing page's script shows, translated into the active language."""
     return {
         "calibration_applied": _("Runtime terms calibrated from a saved boot log (engine {version}, {date})"),
+        "environment_summary": _("Sized on {host} (fingerprint {id}): {memory} per GPU, as its driver reports it"),
+        "environment_clean": _("The plan passes every check against this machine"),
+        "severity_error": pgettext("severity", "Error"),
+        "severity_warning": pgettext("severity", "Warning"),
+        "severity_info": pgettext("severity", "Info"),
         **_common_strings(),
         "problems": _("Problems"),
         "warnings": _("Warnings"),
@@ -439,6 +445,7 @@ class SizingPageView(LoginRequiredMixin, TemplateView):
         context = super().get_context_data(**kwargs)
         context.update(
             _form_context(self.request.user),
+            fingerprint_choices=_fingerprint_choices(organisation_for_user(user=self.request.user)),
             weight_choices=_weight_choices(),
             kv_dtype_choices=_choices(KV_CACHE_DTYPES, _kv_dtype_labels()),
             engine_choices=_choices(ENGINE_CHOICES, _engine_labels()),

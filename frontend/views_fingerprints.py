@@ -22,19 +22,6 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views import View
 
-from frontend.finding_text import (
-    NO_VALUE,
-    area_label,
-    change_key_label,
-    change_text,
-    change_value,
-    diff_summary,
-    finding_text,
-    gib,
-    severity_label,
-    source_label,
-    switch_value,
-)
 from frontend.views import _engine_labels, _model_groups
 from sizing.deployment_apis import uploads_from
 from sizing.deployment_selectors import (
@@ -57,6 +44,19 @@ from sizing.deployment_services import (
 )
 from sizing.estimator.engines import ENGINE_CHOICES
 from sizing.estimator.errors import SizingError
+from sizing.finding_text import (
+    NO_VALUE,
+    area_label,
+    change_key_label,
+    change_text,
+    change_value,
+    diff_summary,
+    finding_text,
+    gib,
+    severity_label,
+    source_label,
+    switch_value,
+)
 from sizing.models import Deployment, Fingerprint, Organisation
 from sizing.selectors import gpu_list, model_get_for_organisation
 from sizing.services import organisation_for_user

@@ -19,7 +19,9 @@ from sizing.estimator.dtypes import KV_CACHE_DTYPES
 from sizing.estimator.engines import ENGINE_CHOICES
 from sizing.estimator.errors import SizingError
 from sizing.estimator.formats import WEIGHT_FORMAT_CHOICES
-from sizing.models import Calibration, Estimate, Gpu, LlmModel
+from sizing.finding_text import finding_text
+from sizing.fingerprint.environment import MeasuredEnvironment
+from sizing.models import Calibration, Estimate, Fingerprint, Gpu, LlmModel
 from sizing.selectors import (
     calibration_list_for_organisation,
     estimate_get_for_organisation,
@@ -170,12 +172,30 @@ class EstimateParametersSerializer(serializers.Serializer):
     use_calibration = serializers.BooleanField(
         required=False, help_text="apply the newest saved boot-log calibration of this model, GPU, engine and TP "
                                   "(default true)")
+    fingerprint = serializers.IntegerField(
+        required=False, min_value=1, help_text="size on a measured machine (GET /api/v1/fingerprints/): its memory "
+                                               "per GPU as the driver reports it replaces the catalog's")
 
     def validate_gpu(self, value: str) -> Gpu:
         gpu = gpu_get(slug=value)
         if gpu is None:
             raise serializers.ValidationError(f"unknown GPU {value!r}; see GET /api/v1/gpus/")
         return gpu
+
+
+def _on_measured_machine(request: Request, data: dict[str, Any]
+                         ) -> tuple[dict[str, Any], Fingerprint | None, MeasuredEnvironment | None]:
+    """`data` with the measured memory per GPU of the `fingerprint` it names (none: unchanged)."""
+    fingerprint_id = data.pop("fingerprint", None)
+    if fingerprint_id is None:
+        return data, None, None
+    fingerprint = fingerprint_get_for_organisation(organisation=organisation_for_user(user=request.user),
+                                                   fingerprint_id=fingerprint_id)
+    if fingerprint is None:
+        raise serializers.ValidationError({"fingerprint": [f"unknown fingerprint {fingerprint_id}; see GET "
+                                                           "/api/v1/fingerprints/"]})
+    data, environment = fingerprint_parameters(fingerprint=fingerprint, parameters=data)
+    return data, fingerprint, environment
 
 
 def _resolve_model(request: Request, slug: str) -> LlmModel:
@@ -189,9 +209,6 @@ class EstimateQuickApi(APIView):
     class QuickEstimateInputSerializer(EstimateParametersSerializer):
         model = serializers.CharField(required=False, max_length=200, help_text="model slug (Hugging Face id)")
         config = serializers.JSONField(required=False, help_text="a config.json object instead of a model slug")
-        fingerprint = serializers.IntegerField(
-            required=False, min_value=1, help_text="estimate on a measured machine: the memory per GPU as its driver "
-                                                   "reports it, and the plan's checks against it (environment)")
 
         def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
             if ("model" in attrs) == ("config" in attrs):
@@ -232,15 +249,7 @@ class EstimateQuickApi(APIView):
         model = _resolve_model(request, data.pop("model")) if "model" in data else None
         organisation = organisation_for_user(user=request.user)
         data = parameters_with_draft(parameters=data, organisation=organisation)
-        fingerprint, environment = None, None
-        if data.get("fingerprint") is not None:
-            fingerprint = fingerprint_get_for_organisation(organisation=organisation,
-                                                           fingerprint_id=data.pop("fingerprint"))
-            if fingerprint is None:
-                raise serializers.ValidationError({"fingerprint": ["unknown fingerprint; see GET "
-                                                                   "/api/v1/fingerprints/"]})
-            data, environment = fingerprint_parameters(fingerprint=fingerprint, parameters=data)
-        data.pop("fingerprint", None)
+        data, fingerprint, environment = _on_measured_machine(request, data)
         payload = estimate_report(gpu=gpu, model=model, config=data.pop("config", None), parameters=data,
                                   organisation=organisation)
         payload["model"] = model.slug if model else None
@@ -250,6 +259,8 @@ class EstimateQuickApi(APIView):
             payload["environment"] = fingerprint_estimate_environment(
                 fingerprint=fingerprint, environment=environment, estimate=payload, gpu=gpu,
                 engine=data.get("engine") or "vllm")
+            for finding in payload["environment"]["findings"]:
+                finding["text"] = finding_text(finding)
         return Response(payload)
 
 
@@ -273,6 +284,9 @@ class EstimateCreateApi(APIView):
         data = dict(serializer.validated_data)
         gpu = data.pop("gpu")
         model = _resolve_model(request, data.pop("model"))
+        data, fingerprint, _environment = _on_measured_machine(request, data)
+        if fingerprint is not None:
+            data["fingerprint"] = fingerprint.pk  # kept with the inputs: which machine the memory came from
         estimate = estimate_create(organisation=organisation_for_user(user=request.user),
                                    requested_by=request.user, model=model, gpu=gpu, inputs=data)
         return Response(EstimateOutputSerializer(estimate).data, status=status.HTTP_202_ACCEPTED)
@@ -307,8 +321,11 @@ class EstimateSolveApi(APIView):
         gpu, target = data.pop("gpu"), data.pop("target")
         model = _resolve_model(request, data.pop("model")) if "model" in data else None
         data = parameters_with_draft(parameters=data, organisation=organisation_for_user(user=request.user))
-        return Response(estimate_solve(gpu=gpu, model=model, config=data.pop("config", None), parameters=data,
-                                       target=target))
+        data, fingerprint, _environment = _on_measured_machine(request, data)
+        solved = estimate_solve(gpu=gpu, model=model, config=data.pop("config", None), parameters=data,
+                                target=target)
+        solved["fingerprint"] = fingerprint.pk if fingerprint else None
+        return Response(solved)
 
 
 def _json_upload(value: Any, *, limit: int) -> Any:

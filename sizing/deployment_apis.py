@@ -33,6 +33,7 @@ from sizing.deployment_services import (
 )
 from sizing.estimator.engines import ENGINE_CHOICES
 from sizing.estimator.errors import SizingError, SizingErrorCode
+from sizing.finding_text import change_text, finding_text
 from sizing.models import Deployment, Fingerprint
 from sizing.selectors import gpu_get, model_get_for_organisation
 from sizing.services import organisation_for_user
@@ -238,8 +239,16 @@ class FingerprintListApi(APIView):
                                                               texts=[*([values["text"]] if values.get("text") else []),
                                                                      *(values.get("texts") or [])]),
                                          label=values.get("label", ""), host=values.get("host", ""))
-        payload = {**FingerprintListOutputSerializer(fingerprint).data, **fingerprint_report(fingerprint=fingerprint)}
+        payload = {**FingerprintListOutputSerializer(fingerprint).data,
+                   **_worded(fingerprint_report(fingerprint=fingerprint))}
         return Response(payload, status=status.HTTP_201_CREATED)
+
+
+def _worded(report: dict[str, Any]) -> dict[str, Any]:
+    """Each finding with `text`: its message in the request's language (the English `message` stays)."""
+    for finding in report.get("findings", []):
+        finding["text"] = finding_text(finding)
+    return report
 
 
 def uploads_from(*, files: list[Any], texts: list[str]) -> list[Upload]:
@@ -268,7 +277,7 @@ class FingerprintDetailApi(APIView):
                                                  fingerprint_id=fingerprint_id)
         if found is None:
             return _not_found("fingerprint", fingerprint_id)
-        payload = {**FingerprintListOutputSerializer(found).data, **fingerprint_report(fingerprint=found)}
+        payload = {**FingerprintListOutputSerializer(found).data, **_worded(fingerprint_report(fingerprint=found))}
         if request.query_params.get("raw") in ("1", "true"):
             payload["raw"] = found.raw
         return Response(payload)
@@ -298,4 +307,7 @@ class FingerprintDiffApi(APIView):
             if row is None:
                 raise serializers.ValidationError({key: [f"unknown fingerprint {raw}"]})
             found.append(row)
-        return Response(fingerprint_diff_report(before=found[0], after=found[1]))
+        report = fingerprint_diff_report(before=found[0], after=found[1])
+        for change in report["changes"]:
+            change["text"] = change_text(change)
+        return Response(report)

@@ -116,9 +116,6 @@ class SimulationListApi(APIView):
         measurements = MeasurementSerializer(many=True, required=False)
         max_queue = serializers.IntegerField(required=False, min_value=0, max_value=1_000_000)
         link = serializers.ChoiceField(choices=["nvlink", "pcie", "xgmi"], required=False)
-        fingerprint = serializers.IntegerField(
-            required=False, min_value=1, help_text="run on a measured machine: its memory per GPU (as the driver "
-                                                   "reports it) and its TP link (NVLink links or PCIe lanes)")
         save = serializers.BooleanField(required=False, default=False,
                                         help_text="calibrate: keep the fitted efficiencies for this GPU and engine; "
                                                   "later simulations use them (use_calibration: false to not)")

@@ -56,3 +56,19 @@ def test_create_a_deployment_upload_its_outputs_and_read_the_fingerprint(live_se
     expect(row).to_have_count(1)
     expect(row.locator("th")).to_have_text("v1")
     expect(row).to_contain_text("staging")
+
+    # and sizing on that machine: the measured card replaces the catalog's, the plan is checked against it
+    link = page.locator("#fingerprints-card tbody tr th a").first.get_attribute("href")
+    fingerprint_id = link.strip("/").split("/")[-1]
+    page.goto(f"{live_server.url}/")
+    page.select_option("#field-model", "meta-llama/Meta-Llama-3-8B")
+    page.select_option("#field-gpu", "nvidia-a100-sxm-80gb")
+    page.fill("#field-gpus", "2")
+    page.fill("#field-tp", "2")
+    page.locator("#measured-terms summary").click()
+    page.select_option("#field-fingerprint", fingerprint_id)
+    page.click("#estimate-button")
+    expect(page.locator("#environment")).to_be_visible()
+    expect(page.locator("#environment-summary")).to_contain_text("gpu-01")
+    expect(page.locator("#environment-summary")).to_contain_text("80.00 GiB")
+    expect(page.locator('#environment-findings [data-code="mig_slices"]')).to_be_visible()

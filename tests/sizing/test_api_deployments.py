@@ -227,3 +227,25 @@ def test_a_simulation_on_a_measured_machine_runs_on_its_link_and_memory(api_clie
         "output_tokens": 64, "rate": 1, "slo": {"ttft_s": 1}, "fingerprint": stored["id"]}, format="json")
     assert searched.status_code == 400
     assert "fingerprint" in searched.json()["extra"]["fields"]
+
+
+def test_solving_and_saving_on_a_measured_machine_use_its_memory(api_client, deployment_id,
+                                                                 django_capture_on_commit_callbacks):
+    stored = api_client.post("/api/v1/fingerprints/", {"deployment": deployment_id, "texts": TEXTS, "host": "a"},
+                             format="json").json()
+    request = {"model": "Qwen/Qwen2.5-14B", "gpu": "nvidia-a100-pcie-80gb", "gpus": 2, "tp": 2,
+               "tokens_per_request": 32768, "target": "largest_concurrency"}
+    explicit = api_client.post("/api/v1/estimates/solve", {**request, "gpu_memory_bytes": 80994 * MIB},
+                               format="json").json()
+    measured = api_client.post("/api/v1/estimates/solve", {**request, "fingerprint": stored["id"]},
+                               format="json").json()
+    # the same answer as giving the card's 80,994 MiB by hand
+    assert measured.pop("fingerprint") == stored["id"]
+    assert measured == {k: v for k, v in explicit.items() if k != "fingerprint"}
+    assert measured["estimate"]["capacity_bytes_per_gpu"] == 80994 * MIB
+
+    saved = api_client.post("/api/v1/estimates/", {k: v for k, v in request.items() if k != "target"}
+                            | {"fingerprint": stored["id"]}, format="json")
+    assert saved.status_code == 202, saved.content
+    inputs = saved.json()["inputs"]
+    assert (inputs["gpu_memory_bytes"], inputs["fingerprint"]) == (80994 * MIB, stored["id"])

@@ -30,7 +30,7 @@
   var FONT = S.CHART_FONT;
   var INTEGER_FIELDS = ["gpus", "tp", "pp", "dp", "max_model_len", "concurrency", "tokens_per_request",
     "max_num_seqs", "max_num_batched_tokens", "block_size", "num_speculative_tokens", "shared_prefix_tokens",
-    "parallel_samples", "output_tokens"];
+    "parallel_samples", "output_tokens", "fingerprint"];
   var FLOAT_FIELDS = ["gpu_memory_utilization", "mem_fraction_static", "kv_cache_free_gpu_mem_fraction",
     "weight_overhead"];
   // measured terms: typed in GiB, sent (and kept in the address) in bytes under the API's names
@@ -46,7 +46,7 @@
     "group-traffic": ["shared_prefix_tokens", "prefix_caching", "parallel_samples", "output_tokens"],
     "group-advanced": ["max_num_seqs", "max_num_batched_tokens", "block_size", "mem_fraction_static",
       "kv_cache_free_gpu_mem_fraction", "weight_overhead", "enforce_eager"],
-    "measured-terms": GIB_FIELDS,
+    "measured-terms": GIB_FIELDS.concat(["fingerprint"]),
   };
 
   var form = document.getElementById("sizing-form");
@@ -256,6 +256,28 @@
       el("span", { className: "allocation-label", text: T.allocation_label }),
       el("span", { className: "allocation-tag allocation-" + kind, text: T["allocation_" + kind] || kind }),
       el("span", { className: "allocation-text", text: text })));
+  }
+
+  // Sized on a measured machine: which one, its memory per card, and the plan's findings against it.
+  function renderEnvironment(data) {
+    var card = document.getElementById("environment");
+    var env = data.environment;
+    card.hidden = !env;
+    if (!env) return;
+    var memory = (env.environment || {}).memory_bytes_per_gpu;
+    document.getElementById("environment-summary").textContent = format(T.environment_summary, {
+      host: env.host, id: env.fingerprint,
+      memory: S.isNumber(memory) ? S.gibValue(memory) : "—" });
+    var list = document.getElementById("environment-findings");
+    list.textContent = "";
+    var findings = env.findings || [];
+    if (!findings.length) list.appendChild(el("li", { className: "finding finding-none", text: T.environment_clean }));
+    findings.forEach(function (finding) {
+      list.appendChild(el("li", { className: "finding finding-" + finding.severity, "data-code": finding.code },
+        el("span", { className: "severity-badge severity-" + finding.severity,
+          text: T["severity_" + finding.severity] || finding.severity }),
+        el("span", { className: "finding-text", text: finding.text || finding.message })));
+    });
   }
 
   function renderRisks(data) {
@@ -844,6 +866,7 @@
     document.getElementById("empty-state").hidden = true;
     document.getElementById("results").hidden = false;  // before plotting: Plotly measures the container
     renderVerdict(data, payload);
+    renderEnvironment(data);
     renderRisks(data);
     renderRemedies(data);
     renderTable(data);
