@@ -7,7 +7,7 @@ HOST=${HOST:-127.0.0.1}
 PORT=${PORT:-8000}
 export DEBUG=${DEBUG:-1}
 
-"$PY" -m celery -A deploy worker --loglevel=INFO --queues=estimates,simulations,celery --pool=threads --concurrency=2 \
+"$PY" -m celery -A deploy worker --loglevel=INFO --queues=estimates,simulations,imports,celery --pool=threads --concurrency=2 \
     >var/worker.log 2>&1 &
 worker=$!
 trap 'kill "$worker" 2>/dev/null || true' EXIT INT TERM

@@ -1,0 +1,212 @@
+"""Importing benchmark result files: read (every importer tried; a refusal is a 400 naming each format's reason,
+nothing stored), keep the file, one row per run with its summary, and the per-request records stored in bulk by a
+worker (with progress) so a 100,000-request file does not hold the request open."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from benchmarks_app.models import BenchmarkFile, BenchmarkRequest, BenchmarkRun, BenchmarkSeries
+from sizing.benchmarks.detect import MAX_BYTES, BenchmarkFormatError, decode, import_text
+from sizing.benchmarks.run import ImportedRun, RequestRecord
+from sizing.estimator.errors import SizingError, SizingErrorCode
+from sizing.models import Deployment, Gpu, LlmModel, Organisation
+from sizing.services import json_safe
+
+logger = logging.getLogger(__name__)
+
+BULK_BATCH = 5000  # request rows per INSERT
+PROGRESS_INTERVAL_S = 0.5
+NAME_MAX_LENGTH = 255
+
+
+def _invalid(field: str, message: str, **extra: Any) -> SizingError:
+    return SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message,
+                       extra={**extra, "fields": {field: [message]}})
+
+
+def benchmark_file_read(*, name: str, data: bytes) -> tuple[str, str, list[ImportedRun]]:
+    """(text, format, runs) of an uploaded file; a 400 (SizingError) that lists every format tried and why it
+    refused the file when none reads it."""
+    if len(data) > MAX_BYTES:
+        raise _invalid("file", f"{name}: the file is {len(data):,} bytes; the limit is {MAX_BYTES:,} bytes "
+                               "(50 MiB): split the run, or upload the summary without per-request details",
+                       size_bytes=len(data), limit_bytes=MAX_BYTES)
+    try:
+        text = decode(data)
+        fmt, runs = import_text(text)
+    except BenchmarkFormatError as error:
+        raise _invalid("file", f"{name}: {error.message}", tried=error.as_dict()["tried"]) from None
+    return text, fmt, runs
+
+
+def _started_at(value: str | None) -> datetime | None:
+    parsed = parse_datetime(value) if value else None
+    if parsed is None:
+        return None
+    return parsed if timezone.is_aware(parsed) else parsed.replace(tzinfo=UTC)
+
+
+def _model_for(organisation: Organisation, name: str | None) -> LlmModel | None:
+    """The catalog or uploaded model the file names (Hugging Face ids compared case-insensitively; a local path
+    ending in the repo name, e.g. /models/Meta-Llama-3-8B, matches by its last part)."""
+    if not name:
+        return None
+    candidates = LlmModel.objects.filter(Q(organisation__isnull=True) | Q(organisation=organisation))
+    exact = candidates.filter(slug__iexact=name).order_by("organisation").first()
+    if exact is not None:
+        return exact
+    tail = name.rstrip("/").rsplit("/", 1)[-1]
+    return candidates.filter(slug__iendswith="/" + tail).order_by("organisation").first() if tail else None
+
+
+def _name(run: ImportedRun, file_name: str, index: int, count: int) -> str:
+    parts = [run.label or (f"{file_name} #{index + 1}" if count > 1 else file_name)]
+    return " · ".join(parts)[:NAME_MAX_LENGTH]
+
+
+@transaction.atomic
+def benchmark_import(
+    *, organisation: Organisation, user: Any, name: str, data: bytes, deployment: Deployment | None = None,
+    model: LlmModel | None = None, gpu: Gpu | None = None, gpu_count: int | None = None, tp: int | None = None,
+    engine: str = "", engine_version: str = "", store_requests: Callable[[int], None] | None = None,
+) -> list[BenchmarkRun]:
+    """Read and keep a result file: the file, a series when it holds several runs, one row per run. Per-request
+    records are stored after the commit by `store_requests(file_id)` (a worker task; None: stored here, now).
+    What the caller gives (deployment, model, GPU, TP, engine) wins over what the file says; a deployment fills
+    the rest from its plan."""
+    text, fmt, runs = benchmark_file_read(name=name, data=data)
+    if deployment is not None:
+        model = model or deployment.model
+        gpu = gpu or deployment.gpu
+        gpu_count = gpu_count or deployment.gpu_count
+        tp = tp or deployment.tp
+        engine = engine or deployment.engine
+    stored_file = BenchmarkFile.objects.create(
+        organisation=organisation, name=name[:NAME_MAX_LENGTH], format=fmt, size_bytes=len(data),
+        sha256=hashlib.sha256(data).hexdigest(), content=text, uploaded_by=user)
+    series = None
+    if len(runs) > 1:
+        series = BenchmarkSeries.objects.create(organisation=organisation, name=name[:NAME_MAX_LENGTH],
+                                                file=stored_file)
+    created = []
+    for index, run in enumerate(runs):
+        has_requests = bool(run.requests)
+        created.append(BenchmarkRun.objects.create(
+            organisation=organisation, created_by=user, file=stored_file, series=series, series_index=index,
+            index_in_file=index, name=_name(run, name, index, len(runs)), deployment=deployment,
+            model=model or _model_for(organisation, run.model), model_name=(run.model or "")[:255], gpu=gpu,
+            gpu_count=gpu_count, tp=tp, engine=engine or "", engine_version=engine_version,
+            format=run.format, tool=run.tool, tool_version=(run.tool_version or "")[:60],
+            label=(run.label or "")[:255], backend=(run.backend or "")[:120],
+            started_at=_started_at(run.started_at), duration_s=run.duration_s,
+            load=json_safe(run.load.as_dict()), settings=json_safe(dict(run.settings)),
+            completed=run.completed, failed=run.failed, incomplete=run.incomplete,
+            metrics=json_safe({key: stat.as_dict() for key, stat in run.metrics.items()}),
+            reported=json_safe(dict(run.reported)), notes=list(run.notes),
+            output_tokens_per_s=run.output_tokens_per_s, requests_per_s=run.requests_per_s,
+            total_tokens_per_s=run.total_tokens_per_s, request_count=len(run.requests),
+            status=BenchmarkRun.Status.IMPORTING if has_requests else BenchmarkRun.Status.DONE,
+            progress=0.0 if has_requests else 1.0,
+            progress_message="per-request records queued" if has_requests else "",
+            finished_at=None if has_requests else timezone.now(),
+        ))
+    if any(run.requests for run in runs):
+        if store_requests is None:
+            _store(stored_file, runs)
+        else:
+            file_id = stored_file.pk
+            transaction.on_commit(lambda: store_requests(file_id))
+    return created
+
+
+def _record_row(run: BenchmarkRun, index: int, record: RequestRecord) -> BenchmarkRequest:
+    def count(value: int | None) -> int | None:
+        return value if value is None or value >= 0 else None
+
+    return BenchmarkRequest(
+        run=run, index=index, status=record.status, error=(record.error or "")[:2000], start_s=record.start_s,
+        ttft_ms=record.ttft_ms, e2e_ms=record.e2e_ms, tpot_ms=record.tpot_ms, itl_ms=list(record.itl_ms),
+        input_tokens=count(record.input_tokens), output_tokens=count(record.output_tokens))
+
+
+def _store(stored_file: BenchmarkFile, runs: list[ImportedRun],
+           progress: Callable[[int, int], None] | None = None) -> None:
+    rows = {row.index_in_file: row for row in BenchmarkRun.objects.filter(file=stored_file)}
+    total = sum(len(run.requests) for run in runs)
+    done = 0
+    for index, run in enumerate(runs):
+        row = rows.get(index)
+        if row is None or not run.requests:
+            continue
+        BenchmarkRequest.objects.filter(run=row).delete()  # a redelivered task starts the run over
+        for start in range(0, len(run.requests), BULK_BATCH):
+            chunk = run.requests[start:start + BULK_BATCH]
+            BenchmarkRequest.objects.bulk_create(
+                [_record_row(row, start + offset, record) for offset, record in enumerate(chunk)])
+            done += len(chunk)
+            if progress is not None:
+                progress(done, total)
+        BenchmarkRun.objects.filter(pk=row.pk).update(
+            status=BenchmarkRun.Status.DONE, progress=1.0, progress_message=f"{len(run.requests):,} requests stored",
+            finished_at=timezone.now())
+
+
+def benchmark_requests_store(*, file_id: int) -> None:
+    """Store the per-request records of a kept file's runs (the worker's part), with progress on each run; a
+    failure marks the runs failed with the reason, never leaves them importing."""
+    stored_file = BenchmarkFile.objects.filter(pk=file_id).first()
+    if stored_file is None:
+        return
+    runs_of_file = BenchmarkRun.objects.filter(file=stored_file, status=BenchmarkRun.Status.IMPORTING)
+    if not runs_of_file.exists():
+        return  # already stored (a redelivered task)
+    last = [0.0]
+
+    def progress(done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - last[0] < PROGRESS_INTERVAL_S and done < total:
+            return
+        last[0] = now
+        runs_of_file.filter(status=BenchmarkRun.Status.IMPORTING).update(
+            progress=done / total if total else 1.0, progress_message=f"{done:,} of {total:,} requests stored")
+
+    try:
+        _fmt, runs = import_text(stored_file.content)
+        with transaction.atomic():
+            _store(stored_file, runs, progress)
+    except Exception:  # the run must end, with the reason, whatever happened
+        logger.exception("storing the requests of benchmark file %s failed", file_id)
+        runs_of_file.update(status=BenchmarkRun.Status.FAILED, finished_at=timezone.now(),
+                            error={"code": "internal_error", "message": "storing the per-request records "
+                                   "failed; the error is in the worker's log", "extra": {}})
+
+
+def benchmark_run_summary(run: ImportedRun) -> dict[str, Any]:
+    """The CLI contract's view of a run: tool, counts, the four latencies and the throughputs."""
+    def metric(key: str) -> dict[str, Any] | None:
+        stat = run.metrics.get(key)
+        return stat.as_dict() if stat is not None else None
+
+    return json_safe({
+        "tool": run.tool, "tool_version": run.tool_version, "format": run.format, "label": run.label,
+        "model": run.model, "completed": run.completed, "failed": run.failed, "incomplete": run.incomplete,
+        "ttft_ms": metric("ttft_ms"), "tpot_ms": metric("tpot_ms"), "itl_ms": metric("itl_ms"),
+        "e2e_ms": metric("e2e_ms"), "output_tokens_per_s": run.output_tokens_per_s,
+        "requests_per_s": run.requests_per_s, "total_tokens_per_s": run.total_tokens_per_s,
+        "load": run.load.as_dict(), "request_count": len(run.requests), "notes": list(run.notes),
+    })
+
+
+def benchmark_run_delete(*, run: BenchmarkRun) -> None:
+    run.delete()

@@ -1,0 +1,121 @@
+"""Which tool wrote a result file, and `import_text`: every importer is tried; the file is read by the one that
+accepts it, or refused with each importer's reason.
+
+Importers live in `sizing.benchmarks.formats` (one module per tool); each `read(text)` returns the runs in the
+text or raises `FormatRefusal` with its reason. Exactly one importer must accept a text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from sizing.benchmarks.formats import aiperf, guidellm, inference_perf, llm_sizing, llmperf, sglang, vllm
+from sizing.benchmarks.run import FormatRefusal, ImportedRun
+
+MAX_BYTES = 50 * 1024 * 1024  # the API's upload limit; a 100,000-request vLLM file with details is ~40 MB
+
+Reader = Callable[[str], list[ImportedRun]]
+
+
+@dataclass(frozen=True)
+class Importer:
+    format: str
+    description: str
+    read: Reader
+
+
+IMPORTERS: tuple[Importer, ...] = (
+    Importer("vllm_bench_serve", "vllm bench serve --save-result JSON (one object, or one per line)", vllm.read),
+    Importer("sglang_bench_serving", "SGLang bench_serving JSON lines", sglang.read),
+    Importer("guidellm_json", "GuideLLM benchmarks.json", guidellm.read_json),
+    Importer("guidellm_csv", "GuideLLM benchmarks.csv", guidellm.read_csv),
+    Importer("aiperf_json", "AIPerf / GenAI-Perf profile_export JSON", aiperf.read_json),
+    Importer("aiperf_csv", "AIPerf / GenAI-Perf profile_export CSV", aiperf.read_csv),
+    Importer("aiperf_records", "AIPerf per-record profile_export.jsonl", aiperf.read_records),
+    Importer("llmperf_summary", "llmperf *_summary.json", llmperf.read_summary),
+    Importer("llmperf_requests", "llmperf *_individual_responses.json", llmperf.read_requests),
+    Importer("inference_perf", "inference-perf summary_lifecycle_metrics.json", inference_perf.read),
+    Importer("llm_sizing", "this service's load generator result", llm_sizing.read),
+)
+
+
+class BenchmarkFormatError(Exception):
+    """No importer (or more than one) read the text; `tried` holds (format, reason) for each."""
+
+    def __init__(self, message: str, tried: list[tuple[str, str]]) -> None:
+        super().__init__(message)
+        self.message = message
+        self.tried = tried
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"message": self.message, "tried": [{"format": f, "reason": r} for f, r in self.tried]}
+
+
+def decode(data: bytes) -> str:
+    """The bytes of an uploaded file as text; binary content, oversize files and empty files are refused."""
+    if len(data) > MAX_BYTES:
+        raise BenchmarkFormatError(f"the file is {len(data):,} bytes; the limit is {MAX_BYTES:,} bytes", [])
+    if not data.strip():
+        raise BenchmarkFormatError("the file is empty", [])
+    if b"\x00" in data[:4096]:
+        raise BenchmarkFormatError("binary content (not a text result file)", [])
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise BenchmarkFormatError(f"not UTF-8 text (byte {error.start:,})", []) from None
+
+
+def import_text(text: str) -> tuple[str, list[ImportedRun]]:
+    """(format, runs) of a result file's text, or BenchmarkFormatError saying what each importer found."""
+    accepted: list[tuple[str, list[ImportedRun]]] = []
+    tried: list[tuple[str, str]] = []
+    for importer in IMPORTERS:
+        try:
+            runs = importer.read(text)
+        except FormatRefusal as refusal:
+            tried.append((importer.format, refusal.reason))
+            continue
+        if not runs:
+            tried.append((importer.format, "recognised, but the file holds no run"))
+            continue
+        accepted.append((importer.format, runs))
+    if len(accepted) == 1:
+        return accepted[0]
+    if accepted:
+        names = ", ".join(name for name, _ in accepted)
+        raise BenchmarkFormatError(f"more than one format reads this file ({names}); this is a bug to report",
+                                   tried)
+    raise BenchmarkFormatError("no importer reads this file: " + "; ".join(f"{f}: {r}" for f, r in tried), tried)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Helpers the importers share
+
+
+def load_json(text: str) -> Any:
+    """JSON as Python; bare Infinity/NaN (SGLang) read as floats. FormatRefusal when it is not JSON, naming where
+    it breaks (a cut file ends inside a value)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        where = "at its end: the file is cut short" if error.pos >= len(text.rstrip()) - 1 else (
+            f"at line {error.lineno}, column {error.colno}")
+        raise FormatRefusal(f"not valid JSON ({error.msg} {where})") from None
+
+
+def json_lines(text: str) -> Iterator[tuple[int, Any]]:
+    """(line number, value) of each non-empty line of a JSON-lines text; FormatRefusal on a line that is not JSON
+    (a cut last line says so)."""
+    lines = text.splitlines()
+    last = max((i for i, line in enumerate(lines) if line.strip()), default=-1)
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            yield number, json.loads(line)
+        except json.JSONDecodeError as error:
+            cut = " (the last line is cut short)" if number - 1 == last else ""
+            raise FormatRefusal(f"line {number} is not JSON: {error.msg}{cut}") from None
