@@ -12,11 +12,20 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from benchmarks_app.analysis_services import (
+    SLO_KEYS,
+    benchmark_run_goodput,
+    benchmark_run_update,
+    benchmark_series_report,
+    run_slo,
+)
+from benchmarks_app.compare_services import benchmark_run_compare, benchmark_runs_calibrate
 from benchmarks_app.models import BenchmarkRun
 from benchmarks_app.selectors import (
     benchmark_requests,
     benchmark_run_get_for_organisation,
     benchmark_run_list_for_organisation,
+    benchmark_series_get_for_organisation,
 )
 from benchmarks_app.services import benchmark_import, benchmark_run_delete
 from benchmarks_app.tasks import benchmark_requests_store_task
@@ -166,3 +175,106 @@ class BenchmarkRunDetailApi(APIView):
             return _not_found(run_id)
         benchmark_run_delete(run=run)
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class BenchmarkRunUpdateInputSerializer(serializers.Serializer):
+    name = serializers.CharField(required=False, max_length=255)
+    deployment = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+    model = serializers.CharField(required=False, allow_null=True, max_length=200)
+    gpu = serializers.CharField(required=False, allow_null=True, max_length=80)
+    gpu_count = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=1024)
+    tp = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=64)
+    engine = serializers.ChoiceField(choices=ENGINE_CHOICES, required=False, allow_blank=True)
+    engine_version = serializers.CharField(required=False, allow_blank=True, max_length=60)
+
+
+def _links(request: Request, values: dict[str, Any]) -> dict[str, Any]:
+    """Slugs and ids of the input resolved to the organisation's rows (a 400 naming the field when unknown)."""
+    organisation = organisation_for_user(user=request.user)
+    resolved = dict(values)
+    if values.get("deployment") is not None:
+        resolved["deployment"] = deployment_get_for_organisation(organisation=organisation,
+                                                                 deployment_id=values["deployment"])
+        if resolved["deployment"] is None:
+            raise serializers.ValidationError({"deployment": [f"unknown deployment {values['deployment']}"]})
+    if values.get("model") is not None:
+        resolved["model"] = model_get_for_organisation(organisation=organisation, slug=values["model"])
+        if resolved["model"] is None:
+            raise serializers.ValidationError({"model": [f"unknown model {values['model']!r}"]})
+    if values.get("gpu") is not None:
+        resolved["gpu"] = gpu_get(slug=values["gpu"])
+        if resolved["gpu"] is None:
+            raise serializers.ValidationError({"gpu": [f"unknown GPU {values['gpu']!r}"]})
+    return resolved
+
+
+class BenchmarkRunLinksApi(APIView):
+    @extend_schema(request=BenchmarkRunUpdateInputSerializer, responses=BenchmarkRunOutputSerializer,
+                   description="Set what the run ran on (deployment, model, GPU, TP, engine) when the file did not "
+                               "say; measured-versus-estimated and calibration need the model and the GPU.")
+    def patch(self, request: Request, run_id: int) -> Response:
+        run = benchmark_run_get_for_organisation(organisation=organisation_for_user(user=request.user), run_id=run_id)
+        if run is None:
+            return _not_found(run_id)
+        serializer = BenchmarkRunUpdateInputSerializer(data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        updated = benchmark_run_update(run=run, data=_links(request, dict(serializer.validated_data)))
+        return Response(BenchmarkRunOutputSerializer(updated).data)
+
+
+class BenchmarkRunAnalysisApi(APIView):
+    @extend_schema(parameters=[OpenApiParameter(f"slo_{key}", float, required=False) for key in SLO_KEYS],
+                   responses={200: OpenApiResponse(description="{distributions, goodput, compare}")},
+                   description="The run's latency CDFs, its goodput under the SLOs given (default: its "
+                               "deployment's), and what the performance model predicts for the same settings.")
+    def get(self, request: Request, run_id: int) -> Response:
+        run = benchmark_run_get_for_organisation(organisation=organisation_for_user(user=request.user), run_id=run_id)
+        if run is None:
+            return _not_found(run_id)
+        given = {}
+        for key in SLO_KEYS:
+            raw = request.query_params.get(f"slo_{key}")
+            if raw:
+                try:
+                    given[key] = float(raw)
+                except ValueError:
+                    raise serializers.ValidationError({f"slo_{key}": ["a number of milliseconds"]}) from None
+        slo = run_slo(run, given)
+        return Response({"distributions": run.distributions, "slo": slo,
+                         "goodput": benchmark_run_goodput(run=run, slo=slo),
+                         "compare": benchmark_run_compare(run=run)})
+
+
+class BenchmarkSeriesDetailApi(APIView):
+    @extend_schema(responses={200: OpenApiResponse(description="{axis, points, knee}")})
+    def get(self, request: Request, series_id: int) -> Response:
+        series = benchmark_series_get_for_organisation(organisation=organisation_for_user(user=request.user),
+                                                       series_id=series_id)
+        if series is None:
+            return Response({"code": "not_found", "message": f"no benchmark series {series_id}", "extra": {}},
+                            status=status.HTTP_404_NOT_FOUND)
+        return Response(benchmark_series_report(series=series))
+
+
+class BenchmarkCalibrateApi(APIView):
+    class BenchmarkCalibrateInputSerializer(serializers.Serializer):
+        runs = serializers.ListField(child=serializers.IntegerField(min_value=1), min_length=1, max_length=50)
+        save = serializers.BooleanField(required=False, default=False,
+                                        help_text="keep the fitted efficiencies for this GPU and engine")
+
+    @extend_schema(request=BenchmarkCalibrateInputSerializer, responses={202: OpenApiResponse(
+        description="the calibrate job (GET /api/v1/simulations/ID/ for its result)")})
+    def post(self, request: Request) -> Response:
+        serializer = self.BenchmarkCalibrateInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        organisation = organisation_for_user(user=request.user)
+        runs = []
+        for run_id in serializer.validated_data["runs"]:
+            run = benchmark_run_get_for_organisation(organisation=organisation, run_id=run_id)
+            if run is None:
+                raise serializers.ValidationError({"runs": [f"unknown benchmark run {run_id}"]})
+            runs.append(run)
+        job = benchmark_runs_calibrate(organisation=organisation, user=request.user, runs=runs,
+                                       save=serializer.validated_data["save"])
+        return Response({"id": job.pk, "url": f"/api/v1/simulations/{job.pk}/", "kind": job.kind,
+                         "status": job.status}, status=status.HTTP_202_ACCEPTED)

@@ -90,6 +90,7 @@ class BenchmarkRun(models.Model):
     requests_per_s = models.FloatField(null=True, blank=True)
     total_tokens_per_s = models.FloatField(null=True, blank=True)
     request_count = models.PositiveIntegerField(default=0, help_text=_("Per-request records in the file"))
+    distributions = models.JSONField(default=dict, help_text=_("CDFs of TTFT, TPOT, ITL and E2E from the records"))
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DONE)
     progress = models.FloatField(default=1.0)
     progress_message = models.CharField(max_length=300, blank=True)

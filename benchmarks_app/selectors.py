@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 
-from benchmarks_app.models import BenchmarkRequest, BenchmarkRun
+from benchmarks_app.models import BenchmarkRequest, BenchmarkRun, BenchmarkSeries
 from sizing.models import Organisation
 
 
@@ -32,3 +32,7 @@ def benchmark_run_get_for_organisation(*, organisation: Organisation, run_id: in
 
 def benchmark_requests(*, run: BenchmarkRun) -> QuerySet[BenchmarkRequest]:
     return BenchmarkRequest.objects.filter(run=run).order_by("index")
+
+
+def benchmark_series_get_for_organisation(*, organisation: Organisation, series_id: int) -> BenchmarkSeries | None:
+    return BenchmarkSeries.objects.filter(organisation=organisation, pk=series_id).first()

@@ -17,8 +17,9 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from benchmarks_app.models import BenchmarkFile, BenchmarkRequest, BenchmarkRun, BenchmarkSeries
+from sizing.benchmarks.analysis import run_distributions
 from sizing.benchmarks.detect import MAX_BYTES, BenchmarkFormatError, decode, import_text
-from sizing.benchmarks.run import ImportedRun, RequestRecord
+from sizing.benchmarks.run import ImportedRun, RequestRecord, request_tpot_ms
 from sizing.estimator.errors import SizingError, SizingErrorCode
 from sizing.models import Deployment, Gpu, LlmModel, Organisation
 from sizing.services import json_safe
@@ -116,6 +117,7 @@ def benchmark_import(
             reported=json_safe(dict(run.reported)), notes=list(run.notes),
             output_tokens_per_s=run.output_tokens_per_s, requests_per_s=run.requests_per_s,
             total_tokens_per_s=run.total_tokens_per_s, request_count=len(run.requests),
+            distributions=json_safe(run_distributions(run.requests)),
             status=BenchmarkRun.Status.IMPORTING if has_requests else BenchmarkRun.Status.DONE,
             progress=0.0 if has_requests else 1.0,
             progress_message="per-request records queued" if has_requests else "",
@@ -136,7 +138,7 @@ def _record_row(run: BenchmarkRun, index: int, record: RequestRecord) -> Benchma
 
     return BenchmarkRequest(
         run=run, index=index, status=record.status, error=(record.error or "")[:2000], start_s=record.start_s,
-        ttft_ms=record.ttft_ms, e2e_ms=record.e2e_ms, tpot_ms=record.tpot_ms, itl_ms=list(record.itl_ms),
+        ttft_ms=record.ttft_ms, e2e_ms=record.e2e_ms, tpot_ms=request_tpot_ms(record), itl_ms=list(record.itl_ms),
         input_tokens=count(record.input_tokens), output_tokens=count(record.output_tokens))
 
 

@@ -1,10 +1,21 @@
 from django.urls import path
 
-from benchmarks_app.apis import BenchmarkRunDetailApi, BenchmarkRunListApi
+from benchmarks_app.apis import (
+    BenchmarkCalibrateApi,
+    BenchmarkRunAnalysisApi,
+    BenchmarkRunDetailApi,
+    BenchmarkRunLinksApi,
+    BenchmarkRunListApi,
+    BenchmarkSeriesDetailApi,
+)
 
 app_name = "benchmarks"
 
 urlpatterns = [
     path("benchmark-runs/", BenchmarkRunListApi.as_view(), name="benchmark-run-list"),
+    path("benchmark-runs/calibrate", BenchmarkCalibrateApi.as_view(), name="benchmark-run-calibrate"),
     path("benchmark-runs/<int:run_id>/", BenchmarkRunDetailApi.as_view(), name="benchmark-run-detail"),
+    path("benchmark-runs/<int:run_id>/links", BenchmarkRunLinksApi.as_view(), name="benchmark-run-links"),
+    path("benchmark-runs/<int:run_id>/analysis", BenchmarkRunAnalysisApi.as_view(), name="benchmark-run-analysis"),
+    path("benchmark-series/<int:series_id>/", BenchmarkSeriesDetailApi.as_view(), name="benchmark-series-detail"),
 ]

@@ -52,7 +52,7 @@ class DeploymentOutputSerializer(serializers.ModelSerializer):
     class Meta:
         model = Deployment
         fields = ["id", "name", "customer", "notes", "model", "gpu", "gpu_count", "tp", "engine",
-                  "image_cuda_version", "max_model_len", "fingerprint_count", "created_at", "updated_at"]
+                  "image_cuda_version", "max_model_len", "slo", "fingerprint_count", "created_at", "updated_at"]
 
     def get_model(self, obj: Deployment) -> str | None:
         return obj.model.slug if obj.model else None
@@ -80,6 +80,8 @@ class DeploymentInputSerializer(serializers.Serializer):
     image_cuda_version = serializers.CharField(max_length=20, required=False, allow_blank=True,
                                                help_text="the CUDA version the serving image was built for, e.g. 12.4")
     max_model_len = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=16_777_216)
+    slo = serializers.JSONField(required=False, help_text="latency SLOs in ms: {ttft_ms, tpot_ms, e2e_ms}, each "
+                                                          "optional (benchmark goodput counts against them)")
 
 
 def _deployment_data(request: Request, data: dict[str, Any]) -> dict[str, Any]:

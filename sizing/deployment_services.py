@@ -57,7 +57,28 @@ def _invalid(field: str, message: str, **extra: Any) -> SizingError:
 
 
 DEPLOYMENT_FIELDS = ("name", "customer", "notes", "model", "gpu", "gpu_count", "tp", "engine", "image_cuda_version",
-                     "max_model_len")
+                     "max_model_len", "slo")
+SLO_KEYS = ("ttft_ms", "tpot_ms", "e2e_ms")
+
+
+def _slo_clean(value: Any) -> dict[str, float]:
+    """SLOs in milliseconds, each optional and > 0; anything else is a 400 naming the key."""
+    if value in (None, ""):
+        return {}
+    if not isinstance(value, Mapping):
+        raise _invalid("slo", "SLOs are an object: {ttft_ms, tpot_ms, e2e_ms}, each optional")
+    unknown = sorted(set(value) - set(SLO_KEYS))
+    if unknown:
+        raise _invalid("slo", f"unknown SLO {', '.join(unknown)}; use {', '.join(SLO_KEYS)}")
+    cleaned = {}
+    for key in SLO_KEYS:
+        item = value.get(key)
+        if item in (None, ""):
+            continue
+        if isinstance(item, bool) or not isinstance(item, int | float) or not 0 < item < 3_600_000:
+            raise _invalid("slo", f"{key} must be a number of milliseconds above 0")
+        cleaned[key] = float(item)
+    return cleaned
 
 
 def _deployment_clean(*, organisation: Organisation, data: Mapping[str, Any], exclude_pk: int | None = None
@@ -85,6 +106,8 @@ def _deployment_clean(*, organisation: Organisation, data: Mapping[str, Any], ex
     count = values.get("gpu_count")
     if count and tp and count % tp:
         raise _invalid("gpu_count", f"{count} GPUs are not a whole number of TP {tp} groups")
+    if "slo" in values:
+        values["slo"] = _slo_clean(values["slo"])
     model = values.get("model")
     if model is not None and model.organisation_id not in (None, organisation.pk):
         raise _invalid("model", "unknown model")

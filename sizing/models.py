@@ -266,6 +266,8 @@ class Deployment(models.Model):
     image_cuda_version = models.CharField(max_length=20, blank=True,
                                           help_text=_("The CUDA version the serving image was built for"))
     max_model_len = models.PositiveIntegerField(null=True, blank=True)
+    slo = models.JSONField(default=dict, blank=True,
+                           help_text=_("Latency SLOs in ms: ttft_ms, tpot_ms, e2e_ms (each optional)"))
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -156,6 +156,7 @@ SPECTACULAR_SETTINGS = {
         "WeightFormatEnum": "sizing.estimator.formats.WEIGHT_FORMAT_CHOICES",
         "SimulationKindEnum": "sizing.models.SimulationJob.Kind",
         "SimulationStatusEnum": "sizing.models.SimulationJob.Status",
+        "BenchmarkRunStatusEnum": "benchmarks_app.models.BenchmarkRun.Status",
     },
 }
 
