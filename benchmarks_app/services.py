@@ -5,13 +5,14 @@ worker (with progress) so a 100,000-request file does not hold the request open.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
@@ -132,7 +133,7 @@ def benchmark_import(
     return created
 
 
-def _record_row(run: BenchmarkRun, index: int, record: RequestRecord) -> BenchmarkRequest:
+def _record_row(run: BenchmarkRun | None, index: int, record: RequestRecord) -> BenchmarkRequest:
     def count(value: int | None) -> int | None:
         return value if value is None or value >= 0 else None
 
@@ -140,6 +141,21 @@ def _record_row(run: BenchmarkRun, index: int, record: RequestRecord) -> Benchma
         run=run, index=index, status=record.status, error=(record.error or "")[:2000], start_s=record.start_s,
         ttft_ms=record.ttft_ms, e2e_ms=record.e2e_ms, tpot_ms=request_tpot_ms(record), itl_ms=list(record.itl_ms),
         input_tokens=count(record.input_tokens), output_tokens=count(record.output_tokens))
+
+
+COPY_COLUMNS = ("run_id", "index", "status", "error", "start_s", "ttft_ms", "e2e_ms", "tpot_ms", "itl_ms",
+                "input_tokens", "output_tokens")
+
+
+def _copy_rows(run_id: int, start: int, chunk: Sequence[RequestRecord]) -> None:
+    """PostgreSQL's COPY of request rows: several times faster than INSERTs for a 100,000-request run."""
+    table = BenchmarkRequest._meta.db_table
+    columns = ", ".join(f'"{name}"' for name in COPY_COLUMNS)
+    with connection.cursor() as cursor, cursor.cursor.copy(f'COPY "{table}" ({columns}) FROM STDIN') as copy:
+        for offset, record in enumerate(chunk):
+            row = _record_row(None, start + offset, record)
+            copy.write_row((run_id, row.index, row.status, row.error, row.start_s, row.ttft_ms, row.e2e_ms,
+                            row.tpot_ms, json.dumps(row.itl_ms), row.input_tokens, row.output_tokens))
 
 
 def _store(stored_file: BenchmarkFile, runs: list[ImportedRun],
@@ -154,8 +170,11 @@ def _store(stored_file: BenchmarkFile, runs: list[ImportedRun],
         BenchmarkRequest.objects.filter(run=row).delete()  # a redelivered task starts the run over
         for start in range(0, len(run.requests), BULK_BATCH):
             chunk = run.requests[start:start + BULK_BATCH]
-            BenchmarkRequest.objects.bulk_create(
-                [_record_row(row, start + offset, record) for offset, record in enumerate(chunk)])
+            if connection.vendor == "postgresql":
+                _copy_rows(row.pk, start, chunk)
+            else:
+                BenchmarkRequest.objects.bulk_create(
+                    [_record_row(row, start + offset, record) for offset, record in enumerate(chunk)])
             done += len(chunk)
             if progress is not None:
                 progress(done, total)

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from sizing.benchmarks.run import RequestRecord, RequestStatus, finite, request_tpot_ms
+from sizing.benchmarks.run import RequestRecord, RequestStatus, as_array, finite, request_tpot_ms
 
 CDF_POINTS = 200  # a CDF is drawn from at most this many points (quantiles of the data)
 KNEE_THROUGHPUT_SHARE = 0.9  # the knee: the first load reaching 90 % of the series' best throughput
@@ -24,7 +24,8 @@ KNEE_THROUGHPUT_SHARE = 0.9  # the knee: the first load reaching 90 % of the ser
 def cdf(values: Sequence[float | None], *, points: int = CDF_POINTS) -> dict[str, Any]:
     """The empirical CDF of `values` (None and non-finite left out): x ascending, y = share ≤ x; long data is
     reduced to `points` quantiles."""
-    data = np.sort(np.asarray([v for v in (finite(v) for v in values) if v is not None], dtype=np.float64))
+    data = as_array(values)
+    data = np.sort(data[np.isfinite(data)])
     n = len(data)
     if not n:
         return {"x": [], "y": [], "n": 0}

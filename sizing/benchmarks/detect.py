@@ -7,12 +7,12 @@ text or raises `FormatRefusal` with its reason. Exactly one importer must accept
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from sizing.benchmarks.formats import aiperf, guidellm, inference_perf, llm_sizing, llmperf, sglang, vllm
 from sizing.benchmarks.run import FormatRefusal, ImportedRun
 
 MAX_BYTES = 50 * 1024 * 1024  # the API's upload limit; a 100,000-request vLLM file with details is ~40 MB
@@ -22,23 +22,34 @@ Reader = Callable[[str], list[ImportedRun]]
 
 @dataclass(frozen=True)
 class Importer:
+    """One format: its id, what it is, and the reader (`module.function` under sizing.benchmarks.formats, looked
+    up when used, so importer modules may import this module's helpers)."""
+
     format: str
     description: str
-    read: Reader
+    module: str
+    function: str
+
+    @property
+    def read(self) -> Reader:
+        module = importlib.import_module(f"sizing.benchmarks.formats.{self.module}")
+        reader: Reader = getattr(module, self.function)
+        return reader
 
 
 IMPORTERS: tuple[Importer, ...] = (
-    Importer("vllm_bench_serve", "vllm bench serve --save-result JSON (one object, or one per line)", vllm.read),
-    Importer("sglang_bench_serving", "SGLang bench_serving JSON lines", sglang.read),
-    Importer("guidellm_json", "GuideLLM benchmarks.json", guidellm.read_json),
-    Importer("guidellm_csv", "GuideLLM benchmarks.csv", guidellm.read_csv),
-    Importer("aiperf_json", "AIPerf / GenAI-Perf profile_export JSON", aiperf.read_json),
-    Importer("aiperf_csv", "AIPerf / GenAI-Perf profile_export CSV", aiperf.read_csv),
-    Importer("aiperf_records", "AIPerf per-record profile_export.jsonl", aiperf.read_records),
-    Importer("llmperf_summary", "llmperf *_summary.json", llmperf.read_summary),
-    Importer("llmperf_requests", "llmperf *_individual_responses.json", llmperf.read_requests),
-    Importer("inference_perf", "inference-perf summary_lifecycle_metrics.json", inference_perf.read),
-    Importer("llm_sizing", "this service's load generator result", llm_sizing.read),
+    Importer("vllm_bench_serve", "vllm bench serve --save-result JSON (one object, or one per line)", "vllm",
+             "read"),
+    Importer("sglang_bench_serving", "SGLang bench_serving JSON lines", "sglang", "read"),
+    Importer("guidellm_json", "GuideLLM benchmarks.json", "guidellm", "read_json"),
+    Importer("guidellm_csv", "GuideLLM benchmarks.csv", "guidellm", "read_csv"),
+    Importer("aiperf_json", "AIPerf / GenAI-Perf profile_export JSON", "aiperf", "read_json"),
+    Importer("aiperf_csv", "AIPerf / GenAI-Perf profile_export CSV", "aiperf", "read_csv"),
+    Importer("aiperf_records", "AIPerf per-record profile_export.jsonl", "aiperf", "read_records"),
+    Importer("llmperf_summary", "llmperf *_summary.json", "llmperf", "read_summary"),
+    Importer("llmperf_requests", "llmperf *_individual_responses.json", "llmperf", "read_requests"),
+    Importer("inference_perf", "inference-perf summary_lifecycle_metrics.json", "inference_perf", "read"),
+    Importer("llm_sizing", "this service's load generator result", "llm_sizing", "read"),
 )
 
 
@@ -69,7 +80,15 @@ def decode(data: bytes) -> str:
 
 
 def import_text(text: str) -> tuple[str, list[ImportedRun]]:
-    """(format, runs) of a result file's text, or BenchmarkFormatError saying what each importer found."""
+    """(format, runs) of a result file's text, or BenchmarkFormatError saying what each importer found. The text
+    is parsed as JSON once for all the importers that read JSON."""
+    try:
+        return _import_text(text)
+    finally:
+        _parsed.clear()
+
+
+def _import_text(text: str) -> tuple[str, list[ImportedRun]]:
     accepted: list[tuple[str, list[ImportedRun]]] = []
     tried: list[tuple[str, str]] = []
     for importer in IMPORTERS:
@@ -95,20 +114,36 @@ def import_text(text: str) -> tuple[str, list[ImportedRun]]:
 # Helpers the importers share
 
 
+# the JSON of the text being imported, parsed once (importers must not change what they are given)
+_parsed: dict[int, tuple[str, Any]] = {}
+
+
 def load_json(text: str) -> Any:
     """JSON as Python; bare Infinity/NaN (SGLang) read as floats. FormatRefusal when it is not JSON, naming where
-    it breaks (a cut file ends inside a value)."""
+    it breaks (a cut file ends inside a value). Within `import_text` the text is parsed once."""
+    cached = _parsed.get(id(text))
+    if cached is not None and cached[0] is text:
+        if isinstance(cached[1], FormatRefusal):
+            raise cached[1]
+        return cached[1]
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except json.JSONDecodeError as error:
         where = "at its end: the file is cut short" if error.pos >= len(text.rstrip()) - 1 else (
             f"at line {error.lineno}, column {error.colno}")
-        raise FormatRefusal(f"not valid JSON ({error.msg} {where})") from None
+        refusal = FormatRefusal(f"not valid JSON ({error.msg} {where})")
+        _parsed[id(text)] = (text, refusal)
+        raise refusal from None
+    _parsed[id(text)] = (text, value)
+    return value
 
 
 def json_lines(text: str) -> Iterator[tuple[int, Any]]:
     """(line number, value) of each non-empty line of a JSON-lines text; FormatRefusal on a line that is not JSON
     (a cut last line says so)."""
+    if "\n" not in text.strip():  # one line: the whole text, parsed once for every importer
+        yield 1, load_json(text)
+        return
     lines = text.splitlines()
     last = max((i for i, line in enumerate(lines) if line.strip()), default=-1)
     for number, line in enumerate(lines, start=1):
