@@ -129,9 +129,11 @@ def load_json(text: str) -> Any:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as error:
-        where = "at its end: the file is cut short" if error.pos >= len(text.rstrip()) - 1 else (
-            f"at line {error.lineno}, column {error.colno}")
-        refusal = FormatRefusal(f"not valid JSON ({error.msg} {where})")
+        # a string still open at the end ("Unterminated string starting at ...") is a cut file too
+        cut = error.pos >= len(text.rstrip()) - 1 or error.msg.startswith("Unterminated string")
+        message = error.msg.removesuffix(" at")
+        where = "the file is cut short" if cut else f"at line {error.lineno}, column {error.colno}"
+        refusal = FormatRefusal(f"not valid JSON ({message}: {where})")
         _parsed[id(text)] = (text, refusal)
         raise refusal from None
     _parsed[id(text)] = (text, value)

@@ -174,7 +174,11 @@ class RequestRecord:
 
 
 def request_tpot_ms(record: RequestRecord) -> float | None:
-    """METRICS.md's TPOT of one request: its own figure, else (E2E − TTFT) / (N_out − 1) when N_out ≥ 2."""
+    """METRICS.md's TPOT of one request: its own figure, else (E2E − TTFT) / (N_out − 1) when N_out ≥ 2.
+
+    The fallback takes E2E as the last token's time (vLLM's and our generator's E2E); a tool whose E2E ends at the
+    stream's close, or whose token counts come from another model's tokenizer (llmperf), must give `tpot_ms`
+    itself or leave `output_tokens` empty, or this invents a TPOT."""
     if record.tpot_ms is not None:
         return record.tpot_ms
     if record.e2e_ms is None or record.ttft_ms is None or not record.output_tokens or record.output_tokens < 2:
