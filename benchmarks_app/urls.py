@@ -8,6 +8,7 @@ from benchmarks_app.apis import (
     BenchmarkRunListApi,
     BenchmarkSeriesDetailApi,
 )
+from benchmarks_app.memory_apis import MemoryLogDetailApi, MemoryLogListApi
 
 app_name = "benchmarks"
 
@@ -17,5 +18,7 @@ urlpatterns = [
     path("benchmark-runs/<int:run_id>/", BenchmarkRunDetailApi.as_view(), name="benchmark-run-detail"),
     path("benchmark-runs/<int:run_id>/links", BenchmarkRunLinksApi.as_view(), name="benchmark-run-links"),
     path("benchmark-runs/<int:run_id>/analysis", BenchmarkRunAnalysisApi.as_view(), name="benchmark-run-analysis"),
+    path("memory-logs/", MemoryLogListApi.as_view(), name="memory-log-list"),
+    path("memory-logs/<int:log_id>/", MemoryLogDetailApi.as_view(), name="memory-log-detail"),
     path("benchmark-series/<int:series_id>/", BenchmarkSeriesDetailApi.as_view(), name="benchmark-series-detail"),
 ]
