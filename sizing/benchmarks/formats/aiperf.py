@@ -189,10 +189,13 @@ def _telemetry_line(value: Any) -> bool:
 
 
 def _sniff_json(text: str) -> Any:
-    """The text as one JSON value, else its first line's JSON value, else None (for refusal reasons only)."""
+    """The text as one JSON value, else its first line's JSON value, else None (for refusal reasons only). The
+    whole text goes through `detect.load_json`, so a large file is parsed once for every importer."""
+    from sizing.benchmarks.detect import load_json  # detect's registry imports this module
+
     try:
-        return json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
+        return load_json(text)
+    except (FormatRefusal, RecursionError):
         pass
     first = next((line for line in text.splitlines() if line.strip()), "")
     try:
@@ -868,7 +871,10 @@ def read_records(text: str) -> list[ImportedRun]:
     if not stripped.startswith("{"):
         raise FormatRefusal("not JSON lines of AIPerf records (the text does not start with '{')")
     try:
-        head = json.loads(stripped.splitlines()[0])
+        first_line = stripped.split("\n", 1)[0]
+        head = _sniff_json(text) if len(first_line) == len(stripped) else json.loads(first_line)
+        if head is None:
+            raise json.JSONDecodeError("not JSON", first_line, 0)
     except json.JSONDecodeError:
         whole = _sniff_json(text)
         _refuse_other_exports(whole)
