@@ -27,7 +27,7 @@ from benchmarks_app.selectors import (
     benchmark_run_list_for_organisation,
     benchmark_series_get_for_organisation,
 )
-from benchmarks_app.services import benchmark_import, benchmark_run_delete
+from benchmarks_app.services import EXPORT_FORMATS, benchmark_import, benchmark_run_delete, benchmark_run_export
 from benchmarks_app.tasks import benchmark_requests_store_task
 from sizing.benchmarks.detect import MAX_BYTES
 from sizing.deployment_selectors import deployment_get_for_organisation
@@ -278,3 +278,18 @@ class BenchmarkCalibrateApi(APIView):
                                        save=serializer.validated_data["save"])
         return Response({"id": job.pk, "url": f"/api/v1/simulations/{job.pk}/", "kind": job.kind,
                          "status": job.status}, status=status.HTTP_202_ACCEPTED)
+
+
+class BenchmarkRunExportApi(APIView):
+    @extend_schema(parameters=[OpenApiParameter("kind", str, enum=list(EXPORT_FORMATS), required=False,
+                                                description="ours (default: our load generator's JSON, which "
+                                                            "re-imports) or llm-d (Benchmark Report v0.2)")],
+                   responses={200: OpenApiResponse(description="the run as a JSON file to download")})
+    def get(self, request: Request, run_id: int) -> Response:
+        run = benchmark_run_get_for_organisation(organisation=organisation_for_user(user=request.user), run_id=run_id)
+        if run is None:
+            return _not_found(run_id)
+        kind = request.query_params.get("kind", "ours")  # not "format": DRF reads that one for its renderers
+        response = Response(benchmark_run_export(run=run, kind=kind))
+        response["Content-Disposition"] = f'attachment; filename="benchmark-run-{run.pk}-{kind}.json"'
+        return response

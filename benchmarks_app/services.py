@@ -231,3 +231,32 @@ def benchmark_run_summary(run: ImportedRun) -> dict[str, Any]:
 
 def benchmark_run_delete(*, run: BenchmarkRun) -> None:
     run.delete()
+
+
+EXPORT_FORMATS = ("ours", "llm-d")
+
+
+def benchmark_run_export(*, run: BenchmarkRun, kind: str) -> dict[str, Any]:
+    """The run as our load generator's JSON (with a `source` block; it re-imports) or as the llm-d Benchmark Report
+    v0.2 layout."""
+    from sizing.benchmarks.export import export_llm_d, export_ours
+
+    if kind not in EXPORT_FORMATS:
+        raise _invalid("kind", f"export kind must be one of {', '.join(EXPORT_FORMATS)}")
+    data = {
+        "name": run.name, "tool": run.tool, "tool_version": run.tool_version or None, "format": run.format,
+        "label": run.label or None, "model_name": run.model_name or None,
+        "model": run.model.slug if run.model else None, "gpu": run.gpu.slug if run.gpu else None,
+        "gpu_count": run.gpu_count, "tp": run.tp, "engine": run.engine or None,
+        "engine_version": run.engine_version or None, "backend": run.backend or None,
+        "started_at": run.started_at.isoformat() if run.started_at else None, "duration_s": run.duration_s,
+        "load": run.load, "settings": run.settings, "completed": run.completed, "failed": run.failed,
+        "incomplete": run.incomplete, "metrics": run.metrics, "reported": run.reported, "notes": run.notes,
+        "output_tokens_per_s": run.output_tokens_per_s, "requests_per_s": run.requests_per_s,
+        "total_tokens_per_s": run.total_tokens_per_s,
+    }
+    requests = BenchmarkRequest.objects.filter(run=run).order_by("index").values(
+        "index", "status", "error", "start_s", "ttft_ms", "e2e_ms", "tpot_ms", "itl_ms", "input_tokens",
+        "output_tokens").iterator(chunk_size=5000)
+    exported = export_ours(data, requests) if kind == "ours" else export_llm_d(data, requests)
+    return json_safe(exported)

@@ -177,3 +177,27 @@ def test_the_cli_stores_a_run_for_a_users_organisation(tmp_path, capsys, user, c
     assert run.organisation == user.membership.organisation
     assert run.status == BenchmarkRun.Status.DONE
     assert BenchmarkRequest.objects.filter(run=run).count() == 12
+
+
+def test_a_run_exports_as_our_json_that_reimports_and_as_the_llm_d_report(
+        api_client, catalog, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        run = _upload(api_client, "bench.json", vllm_file(20, failed_every=5), gpu="nvidia-h100-sxm-80gb").json()[0]
+
+    ours = api_client.get(f"/api/v1/benchmark-runs/{run['id']}/export")
+    assert ours.status_code == 200
+    assert 'filename="benchmark-run-' in ours["Content-Disposition"]
+    exported = ours.json()
+    assert exported["format"] == "llm-sizing-loadgen-result"
+    assert len(exported["requests"]) == 20
+    # it re-imports with the same counts and TTFT
+    with django_capture_on_commit_callbacks(execute=True):
+        again = _upload(api_client, "again.json", json.dumps(exported).encode()).json()[0]
+    assert (again["completed"], again["failed"]) == (16, 4)
+    assert again["metrics"]["ttft_ms"]["mean"] == pytest.approx(run["metrics"]["ttft_ms"]["mean"])
+
+    llm_d = api_client.get(f"/api/v1/benchmark-runs/{run['id']}/export?kind=llm-d").json()
+    assert llm_d["version"] == "0.2"
+    ttft = llm_d["results"]["request_performance"]["aggregate"]["latency"]["time_to_first_token"]
+    assert ttft["mean"] == pytest.approx(run["metrics"]["ttft_ms"]["mean"] / 1000)  # seconds in the report
+    assert api_client.get(f"/api/v1/benchmark-runs/{run['id']}/export?kind=csv").status_code == 400

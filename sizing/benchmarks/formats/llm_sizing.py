@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -35,7 +36,9 @@ from sizing.benchmarks.run import (
     LoadPattern,
     RequestRecord,
     RequestStatus,
+    finite,
     metrics_from_requests,
+    stat_reported,
 )
 
 FORMAT = "llm_sizing"
@@ -215,6 +218,10 @@ def read(text: str) -> list[ImportedRun]:
     run_settings = {**_json_safe(settings), "endpoint": _json_safe(dict(endpoint)),
                     "window": {"start_s": window_start, "end_s": window_end},
                     "generator": {"name": tool_name, "version": tool_version}}
+    source = data.get("source")
+    if isinstance(source, Mapping) and not records and isinstance(summary, Mapping):
+        return [_from_export(source, summary, started_at=started_at, duration=duration, load=load, model=model,
+                             backend=endpoint_kind, settings=run_settings)]
     return [ImportedRun(
         format=FORMAT, tool="llm_sizing", tool_version=tool_version, label=None, model=model, backend=endpoint_kind,
         started_at=started_at, duration_s=duration, load=load, settings=run_settings, completed=completed,
@@ -362,3 +369,35 @@ def _fidelity(items: Sequence[Mapping[str, Any]], load: LoadPattern, start: floa
             notes.append(f"INVALID by METRICS.md: the achieved send rate is below {ACHIEVED_RATE_FLOOR:.0%} of the "
                          "offered rate.")
     return notes
+
+
+def _from_export(source: Mapping[str, Any], summary: Mapping[str, Any], **run: Any) -> ImportedRun:
+    """A summary-only run exported by this service (its `source` block names the original tool): the summary's
+    counts, throughputs and metrics as they were stored, since there are no records to recompute them from."""
+    metrics = {}
+    for key, value in (summary.get("metrics") or {}).items():
+        if isinstance(value, Mapping):
+            fields = {name: value.get(name) for name in ("mean", "p50", "p90", "p95", "p99", "min", "max", "std")}
+            stat = stat_reported(n=value.get("n") if isinstance(value.get("n"), int) else None, **fields)
+            if stat is not None:
+                metrics[key] = replace(stat, source=str(value.get("source") or stat.source))
+    notes = [str(note) for note in summary.get("notes") or [] if isinstance(note, str)]
+    notes.append(f"Re-imported from this service's export of a {source.get('tool') or 'tool'} run without "
+                 "per-request records: counts and metrics as the export stored them.")
+
+    def number(key: str) -> float | None:
+        return finite(summary.get(key))
+
+    def count(key: str) -> int | None:
+        value = summary.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+    return ImportedRun(
+        format=FORMAT, tool=str(source.get("tool") or "llm_sizing"),
+        tool_version=source.get("tool_version") if isinstance(source.get("tool_version"), str) else None,
+        label=source.get("label") if isinstance(source.get("label"), str) else None,
+        model=run["model"], backend=run["backend"], started_at=run["started_at"], duration_s=run["duration"],
+        load=run["load"], settings=run["settings"], completed=count("completed"), failed=count("failed"),
+        incomplete=count("incomplete"), metrics=metrics, reported=_json_safe(dict(summary.get("reported") or {})),
+        output_tokens_per_s=number("output_tokens_per_s"), requests_per_s=number("requests_per_s"),
+        total_tokens_per_s=number("total_tokens_per_s"), notes=tuple(notes))

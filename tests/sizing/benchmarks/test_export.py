@@ -297,6 +297,23 @@ def test_ours_reimports_through_our_importer():
     assert run.reported["completed"] == 4
 
 
+def test_a_summary_only_run_reimports_with_its_stored_counts_and_metrics():
+    # given: a run imported from a tool's summary (no per-request records), exported
+    from sizing.benchmarks.detect import import_text
+
+    text = _dumps(export_ours(RUN, []))
+
+    # when
+    _format, (run,) = import_text(text)
+
+    # then: nothing to recompute from, so the stored figures come back as they were, under the original tool
+    assert (run.completed, run.failed, run.tool) == (4, 1, "vllm")
+    assert run.metrics["ttft_ms"].mean == pytest.approx(RUN["metrics"]["ttft_ms"]["mean"])
+    assert run.metrics["ttft_ms"].source == RUN["metrics"]["ttft_ms"]["source"]
+    assert run.output_tokens_per_s == pytest.approx(RUN["output_tokens_per_s"])
+    assert run.notes[-1].startswith("Re-imported from this service's export of a vllm run")
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # llm-d Benchmark Report v0.2
 
