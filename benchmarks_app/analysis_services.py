@@ -66,6 +66,10 @@ LINK_FIELDS = ("deployment", "model", "gpu", "gpu_count", "tp", "engine", "engin
 @transaction.atomic
 def benchmark_run_update(*, run: BenchmarkRun, data: Mapping[str, Any]) -> BenchmarkRun:
     """Change what the run is linked to (the file often does not say which GPU or deployment)."""
+    tp = data.get("tp", run.tp)
+    count = data.get("gpu_count", run.gpu_count)
+    if tp and count and count % tp:
+        raise invalid_argument("tp", f"TP {tp} does not divide the run's {count} GPU(s)")
     for key in LINK_FIELDS:
         if key not in data:
             continue

@@ -223,7 +223,9 @@ class BenchmarkRunLinksApi(APIView):
 
 
 class BenchmarkRunAnalysisApi(APIView):
-    @extend_schema(parameters=[OpenApiParameter(f"slo_{key}", float, required=False) for key in SLO_KEYS],
+    @extend_schema(parameters=[*(OpenApiParameter(f"slo_{key}", float, required=False) for key in SLO_KEYS),
+                               OpenApiParameter("compare", bool, required=False,
+                                                description="false: leave out measured against estimated")],
                    responses={200: OpenApiResponse(description="{distributions, goodput, compare}")},
                    description="The run's latency CDFs, its goodput under the SLOs given (default: its "
                                "deployment's), and what the performance model predicts for the same settings.")
@@ -240,9 +242,10 @@ class BenchmarkRunAnalysisApi(APIView):
                 except ValueError:
                     raise serializers.ValidationError({f"slo_{key}": ["a number of milliseconds"]}) from None
         slo = run_slo(run, given)
+        skip_compare = request.query_params.get("compare") in ("0", "false")
         return Response({"distributions": run.distributions, "slo": slo,
                          "goodput": benchmark_run_goodput(run=run, slo=slo),
-                         "compare": benchmark_run_compare(run=run)})
+                         "compare": None if skip_compare else benchmark_run_compare(run=run)})
 
 
 class BenchmarkSeriesDetailApi(APIView):

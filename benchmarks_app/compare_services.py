@@ -48,7 +48,9 @@ def run_traffic(run: BenchmarkRun) -> dict[str, Any] | None:
     return traffic
 
 
-def _missing(run: BenchmarkRun) -> list[str]:
+def run_missing(run: BenchmarkRun) -> list[str]:
+    """What the run still needs before the performance model can be held against it: "model" (a catalog or
+    uploaded model), "gpu", "traffic" (mean input and output tokens and a load the file gives)."""
     missing = [name for name, value in (("model", run.model), ("gpu", run.gpu)) if value is None]
     if run_traffic(run) is None:
         missing.append("traffic")
@@ -58,7 +60,7 @@ def _missing(run: BenchmarkRun) -> list[str]:
 def benchmark_run_compare(*, run: BenchmarkRun) -> dict[str, Any]:
     """{"missing": [...]} when the run lacks a catalog model, a GPU or readable traffic; {"error": ...} when the
     model cannot run it; else the rows measured / predicted / error (predicted − measured) / measured."""
-    missing = _missing(run)
+    missing = run_missing(run)
     traffic = run_traffic(run)
     if missing or traffic is None:
         return {"missing": missing}

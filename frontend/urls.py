@@ -8,6 +8,13 @@ from frontend.views import (
     SizingPageView,
     WorkloadsPageView,
 )
+from frontend.views_benchmarks import (
+    BenchmarkComparePageView,
+    BenchmarkDeleteView,
+    BenchmarkDetailPageView,
+    BenchmarkListPageView,
+    BenchmarkSeriesPageView,
+)
 from frontend.views_fingerprints import (
     DeploymentDeleteView,
     DeploymentDetailPageView,
@@ -38,5 +45,10 @@ urlpatterns = [
     path("fingerprints/diff", FingerprintDiffPageView.as_view(), name="fingerprint-diff"),
     path("fingerprints/<int:fingerprint_id>/", FingerprintDetailPageView.as_view(), name="fingerprint"),
     path("fingerprints/<int:fingerprint_id>/delete/", FingerprintDeleteView.as_view(), name="fingerprint-delete"),
+    path("benchmarks/", BenchmarkListPageView.as_view(), name="benchmarks"),
+    path("benchmarks/compare", BenchmarkComparePageView.as_view(), name="benchmark-compare"),
+    path("benchmarks/series/<int:series_id>/", BenchmarkSeriesPageView.as_view(), name="benchmark-series"),
+    path("benchmarks/<int:run_id>/", BenchmarkDetailPageView.as_view(), name="benchmark"),
+    path("benchmarks/<int:run_id>/delete/", BenchmarkDeleteView.as_view(), name="benchmark-delete"),
     path("", SizingPageView.as_view(), name="sizing"),
 ]
