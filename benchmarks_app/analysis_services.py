@@ -57,6 +57,8 @@ def benchmark_series_report(*, series: BenchmarkSeries) -> dict[str, Any]:
 def _x(run: BenchmarkRun, axis: str) -> float:
     if axis in ("concurrency", "rate"):
         return float((run.load or {}).get(axis) or 0)
+    if axis == "achieved_rate":
+        return float(run.requests_per_s or 0)
     return float(run.series_index)
 
 

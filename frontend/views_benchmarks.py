@@ -204,6 +204,7 @@ def benchmark_page_strings() -> dict[str, Any]:
         "axis_concurrency": _("Concurrent clients"),
         "axis_rate": _("Request rate (requests/s)"),
         "axis_index": _("Run in the series"),
+        "axis_achieved_rate": _("Achieved request rate (requests/s)"),
         "axis_output_tokens_per_s": _("Output tokens/s"),
         "output_throughput": _("Output throughput"),
         "requests_throughput": _("Requests/s"),
@@ -673,7 +674,8 @@ def knee_text(report: Mapping[str, Any]) -> str:
     if knee is None:
         return _("Too few runs with a throughput (fewer than three) to find a knee")
     point = next((p for p in points if p.get("x") == knee), {})
-    load = load_text({"kind": axis, axis: knee})
+    load = (_("%(rate)s requests/s achieved") % {"rate": _number(knee)} if axis == "achieved_rate"
+            else load_text({"kind": axis, axis: knee}))
     best = max((p.get("output_tokens_per_s") or 0 for p in points), default=0)
     return _("The knee is at %(load)s: the output throughput reaches %(share)s of the series' best there (%(tokens)s "
              "of %(best)s tokens/s); more load beyond it mostly adds latency") % {
@@ -705,7 +707,8 @@ class BenchmarkSeriesPageView(LoginRequiredMixin, View):
         context = {
             "series": series, "report": report, "rows": rows, "knee_text": knee_text(report),
             "axis_label": {"concurrency": _("Concurrent clients"), "rate": _("Request rate (requests/s)"),
-                           "index": _("Run in the series")}[axis] if axis in ("concurrency", "rate", "index") else axis,
+                           "achieved_rate": _("Achieved request rate (requests/s)"),
+                           "index": _("Run in the series")}.get(axis, axis),
             "first": first, "tool": _tool_text(first) if first else NO_VALUE,
             "model": _model_text(first) if first else NO_VALUE, "gpu": _gpu_text(first) if first else NO_VALUE,
             "failed_total": sum(p.get("failed") or 0 for p in report["points"]),

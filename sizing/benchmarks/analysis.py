@@ -77,12 +77,19 @@ def goodput(records: Sequence[RequestRecord], slo: Slo, *, duration_s: float | N
 def series_points(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """A sweep's runs (dicts with `load`, `metrics`, `output_tokens_per_s`, `requests_per_s`) as curves against
     their load: the x axis is the concurrency when every run has one, else the request rate; the knee marked."""
-    concurrency = [((run.get("load") or {}).get("concurrency")) for run in runs]
-    rate = [((run.get("load") or {}).get("rate")) for run in runs]
-    if all(c is not None for c in concurrency):
+    loads = [run.get("load") or {} for run in runs]
+    kinds = {load.get("kind") for load in loads}
+    concurrency = [load.get("concurrency") for load in loads]
+    rate = [load.get("rate") for load in loads]
+    achieved = [finite(run.get("requests_per_s")) for run in runs]
+    if kinds == {"concurrency"} and all(c is not None for c in concurrency):
         axis, xs = "concurrency", concurrency
-    elif all(r is not None for r in rate):
+    elif kinds == {"rate"} and all(r is not None for r in rate):
         axis, xs = "rate", rate
+    elif all(a is not None for a in achieved):
+        # a sweep of mixed loads (GuideLLM's: synchronous, throughput, then constant rates): against the rate
+        # each run achieved, as GuideLLM plots it
+        axis, xs = "achieved_rate", achieved
     else:
         axis, xs = "index", list(range(1, len(runs) + 1))
 
