@@ -83,6 +83,12 @@ class DeploymentForm(forms.Form):
     max_model_len = forms.IntegerField(min_value=1, max_value=16_777_216, required=False,
                                        label=gettext_lazy("Max model length"))
     notes = forms.CharField(max_length=5000, required=False, widget=forms.Textarea, label=gettext_lazy("Notes"))
+    slo_ttft_ms = forms.FloatField(min_value=0.001, max_value=3_600_000, required=False,
+                                   label=gettext_lazy("TTFT SLO (ms)"))
+    slo_tpot_ms = forms.FloatField(min_value=0.001, max_value=3_600_000, required=False,
+                                   label=gettext_lazy("TPOT SLO (ms)"))
+    slo_e2e_ms = forms.FloatField(min_value=0.001, max_value=3_600_000, required=False,
+                                  label=gettext_lazy("E2E SLO (ms)"))
 
     def __init__(self, *args: Any, organisation: Organisation, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -110,7 +116,12 @@ class DeploymentForm(forms.Form):
         return self.cleaned_data.get("tp") or 1
 
     def service_data(self) -> dict[str, Any]:
-        return dict(self.cleaned_data)
+        data = dict(self.cleaned_data)
+        data["slo"] = {key: data.pop(f"slo_{key}") for key in ("ttft_ms", "tpot_ms", "e2e_ms")
+                       if data.get(f"slo_{key}") is not None}
+        for key in ("ttft_ms", "tpot_ms", "e2e_ms"):
+            data.pop(f"slo_{key}", None)
+        return data
 
 
 def _deployment_initial(deployment: Deployment) -> dict[str, Any]:
@@ -118,7 +129,8 @@ def _deployment_initial(deployment: Deployment) -> dict[str, Any]:
             "model": deployment.model.slug if deployment.model else "",
             "gpu": deployment.gpu.slug if deployment.gpu else "", "gpu_count": deployment.gpu_count,
             "tp": deployment.tp, "engine": deployment.engine, "image_cuda_version": deployment.image_cuda_version,
-            "max_model_len": deployment.max_model_len}
+            "max_model_len": deployment.max_model_len,
+            **{f"slo_{key}": (deployment.slo or {}).get(key) for key in ("ttft_ms", "tpot_ms", "e2e_ms")}}
 
 
 class UploadForm(forms.Form):
@@ -225,7 +237,9 @@ def _plan_form_context(request: HttpRequest, form: DeploymentForm) -> dict[str, 
             "selected_gpu": form["gpu"].value() or "",
             "gpus": list(gpu_list().order_by("vendor", "marketed_memory_gb", "name")),
             "engine_choices": [{"value": e, "label": engine_labels.get(e, e)} for e in ENGINE_CHOICES],
-            "selected_engine": form["engine"].value() or "vllm"}
+            "selected_engine": form["engine"].value() or "vllm",
+            "slo_fields": [(key, form[f"slo_{key}"].label, form[f"slo_{key}"]) for key in ("ttft_ms", "tpot_ms",
+                                                                                           "e2e_ms")]}
 
 
 def _severity_counts(findings: Iterable[Mapping[str, Any]]) -> dict[str, int]:

@@ -176,6 +176,18 @@ def test_creating_a_deployment_stores_it_and_opens_its_page(signed_in: Client, c
     assert "Deployment Bank search created" in page
 
 
+def test_a_deployments_latency_slos_are_set_on_its_plan_form(signed_in: Client, catalog: None,
+                                                             organisation: Organisation) -> None:
+    response = signed_in.post(reverse("frontend:deployments"), {
+        "name": "Chat SLO", "engine": "vllm", "slo_ttft_ms": "2000", "slo_tpot_ms": "100"})
+    created = Deployment.objects.get(organisation=organisation, name="Chat SLO")
+    assert response.status_code == 302
+    assert created.slo == {"ttft_ms": 2000.0, "tpot_ms": 100.0}
+    page = signed_in.get(response["Location"]).content.decode()
+    assert 'name="slo_ttft_ms"' in page
+    assert 'value="2000.0"' in page
+
+
 @pytest.mark.parametrize(("data", "field", "message"), [
     ({"name": "Acme chat"}, "name", "already has a deployment named"),
     ({"name": "Odd", "gpu_count": "3", "tp": "2"}, "gpu_count", "3 GPUs are not a whole number of TP 2 groups"),
