@@ -115,6 +115,7 @@ class BenchmarkRequest(models.Model):
     error = models.TextField(blank=True)
     start_s = models.FloatField(null=True, blank=True)
     ttft_ms = models.FloatField(null=True, blank=True)
+    ttft_sched_ms = models.FloatField(null=True, blank=True, help_text=_("From the scheduled send (open loops)"))
     e2e_ms = models.FloatField(null=True, blank=True)
     tpot_ms = models.FloatField(null=True, blank=True)
     itl_ms = models.JSONField(default=list, help_text=_("Inter-chunk gaps in order"))

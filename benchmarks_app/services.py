@@ -139,12 +139,13 @@ def _record_row(run: BenchmarkRun | None, index: int, record: RequestRecord) -> 
 
     return BenchmarkRequest(
         run=run, index=index, status=record.status, error=(record.error or "")[:2000], start_s=record.start_s,
-        ttft_ms=record.ttft_ms, e2e_ms=record.e2e_ms, tpot_ms=request_tpot_ms(record), itl_ms=list(record.itl_ms),
+        ttft_ms=record.ttft_ms, ttft_sched_ms=record.ttft_sched_ms, e2e_ms=record.e2e_ms,
+        tpot_ms=request_tpot_ms(record), itl_ms=list(record.itl_ms),
         input_tokens=count(record.input_tokens), output_tokens=count(record.output_tokens))
 
 
-COPY_COLUMNS = ("run_id", "index", "status", "error", "start_s", "ttft_ms", "e2e_ms", "tpot_ms", "itl_ms",
-                "input_tokens", "output_tokens")
+COPY_COLUMNS = ("run_id", "index", "status", "error", "start_s", "ttft_ms", "ttft_sched_ms", "e2e_ms", "tpot_ms",
+                "itl_ms", "input_tokens", "output_tokens")
 
 
 def _copy_rows(run_id: int, start: int, chunk: Sequence[RequestRecord]) -> None:
@@ -154,8 +155,8 @@ def _copy_rows(run_id: int, start: int, chunk: Sequence[RequestRecord]) -> None:
     with connection.cursor() as cursor, cursor.cursor.copy(f'COPY "{table}" ({columns}) FROM STDIN') as copy:
         for offset, record in enumerate(chunk):
             row = _record_row(None, start + offset, record)
-            copy.write_row((run_id, row.index, row.status, row.error, row.start_s, row.ttft_ms, row.e2e_ms,
-                            row.tpot_ms, json.dumps(row.itl_ms), row.input_tokens, row.output_tokens))
+            copy.write_row((run_id, row.index, row.status, row.error, row.start_s, row.ttft_ms, row.ttft_sched_ms,
+                            row.e2e_ms, row.tpot_ms, json.dumps(row.itl_ms), row.input_tokens, row.output_tokens))
 
 
 def _store(stored_file: BenchmarkFile, runs: list[ImportedRun],

@@ -31,7 +31,8 @@ import numpy as np
 PERCENTILES = (50, 90, 95, 99)
 # below this many samples a percentile is marked insufficient (METRICS.md: never p99 with n < 100)
 MIN_SAMPLES = {50: 1, 90: 10, 95: 20, 99: 100}
-METRIC_KEYS = ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms", "ntpot_ms", "input_tokens", "output_tokens")
+METRIC_KEYS = ("ttft_ms", "ttft_sched_ms", "tpot_ms", "itl_ms", "e2e_ms", "ntpot_ms", "input_tokens",
+               "output_tokens")
 
 
 class Source(StrEnum):
@@ -161,6 +162,7 @@ class RequestRecord:
     error: str | None = None
     start_s: float | None = None  # seconds after the run's first request was sent
     ttft_ms: float | None = None
+    ttft_sched_ms: float | None = None  # first token − scheduled send (open loops: includes client queueing)
     e2e_ms: float | None = None
     tpot_ms: float | None = None
     itl_ms: tuple[float, ...] = ()  # inter-chunk gaps, in order
@@ -191,6 +193,7 @@ def metrics_from_requests(records: Sequence[RequestRecord]) -> dict[str, Stat]:
     ok = [r for r in records if r.status == RequestStatus.OK.value]
     found: dict[str, Stat | None] = {
         "ttft_ms": stat_from_values([r.ttft_ms for r in ok]),
+        "ttft_sched_ms": stat_from_values([r.ttft_sched_ms for r in ok]),
         "tpot_ms": stat_from_values([request_tpot_ms(r) for r in ok]),
         "itl_ms": stat_from_values([gap for r in ok for gap in r.itl_ms]),
         "e2e_ms": stat_from_values([r.e2e_ms for r in ok]),

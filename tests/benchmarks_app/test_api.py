@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -201,3 +202,20 @@ def test_a_run_exports_as_our_json_that_reimports_and_as_the_llm_d_report(
     ttft = llm_d["results"]["request_performance"]["aggregate"]["latency"]["time_to_first_token"]
     assert ttft["mean"] == pytest.approx(run["metrics"]["ttft_ms"]["mean"] / 1000)  # seconds in the report
     assert api_client.get(f"/api/v1/benchmark-runs/{run['id']}/export?kind=csv").status_code == 400
+
+
+def test_goodput_of_an_open_loop_holds_ttft_from_the_scheduled_send(api_client, catalog,
+                                                                     django_capture_on_commit_callbacks):
+    # given: our generator's open-loop run; inside the window: TTFTs 100.0/120.0/200.0 ms (scheduled-send 100.4,
+    # 120.3, 200.2), an HTTP error, a timeout, and one request cut by the end of the run
+    path = Path(__file__).resolve().parents[1] / "sizing" / "benchmarks" / "fixtures" / "llm_sizing"
+    with django_capture_on_commit_callbacks(execute=True):
+        run = _upload(api_client, "open.json", (path / "open_loop_window.json").read_bytes()).json()[0]
+
+    # when: a 100.2 ms limit passes 100.0 from the send, but not 100.4 from the schedule
+    goodput = api_client.get(f"/api/v1/benchmark-runs/{run['id']}/analysis?slo_ttft_ms=100.2&compare=false").json()
+
+    # then
+    assert goodput["goodput"]["requests"] == 5  # 3 ok + 2 errors; the incomplete one left out
+    assert goodput["goodput"]["good"] == 0
+    assert goodput["compare"] is None

@@ -319,8 +319,8 @@ def _record(item: Mapping[str, Any], origin: float) -> RequestRecord:
     if status == RequestStatus.OK.value and gaps and output is not None and output - first >= 1:
         tpot = sum(gaps) / (output - first)
     return RequestRecord(status=status, error=error, start_s=item["t_send_s"] - origin, ttft_ms=item["ttft_ms"],
-                         e2e_ms=item["e2e_ms"], tpot_ms=tpot, itl_ms=tuple(gaps), input_tokens=item["input_tokens"],
-                         output_tokens=output)
+                         ttft_sched_ms=item["ttft_sched_ms"], e2e_ms=item["e2e_ms"], tpot_ms=tpot,
+                         itl_ms=tuple(gaps), input_tokens=item["input_tokens"], output_tokens=output)
 
 
 def _event_tokens(item: Mapping[str, Any]) -> list[tuple[float, float]]:

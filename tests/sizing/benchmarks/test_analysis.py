@@ -62,3 +62,12 @@ def test_run_distributions_count_every_status_and_draw_the_successes():
     assert found["max_gap_ms"]["x"] == [7.0, 9.0]
     assert found["tpot_ms"]["x"] == pytest.approx([45.0, 100.0])  # (100 − 10) / 2, (120 − 20) / 1
     assert run_distributions([]) == {}
+
+
+def test_an_open_loops_ttft_slo_is_held_against_the_ttft_from_the_scheduled_send():
+    # given: a request queued 150 ms in the client before it was sent (METRICS.md: TTFT_sched for SLOs)
+    queued = RequestRecord(ttft_ms=100, ttft_sched_ms=250, e2e_ms=500, output_tokens=5)
+    sent_at_once = RequestRecord(ttft_ms=100, e2e_ms=500, output_tokens=5)
+
+    # then
+    assert goodput([queued, sent_at_once], Slo(ttft_ms=200), duration_s=1.0)["good"] == 1
