@@ -24,6 +24,7 @@ from frontend.views_fingerprints import (
     FingerprintDetailPageView,
     FingerprintDiffPageView,
 )
+from frontend.views_memory import MemoryLogDeleteView, MemoryLogDetailPageView, MemoryLogListPageView
 
 app_name = "frontend"
 
@@ -50,5 +51,8 @@ urlpatterns = [
     path("benchmarks/series/<int:series_id>/", BenchmarkSeriesPageView.as_view(), name="benchmark-series"),
     path("benchmarks/<int:run_id>/", BenchmarkDetailPageView.as_view(), name="benchmark"),
     path("benchmarks/<int:run_id>/delete/", BenchmarkDeleteView.as_view(), name="benchmark-delete"),
+    path("memory/", MemoryLogListPageView.as_view(), name="memory-logs"),
+    path("memory/<int:log_id>/", MemoryLogDetailPageView.as_view(), name="memory-log"),
+    path("memory/<int:log_id>/delete/", MemoryLogDeleteView.as_view(), name="memory-log-delete"),
     path("", SizingPageView.as_view(), name="sizing"),
 ]
