@@ -33,16 +33,16 @@ from benchmarks_app.selectors import (
 )
 from benchmarks_app.services import benchmark_import, benchmark_run_delete
 from benchmarks_app.tasks import benchmark_requests_store_task
+from frontend.forms import OrganisationRowsForm
 from frontend.views import _engine_labels, _engine_names, _gpus, _model_groups
 from sizing.benchmarks.analysis import KNEE_THROUGHPUT_SHARE
 from sizing.benchmarks.detect import IMPORTERS, MAX_BYTES
 from sizing.benchmarks.run import METRIC_KEYS
-from sizing.deployment_selectors import deployment_get_for_organisation, deployment_list_for_organisation
+from sizing.deployment_selectors import deployment_list_for_organisation
 from sizing.estimator.engines import ENGINE_CHOICES
 from sizing.estimator.errors import SizingError, SizingErrorCode
 from sizing.finding_text import NO_VALUE
 from sizing.models import Organisation
-from sizing.selectors import gpu_list, model_get_for_organisation
 from sizing.services import organisation_for_user
 
 MIB = 2**20
@@ -335,7 +335,7 @@ def _status_counts(run: BenchmarkRun) -> dict[str, Any]:
 # Upload
 
 
-class BenchmarkUploadForm(forms.Form):
+class BenchmarkUploadForm(OrganisationRowsForm):
     file = forms.FileField(allow_empty_file=True, label=gettext_lazy("Result file"))
     deployment = forms.IntegerField(min_value=1, required=False, label=gettext_lazy("Deployment"))
     model = forms.CharField(max_length=200, required=False, label=gettext_lazy("Model"))
@@ -345,37 +345,6 @@ class BenchmarkUploadForm(forms.Form):
     engine = forms.ChoiceField(choices=[("", "—"), *((e, e) for e in ENGINE_CHOICES)], required=False,
                                label=gettext_lazy("Engine"))
     engine_version = forms.CharField(max_length=60, required=False, label=gettext_lazy("Engine version"))
-
-    def __init__(self, *args: Any, organisation: Organisation, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.organisation = organisation
-
-    def clean_deployment(self) -> Any:
-        value = self.cleaned_data.get("deployment")
-        if not value:
-            return None
-        deployment = deployment_get_for_organisation(organisation=self.organisation, deployment_id=value)
-        if deployment is None:
-            raise forms.ValidationError(_("Unknown deployment %(id)s") % {"id": value})
-        return deployment
-
-    def clean_model(self) -> Any:
-        slug = self.cleaned_data.get("model") or ""
-        if not slug:
-            return None
-        model = model_get_for_organisation(organisation=self.organisation, slug=slug)
-        if model is None:
-            raise forms.ValidationError(_("Unknown model %(model)s") % {"model": slug})
-        return model
-
-    def clean_gpu(self) -> Any:
-        slug = self.cleaned_data.get("gpu") or ""
-        if not slug:
-            return None
-        gpu = gpu_list().filter(slug=slug).first()
-        if gpu is None:
-            raise forms.ValidationError(_("Unknown GPU %(gpu)s") % {"gpu": slug})
-        return gpu
 
 
 _REFUSALS: tuple[tuple[re.Pattern[str], Any], ...] = (

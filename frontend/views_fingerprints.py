@@ -22,6 +22,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views import View
 
+from frontend.forms import OrganisationRowsForm
 from frontend.views import _engine_labels, _model_groups
 from sizing.deployment_apis import uploads_from
 from sizing.deployment_selectors import (
@@ -58,7 +59,7 @@ from sizing.finding_text import (
     switch_value,
 )
 from sizing.models import Deployment, Fingerprint, Organisation
-from sizing.selectors import gpu_list, model_get_for_organisation
+from sizing.selectors import gpu_list
 from sizing.services import organisation_for_user
 
 MIB = 2**20
@@ -69,7 +70,7 @@ SEVERITIES = ("error", "warning", "info")
 # Forms: typed input; the services check the rest (unique name, CUDA version, count a multiple of TP)
 
 
-class DeploymentForm(forms.Form):
+class DeploymentForm(OrganisationRowsForm):
     name = forms.CharField(max_length=200, label=gettext_lazy("Name"))
     customer = forms.CharField(max_length=200, required=False, label=gettext_lazy("Customer"))
     model = forms.CharField(max_length=200, required=False, label=gettext_lazy("Model"))
@@ -89,28 +90,6 @@ class DeploymentForm(forms.Form):
                                    label=gettext_lazy("TPOT SLO (ms)"))
     slo_e2e_ms = forms.FloatField(min_value=0.001, max_value=3_600_000, required=False,
                                   label=gettext_lazy("E2E SLO (ms)"))
-
-    def __init__(self, *args: Any, organisation: Organisation, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.organisation = organisation
-
-    def clean_model(self) -> Any:
-        slug = self.cleaned_data.get("model") or ""
-        if not slug:
-            return None
-        model = model_get_for_organisation(organisation=self.organisation, slug=slug)
-        if model is None:
-            raise forms.ValidationError(_("Unknown model %(model)s") % {"model": slug})
-        return model
-
-    def clean_gpu(self) -> Any:
-        slug = self.cleaned_data.get("gpu") or ""
-        if not slug:
-            return None
-        gpu = gpu_list().filter(slug=slug).first()
-        if gpu is None:
-            raise forms.ValidationError(_("Unknown GPU %(gpu)s") % {"gpu": slug})
-        return gpu
 
     def clean_tp(self) -> int:
         return self.cleaned_data.get("tp") or 1

@@ -31,8 +31,9 @@ from django.views import View
 
 from benchmarks_app.memory_services import TEXT_MAX_BYTES, memory_log_delete, memory_log_import
 from benchmarks_app.models import MemoryLog
+from frontend.forms import OrganisationRowsForm
 from sizing.benchmarks.detect import MAX_BYTES
-from sizing.deployment_selectors import deployment_get_for_organisation, deployment_list_for_organisation
+from sizing.deployment_selectors import deployment_list_for_organisation
 from sizing.estimator.errors import SizingError, SizingErrorCode
 from sizing.finding_text import NO_VALUE
 from sizing.models import Organisation
@@ -447,7 +448,7 @@ def _format_name(value: str) -> str:
 # Upload
 
 
-class MemoryLogUploadForm(forms.Form):
+class MemoryLogUploadForm(OrganisationRowsForm):
     file = forms.FileField(allow_empty_file=True, label=gettext_lazy("Monitoring log"))
     events = forms.FileField(allow_empty_file=True, required=False, label=gettext_lazy("Engine or kernel events log"))
     breaker = forms.FileField(allow_empty_file=True, required=False, label=gettext_lazy("Circuit-breaker events log"))
@@ -459,19 +460,6 @@ class MemoryLogUploadForm(forms.Form):
     utc_offset_minutes = forms.TypedChoiceField(choices=[(m, offset_text(m)) for m in UTC_OFFSETS], coerce=int,
                                                 required=False, empty_value=0,
                                                 label=gettext_lazy("Zone of nvidia-smi's times"))
-
-    def __init__(self, *args: Any, organisation: Organisation, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.organisation = organisation
-
-    def clean_deployment(self) -> Any:
-        value = self.cleaned_data.get("deployment")
-        if not value:
-            return None
-        deployment = deployment_get_for_organisation(organisation=self.organisation, deployment_id=value)
-        if deployment is None:
-            raise forms.ValidationError(_("Unknown deployment %(id)s") % {"id": value})
-        return deployment
 
 
 _NAMES = {"events log": gettext_lazy("events log"), "breaker log": gettext_lazy("breaker log")}

@@ -1,0 +1,49 @@
+"""What the dashboard's forms share: fields that name the organisation's rows (a deployment by id, a model or a GPU
+by slug) cleaned into those rows, or a message under the field when there is none."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.utils.translation import gettext as _
+
+from sizing.deployment_selectors import deployment_get_for_organisation
+from sizing.models import Organisation
+from sizing.selectors import gpu_get, model_get_for_organisation
+
+
+class OrganisationRowsForm(forms.Form):
+    """A form for one organisation: `deployment`, `model` and `gpu` fields (where the form has them) clean to the
+    rows, None when empty."""
+
+    def __init__(self, *args: Any, organisation: Organisation, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.organisation = organisation
+
+    def clean_deployment(self) -> Any:
+        value = self.cleaned_data.get("deployment")
+        if not value:
+            return None
+        deployment = deployment_get_for_organisation(organisation=self.organisation, deployment_id=value)
+        if deployment is None:
+            raise forms.ValidationError(_("Unknown deployment %(id)s") % {"id": value})
+        return deployment
+
+    def clean_model(self) -> Any:
+        slug = self.cleaned_data.get("model") or ""
+        if not slug:
+            return None
+        model = model_get_for_organisation(organisation=self.organisation, slug=slug)
+        if model is None:
+            raise forms.ValidationError(_("Unknown model %(model)s") % {"model": slug})
+        return model
+
+    def clean_gpu(self) -> Any:
+        slug = self.cleaned_data.get("gpu") or ""
+        if not slug:
+            return None
+        gpu = gpu_get(slug=slug)
+        if gpu is None:
+            raise forms.ValidationError(_("Unknown GPU %(gpu)s") % {"gpu": slug})
+        return gpu
