@@ -69,6 +69,23 @@ def finite(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
+def describe_value(value: Any) -> str:
+    """A JSON value named for a refusal message: "the text 'fast'", "a list", "null".
+
+    >>> describe_value("fast"), describe_value([1]), describe_value(None), describe_value(True)
+    ("the text 'fast'", 'a list', 'null', 'the boolean true')
+    """
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, str):
+        return f"the text {value[:40]!r}"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return "null" if value is None else f"a {type(value).__name__}"
+
+
 @dataclass(frozen=True, kw_only=True)
 class Stat:
     """A distribution's summary; None where the file does not say."""

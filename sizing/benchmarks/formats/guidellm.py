@@ -76,6 +76,7 @@ from sizing.benchmarks.run import (
     RequestStatus,
     Source,
     Stat,
+    describe_value,
     metrics_from_requests,
     stat_reported,
 )
@@ -133,18 +134,6 @@ NOTE_NO_SUCCESS = "No request succeeded: no latency or token distribution is giv
 # Small helpers
 
 
-def _describe(value: Any) -> str:
-    if isinstance(value, bool):
-        return f"the boolean {str(value).lower()}"
-    if isinstance(value, str):
-        return f"the text {value[:40]!r}"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    if value is None:
-        return "null"
-    return f"a {type(value).__name__}"
 
 
 def _number(value: Any, where: str) -> float | None:
@@ -152,7 +141,7 @@ def _number(value: Any, where: str) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise FormatRefusal(f"{where} is {_describe(value)}, not a number")
+        raise FormatRefusal(f"{where} is {describe_value(value)}, not a number")
     return float(value) if math.isfinite(value) else None
 
 
@@ -169,7 +158,7 @@ def _object(value: Any, where: str, *, required: bool = True) -> dict[str, Any]:
     if value is None and not required:
         return {}
     if not isinstance(value, dict):
-        raise FormatRefusal(f"{where} is {_describe(value)}, not an object" if value is not None
+        raise FormatRefusal(f"{where} is {describe_value(value)}, not an object" if value is not None
                             else f"{where} is missing")
     return value
 
@@ -457,7 +446,7 @@ def _request_v01(raw: Any, status: str, where: str) -> _Request:
     decode = _object(record.get("decode_times"), f"{where}.decode_times", required=False)
     data = decode.get("data", [])
     if not isinstance(data, list):
-        raise FormatRefusal(f"{where}.decode_times.data is {_describe(data)}, not a list of gaps")
+        raise FormatRefusal(f"{where}.decode_times.data is {describe_value(data)}, not a list of gaps")
     gaps = tuple(g * 1000 for i, value in enumerate(data)
                  if (g := _number(value, f"{where}.decode_times.data[{i}]")) is not None)
     return _Request(
@@ -565,7 +554,7 @@ def _request_lists(block: Any, where: str) -> dict[str, list[Any]] | None:
             found[status] = []
             continue
         if not isinstance(items, list):
-            raise FormatRefusal(f"{where}.{status} is {_describe(items)}, not a list of requests")
+            raise FormatRefusal(f"{where}.{status} is {describe_value(items)}, not a list of requests")
         found[status] = items
     return found
 
@@ -744,7 +733,7 @@ def _benchmarks_v01(data: Mapping[str, Any]) -> list[_Benchmark]:
         args = _object(report.get("args"), f"benchmarks[{r}].args", required=False)
         inner = report.get("benchmarks")
         if not isinstance(inner, list):
-            raise FormatRefusal(f"benchmarks[{r}].benchmarks is {_describe(inner)}, not GuideLLM 0.1's list")
+            raise FormatRefusal(f"benchmarks[{r}].benchmarks is {describe_value(inner)}, not GuideLLM 0.1's list")
         for b, raw in enumerate(inner):
             where = f"benchmarks[{r}].benchmarks[{b}]"
             raw = _object(raw, where)
@@ -969,7 +958,7 @@ def read_json(text: str) -> list[ImportedRun]:
     if benchmarks is None:
         raise FormatRefusal("a JSON object without GuideLLM's 'benchmarks' list")
     if not isinstance(benchmarks, list):
-        raise FormatRefusal(f"GuideLLM's 'benchmarks' is {_describe(benchmarks)}, not a list")
+        raise FormatRefusal(f"GuideLLM's 'benchmarks' is {describe_value(benchmarks)}, not a list")
     if not benchmarks:
         raise FormatRefusal("GuideLLM's 'benchmarks' list is empty: the report holds no benchmark")
     generation = _generation(data)
@@ -979,7 +968,8 @@ def read_json(text: str) -> list[ImportedRun]:
         parsed = []
         for index, raw in enumerate(benchmarks):
             if not isinstance(raw, dict) or raw.get("type_") != "generative_benchmark":
-                raise FormatRefusal(f"benchmarks[{index}] is {_describe(raw)} without type_ 'generative_benchmark'")
+                raise FormatRefusal(f"benchmarks[{index}] is {describe_value(raw)} without type_ "
+                                    "'generative_benchmark'")
             parsed.append(_benchmark_v02(raw, index) if generation == GEN_02
                           else _benchmark_v04(raw, index, data, generation))
     if cut is not None:
@@ -1027,7 +1017,7 @@ def _cell_number(text: str, where: str) -> float | None:
     try:
         number = float(text)
     except ValueError:
-        raise FormatRefusal(f"{where} is {_describe(text)}, not a number") from None
+        raise FormatRefusal(f"{where} is {describe_value(text)}, not a number") from None
     return number if math.isfinite(number) else None
 
 
@@ -1037,7 +1027,7 @@ def _percentile_cell(text: str, where: str) -> dict[str, float | None]:
     if not cell:
         return {}
     if not (cell.startswith("[") and cell.endswith("]")):
-        raise FormatRefusal(f"{where} is {_describe(cell)}, not GuideLLM's [min, p0.1, …, p99, max] list")
+        raise FormatRefusal(f"{where} is {describe_value(cell)}, not GuideLLM's [min, p0.1, …, p99, max] list")
     parts = cell[1:-1].split(",")
     if len(parts) != len(CSV_PERCENTILE_ORDER):
         raise FormatRefusal(f"{where} has {len(parts)} values; GuideLLM writes {len(CSV_PERCENTILE_ORDER)} "

@@ -51,6 +51,7 @@ from sizing.benchmarks.run import (
     RequestRecord,
     RequestStatus,
     Stat,
+    describe_value,
     finite,
     metrics_from_requests,
     stat_reported,
@@ -86,16 +87,6 @@ NOTE_FAILED = ("Failed requests (a non-null error_code: an HTTP status, −1 for
 NOTE_NO_SUCCESS = "No request succeeded: no latency distribution is given."
 
 
-def _describe(value: Any) -> str:
-    if isinstance(value, bool):
-        return f"the boolean {str(value).lower()}"
-    if isinstance(value, str):
-        return f"the text {value[:40]!r}"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return "null" if value is None else f"a {type(value).__name__}"
 
 
 def _number(value: Any, where: str) -> float | None:
@@ -104,14 +95,14 @@ def _number(value: Any, where: str) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or isinstance(value, list | dict):
-        raise FormatRefusal(f"{where} is {_describe(value)}, not a number")
+        raise FormatRefusal(f"{where} is {describe_value(value)}, not a number")
     if isinstance(value, str):
         text = value.strip()
         if text.lower() in ("nan", "none", "null", ""):
             return None
         number = finite(text)
         if number is None and text.lower().lstrip("+-") not in ("inf", "infinity"):
-            raise FormatRefusal(f"{where} is {_describe(value)}, not a number")
+            raise FormatRefusal(f"{where} is {describe_value(value)}, not a number")
         return number
     return finite(value)
 
@@ -138,7 +129,7 @@ def _error_code(value: Any, where: str) -> str | None:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
     if isinstance(value, bool) or isinstance(value, list | dict):
-        raise FormatRefusal(f"{where} is {_describe(value)}, not an error code")
+        raise FormatRefusal(f"{where} is {describe_value(value)}, not an error code")
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     return str(value)
@@ -151,7 +142,7 @@ def _error_code(value: Any, where: str) -> str | None:
 def _record(raw: Any, index: int) -> tuple[RequestRecord, dict[str, float | None]]:
     where = f"request {index + 1}"
     if not isinstance(raw, dict):
-        raise FormatRefusal(f"{where} is {_describe(raw)}, not llmperf's per-request object")
+        raise FormatRefusal(f"{where} is {describe_value(raw)}, not llmperf's per-request object")
     missing = [key for key in _REQUIRED_KEYS if key not in raw]
     if missing:
         raise FormatRefusal(f"{where} has no {', '.join(repr(k) for k in missing)}: not an llmperf per-request record")
@@ -205,7 +196,7 @@ def read_requests(text: str) -> list[ImportedRun]:
     if isinstance(data, dict):
         raise FormatRefusal("a JSON object, not llmperf's list of per-request records")
     if not isinstance(data, list):
-        raise FormatRefusal(f"a JSON {_describe(data)}, not llmperf's list of per-request records")
+        raise FormatRefusal(f"a JSON {describe_value(data)}, not llmperf's list of per-request records")
     if not data:
         raise FormatRefusal("an empty JSON list: no llmperf per-request record")
     if not isinstance(data[0], dict) or not all(key in data[0] for key in _REQUIRED_KEYS):
@@ -286,7 +277,7 @@ def read_summary(text: str) -> list[ImportedRun]:
     the text is not such a file."""
     data = load_json(text)
     if not isinstance(data, dict):
-        raise FormatRefusal(f"a JSON {'list' if isinstance(data, list) else _describe(data)}, not llmperf's "
+        raise FormatRefusal(f"a JSON {'list' if isinstance(data, list) else describe_value(data)}, not llmperf's "
                             "flattened summary object")
     result_keys = [key for key in data if key.startswith("results_")]
     if not any(key.startswith(("results_ttft_s_", "results_end_to_end_latency_s_")) for key in result_keys):
