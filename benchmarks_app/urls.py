@@ -9,6 +9,7 @@ from benchmarks_app.apis import (
     BenchmarkRunListApi,
     BenchmarkSeriesDetailApi,
 )
+from benchmarks_app.endpoint_apis import EndpointDetailApi, EndpointListApi
 from benchmarks_app.memory_apis import MemoryLogDetailApi, MemoryLogListApi
 
 app_name = "benchmarks"
@@ -22,5 +23,7 @@ urlpatterns = [
     path("benchmark-runs/<int:run_id>/analysis", BenchmarkRunAnalysisApi.as_view(), name="benchmark-run-analysis"),
     path("memory-logs/", MemoryLogListApi.as_view(), name="memory-log-list"),
     path("memory-logs/<int:log_id>/", MemoryLogDetailApi.as_view(), name="memory-log-detail"),
+    path("endpoints/", EndpointListApi.as_view(), name="endpoint-list"),
+    path("endpoints/<int:endpoint_id>/", EndpointDetailApi.as_view(), name="endpoint-detail"),
     path("benchmark-series/<int:series_id>/", BenchmarkSeriesDetailApi.as_view(), name="benchmark-series-detail"),
 ]

@@ -15,6 +15,7 @@ from frontend.views_benchmarks import (
     BenchmarkListPageView,
     BenchmarkSeriesPageView,
 )
+from frontend.views_endpoints import EndpointDeleteView, EndpointEditPageView, EndpointListPageView
 from frontend.views_fingerprints import (
     DeploymentDeleteView,
     DeploymentDetailPageView,
@@ -51,6 +52,9 @@ urlpatterns = [
     path("benchmarks/series/<int:series_id>/", BenchmarkSeriesPageView.as_view(), name="benchmark-series"),
     path("benchmarks/<int:run_id>/", BenchmarkDetailPageView.as_view(), name="benchmark"),
     path("benchmarks/<int:run_id>/delete/", BenchmarkDeleteView.as_view(), name="benchmark-delete"),
+    path("endpoints/", EndpointListPageView.as_view(), name="endpoints"),
+    path("endpoints/<int:endpoint_id>/edit/", EndpointEditPageView.as_view(), name="endpoint-edit"),
+    path("endpoints/<int:endpoint_id>/delete/", EndpointDeleteView.as_view(), name="endpoint-delete"),
     path("memory/", MemoryLogListPageView.as_view(), name="memory-logs"),
     path("memory/<int:log_id>/", MemoryLogDetailPageView.as_view(), name="memory-log"),
     path("memory/<int:log_id>/delete/", MemoryLogDeleteView.as_view(), name="memory-log-delete"),

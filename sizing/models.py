@@ -18,10 +18,17 @@ class Organisation(models.Model):
 
 
 class Membership(models.Model):
-    """A user's organisation. One organisation per user."""
+    """A user's organisation. One organisation per user. An admin of the organisation manages what is shared by all
+    its members and needs care (the inference endpoints load tests may target, with their API keys); a member uses
+    them. Django superusers count as admins too (sizing.permissions.membership_is_admin)."""
+
+    class Role(models.TextChoices):
+        ADMIN = "admin", _("Admin")
+        MEMBER = "member", _("Member")
 
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="membership")
     organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.MEMBER)
 
     def __str__(self) -> str:
         return f"{self.user} @ {self.organisation}"

@@ -165,7 +165,7 @@ def organisation_for_user(*, user: Any) -> Organisation:
 
 @transaction.atomic
 def demo_setup(*, organisation_name: str, password: str | None = None) -> tuple[str, str]:
-    """Create (or reset) the demo organisation and user; return the login to print."""
+    """Create (or reset) the demo organisation and user (an admin of it); return the login to print."""
     user_model = get_user_model()
     password = password or secrets.token_urlsafe(9)
     organisation, _ = Organisation.objects.get_or_create(name=organisation_name)
@@ -174,7 +174,8 @@ def demo_setup(*, organisation_name: str, password: str | None = None) -> tuple[
     user.is_staff = True
     user.is_superuser = True
     user.save()
-    Membership.objects.update_or_create(user=user, defaults={"organisation": organisation})
+    Membership.objects.update_or_create(user=user, defaults={"organisation": organisation,
+                                                             "role": Membership.Role.ADMIN})
     return DEMO_USERNAME, password
 
 

@@ -157,6 +157,7 @@ SPECTACULAR_SETTINGS = {
         "SimulationKindEnum": "sizing.models.SimulationJob.Kind",
         "SimulationStatusEnum": "sizing.models.SimulationJob.Status",
         "BenchmarkRunStatusEnum": "benchmarks_app.models.BenchmarkRun.Status",
+        "EndpointKindEnum": "benchmarks_app.models.Endpoint.Kind",
     },
 }
 
@@ -192,3 +193,10 @@ LOGGING = {
 
 SIZING_DEFAULT_MODEL = env.str("SIZING_DEFAULT_MODEL", default="meta-llama/Meta-Llama-3-8B")
 SIZING_DEMO_ORGANISATION = env.str("SIZING_DEMO_ORGANISATION", default="Demo Integrator")
+
+# Inference endpoints' API keys are stored encrypted (Fernet) with a key derived (HKDF-SHA256) from
+# SIZING_SECRETS_KEY, or from SECRET_KEY when it is unset (so a one-command start works). Changing the material makes
+# the stored keys unreadable: put the old material in SIZING_SECRETS_KEY_FALLBACKS (comma-separated) and run
+# `python manage.py endpoint_keys_rotate` (see benchmarks_app/endpoint_secrets.py).
+SIZING_SECRETS_KEY = env.str("SIZING_SECRETS_KEY", default="")
+SIZING_SECRETS_KEY_FALLBACKS = env.list("SIZING_SECRETS_KEY_FALLBACKS", default=[])
