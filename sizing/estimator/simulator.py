@@ -446,6 +446,10 @@ def _simulate_replica(model: StepModel, config: ServingConfig, *, index: np.ndar
             while finish_heap and version[finish_heap[0][1]] != finish_heap[0][2]:
                 heapq.heappop(finish_heap)
             steps = finish_heap[0][0] - step if finish_heap else 1
+            if preempted_now and waiting:
+                # a preemption holds admission for this one step only (vLLM; the docstring's rule): the preempted
+                # request may be admitted again at the next step, not only after the next completion
+                steps = 1
             steps = max(1, min(steps, int((capacity - used()) // dec_n), 200_000))
             context = dec_ctx + dec_n
             first_step = model.step_s(decode=dec_n, context_tokens=context)

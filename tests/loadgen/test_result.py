@@ -1,0 +1,182 @@
+"""The result document: hand-checked request entries, the JSON Schema (docs/loadgen-result.schema.json), and the
+round trip through the benchmark importer (`sizing.benchmarks.detect.import_text`). No database."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from array import array
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from benchmarks_app.loadgen.client import RequestResult, Status
+from benchmarks_app.loadgen.plan import plan_from_dict
+from benchmarks_app.loadgen.result import (
+    request_entry,
+    result_document,
+    result_json,
+    result_paths,
+    write_result,
+)
+from benchmarks_app.loadgen.runner import LoadRunner, RunOutcome
+from sizing.benchmarks.detect import import_text
+from tests.loadgen.streams import MS, FakeServer
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMA = json.loads((ROOT / "docs" / "loadgen-result.schema.json").read_text())
+T0 = 7_000 * MS
+
+
+def _validate(document: dict[str, Any]) -> list[str]:
+    return [f"{list(error.path)}: {error.message}" for error in Draft202012Validator(SCHEMA).iter_errors(document)]
+
+
+def _run(server: FakeServer, **overrides: Any) -> RunOutcome:
+    data: dict[str, Any] = {"endpoint": {"base_url": "http://llm.test", "api": "chat", "model": "llama",
+                                         "engine": "fake 1.0"},
+                            "load": {"concurrency": 3}, "requests": {"input_tokens": 24, "output_tokens": 5},
+                            "bounds": {"max_requests": 12}}
+    data.update(overrides)
+    return asyncio.run(LoadRunner(plan_from_dict(data), transport=server.transport).run())
+
+
+def _hand_record() -> RequestResult:
+    """Scheduled at 100 ms, sent at 100.5 ms, content events at 110.5, 115.5 and 125.5 ms, usage at 126.5 ms."""
+    return RequestResult(index=4, t_sched_ns=T0 + 100 * MS, input_tokens_sent=500, output_tokens_target=4,
+                         t_send_ns=T0 + 100_500_000, t_hdr_ns=T0 + 102 * MS, t_end_ns=T0 + 126_500_000,
+                         event_ns=array("q", [T0 + 110_500_000, T0 + 115_500_000, T0 + 125_500_000]),
+                         event_tokens=array("q", [1, 2, 1]),
+                         status=Status.OK, http_status=200, input_tokens=498, output_tokens=4,
+                         output_tokens_source="usage", cached_tokens=16, finish_reason="length")
+
+
+def test_a_request_entry_by_hand() -> None:
+    # when
+    entry = request_entry(_hand_record(), T0)
+
+    # then: TTFT 110.5 − 100.5 = 10 ms; TTFT_sched 10.5 ms; gaps 5 and 10 ms; E2E 126.5 − 100.5 = 26 ms
+    assert entry == {"id": 4, "status": "ok", "error": None, "http_status": 200, "timeout_phase": None,
+                     "t_sched_s": 0.1, "t_send_s": 0.1005, "ttft_ms": 10.0, "ttft_sched_ms": 10.5, "e2e_ms": 26.0,
+                     "itl_ms": [5.0, 10.0], "chunk_tokens": [1, 2, 1], "input_tokens": 498,
+                     "input_tokens_sent": 500, "output_tokens": 4, "output_tokens_source": "usage",
+                     "cached_tokens": 16, "finish_reason": "length"}
+
+
+def test_the_hand_checked_request_imports_with_its_ttft_and_tpot() -> None:
+    # given: a run document around the hand-made request (window [0, 1] s)
+    server = FakeServer()
+    outcome = _run(server, bounds={"max_requests": 1})
+    outcome.records = [_hand_record()]
+    outcome.t0_ns = T0
+    outcome.window_s = (0.0, 1.0)
+    outcome.end_ns = T0 + 126_500_000
+    document = result_document(outcome)
+
+    # when
+    fmt, runs = import_text(result_json(document))
+
+    # then: TPOT = (15 ms of gaps) / (N_out 4 − n_1 1) = 5 ms
+    run = runs[0]
+    assert _validate(document) == []
+    assert fmt == "llm_sizing"
+    assert (run.completed, run.failed, run.incomplete) == (1, 0, 0)
+    assert run.metrics["ttft_ms"].mean == 10.0
+    assert run.metrics["ttft_sched_ms"].mean == 10.5
+    assert run.metrics["tpot_ms"].mean == 5.0
+    assert run.metrics["e2e_ms"].mean == 26.0
+    assert run.model == "llama"
+    assert run.backend == "openai-chat"
+
+
+def test_a_run_with_errors_validates_and_imports_with_its_counts() -> None:
+    # given: every third request answered 503
+    outcome = _run(FakeServer(fail_every=3))
+    document = result_document(outcome)
+
+    # when
+    fmt, runs = import_text(result_json(document))
+
+    # then
+    run = runs[0]
+    ok = [r for r in outcome.records if r.status is Status.OK]
+    assert _validate(document) == []
+    assert (fmt, run.completed, run.failed, run.incomplete) == ("llm_sizing", 8, 4, 0)
+    expected_ttft = sum(round(r.ttft_ns / MS, 3) for r in ok) / len(ok)
+    assert run.metrics["ttft_ms"].mean == pytest.approx(expected_ttft, abs=1e-9)
+    assert run.load.kind == "concurrency"
+    assert run.load.concurrency == 3
+    assert document["summary"]["statuses"] == {"http_error": 4, "ok": 8}
+    assert document["summary"]["in_window"] == {"requests": 12, "completed": 8, "incomplete": 0, "failed": 4}
+    failed = [entry for entry in document["requests"] if entry["status"] == "http_error"]
+    assert {(entry["http_status"], entry["error"], entry["ttft_ms"]) for entry in failed} == {
+        (503, "HTTP 503: overloaded", None)}
+
+
+def test_an_open_loop_cut_by_its_duration_imports_its_incomplete_requests() -> None:
+    # given: 40 requests/s, requests of about 0.2 s, a 0.5 s bound
+    outcome = _run(FakeServer(ttft_s=0.05, itl_s=0.04), load={"mode": "open", "rate": 40, "arrival": "constant"},
+                   bounds={"max_duration_s": 0.5})
+    document = result_document(outcome)
+
+    # when
+    _, runs = import_text(result_json(document))
+
+    # then
+    run = runs[0]
+    incomplete = sum(1 for r in outcome.records if r.status is Status.INCOMPLETE_AT_END)
+    assert _validate(document) == []
+    assert incomplete >= 3
+    assert (run.completed, run.failed, run.incomplete) == (len(outcome.records) - incomplete, 0, incomplete)
+    assert document["run"]["load"] == {"kind": "rate", "rate": 40.0, "concurrency": None, "arrival": "constant"}
+    assert document["run"]["window"]["end_s"] == pytest.approx(0.5, abs=0.05)
+    assert run.load.rate == 40.0
+
+
+def test_the_summary_and_settings_say_how_it_was_run() -> None:
+    # given
+    outcome = _run(FakeServer(), warmup_s=0.0, seed=9, extra_body={"temperature": 0})
+
+    # when
+    document = result_document(outcome)
+
+    # then
+    settings = document["run"]["settings"]
+    summary = document["summary"]
+    assert (settings["dataset"], settings["input_len"], settings["output_len"], settings["seed"]) == (
+        "random", 24, 5, 9)
+    assert settings["plan"]["extra_body"] == {"temperature": 0}
+    assert document["run"]["endpoint"] == {"kind": "openai-chat", "model": "llama", "engine": "fake 1.0"}
+    assert document["tool"] == {"name": "llm-sizing-loadgen", "version": "0.1.0"}
+    assert document["run"]["started_at"].endswith("Z")
+    assert summary["metrics"]["ttft_ms"]["n"] == 12
+    assert summary["metrics"]["ttft_ms"]["p95"] is None  # n = 12: no p95 (needs 20) nor p99 (needs 100)
+    assert summary["metrics"]["ttft_ms"]["p90"] is not None
+    assert summary["client_fidelity"]["valid"] is True
+    assert summary["validation"] == {"over_max_tokens": 0, "no_usage": 0, "chunking_unknown": 0}
+
+
+def test_result_json_is_the_document_and_the_file_is_written_whole(tmp_path: Path) -> None:
+    # given
+    outcome = _run(FakeServer(), bounds={"max_requests": 3})
+    document = result_document(outcome)
+
+    # when
+    path = write_result(outcome, tmp_path / "out" / "result.json")
+
+    # then: one request per line, nothing left behind
+    text = path.read_text()
+    assert json.loads(text)["requests"] == document["requests"]
+    assert len([line for line in text.splitlines() if line.startswith('  {"id"')]) == 3
+    assert sorted(p.name for p in path.parent.iterdir()) == ["result.json"]
+    empty = {**document, "requests": []}
+    assert json.loads(result_json(empty)) == empty
+
+
+def test_sweep_results_go_beside_the_named_file() -> None:
+    # when / then
+    assert result_paths("out/result.json", [""]) == [Path("out/result.json")]
+    assert result_paths("out/result.json", ["rate-1", "rate-2.5"]) == [Path("out/result.rate-1.json"),
+                                                                       Path("out/result.rate-2.5.json")]
