@@ -20,7 +20,11 @@ class OrganisationAdmin(admin.ModelAdmin):
 
 @admin.register(Membership)
 class MembershipAdmin(admin.ModelAdmin):
-    list_display = ("user", "organisation")
+    """Where a superuser makes a member an admin of their organisation (admins register load-test endpoints)."""
+
+    list_display = ("user", "organisation", "role")
+    list_filter = ("role",)
+    list_editable = ("role",)
 
 
 @admin.register(Gpu)

@@ -25,3 +25,24 @@ def test_admin_change_lists_render(catalog, model):
     # when / then
     response = client.get(f"/admin/sizing/{model}/")
     assert response.status_code == 200
+
+
+def test_a_superuser_makes_a_member_an_admin_from_the_membership_list(db, organisation):
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    from sizing.models import Membership
+
+    member = get_user_model().objects.create_user(username="member", password="x" * 12)
+    membership = Membership.objects.create(user=member, organisation=organisation)
+    root = get_user_model().objects.create_superuser(username="root", password="x" * 12, email="r@example.com")
+    client = Client()
+    client.force_login(root)
+    page = client.get("/admin/sizing/membership/").content.decode()
+    assert 'name="form-0-role"' in page  # editable in the list
+    response = client.post("/admin/sizing/membership/", {
+        "form-TOTAL_FORMS": "1", "form-INITIAL_FORMS": "1", "form-0-id": str(membership.pk), "form-0-role": "admin",
+        "_save": "Save"})
+    assert response.status_code == 302
+    membership.refresh_from_db()
+    assert membership.role == "admin"
