@@ -24,7 +24,6 @@ from django.views import View
 
 from frontend.forms import OrganisationRowsForm
 from frontend.views import _engine_labels, _model_groups
-from sizing.deployment_apis import uploads_from
 from sizing.deployment_selectors import (
     deployment_get_for_organisation,
     deployment_list_for_organisation,
@@ -42,6 +41,7 @@ from sizing.deployment_services import (
     fingerprint_max_bytes,
     fingerprint_report,
     fingerprint_upload,
+    uploads_from,
 )
 from sizing.estimator.engines import ENGINE_CHOICES
 from sizing.estimator.errors import SizingError

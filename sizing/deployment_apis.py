@@ -21,18 +21,16 @@ from sizing.deployment_selectors import (
 from sizing.deployment_services import (
     MAX_FILES,
     NAME_MAX_LENGTH,
-    Upload,
     deployment_create,
     deployment_delete,
     deployment_update,
     fingerprint_delete,
     fingerprint_diff_report,
-    fingerprint_max_bytes,
     fingerprint_report,
     fingerprint_upload,
+    uploads_from,
 )
 from sizing.estimator.engines import ENGINE_CHOICES
-from sizing.estimator.errors import SizingError, SizingErrorCode
 from sizing.finding_text import change_text, finding_text
 from sizing.models import Deployment, Fingerprint
 from sizing.selectors import gpu_get, model_get_for_organisation
@@ -251,24 +249,6 @@ def _worded(report: dict[str, Any]) -> dict[str, Any]:
     for finding in report.get("findings", []):
         finding["text"] = finding_text(finding)
     return report
-
-
-def uploads_from(*, files: list[Any], texts: list[str]) -> list[Upload]:
-    """Uploaded files (read up to the limit: a 50 MB file is refused by its size, not read whole) and pasted
-    texts as Uploads."""
-    limit = fingerprint_max_bytes()
-    uploads = []
-    for file in files:
-        name = str(getattr(file, "name", "") or "file")
-        size = getattr(file, "size", None)
-        if size is not None and size > limit:
-            message = (f"{name}: the file is {size:,} bytes; the limit is {limit:,} bytes "
-                       "(SIZING_MAX_FINGERPRINT_BYTES): upload the probe's JSON file or one command's output")
-            raise SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message,
-                              extra={"size_bytes": size, "limit_bytes": limit, "fields": {"files": [message]}})
-        uploads.append(Upload(name=name, data=file.read(limit + 1)))
-    uploads += [Upload(name=f"pasted text {i + 1}", data=text.encode()) for i, text in enumerate(texts)]
-    return uploads
 
 
 class FingerprintDetailApi(APIView):

@@ -152,6 +152,23 @@ def fingerprint_max_bytes() -> int:
     return int(settings.SIZING_MAX_FINGERPRINT_BYTES)
 
 
+def uploads_from(*, files: list[Any], texts: list[str]) -> list[Upload]:
+    """Uploaded files (read up to the limit: a 50 MB file is refused by its size, not read whole) and pasted
+    texts as Uploads."""
+    limit = fingerprint_max_bytes()
+    uploads = []
+    for file in files:
+        name = str(getattr(file, "name", "") or "file")
+        size = getattr(file, "size", None)
+        if size is not None and size > limit:
+            message = (f"{name}: the file is {size:,} bytes; the limit is {limit:,} bytes "
+                       "(SIZING_MAX_FINGERPRINT_BYTES): upload the probe's JSON file or one command's output")
+            raise _invalid("files", message, size_bytes=size, limit_bytes=limit)
+        uploads.append(Upload(name=name, data=file.read(limit + 1)))
+    uploads += [Upload(name=f"pasted text {i + 1}", data=text.encode()) for i, text in enumerate(texts)]
+    return uploads
+
+
 def _piece_refusal(piece_kind: PieceKind, problems: Sequence[str]) -> str | None:
     """Why a parsed piece cannot be stored, or None. Another tool's output and nvidia-smi's own failure messages
     are not machine facts; a cut output would store a machine with GPUs or sections missing."""
