@@ -27,6 +27,7 @@ catalogs: migrate
 # Create the venv, install, migrate, load catalogs, print a demo login, start a worker and the web server.
 run: translations catalogs
 	$(PY) manage.py demo_setup
+	$(PY) manage.py simulator_register
 	HOST=$(HOST) PORT=$(PORT) PY=$(PY) ./deploy/run-dev.sh
 
 test: translations

@@ -54,7 +54,7 @@ class BenchmarkRunOutputSerializer(serializers.ModelSerializer):
                   "format", "tool", "tool_version", "label", "backend", "started_at", "duration_s", "load",
                   "settings", "completed", "failed", "incomplete", "metrics", "reported", "notes",
                   "output_tokens_per_s", "requests_per_s", "total_tokens_per_s", "request_count", "file_name",
-                  "created_at", "finished_at"]
+                  "verdict", "server_series", "created_at", "finished_at"]
 
     def get_url(self, obj: BenchmarkRun) -> str:
         return f"/api/v1/benchmark-runs/{obj.pk}/"

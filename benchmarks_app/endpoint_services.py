@@ -12,6 +12,7 @@ marked with sensitive_variables so Django's error reports leave it out.
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Mapping
 from typing import Any
 
@@ -28,7 +29,9 @@ NAME_MAX_LENGTH = 200
 MODEL_NAME_MAX_LENGTH = 255
 API_KEY_MAX_LENGTH = 4096
 KINDS = tuple(Endpoint.Kind.values)
-ENDPOINT_FIELDS = ("name", "base_url", "kind", "model_name", "metrics_url")
+FAILURE_COMMAND_MAX_ARGS = 64  # words of a failure command (argv)
+FAILURE_COMMAND_MAX_ARG_LENGTH = 1000  # characters of one word
+ENDPOINT_FIELDS = ("name", "base_url", "kind", "model_name", "metrics_url", "failure_command")
 _KEY_UNSAFE = re.compile(r"[\x00-\x1f\x7f]")  # a key goes into an HTTP header: no line breaks or controls
 
 
@@ -86,7 +89,48 @@ def _endpoint_clean(*, organisation: Organisation, data: Mapping[str, Any], excl
         if problem is not None:
             raise _invalid("metrics_url", problem.reason, problem.message)
         values["metrics_url"] = url
+    if "failure_command" in present:
+        values["failure_command"] = _failure_command_clean(data.get("failure_command"))
     return values
+
+
+def _failure_command_clean(value: Any) -> list[str]:
+    """The failure command as an argv list: a list of strings as given, or a command line split as a POSIX shell
+    would (shlex.split; nothing is ever run through a shell). None, "" or [] is no command. 1–64 words of at most
+    1,000 characters each, no NUL, the first (the program) not empty."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        try:
+            argv = shlex.split(value)
+        except ValueError as error:
+            raise _invalid("failure_command", "command_syntax", f"the command line cannot be split into words: "
+                                                                f"{error} (check the quotes)") from None
+    elif isinstance(value, list | tuple):
+        argv = list(value)
+        if not all(isinstance(word, str) for word in argv):
+            raise _invalid("failure_command", "command_type", "the failure command is a list of strings (argv) or "
+                                                              "a command line")
+    else:
+        raise _invalid("failure_command", "command_type", "the failure command is a list of strings (argv) or a "
+                                                          "command line")
+    if len(argv) > FAILURE_COMMAND_MAX_ARGS:
+        raise _invalid("failure_command", "command_too_long", f"the failure command has {len(argv)} words; the "
+                                                              f"limit is {FAILURE_COMMAND_MAX_ARGS}",
+                       count=len(argv), limit=FAILURE_COMMAND_MAX_ARGS)
+    for index, word in enumerate(argv):
+        if "\x00" in word:
+            raise _invalid("failure_command", "command_nul", f"word {index + 1} of the failure command contains a "
+                                                             "NUL character", word=index + 1)
+        if len(word) > FAILURE_COMMAND_MAX_ARG_LENGTH:
+            raise _invalid("failure_command", "command_word_too_long", f"word {index + 1} of the failure command has "
+                                                                      f"{len(word)} characters; the limit is "
+                                                                      f"{FAILURE_COMMAND_MAX_ARG_LENGTH}",
+                           word=index + 1, length=len(word), limit=FAILURE_COMMAND_MAX_ARG_LENGTH)
+    if argv and not argv[0].strip():
+        raise _invalid("failure_command", "command_program", "the failure command's first word (the program to "
+                                                             "run) is empty")
+    return argv
 
 
 @sensitive_variables()
@@ -160,3 +204,21 @@ def endpoint_keys_rotate() -> tuple[int, list[int]]:
         Endpoint.objects.filter(pk=endpoint.pk).update(api_key_encrypted=token)
         rotated += 1
     return rotated, unreadable
+
+
+SIMULATOR_ENDPOINT_NAME = "Bundled simulator"
+
+
+def simulator_endpoint_ensure(*, organisation: Organisation, base_url: str, model_name: str) -> tuple[Endpoint, bool]:
+    """The organisation's endpoint for the bundled simulator (`manage.py simserve`), created or pointed at
+    `base_url`: a new user's first load test targets it. Returns (endpoint, created)."""
+    url = url_normalised(base_url)
+    problem = url_problem(url, base=True)
+    if problem is not None:
+        raise _invalid("base_url", problem.reason, problem.message)
+    with transaction.atomic():
+        endpoint, created = Endpoint.objects.update_or_create(
+            organisation=organisation, name=SIMULATOR_ENDPOINT_NAME,
+            defaults={"base_url": url, "kind": Endpoint.Kind.SIMULATOR, "model_name": model_name,
+                      "metrics_url": url.rstrip("/") + "/metrics"})
+    return endpoint, created

@@ -7,8 +7,9 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -17,9 +18,11 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from benchmarks_app.loadgen.scenarios import judge
 from benchmarks_app.models import BenchmarkFile, BenchmarkRequest, BenchmarkRun, BenchmarkSeries
 from sizing.benchmarks.analysis import run_distributions
 from sizing.benchmarks.detect import MAX_BYTES, BenchmarkFormatError, decode, import_text
+from sizing.benchmarks.loadverdict import load_memory_verdict
 from sizing.benchmarks.run import ImportedRun, RequestRecord, request_tpot_ms
 from sizing.estimator.errors import SizingError, SizingErrorCode
 from sizing.models import Deployment, Gpu, LlmModel, Organisation
@@ -77,6 +80,52 @@ def _name(run: ImportedRun, file_name: str, index: int, count: int) -> str:
     return " · ".join(parts)[:NAME_MAX_LENGTH]
 
 
+def run_fields(run: ImportedRun) -> dict[str, Any]:
+    """The BenchmarkRun fields an imported run fills (what it measured and how), for a new row or an update."""
+    return {
+        "model_name": (run.model or "")[:255], "format": run.format, "tool": run.tool,
+        "tool_version": (run.tool_version or "")[:60], "label": (run.label or "")[:255],
+        "backend": (run.backend or "")[:120], "started_at": _started_at(run.started_at), "duration_s": run.duration_s,
+        "load": json_safe(run.load.as_dict()), "settings": json_safe(dict(run.settings)),
+        "completed": run.completed, "failed": run.failed, "incomplete": run.incomplete,
+        "metrics": json_safe({key: stat.as_dict() for key, stat in run.metrics.items()}),
+        "reported": json_safe(dict(run.reported)), "notes": list(run.notes),
+        "output_tokens_per_s": run.output_tokens_per_s, "requests_per_s": run.requests_per_s,
+        "total_tokens_per_s": run.total_tokens_per_s, "request_count": len(run.requests),
+        "distributions": json_safe(run_distributions(run.requests)),
+    }
+
+
+SERVER_SERIES_POINTS = 600  # scraped samples kept per server for the charts
+
+
+def server_series(timeline: Any) -> dict[str, Any]:
+    """The server samples scraped during a run (KV-cache usage, running and waiting requests, preemptions), thinned
+    to SERVER_SERIES_POINTS per server for the charts; {} when nothing was scraped."""
+    servers = []
+    for server in getattr(timeline, "servers", None) or ():
+        samples = list(server.samples)
+        step = max(1, math.ceil(len(samples) / SERVER_SERIES_POINTS))
+        servers.append({"engine": server.engine, "instance": server.instance,
+                        "samples": [sample.as_dict() for sample in samples[::step]]})
+    return json_safe({"servers": servers}) if servers else {}
+
+
+def run_verdict(run: ImportedRun, *, slo: Mapping[str, float], committed_bytes_per_gpu: int | None,
+                peak_concurrency: int | None, fidelity_valid: bool | None = None) -> dict[str, Any]:
+    """A load-test run's verdict (our generator's result with a scenario): the memory verdict from the metrics
+    scraped during it, and the scenario's pass/fail against the SLOs. {} for a run without a scenario."""
+    if not run.scenario:
+        return {}
+    kind = str(run.scenario.get("kind") or "")
+    peak = peak_concurrency or run.scenario.get("peak_concurrency")
+    memory = None
+    if run.timeline is not None:
+        memory = load_memory_verdict(run.timeline, committed_bytes_per_gpu=committed_bytes_per_gpu,
+                                     promised_concurrency=peak, window=None, allow_restarts=kind == "failure")
+    return json_safe(judge(run, slo=slo, memory=memory, fidelity_valid=fidelity_valid))
+
+
 @transaction.atomic
 def benchmark_import(
     *, organisation: Organisation, user: Any, name: str, data: bytes, deployment: Deployment | None = None,
@@ -107,18 +156,11 @@ def benchmark_import(
         created.append(BenchmarkRun.objects.create(
             organisation=organisation, created_by=user, file=stored_file, series=series, series_index=index,
             index_in_file=index, name=_name(run, name, index, len(runs)), deployment=deployment,
-            model=model or _model_for(organisation, run.model), model_name=(run.model or "")[:255], gpu=gpu,
-            gpu_count=gpu_count, tp=tp, engine=engine or "", engine_version=engine_version,
-            format=run.format, tool=run.tool, tool_version=(run.tool_version or "")[:60],
-            label=(run.label or "")[:255], backend=(run.backend or "")[:120],
-            started_at=_started_at(run.started_at), duration_s=run.duration_s,
-            load=json_safe(run.load.as_dict()), settings=json_safe(dict(run.settings)),
-            completed=run.completed, failed=run.failed, incomplete=run.incomplete,
-            metrics=json_safe({key: stat.as_dict() for key, stat in run.metrics.items()}),
-            reported=json_safe(dict(run.reported)), notes=list(run.notes),
-            output_tokens_per_s=run.output_tokens_per_s, requests_per_s=run.requests_per_s,
-            total_tokens_per_s=run.total_tokens_per_s, request_count=len(run.requests),
-            distributions=json_safe(run_distributions(run.requests)),
+            model=model or _model_for(organisation, run.model), gpu=gpu, gpu_count=gpu_count, tp=tp,
+            engine=engine or "", engine_version=engine_version, **run_fields(run),
+            server_series=server_series(run.timeline),
+            verdict=run_verdict(run, slo=(deployment.slo if deployment else None) or {},
+                                committed_bytes_per_gpu=None, peak_concurrency=None),
             status=BenchmarkRun.Status.IMPORTING if has_requests else BenchmarkRun.Status.DONE,
             progress=0.0 if has_requests else 1.0,
             progress_message="per-request records queued" if has_requests else "",
@@ -159,6 +201,19 @@ def _copy_rows(run_id: int, start: int, chunk: Sequence[RequestRecord]) -> None:
                             row.e2e_ms, row.tpot_ms, json.dumps(row.itl_ms), row.input_tokens, row.output_tokens))
 
 
+def requests_store(row: BenchmarkRun, records: Sequence[RequestRecord], *, first_index: int = 0) -> Iterator[int]:
+    """Store `records` as the run's request rows from index `first_index` on, in batches (PostgreSQL's COPY, else
+    bulk INSERTs); yields the size of each batch stored."""
+    for start in range(0, len(records), BULK_BATCH):
+        chunk = records[start:start + BULK_BATCH]
+        if connection.vendor == "postgresql":
+            _copy_rows(row.pk, first_index + start, chunk)
+        else:
+            BenchmarkRequest.objects.bulk_create(
+                [_record_row(row, first_index + start + offset, record) for offset, record in enumerate(chunk)])
+        yield len(chunk)
+
+
 def _store(stored_file: BenchmarkFile, runs: list[ImportedRun],
            progress: Callable[[int, int], None] | None = None) -> None:
     rows = {row.index_in_file: row for row in BenchmarkRun.objects.filter(file=stored_file)}
@@ -169,14 +224,8 @@ def _store(stored_file: BenchmarkFile, runs: list[ImportedRun],
         if row is None or not run.requests:
             continue
         BenchmarkRequest.objects.filter(run=row).delete()  # a redelivered task starts the run over
-        for start in range(0, len(run.requests), BULK_BATCH):
-            chunk = run.requests[start:start + BULK_BATCH]
-            if connection.vendor == "postgresql":
-                _copy_rows(row.pk, start, chunk)
-            else:
-                BenchmarkRequest.objects.bulk_create(
-                    [_record_row(row, start + offset, record) for offset, record in enumerate(chunk)])
-            done += len(chunk)
+        for count in requests_store(row, run.requests):
+            done += count
             if progress is not None:
                 progress(done, total)
         BenchmarkRun.objects.filter(pk=row.pk).update(

@@ -10,6 +10,13 @@ from benchmarks_app.apis import (
     BenchmarkSeriesDetailApi,
 )
 from benchmarks_app.endpoint_apis import EndpointDetailApi, EndpointListApi
+from benchmarks_app.loadtest_apis import (
+    LoadTestCancelApi,
+    LoadTestDefaultsApi,
+    LoadTestDetailApi,
+    LoadTestListApi,
+    LoadTestPlanApi,
+)
 from benchmarks_app.memory_apis import MemoryLogDetailApi, MemoryLogListApi
 
 app_name = "benchmarks"
@@ -25,5 +32,10 @@ urlpatterns = [
     path("memory-logs/<int:log_id>/", MemoryLogDetailApi.as_view(), name="memory-log-detail"),
     path("endpoints/", EndpointListApi.as_view(), name="endpoint-list"),
     path("endpoints/<int:endpoint_id>/", EndpointDetailApi.as_view(), name="endpoint-detail"),
+    path("load-tests/", LoadTestListApi.as_view(), name="load-test-list"),
+    path("load-tests/defaults", LoadTestDefaultsApi.as_view(), name="load-test-defaults"),
+    path("load-tests/<int:job_id>/", LoadTestDetailApi.as_view(), name="load-test-detail"),
+    path("load-tests/<int:job_id>/cancel", LoadTestCancelApi.as_view(), name="load-test-cancel"),
+    path("load-tests/<int:job_id>/plan", LoadTestPlanApi.as_view(), name="load-test-plan"),
     path("benchmark-series/<int:series_id>/", BenchmarkSeriesDetailApi.as_view(), name="benchmark-series-detail"),
 ]

@@ -12,6 +12,7 @@ what the measured memory per card and the measured links do to the estimate and 
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -305,6 +306,28 @@ def _performance(*, model: LlmModel, gpu: Gpu, parameters: Mapping[str, Any], tp
     return {"prompt_tokens": EFFECT_PROMPT_TOKENS, "batch": EFFECT_BATCH,
             "catalog_link": request.gpu.interconnect or "pcie", "measured_link": environment.link,
             "catalog": timings(catalog), "measured": timings(measured)}
+
+
+def deployment_commitment(*, deployment: Deployment) -> dict[str, Any]:
+    """What the plan's estimate promises, as a load test's defaults: `peak_concurrency` (the requests at full
+    context its KV cache holds at once, or without a max_model_len those of the estimate's tokens per request) and
+    `committed_bytes_per_gpu` (the engine's budget for engines that reserve their memory at start, the memory
+    required otherwise). Empty when the plan names no model or GPU or cannot be estimated."""
+    if deployment.model is None or deployment.gpu is None:
+        return {}
+    parameters = _estimate_parameters(deployment)
+    try:
+        estimate = estimate_report(gpu=deployment.gpu, model=deployment.model, parameters=parameters,
+                                   organisation=deployment.organisation)
+    except SizingError:
+        return {}
+    committed = (estimate["budget_bytes_per_gpu"] if parameters["engine"] in PREALLOCATING_ENGINES
+                 else estimate["required_bytes_per_gpu"])
+    peak = estimate.get("max_concurrency")  # sequences of max_model_len the KV cache holds
+    if not peak:  # without a max_model_len: the concurrency that fits at the estimate's tokens per request
+        peak = (estimate.get("concurrency_curve") or {}).get("max_concurrency_fit")
+    found = {"peak_concurrency": math.floor(peak) if peak else None, "committed_bytes_per_gpu": committed}
+    return {key: int(value) for key, value in found.items() if value}
 
 
 def fingerprint_estimate_effect(*, deployment: Deployment, environment: MeasuredEnvironment) -> dict[str, Any]:

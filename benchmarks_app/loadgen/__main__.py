@@ -2,13 +2,14 @@
 
     python -m benchmarks_app.loadgen run plan.json --out result.json
     python -m benchmarks_app.loadgen run --base-url URL --model NAME (--concurrency C | --rate R) --requests N \\
-        --input-tokens N --output-tokens N [--stream] --out result.json
+        --input-tokens N --output-tokens N [--stream] [--metrics-url URL [--scrape-interval S]] --out result.json
     python -m benchmarks_app.loadgen validate plan.json
     python -m benchmarks_app.loadgen schema              # the plan's JSON Schema
     python -m benchmarks_app.loadgen wheel --out dist/   # a Django-free wheel of this generator
 
-With a plan, only --base-url, --model and --api-key-env may be given as well (they override the plan's endpoint:
-the same plan, pointed at another address). A sweep writes one result per point: `result.concurrency-4.json`, ...
+With a plan, only --base-url, --model, --api-key-env, --metrics-url and --scrape-interval may be given as well
+(they override the plan's endpoint and metrics: the same plan, pointed at another address). A sweep writes one
+result per point: `result.concurrency-4.json`, ...
 
 Exit codes: 0 done; 2 bad arguments or plan; 3 done but the client could not keep up (client fidelity INVALID by
 METRICS.md: the result is written, but it does not measure the requested load); 4 done but no request succeeded;
@@ -30,10 +31,12 @@ from typing import Any, TextIO
 
 from benchmarks_app.loadgen import TOOL_NAME, __version__
 from benchmarks_app.loadgen.client import Status
+from benchmarks_app.loadgen.faults import fault_counts
 from benchmarks_app.loadgen.plan import PlanError, TestPlan, plan_from_dict, plan_load
 from benchmarks_app.loadgen.plan_schema import PLAN_SCHEMA
 from benchmarks_app.loadgen.result import result_paths, write_result
 from benchmarks_app.loadgen.runner import LoadRunner, Progress, RunError, RunOutcome, run_points
+from benchmarks_app.loadgen.scrape import scrape_counts
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -72,6 +75,10 @@ def build_parser() -> argparse.ArgumentParser:
     endpoint.add_argument("--api", choices=("completions", "chat"), help="the API (default completions)")
     endpoint.add_argument("--api-key-env", metavar="NAME", help="environment variable holding the API key")
     endpoint.add_argument("--engine", help="the engine and version, recorded in the result")
+    endpoint.add_argument("--metrics-url", metavar="URL",
+                          help="scrape this Prometheus endpoint during the run (e.g. http://host:8000/metrics)")
+    endpoint.add_argument("--scrape-interval", type=float, metavar="S",
+                          help="seconds between scrapes, 0.2 to 60 (default 1)")
     load = run.add_argument_group("load (flags mode)")
     mode = load.add_mutually_exclusive_group()
     mode.add_argument("--concurrency", type=int, help="closed loop: this many clients")
@@ -136,7 +143,24 @@ def plan_from_flags(args: argparse.Namespace) -> dict[str, Any]:
         data["sweep"] = {"concurrency": [int(v) if float(v).is_integer() else v for v in args.sweep_concurrency]}
     elif args.sweep_rate is not None:
         data["sweep"] = {"rate": args.sweep_rate}
+    _metrics_flags(args, data)
     return data
+
+
+def _metrics_flags(args: argparse.Namespace, data: dict[str, Any]) -> None:
+    """--metrics-url and --scrape-interval into the plan's `metrics` (replacing what a plan file says)."""
+    url, interval = args.metrics_url, args.scrape_interval
+    if url is None and interval is None:
+        return
+    metrics = data.get("metrics")
+    metrics = dict(metrics) if isinstance(metrics, dict) else {}
+    if url is not None:
+        metrics["url"] = url
+    elif "url" not in metrics:
+        raise PlanError([("", "--scrape-interval needs --metrics-url (or metrics.url in the plan)")])
+    if interval is not None:
+        metrics["interval_s"] = interval
+    data["metrics"] = metrics
 
 
 class ProgressLine:
@@ -199,7 +223,14 @@ def outcome_line(outcome: RunOutcome, path: Path) -> str:
     lag = "" if fidelity.lag_p99_ms is None else f"; schedule lag p99 {fidelity.lag_p99_ms:.2f} ms"
     verdict = "" if fidelity.valid else "; INVALID: " + "; ".join(fidelity.reasons)
     label = f"{outcome.label}: " if outcome.label else ""
-    return f"{label}{counts} ({outcome.stop_reason}){lag}{verdict} -> {path}"
+    side = ""
+    if outcome.plan.metrics is not None:
+        taken, failed = scrape_counts(outcome.scrapes)
+        side += f"; scrapes {taken} ({failed} failed)"
+    if outcome.plan.faults:
+        run, ok, skipped = fault_counts(outcome.fault_events)
+        side += f"; faults run {run} ({ok} ok" + (f", {skipped} skipped)" if skipped else ")")
+    return f"{label}{counts} ({outcome.stop_reason}){lag}{side}{verdict} -> {path}"
 
 
 def exit_code(outcomes: Sequence[RunOutcome]) -> int:
@@ -294,7 +325,8 @@ def _plan_for_run(args: argparse.Namespace) -> TestPlan:
     if given:
         flags = ", ".join("--" + name.replace("_", "-") for name in given)
         raise PlanError([("", f"give a plan file or the load flags, not both ({flags}); with a plan only "
-                              "--base-url, --model and --api-key-env may be added")])
+                              "--base-url, --model, --api-key-env, --metrics-url and --scrape-interval may be "
+                              "added")])
     try:
         data = json.loads(Path(args.plan).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as error:
@@ -307,6 +339,8 @@ def _plan_for_run(args: argparse.Namespace) -> TestPlan:
             value = getattr(args, name)
             if value is not None:
                 data["endpoint"][name] = value
+    if isinstance(data, dict):
+        _metrics_flags(args, data)
     return plan_from_dict(data)
 
 

@@ -16,6 +16,9 @@ Rules a reader of a plan must know:
 - The measurement window starts `warmup_s` after the start (default: `load.ramp_up_s`) and ends `cooldown_s` before
   the generator stopped sending.
 - `sweep` runs the plan once per listed concurrency (closed loop) or rate (open loop): one result per point.
+- `metrics` scrapes the server's Prometheus endpoint every `interval_s` (0.2–60 s) during the run; `faults` (at most
+  16) are injected at their `at_s` (an HTTP call, or a command run without a shell: the operator's own plan on their
+  own machine); `scenario` says what the run is for and is copied into the result.
 """
 
 from __future__ import annotations
@@ -44,6 +47,14 @@ PLAN_VERSION = 1
 MAX_SWEEP_POINTS = 64
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 RESERVED_BODY_KEYS = ("model", "prompt", "messages", "stream", "stream_options", "max_tokens")
+METRICS_ENGINES = ("vllm", "sglang", "tgi", "trtllm")  # whose metric names the scrapes are read with
+SCENARIO_KINDS = ("pulse", "long_tail", "failure", "custom")
+FAULT_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+MIN_SCRAPE_INTERVAL_S = 0.2  # faster scrapes would cost the server and the client more than they show
+MAX_SCRAPE_INTERVAL_S = 60.0  # METRICS.md wants ≤ 1 s; a minute is the coarsest that still makes a timeline
+MAX_FAULTS = 16
+MAX_FAULT_TIMEOUT_S = 3600.0
+URL = re.compile(r"^https?://[^/\s]+")
 
 E = TypeVar("E", bound=StrEnum)
 
@@ -107,6 +118,7 @@ class LoadSpec:
     burst_window_s: float = 10.0
     burst_at_s: float = 0.0
     ramp_up_s: float = 0.0  # closed: clients start evenly over it; open: the rate rises linearly from 0 over it
+    error_pause_s: float = 0.0  # closed: a client whose request failed waits this long before its next one
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -139,6 +151,83 @@ class Sweep:
     values: tuple[float, ...]
 
 
+class FaultKind(StrEnum):
+    HTTP = "http"  # an HTTP request, e.g. our simulator's POST {base}/control {"action": "kill_replica", ...}
+    COMMAND = "command"  # an operator-supplied command (argv, no shell), e.g. a `kubectl delete pod ...`
+
+
+@dataclass(frozen=True, kw_only=True)
+class MetricsSpec:
+    """The endpoint's Prometheus metrics, scraped during the run into a timeline (`url` e.g.
+    http://10.0.0.5:8000/metrics; `interval_s` between 0.2 and 60 s; `engine` says which metric names to expect:
+    vllm, sglang, tgi, trtllm, or None for whatever is found). Recorded in the result; the scrapes keep only the
+    lines of the metrics a timeline reads, whatever the engine.
+
+    >>> MetricsSpec(url="http://10.0.0.5:8000/metrics").interval_s
+    1.0
+    """
+
+    url: str
+    interval_s: float = 1.0
+    engine: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class FaultSpec:
+    """A failure injected `at_s` seconds after the run's start: an HTTP call (`method`, `url`, optional JSON `body`)
+    or a command (`argv`, run without a shell, bounded by `timeout_s`)."""
+
+    at_s: float
+    kind: FaultKind
+    url: str | None = None
+    method: str = "POST"
+    body: Mapping[str, Any] | None = None
+    argv: tuple[str, ...] = ()
+    timeout_s: float = 60.0
+    label: str = ""  # in words, for the result ("kill replica 0 for 10 s")
+
+    @property
+    def description(self) -> str:
+        """The label, else what the fault does in words (an URL without its user:password part).
+
+        >>> FaultSpec(at_s=1, kind=FaultKind.HTTP, url="http://u:p@sim:8001/control").description
+        'POST http://sim:8001/control'
+        >>> FaultSpec(at_s=1, kind=FaultKind.COMMAND, argv=("kubectl", "delete", "pod", "x")).description
+        'kubectl delete pod x'
+        """
+        if self.label:
+            return self.label
+        if self.kind is FaultKind.HTTP:
+            return f"{self.method} {re.sub(r'//[^/@]*@', '//', self.url or '')}"
+        return " ".join(self.argv)[:200]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fault's JSON form in a plan."""
+        data: dict[str, Any] = {"at_s": self.at_s}
+        if self.kind is FaultKind.HTTP:
+            http: dict[str, Any] = {"url": self.url, "method": self.method}
+            if self.body is not None:
+                http["body"] = dict(self.body)
+            data["http"] = http
+        else:
+            data["command"] = list(self.argv)
+        data["timeout_s"] = self.timeout_s
+        if self.label:
+            data["label"] = self.label
+        return data
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScenarioSpec:
+    """What the run is for, kept in the result so the verdict can be computed from the file alone: `kind` pulse,
+    long_tail, failure or custom; `peak_concurrency` the deployment's promised peak; `criteria` the pass/fail
+    thresholds (e.g. {"ttft_ms": 2000, "tpot_ms": 100, "attainment": 0.99, "recovery_s": 30})."""
+
+    kind: str
+    peak_concurrency: int | None = None
+    criteria: Mapping[str, Any] = field(default_factory=dict)
+
+
 @dataclass(frozen=True, kw_only=True)
 class TestPlan:
     """A validated plan (see the module docstring for the rules)."""
@@ -160,6 +249,9 @@ class TestPlan:
     seed: int = 0
     sweep: Sweep | None = None
     extra_body: Mapping[str, Any] = field(default_factory=dict)
+    metrics: MetricsSpec | None = None  # scraped during the run (a sharded run: by one shard only)
+    faults: tuple[FaultSpec, ...] = ()  # injected during the run (a sharded run: by one shard only)
+    scenario: ScenarioSpec | None = None
 
     def points(self) -> list[tuple[str, TestPlan]]:
         """(label, plan without sweep) for each sweep point; the plan itself (label "") when there is no sweep."""
@@ -179,6 +271,8 @@ class TestPlan:
     def to_dict(self) -> dict[str, Any]:
         """The plan's JSON form, defaults filled in (it reads back to an equal plan)."""
         load: dict[str, Any] = {"mode": self.load.mode.value, "ramp_up_s": self.load.ramp_up_s}
+        if self.load.error_pause_s:
+            load["error_pause_s"] = self.load.error_pause_s
         if self.load.concurrency is not None:
             load["concurrency"] = self.load.concurrency
         if self.load.mode is LoadMode.OPEN:
@@ -221,6 +315,19 @@ class TestPlan:
         if self.sweep is not None:
             values = [int(v) if self.sweep.kind is SweepKind.CONCURRENCY else v for v in self.sweep.values]
             data["sweep"] = {self.sweep.kind.value: values}
+        if self.metrics is not None:
+            metrics: dict[str, Any] = {"url": self.metrics.url, "interval_s": self.metrics.interval_s}
+            if self.metrics.engine:
+                metrics["engine"] = self.metrics.engine
+            data["metrics"] = metrics
+        if self.faults:
+            data["faults"] = [fault.to_dict() for fault in self.faults]
+        if self.scenario is not None:
+            scenario: dict[str, Any] = {"kind": self.scenario.kind}
+            if self.scenario.peak_concurrency is not None:
+                scenario["peak_concurrency"] = self.scenario.peak_concurrency
+            scenario["criteria"] = dict(self.scenario.criteria)
+            data["scenario"] = scenario
         return data
 
 
@@ -331,9 +438,14 @@ def _kind(value: Any) -> str:
 
 TOP_KEYS = ("format", "version", "name", "endpoint", "load", "requests", "bounds", "warmup_s", "cooldown_s",
             "stream", "ignore_eos", "min_tokens", "continuous_usage_stats", "timeout_s", "seed", "sweep",
-            "extra_body", "$schema", "description")
+            "extra_body", "metrics", "faults", "scenario", "$schema", "description")
+METRICS_KEYS = ("url", "interval_s", "engine")
+FAULT_KEYS = ("at_s", "http", "command", "timeout_s", "label")
+FAULT_HTTP_KEYS = ("url", "method", "body")
+SCENARIO_KEYS = ("kind", "peak_concurrency", "criteria")
 ENDPOINT_KEYS = ("base_url", "api", "model", "api_key_env", "engine", "tls_verify", "ca_file")
-LOAD_KEYS = ("mode", "concurrency", "rate", "arrival", "burst_requests", "burst_window_s", "burst_at_s", "ramp_up_s")
+LOAD_KEYS = ("mode", "concurrency", "rate", "arrival", "burst_requests", "burst_window_s", "burst_at_s", "ramp_up_s",
+             "error_pause_s")
 OPEN_ONLY_KEYS = ("rate", "arrival", "burst_requests", "burst_window_s", "burst_at_s")
 REQUEST_KEYS = ("input_tokens", "output_tokens", "profile", "hour", "truncation_tolerance")
 BOUND_KEYS = ("max_requests", "max_duration_s")
@@ -382,12 +494,17 @@ def plan_from_dict(data: Any) -> TestPlan:
         if key in RESERVED_BODY_KEYS:
             reader.fail(f"extra_body.{key}", "is set by the generator from the plan; it cannot be overridden")
 
+    metrics = _metrics(reader, top.get("metrics"))
+    faults = _faults(reader, top.get("faults"), bounds)
+    scenario = _scenario(reader, top.get("scenario"))
+
     if reader.problems or endpoint is None or load is None or requests is None or bounds is None:
         raise PlanError(reader.problems or [("", "the plan is incomplete")])
     return TestPlan(endpoint=endpoint, load=load, requests=requests, bounds=bounds, name=name.strip(),
                     warmup_s=warmup, cooldown_s=cooldown, stream=stream, ignore_eos=ignore_eos,
                     min_tokens=min_tokens, continuous_usage_stats=continuous, timeouts=timeouts, seed=seed,
-                    sweep=sweep, extra_body=json.loads(json.dumps(extra)))
+                    sweep=sweep, extra_body=json.loads(json.dumps(extra)), metrics=metrics, faults=faults,
+                    scenario=scenario)
 
 
 def _endpoint(reader: _Reader, data: Any) -> EndpointSpec | None:
@@ -512,6 +629,9 @@ def _load(reader: _Reader, data: Any, sweep: Sweep | None, requests: RequestSpec
     burst_window = reader.number(obj, "burst_window_s", "load", positive=True)
     burst_at = reader.number(obj, "burst_at_s", "load", minimum=0)
     ramp = reader.number(obj, "ramp_up_s", "load", minimum=0) or 0.0
+    error_pause = reader.number(obj, "error_pause_s", "load", minimum=0) or 0.0
+    if error_pause and mode is LoadMode.OPEN:
+        reader.fail("load.error_pause_s", "only for a closed loop: an open loop sends on its schedule whatever happens")
     if mode is None:
         return None
     if mode is LoadMode.CLOSED:
@@ -545,7 +665,7 @@ def _load(reader: _Reader, data: Any, sweep: Sweep | None, requests: RequestSpec
         return None
     return LoadSpec(mode=mode, concurrency=concurrency, rate=rate, arrival=arrival,
                     burst_requests=burst_requests or 0, burst_window_s=burst_window or 10.0,
-                    burst_at_s=burst_at or 0.0, ramp_up_s=ramp)
+                    burst_at_s=burst_at or 0.0, ramp_up_s=ramp, error_pause_s=error_pause)
 
 
 def _bounds(reader: _Reader, data: Any) -> Bounds | None:
@@ -568,6 +688,119 @@ def _timeouts(reader: _Reader, data: Any) -> Timeouts:
     stream = reader.number(obj, "stream", "timeout_s", positive=True)
     return Timeouts(connect_s=connect or default.connect_s, ttft_s=ttft or default.ttft_s,
                     stream_s=stream or default.stream_s)
+
+
+def _url(reader: _Reader, data: Mapping[str, Any], key: str, path: str) -> str | None:
+    url = reader.text(data, key, path)
+    if url is not None and not URL.match(url):
+        reader.fail(_join(path, key), f"must be an http:// or https:// URL (got {url!r})")
+        return None
+    return url
+
+
+def _metrics(reader: _Reader, data: Any) -> MetricsSpec | None:
+    if data is None:
+        return None
+    before = len(reader.problems)
+    obj = reader.obj(data, "metrics", METRICS_KEYS, required=("url",))
+    url = _url(reader, obj, "url", "metrics")
+    interval = reader.number(obj, "interval_s", "metrics", positive=True)
+    if interval is not None and not MIN_SCRAPE_INTERVAL_S <= interval <= MAX_SCRAPE_INTERVAL_S:
+        reader.fail("metrics.interval_s", f"must be between {MIN_SCRAPE_INTERVAL_S:g} and "
+                                          f"{MAX_SCRAPE_INTERVAL_S:g} seconds (got {interval:g})")
+    engine = obj.get("engine")
+    if engine is not None and engine not in METRICS_ENGINES:
+        reader.fail("metrics.engine", f"must be one of {', '.join(repr(e) for e in METRICS_ENGINES)} (got "
+                                      f"{engine!r})")
+    if len(reader.problems) > before or url is None:
+        return None
+    return MetricsSpec(url=url, interval_s=interval if interval is not None else 1.0, engine=engine)
+
+
+def _faults(reader: _Reader, data: Any, bounds: Bounds | None) -> tuple[FaultSpec, ...]:
+    if data is None:
+        return ()
+    if not isinstance(data, list):
+        reader.fail("faults", f"must be a list (got {_kind(data)})")
+        return ()
+    if len(data) > MAX_FAULTS:
+        reader.fail("faults", f"at most {MAX_FAULTS} faults (got {len(data)})")
+        return ()
+    duration = bounds.max_duration_s if bounds is not None else None
+    found = [_fault(reader, item, f"faults[{index}]", duration) for index, item in enumerate(data)]
+    return tuple(fault for fault in found if fault is not None)
+
+
+def _fault(reader: _Reader, data: Any, path: str, duration: float | None) -> FaultSpec | None:
+    before = len(reader.problems)
+    obj = reader.obj(data, path, FAULT_KEYS, required=("at_s",))
+    at_s = reader.number(obj, "at_s", path, minimum=0)
+    if at_s is not None and duration is not None and at_s >= duration:
+        reader.fail(_join(path, "at_s"), f"must be before bounds.max_duration_s ({duration:g} s; got {at_s:g})")
+    timeout = reader.number(obj, "timeout_s", path, positive=True)
+    if timeout is not None and timeout > MAX_FAULT_TIMEOUT_S:
+        reader.fail(_join(path, "timeout_s"), f"must be ≤ {MAX_FAULT_TIMEOUT_S:g} (got {timeout:g})")
+    label = obj.get("label") or ""
+    if not isinstance(label, str):
+        reader.fail(_join(path, "label"), f"must be a text (got {_kind(label)})")
+        label = ""
+    kinds = [key for key in ("http", "command") if key in obj]
+    if isinstance(data, Mapping) and len(kinds) != 1:
+        reader.fail(path, "give exactly one of 'http' (an HTTP call) or 'command' (argv, run without a shell)")
+    spec: dict[str, Any] = {}
+    if kinds == ["http"]:
+        where = _join(path, "http")
+        http = reader.obj(obj["http"], where, FAULT_HTTP_KEYS, required=("url",))
+        url = _url(reader, http, "url", where)
+        method = http.get("method", "POST")
+        if not isinstance(method, str) or method.upper() not in FAULT_METHODS:
+            reader.fail(_join(where, "method"), f"must be one of {', '.join(FAULT_METHODS)} (got {method!r})")
+            method = "POST"
+        body = http.get("body")
+        if body is not None and not isinstance(body, Mapping):
+            reader.fail(_join(where, "body"), f"must be an object, sent as JSON (got {_kind(body)})")
+            body = None
+        spec = {"kind": FaultKind.HTTP, "url": url, "method": method.upper(),
+                "body": json.loads(json.dumps(body)) if body is not None else None}
+    elif kinds == ["command"]:
+        argv = obj["command"]
+        where = _join(path, "command")
+        if not isinstance(argv, list) or not argv:
+            got = "an empty list" if argv == [] else _kind(argv)
+            reader.fail(where, f"must be a non-empty list of arguments, the program first (got {got})")
+        else:
+            for index, arg in enumerate(argv):
+                if not isinstance(arg, str):
+                    reader.fail(f"{where}[{index}]", f"must be a text (got {arg!r})")
+                elif index == 0 and not arg.strip():
+                    reader.fail(f"{where}[0]", "must name the program to run (got an empty text)")
+        spec = {"kind": FaultKind.COMMAND, "argv": tuple(argv) if isinstance(argv, list) else ()}
+    if len(reader.problems) > before or at_s is None:
+        return None
+    return FaultSpec(at_s=at_s, timeout_s=timeout if timeout is not None else 60.0, label=label.strip(), **spec)
+
+
+def _scenario(reader: _Reader, data: Any) -> ScenarioSpec | None:
+    if data is None:
+        return None
+    before = len(reader.problems)
+    obj = reader.obj(data, "scenario", SCENARIO_KEYS, required=("kind",))
+    kind = obj.get("kind")
+    if "kind" in obj and kind not in SCENARIO_KINDS:
+        reader.fail("scenario.kind", f"must be one of {', '.join(repr(k) for k in SCENARIO_KINDS)} (got {kind!r})")
+    peak = reader.integer(obj, "peak_concurrency", "scenario", minimum=1)
+    criteria = obj.get("criteria") or {}
+    if not isinstance(criteria, Mapping):
+        reader.fail("scenario.criteria", f"must be an object of numbers and booleans (got {_kind(criteria)})")
+        criteria = {}
+    for key, value in criteria.items():
+        if isinstance(value, bool):
+            continue
+        if not isinstance(value, int | float) or not math.isfinite(value):
+            reader.fail(f"scenario.criteria.{key}", f"must be a number or a boolean (got {value!r})")
+    if len(reader.problems) > before or not isinstance(kind, str):
+        return None
+    return ScenarioSpec(kind=kind, peak_concurrency=peak, criteria=dict(criteria))
 
 
 def plan_from_json(text: str) -> TestPlan:

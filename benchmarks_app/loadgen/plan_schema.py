@@ -8,6 +8,7 @@ from typing import Any
 
 _POSITIVE = {"type": "number", "exclusiveMinimum": 0}
 _NON_NEGATIVE = {"type": "number", "minimum": 0}
+_URL = {"type": "string", "pattern": "^https?://[^/\\s]+"}
 _LENGTH = {
     "type": "object",
     "description": "A token length distribution (sizing.estimator.workload.LengthDistribution).",
@@ -81,11 +82,16 @@ PLAN_SCHEMA: dict[str, Any] = {
                 "burst_at_s": _NON_NEGATIVE,
                 "ramp_up_s": {**_NON_NEGATIVE, "description": "closed: clients start evenly over it; open: the "
                                                               "rate rises linearly from 0 over it."},
+                "error_pause_s": {**_NON_NEGATIVE, "description": "closed only: a client whose request failed waits "
+                                                                  "this long before its next one (as real clients "
+                                                                  "back off), so an outage is not a request storm."},
             },
             "allOf": [
                 {"if": {"properties": {"mode": {"const": "closed"}}, "required": ["mode"]},
                  "then": {"not": {"anyOf": [{"required": [key]} for key in
                                             ("rate", "arrival", "burst_requests", "burst_window_s", "burst_at_s")]}}},
+                {"if": {"properties": {"mode": {"const": "open"}}, "required": ["mode"]},
+                 "then": {"not": {"required": ["error_pause_s"]}}},
             ],
         },
         "requests": {
@@ -192,6 +198,69 @@ PLAN_SCHEMA: dict[str, Any] = {
                            "stream, stream_options or max_tokens.",
             "not": {"anyOf": [{"required": [key]} for key in
                               ("model", "prompt", "messages", "stream", "stream_options", "max_tokens")]},
+        },
+        "metrics": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["url"],
+            "description": "The server's Prometheus endpoint, scraped during the run into a timeline (KV-cache "
+                           "usage, running and waiting requests, GPU memory); written to the result's "
+                           "server_metrics.",
+            "properties": {
+                "url": {**_URL, "description": "e.g. http://10.0.0.5:8000/metrics"},
+                "interval_s": {"type": "number", "minimum": 0.2, "maximum": 60, "default": 1,
+                               "description": "Seconds between scrapes (the first at the start, the last right "
+                                              "after the run stops)."},
+                "engine": {"enum": ["vllm", "sglang", "tgi", "trtllm"],
+                           "description": "Whose metric names to expect (recorded; every known name is kept)."},
+            },
+        },
+        "faults": {
+            "type": "array",
+            "maxItems": 16,
+            "description": "Failures injected during the run, each at its at_s: an HTTP call or a command (argv, "
+                           "run without a shell). A fault whose time comes after the run stopped is skipped.",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["at_s"],
+                "properties": {
+                    "at_s": {**_NON_NEGATIVE, "description": "Seconds after the start (below "
+                                                             "bounds.max_duration_s)."},
+                    "http": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["url"],
+                        "properties": {
+                            "url": _URL,
+                            "method": {"enum": ["GET", "POST", "PUT", "PATCH", "DELETE"], "default": "POST"},
+                            "body": {"type": "object", "description": "Sent as JSON."},
+                        },
+                    },
+                    "command": {"type": "array", "minItems": 1, "items": {"type": "string"},
+                                "prefixItems": [{"type": "string", "minLength": 1, "pattern": "\\S"}],
+                                "description": "The program and its arguments (no shell); stdout and stderr are "
+                                               "kept (2,000 characters each)."},
+                    "timeout_s": {"type": "number", "exclusiveMinimum": 0, "maximum": 3600, "default": 60,
+                                  "description": "The HTTP call's timeout; a command still running is killed."},
+                    "label": {"type": "string", "description": "In words, for the result."},
+                },
+                "oneOf": [{"required": ["http"]}, {"required": ["command"]}],
+            },
+        },
+        "scenario": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["kind"],
+            "description": "What the run is for, copied into the result so a verdict can be computed from it.",
+            "properties": {
+                "kind": {"enum": ["pulse", "long_tail", "failure", "custom"]},
+                "peak_concurrency": {"type": "integer", "minimum": 1,
+                                     "description": "The deployment's promised peak concurrency."},
+                "criteria": {"type": "object", "additionalProperties": {"type": ["number", "boolean"]},
+                             "description": "Pass/fail thresholds, e.g. {\"ttft_ms\": 2000, \"attainment\": "
+                                            "0.99, \"recovery_s\": 30}."},
+            },
         },
     },
 }

@@ -8,6 +8,9 @@ Rules:
 - `chunk_tokens` is written only when the server gave running usage on every content event.
 - `summary` holds what the generator computed itself (counts, client fidelity, percentiles over the window, the
   validation counters); the importer recomputes its figures from the requests and keeps this as reported.
+- `server_metrics` (only with `plan.metrics`) holds every scrape: `t_s` on the requests' t = 0, `time` its wall
+  clock (ISO 8601 UTC), and the kept exposition lines (`text`) or why it failed (`error`); `faults` one event per
+  planned fault (skipped ones too); `scenario` the plan's scenario as given.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import itertools
 import json
 from collections import Counter
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +27,11 @@ import numpy as np
 
 from benchmarks_app.loadgen import TOOL_NAME, __version__
 from benchmarks_app.loadgen.client import RequestResult, Status
+from benchmarks_app.loadgen.faults import FaultEvent
 from benchmarks_app.loadgen.plan import LoadMode
 from benchmarks_app.loadgen.prompts import NONCE_WORDS
 from benchmarks_app.loadgen.runner import RunOutcome
+from benchmarks_app.loadgen.scrape import ScrapeSample
 from sizing.estimator.workload import ArrivalKind
 
 RESULT_FORMAT = "llm-sizing-loadgen-result"
@@ -132,7 +138,7 @@ def result_document(outcome: RunOutcome) -> dict[str, Any]:
     if plan.endpoint.engine:
         endpoint["engine"] = plan.endpoint.engine
     start_s, end_s = outcome.window_s
-    return {
+    document: dict[str, Any] = {
         "format": RESULT_FORMAT,
         "version": RESULT_VERSION,
         "tool": {"name": TOOL_NAME, "version": __version__},
@@ -147,13 +153,52 @@ def result_document(outcome: RunOutcome) -> dict[str, Any]:
         "requests": [request_entry(record, t0) for record in outcome.records],
         "summary": summary(outcome),
     }
+    if plan.metrics is not None:
+        document["server_metrics"] = {"url": plan.metrics.url, "interval_s": plan.metrics.interval_s,
+                                      "engine": plan.metrics.engine,
+                                      "scrapes": [scrape_entry(sample) for sample in outcome.scrapes]}
+    if plan.faults:
+        document["faults"] = [fault_entry(event) for event in outcome.fault_events]
+    if plan.scenario is not None:
+        document["scenario"] = {"kind": plan.scenario.kind, "peak_concurrency": plan.scenario.peak_concurrency,
+                                "criteria": dict(plan.scenario.criteria)}
+    return document
+
+
+def iso_utc(posix_s: float) -> str:
+    """POSIX seconds as ISO 8601 UTC with microseconds, the way `run.started_at` is written.
+
+    >>> iso_utc(1767225600.25)
+    '2026-01-01T00:00:00.250000Z'
+    """
+    return datetime.fromtimestamp(posix_s, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def scrape_entry(sample: ScrapeSample) -> dict[str, Any]:
+    """One scrape as the result writes it: `text` when it worked, `error` when it failed.
+
+    >>> scrape_entry(ScrapeSample(t_s=1.5, time=1767225601.5, text=None, error="HTTP 503"))
+    {'t_s': 1.5, 'time': '2026-01-01T00:00:01.500000Z', 'error': 'HTTP 503'}
+    """
+    entry: dict[str, Any] = {"t_s": sample.t_s, "time": iso_utc(sample.time)}
+    if sample.error is not None:
+        entry["error"] = sample.error
+    else:
+        entry["text"] = sample.text or ""
+    return entry
+
+
+def fault_entry(event: FaultEvent) -> dict[str, Any]:
+    """One fault event as the result writes it."""
+    return {"t_s": event.t_s, "label": event.label, "kind": event.kind, "ok": event.ok, "detail": event.detail,
+            "duration_s": event.duration_s, "skipped": event.skipped}
 
 
 def summary(outcome: RunOutcome) -> dict[str, Any]:
     """What the generator computed over the window (requests chosen by send time)."""
     t0 = outcome.t0_ns
     start_s, end_s = outcome.window_s
-    start_ns, end_ns = t0 + int(start_s * 1e9), t0 + int(end_s * 1e9)
+    start_ns, end_ns = t0 + round(start_s * 1e9), t0 + round(end_s * 1e9)  # round: int() can drop the last send
     records = outcome.records
     inside = [r for r in records if r.t_send_ns is not None and start_ns <= r.t_send_ns <= end_ns]
     ok = [r for r in inside if r.status is Status.OK]

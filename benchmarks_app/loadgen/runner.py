@@ -4,7 +4,8 @@ Loops:
 
 - closed (`load.mode` "closed"): `concurrency` clients, each sending its next request as soon as its last one ended.
   A request's `t_sched` is the moment its client became free, so the schedule lag is the client's own overhead.
-  With `ramp_up_s` the clients start evenly spread over it (client i at i·ramp/C).
+  With `ramp_up_s` the clients start evenly spread over it (client i at i·ramp/C). With `error_pause_s` a client
+  whose request failed waits that long before its next one (its next t_sched is after the pause).
 - open (`load.mode` "open"): the send times are computed before the run from the arrival process (Poisson,
   constant, or Poisson plus a burst; `sizing.estimator.workload.arrival_times`), ramped linearly from 0 to the rate
   over `ramp_up_s`. Each request is launched at its `t_sched` whatever the server does; with a `concurrency` cap a
@@ -12,6 +13,11 @@ Loops:
 
 Bounds are hard: no request beyond `max_requests` is sent; at `max_duration_s` everything stops and requests in
 flight become `incomplete_at_end` with what was measured. `cancel()` (Ctrl-C, a job's cancel) does the same at once.
+
+With `plan.metrics` the server's Prometheus endpoint is scraped from t = 0 to right after the stop
+(`scrape.MetricsScraper`); `plan.faults` are executed at their times (`faults.FaultInjector`). Both run in the same
+event loop as the requests and are stopped with the run: faults not yet due are skipped, one still executing gets
+2 s, then is killed.
 
 The measurement window is [warmup_s, T_stop − cooldown_s], T_stop being when the generator stopped sending (the last
 send, the duration bound, or the cancel). Client fidelity (METRICS.md) is computed over the requests sent in it:
@@ -50,8 +56,10 @@ from benchmarks_app.loadgen.client import (
     Status,
     StreamClient,
 )
+from benchmarks_app.loadgen.faults import FaultEvent, FaultInjector
 from benchmarks_app.loadgen.plan import LoadMode, LoadSpec, TestPlan
 from benchmarks_app.loadgen.prompts import PromptFactory, request_body
+from benchmarks_app.loadgen.scrape import MetricsScraper, ScrapeSample
 from sizing.estimator.workload import ArrivalKind, ArrivalPattern, SampledRequests, arrival_times, workload_sample
 
 logger = logging.getLogger(__name__)
@@ -128,6 +136,8 @@ class RunOutcome:
     stop_reason: str  # "completed", "max_duration", "cancelled"
     fidelity: Fidelity
     notes: list[str] = field(default_factory=list)
+    scrapes: list[ScrapeSample] = field(default_factory=list)  # plan.metrics: every scrape, in time order
+    fault_events: list[FaultEvent] = field(default_factory=list)  # plan.faults: one event per fault, in time order
 
     def seconds(self, instant_ns: int) -> float:
         return (instant_ns - self.t0_ns) / 1e9
@@ -293,14 +303,18 @@ class LoadRunner:
     `transport` replaces the network (tests); `clock` must be monotonic nanoseconds (tests may inject one);
     `on_progress(Progress)` is called at most every `progress_interval_s` (never more often than every 0.5 s; it
     may also be set as an attribute before `run`); `on_request(RequestResult)` after each request ends (also those
-    cut by the end), e.g. to stream records into a stored run. Exceptions in callbacks are logged, not raised.
+    cut by the end), e.g. to stream records into a stored run; `on_scrape(ScrapeSample)` after each scrape of
+    `plan.metrics`; `on_fault(FaultEvent)` as each fault of `plan.faults` is done or skipped. Exceptions in callbacks
+    are logged, not raised. `transport` also carries the scrapes and the HTTP faults.
     """
 
     def __init__(self, plan: TestPlan, *, label: str = "", transport: httpx.AsyncBaseTransport | None = None,
                  clock: Clock = time.perf_counter_ns, api_key: str | None = None,
                  on_progress: Callable[[Progress], None] | None = None,
                  on_request: Callable[[RequestResult], None] | None = None,
-                 progress_interval_s: float = PROGRESS_INTERVAL_S) -> None:
+                 progress_interval_s: float = PROGRESS_INTERVAL_S,
+                 on_scrape: Callable[[ScrapeSample], None] | None = None,
+                 on_fault: Callable[[FaultEvent], None] | None = None) -> None:
         if plan.sweep is not None:
             raise RunError("LoadRunner runs one point; use run_plan for a sweep")
         self.plan = plan
@@ -311,6 +325,8 @@ class LoadRunner:
         self._verify = tls_context(plan)
         self.on_progress = on_progress
         self._on_request = on_request
+        self._on_scrape = on_scrape
+        self._on_fault = on_fault
         self._progress_interval_s = max(PROGRESS_INTERVAL_S, progress_interval_s)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._pools: _Pools | None = None
@@ -386,12 +402,17 @@ class LoadRunner:
 
         # the clients the load needs are made before the clock starts (each costs a fraction of a millisecond)
         self._pools = _Pools(new_client, ready=math.ceil((plan.load.concurrency or 1) / SHARD_CONNECTIONS))
+        scraper, injector = self._side_tasks(headers)
         try:
             gc.collect()
             gc.freeze()  # what exists now is never scanned again: shorter collector pauses during the run
             cpu_start = time.process_time()
             self._t0_ns = self._clock()
             started_at = datetime.now(UTC)
+            if scraper is not None:
+                scraper.start(t0_ns=self._t0_ns, wall_t0_s=started_at.timestamp())
+            if injector is not None:
+                injector.start(t0_ns=self._t0_ns)
             timer = None
             if plan.bounds.max_duration_s is not None:
                 timer = self._loop.call_later(plan.bounds.max_duration_s, self._stop, "max_duration")
@@ -413,12 +434,31 @@ class LoadRunner:
                     task.cancel()
                 if self._tasks:
                     await asyncio.gather(*self._tasks, return_exceptions=True)
-            end_ns = self._clock()
-            cpu_s = time.process_time() - cpu_start
+                end_ns = self._clock()
+                cpu_s = time.process_time() - cpu_start
+                # the run has stopped: skip the faults not yet due, and take the last scrape (the end state)
+                await asyncio.gather(*(side.stop() for side in (scraper, injector) if side is not None))
         finally:
             gc.unfreeze()
             await self._pools.aclose()
-        return self._outcome(started_at=started_at, end_ns=end_ns, cpu_s=cpu_s, schedule=schedule)
+        outcome = self._outcome(started_at=started_at, end_ns=end_ns, cpu_s=cpu_s, schedule=schedule)
+        outcome.scrapes = list(scraper.samples) if scraper is not None else []
+        outcome.fault_events = list(injector.events) if injector is not None else []
+        outcome.notes.extend(_side_notes(outcome))
+        return outcome
+
+    def _side_tasks(self, headers: dict[str, str]) -> tuple[MetricsScraper | None, FaultInjector | None]:
+        """The scraper and the fault injector the plan asks for (None otherwise), made before the clock starts."""
+        plan = self.plan
+        scraper = injector = None
+        if plan.metrics is not None:
+            scrape_headers = {key: value for key, value in headers.items() if key in ("User-Agent", "Authorization")}
+            scraper = MetricsScraper(plan.metrics, clock=self._clock, headers=scrape_headers, verify=self._verify,
+                                     transport=self._transport, on_sample=self._on_scrape)
+        if plan.faults:
+            injector = FaultInjector(plan.faults, clock=self._clock, verify=self._verify, transport=self._transport,
+                                     on_event=self._on_fault)
+        return scraper, injector
 
     async def _closed(self, source: RequestSource) -> None:
         concurrency = self.plan.load.concurrency or 1
@@ -439,8 +479,12 @@ class LoadRunner:
             self._next_index += 1
             if t_sched is None:
                 t_sched = self._clock()  # the client is free now: that is its scheduled send time
-            await self._one(source.prepare(index), t_sched)
+            record = await self._one(source.prepare(index), t_sched)
             t_sched = None
+            pause = self.plan.load.error_pause_s
+            if pause and record.status not in (Status.OK, None) and self._stop_reason is None:
+                # a real client backs off after an error; the pause is not schedule lag: t_sched is set after it
+                await asyncio.sleep(pause)
 
     async def _open(self, source: RequestSource, schedule: np.ndarray) -> None:
         launcher = asyncio.create_task(self._launch(source, schedule))
@@ -474,7 +518,7 @@ class LoadRunner:
             if slots is not None:
                 slots.release()
 
-    async def _one(self, prepared: PreparedRequest, t_sched: int) -> None:
+    async def _one(self, prepared: PreparedRequest, t_sched: int) -> RequestResult:
         record = RequestResult(index=prepared.index, t_sched_ns=t_sched, input_tokens_sent=prepared.input_tokens_sent,
                                output_tokens_target=prepared.output_tokens_target, class_name=prepared.class_name)
         self._records.append(record)
@@ -489,6 +533,7 @@ class LoadRunner:
             pools.release(number)
             self._in_flight -= 1
             self._finished(record)
+        return record
 
     async def _sleep_until(self, instant_ns: int) -> None:
         delay = (instant_ns - self._clock()) / 1e9
@@ -582,6 +627,21 @@ class LoadRunner:
                           fidelity=fidelity, notes=notes)
 
 
+def _side_notes(outcome: RunOutcome) -> list[str]:
+    """Notes on the scrapes and faults, in words."""
+    notes = []
+    failed = [sample for sample in outcome.scrapes if not sample.ok]
+    if failed:
+        notes.append(f"{len(failed)} of {len(outcome.scrapes)} metrics scrape(s) failed (first at "
+                     f"{failed[0].t_s:.3f} s: {failed[0].error}); they are gaps in the timeline, not zeros.")
+    for event in outcome.fault_events:
+        if event.skipped:
+            notes.append(f"Fault '{event.label}' was not executed: {event.detail}.")
+        elif not event.ok:
+            notes.append(f"Fault '{event.label}' at {event.t_s:.3f} s failed: {event.detail[:300]}")
+    return notes
+
+
 def _percentiles(values: deque[float] | list[float]) -> tuple[float | None, float | None]:
     if not values:
         return None, None
@@ -593,7 +653,7 @@ def _fidelity(records: list[RequestResult], *, t0: int, window: tuple[float, flo
               cpu_percent: float | None) -> Fidelity:
     start_s, end_s = window
     length = end_s - start_s
-    start_ns, end_ns = t0 + int(start_s * 1e9), t0 + int(end_s * 1e9)
+    start_ns, end_ns = t0 + round(start_s * 1e9), t0 + round(end_s * 1e9)
     inside = [r for r in records if r.t_send_ns is not None and start_ns <= r.t_send_ns <= end_ns]
     lags = [(r.t_send_ns - r.t_sched_ns) / 1e6 for r in inside if r.t_send_ns is not None]
     p50, p99 = _percentiles(lags)

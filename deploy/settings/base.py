@@ -181,6 +181,17 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "estimates"
+CELERY_TASK_ROUTES = {"benchmarks_app.tasks.loadtest_shard_task": {"queue": "loadtests"}}
+
+# Load tests (issue 7): workers on the `loadtests` queue, each driving one shard of a test.
+LOADTEST_MAX_WORKERS = env.int("LOADTEST_MAX_WORKERS", default=16)  # shards one test may fan out to
+LOADTEST_MAX_DURATION_S = env.float("LOADTEST_MAX_DURATION_S", default=4 * 3600.0)
+LOADTEST_START_LEAD_S = env.float("LOADTEST_START_LEAD_S", default=2.0)  # the common start is this far ahead
+LOADTEST_LATE_START_S = env.float("LOADTEST_LATE_START_S", default=10.0)  # a shard this late is refused
+LOADTEST_HEARTBEAT_TIMEOUT_S = env.float("LOADTEST_HEARTBEAT_TIMEOUT_S", default=30.0)  # then its worker is lost
+LOADTEST_QUEUE_TIMEOUT_S = env.float("LOADTEST_QUEUE_TIMEOUT_S", default=3600.0)  # no worker took it: failed
+# with beat running, lost load-test workers are noticed even when nobody reads the jobs
+CELERY_BEAT_SCHEDULE = {"loadtest-reap": {"task": "benchmarks_app.tasks.loadtest_reap_task", "schedule": 30.0}}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 
@@ -193,6 +204,10 @@ LOGGING = {
 
 SIZING_DEFAULT_MODEL = env.str("SIZING_DEFAULT_MODEL", default="meta-llama/Meta-Llama-3-8B")
 SIZING_DEMO_ORGANISATION = env.str("SIZING_DEMO_ORGANISATION", default="Demo Integrator")
+# The bundled simulator `make run` starts beside the service (manage.py simserve), registered as the demo's endpoint
+SIZING_SIMULATOR_URL = env.str("SIZING_SIMULATOR_URL", default="http://127.0.0.1:8001")
+SIZING_SIMULATOR_MODEL = env.str("SIZING_SIMULATOR_MODEL", default="meta-llama/Meta-Llama-3-8B")
+SIZING_SIMULATOR_GPU = env.str("SIZING_SIMULATOR_GPU", default="nvidia-l4-24gb")
 
 # Inference endpoints' API keys are stored encrypted (Fernet) with a key derived (HKDF-SHA256) from
 # SIZING_SECRETS_KEY, or from SECRET_KEY when it is unset (so a one-command start works). Changing the material makes

@@ -246,6 +246,12 @@ class ImportedRun:
     total_tokens_per_s: float | None = None
     requests: tuple[RequestRecord, ...] = ()
     notes: tuple[str, ...] = ()
+    # our own generator's results (issue 7): the endpoint's metrics scraped during the run (a
+    # sizing.benchmarks.timeline.MemoryTimeline, POSIX times), the faults injected ({"t_s": seconds on the requests'
+    # `start_s` clock, "label", "ok", "detail"}) and the scenario ({"kind", "peak_concurrency", "criteria"})
+    timeline: Any = None
+    faults: tuple[Mapping[str, Any], ...] = ()
+    scenario: Mapping[str, Any] | None = None
 
     def as_dict(self, *, with_requests: bool = False) -> dict[str, Any]:
         data = {

@@ -1,8 +1,10 @@
-"""GPU memory timelines from monitoring logs: `nvidia-smi` CSV, DCGM and vLLM/SGLang Prometheus scrapes, AIPerf
+"""GPU memory timelines from monitoring logs: `nvidia-smi` CSV, DCGM and vLLM/SGLang/TGI/TensorRT-LLM Prometheus
+scrapes, AIPerf
 telemetry exports; one `MemoryTimeline` whatever wrote the log (issue 6, part 5). Pure Python, no Django.
 
 A timeline holds, per GPU, a series of samples (time, memory used, memory total, utilisation, and power/temperature
-where the log has them); per inference server (vLLM engine, SGLang rank), a series of KV-cache usage, running and
+where the log has them); per inference server (vLLM engine, SGLang rank, TGI, TensorRT-LLM), a series of KV-cache
+usage, running and
 waiting requests, and the preemption counter; aggregate-only server figures (AIPerf's server-metrics export); and
 events (XID errors from DCGM; OOM/XID lines from a log text via `parse_event_log`).
 
@@ -23,7 +25,12 @@ Accepted formats (`parse_timeline` detects which; each parser may also be called
   ``FB_RESERVED``/``FB_TOTAL``, ``GPU_UTIL``, ``POWER_USAGE``, ``GPU_TEMP``, ``XID_ERRORS``, per ``gpu`` label,
   MiB), of vLLM (``vllm:kv_cache_usage_perc`` or the older ``vllm:gpu_cache_usage_perc``,
   ``vllm:num_requests_running``/``waiting``, ``vllm:num_preemptions_total``, ``vllm:generation_tokens_total``) and
-  of SGLang (``sglang:token_usage``, ``sglang:num_running_reqs``, ``sglang:num_queue_reqs``), several scrapes
+  of SGLang (``sglang:token_usage``, ``sglang:num_running_reqs``, ``sglang:num_queue_reqs``), of TGI
+  (``tgi_queue_size`` waiting, ``tgi_batch_current_size`` running; TGI exports no KV-cache gauge, so its KV usage is
+  unknown) and of TensorRT-LLM (``trtllm-serve``'s ``trtllm_kv_cache_utilization``, ``trtllm_num_requests_running``/
+  ``waiting``, ``trtllm_generation_tokens_total``, ``trtllm_kv_cache_used_blocks``/``max_blocks``; the Triton
+  backend's ``nv_trt_llm_kv_cache_block_metrics{kv_cache_block_type="used"|"max"|"fraction"}`` and
+  ``nv_trt_llm_request_metrics{request_type="active"|"waiting"}``), several scrapes
   concatenated. The time of each scrape comes from, in this order: a marker line before it, ``# scrape <time>``
   (also ``# time <time>`` / ``# timestamp <time>``), or a line holding only a time (what ``date -u +%FT%TZ`` or
   ``date +%s`` writes in a ``while`` loop around ``curl``); the exposition's own sample timestamps (milliseconds);
@@ -191,7 +198,8 @@ class ServerSample:
 
 @dataclass(frozen=True, kw_only=True)
 class ServerSeries:
-    """The scrapes of one engine instance: `engine` is "vllm" or "sglang"; `instance` its labels in words
+    """The scrapes of one engine instance: `engine` is "vllm", "sglang", "tgi" or "trtllm"; `instance` its labels in
+    words
     ("engine=0 model_name=opt-125m-tp2")."""
 
     engine: str
@@ -721,7 +729,7 @@ def _natural_key(key: str) -> tuple[int, str]:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Prometheus text exposition (DCGM exporter, vLLM, SGLang), several scrapes
+# Prometheus text exposition (DCGM exporter, vLLM, SGLang, TGI, TensorRT-LLM), several scrapes
 
 
 _SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{.*\})?\s+(\S+)(?:\s+(-?\d+))?\s*$")
@@ -730,6 +738,8 @@ _MARKER = re.compile(r"^#\s*(?:scrape|time|timestamp)\s*[:=]?\s*(\S.*?)\s*$", re
 _BARE_TIME = re.compile(r"^(?:\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?|\d{10}(?:\.\d+)?|"
                         r"\w{3} \w{3} +\d+ \d{2}:\d{2}:\d{2}(?: \w+)? \d{4})$")
 
+_KV_USED_BLOCKS = "kv_used_blocks"  # TensorRT-LLM: KV usage = used / max blocks when no fraction is exported
+_KV_MAX_BLOCKS = "kv_max_blocks"
 _DCGM = {"DCGM_FI_DEV_FB_USED": "used", "DCGM_FI_DEV_FB_FREE": "free", "DCGM_FI_DEV_FB_RESERVED": "reserved",
          "DCGM_FI_DEV_FB_TOTAL": "total", "DCGM_FI_DEV_GPU_UTIL": "util", "DCGM_FI_DEV_POWER_USAGE": "power",
          "DCGM_FI_DEV_GPU_TEMP": "temp", "DCGM_FI_DEV_XID_ERRORS": "xid"}
@@ -744,8 +754,47 @@ _SERVER = {
     "sglang:token_usage": ("sglang", "kv_cache_usage"),
     "sglang:num_running_reqs": ("sglang", "requests_running"),
     "sglang:num_queue_reqs": ("sglang", "requests_waiting"),
+    # TGI (text-generation-inference's router, docs/source/reference/metrics.md): no KV-cache gauge at all
+    "tgi_queue_size": ("tgi", "requests_waiting"),
+    "tgi_batch_current_size": ("tgi", "requests_running"),
+    # trtllm-serve's Prometheus endpoint (/prometheus/metrics; tensorrt_llm/metrics/collector.py): utilisation is
+    # used / max KV blocks, running the executor's active requests, waiting its queued ones
+    "trtllm_kv_cache_utilization": ("trtllm", "kv_cache_usage"),
+    "trtllm_num_requests_running": ("trtllm", "requests_running"),
+    "trtllm_num_requests_waiting": ("trtllm", "requests_waiting"),
+    "trtllm_generation_tokens_total": ("trtllm", "generation_tokens_total"),
+    "trtllm_kv_cache_used_blocks": ("trtllm", _KV_USED_BLOCKS),
+    "trtllm_kv_cache_max_blocks": ("trtllm", _KV_MAX_BLOCKS),
 }
-_SERVER_LABELS_IGNORED = {"le", "quantile", "finished_reason", "reason"}
+# families that carry several figures, told apart by one label: (engine, the label, label value → figure). The
+# Triton TensorRT-LLM backend's custom metrics (inflight_batcher_llm/src/custom_metrics_reporter); older backends
+# export only used and max blocks and no waiting count, newer ones also the fraction and the waiting requests.
+_SERVER_LABELLED = {
+    "nv_trt_llm_kv_cache_block_metrics": ("trtllm", "kv_cache_block_type", {
+        "fraction": "kv_cache_usage", "used": _KV_USED_BLOCKS, "max": _KV_MAX_BLOCKS}),
+    "nv_trt_llm_request_metrics": ("trtllm", "request_type", {
+        "active": "requests_running", "waiting": "requests_waiting"}),
+}
+_SERVER_LABELS_IGNORED = {"le", "quantile", "finished_reason", "reason", "kv_cache_block_type", "request_type"}
+
+
+def _server_metric(name: str, labels: Mapping[str, str]) -> tuple[str, str] | None:
+    """(engine, figure) of a sample a server timeline reads, else None.
+
+    >>> _server_metric("nv_trt_llm_request_metrics", {"request_type": "waiting", "model": "tensorrt_llm"})
+    ('trtllm', 'requests_waiting')
+    >>> _server_metric("nv_trt_llm_request_metrics", {"request_type": "max"}) is None
+    True
+    """
+    found = _SERVER.get(name)
+    if found is not None:
+        return found
+    family = _SERVER_LABELLED.get(name)
+    if family is None:
+        return None
+    engine, label, figures = family
+    figure = figures.get(labels.get(label, ""))
+    return (engine, figure) if figure is not None else None
 
 
 @dataclass
@@ -782,8 +831,9 @@ def _looks_like_prometheus(text: str) -> bool:
         if stripped.startswith(("# TYPE ", "# HELP ")):
             return True
         match = _SAMPLE.match(stripped)
-        if match and (match.group(1) in _DCGM or match.group(1) in _SERVER or match.group(1).startswith(
-                ("vllm:", "sglang:", "DCGM_FI_"))):
+        if match and (match.group(1) in _DCGM or match.group(1) in _SERVER or match.group(1) in _SERVER_LABELLED
+                      or match.group(1).startswith(("vllm:", "sglang:", "DCGM_FI_", "tgi_", "trtllm_",
+                                                    "nv_trt_llm_"))):
             return True
     return False
 
@@ -907,8 +957,8 @@ def _server_instance(labels: Mapping[str, str]) -> str:
 
 
 def parse_prometheus_scrapes(text: str, *, tz: tzinfo = UTC) -> MemoryTimeline:
-    """The timeline of Prometheus scrapes of the DCGM exporter, vLLM and/or SGLang (layouts in the module
-    docstring). DCGM memory is MiB; the total is ``FB_TOTAL`` when exported, else ``FB_USED + FB_FREE (+
+    """The timeline of Prometheus scrapes of the DCGM exporter, vLLM, SGLang, TGI and/or TensorRT-LLM (layouts in
+    the module docstring). DCGM memory is MiB; the total is ``FB_TOTAL`` when exported, else ``FB_USED + FB_FREE (+
     FB_RESERVED)``; a MIG instance (``GPU_I_ID`` label) is its own series ("0:mig1"). A change of
     ``DCGM_FI_DEV_XID_ERRORS`` (the last XID seen, held) to a non-zero value is an XID event, including a non-zero
     value at the first scrape (an XID at or before the log's start); a decrease of a server counter or a new
@@ -926,6 +976,33 @@ def parse_prometheus_scrapes(text: str, *, tz: tzinfo = UTC) -> MemoryTimeline:
     (True, True, 'GPU-a')
     """
     scrapes, truncated, notes = _split_scrapes(text, tz=tz)
+    return _scrapes_timeline(scrapes, truncated=truncated, notes=notes)
+
+
+def parse_scrape_records(records: Iterable[tuple[float | None, str]]) -> MemoryTimeline:
+    """The timeline of scrapes given one by one as (POSIX seconds, exposition text): what our load generator's
+    result holds in `server_metrics.scrapes`. An empty text is a scrape that found none of the metrics read here.
+    TimelineRefusal names the record (0-based) holding an unreadable line, or says that no record holds any metric
+    read here.
+
+    >>> timeline = parse_scrape_records([(0.0, 'tgi_queue_size 3\\ntgi_batch_current_size 8\\n'), (1.0, '')])
+    >>> sample = timeline.servers[0].samples[0]
+    >>> timeline.servers[0].engine, sample.requests_waiting, sample.requests_running, sample.kv_cache_usage
+    ('tgi', 3.0, 8.0, None)
+    """
+    scrapes: list[_Scrape] = []
+    for index, (time_s, text) in enumerate(records):
+        scrape = _Scrape(time_s=time_s)
+        cut = _fill_scrape(scrape, text.splitlines())
+        if cut:
+            raise TimelineRefusal(f"scrape {index}: an unreadable line: {cut[:80]!r}")
+        if scrape.samples:
+            scrapes.append(scrape)
+    return _scrapes_timeline(scrapes, truncated=False, notes=[])
+
+
+def _scrapes_timeline(scrapes: list[_Scrape], *, truncated: bool, notes: list[str]) -> MemoryTimeline:
+    """The timeline of split scrapes (see `parse_prometheus_scrapes`)."""
     # sample timestamps stand in for missing scrape times
     expanded: list[_Scrape] = []
     for scrape in scrapes:
@@ -967,9 +1044,9 @@ def parse_prometheus_scrapes(text: str, *, tz: tzinfo = UTC) -> MemoryTimeline:
                 info["uuid"] = labels.get("UUID") or info["uuid"]
                 info["pci_bus_id"] = labels.get("pci_bus_id") or info["pci_bus_id"]
                 info["host"] = labels.get("Hostname") or info["host"]
-            elif name in _SERVER:
+            elif (found := _server_metric(name, labels)) is not None:
                 known = True
-                engine, metric = _SERVER[name]
+                engine, metric = found
                 sources.add(engine)
                 bucket = per_server.setdefault((engine, _server_instance(labels)), {})
                 # counters split by a label (none of those read here today) are summed
@@ -992,6 +1069,12 @@ def parse_prometheus_scrapes(text: str, *, tz: tzinfo = UTC) -> MemoryTimeline:
             if xid is not None:
                 last_xid[key] = xid
         for key, values in per_server.items():
+            used, most = values.get(_KV_USED_BLOCKS), values.get(_KV_MAX_BLOCKS)
+            if used is not None and most:
+                # TensorRT-LLM: the exact fraction (an older Triton backend's gauges are whole numbers)
+                values["kv_cache_usage"] = used / most
+            if not values.keys() - {_KV_USED_BLOCKS, _KV_MAX_BLOCKS}:
+                continue  # blocks without their total tell nothing
             server_rows.setdefault(key, []).append(ServerSample(
                 time_s=scrape.time_s, kv_cache_usage=values.get("kv_cache_usage"),
                 requests_running=values.get("requests_running"), requests_waiting=values.get("requests_waiting"),

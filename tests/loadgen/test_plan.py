@@ -12,8 +12,11 @@ from jsonschema import Draft202012Validator
 
 from benchmarks_app.loadgen.plan import (
     Api,
+    FaultKind,
     LoadMode,
+    MetricsSpec,
     PlanError,
+    ScenarioSpec,
     SweepKind,
     plan_from_dict,
     plan_from_json,
@@ -240,3 +243,128 @@ def test_the_documented_examples_are_valid_plans() -> None:
     assert [list(Draft202012Validator(PLAN_SCHEMA).iter_errors(json.loads(block))) for block in blocks] == [[], []]
     assert plans[0].warmup_s == 30.0
     assert [label for label, _ in plans[1].points()] == ["rate-2", "rate-4", "rate-8"]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Server metrics, faults and the scenario (issue 7)
+
+FAILURE_BLOCKS: dict[str, Any] = {
+    "metrics": {"url": "http://10.0.0.5:8000/metrics", "interval_s": 0.5, "engine": "vllm"},
+    "faults": [{"at_s": 30, "http": {"url": "http://10.0.0.5:8001/control", "method": "POST",
+                                     "body": {"action": "kill_replica", "replica": 0, "seconds": 10}},
+                "label": "kill replica 0 for 10 s"},
+               {"at_s": 45.5, "command": ["kubectl", "delete", "pod", "llm-0"], "timeout_s": 20}],
+    "scenario": {"kind": "failure", "peak_concurrency": 32,
+                 "criteria": {"ttft_ms": 2000, "attainment": 0.99, "recovery_s": 30, "strict": True}},
+}
+
+
+def test_metrics_faults_and_a_scenario_are_read_and_round_trip() -> None:
+    # given
+    data = _plan(bounds={"max_duration_s": 120}, **FAILURE_BLOCKS)
+
+    # when
+    plan = plan_from_dict(data)
+    again = plan_from_dict(json.loads(json.dumps(plan.to_dict())))
+
+    # then
+    assert plan.metrics == MetricsSpec(url="http://10.0.0.5:8000/metrics", interval_s=0.5, engine="vllm")
+    http, command = plan.faults
+    assert (http.kind, http.at_s, http.method, http.url, http.label) == (
+        FaultKind.HTTP, 30.0, "POST", "http://10.0.0.5:8001/control", "kill replica 0 for 10 s")
+    assert http.body == {"action": "kill_replica", "replica": 0, "seconds": 10}
+    assert (command.kind, command.argv, command.timeout_s, command.description) == (
+        FaultKind.COMMAND, ("kubectl", "delete", "pod", "llm-0"), 20.0, "kubectl delete pod llm-0")
+    assert plan.scenario == ScenarioSpec(kind="failure", peak_concurrency=32, criteria={
+        "ttft_ms": 2000, "attainment": 0.99, "recovery_s": 30, "strict": True})
+    assert again == plan
+    assert list(Draft202012Validator(PLAN_SCHEMA).iter_errors(data)) == []
+    assert list(Draft202012Validator(PLAN_SCHEMA).iter_errors(plan.to_dict())) == []
+
+
+def test_a_plan_without_the_new_blocks_writes_none_of_them() -> None:
+    # when
+    data = plan_from_dict(_plan()).to_dict()
+
+    # then
+    assert {"metrics", "faults", "scenario"} & set(data) == set()
+
+
+@pytest.mark.parametrize(("overrides", "expected"), [
+    pytest.param({"metrics": {"interval_s": 0.1, "engine": "ollama"}},
+                 [("metrics.url", "is required"),
+                  ("metrics.interval_s", "must be between 0.2 and 60 seconds (got 0.1)"),
+                  ("metrics.engine", "must be one of 'vllm', 'sglang', 'tgi', 'trtllm' (got 'ollama')")],
+                 id="metrics"),
+    pytest.param({"metrics": {"url": "10.0.0.5:8000/metrics", "interval": 1}},
+                 [("metrics.interval", "unknown field (did you mean 'interval_s'?)"),
+                  ("metrics.url", "must be an http:// or https:// URL (got '10.0.0.5:8000/metrics')")],
+                 id="metrics-url"),
+    pytest.param({"faults": {"at_s": 1}}, [("faults", "must be a list (got an object)")], id="faults-object"),
+    pytest.param({"faults": [{"at_s": 1, "command": ["x"]}] * 17}, [("faults", "at most 16 faults (got 17)")],
+                 id="too-many"),
+    pytest.param({"faults": [{"at_s": 150, "command": ["x"]}]},
+                 [("faults[0].at_s", "must be before bounds.max_duration_s (120 s; got 150)")], id="after-the-end"),
+    pytest.param({"faults": [{"at_s": -1, "http": {"url": "http://a/control"}, "command": ["x"]}]},
+                 [("faults[0].at_s", "must be ≥ 0 (got -1)"),
+                  ("faults[0]", "give exactly one of 'http' (an HTTP call) or 'command' (argv, run without a shell)")],
+                 id="both-kinds"),
+    pytest.param({"faults": [{"label": 7}]},
+                 [("faults[0].at_s", "is required"), ("faults[0].label", "must be a text (got a number)"),
+                  ("faults[0]", "give exactly one of 'http' (an HTTP call) or 'command' (argv, run without a shell)")],
+                 id="neither-kind"),
+    pytest.param({"faults": [{"at_s": 1, "http": {"url": "ftp://a", "method": "BREW", "body": [1]}}]},
+                 [("faults[0].http.url", "must be an http:// or https:// URL (got 'ftp://a')"),
+                  ("faults[0].http.method", "must be one of GET, POST, PUT, PATCH, DELETE (got 'BREW')"),
+                  ("faults[0].http.body", "must be an object, sent as JSON (got a list)")], id="http"),
+    pytest.param({"faults": [{"at_s": 1, "command": []}, {"at_s": 2, "command": [" ", 3], "timeout_s": 0}]},
+                 [("faults[0].command", "must be a non-empty list of arguments, the program first (got an empty "
+                                        "list)"),
+                  ("faults[1].timeout_s", "must be > 0 (got 0)"),
+                  ("faults[1].command[0]", "must name the program to run (got an empty text)"),
+                  ("faults[1].command[1]", "must be a text (got 3)")], id="command"),
+    pytest.param({"scenario": {"kind": "soak", "peak_concurrency": 0, "criteria": {"ttft_ms": "fast"}}},
+                 [("scenario.kind", "must be one of 'pulse', 'long_tail', 'failure', 'custom' (got 'soak')"),
+                  ("scenario.peak_concurrency", "must be ≥ 1 (got 0)"),
+                  ("scenario.criteria.ttft_ms", "must be a number or a boolean (got 'fast')")], id="scenario"),
+    pytest.param({"scenario": {"criteria": [1]}},
+                 [("scenario.kind", "is required"),
+                  ("scenario.criteria", "must be an object of numbers and booleans (got a list)")],
+                 id="scenario-shape"),
+])
+def test_metrics_fault_and_scenario_problems(overrides: dict[str, Any], expected: list[tuple[str, str]]) -> None:
+    # given
+    data = _plan(bounds={"max_duration_s": 120}, **overrides)
+
+    # when / then: the schema refuses them too, but for the fault after the end (it cannot compare two fields)
+    assert _problems(data) == expected
+    schema_errors = list(Draft202012Validator(PLAN_SCHEMA).iter_errors(data))
+    assert (schema_errors == []) == (expected[0][1].startswith("must be before bounds.max_duration_s"))
+
+
+def test_the_failure_example_of_the_docs_is_a_valid_plan() -> None:
+    # given: the example with server metrics, faults and a scenario (a ```jsonc block of docs/loadgen-plan.md)
+    text = (ROOT / "docs" / "loadgen-plan.md").read_text()
+    [block] = [block.split("```", 1)[0] for block in text.split("```jsonc\n")[1:]]
+
+    # when
+    plan = plan_from_dict(json.loads(block))
+
+    # then
+    assert list(Draft202012Validator(PLAN_SCHEMA).iter_errors(json.loads(block))) == []
+    assert plan.metrics is not None
+    assert [fault.kind for fault in plan.faults] == [FaultKind.HTTP, FaultKind.COMMAND]
+    assert plan.scenario is not None
+    assert plan.scenario.kind == "failure"
+
+
+def test_the_plan_module_examples_hold() -> None:
+    # when
+    import doctest
+
+    from benchmarks_app.loadgen import plan as plan_module
+
+    result = doctest.testmod(plan_module)
+
+    # then
+    assert (result.failed, result.attempted > 0) == (0, True)

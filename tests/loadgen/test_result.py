@@ -180,3 +180,68 @@ def test_sweep_results_go_beside_the_named_file() -> None:
     assert result_paths("out/result.json", [""]) == [Path("out/result.json")]
     assert result_paths("out/result.json", ["rate-1", "rate-2.5"]) == [Path("out/result.rate-1.json"),
                                                                        Path("out/result.rate-2.5.json")]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Server metrics, faults and the scenario (issue 7)
+
+def test_server_metrics_faults_and_the_scenario_are_written_and_read_back() -> None:
+    # given: a fake server that answers /metrics too; a fault due after the end; a scenario
+    import httpx
+
+    server = FakeServer()
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/metrics":
+            return httpx.Response(200, text='# TYPE vllm:kv_cache_usage_perc gauge\n'
+                                            'vllm:kv_cache_usage_perc{engine="0"} 0.5\n')
+        return await server.handle(request)
+
+    plan = plan_from_dict({
+        "endpoint": {"base_url": "http://llm.test", "api": "chat", "model": "llama"}, "load": {"concurrency": 3},
+        "requests": {"input_tokens": 24, "output_tokens": 5}, "bounds": {"max_requests": 6, "max_duration_s": 30},
+        "metrics": {"url": "http://llm.test/metrics", "interval_s": 0.5, "engine": "vllm"},
+        "faults": [{"at_s": 20, "command": ["true"], "label": "too late"}],
+        "scenario": {"kind": "custom", "criteria": {"ttft_ms": 500}}})
+    outcome = asyncio.run(LoadRunner(plan, transport=httpx.MockTransport(handler)).run())
+
+    # when
+    document = result_document(outcome)
+    fmt, runs = import_text(result_json(document))
+
+    # then
+    metrics = document["server_metrics"]
+    assert _validate(document) == []
+    assert (metrics["url"], metrics["interval_s"], metrics["engine"]) == ("http://llm.test/metrics", 0.5, "vllm")
+    assert metrics["scrapes"][0]["t_s"] < 0.05
+    assert {scrape["text"] for scrape in metrics["scrapes"]} == {'vllm:kv_cache_usage_perc{engine="0"} 0.5\n'}
+    assert metrics["scrapes"][0]["time"].endswith("Z")
+    [fault] = document["faults"]
+    assert (fault["label"], fault["kind"], fault["ok"], fault["skipped"], fault["t_s"]) == (
+        "too late", "command", False, True, 20.0)
+    assert document["scenario"] == {"kind": "custom", "peak_concurrency": None, "criteria": {"ttft_ms": 500}}
+    run = runs[0]
+    assert fmt == "llm_sizing"
+    assert [sample.kv_cache_usage for sample in run.timeline.servers[0].samples] == [0.5] * len(metrics["scrapes"])
+    assert run.faults[0]["skipped"] is True
+    assert run.scenario == document["scenario"]
+
+
+def test_a_plan_without_metrics_faults_or_scenario_writes_none_of_the_blocks() -> None:
+    # when
+    document = result_document(_run(FakeServer(), bounds={"max_requests": 3}))
+
+    # then
+    assert {"server_metrics", "faults", "scenario"} & set(document) == set()
+
+
+def test_the_result_module_examples_hold() -> None:
+    # when
+    import doctest
+
+    from benchmarks_app.loadgen import result as result_module
+
+    result = doctest.testmod(result_module)
+
+    # then
+    assert (result.failed, result.attempted > 0) == (0, True)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from benchmarks_app.loadgen.client import RequestResult, Status
-from benchmarks_app.loadgen.plan import LoadMode, LoadSpec, TestPlan, plan_from_dict
+from benchmarks_app.loadgen.plan import LoadMode, LoadSpec, PlanError, TestPlan, plan_from_dict
 from benchmarks_app.loadgen.runner import LoadRunner, Progress, RequestSource, RunError, open_schedule, run_plan
 from sizing.estimator.workload import ArrivalKind
 from tests.loadgen.streams import FakeServer
@@ -316,3 +316,23 @@ def test_a_sweep_runs_each_point() -> None:
     # then
     assert [(o.label, o.plan.load.concurrency, len(o.records)) for o in outcomes] == [
         ("concurrency-1", 1, 6), ("concurrency-3", 3, 6)]
+
+
+def test_a_closed_loop_client_pauses_after_an_error_and_the_pause_is_not_schedule_lag() -> None:
+    # given: every request fails at once; 2 clients pausing 0.1 s after each error, for 0.5 s
+    server = FakeServer(fail_every=1)
+    plan = _plan(load={"concurrency": 2, "error_pause_s": 0.1}, bounds={"max_duration_s": 0.5})
+
+    # when
+    outcome = _run(plan, server)
+
+    # then: about 2 × 0.5 / 0.1 = 10 requests, not the thousands an unpaused loop sends into an outage
+    assert 6 <= len(outcome.records) <= 14
+    assert all(record.status is not Status.OK for record in outcome.records if record.status is not None)
+    lags = [(r.t_send_ns - r.t_sched_ns) / 1e6 for r in outcome.records if r.t_send_ns is not None]
+    assert max(lags) < 50  # each t_sched is after the pause
+
+
+def test_an_open_loop_has_no_error_pause() -> None:
+    with pytest.raises(PlanError, match="error_pause_s: only for a closed loop"):
+        _plan(load={"rate": 5, "error_pause_s": 0.1})

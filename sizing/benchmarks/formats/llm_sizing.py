@@ -17,11 +17,19 @@ Traps handled here (none is the tool's fault: they are what a careless writer of
   the chunking is unknown (said in the notes) and the tokens are spread evenly over the events for the throughput;
 - TPOT divides by `N_out − n_1`, the tokens after the first event, not by `N_out − 1`;
 - `started_at` may carry any zone: it is normalised to UTC.
+
+The optional blocks of a run with server metrics, faults or a scenario (issue 7) are read too, and validated the
+same way: `server_metrics.scrapes` become `ImportedRun.timeline` (a `sizing.benchmarks.timeline.MemoryTimeline`, its
+times POSIX seconds from each scrape's `time`; failed scrapes are left out and counted in the notes, never read as
+zeros), `faults` become `ImportedRun.faults` with `t_s` moved onto the records' `start_s` clock (seconds after the
+first request sent in the window; `run_t_s` keeps the file's seconds from t = 0), and `scenario` is kept as given.
+A file without these blocks imports exactly as before.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -40,6 +48,7 @@ from sizing.benchmarks.run import (
     metrics_from_requests,
     stat_reported,
 )
+from sizing.benchmarks.timeline import MemoryTimeline, TimelineRefusal, parse_scrape_records
 
 FORMAT = "llm_sizing"
 FORMAT_NAME = "llm-sizing-loadgen-result"
@@ -50,6 +59,7 @@ LOAD_KINDS = (LoadKind.RATE.value, LoadKind.CONCURRENCY.value, LoadKind.OFFLINE.
 SCHEDULE_LAG_LIMIT_MS = 10.0  # METRICS.md: client fidelity is invalid above a 10 ms p99 schedule lag
 ACHIEVED_RATE_FLOOR = 0.95  # ... or below 95% of the offered rate
 TIME_TOLERANCE_MS = 1.0  # rounding slack when checking e2e ≥ ttft + Σ gaps
+FAULT_KINDS = ("http", "command")
 
 
 def _load_json(text: str) -> Any:
@@ -137,6 +147,17 @@ def _timestamp(value: Any, path: str) -> str:
     return moment.astimezone(UTC).isoformat()
 
 
+def _posix(value: Any, path: str) -> float:
+    """POSIX seconds of an ISO 8601 date-time with a zone (see `_timestamp`)."""
+    return datetime.fromisoformat(_timestamp(value, path)).timestamp()
+
+
+def _boolean(value: Any, path: str) -> bool:
+    if not isinstance(value, bool):
+        raise _refuse(path, f"not true or false ({value!r})")
+    return value
+
+
 def _header(data: Mapping[str, Any]) -> None:
     if data.get("format") != FORMAT_NAME:
         found = data.get("format")
@@ -189,6 +210,8 @@ def read(text: str) -> list[ImportedRun]:
     if summary is not None:
         _object(summary, "summary")
     parsed = [_request(item, f"requests[{index}]") for index, item in enumerate(requests)]
+    timeline, timeline_notes = _server_metrics(data.get("server_metrics"))
+    scenario = _scenario(data.get("scenario"))
 
     notes: list[str] = ["Recomputed from the file's per-request records by METRICS.md's definitions; the "
                         "generator's own summary (if any) is kept in reported."]
@@ -199,6 +222,7 @@ def read(text: str) -> list[ImportedRun]:
                      "(warm-up or cool-down) are left out.")
     origin = min((item["t_send_s"] for item in inside), default=0.0)
     records = [_record(item, origin) for item in inside]
+    faults = _faults(data.get("faults"), origin)
     unknown_chunking = sum(1 for item in inside if item["chunking_unknown"])
     if unknown_chunking:
         notes.append(f"{unknown_chunking} request(s) have no chunk_tokens and an output token count that differs "
@@ -218,17 +242,114 @@ def read(text: str) -> list[ImportedRun]:
     run_settings = {**_json_safe(settings), "endpoint": _json_safe(dict(endpoint)),
                     "window": {"start_s": window_start, "end_s": window_end},
                     "generator": {"name": tool_name, "version": tool_version}}
+    notes += timeline_notes
     source = data.get("source")
     if isinstance(source, Mapping) and not records and isinstance(summary, Mapping):
-        return [_from_export(source, summary, started_at=started_at, duration=duration, load=load, model=model,
-                             backend=endpoint_kind, settings=run_settings)]
+        exported = _from_export(source, summary, started_at=started_at, duration=duration, load=load, model=model,
+                                backend=endpoint_kind, settings=run_settings)
+        return [replace(exported, timeline=timeline, faults=faults, scenario=scenario,
+                        notes=exported.notes + tuple(timeline_notes))]
     return [ImportedRun(
         format=FORMAT, tool="llm_sizing", tool_version=tool_version, label=None, model=model, backend=endpoint_kind,
         started_at=started_at, duration_s=duration, load=load, settings=run_settings, completed=completed,
         failed=failed, incomplete=incomplete, metrics=metrics_from_requests(records),
         reported=_json_safe(dict(summary or {})),
         output_tokens_per_s=rates[0], requests_per_s=rates[1], total_tokens_per_s=rates[2],
-        requests=tuple(records), notes=tuple(notes))]
+        requests=tuple(records), notes=tuple(notes), timeline=timeline, faults=faults, scenario=scenario)]
+
+
+def _server_metrics(value: Any) -> tuple[MemoryTimeline | None, list[str]]:
+    """The timeline of the `server_metrics` block (None without one, or when no scrape held a metric read) and the
+    notes saying what was left out."""
+    if value is None:
+        return None, []
+    block = _object(value, "server_metrics")
+    url = _text(_required(block, "url", "server_metrics"), "server_metrics.url")
+    interval = _real(_required(block, "interval_s", "server_metrics"), "server_metrics.interval_s", minimum=0)
+    _text(block.get("engine"), "server_metrics.engine", optional=True)
+    scrapes = _required(block, "scrapes", "server_metrics")
+    if not isinstance(scrapes, list):
+        raise _refuse("server_metrics.scrapes", f"not a list ({type(scrapes).__name__})")
+    records: list[tuple[float, str]] = []
+    positions: list[int] = []  # the file's index of each record
+    failed: list[tuple[float, str]] = []
+    for index, item in enumerate(scrapes):
+        path = f"server_metrics.scrapes[{index}]"
+        scrape = _object(item, path)
+        t_s = _real(_required(scrape, "t_s", path), f"{path}.t_s")
+        time_s = _posix(_required(scrape, "time", path), f"{path}.time")
+        if ("text" in scrape) == ("error" in scrape):
+            raise _refuse(path, "give exactly one of 'text' (the scrape) or 'error' (why it failed)")
+        if "error" in scrape:
+            failed.append((t_s, _text(scrape["error"], f"{path}.error") or ""))
+            continue
+        text = scrape["text"]
+        if not isinstance(text, str):
+            raise _refuse(f"{path}.text", f"not a text ({text!r})")
+        records.append((time_s, text))
+        positions.append(index)
+    notes = [f"Server metrics: {len(scrapes)} scrape(s) of {url} every {interval:g} s."]
+    if failed:
+        first_t, first_error = failed[0]
+        notes.append(f"{len(failed)} scrape(s) failed and are left out of the timeline (gaps, not zeros; first at "
+                     f"{first_t:g} s: {first_error[:200]}).")
+    if not records:
+        notes.append("No scrape succeeded: there is no server timeline.")
+        return None, notes
+    try:
+        timeline = parse_scrape_records(records)
+    except TimelineRefusal as refusal:
+        found = re.match(r"scrape (\d+): (.*)", refusal.reason, re.DOTALL)
+        if found:
+            raise _refuse(f"server_metrics.scrapes[{positions[int(found.group(1))]}].text", found.group(2)) from None
+        notes.append("No scrape holds a metric a server timeline reads (vLLM, SGLang, TGI, TensorRT-LLM or DCGM "
+                     "names): there is no server timeline.")
+        return None, notes
+    return timeline, notes
+
+
+def _faults(value: Any, origin: float) -> tuple[Mapping[str, Any], ...]:
+    """The `faults` block's events, `t_s` moved onto the records' `start_s` clock (see the module docstring)."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise _refuse("faults", f"not a list ({type(value).__name__})")
+    events = []
+    for index, item in enumerate(value):
+        path = f"faults[{index}]"
+        event = _object(item, path)
+        t_s = _real(_required(event, "t_s", path), f"{path}.t_s", minimum=0)
+        label = _required(event, "label", path)
+        if not isinstance(label, str):
+            raise _refuse(f"{path}.label", f"not a text ({label!r})")
+        kind = _required(event, "kind", path)
+        if kind not in FAULT_KINDS:
+            raise _refuse(f"{path}.kind", f"{kind!r} is not one of {', '.join(FAULT_KINDS)}")
+        ok = _boolean(_required(event, "ok", path), f"{path}.ok")
+        detail = _required(event, "detail", path)
+        if not isinstance(detail, str):
+            raise _refuse(f"{path}.detail", f"not a text ({detail!r})")
+        duration = _real(_required(event, "duration_s", path), f"{path}.duration_s", minimum=0)
+        skipped = _boolean(event.get("skipped", False), f"{path}.skipped")
+        events.append({"t_s": t_s - origin, "run_t_s": t_s, "label": label, "kind": kind, "ok": ok, "detail": detail,
+                       "duration_s": duration, "skipped": skipped})
+    return tuple(events)
+
+
+def _scenario(value: Any) -> Mapping[str, Any] | None:
+    """The `scenario` block as given: kind, peak concurrency, criteria of numbers and booleans."""
+    if value is None:
+        return None
+    block = _object(value, "scenario")
+    kind = _text(_required(block, "kind", "scenario"), "scenario.kind")
+    peak = block.get("peak_concurrency")
+    if peak is not None and (isinstance(peak, bool) or not isinstance(peak, int) or peak < 1):
+        raise _refuse("scenario.peak_concurrency", f"not a whole number ≥ 1 ({peak!r})")
+    criteria = _object(block.get("criteria") or {}, "scenario.criteria")
+    for key, figure in criteria.items():
+        if not isinstance(figure, bool):
+            _real(figure, f"scenario.criteria.{key}")
+    return {"kind": kind, "peak_concurrency": peak, "criteria": dict(criteria)}
 
 
 def _load(load: Mapping[str, Any]) -> LoadPattern:
@@ -401,3 +522,9 @@ def _from_export(source: Mapping[str, Any], summary: Mapping[str, Any], **run: A
         incomplete=count("incomplete"), metrics=metrics, reported=_json_safe(dict(summary.get("reported") or {})),
         output_tokens_per_s=number("output_tokens_per_s"), requests_per_s=number("requests_per_s"),
         total_tokens_per_s=number("total_tokens_per_s"), notes=tuple(notes))
+
+
+def record_from_entry(entry: Mapping[str, Any], *, origin: float = 0.0) -> RequestRecord:
+    """One request entry of our result format as a RequestRecord, checked like the importer checks it (its
+    `start_s` is `t_send_s − origin`): the load-test worker stores requests with it as they finish."""
+    return _record(_request(entry, "request"), origin)

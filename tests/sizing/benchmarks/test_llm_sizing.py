@@ -151,3 +151,111 @@ def test_import_text_refuses_broken_llm_sizing_files(path: Path) -> None:
 @pytest.mark.parametrize("path", OTHERS, ids=lambda path: str(path.relative_to(FIXTURES)))
 def test_other_tools_fixtures_are_not_llm_sizing(path: Path) -> None:
     refusal(path.read_text())
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Server metrics, faults and the scenario (issue 7)
+
+def _with_blocks() -> dict:
+    """closed_loop.json (t = 0 at 2026-01-01T00:00:00Z; its first request in the window sent at 0.0004 s) with two
+    scrapes around a failed one, a fault at 0.2 s, one skipped, and a scenario."""
+    data = json.loads((OWN / "closed_loop.json").read_text())
+    data["server_metrics"] = {"url": "http://gpu-1:8000/metrics", "interval_s": 0.1, "engine": "vllm", "scrapes": [
+        {"t_s": 0.0, "time": "2026-01-01T00:00:00Z",
+         "text": 'vllm:kv_cache_usage_perc{engine="0"} 0.0\nvllm:num_requests_running{engine="0"} 0\n'},
+        {"t_s": 0.1, "time": "2026-01-01T00:00:00.100Z", "error": "cannot connect: [Errno 111] Connection refused"},
+        {"t_s": 0.2, "time": "2026-01-01T00:00:00.200Z",
+         "text": 'vllm:kv_cache_usage_perc{engine="0"} 0.42\nvllm:num_requests_running{engine="0"} 3\n'}]}
+    data["faults"] = [
+        {"t_s": 0.2, "label": "kill replica 0", "kind": "http", "ok": True, "detail": "HTTP 200", "duration_s": 0.004,
+         "skipped": False},
+        {"t_s": 5.0, "label": "late", "kind": "command", "ok": False, "detail": "skipped: the run stopped",
+         "duration_s": 0.0, "skipped": True}]
+    data["scenario"] = {"kind": "failure", "peak_concurrency": 6, "criteria": {"recovery_s": 30, "strict": True}}
+    return data
+
+
+def test_server_metrics_faults_and_scenario_are_imported() -> None:
+    # given
+    data = _with_blocks()
+
+    # when
+    [run] = llm_sizing.read(json.dumps(data))
+
+    # then: the two good scrapes make the timeline (POSIX times from "time"); the failed one is a gap, not zeros
+    [server] = run.timeline.servers
+    assert (server.engine, server.instance) == ("vllm", "engine=0")
+    assert [(sample.time_s, sample.kv_cache_usage, sample.requests_running) for sample in server.samples] == [
+        (1767225600.0, 0.0, 0.0), (1767225600.2, 0.42, 3.0)]
+    assert "1 scrape(s) failed and are left out of the timeline (gaps, not zeros; first at 0.1 s: cannot connect: " \
+           "[Errno 111] Connection refused)." in run.notes
+    assert "Server metrics: 3 scrape(s) of http://gpu-1:8000/metrics every 0.1 s." in run.notes
+
+    # then: the faults on the records' start_s clock (0.2 − 0.0004 s), the file's time kept
+    assert run.faults[0] == {"t_s": pytest.approx(0.1996), "run_t_s": 0.2, "label": "kill replica 0", "kind": "http",
+                             "ok": True, "detail": "HTTP 200", "duration_s": 0.004, "skipped": False}
+    assert (run.faults[1]["label"], run.faults[1]["skipped"], run.faults[1]["ok"]) == ("late", True, False)
+    assert run.requests[0].start_s == 0.0
+    assert run.scenario == {"kind": "failure", "peak_concurrency": 6, "criteria": {"recovery_s": 30, "strict": True}}
+    assert list(Draft202012Validator(SCHEMA).iter_errors(data)) == []
+
+
+def test_a_file_without_the_blocks_imports_as_before() -> None:
+    # when
+    run = read("closed_loop.json")
+
+    # then
+    assert (run.timeline, run.faults, run.scenario) == (None, (), None)
+    assert not any("Server metrics" in note for note in run.notes)
+
+
+def test_scrapes_that_all_failed_or_hold_no_known_metric_give_no_timeline() -> None:
+    # given
+    failed, unknown = _with_blocks(), _with_blocks()
+    failed["server_metrics"]["scrapes"] = [failed["server_metrics"]["scrapes"][1]]
+    unknown["server_metrics"]["scrapes"][0]["text"] = ""
+    unknown["server_metrics"]["scrapes"][2]["text"] = "my_own_metric 3\n"
+
+    # when
+    [without] = llm_sizing.read(json.dumps(failed))
+    [nothing_known] = llm_sizing.read(json.dumps(unknown))
+
+    # then
+    assert without.timeline is None
+    assert "No scrape succeeded: there is no server timeline." in without.notes
+    assert nothing_known.timeline is None
+    assert any(note.startswith("No scrape holds a metric a server timeline reads") for note in nothing_known.notes)
+
+
+@pytest.mark.parametrize(("change", "reason"), [
+    pytest.param(lambda d: d.update(server_metrics=[1]), "server_metrics: not an object (list)", id="block"),
+    pytest.param(lambda d: d["server_metrics"].pop("scrapes"), "server_metrics: 'scrapes' is missing", id="scrapes"),
+    pytest.param(lambda d: d["server_metrics"]["scrapes"][0].update(time="soon"),
+                 "server_metrics.scrapes[0].time: not an ISO 8601 date-time ('soon')", id="time"),
+    pytest.param(lambda d: d["server_metrics"]["scrapes"][1].update(text="x 1\n"),
+                 "server_metrics.scrapes[1]: give exactly one of 'text' (the scrape) or 'error' (why it failed)",
+                 id="text-and-error"),
+    pytest.param(lambda d: d["server_metrics"]["scrapes"][2].update(text="vllm:kv_cache_usage_perc{engine= 0.5\n"),
+                 "server_metrics.scrapes[2].text: an unreadable line: 'vllm:kv_cache_usage_perc{engine= 0.5'",
+                 id="unreadable-text"),
+    pytest.param(lambda d: d["server_metrics"]["scrapes"][0].update(t_s="0"),
+                 "server_metrics.scrapes[0].t_s: not a number ('0')", id="t_s"),
+    pytest.param(lambda d: d.update(faults={}), "faults: not a list (dict)", id="faults"),
+    pytest.param(lambda d: d["faults"][0].update(ok="yes"), "faults[0].ok: not true or false ('yes')", id="ok"),
+    pytest.param(lambda d: d["faults"][1].update(kind="chaos"), "faults[1].kind: 'chaos' is not one of http, command",
+                 id="kind"),
+    pytest.param(lambda d: d["faults"][0].pop("detail"), "faults[0]: 'detail' is missing", id="detail"),
+    pytest.param(lambda d: d["faults"][0].update(duration_s=-1), "faults[0].duration_s: -1 is below 0",
+                 id="duration"),
+    pytest.param(lambda d: d["scenario"].update(peak_concurrency=0),
+                 "scenario.peak_concurrency: not a whole number ≥ 1 (0)", id="peak"),
+    pytest.param(lambda d: d["scenario"]["criteria"].update(ttft_ms="fast"),
+                 "scenario.criteria.ttft_ms: not a number ('fast')", id="criteria"),
+])
+def test_malformed_blocks_are_refused_with_their_path(change, reason: str) -> None:
+    # given
+    data = _with_blocks()
+    change(data)
+
+    # when / then
+    assert refusal(json.dumps(data)) == reason

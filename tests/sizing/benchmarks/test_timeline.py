@@ -479,3 +479,122 @@ def test_docstring_examples_hold() -> None:
     results = doctest.testmod(timeline_module)
     assert results.attempted > 10
     assert results.failed == 0
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# TGI and TensorRT-LLM expositions, and scrapes given one by one (issue 7)
+
+TGI_SCRAPE = """# HELP tgi_queue_size Current queue size
+# TYPE tgi_queue_size gauge
+tgi_queue_size 5
+# TYPE tgi_batch_current_size gauge
+tgi_batch_current_size 12
+tgi_batch_current_max_tokens 16384
+tgi_request_duration_bucket{le="0.5"} 3
+"""
+TRTLLM_SERVE_SCRAPE = """# TYPE trtllm_kv_cache_utilization gauge
+trtllm_kv_cache_utilization{model_name="llama",engine_type="trtllm"} 0.375
+trtllm_num_requests_running{model_name="llama",engine_type="trtllm"} 24
+trtllm_num_requests_waiting{model_name="llama",engine_type="trtllm"} 2
+trtllm_generation_tokens_total{model_name="llama",engine_type="trtllm"} 91234
+trtllm_kv_cache_used_blocks{model_name="llama",engine_type="trtllm"} 960
+trtllm_kv_cache_max_blocks{model_name="llama",engine_type="trtllm"} 2560
+"""
+TRITON_SCRAPE = """# TYPE nv_trt_llm_request_metrics gauge
+nv_trt_llm_request_metrics{model="tensorrt_llm",request_type="context",version="1"} 1
+nv_trt_llm_request_metrics{model="tensorrt_llm",request_type="scheduled",version="1"} 7
+nv_trt_llm_request_metrics{model="tensorrt_llm",request_type="max",version="1"} 512
+nv_trt_llm_request_metrics{model="tensorrt_llm",request_type="active",version="1"} 8
+nv_trt_llm_request_metrics{model="tensorrt_llm",request_type="waiting",version="1"} 3
+# TYPE nv_trt_llm_kv_cache_block_metrics gauge
+nv_trt_llm_kv_cache_block_metrics{kv_cache_block_type="tokens_per",model="tensorrt_llm",version="1"} 64
+nv_trt_llm_kv_cache_block_metrics{kv_cache_block_type="used",model="tensorrt_llm",version="1"} 1560
+nv_trt_llm_kv_cache_block_metrics{kv_cache_block_type="free",model="tensorrt_llm",version="1"} 4680
+nv_trt_llm_kv_cache_block_metrics{kv_cache_block_type="max",model="tensorrt_llm",version="1"} 6240
+nv_trt_llm_kv_cache_block_metrics{kv_cache_block_type="fraction",model="tensorrt_llm",version="1"} 0.25
+"""
+
+
+def _one_server(text: str):
+    timeline = parse_timeline("# scrape 2026-11-30T13:41:02Z\n" + text)
+    [server] = timeline.servers
+    [sample] = server.samples
+    return timeline, server, sample
+
+
+def test_tgi_gives_queue_and_batch_but_no_kv_usage() -> None:
+    # when
+    timeline, server, sample = _one_server(TGI_SCRAPE)
+
+    # then: TGI exports no KV-cache gauge: unknown, not zero
+    assert (timeline.format, timeline.sources, server.engine, server.instance) == (
+        "prometheus_scrapes", ("tgi",), "tgi", "")
+    assert (sample.requests_waiting, sample.requests_running, sample.kv_cache_usage) == (5.0, 12.0, None)
+    assert iso_utc(sample.time_s) == "2026-11-30T13:41:02Z"
+
+
+def test_trtllm_serve_gives_kv_usage_from_its_blocks() -> None:
+    # when
+    _, server, sample = _one_server(TRTLLM_SERVE_SCRAPE)
+
+    # then: 960 used of 2,560 blocks = 0.375 (the utilisation gauge says the same)
+    assert (server.engine, server.instance) == ("trtllm", "engine_type=trtllm model_name=llama")
+    assert (sample.kv_cache_usage, sample.requests_running, sample.requests_waiting,
+            sample.generation_tokens_total) == (0.375, 24.0, 2.0, 91234.0)
+
+
+def test_the_triton_backend_reads_active_waiting_and_used_over_max_blocks() -> None:
+    # when
+    _, server, sample = _one_server(TRITON_SCRAPE)
+
+    # then: 1,560 used of 6,240 blocks = 0.25; running = the active requests, waiting = the queued ones
+    assert (server.engine, server.instance) == ("trtllm", "model=tensorrt_llm version=1")
+    assert (sample.kv_cache_usage, sample.requests_running, sample.requests_waiting) == (0.25, 8.0, 3.0)
+
+
+def test_an_older_triton_backend_without_fraction_nor_waiting() -> None:
+    # given: only used and max blocks, and no waiting count (backends before the fraction was exported)
+    text = "\n".join(line for line in TRITON_SCRAPE.splitlines()
+                     if 'fraction"' not in line and 'waiting"' not in line) + "\n"
+
+    # when
+    _, _, sample = _one_server(text)
+
+    # then
+    assert (sample.kv_cache_usage, sample.requests_running, sample.requests_waiting) == (0.25, 8.0, None)
+
+
+def test_a_fraction_alone_is_the_kv_usage() -> None:
+    # given
+    text = ('nv_trt_llm_kv_cache_block_metrics{kv_cache_block_type="fraction",model="tensorrt_llm",version="1"} '
+            "0.5\n")
+
+    # when
+    _, _, sample = _one_server(text)
+
+    # then
+    assert sample.kv_cache_usage == 0.5
+
+
+def test_scrape_records_make_a_timeline_and_name_an_unreadable_one() -> None:
+    # given
+    good = [(1767225600.0, 'vllm:kv_cache_usage_perc{engine="0"} 0.1\n'), (1767225601.0, ""),
+            (1767225602.0, TGI_SCRAPE)]
+
+    # when
+    timeline = timeline_module.parse_scrape_records(good)
+
+    # then: one series per engine; the empty scrape adds nothing
+    assert [(s.engine, [(sample.time_s, sample.kv_cache_usage) for sample in s.samples]) for s in
+            timeline.servers] == [("tgi", [(1767225602.0, None)]), ("vllm", [(1767225600.0, 0.1)])]
+    with pytest.raises(TimelineRefusal, match=r"^scrape 1: an unreadable line: 'vllm:oops\{ 1'$"):
+        timeline_module.parse_scrape_records([(0.0, "vllm:num_requests_running 1\n"), (1.0, "vllm:oops{ 1\n")])
+    with pytest.raises(TimelineRefusal, match="without any metric a memory timeline reads"):
+        timeline_module.parse_scrape_records([(0.0, "my_metric 1\n")])
+
+
+def test_tgi_and_trtllm_texts_are_detected_as_prometheus() -> None:
+    # then
+    assert detect_timeline_format(TGI_SCRAPE.split("\n", 2)[2]) == "prometheus_scrapes"  # without HELP/TYPE
+    assert detect_timeline_format("trtllm_num_requests_running 3\n") == "prometheus_scrapes"
+    assert detect_timeline_format(TRITON_SCRAPE.split("\n", 1)[1]) == "prometheus_scrapes"
