@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 import httpx
@@ -67,13 +68,13 @@ def simulator() -> Iterator[str]:
     process.wait(timeout=10)
 
 
-def _start_worker(log: Path) -> subprocess.Popen[bytes]:
+def _start_worker(log: Path, *, concurrency: int = 2, name: str = "lt") -> subprocess.Popen[bytes]:
     environment = dict(os.environ)
     environment["DATABASE_URL"] = _database_url()
     handle = log.open("wb")
     return subprocess.Popen(  # noqa: S603 - our own worker
         [sys.executable, "-m", "celery", "-A", "deploy", "worker", "-Q", "loadtests", "--pool=threads",
-         "--concurrency=2", "--loglevel=INFO", "-n", f"loadtests-test-{os.getpid()}@%h", "--without-mingle",
+         f"--concurrency={concurrency}", "--loglevel=INFO", "-n", f"{name}-{os.getpid()}@%h", "--without-mingle",
          "--without-gossip"], cwd=ROOT, env=environment, stdout=handle, stderr=subprocess.STDOUT)
 
 
@@ -176,3 +177,33 @@ def test_a_killed_worker_leaves_a_failed_job_with_partial_results(client_and_end
     assert run["request_count"] >= stored > 0
     assert BenchmarkRequest.objects.filter(run_id=run_id).count() >= stored
     assert run["metrics"]["ttft_ms"]["n"] > 0
+
+
+def test_a_test_fans_out_over_two_worker_processes_into_one_run(client_and_endpoint, tmp_path) -> None:
+    client, endpoint = client_and_endpoint
+    workers = [_start_worker(tmp_path / f"worker-{n}.log", concurrency=1, name=f"fan{n}") for n in range(2)]
+    try:
+        response = client.post("/api/v1/load-tests/", {
+            "endpoint": endpoint, "scenario": "custom", "concurrency": 4, "duration_s": 4, "workers": 2,
+            "input_tokens": 128, "output_tokens": 16}, format="json")
+        assert response.status_code == 202, response.content
+        url = response.json()["url"]
+        body = _wait(lambda: (b := client.get(url).json())["status"] in ("done", "failed", "cancelled") and b,
+                     timeout=120, what="the fanned-out test to end")
+    finally:
+        for process in workers:
+            process.send_signal(signal.SIGTERM)
+        for process in workers:
+            process.wait(timeout=30)
+    assert body["status"] == "done", body
+    assert [shard["status"] for shard in body["shards"]] == ["done", "done"]
+    assert len({shard["worker"] for shard in body["shards"]}) >= 1
+    run = client.get(body["run_url"]).json()
+    assert run["load"]["concurrency"] == 4  # 2 + 2 clients, merged
+    assert run["settings"]["shards"] == 2
+    shard_summaries = run["reported"]["shards"]
+    assert len(shard_summaries) == 2
+    assert all(summary["sent"] > 0 for summary in shard_summaries)
+    assert run["completed"] > 0
+    first, second = (datetime.fromisoformat(shard["started_at"].replace("Z", "+00:00")) for shard in body["shards"])
+    assert abs((first - second).total_seconds()) < 1.0  # both waited for the common start
