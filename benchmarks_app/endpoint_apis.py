@@ -39,8 +39,8 @@ class EndpointOutputSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Endpoint
-        fields = ["id", "url", "name", "kind", "base_url", "model_name", "metrics_url", "has_api_key", "created_by",
-                  "created_at", "updated_at"]
+        fields = ["id", "url", "name", "kind", "base_url", "model_name", "metrics_url", "failure_command",
+                  "has_api_key", "created_by", "created_at", "updated_at"]
 
     def get_url(self, obj: Endpoint) -> str:
         return f"/api/v1/endpoints/{obj.pk}/"
@@ -59,6 +59,10 @@ class EndpointInputSerializer(serializers.Serializer):
                                        help_text="the model name the server serves (as GET /v1/models lists it)")
     metrics_url = serializers.CharField(max_length=URL_MAX_LENGTH, required=False, allow_blank=True,
                                         help_text="Prometheus metrics URL, e.g. http://10.0.0.5:8000/metrics")
+    failure_command = serializers.JSONField(required=False, help_text=(
+        "what a failure-injection test runs to kill a worker or drop a replica, without a shell, on the load-test "
+        "worker: a list of strings (argv, 1–64 words of at most 1,000 characters) or a command line split as a "
+        "shell would, e.g. \"kubectl delete pod vllm-0\"; [] or \"\" for none"))
     api_key = serializers.CharField(max_length=API_KEY_MAX_LENGTH, required=False, allow_blank=True, write_only=True,
                                     style={"input_type": "password"},
                                     help_text="stored encrypted, never shown back; on update an empty or absent "
@@ -112,6 +116,7 @@ class EndpointDetailApi(APIView):
         data: dict[str, Any] = dict(serializer.validated_data)
         if not partial:
             data.setdefault("metrics_url", "")  # a replacement: an omitted metrics URL is removed
+            data.setdefault("failure_command", [])  # and so is an omitted failure command
         return Response(EndpointOutputSerializer(endpoint_update(endpoint=found, data=data)).data)
 
     @extend_schema(responses=EndpointOutputSerializer)

@@ -19,7 +19,14 @@ from benchmarks_app.loadtest_selectors import (
     loadtest_list_for_organisation,
     loadtest_progress,
 )
-from benchmarks_app.loadtest_services import deployment_defaults, loadtest_cancel, loadtest_create, loadtest_delete
+from benchmarks_app.loadtest_services import (
+    deployment_defaults,
+    loadtest_cancel,
+    loadtest_create,
+    loadtest_delete,
+    requests_spec,
+    tokens_per_request,
+)
 from benchmarks_app.models import LoadTest
 from sizing.deployment_selectors import deployment_get_for_organisation
 from sizing.services import organisation_for_user
@@ -177,12 +184,18 @@ class LoadTestPlanApi(APIView):
 
 
 class LoadTestDefaultsApi(APIView):
-    @extend_schema(parameters=[OpenApiParameter("deployment", int, required=False)],
+    @extend_schema(parameters=[OpenApiParameter("deployment", int, required=False),
+                               OpenApiParameter("input_tokens", int, required=False, description="default 512"),
+                               OpenApiParameter("output_tokens", int, required=False, description="default 128"),
+                               OpenApiParameter("workload", int, required=False)],
                    responses={200: OpenApiResponse(description="scenarios, and a deployment's SLOs, peak "
-                                                               "concurrency and committed memory per GPU")})
+                                                               "concurrency at these lengths and committed memory "
+                                                               "per GPU")})
     def get(self, request: Request) -> Response:
         organisation = organisation_for_user(user=request.user)
         raw = request.query_params.get("deployment")
+        lengths = {key: request.query_params.get(key) for key in ("input_tokens", "output_tokens", "workload")}
+        spec = requests_spec(organisation, {key: value for key, value in lengths.items() if value})
         defaults: dict[str, Any] = {}
         if raw:
             if not raw.isdigit():
@@ -191,5 +204,5 @@ class LoadTestDefaultsApi(APIView):
             if deployment is None:
                 return Response({"code": "not_found", "message": f"no deployment {raw}", "extra": {}},
                                 status=status.HTTP_404_NOT_FOUND)
-            defaults = deployment_defaults(deployment)
+            defaults = deployment_defaults(deployment, tokens_per_request=tokens_per_request(spec))
         return Response({"scenarios": SCENARIOS, "defaults": defaults})

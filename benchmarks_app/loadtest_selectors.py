@@ -52,7 +52,10 @@ def loadtest_progress(*, job: LoadTest) -> dict[str, Any]:
                 "ttft_p99_ms": _percentile(ttft, 99) if ttft.size >= 100 else None,
                 "tpot_p50_ms": _percentile(tpot, 50),
                 "tpot_p99_ms": _percentile(tpot, 99) if tpot.size >= 100 else None}
-    fraction = 1.0 if job.status in LoadTest.FINAL else (min(known) if known and len(known) == len(shards)
-                                                         else None)
+    final = job.status in LoadTest.FINAL
+    fraction = 1.0 if final else (min(known) if known and len(known) == len(shards) else None)
+    if final:  # the shards' last snapshots were taken while requests were still in flight
+        totals["in_flight"] = 0
+        rate = 0.0
     return {**totals, "rate_per_s": round(rate, 3), "elapsed_s": round(elapsed, 3), "fraction": fraction,
             "stored": sum(shard.stored for shard in shards), "live": live}

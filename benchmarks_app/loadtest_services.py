@@ -145,17 +145,32 @@ def endpoint_fault(endpoint: Endpoint, *, scale: float) -> FaultSpec:
                      label=f"operator command: {argv[0]}")
 
 
-def deployment_defaults(deployment: Deployment | None) -> dict[str, Any]:
-    """What a deployment promises, as a load test's defaults: its SLOs, the peak concurrency its estimate holds and
-    the memory per GPU it commits to (the engine's budget for engines that reserve at start)."""
+def deployment_defaults(deployment: Deployment | None, *, tokens_per_request: float) -> dict[str, Any]:
+    """What a deployment promises, as a load test's defaults: its SLOs, the memory per GPU it commits to, and the
+    peak concurrency its KV cache holds at this traffic (`kv_capacity_tokens` over the mean input + output tokens per
+    request: more requests than that at once and the engine must queue or preempt)."""
     if deployment is None:
         return {}
     from sizing.deployment_services import deployment_commitment
 
-    return {"slo": dict(deployment.slo or {}), **deployment_commitment(deployment=deployment)}
+    found: dict[str, Any] = {"slo": dict(deployment.slo or {}), **deployment_commitment(deployment=deployment)}
+    capacity = found.get("kv_capacity_tokens")
+    if capacity and tokens_per_request > 0:
+        found["peak_concurrency"] = max(1, math.floor(capacity / tokens_per_request))
+        found["peak_concurrency_source"] = (
+            f"the estimate's KV cache holds {capacity:,} tokens; at {tokens_per_request:,.0f} tokens per request "
+            f"(input + output) that is {found['peak_concurrency']:,} requests at once")
+    return found
 
 
-def _requests_spec(organisation: Organisation, data: Mapping[str, Any]) -> RequestSpec:
+def tokens_per_request(spec: RequestSpec) -> float:
+    """Mean input + output tokens of the test's requests (the profile's classes weighted by their shares)."""
+    profile = spec.profile
+    total = sum(cls.share for cls in profile.classes) or 1.0
+    return sum(cls.share * (cls.input.mean + cls.output.mean) for cls in profile.classes) / total
+
+
+def requests_spec(organisation: Organisation, data: Mapping[str, Any]) -> RequestSpec:
     workload_id = data.get("workload")
     if workload_id not in (None, ""):
         row = (WorkloadProfile.objects.filter(pk=workload_id, organisation=organisation).first()
@@ -196,7 +211,7 @@ def loadtest_plan(*, organisation: Organisation, endpoint: Endpoint, scenario: s
     """The plan a scenario makes for this endpoint (the API key is never in it)."""
     api = Api.CHAT if data.get("api") == "chat" else Api.COMPLETIONS
     spec = endpoint_spec(endpoint, api=api)
-    requests = _requests_spec(organisation, data)
+    requests = requests_spec(organisation, data)
     metrics = endpoint_metrics(endpoint)
     scale = _number(data, "scale", minimum=0.001, maximum=1.0) or 1.0
     criteria: dict[str, Any] = {key: value for key, value in slo.items()}
@@ -253,7 +268,8 @@ def loadtest_create(*, organisation: Organisation, user: Any, data: Mapping[str,
         deployment = Deployment.objects.filter(pk=data.get("deployment"), organisation=organisation).first()
         if deployment is None:
             raise _invalid("deployment", f"no deployment {data.get('deployment')!r}")
-    defaults = deployment_defaults(deployment)
+    defaults = deployment_defaults(deployment, tokens_per_request=tokens_per_request(
+        requests_spec(organisation, data)))
     peak = _number(data, "peak_concurrency", minimum=1, maximum=1_000_000, integer=True)
     peak = int(peak) if peak is not None else defaults.get("peak_concurrency")
     slo = data.get("slo")

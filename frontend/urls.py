@@ -25,6 +25,12 @@ from frontend.views_fingerprints import (
     FingerprintDetailPageView,
     FingerprintDiffPageView,
 )
+from frontend.views_loadtests import (
+    LoadTestCancelView,
+    LoadTestDeleteView,
+    LoadTestDetailPageView,
+    LoadTestListPageView,
+)
 from frontend.views_memory import MemoryLogDeleteView, MemoryLogDetailPageView, MemoryLogListPageView
 
 app_name = "frontend"
@@ -58,5 +64,9 @@ urlpatterns = [
     path("memory/", MemoryLogListPageView.as_view(), name="memory-logs"),
     path("memory/<int:log_id>/", MemoryLogDetailPageView.as_view(), name="memory-log"),
     path("memory/<int:log_id>/delete/", MemoryLogDeleteView.as_view(), name="memory-log-delete"),
+    path("load-tests/", LoadTestListPageView.as_view(), name="load-tests"),
+    path("load-tests/<int:job_id>/", LoadTestDetailPageView.as_view(), name="load-test"),
+    path("load-tests/<int:job_id>/cancel/", LoadTestCancelView.as_view(), name="load-test-cancel"),
+    path("load-tests/<int:job_id>/delete/", LoadTestDeleteView.as_view(), name="load-test-delete"),
     path("", SizingPageView.as_view(), name="sizing"),
 ]

@@ -10,6 +10,7 @@ import json
 import math
 import re
 from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from django import forms
@@ -25,7 +26,8 @@ from django.views import View
 
 from benchmarks_app.analysis_services import benchmark_run_goodput, benchmark_series_report, run_slo
 from benchmarks_app.compare_services import run_missing
-from benchmarks_app.models import BenchmarkRun, BenchmarkSeries
+from benchmarks_app.loadtest_selectors import loadtest_list_for_organisation
+from benchmarks_app.models import BenchmarkRun, BenchmarkSeries, LoadTest
 from benchmarks_app.selectors import (
     benchmark_run_get_for_organisation,
     benchmark_run_list_for_organisation,
@@ -35,6 +37,7 @@ from benchmarks_app.services import benchmark_import, benchmark_run_delete
 from benchmarks_app.tasks import benchmark_requests_store_task
 from frontend.forms import OrganisationRowsForm
 from frontend.views import _engine_labels, _engine_names, _gpus, _model_groups
+from frontend.views_memory import gib, time_text
 from sizing.benchmarks.analysis import KNEE_THROUGHPUT_SHARE
 from sizing.benchmarks.detect import IMPORTERS, MAX_BYTES
 from sizing.benchmarks.run import METRIC_KEYS
@@ -166,7 +169,8 @@ def _insufficient(run: BenchmarkRun, key: str, field: str) -> bool:
 
 
 def status_label(status: str) -> str:
-    return {"importing": _("Importing"), "done": _("Done"), "failed": _("Failed")}.get(status, status)
+    return {"importing": _("Importing"), "running": _("Measuring"), "done": _("Done"), "failed": _("Failed")}.get(
+        status, status)
 
 
 def source_label(source: Any) -> str:
@@ -177,6 +181,231 @@ def source_title(source: Any) -> str:
     return {"recomputed": _("Recomputed from the file's per-request records, by this service's definitions"),
             "reported": _("Copied from the tool's own summary: the file has no per-request records to recompute it "
                           "from")}.get(str(source), str(source))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# A load test's verdict (BenchmarkRun.verdict, LoadTest.verdict: benchmarks_app.loadgen.scenarios.judge)
+
+
+def verdict_label(verdict: Any) -> str:
+    return {"pass": _("Pass"), "fail": _("Fail"), "invalid": _("Invalid"), "unknown": _("Not measured")}.get(
+        str(verdict), str(verdict))
+
+
+def criterion_label(code: Any) -> str:
+    return {"client_fidelity": _("Client fidelity"), "fault_injected": _("Failure injected"),
+            "slo_attainment": _("SLO attainment"), "error_rate": _("Error rate"),
+            "recovery_time": _("Time to recover"), "memory": _("Memory verdict")}.get(str(code), str(code))
+
+
+def memory_check_label(code: Any) -> str:
+    return {"peak_within_commitment": _("Peak within the commitment"), "kv_below_full": _("KV cache never full"),
+            "no_preemption": _("No preemption"), "no_oom": _("No out-of-memory event"),
+            "no_restart": _("No restart")}.get(str(code), str(code))
+
+
+def _state_label(state: Any) -> str:
+    return {"pass": _("Passed"), "fail": _("Failed")}.get(str(state), _("Not measured"))
+
+
+def _seconds(value: Any) -> str:
+    return _("%(value)s s") % {"value": _number(value)} if isinstance(value, int | float) and not isinstance(
+        value, bool) else NO_VALUE
+
+
+def _criterion_figures(criterion: Mapping[str, Any]) -> tuple[str, str]:
+    """The criterion's measured value and its limit, with their units."""
+    code, measured, limit = criterion.get("code"), criterion.get("measured"), criterion.get("limit")
+    if code in ("slo_attainment", "error_rate"):
+        sign = "≥" if code == "slo_attainment" else "≤"
+        return _share(measured), f"{sign} {_share(limit)}" if _share(limit) != NO_VALUE else NO_VALUE
+    if code == "recovery_time":
+        measured_text = _seconds(measured) if measured is not None else (
+            _("not recovered") if criterion.get("verdict") == "fail" else NO_VALUE)
+        return measured_text, f"≤ {_seconds(limit)}"
+    if code == "fault_injected":
+        return _number(measured), f"≥ {_number(limit)}"
+    if code == "client_fidelity":
+        words = {True: _("valid"), False: _("invalid")}
+        return words.get(measured, NO_VALUE) if isinstance(measured, bool) else NO_VALUE, _("valid")
+    if code == "memory":
+        return verdict_label(measured) if measured else NO_VALUE, verdict_label("pass")
+    return _number(measured), _number(limit)
+
+
+def _criterion_text(criterion: Mapping[str, Any], figures: Mapping[str, Any], scenario: str) -> str:
+    """The criterion in words, built from its code and the verdict's figures (KeyError/TypeError when a figure the
+    words need is missing: the caller falls back to the English detail)."""
+    code, state = criterion["code"], criterion["verdict"]
+    outage = scenario == "failure"
+    if code == "client_fidelity":
+        return {"pass": _("The client sent the load it was asked to"),
+                "fail": _("The client could not send the load it was asked to: this is not a measurement of the "
+                          "server"),
+                "unknown": _("The client fidelity is not known for this run")}[state]
+    if code == "fault_injected":
+        if state != "pass":
+            return _("No failure was injected: the test does not test a failure")
+        faults = figures.get("faults") or []
+        count = int(criterion["measured"])
+        return ngettext("%(count)s failure injected, the first at %(time)s s",
+                        "%(count)s failures injected, the first at %(time)s s", count) % {
+            "count": count, "time": _number(float(faults[0]["t_s"]))}
+    if code in ("slo_attainment", "error_rate") and state == "unknown":
+        return (_("No request finished outside the outage: not measured") if outage
+                else _("No request finished in the measurement window: not measured"))
+    if code == "slo_attainment":
+        values = {"good": _number(int(figures["good"])), "requests": _number(int(figures["judged_requests"])),
+                  "share": _share(criterion["measured"]), "limit": _share(criterion["limit"])}
+        if outage:
+            return _("%(good)s of %(requests)s requests outside the outage met every SLO (%(share)s); at least "
+                     "%(limit)s required, errors counting as misses") % values
+        return _("%(good)s of %(requests)s requests in the measurement window met every SLO (%(share)s); at least "
+                 "%(limit)s required, errors counting as misses") % values
+    if code == "error_rate":
+        values = {"errors": _number(int(figures["judged_errors"])),
+                  "requests": _number(int(figures["judged_requests"])), "share": _share(criterion["measured"]),
+                  "limit": _share(criterion["limit"])}
+        if outage:
+            return _("%(errors)s of %(requests)s requests outside the outage failed (%(share)s); at most %(limit)s "
+                     "allowed") % values
+        return _("%(errors)s of %(requests)s requests in the measurement window failed (%(share)s); at most "
+                 "%(limit)s allowed") % values
+    if code == "recovery_time":
+        limit = _number(float(criterion["limit"]))
+        if criterion.get("measured") is None:
+            return _("The endpoint had not recovered when the test ended; recovery within %(limit)s s "
+                     "required") % {"limit": limit}
+        return _("Requests succeeded again %(seconds)s s after the failure; recovery within %(limit)s s "
+                 "required") % {"seconds": _number(float(criterion["measured"])), "limit": limit}
+    if code == "memory":
+        return {"pass": _("The memory checks passed"),
+                "fail": _("A memory check failed: see the memory checks"),
+                "unknown": _("The memory was not measured: no metrics were scraped, or none could be read")}[state]
+    raise KeyError(code)
+
+
+def _memory_check_text(check: Mapping[str, Any], figures: Mapping[str, Any]) -> str:
+    """A memory check in words where its figures allow; KeyError otherwise (the caller shows the English detail)."""
+    code, state, value = check["code"], check["verdict"], check.get("value")
+    if state == "fail":
+        raise KeyError(code)  # the violation's details are in the English detail
+    if code == "peak_within_commitment":
+        if state == "unknown":
+            return _("No GPU memory was scraped, or no commitment was given: not judged")
+        return _("The GPU memory peaked at %(peak)s, within the commitment of %(committed)s per GPU") % {
+            "peak": gib(figures["gpu_peak_bytes"]), "committed": gib(figures["committed_bytes_per_gpu"])}
+    if code == "kv_below_full":
+        if state == "unknown":
+            return _("No KV-cache usage was scraped")
+        return _("KV-cache usage peaked at %(peak)s") % {"peak": _share(figures["kv_peak"])}
+    if code == "no_preemption":
+        return _("No preemption counter was scraped") if state == "unknown" else _("No preemption")
+    if code == "no_oom":
+        return (_("Nothing could have shown an out-of-memory event: no GPU memory series and no events")
+                if state == "unknown" else _("No out-of-memory event and no XID error"))
+    if code == "no_restart":
+        if state == "unknown":
+            return _("Too few server samples to see a restart")
+        if isinstance(value, int | float) and value:
+            count = int(value)
+            return ngettext("%(count)s restart, allowed in a failure-injection test",
+                            "%(count)s restarts, allowed in a failure-injection test", count) % {"count": count}
+        return _("No server restart")
+    raise KeyError(code)
+
+
+def _posix_time(value: Any) -> str:
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return NO_VALUE
+    return time_text(datetime.fromtimestamp(value, tz=UTC).isoformat())
+
+
+def _slo_text(slo: Mapping[str, Any]) -> str:
+    parts = [f"{_metric_label(key)} ≤ {_number(slo[key])} ms" for key in SLO_FIELDS
+             if isinstance(slo.get(key), int | float)]
+    return ", ".join(parts)
+
+
+def run_verdict_context(verdict: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A load test's verdict for the page (partials/loadtest_verdict.html): the overall badge and summary, each
+    criterion with its measured value against its limit (units shown) in words, and the memory verdict's checks.
+    The criteria are worded from their codes in the active language; where a figure is missing, the judge's English
+    detail is shown instead (marked lang="en"). None when there is no verdict."""
+    if not verdict or not isinstance(verdict, Mapping):
+        return None
+    overall = str(verdict.get("verdict") or "")
+    scenario = str(verdict.get("scenario") or "")
+    figures = verdict.get("figures") if isinstance(verdict.get("figures"), Mapping) else {}
+    rows = []
+    for criterion in verdict.get("criteria") or []:
+        state = str(criterion.get("verdict") or "unknown")
+        try:
+            text, translated = _criterion_text(criterion, figures, scenario), True
+        except (KeyError, TypeError, ValueError, IndexError):
+            text, translated = str(criterion.get("detail") or ""), False
+        measured, limit = _criterion_figures(criterion)
+        rows.append({"code": criterion.get("code"), "label": criterion_label(criterion.get("code")),
+                     "state": state, "status": _state_label(state),
+                     "symbol": {"pass": "✓", "fail": "✕"}.get(state, "—"), "measured": measured, "limit": limit,
+                     "text": text, "translated": translated, "detail": str(criterion.get("detail") or "")})
+    failed = [row["label"] for row in rows if row["state"] == "fail"]
+    summary = {"pass": _("Every criterion passed"),
+               "fail": _("Failed: %(criteria)s") % {"criteria": ", ".join(failed)},
+               "invalid": _("Invalid: this is not a measurement of the server (the client could not send the load, "
+                            "the failure was not injected, or no request was measured)")}.get(overall, "")
+    memory = verdict.get("memory") if isinstance(verdict.get("memory"), Mapping) else None
+    memory_context = None
+    if memory:
+        memory_figures = memory.get("figures") if isinstance(memory.get("figures"), Mapping) else {}
+        checks = []
+        for check in memory.get("checks") or []:
+            state = str(check.get("verdict") or "unknown")
+            try:
+                text, translated = _memory_check_text(check, memory_figures), True
+            except (KeyError, TypeError, ValueError):
+                text, translated = str(check.get("detail") or ""), False
+            checks.append({"code": check.get("code"), "label": memory_check_label(check.get("code")),
+                           "state": state, "status": _state_label(state),
+                           "symbol": {"pass": "✓", "fail": "✕"}.get(state, "—"), "text": text,
+                           "translated": translated, "first_violation": _posix_time(check.get("first_violation_s"))
+                           if state == "fail" else NO_VALUE})
+        memory_context = {
+            "verdict": str(memory.get("verdict") or "unknown"), "label": verdict_label(memory.get("verdict")),
+            "checks": checks,
+            "figures": [(label, value) for label, value in (
+                (_("KV-cache usage peak"), _share(memory_figures.get("kv_peak"))),
+                (_("KV-cache usage P95"), _share(memory_figures.get("kv_p95"))),
+                (_("Seconds at 90% KV-cache usage or more"), _seconds(memory_figures.get("kv_seconds_above_90"))),
+                (_("Preemptions"), _number(memory_figures.get("preemptions"))),
+                (_("Running requests, peak"), _number(memory_figures.get("running_peak"))),
+                (_("Waiting requests, peak"), _number(memory_figures.get("waiting_peak"))),
+                (_("GPU memory peak"), gib(memory_figures.get("gpu_peak_bytes"))),
+                (_("Committed memory per GPU"), gib(memory_figures.get("committed_bytes_per_gpu"))),
+            ) if value != NO_VALUE]}
+    slo = figures.get("slo") if isinstance(figures.get("slo"), Mapping) else {}
+    counts = [(label, value) for label, value in (
+        (_("Requests judged"), _number(figures.get("judged_requests"))),
+        (_("Met every SLO"), _number(figures.get("good"))),
+        (_("Errors"), _number(figures.get("judged_errors"))),
+        (_("Incomplete (cut by the test's end, left out)"), _number(figures.get("incomplete"))),
+        (_("In flight during the outage (left out)"), _number(figures.get("excluded_requests"))),
+        (_("Time to recover"), _seconds(figures.get("recovery_s"))),
+    ) if value != NO_VALUE]
+    return {
+        "verdict": overall, "label": verdict_label(overall), "summary": summary,
+        "scenario": scenario, "partial": bool(verdict.get("partial")), "criteria": rows, "memory": memory_context,
+        "memory_unverified": memory_context is None or memory_context["verdict"] == "unknown",
+        "slo_text": _slo_text(slo), "counts": counts,
+        "ttft_basis": _("TTFT from the scheduled send time (open loop)")
+        if figures.get("ttft_basis") == "ttft_sched_ms" else "",
+    }
+
+
+def server_series_has_samples(series: Mapping[str, Any] | None) -> bool:
+    """Whether a run's scraped server series (BenchmarkRun.server_series) has a sample to draw."""
+    servers = (series or {}).get("servers") if isinstance(series, Mapping) else None
+    return any(isinstance(server, Mapping) and server.get("samples") for server in servers or [])
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -276,6 +505,24 @@ def benchmark_page_strings() -> dict[str, Any]:
         "us_value": _("{value} µs"),
         "job_number": _("Job {id}"),
         "engine_names": _engine_names(),
+        # the servers' metrics scraped during a load test
+        **server_chart_strings(),
+    }
+
+
+def server_chart_strings() -> dict[str, str]:
+    """The strings of the server-series chart (benchmarks.js draws it on a run's page and a load test's page)."""
+    return {
+        "download_plot": _("Download plot as a PNG"),
+        "server_title": _("KV-cache usage and requests on the server over time"),
+        "axis_time": _("Time (UTC)"),
+        "axis_kv_percent": _("KV-cache usage (%)"),
+        "axis_requests": _("Requests"),
+        "kv_usage": _("KV-cache usage"),
+        "requests_running": _("Running requests"),
+        "requests_waiting": _("Waiting requests"),
+        "server_name": _("server {name}"),
+        "no_server_samples": _("No server metrics were scraped during this run"),
     }
 
 
@@ -584,12 +831,20 @@ def _links_initial(run: BenchmarkRun) -> dict[str, Any]:
             "engine": run.engine or ""}
 
 
+def _run_load_test(organisation: Organisation, run: BenchmarkRun) -> LoadTest | None:
+    """The load test that measures (or measured) into the run, if one did."""
+    if run.tool != "llm_sizing":
+        return None
+    return loadtest_list_for_organisation(organisation=organisation).filter(run=run).first()
+
+
 class BenchmarkDetailPageView(LoginRequiredMixin, View):
     template_name = "frontend/benchmark_detail.html"
 
     def get(self, request: HttpRequest, run_id: int) -> HttpResponse:
         run = _run_or_404(request, run_id)
         organisation = _organisation(request)
+        has_server_series = server_series_has_samples(run.server_series)
         slo = run_slo(run)
         missing = compare_missing(run)
         distributions = run.distributions or {}
@@ -605,7 +860,10 @@ class BenchmarkDetailPageView(LoginRequiredMixin, View):
                            "run_url": reverse("benchmarks:benchmark-run-detail", args=[run.pk]),
                            "analysis_url": reverse("benchmarks:benchmark-run-analysis", args=[run.pk]),
                            "links_url": reverse("benchmarks:benchmark-run-links", args=[run.pk]),
-                           "compare_pending": not missing},
+                           "compare_pending": not missing,
+                           "server_series": run.server_series if has_server_series else None},
+            "verdict": run_verdict_context(run.verdict), "has_server_series": has_server_series,
+            "load_test": _run_load_test(organisation, run),
             "slo": slo, "slo_source": _("the deployment %(name)s") % {"name": run.deployment.name}
             if run.deployment and slo else "",
             "slo_rows": [(key, _metric_label(key), slo.get(key)) for key in SLO_FIELDS],

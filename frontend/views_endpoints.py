@@ -5,10 +5,14 @@ benchmarks_app.endpoint_services, whose refusals come back as the page again wit
 the user's language, from the refusal's `reason`), status 400, and nothing saved.
 
 The API key is never shown back: the form's key input is always rendered empty (also when the page comes back with
-an error), the list says "set" or "not set", and the views are marked so that Django's error reports leave it out."""
+an error), the list says "set" or "not set", and the views are marked so that Django's error reports leave it out.
+
+The failure command (what a failure-injection load test runs on a real deployment) is typed as one command line; the
+service splits it into argv with shlex.split, and the page shows it back joined with shlex.join."""
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -27,6 +31,8 @@ from django.views.decorators.debug import sensitive_post_parameters, sensitive_v
 from benchmarks_app.endpoint_selectors import endpoint_get_for_organisation, endpoint_list_for_organisation
 from benchmarks_app.endpoint_services import (
     API_KEY_MAX_LENGTH,
+    FAILURE_COMMAND_MAX_ARG_LENGTH,
+    FAILURE_COMMAND_MAX_ARGS,
     MODEL_NAME_MAX_LENGTH,
     NAME_MAX_LENGTH,
     endpoint_create,
@@ -42,6 +48,8 @@ from sizing.services import organisation_for_user
 
 SIMULATOR_URL = "http://127.0.0.1:8001"
 SIMULATOR_COMMAND = "python manage.py simserve --deployment ID --port 8001"
+FAILURE_COMMAND_EXAMPLE = "kubectl delete pod vllm-0"
+FAILURE_COMMAND_LINE_MAX_LENGTH = FAILURE_COMMAND_MAX_ARGS * (FAILURE_COMMAND_MAX_ARG_LENGTH + 3)  # quotes, a space
 
 
 class EndpointForm(forms.Form):
@@ -52,6 +60,8 @@ class EndpointForm(forms.Form):
     base_url = forms.CharField(max_length=URL_MAX_LENGTH)
     model_name = forms.CharField(max_length=MODEL_NAME_MAX_LENGTH)
     metrics_url = forms.CharField(max_length=URL_MAX_LENGTH, required=False)
+    # a command line; the service splits it into argv (shlex.split) and checks the words
+    failure_command = forms.CharField(max_length=FAILURE_COMMAND_LINE_MAX_LENGTH, required=False, strip=True)
     api_key = forms.CharField(max_length=API_KEY_MAX_LENGTH, required=False, widget=forms.PasswordInput)
     clear_api_key = forms.BooleanField(required=False)
 
@@ -82,6 +92,18 @@ def _reason_texts() -> dict[str, Callable[[Mapping[str, Any]], str]]:
             "limit": API_KEY_MAX_LENGTH},
         "key_characters": lambda extra: _("the API key contains line breaks or control characters"),
         "key_conflict": lambda extra: _("either enter a new API key or remove the stored one, not both"),
+        "command_syntax": lambda extra: _("the command line cannot be split into words: check the quotes"),
+        "command_type": lambda extra: _("write the command line, e.g. %(example)s") % {
+            "example": FAILURE_COMMAND_EXAMPLE},
+        "command_too_long": lambda extra: _("the command has %(count)s words; the limit is %(limit)s") % {
+            "count": extra.get("count", "?"), "limit": FAILURE_COMMAND_MAX_ARGS},
+        "command_word_too_long": lambda extra: _("word %(word)s of the command has %(length)s characters; the limit "
+                                                 "is %(limit)s") % {"word": extra.get("word", "?"),
+                                                                    "length": extra.get("length", "?"),
+                                                                    "limit": FAILURE_COMMAND_MAX_ARG_LENGTH},
+        "command_nul": lambda extra: _("word %(word)s of the command contains a NUL character") % {
+            "word": extra.get("word", "?")},
+        "command_program": lambda extra: _("the command's first word, the program to run, is empty"),
     }
 
 
@@ -120,7 +142,13 @@ def _endpoint_or_404(request: HttpRequest, endpoint_id: int) -> Endpoint:
 
 def _initial(endpoint: Endpoint) -> dict[str, Any]:
     return {"name": endpoint.name, "kind": endpoint.kind, "base_url": endpoint.base_url,
-            "model_name": endpoint.model_name, "metrics_url": endpoint.metrics_url}
+            "model_name": endpoint.model_name, "metrics_url": endpoint.metrics_url,
+            "failure_command": command_line(endpoint.failure_command)}
+
+
+def command_line(argv: Any) -> str:
+    """The stored failure command (argv) as one line a shell would split back into the same words."""
+    return shlex.join(str(word) for word in argv) if isinstance(argv, list) and argv else ""
 
 
 def _render(request: HttpRequest, *, form: EndpointForm | None = None, editing: Endpoint | None = None,
@@ -128,11 +156,16 @@ def _render(request: HttpRequest, *, form: EndpointForm | None = None, editing: 
     is_admin = membership_is_admin(request.user)
     if form is None and is_admin:
         form = EndpointForm(initial=_initial(editing)) if editing else EndpointForm()
+    endpoints = list(endpoint_list_for_organisation(organisation=_organisation(request)))
+    for endpoint in endpoints:
+        endpoint.failure_command_line = command_line(endpoint.failure_command)  # type: ignore[attr-defined]
     context = {
-        "endpoints": list(endpoint_list_for_organisation(organisation=_organisation(request))),
+        "endpoints": endpoints,
         "is_admin": is_admin, "form": form, "editing": editing,
         "kind_choices": Endpoint.Kind.choices,
         "simulator_url": SIMULATOR_URL, "simulator_command": SIMULATOR_COMMAND,
+        "failure_command_example": FAILURE_COMMAND_EXAMPLE,
+        "failure_command_max_length": FAILURE_COMMAND_LINE_MAX_LENGTH,
     }
     return render(request, "frontend/endpoints.html", context, status=status)
 

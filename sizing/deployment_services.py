@@ -12,7 +12,6 @@ what the measured memory per card and the measured links do to the estimate and 
 from __future__ import annotations
 
 import hashlib
-import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -309,10 +308,10 @@ def _performance(*, model: LlmModel, gpu: Gpu, parameters: Mapping[str, Any], tp
 
 
 def deployment_commitment(*, deployment: Deployment) -> dict[str, Any]:
-    """What the plan's estimate promises, as a load test's defaults: `peak_concurrency` (the requests at full
-    context its KV cache holds at once, or without a max_model_len those of the estimate's tokens per request) and
-    `committed_bytes_per_gpu` (the engine's budget for engines that reserve their memory at start, the memory
-    required otherwise). Empty when the plan names no model or GPU or cannot be estimated."""
+    """What the plan's estimate commits to, for a load test's defaults: `committed_bytes_per_gpu` (the engine's
+    budget for engines that reserve their memory at start, the memory required otherwise) and `kv_capacity_tokens`
+    (the tokens its KV cache holds: the concurrency it can promise is this over the tokens per request). Empty when
+    the plan names no model or GPU or cannot be estimated."""
     if deployment.model is None or deployment.gpu is None:
         return {}
     parameters = _estimate_parameters(deployment)
@@ -323,10 +322,7 @@ def deployment_commitment(*, deployment: Deployment) -> dict[str, Any]:
         return {}
     committed = (estimate["budget_bytes_per_gpu"] if parameters["engine"] in PREALLOCATING_ENGINES
                  else estimate["required_bytes_per_gpu"])
-    peak = estimate.get("max_concurrency")  # sequences of max_model_len the KV cache holds
-    if not peak:  # without a max_model_len: the concurrency that fits at the estimate's tokens per request
-        peak = (estimate.get("concurrency_curve") or {}).get("max_concurrency_fit")
-    found = {"peak_concurrency": math.floor(peak) if peak else None, "committed_bytes_per_gpu": committed}
+    found = {"committed_bytes_per_gpu": committed, "kv_capacity_tokens": estimate.get("kv_capacity_tokens")}
     return {key: int(value) for key, value in found.items() if value}
 
 

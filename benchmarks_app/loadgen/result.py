@@ -234,6 +234,7 @@ def summary(outcome: RunOutcome) -> dict[str, Any]:
             "offered_rate_per_s": _round(fidelity.offered_rate_per_s),
             "achieved_rate_per_s": _round(fidelity.achieved_rate_per_s),
             "achieved_ratio": _round(fidelity.achieved_ratio), "cpu_percent": _round(fidelity.cpu_percent),
+            "closed_loop_idle_share": _round(fidelity.idle_share, 6),
         },
         "metrics": {"ttft_ms": _stat(ttft), "ttft_sched_ms": _stat(ttft_sched), "tpot_ms": _stat(tpot),
                     "itl_ms": _stat(gaps), "e2e_ms": _stat(e2e)},

@@ -85,6 +85,13 @@ TEMPLATES = [
 
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}")}
 DATABASES["default"]["ATOMIC_REQUESTS"] = True
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # the embedded default is written by the web server and several worker threads at once (a load test's shards
+    # store requests twice a second): take the write lock when a transaction starts (no deadlocking upgrade from a
+    # read lock) and wait for it rather than fail; WAL lets readers go on meanwhile
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {"transaction_mode": "IMMEDIATE", "timeout": 30,
+         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"})
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -83,7 +83,8 @@ def test_an_admin_registers_an_endpoint_and_members_see_it(admin_client, api_cli
     # then
     assert created == {"id": created["id"], "url": _detail(created["id"]), "name": "Simulator", "kind": "vllm",
                        "base_url": "http://127.0.0.1:8001", "model_name": "llama-3-8b",
-                       "metrics_url": "http://127.0.0.1:8001/metrics", "has_api_key": True, "created_by": "lead",
+                       "metrics_url": "http://127.0.0.1:8001/metrics", "failure_command": [], "has_api_key": True,
+                       "created_by": "lead",
                        "created_at": created["created_at"], "updated_at": created["updated_at"]}
     assert api_client.get(LIST).json() == [created]
     assert api_client.get(_detail(created["id"])).json() == created
@@ -426,3 +427,70 @@ def test_the_services_refuse_without_saving(organisation, admin_user):
     endpoint = endpoint_create(organisation=organisation, user=admin_user, data={
         "name": "Bare", "base_url": "http://h:1", "model_name": "m"})
     assert (endpoint.kind, endpoint.metrics_url, endpoint_api_key(endpoint)) == ("vllm", "", None)
+
+
+# --- the failure command -----------------------------------------------------------------------------------------
+
+
+def test_the_failure_command_is_stored_as_argv_from_a_list_or_a_command_line(admin_client, api_client):
+    # when an admin registers it as a list, then replaces it with a command line
+    created = _created(admin_client, failure_command=["kubectl", "delete", "pod", "vllm-0"])
+    changed = admin_client.patch(_detail(created["id"]), {
+        "failure_command": "kubectl -n serving delete pod 'vllm 0' --grace-period=0"}, format="json")
+
+    # then it is stored and shown as the list of words (argv), to members too: it is not a secret
+    assert created["failure_command"] == ["kubectl", "delete", "pod", "vllm-0"]
+    assert changed.status_code == 200
+    argv = ["kubectl", "-n", "serving", "delete", "pod", "vllm 0", "--grace-period=0"]
+    assert changed.json()["failure_command"] == argv
+    assert api_client.get(_detail(created["id"])).json()["failure_command"] == argv
+    assert Endpoint.objects.get().failure_command == argv
+
+
+def test_an_empty_failure_command_removes_it_and_put_without_one_too(admin_client):
+    # given
+    endpoint_id = _created(admin_client, failure_command="systemctl restart vllm")["id"]
+
+    # when / then: "" and [] remove it, a patch without it keeps it, a put without it removes it
+    assert admin_client.patch(_detail(endpoint_id), {"failure_command": ""}, format="json").json()[
+        "failure_command"] == []
+    admin_client.patch(_detail(endpoint_id), {"failure_command": ["systemctl", "restart", "vllm"]}, format="json")
+    assert admin_client.patch(_detail(endpoint_id), {"name": "Renamed"}, format="json").json()[
+        "failure_command"] == ["systemctl", "restart", "vllm"]
+    assert admin_client.put(_detail(endpoint_id), SIM, format="json").json()["failure_command"] == []
+    assert admin_client.patch(_detail(endpoint_id), {"failure_command": []}, format="json").json()[
+        "failure_command"] == []
+
+
+@pytest.mark.parametrize(("value", "reason", "message"), [
+    pytest.param("kubectl delete pod 'vllm-0", "command_syntax",
+                 "the command line cannot be split into words: No closing quotation (check the quotes)",
+                 id="unbalanced-quote"),
+    pytest.param(["kubectl", 3], "command_type",
+                 "the failure command is a list of strings (argv) or a command line", id="not-a-string"),
+    pytest.param({"argv": ["kubectl"]}, "command_type",
+                 "the failure command is a list of strings (argv) or a command line", id="an-object"),
+    pytest.param(["x"] * 65, "command_too_long", "the failure command has 65 words; the limit is 64",
+                 id="65-words"),
+    pytest.param(["kubectl", "a" * 1001], "command_word_too_long",
+                 "word 2 of the failure command has 1001 characters; the limit is 1000", id="a-long-word"),
+    pytest.param(["kubectl", "delete\x00pod"], "command_nul",
+                 "word 2 of the failure command contains a NUL character", id="nul"),
+    pytest.param(["", "delete"], "command_program",
+                 "the failure command's first word (the program to run) is empty", id="no-program"),
+])
+def test_a_bad_failure_command_is_refused_and_nothing_saved(admin_client, value, reason, message):
+    # when
+    response = admin_client.post(LIST, {**SIM, "failure_command": value}, format="json")
+
+    # then
+    assert response.status_code == 400
+    body = response.json()
+    assert (body["code"], body["message"], body["extra"]["reason"]) == ("invalid_argument", message, reason)
+    assert body["extra"]["fields"] == {"failure_command": [message]}
+    assert Endpoint.objects.count() == 0
+
+
+def test_the_limits_of_a_failure_command_are_inclusive(admin_client):
+    argv = ["x" * 1000] + ["y"] * 63  # 64 words, the first of 1,000 characters
+    assert _created(admin_client, failure_command=argv)["failure_command"] == argv

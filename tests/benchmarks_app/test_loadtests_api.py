@@ -237,7 +237,10 @@ def test_the_deployment_gives_the_defaults(api_client, organisation, catalog) ->
     assert set(body["scenarios"]) >= {"pulse", "long_tail", "failure"}
     defaults = body["defaults"]
     assert defaults["slo"] == {"ttft_ms": 2000.0}
-    assert defaults["peak_concurrency"] >= 1
+    # the peak its KV cache holds at the test's 512 + 128 tokens per request (31,744 tokens on an L4: 49)
+    assert defaults["peak_concurrency"] == defaults["kv_capacity_tokens"] // 640 > 1
+    shorter = api_client.get(URL + f"defaults?deployment={deployment.pk}&input_tokens=256&output_tokens=64").json()
+    assert shorter["defaults"]["peak_concurrency"] == defaults["kv_capacity_tokens"] // 320
     # vLLM reserves its budget at start: the committed memory is gpu_memory_utilization × the card (0.9 × 24 GB L4)
     gpu = Gpu.objects.get(slug=GPU)
     assert defaults["committed_bytes_per_gpu"] == pytest.approx(0.9 * gpu.memory_bytes, rel=0.01)

@@ -41,7 +41,8 @@ def test_flags_mode_runs_a_closed_loop_and_writes_an_importable_result(tmp_path:
     result = tmp_path / "result.json"
 
     # when
-    with ThreadedSseServer() as server:
+    # requests of ~25 ms: a closed loop of them keeps its clients busy (the generator adds ~0.3 ms between them)
+    with ThreadedSseServer(ttft_s=0.01, itl_s=0.005) as server:
         code, _, err = _run_cli("run", "--base-url", server.url, "--model", "m", "--concurrency", "2",
                                 "--requests", "10", "--input-tokens", "16", "--output-tokens", "4", "--stream",
                                 "--out", str(result), "--quiet")
@@ -78,7 +79,8 @@ def test_flags_mode_open_loop_with_progress_and_a_saved_plan(tmp_path: Path) -> 
 
 def test_a_plan_file_with_a_sweep_writes_one_result_per_point(tmp_path: Path) -> None:
     # given
-    with ThreadedSseServer() as server:
+    # requests of ~25 ms: a closed loop of them keeps its clients busy (the generator adds ~0.3 ms between them)
+    with ThreadedSseServer(ttft_s=0.01, itl_s=0.005) as server:
         plan = tmp_path / "plan.json"
         plan.write_text(json.dumps({
             "endpoint": {"base_url": "http://unreachable.invalid", "model": "m"},
@@ -134,7 +136,8 @@ def test_an_unset_key_variable_exits_2(tmp_path: Path, monkeypatch: pytest.Monke
 
 def test_an_unreachable_endpoint_exits_4_with_the_failures_written(tmp_path: Path) -> None:
     # given: nothing listens on this port (the server is closed first)
-    with ThreadedSseServer() as server:
+    # requests of ~25 ms: a closed loop of them keeps its clients busy (the generator adds ~0.3 ms between them)
+    with ThreadedSseServer(ttft_s=0.01, itl_s=0.005) as server:
         url = server.url
 
     # when
@@ -222,7 +225,8 @@ def test_the_wheel_installs_and_runs_without_django_or_the_repository(tmp_path: 
         "sys.exit(cli.main(sys.argv[1:]))\n")
 
     # when
-    with ThreadedSseServer() as server:
+    # requests of ~25 ms: a closed loop of them keeps its clients busy (the generator adds ~0.3 ms between them)
+    with ThreadedSseServer(ttft_s=0.01, itl_s=0.005) as server:
         done = subprocess.run(  # noqa: S603 - our own script
             [sys.executable, "-c", script, "run", "--base-url", server.url, "--model", "m", "--concurrency", "2",
              "--requests", "4", "--input-tokens", "8", "--output-tokens", "2", "--out", str(result), "--quiet"],

@@ -5,7 +5,9 @@
  * - a run: the CDFs of TTFT, TPOT, ITL and E2E, a banner polling the import, goodput under other SLOs and measured
  *   versus estimated (GET …/analysis), and what the run ran on (PATCH …/links);
  * - a series: throughput and latency against the load with the knee marked;
- * - two runs compared: their CDFs overlaid.
+ * - two runs compared: their CDFs overlaid;
+ * - a run a load test measured: the servers' KV-cache usage and running/waiting requests over time (also drawn on
+ *   the load test's page, through window.LlmSizing.serverSeriesChart).
  */
 (function () {
   "use strict";
@@ -25,6 +27,9 @@
   var P99_COLOR = "#b42318";
   var KNEE_COLOR = "#475467";
   var SLO_COLOR = S.CAPACITY_COLOR;
+  var KV_COLOR = "#1b9e77";
+  var RUNNING_COLOR = "#2f5fd0";
+  var WAITING_COLOR = "#e08a1e";
   var IMPORT_POLL_MS = 1500;
   var JOB_POLL_MS = 1000;
   var LARGE_ERROR = 0.25;  // a prediction off by more than this share is marked
@@ -133,9 +138,72 @@
     return format(key === "itl_ms" ? T.cdf_title_itl : T.cdf_title, { metric: T["metric_title_" + key] || key, n: n });
   }
 
+  // ---------------------------------------------------------------- the server during a load test
+
+  // ISO 8601 UTC ("2026-12-01T19:26:02.123Z") as Plotly reads a time with no zone: the axis then shows UTC.
+  function plotTime(iso) {
+    return String(iso).replace("T", " ").replace(/(Z|\+00:00)$/, "");
+  }
+
+  function escapeHtml(text) {
+    return String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  }
+
+  // The scraped samples of each server (BenchmarkRun.server_series): KV-cache usage in percent on the left axis,
+  // the requests running and waiting in the engine on the right one.
+  function serverSeriesChart(id, series) {
+    if (!document.getElementById(id)) return;
+    var servers = ((series || {}).servers || []).filter(function (server) {
+      return server && server.samples && server.samples.length;
+    });
+    if (!servers.length) {
+      noData(id, T.no_server_samples);
+      return;
+    }
+    var traces = [];
+    servers.forEach(function (server, index) {
+      var suffix = servers.length > 1
+        ? " · " + format(T.server_name, { name: server.instance || server.engine || String(index + 1) }) : "";
+      var samples = server.samples.filter(function (sample) { return sample.time; });
+      var xs = samples.map(function (sample) { return plotTime(sample.time); });
+      var values = function (key, scale) {
+        return samples.map(function (sample) { return isNumber(sample[key]) ? sample[key] * scale : null; });
+      };
+      var dash = ["solid", "dash", "dot", "dashdot"][index % 4];
+      traces.push({
+        type: "scatter", mode: "lines", name: T.kv_usage + suffix, x: xs, y: values("kv_cache_usage", 100),
+        line: { color: KV_COLOR, width: 2, dash: dash }, connectgaps: false,
+        hovertemplate: "%{x}<br>%{y:.1f} %<extra>" + escapeHtml(T.kv_usage + suffix) + "</extra>",
+      });
+      traces.push({
+        type: "scatter", mode: "lines", name: T.requests_running + suffix, x: xs, y: values("requests_running", 1),
+        yaxis: "y2", line: { color: RUNNING_COLOR, width: 1.5, shape: "hv", dash: dash },
+        hovertemplate: "%{x}<br>%{y}<extra>" + escapeHtml(T.requests_running + suffix) + "</extra>",
+      });
+      traces.push({
+        type: "scatter", mode: "lines", name: T.requests_waiting + suffix, x: xs, y: values("requests_waiting", 1),
+        yaxis: "y2", line: { color: WAITING_COLOR, width: 1.5, shape: "hv", dash: dash },
+        hovertemplate: "%{x}<br>%{y}<extra>" + escapeHtml(T.requests_waiting + suffix) + "</extra>",
+      });
+    });
+    plot(id, traces, layout({
+      height: 380,
+      margin: { t: 48, r: 64, b: 96, l: 64 },
+      title: { text: T.server_title, font: { size: 13 }, x: 0, xanchor: "left" },
+      xaxis: { title: { text: T.axis_time }, type: "date", gridcolor: "#e4e7ec", zeroline: false },
+      yaxis: { title: { text: T.axis_kv_percent, standoff: 10 }, range: [0, 105], ticksuffix: " %",
+        gridcolor: "#e4e7ec", automargin: true },
+      yaxis2: { title: { text: T.axis_requests, standoff: 10 }, overlaying: "y", side: "right", rangemode: "tozero",
+        showgrid: false, automargin: true },
+    }), "server-series");
+  }
+
+  S.serverSeriesChart = serverSeriesChart;
+
   // ---------------------------------------------------------------- delete confirmation
 
-  document.querySelectorAll("form[data-confirm]").forEach(function (form) {
+  document.querySelectorAll("form[data-confirm]:not([data-confirm-bound])").forEach(function (form) {
+    form.setAttribute("data-confirm-bound", "");  // loadtests.js, on the same page, leaves it alone
     form.addEventListener("submit", function (event) {
       if (!window.confirm(form.getAttribute("data-confirm"))) event.preventDefault();
     });
@@ -439,6 +507,7 @@
         cdfTitle(key, distributions[key]));
     });
     if (data.status === "importing") followImport(data);
+    if (data.server_series) serverSeriesChart("server-chart", data.server_series);
 
     var goodputBox = document.getElementById("goodput-result");
     var compareBox = document.getElementById("estimate-result");

@@ -411,6 +411,7 @@ def _request(item: Any, path: str) -> dict[str, Any]:
     chunking_unknown = (chunks is None and status == "ok" and output_tokens is not None and events > 0
                         and output_tokens != events)
     return {"status": status, "error": error, "http_status": http_status, "timeout_phase": phase,
+            "id": obj["id"] if isinstance(obj.get("id"), int) and not isinstance(obj.get("id"), bool) else None,
             "t_sched_s": t_sched, "t_send_s": t_send, "ttft_ms": ttft, "ttft_sched_ms": ttft_sched, "e2e_ms": e2e,
             "itl_ms": gaps, "chunk_tokens": chunks, "input_tokens": input_tokens, "output_tokens": output_tokens,
             "chunking_unknown": chunking_unknown}
@@ -474,12 +475,25 @@ def _throughputs(items: Sequence[Mapping[str, Any]], start: float, end: float) -
 
 
 def _fidelity(items: Sequence[Mapping[str, Any]], load: LoadPattern, start: float, end: float) -> list[str]:
-    """METRICS.md's client fidelity: schedule lag p50/p99 and achieved versus offered rate."""
+    """METRICS.md's client fidelity: schedule lag p50/p99 and achieved versus offered rate for an open loop; for a
+    closed loop (no schedule to be late for) the share of the clients' time lost between requests, Σ lag /
+    Σ (lag + E2E), above 5% meaning fewer than 95% of the clients were busy (the generator's rule, recomputed)."""
     if not items:
         return []
     lags = np.asarray([(item["t_send_s"] - item["t_sched_s"]) * 1000 for item in items], dtype=np.float64)
     p50, p99 = (float(value) for value in np.percentile(lags, [50, 99]))
     notes = [f"Client schedule lag (t_send − t_sched): p50 {p50:.2f} ms, p99 {p99:.2f} ms."]
+    if load.kind == LoadKind.CONCURRENCY.value:
+        steady = [item for item in items if item["e2e_ms"] is not None
+                  and (item.get("id") is None or item["id"] >= (load.concurrency or 1))]  # first ones: connecting
+        lag_total = sum(max(0.0, (item["t_send_s"] - item["t_sched_s"]) * 1000) for item in steady)
+        busy = lag_total + sum(max(0.0, item["e2e_ms"]) for item in steady)
+        idle = lag_total / busy if busy > 0 else 0.0
+        notes.append(f"Closed loop: the clients were idle {idle:.2%} of their time between requests.")
+        if idle > 1 - ACHIEVED_RATE_FLOOR:
+            notes.append(f"INVALID by METRICS.md: fewer than {ACHIEVED_RATE_FLOOR:.0%} of the requested clients were "
+                         "busy (the generator's delay between requests).")
+        return notes
     if p99 > SCHEDULE_LAG_LIMIT_MS:
         notes.append(f"INVALID by METRICS.md: the schedule lag p99 exceeds {SCHEDULE_LAG_LIMIT_MS:g} ms, so the "
                      "client did not send the load it was asked to.")

@@ -259,3 +259,18 @@ def test_malformed_blocks_are_refused_with_their_path(change, reason: str) -> No
 
     # when / then
     assert refusal(json.dumps(data)) == reason
+
+
+@pytest.mark.parametrize(("lag_ms", "invalid"), [(0.4, False), (9.0, True)])
+def test_a_closed_loop_is_invalid_when_its_clients_idle_over_5_percent(lag_ms: float, invalid: bool) -> None:
+    """A closed loop has no schedule: its fidelity is the clients' time lost between requests, Σ lag / Σ (lag +
+    E2E). Requests 3..6 of closed_loop.json (its 3 clients' later requests) last 484.02 ms in all: 4 lags of 0.4 ms
+    idle them 0.33%, of 9 ms 6.9% (> 5%). Each client's first request (ids 0-2) opens its connection and is left
+    out (their 50 ms lags would otherwise make both cases invalid)."""
+    data = json.loads((OWN / "closed_loop.json").read_text())
+    for entry in data["requests"]:
+        entry["t_sched_s"] = round(entry["t_send_s"] - (lag_ms if entry["id"] >= 3 else 50.0) / 1000, 6)
+    (run,) = llm_sizing.read(json.dumps(data))
+    notes = " ".join(run.notes)
+    assert ("INVALID by METRICS.md: fewer than 95% of the requested clients were busy" in notes) is invalid
+    assert "Closed loop: the clients were idle" in notes
