@@ -28,7 +28,8 @@ URL = "/api/v1/load-tests/"
 
 @pytest.fixture(scope="module")
 def simulator() -> Iterator[str]:
-    engine = SimEngine.from_plan(catalog_plan(model=MODEL, gpu=GPU), speedup=50.0)
+    # requests of ~0.1 s: long enough that a closed loop's clients stay busy on a loaded machine (fidelity valid)
+    engine = SimEngine.from_plan(catalog_plan(model=MODEL, gpu=GPU), speedup=10.0)
     server = ThreadedServer(create_app(engine, model_name=MODEL, max_model_len=8192))
     server.start()
     yield server.url
@@ -106,7 +107,7 @@ def test_an_endpoint_of_another_organisation_cannot_be_targeted(api_client, db) 
 @pytest.mark.django_db(transaction=True)  # the shard's writer thread stores requests on its own connection
 def test_a_custom_test_runs_into_a_benchmark_run_with_a_verdict(api_client, endpoint, fast_start) -> None:
     response = api_client.post(URL, {"endpoint": endpoint.pk, "scenario": "custom", "concurrency": 2,
-                                     "max_requests": 24, "input_tokens": 64, "output_tokens": 8,
+                                     "max_requests": 24, "input_tokens": 64, "output_tokens": 16,
                                      "slo": {"ttft_ms": 60000}}, format="json")
     assert response.status_code == 202, response.content
     assert response["Location"] == response.json()["url"]

@@ -51,7 +51,7 @@ def simulator() -> Iterator[str]:
     port = free_port()
     process = subprocess.Popen(  # noqa: S603 - our own module
         [sys.executable, "-m", "benchmarks_app.simserver", "--model", MODEL, "--gpu", GPU, "--port", str(port),
-         "--speedup", "20"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+         "--speedup", "10"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
 
     def ready() -> bool:

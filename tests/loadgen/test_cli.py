@@ -41,8 +41,9 @@ def test_flags_mode_runs_a_closed_loop_and_writes_an_importable_result(tmp_path:
     result = tmp_path / "result.json"
 
     # when
-    # requests of ~25 ms: a closed loop of them keeps its clients busy (the generator adds ~0.3 ms between them)
-    with ThreadedSseServer(ttft_s=0.01, itl_s=0.005) as server:
+    # requests of ~80 ms: a closed loop of them keeps its clients busy (the generator adds ~0.3 ms between them, a
+    # few ms on a loaded machine)
+    with ThreadedSseServer(ttft_s=0.02, itl_s=0.02) as server:
         code, _, err = _run_cli("run", "--base-url", server.url, "--model", "m", "--concurrency", "2",
                                 "--requests", "10", "--input-tokens", "16", "--output-tokens", "4", "--stream",
                                 "--out", str(result), "--quiet")
@@ -79,8 +80,9 @@ def test_flags_mode_open_loop_with_progress_and_a_saved_plan(tmp_path: Path) -> 
 
 def test_a_plan_file_with_a_sweep_writes_one_result_per_point(tmp_path: Path) -> None:
     # given
-    # requests of ~25 ms: a closed loop of them keeps its clients busy (the generator adds ~0.3 ms between them)
-    with ThreadedSseServer(ttft_s=0.01, itl_s=0.005) as server:
+    # requests of ~80 ms: a closed loop of them keeps its clients busy (the generator adds ~0.3 ms between them, a
+    # few ms on a loaded machine)
+    with ThreadedSseServer(ttft_s=0.02, itl_s=0.02) as server:
         plan = tmp_path / "plan.json"
         plan.write_text(json.dumps({
             "endpoint": {"base_url": "http://unreachable.invalid", "model": "m"},
@@ -136,8 +138,9 @@ def test_an_unset_key_variable_exits_2(tmp_path: Path, monkeypatch: pytest.Monke
 
 def test_an_unreachable_endpoint_exits_4_with_the_failures_written(tmp_path: Path) -> None:
     # given: nothing listens on this port (the server is closed first)
-    # requests of ~25 ms: a closed loop of them keeps its clients busy (the generator adds ~0.3 ms between them)
-    with ThreadedSseServer(ttft_s=0.01, itl_s=0.005) as server:
+    # requests of ~80 ms: a closed loop of them keeps its clients busy (the generator adds ~0.3 ms between them, a
+    # few ms on a loaded machine)
+    with ThreadedSseServer(ttft_s=0.02, itl_s=0.02) as server:
         url = server.url
 
     # when
@@ -225,8 +228,9 @@ def test_the_wheel_installs_and_runs_without_django_or_the_repository(tmp_path: 
         "sys.exit(cli.main(sys.argv[1:]))\n")
 
     # when
-    # requests of ~25 ms: a closed loop of them keeps its clients busy (the generator adds ~0.3 ms between them)
-    with ThreadedSseServer(ttft_s=0.01, itl_s=0.005) as server:
+    # requests of ~80 ms: a closed loop of them keeps its clients busy (the generator adds ~0.3 ms between them, a
+    # few ms on a loaded machine)
+    with ThreadedSseServer(ttft_s=0.02, itl_s=0.02) as server:
         done = subprocess.run(  # noqa: S603 - our own script
             [sys.executable, "-c", script, "run", "--base-url", server.url, "--model", "m", "--concurrency", "2",
              "--requests", "4", "--input-tokens", "8", "--output-tokens", "2", "--out", str(result), "--quiet"],
