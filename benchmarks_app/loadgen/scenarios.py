@@ -529,7 +529,7 @@ def _outage(run: ImportedRun, measured: list[RequestRecord], attainment: float, 
         criteria_out.append(_criterion(
             CriterionCode.FAULT_INJECTED, "pass", len(injected), 1,
             f"{len(injected)} fault(s) injected, the first ({injected[0].get('label') or 'unnamed'}) at "
-            f"{float(injected[0]['t_s']):.1f} s{more}."))
+            f"{_test_time(injected[0])}{more}."))
     recoveries = []
     for index, fault in enumerate(injected):
         until = float(injected[index + 1]["t_s"]) if index + 1 < len(injected) else None
@@ -539,7 +539,8 @@ def _outage(run: ImportedRun, measured: list[RequestRecord], attainment: float, 
                for _, rec in recoveries]
     affected = [any(_in_flight(r, start, end) for start, end in outages) for r in measured]
     first_fault = float(injected[0]["t_s"]) if injected else None
-    figures["faults"] = [{"t_s": rec.fault_s, "label": fault.get("label"), "recovered": rec.recovered,
+    figures["faults"] = [{"t_s": rec.fault_s, "run_t_s": _number(fault.get("run_t_s")), "label": fault.get("label"),
+                          "recovered": rec.recovered,
                           "recovery_s": rec.recovery_s, "requests_after": rec.requests_after,
                           "errors_after": rec.errors_after} for fault, rec in recoveries]
     figures["recovered"] = all(rec.recovered for _, rec in recoveries) if recoveries else None
@@ -590,6 +591,15 @@ def _attainment_criteria(judged: list[RequestRecord], criteria: Mapping[str, flo
     return out
 
 
+def _test_time(fault: Mapping[str, Any]) -> str:
+    """When a fault happened, in words: on the test's own clock when the result gives it (`run_t_s`), else on the
+    requests' clock (seconds after the first request of the measurement window)."""
+    run_t = _number(fault.get("run_t_s"))
+    if run_t is not None:
+        return f"{run_t:.1f} s into the test"
+    return f"{float(fault['t_s']):.1f} s after the measurement window's first request"
+
+
 def _recovery_criterion(faults: list[dict[str, Any]], limit: float) -> dict[str, Any]:
     """The slowest recovery (a fault never recovered from first) against the limit."""
     stuck = [item for item in faults if not item["recovered"]]
@@ -599,12 +609,12 @@ def _recovery_criterion(faults: list[dict[str, Any]], limit: float) -> dict[str,
         return _criterion(
             CriterionCode.RECOVERY_TIME, "pass" if slowest["recovery_s"] <= limit else "fail", slowest["recovery_s"],
             limit, f"Requests succeeded again {slowest['recovery_s']:.1f} s after the fault{label} at "
-                   f"{slowest['t_s']:.1f} s ({RECOVERY_RUN} in a row from then on, and {slowest['errors_after']} of "
+                   f"{_test_time(slowest)} ({RECOVERY_RUN} in a row from then on, and {slowest['errors_after']} of "
                    f"{slowest['requests_after']} requests sent after the fault failed); recovery within {limit:g} s "
                    "required.")
     return _criterion(
         CriterionCode.RECOVERY_TIME, "fail", None, limit,
-        f"The endpoint had not recovered when the run ended: after the fault{label} at {slowest['t_s']:.1f} s, "
+        f"The endpoint had not recovered when the run ended: after the fault{label} at {_test_time(slowest)}, "
         f"{slowest['errors_after']} of {slowest['requests_after']} requests sent failed and no {RECOVERY_RUN} in a "
         f"row succeeded for good; recovery within {limit:g} s required.")
 

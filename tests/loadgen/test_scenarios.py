@@ -546,7 +546,8 @@ def test_failure_suite_judges_attainment_outside_the_outage() -> None:
     recovery_time = criterion(result, CriterionCode.RECOVERY_TIME)
     assert (recovery_time["verdict"], recovery_time["measured"], recovery_time["limit"]) == ("pass", 5.5, 10.0)
     assert recovery_time["detail"] == ("Requests succeeded again 5.5 s after the fault (kill replica 0) at 50.0 s "
-                                       "(10 in a row from then on, and 5 of 40 requests sent after the fault failed)"
+                                       "after the measurement window's first request (10 in a row from then on, and "
+                                       "5 of 40 requests sent after the fault failed)"
                                        "; recovery within 10 s required.")
     assert [c["code"] for c in result["criteria"]] == ["client_fidelity", "fault_injected", "slo_attainment",
                                                        "recovery_time", "memory"]
@@ -579,7 +580,8 @@ def test_an_endpoint_that_keeps_failing_is_never_recovered() -> None:
     part = criterion(result, CriterionCode.RECOVERY_TIME)
     assert (part["verdict"], part["measured"]) == ("fail", None)
     assert part["detail"] == ("The endpoint had not recovered when the run ended: after the fault (kill replica 0) at "
-                              "50.0 s, 20 of 40 requests sent failed and no 10 in a row succeeded for good; recovery "
+                              "50.0 s after the measurement window's first request, 20 of 40 requests sent failed and "
+                              "no 10 in a row succeeded for good; recovery "
                               "within 30 s required.")
     assert (result["figures"]["recovered"], result["figures"]["recovery_s"]) == (False, None)
     # only the 20 requests that ended before the fault are judged
@@ -641,3 +643,10 @@ def test_a_failure_run_without_an_injected_fault_is_invalid(faults: list[dict[st
     assert result["verdict"] == "invalid"
     assert criterion(result, CriterionCode.FAULT_INJECTED)["verdict"] == "fail"
     assert "the failure was not injected" in result["summary"]
+
+
+def test_a_faults_time_is_said_on_the_tests_own_clock_when_the_result_gives_it() -> None:
+    from benchmarks_app.loadgen.scenarios import _test_time
+
+    assert _test_time({"t_s": 19.8, "run_t_s": 25.0}) == "25.0 s into the test"
+    assert _test_time({"t_s": 19.8}) == "19.8 s after the measurement window's first request"
