@@ -357,7 +357,9 @@ def _number(value: float) -> str:
 def metrics_text(engine: SimEngine, *, model_name: str) -> str:
     """Prometheus text exposition with vLLM V1's metric names (current releases: `vllm:kv_cache_usage_perc`,
     `vllm:inter_token_latency_seconds`), one series per replica labelled `engine="<index>"` as vLLM labels its
-    data-parallel engines, plus `simserver_*` series about the simulator itself."""
+    data-parallel engines, the DCGM exporter's `DCGM_FI_DEV_FB_USED`/`FB_FREE` (MiB) per simulated GPU when the
+    engine knows its memory (`SimGpuMemory`: the estimate's, not a measurement), plus `simserver_*` series about the
+    simulator itself."""
     replicas = engine.replicas
     model = _label(model_name)
     lines: list[str] = []
@@ -416,6 +418,19 @@ def metrics_text(engine: SimEngine, *, model_name: str) -> str:
     for i in range(len(replicas)):
         lines.append(f'vllm:cache_config_info{{engine="{i}",block_size="{config.block_size}",'
                      f'num_gpu_blocks="{config.kv_capacity_tokens // config.block_size}"}} 1')
+    memory = engine.gpu_memory
+    if memory is not None:  # what a DCGM exporter on the simulated machine would show, in MiB
+        mib = 1024 * 1024
+        for name, help_text in (("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB)."),
+                                ("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).")):
+            lines.append(f"# HELP {name} {help_text} Simulated: the estimate's memory of the engine.")
+            lines.append(f"# TYPE {name} gauge")
+            for r, replica in enumerate(replicas):
+                used = (memory.used_bytes if replica.alive else 0) // mib
+                value = used if name.endswith("USED") else memory.total_bytes // mib - used  # they add up
+                for k in range(memory.gpus_per_replica):
+                    gpu = r * memory.gpus_per_replica + k
+                    lines.append(f'{name}{{gpu="{gpu}",modelName="simulated"}} {value}')
     gauge("simserver_replica_up", "1 while the replica runs, 0 after kill_replica.",
           [1 if r.alive else 0 for r in replicas])
     counter("simserver_late_steps", "Steps that ended late by more than the engine's max lag (host too slow).",

@@ -588,6 +588,20 @@ class _Replica:
         request._push(Event(t=t, index=request.gen, error=error, status=status, cancelled=state == ABORTED))
 
 
+PREALLOCATING_ENGINES = ("vllm", "sglang", "trtllm")  # reserve their memory budget when they start
+
+
+@dataclass(frozen=True)
+class SimGpuMemory:
+    """The memory of each simulated GPU as a GPU exporter would report it: an engine that reserves its budget at start
+    (vLLM, SGLang, TensorRT-LLM) holds `used_bytes` (the estimate's budget) from its first second whatever the load;
+    others the estimate's required memory. A killed replica's GPUs hold nothing until it is back."""
+
+    used_bytes: int
+    total_bytes: int
+    gpus_per_replica: int
+
+
 class SimEngine:
     """The simulated deployment: `config.replicas` replicas of `model` (see the module docstring for the rules).
 
@@ -595,13 +609,15 @@ class SimEngine:
     """
 
     def __init__(self, model: StepModel, config: ServingConfig, *, speedup: float = 1.0, zero_delay: bool = False,
-                 spin_s: float = 0.0015, max_lag_s: float = 0.02, routing: str = "least_loaded") -> None:
+                 spin_s: float = 0.0015, max_lag_s: float = 0.02, routing: str = "least_loaded",
+                 gpu_memory: SimGpuMemory | None = None) -> None:
         if not speedup > 0:
             raise ValueError(f"speedup must be > 0, got {speedup}")
         if routing not in ("least_loaded", "round_robin"):
             raise ValueError(f"routing must be least_loaded or round_robin, got {routing!r}")
         self.model = model
         self.config = config
+        self.gpu_memory = gpu_memory
         self.zero_delay = zero_delay or math.isinf(speedup)
         self.speedup = math.inf if self.zero_delay else float(speedup)
         self.spin_s = max(0.0, spin_s)
@@ -618,7 +634,12 @@ class SimEngine:
 
     @classmethod
     def from_plan(cls, plan: Any, **options: Any) -> SimEngine:
-        """From a `sizing.estimator.serving.ServingPlan`."""
+        """From a `sizing.estimator.serving.ServingPlan` (its memory estimate gives the simulated GPUs' memory)."""
+        memory = plan.memory
+        reserves = memory.engine in PREALLOCATING_ENGINES
+        options.setdefault("gpu_memory", SimGpuMemory(
+            used_bytes=int(memory.budget_bytes_per_gpu if reserves else memory.required_bytes_per_gpu),
+            total_bytes=int(memory.capacity_bytes_per_gpu), gpus_per_replica=max(1, memory.tp * memory.pp)))
         return cls(plan.model, plan.config, **options)
 
     # -- lifecycle ---------------------------------------------------------------------------------------

@@ -106,9 +106,10 @@ def test_an_endpoint_of_another_organisation_cannot_be_targeted(api_client, db) 
 
 @pytest.mark.django_db(transaction=True)  # the shard's writer thread stores requests on its own connection
 def test_a_custom_test_runs_into_a_benchmark_run_with_a_verdict(api_client, endpoint, fast_start) -> None:
+    budget = catalog_plan(model=MODEL, gpu=GPU).memory.budget_bytes_per_gpu  # what the simulated vLLM holds
     response = api_client.post(URL, {"endpoint": endpoint.pk, "scenario": "custom", "concurrency": 2,
                                      "max_requests": 24, "input_tokens": 64, "output_tokens": 16,
-                                     "slo": {"ttft_ms": 60000}}, format="json")
+                                     "slo": {"ttft_ms": 60000}, "committed_bytes_per_gpu": budget}, format="json")
     assert response.status_code == 202, response.content
     assert response["Location"] == response.json()["url"]
     body = api_client.get(response.json()["url"]).json()
@@ -125,6 +126,9 @@ def test_a_custom_test_runs_into_a_benchmark_run_with_a_verdict(api_client, endp
     assert body["verdict"]["scenario"] == "custom"
     assert body["verdict"]["verdict"] in ("pass", "fail")
     assert run["verdict"] == body["verdict"]
+    checks = {check["code"]: check["verdict"] for check in body["verdict"]["memory"]["checks"]}
+    assert checks["peak_within_commitment"] == "pass"  # the simulator's GPU at its budget, scraped as DCGM's
+    assert checks["no_restart"] == "pass"
     samples = run["server_series"]["servers"][0]["samples"]
     assert samples
     assert all(0.0 <= (s["kv_cache_usage"] or 0.0) <= 1.0 for s in samples)

@@ -290,3 +290,17 @@ def test_zero_delay_server_streams_many_requests_at_once(serve, h100_plan):
     for events in asyncio.run(many()):
         assert len(events) == 64 + 2
         assert events[-2]["usage"]["completion_tokens"] == 64
+
+
+def test_metrics_show_the_simulated_gpus_memory_as_a_dcgm_exporter_would(serve, client, l4_plan) -> None:
+    """An engine that reserves its budget at start holds it whatever the load; a killed replica's GPU holds nothing
+    until it is back (what a GPU exporter shows when vLLM dies and restarts)."""
+    url, _engine = serve(l4_plan)
+    budget_mib = l4_plan.memory.budget_bytes_per_gpu // (1024 * 1024)
+    capacity_mib = l4_plan.memory.capacity_bytes_per_gpu // (1024 * 1024)
+    text = client.get(url + "/metrics").text
+    assert metric_value(text, 'DCGM_FI_DEV_FB_USED{gpu="0",modelName="simulated"}') == budget_mib
+    assert metric_value(text, 'DCGM_FI_DEV_FB_FREE{gpu="0",modelName="simulated"}') == capacity_mib - budget_mib
+    client.post(url + "/control", json={"action": "kill_replica", "replica": 0, "seconds": 30})
+    text = client.get(url + "/metrics").text
+    assert metric_value(text, 'DCGM_FI_DEV_FB_USED{gpu="0",modelName="simulated"}') == 0
