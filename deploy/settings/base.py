@@ -48,6 +48,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "sizing",
     "benchmarks_app",
+    "reports",
     "frontend",
 ]
 
