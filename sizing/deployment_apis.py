@@ -35,6 +35,7 @@ from sizing.finding_text import change_text, finding_text
 from sizing.models import Deployment, Fingerprint
 from sizing.selectors import gpu_get, model_get_for_organisation
 from sizing.services import organisation_for_user
+from sizing.workload_selectors import workload_profile_get_for_organisation
 
 
 def _not_found(what: str, key: int) -> Response:
@@ -43,6 +44,7 @@ def _not_found(what: str, key: int) -> Response:
 
 
 class DeploymentOutputSerializer(serializers.ModelSerializer):
+    workload = serializers.IntegerField(source="workload_id", allow_null=True, read_only=True)
     model = serializers.SerializerMethodField()
     gpu = serializers.SerializerMethodField()
     fingerprint_count = serializers.SerializerMethodField()
@@ -50,7 +52,8 @@ class DeploymentOutputSerializer(serializers.ModelSerializer):
     class Meta:
         model = Deployment
         fields = ["id", "name", "customer", "notes", "model", "gpu", "gpu_count", "tp", "engine",
-                  "image_cuda_version", "max_model_len", "slo", "fingerprint_count", "created_at", "updated_at"]
+                  "image_cuda_version", "max_model_len", "slo", "workload", "rate_per_s", "fingerprint_count",
+                  "created_at", "updated_at"]
 
     def get_model(self, obj: Deployment) -> str | None:
         return obj.model.slug if obj.model else None
@@ -80,6 +83,10 @@ class DeploymentInputSerializer(serializers.Serializer):
     max_model_len = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=16_777_216)
     slo = serializers.JSONField(required=False, help_text="latency SLOs in ms: {ttft_ms, tpot_ms, e2e_ms}, each "
                                                           "optional (benchmark goodput counts against them)")
+    workload = serializers.IntegerField(required=False, allow_null=True, min_value=1,
+                                        help_text="the customer's traffic: a workload profile id (GET workloads/)")
+    rate_per_s = serializers.FloatField(required=False, allow_null=True, min_value=0.000001, max_value=100_000,
+                                        help_text="requests per second at the busiest hour (the report's load)")
 
 
 def _deployment_data(request: Request, data: dict[str, Any]) -> dict[str, Any]:
@@ -99,6 +106,15 @@ def _deployment_data(request: Request, data: dict[str, Any]) -> dict[str, Any]:
         data["gpu"] = gpu
     elif "gpu" in data:
         data["gpu"] = None
+    if data.get("workload"):
+        workload = workload_profile_get_for_organisation(organisation=organisation,
+                                                         workload_profile_id=data["workload"])
+        if workload is None:
+            raise serializers.ValidationError({"workload": [f"unknown workload profile {data['workload']}; see GET "
+                                                            "/api/v1/workloads/"]})
+        data["workload"] = workload
+    elif "workload" in data:
+        data["workload"] = None
     return data
 
 

@@ -57,7 +57,7 @@ def _invalid(field: str, message: str, **extra: Any) -> SizingError:
 
 
 DEPLOYMENT_FIELDS = ("name", "customer", "notes", "model", "gpu", "gpu_count", "tp", "engine", "image_cuda_version",
-                     "max_model_len", "slo")
+                     "max_model_len", "slo", "workload", "rate_per_s")
 SLO_KEYS = ("ttft_ms", "tpot_ms", "e2e_ms")
 
 
@@ -111,6 +111,12 @@ def _deployment_clean(*, organisation: Organisation, data: Mapping[str, Any], ex
     model = values.get("model")
     if model is not None and model.organisation_id not in (None, organisation.pk):
         raise _invalid("model", "unknown model")
+    workload = values.get("workload")
+    if workload is not None and workload.organisation_id not in (None, organisation.pk):
+        raise _invalid("workload", "unknown workload profile")
+    rate = values.get("rate_per_s")
+    if rate is not None and (isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 < rate <= 100_000):
+        raise _invalid("rate_per_s", "the rate is a number of requests per second above 0 (at most 100,000)")
     return values
 
 
@@ -308,8 +314,8 @@ def _performance(*, model: LlmModel, gpu: Gpu, parameters: Mapping[str, Any], tp
 
 
 def deployment_commitment(*, deployment: Deployment) -> dict[str, Any]:
-    """What the plan's estimate commits to, for a load test's defaults: `committed_bytes_per_gpu` (the engine's
-    budget for engines that reserve their memory at start, the memory required otherwise) and `kv_capacity_tokens`
+    """What the plan's estimate commits to, for a load test's defaults: `committed_bytes_per_gpu` (the peak per card:
+    the engine's budget plus what lives outside it for engines that reserve at start) and `kv_capacity_tokens`
     (the tokens its KV cache holds: the concurrency it can promise is this over the tokens per request). Empty when
     the plan names no model or GPU or cannot be estimated."""
     if deployment.model is None or deployment.gpu is None:
@@ -320,9 +326,10 @@ def deployment_commitment(*, deployment: Deployment) -> dict[str, Any]:
                                    organisation=deployment.organisation)
     except SizingError:
         return {}
-    committed = (estimate["budget_bytes_per_gpu"] if parameters["engine"] in PREALLOCATING_ENGINES
-                 else estimate["required_bytes_per_gpu"])
-    found = {"committed_bytes_per_gpu": committed, "kv_capacity_tokens": estimate.get("kv_capacity_tokens")}
+    # the peak per card: for engines that reserve at start, their budget plus what lives outside it (CUDA graphs,
+    # non-torch memory; DESIGN §11), which is the estimate's required memory; for the others their peak demand
+    found = {"committed_bytes_per_gpu": estimate["required_bytes_per_gpu"],
+             "kv_capacity_tokens": estimate.get("kv_capacity_tokens")}
     return {key: int(value) for key, value in found.items() if value}
 
 

@@ -273,6 +273,9 @@ class Deployment(models.Model):
     image_cuda_version = models.CharField(max_length=20, blank=True,
                                           help_text=_("The CUDA version the serving image was built for"))
     max_model_len = models.PositiveIntegerField(null=True, blank=True)
+    workload = models.ForeignKey("WorkloadProfile", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+                                 help_text=_("The customer's traffic (the report's commitment holds at this load)"))
+    rate_per_s = models.FloatField(null=True, blank=True, help_text=_("Requests per second at the busiest hour"))
     slo = models.JSONField(default=dict, blank=True,
                            help_text=_("Latency SLOs in ms: ttft_ms, tpot_ms, e2e_ms (each optional)"))
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)

@@ -588,14 +588,11 @@ class _Replica:
         request._push(Event(t=t, index=request.gen, error=error, status=status, cancelled=state == ABORTED))
 
 
-PREALLOCATING_ENGINES = ("vllm", "sglang", "trtllm")  # reserve their memory budget when they start
-
-
 @dataclass(frozen=True)
 class SimGpuMemory:
-    """The memory of each simulated GPU as a GPU exporter would report it: an engine that reserves its budget at start
-    (vLLM, SGLang, TensorRT-LLM) holds `used_bytes` (the estimate's budget) from its first second whatever the load;
-    others the estimate's required memory. A killed replica's GPUs hold nothing until it is back."""
+    """The memory of each simulated GPU as a GPU exporter would report it: the estimate's peak per card (for engines
+    that reserve at start, as vLLM does: the budget plus CUDA graphs and non-torch memory outside it, held from the
+    first second whatever the load). A killed replica's GPUs hold nothing until it is back."""
 
     used_bytes: int
     total_bytes: int
@@ -636,10 +633,9 @@ class SimEngine:
     def from_plan(cls, plan: Any, **options: Any) -> SimEngine:
         """From a `sizing.estimator.serving.ServingPlan` (its memory estimate gives the simulated GPUs' memory)."""
         memory = plan.memory
-        reserves = memory.engine in PREALLOCATING_ENGINES
         options.setdefault("gpu_memory", SimGpuMemory(
-            used_bytes=int(memory.budget_bytes_per_gpu if reserves else memory.required_bytes_per_gpu),
-            total_bytes=int(memory.capacity_bytes_per_gpu), gpus_per_replica=max(1, memory.tp * memory.pp)))
+            used_bytes=int(memory.required_bytes_per_gpu), total_bytes=int(memory.capacity_bytes_per_gpu),
+            gpus_per_replica=max(1, memory.tp * memory.pp)))
         return cls(plan.model, plan.config, **options)
 
     # -- lifecycle ---------------------------------------------------------------------------------------

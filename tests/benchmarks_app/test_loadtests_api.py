@@ -106,7 +106,7 @@ def test_an_endpoint_of_another_organisation_cannot_be_targeted(api_client, db) 
 
 @pytest.mark.django_db(transaction=True)  # the shard's writer thread stores requests on its own connection
 def test_a_custom_test_runs_into_a_benchmark_run_with_a_verdict(api_client, endpoint, fast_start) -> None:
-    budget = catalog_plan(model=MODEL, gpu=GPU).memory.budget_bytes_per_gpu  # what the simulated vLLM holds
+    budget = catalog_plan(model=MODEL, gpu=GPU).memory.required_bytes_per_gpu  # what the simulated vLLM holds
     response = api_client.post(URL, {"endpoint": endpoint.pk, "scenario": "custom", "concurrency": 2,
                                      "max_requests": 24, "input_tokens": 64, "output_tokens": 16,
                                      "slo": {"ttft_ms": 60000}, "committed_bytes_per_gpu": budget}, format="json")
@@ -246,9 +246,12 @@ def test_the_deployment_gives_the_defaults(api_client, organisation, catalog) ->
     assert defaults["peak_concurrency"] == defaults["kv_capacity_tokens"] // 640 > 1
     shorter = api_client.get(URL + f"defaults?deployment={deployment.pk}&input_tokens=256&output_tokens=64").json()
     assert shorter["defaults"]["peak_concurrency"] == defaults["kv_capacity_tokens"] // 320
-    # vLLM reserves its budget at start: the committed memory is gpu_memory_utilization × the card (0.9 × 24 GB L4)
+    # vLLM reserves its budget (0.9 × the 24 GB L4) at start, plus its CUDA graphs outside it: the peak per card
     gpu = Gpu.objects.get(slug=GPU)
-    assert defaults["committed_bytes_per_gpu"] == pytest.approx(0.9 * gpu.memory_bytes, rel=0.01)
+    plan = catalog_plan(model=MODEL, gpu=GPU).memory
+    assert defaults["committed_bytes_per_gpu"] == plan.required_bytes_per_gpu
+    assert plan.budget_bytes_per_gpu == pytest.approx(0.9 * gpu.memory_bytes, rel=0.01)
+    assert plan.budget_bytes_per_gpu < plan.required_bytes_per_gpu
     assert api_client.get(URL + "defaults?deployment=999999").status_code == 404
 
 

@@ -296,7 +296,7 @@ def test_metrics_show_the_simulated_gpus_memory_as_a_dcgm_exporter_would(serve, 
     """An engine that reserves its budget at start holds it whatever the load; a killed replica's GPU holds nothing
     until it is back (what a GPU exporter shows when vLLM dies and restarts)."""
     url, _engine = serve(l4_plan)
-    budget_mib = l4_plan.memory.budget_bytes_per_gpu // (1024 * 1024)
+    budget_mib = l4_plan.memory.required_bytes_per_gpu // (1024 * 1024)  # the budget and the CUDA graphs
     capacity_mib = l4_plan.memory.capacity_bytes_per_gpu // (1024 * 1024)
     text = client.get(url + "/metrics").text
     assert metric_value(text, 'DCGM_FI_DEV_FB_USED{gpu="0",modelName="simulated"}') == budget_mib

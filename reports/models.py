@@ -1,0 +1,168 @@
+"""The memory-commitment report: a report per deployment and language, its versions (draft → in review → approved →
+signed), and the audit log of who did what to each version.
+
+A signed version never changes, at three depths: `ReportVersion.save`/`delete` refuse it (the admin and the API go
+through them), `ReportVersionQuerySet.update`/`delete` refuse to touch signed rows (bulk writes), and a database
+trigger (migration 0002) refuses any UPDATE or DELETE of a signed row whatever wrote it. Audit events are append-only
+the same way. Any change to a signed report is a new version that says what changed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+from sizing.models import Deployment, Organisation
+
+IMMUTABLE_MESSAGE = "a signed report version never changes: make a new version instead"
+
+
+class ImmutableVersionError(ValidationError):
+    """A write to a signed version (or to the audit log) was refused."""
+
+
+class Report(models.Model):
+    """One customer deployment's commitment, in one language; its content lives in its versions."""
+
+    class Language(models.TextChoices):
+        ENGLISH = "en", "English"
+        CHINESE = "zh-hans", "简体中文"
+
+    organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE, related_name="reports")
+    deployment = models.ForeignKey(Deployment, on_delete=models.PROTECT, related_name="reports",
+                                   help_text=_("A deployment with reports cannot be deleted"))
+    language = models.CharField(max_length=8, choices=Language.choices, default=Language.ENGLISH)
+    title = models.CharField(max_length=255)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class ReportVersionQuerySet(models.QuerySet):
+    """Bulk writes that would touch a signed version are refused before they reach the database."""
+
+    def update(self, **kwargs: Any) -> int:
+        if self.filter(status=ReportVersion.Status.SIGNED).exists():
+            raise ImmutableVersionError(IMMUTABLE_MESSAGE)
+        return super().update(**kwargs)
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        if self.filter(status=ReportVersion.Status.SIGNED).exists():
+            raise ImmutableVersionError(IMMUTABLE_MESSAGE)
+        return super().delete()
+
+
+class ReportVersion(models.Model):
+    """A version of a report: the content snapshot it was drafted from (the evidence as it stood), what changed from
+    the previous version, who wrote, reviewed, approved and signed it, and once signed the PDF with its SHA-256."""
+
+    class Status(models.TextChoices):
+        DRAFT = "draft", _("Draft")
+        IN_REVIEW = "in_review", _("In review")
+        APPROVED = "approved", _("Approved")
+        SIGNED = "signed", _("Signed")
+
+    report = models.ForeignKey(Report, on_delete=models.PROTECT, related_name="versions")
+    number = models.PositiveIntegerField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+    content = models.JSONField(help_text=_("The report's content: the evidence as it stood when drafted"))
+    changes = models.JSONField(default=list, blank=True, help_text=_("What changed from the previous version"))
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                 related_name="+", help_text=_("Who approved it (never its author)"))
+    approved_at = models.DateTimeField(null=True, blank=True)
+    signer = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                               related_name="+")
+    signed_at = models.DateTimeField(null=True, blank=True)
+    pdf = models.BinaryField(null=True, blank=True, editable=False, help_text=_("The signed PDF"))
+    sha256 = models.CharField(max_length=64, blank=True, help_text=_("SHA-256 of the signed PDF"))
+    signer_certificate_sha256 = models.CharField(max_length=64, blank=True)
+    progress = models.FloatField(default=0.0)
+    progress_message = models.CharField(max_length=200, blank=True)
+    error = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = ReportVersionQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["report", "-number"]
+        constraints = [models.UniqueConstraint(fields=["report", "number"], name="unique_report_version")]
+        indexes = [models.Index(fields=["sha256"])]
+        permissions = [("sign_reportversion", "Can sign report versions")]
+
+    def __str__(self) -> str:
+        return f"{self.report} v{self.number}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self._stored_status() == self.Status.SIGNED:
+            raise ImmutableVersionError(IMMUTABLE_MESSAGE)
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        if self._stored_status() == self.Status.SIGNED:
+            raise ImmutableVersionError(IMMUTABLE_MESSAGE)
+        return super().delete(*args, **kwargs)
+
+    @property
+    def label(self) -> str:
+        """How the PDF and the verification name this version: "report 12 v3"."""
+        return f"report {self.report_id} v{self.number}"
+
+    def _stored_status(self) -> str | None:
+        if self.pk is None:
+            return None
+        return type(self).objects.filter(pk=self.pk).values_list("status", flat=True).first()
+
+
+class AuditQuerySet(models.QuerySet):
+    def update(self, **kwargs: Any) -> int:
+        raise ImmutableVersionError("the audit log is append-only")
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        raise ImmutableVersionError("the audit log is append-only")
+
+
+class ReportAuditEvent(models.Model):
+    """Who created, submitted, returned, approved, signed, downloaded or verified a version, and when. Append-only."""
+
+    class Action(models.TextChoices):
+        CREATED = "created", _("Created")
+        SUBMITTED = "submitted", _("Submitted for review")
+        RETURNED = "returned", _("Returned to draft")
+        APPROVED = "approved", _("Approved")
+        SIGNED = "signed", _("Signed")
+        DOWNLOADED = "downloaded", _("Downloaded")
+        VERIFIED = "verified", _("Verified")
+
+    version = models.ForeignKey(ReportVersion, on_delete=models.PROTECT, related_name="audit")
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    actor_name = models.CharField(max_length=150, help_text=_("The user's name when it happened"))
+    action = models.CharField(max_length=12, choices=Action.choices)
+    detail = models.JSONField(default=dict, blank=True)
+    at = models.DateTimeField(auto_now_add=True)
+
+    objects = AuditQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["at", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.version}: {self.action} by {self.actor_name}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.pk is not None:
+            raise ImmutableVersionError("the audit log is append-only")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise ImmutableVersionError("the audit log is append-only")
