@@ -10,7 +10,7 @@ export DEBUG=${DEBUG:-1}
 export SIZING_SIMULATOR_URL=${SIZING_SIMULATOR_URL:-http://127.0.0.1:$SIM_PORT}
 mkdir -p var
 
-"$PY" -m celery -A deploy worker --loglevel=INFO --queues=estimates,simulations,imports,celery --pool=threads \
+"$PY" -m celery -A deploy worker --loglevel=INFO --queues=estimates,simulations,imports,reports,celery --pool=threads \
     --concurrency=2 -n "main@%h" >var/worker.log 2>&1 &
 worker=$!
 # load tests hold their worker for the whole test: their own worker, so estimates never wait behind one

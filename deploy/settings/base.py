@@ -191,6 +191,13 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "estimates"
 CELERY_TASK_ROUTES = {"benchmarks_app.tasks.loadtest_shard_task": {"queue": "loadtests"}}
 
+# Reports (issue 8): the organisation's signing certificate (PKCS#12) and its passphrase; without one, a self-signed
+# certificate of REPORTS_SIGNING_ORGANISATION is made on first use under var/signing/ (the embedded default)
+REPORTS_SIGNING_P12 = env.str("REPORTS_SIGNING_P12", default="")
+REPORTS_SIGNING_PASSPHRASE = env.str("REPORTS_SIGNING_PASSPHRASE", default="")
+REPORTS_SIGNING_ORGANISATION = env.str("REPORTS_SIGNING_ORGANISATION", default="LLM Sizing Service")
+REPORTS_MAX_VERIFY_BYTES = env.int("REPORTS_MAX_VERIFY_BYTES", default=20 * 1024 * 1024)  # a PDF to verify
+
 # Load tests (issue 7): workers on the `loadtests` queue, each driving one shard of a test.
 LOADTEST_MAX_WORKERS = env.int("LOADTEST_MAX_WORKERS", default=16)  # shards one test may fan out to
 LOADTEST_MAX_DURATION_S = env.float("LOADTEST_MAX_DURATION_S", default=4 * 3600.0)
@@ -208,6 +215,10 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    # pyHanko logs a traceback at WARNING for every tampered or untrusted PDF a user asks us to verify: the answer
+    # says so already
+    "loggers": {"pyhanko": {"level": "ERROR"}, "pyhanko_certvalidator": {"level": "ERROR"},
+                "weasyprint": {"level": "WARNING"}, "fontTools": {"level": "WARNING"}},
 }
 
 SIZING_DEFAULT_MODEL = env.str("SIZING_DEFAULT_MODEL", default="meta-llama/Meta-Llama-3-8B")

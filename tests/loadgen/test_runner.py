@@ -177,24 +177,30 @@ def test_the_duration_bound_stops_the_run_and_marks_requests_in_flight_incomplet
 
 
 def test_cancel_keeps_what_was_measured_and_cuts_requests_in_flight() -> None:
-    # given: fast requests for a while, then a cancel
+    # given: fast requests until 20 have ended, then a cancel (on a count, not a clock: a busy machine is slow)
     server = FakeServer(ttft_s=0.005, itl_s=0.005)
     plan = _plan(bounds={"max_requests": 100_000}, requests={"input_tokens": 8, "output_tokens": 4})
     done: list[RequestResult] = []
 
     async def scenario():
-        runner = LoadRunner(plan, transport=server.transport, on_request=done.append)
-        asyncio.get_running_loop().call_later(0.3, runner.cancel)
+        loop = asyncio.get_running_loop()
+
+        def ended(record: RequestResult) -> None:
+            done.append(record)
+            if len(done) == 20:
+                loop.call_soon(runner.cancel)
+
+        runner = LoadRunner(plan, transport=server.transport, on_request=ended)
         return await runner.run()
 
     # when
     outcome = asyncio.run(scenario())
 
-    # then
+    # then: the 4 clients' requests in flight at the cancel are cut (the one that just ended may not have sent yet)
     statuses = [r.status for r in outcome.records]
     assert outcome.stop_reason == "cancelled"
-    assert statuses.count(Status.OK) > 10
-    assert statuses.count(Status.INCOMPLETE_AT_END) == 4
+    assert statuses.count(Status.OK) >= 20
+    assert 3 <= statuses.count(Status.INCOMPLETE_AT_END) <= 4
     assert set(statuses) == {Status.OK, Status.INCOMPLETE_AT_END}
     assert len(done) == len(outcome.records)
     assert "Cancelled" in outcome.notes[0]

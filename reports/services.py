@@ -1,0 +1,299 @@
+"""The report's workflow (issue 8, part 3): draft → in review → approved → signed, with the audit log.
+
+- `report_create` makes a report for a deployment and its version 1, a draft gathered from the evidence now.
+- `report_version_new` gathers the evidence again: a new draft version saying what changed from the previous one
+  (a draft still open is refreshed in place instead: nobody reviewed it yet).
+- `version_submit` (the author, or anyone of the organisation) sends a draft for review; `version_return` sends it
+  back with the reason; `version_approve` needs a reviewer other than the author.
+- `version_sign_start` queues the signing (a Celery task with progress: render the PDF, sign it with the
+  organisation's certificate, keep it with its SHA-256); only a user with the `reports.sign_reportversion`
+  permission signs. Once signed, a version never changes (`reports.models`).
+- `version_pdf` gives the signed PDF (or renders a draft's, marked DRAFT) and logs the download;
+  `report_verify` checks an uploaded PDF's signature and finds the version it is.
+
+A refusal is a SizingError (400) naming the field, or PermissionDenied (403); nothing is half-saved.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.utils import timezone
+
+from reports.evidence import content_changes, report_content
+from reports.models import Report, ReportAuditEvent, ReportVersion
+from sizing.estimator.errors import SizingError, SizingErrorCode
+from sizing.models import Deployment, Organisation
+
+logger = logging.getLogger(__name__)
+
+TITLE_MAX_LENGTH = 255
+SIGN_PERMISSION = "reports.sign_reportversion"
+
+
+def _invalid(field: str, message: str) -> SizingError:
+    return SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message, extra={"fields": {field: [message]}})
+
+
+def _name(user: Any) -> str:
+    return (user.get_full_name() or user.get_username()) if user is not None else "system"
+
+
+def audit(version: ReportVersion, user: Any, action: str, **detail: Any) -> ReportAuditEvent:
+    return ReportAuditEvent.objects.create(version=version, actor=user if getattr(user, "pk", None) else None,
+                                           actor_name=_name(user)[:150], action=action, detail=detail)
+
+
+def report_create(*, organisation: Organisation, user: Any, data: Mapping[str, Any]) -> Report:
+    """A report of one of the organisation's deployments (`deployment` id, `language` en or zh-hans, optional
+    `title`) with its version 1 drafted from the evidence now."""
+    deployment = Deployment.objects.filter(pk=data.get("deployment"), organisation=organisation).first()
+    if deployment is None:
+        raise _invalid("deployment", f"no deployment {data.get('deployment')!r} in your organisation")
+    language = str(data.get("language") or Report.Language.ENGLISH)
+    if language not in Report.Language.values:
+        raise _invalid("language", f"language must be one of {', '.join(Report.Language.values)}")
+    title = str(data.get("title") or "").strip() or (
+        f"内存承诺报告 · {deployment.customer or deployment.name}" if language == Report.Language.CHINESE
+        else f"Memory commitment · {deployment.customer or deployment.name}")
+    if len(title) > TITLE_MAX_LENGTH:
+        raise _invalid("title", f"the title has {len(title)} characters; the limit is {TITLE_MAX_LENGTH}")
+    with transaction.atomic():
+        report = Report.objects.create(organisation=organisation, deployment=deployment, language=language,
+                                       title=title, created_by=user)
+        version = ReportVersion.objects.create(report=report, number=1, author=user,
+                                               content=report_content(report=report, number=1, changes=[],
+                                                                      author=_name(user)))
+        audit(version, user, ReportAuditEvent.Action.CREATED)
+    return report
+
+
+def report_version_new(*, report: Report, user: Any) -> ReportVersion:
+    """The evidence gathered again: a new draft saying what changed from the latest version, or the open draft
+    refreshed (a version in review or approved must be returned or signed first)."""
+    with transaction.atomic():
+        latest = ReportVersion.objects.select_for_update().filter(report=report).order_by("-number").first()
+        if latest is not None and latest.status in (ReportVersion.Status.IN_REVIEW, ReportVersion.Status.APPROVED):
+            raise _invalid("status", f"version {latest.number} is {latest.get_status_display().lower()}: return it "
+                                     "to draft or sign it before drafting another")
+        if latest is not None and latest.status == ReportVersion.Status.DRAFT:
+            previous = ReportVersion.objects.filter(report=report, number__lt=latest.number).order_by("-number").first()
+            content = report_content(report=report, number=latest.number, changes=[], author=_name(user))
+            changes = content_changes(previous.content if previous else None, content)
+            content["report"]["changes"] = changes
+            latest.content, latest.changes, latest.author = content, changes, user
+            latest.save()
+            audit(latest, user, ReportAuditEvent.Action.CREATED, refreshed=True)
+            return latest
+        number = (latest.number + 1) if latest else 1
+        content = report_content(report=report, number=number, changes=[], author=_name(user))
+        changes = content_changes(latest.content if latest else None, content)
+        content["report"]["changes"] = changes
+        version = ReportVersion.objects.create(report=report, number=number, author=user, content=content,
+                                               changes=changes)
+        audit(version, user, ReportAuditEvent.Action.CREATED, previous=latest.number if latest else None)
+        return version
+
+
+EDITABLE = ("assumptions", "exclusions", "fallback")
+
+
+def version_edit(*, version: ReportVersion, user: Any, data: Mapping[str, Any]) -> ReportVersion:
+    """Change a draft's assumptions, exclusions or fallback plan (lists of sentences); anything but a draft is
+    refused: a signed version never changes (the model refuses it too), others go back to draft first."""
+    with transaction.atomic():
+        locked = _locked(version)
+        if locked.status == ReportVersion.Status.SIGNED:
+            raise _invalid("status", "a signed report version never changes: draft a new version instead")
+        _expect(locked, ReportVersion.Status.DRAFT, "edit it")
+        content = dict(locked.content)
+        for key in EDITABLE:
+            if key in data:
+                content[key] = [str(item).strip() for item in data[key] if str(item).strip()]
+        locked.content = content
+        locked.save()
+    return locked
+
+
+def _locked(version: ReportVersion) -> ReportVersion:
+    return ReportVersion.objects.select_for_update().select_related("report").get(pk=version.pk)
+
+
+def _expect(version: ReportVersion, status: str, doing: str) -> None:
+    if version.status != status:
+        expected = ReportVersion.Status(status).label.lower()
+        raise _invalid("status", f"cannot {doing}: version {version.number} is "
+                                 f"{version.get_status_display().lower()}, not {expected}")
+
+
+def version_submit(*, version: ReportVersion, user: Any) -> ReportVersion:
+    with transaction.atomic():
+        locked = _locked(version)
+        _expect(locked, ReportVersion.Status.DRAFT, "submit it for review")
+        locked.status, locked.submitted_at = ReportVersion.Status.IN_REVIEW, timezone.now()
+        locked.save()
+        audit(locked, user, ReportAuditEvent.Action.SUBMITTED)
+    return locked
+
+
+def version_return(*, version: ReportVersion, user: Any, reason: str) -> ReportVersion:
+    reason = str(reason or "").strip()
+    if not reason:
+        raise _invalid("reason", "say why the version goes back to draft")
+    with transaction.atomic():
+        locked = _locked(version)
+        if locked.status not in (ReportVersion.Status.IN_REVIEW, ReportVersion.Status.APPROVED):
+            raise _invalid("status", f"only a version in review or approved goes back to draft (version "
+                                     f"{locked.number} is {locked.get_status_display().lower()})")
+        locked.status, locked.reviewer, locked.approved_at = ReportVersion.Status.DRAFT, None, None
+        locked.save()
+        audit(locked, user, ReportAuditEvent.Action.RETURNED, reason=reason[:2000])
+    return locked
+
+
+def version_approve(*, version: ReportVersion, user: Any) -> ReportVersion:
+    with transaction.atomic():
+        locked = _locked(version)
+        _expect(locked, ReportVersion.Status.IN_REVIEW, "approve it")
+        if locked.author_id is not None and locked.author_id == getattr(user, "pk", None):
+            raise PermissionDenied("a reviewer other than the author approves a version")
+        locked.status, locked.reviewer, locked.approved_at = ReportVersion.Status.APPROVED, user, timezone.now()
+        locked.save()
+        audit(locked, user, ReportAuditEvent.Action.APPROVED)
+    return locked
+
+
+@functools.cache
+def _identity(p12: str | None, passphrase: str | None, organisation: str, state_dir: str) -> Any:
+    from reports.signing import signing_identity as load
+
+    return load(p12_path=p12, passphrase=passphrase, organisation_name=organisation, state_dir=Path(state_dir))
+
+
+def signing_identity() -> Any:
+    """The organisation's signing identity from the settings (loaded once per process and settings)."""
+    return _identity(settings.REPORTS_SIGNING_P12 or None, settings.REPORTS_SIGNING_PASSPHRASE or None,
+                     settings.REPORTS_SIGNING_ORGANISATION, str(settings.VAR_DIR))
+
+
+def version_sign_start(*, version: ReportVersion, user: Any) -> ReportVersion:
+    """Queue the signing of an approved version (`reports.tasks.report_sign_task`); 403 without the permission."""
+    if not user.has_perm(SIGN_PERMISSION):
+        raise PermissionDenied("signing needs the permission to sign reports (reports.sign_reportversion)")
+    with transaction.atomic():
+        locked = _locked(version)
+        _expect(locked, ReportVersion.Status.APPROVED, "sign it")
+        locked.progress, locked.progress_message, locked.error = 0.0, "queued for signing", None
+        locked.save()
+        version_id, user_id = locked.pk, user.pk
+
+        def enqueue() -> None:
+            from reports.tasks import report_sign_task
+
+            report_sign_task.delay(version_id, user_id)
+
+        transaction.on_commit(enqueue)
+    return locked
+
+
+def _progress(version_id: int, fraction: float, message: str) -> None:
+    ReportVersion.objects.filter(pk=version_id).exclude(status=ReportVersion.Status.SIGNED).update(
+        progress=fraction, progress_message=message)
+
+
+def _signed_content(version: ReportVersion, signer: Any, when: Any) -> dict[str, Any]:
+    content = dict(version.content)
+    content["report"] = {**content.get("report", {}), "status": "signed"}
+    content["signature"] = {**content.get("signature", {}),
+                            "author": _name(version.author) if version.author else content.get("signature", {})
+                            .get("author"),
+                            "reviewer": _name(version.reviewer) if version.reviewer else None,
+                            "approver": _name(version.reviewer) if version.reviewer else None,
+                            "signer": _name(signer), "signed_at": when.isoformat()}
+    return content
+
+
+def version_sign(*, version_id: int, user_id: int) -> None:
+    """The worker's part: render, sign, keep. A failure leaves the version approved with the reason, never half
+    signed."""
+    from django.contrib.auth import get_user_model
+
+    from reports.document import render_report_pdf
+    from reports.signing import identity_fingerprint, sign_pdf
+
+    version = ReportVersion.objects.select_related("report", "author", "reviewer").filter(pk=version_id).first()
+    signer = get_user_model().objects.filter(pk=user_id).first()
+    if version is None or version.status != ReportVersion.Status.APPROVED or signer is None:
+        return
+    try:
+        when = timezone.now()
+        content = _signed_content(version, signer, when)
+        _progress(version_id, 0.2, "rendering the PDF")
+        pdf = render_report_pdf(content)
+        _progress(version_id, 0.6, "signing")
+        identity = signing_identity()
+        signed = sign_pdf(pdf, identity=identity, reason=f"Memory commitment {version.label}",
+                          location=None, version_label=version.label, signer_name=_name(signer))
+        with transaction.atomic():
+            locked = _locked(version)
+            if locked.status != ReportVersion.Status.APPROVED:
+                return
+            locked.content = content
+            locked.pdf = signed
+            locked.sha256 = hashlib.sha256(signed).hexdigest()
+            locked.signer_certificate_sha256 = identity_fingerprint(identity)
+            locked.signer, locked.signed_at = signer, when
+            locked.progress, locked.progress_message, locked.error = 1.0, "signed", None
+            locked.status = ReportVersion.Status.SIGNED
+            locked.save()  # approved → signed: the last write this row takes
+            audit(locked, signer, ReportAuditEvent.Action.SIGNED, sha256=locked.sha256)
+    except Exception as exc:  # the version stays approved, with the reason
+        logger.exception("signing report version %s failed", version_id)
+        ReportVersion.objects.filter(pk=version_id, status=ReportVersion.Status.APPROVED).update(
+            progress=0.0, progress_message="", error={"code": "signing_failed", "message": str(exc)[:500],
+                                                      "extra": {}})
+
+
+def version_pdf(*, version: ReportVersion, user: Any) -> bytes:
+    """The signed PDF as kept, or an unsigned version rendered now (marked DRAFT); the download is logged."""
+    if version.status == ReportVersion.Status.SIGNED and version.pdf:
+        data = bytes(version.pdf)
+    else:
+        from reports.document import render_report_pdf
+
+        content = dict(version.content)
+        content["report"] = {**content.get("report", {}), "status": version.status}
+        data = render_report_pdf(content)
+    audit(version, user, ReportAuditEvent.Action.DOWNLOADED, sha256=hashlib.sha256(data).hexdigest(),
+          signed=version.status == ReportVersion.Status.SIGNED)
+    return data
+
+
+def report_verify(*, organisation: Organisation, user: Any, data: bytes) -> dict[str, Any]:
+    """Is an uploaded PDF one of the organisation's signed report versions, intact? The signature's verdict (valid,
+    tampered, unsigned, untrusted, unreadable), who signed and when, and the version it is (by its SHA-256)."""
+    from reports.signing import verify_pdf
+
+    if len(data) > settings.REPORTS_MAX_VERIFY_BYTES:
+        raise _invalid("file", f"the file is {len(data):,} bytes; the limit is {settings.REPORTS_MAX_VERIFY_BYTES:,}")
+    identity = signing_identity()
+    result = verify_pdf(data, trusted=[identity.certificate])
+    answer = dict(result.as_dict())
+    match = ReportVersion.objects.select_related("report").filter(
+        report__organisation=organisation, status=ReportVersion.Status.SIGNED,
+        sha256=hashlib.sha256(data).hexdigest()).first()
+    answer["version"] = ({"report": match.report_id, "number": match.number, "label": match.label,
+                          "title": match.report.title, "signed_at": match.signed_at.isoformat()
+                          if match.signed_at else None} if match else None)
+    answer["matches_record"] = match is not None
+    if match is not None:
+        audit(match, user, ReportAuditEvent.Action.VERIFIED, verdict=answer.get("verdict"))
+    return answer
