@@ -32,6 +32,13 @@ from frontend.views_loadtests import (
     LoadTestListPageView,
 )
 from frontend.views_memory import MemoryLogDeleteView, MemoryLogDetailPageView, MemoryLogListPageView
+from frontend.views_reports import (
+    ReportDetailPageView,
+    ReportListPageView,
+    ReportVerifyPageView,
+    ReportVersionActionView,
+    ReportVersionNewView,
+)
 
 app_name = "frontend"
 
@@ -68,5 +75,12 @@ urlpatterns = [
     path("load-tests/<int:job_id>/", LoadTestDetailPageView.as_view(), name="load-test"),
     path("load-tests/<int:job_id>/cancel/", LoadTestCancelView.as_view(), name="load-test-cancel"),
     path("load-tests/<int:job_id>/delete/", LoadTestDeleteView.as_view(), name="load-test-delete"),
+    path("reports/", ReportListPageView.as_view(), name="reports"),
+    path("reports/verify/", ReportVerifyPageView.as_view(), name="report-verify"),
+    path("reports/<int:report_id>/", ReportDetailPageView.as_view(), name="report"),
+    path("reports/<int:report_id>/versions/new/", ReportVersionNewView.as_view(), name="report-version-new"),
+    *[path(f"reports/<int:report_id>/versions/<int:number>/{action}/",
+           ReportVersionActionView.as_view(action_name=action), name=f"report-version-{action}")
+      for action in ("submit", "return", "approve", "sign", "edit")],
     path("", SizingPageView.as_view(), name="sizing"),
 ]

@@ -24,6 +24,8 @@ from django.views import View
 
 from frontend.forms import OrganisationRowsForm
 from frontend.views import _engine_labels, _model_groups
+from frontend.views_reports import deployment_reports
+from reports.models import Report
 from sizing.deployment_selectors import (
     deployment_get_for_organisation,
     deployment_list_for_organisation,
@@ -345,6 +347,7 @@ class DeploymentDetailPageView(LoginRequiredMixin, View):
             "max_upload_mib": _mib_text(fingerprint_max_bytes()), "max_files": MAX_FILES,
             "compare_choices": _compare_choices(organisation),
             "compare_after": newest[0] if newest else None, "compare_before": newest[1] if len(newest) > 1 else None,
+            "reports": deployment_reports(deployment=deployment), "report_languages": Report.Language.choices,
             **_plan_form_context(request, form),
         }
         return render(request, self.template_name, context, status=status)

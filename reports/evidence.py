@@ -27,7 +27,8 @@ from typing import Any
 
 import numpy as np
 from django.utils import timezone
-from django.utils.translation import override
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, override
 
 from benchmarks_app.models import LoadTest, MemoryLog
 from reports.models import Report
@@ -45,8 +46,11 @@ LIMIT_SAMPLES = 20_000  # lengths drawn per class for the request limits
 BREAKER_KV = {"metric": "vllm:kv_cache_usage_perc", "threshold": 0.95, "for_s": 5.0,
               "action": "refuse new requests (HTTP 503) until it falls below the threshold", "recover_within_s": 30.0}
 SCENARIOS_NEEDED = ("pulse", "long_tail", "failure")
-BILL_LABELS = {"weights": "Weights", "kv_cache": "KV cache", "activations": "Activations",
-               "runtime": "Runtime (non-torch)", "cuda_graphs": "CUDA graphs"}
+SCENARIO_WORDS = {"pulse": gettext_lazy("pulse"), "long_tail": gettext_lazy("long-tail"),
+                  "failure": gettext_lazy("failure-injection")}
+BILL_LABELS = {"weights": gettext_lazy("Weights"), "kv_cache": gettext_lazy("KV cache"),
+               "activations": gettext_lazy("Activations"), "runtime": gettext_lazy("Runtime (non-torch)"),
+               "cuda_graphs": gettext_lazy("CUDA graphs")}
 
 
 def _iso(value: Any) -> str | None:
@@ -113,14 +117,14 @@ def _monitoring(deployment: Deployment) -> dict[str, Any] | None:
 def _overflow(deployment: Deployment, parameters: Mapping[str, Any]) -> tuple[float | None, str]:
     """The KV overflow probability at the deployment's load, and the load in words."""
     if deployment.workload is None or not deployment.rate_per_s:
-        return None, "not simulated: the deployment names no workload profile and rate"
+        return None, _("not simulated: the deployment names no workload profile and rate")
     profile = profile_from_dict(deployment.workload.profile)
     plan = simulation_plan(gpu=deployment.gpu, model=deployment.model, parameters=parameters,
                            organisation=deployment.organisation)
     result = simulation_run(plan=plan, profile=profile, load="rate", rate=deployment.rate_per_s,
                             requests=SIMULATED_REQUESTS)
-    load = (f"{deployment.rate_per_s:g} requests/s of the workload {deployment.workload.name!r} "
-            f"({SIMULATED_REQUESTS:,} simulated requests)")
+    load = _("%(rate)s requests/s of the workload “%(name)s” (%(requests)s simulated requests)") % {
+        "rate": f"{deployment.rate_per_s:g}", "name": deployment.workload.name, "requests": f"{SIMULATED_REQUESTS:,}"}
     return float(result["kv_overflow_probability"]), load
 
 
@@ -141,7 +145,13 @@ def _limits(deployment: Deployment, estimate: Mapping[str, Any]) -> dict[str, An
 
 
 def report_content(*, report: Report, number: int, changes: list[str], author: str) -> dict[str, Any]:
-    """The content of version `number` of `report`, gathered now (see the module docstring)."""
+    """The content of version `number` of `report`, gathered now (see the module docstring), its sentences in the
+    report's language."""
+    with override(report.language):
+        return _report_content(report=report, number=number, changes=changes, author=author)
+
+
+def _report_content(*, report: Report, number: int, changes: list[str], author: str) -> dict[str, Any]:
     deployment = report.deployment
     language = report.language
     missing: list[str] = []
@@ -164,41 +174,41 @@ def report_content(*, report: Report, number: int, changes: list[str], author: s
         },
         "signature": {"author": author, "reviewer": None, "approver": None, "signer": None, "signed_at": None},
         "assumptions": [
-            "The figures hold for the hardware, driver, CUDA, engine version and launch arguments stated here; any "
-            "change to them makes a new version of this report.",
-            "Memory is in bytes, shown in GiB (1 GiB = 1,073,741,824 bytes) and GB (1,000,000,000 bytes).",
-            "The latency figures of the load tests were measured against the endpoint named in each test, from the "
-            "load generator's host.",
+            _("The figures hold for the hardware, driver, CUDA, engine version and launch arguments stated here; "
+              "any change to them makes a new version of this report."),
+            _("Memory is in bytes, shown in GiB (1 GiB = 1,073,741,824 bytes) and GB (1,000,000,000 bytes)."),
+            _("The latency figures of the load tests were measured against the endpoint named in each test, from "
+              "the load generator's host."),
         ],
         "exclusions": [
-            "Other processes on the GPUs than the serving engine, and memory they take after the engine started.",
-            "Requests beyond the limits of commitment 2 (they are refused, not served).",
-            "Driver or hardware faults (XID errors) not caused by memory pressure.",
+            _("Other processes on the GPUs than the serving engine, and memory they take after the engine started."),
+            _("Requests beyond the limits of commitment 2 (they are refused, not served)."),
+            _("Driver or hardware faults (XID errors) not caused by memory pressure."),
         ],
     }
     hardware, fingerprints = _hardware(deployment, language)
     content["hardware"] = hardware
     if not hardware["measured"]:
-        missing.append("No fingerprint of the customer's machines: the hardware, driver and CUDA are the plan's, "
-                       "not measured.")
+        missing.append(_("No fingerprint of the customer's machines: the hardware, driver and CUDA are the "
+                         "plan's, not measured."))
     estimate: dict[str, Any] | None = None
     parameters: dict[str, Any] = {}
     if deployment.model is None or deployment.gpu is None:
-        missing.append("The deployment names no model or GPU: there is no memory estimate.")
+        missing.append(_("The deployment names no model or GPU: there is no memory estimate."))
     else:
         parameters = _estimate_parameters(deployment)
         try:
             estimate = estimate_report(gpu=deployment.gpu, model=deployment.model, parameters=parameters,
                                        organisation=deployment.organisation)
         except SizingError as error:
-            missing.append(f"The plan cannot be estimated: {error.message}")
+            missing.append(_("The plan cannot be estimated: %(reason)s") % {"reason": error.message})
     engine = deployment.engine or "vllm"
     reserves = engine in RESERVING_ENGINES
     if estimate is not None:
         bill = estimate.get("memory_per_gpu") or {}
         content["launch_args"] = [part for arg in estimate.get("launch_args") or () for part in str(arg).split(" ", 1)]
         content["memory"] = {
-            "per_gpu": [{"key": key, "label": BILL_LABELS.get(key, key.replace("_", " ")), "bytes": int(value)}
+            "per_gpu": [{"key": key, "label": str(BILL_LABELS.get(key, key.replace("_", " "))), "bytes": int(value)}
                         for key, value in bill.items()],
             "capacity_bytes_per_gpu": int(estimate["capacity_bytes_per_gpu"]),
             "budget_bytes_per_gpu": int(estimate["budget_bytes_per_gpu"]),
@@ -209,15 +219,15 @@ def report_content(*, report: Report, number: int, changes: list[str], author: s
         try:
             probability, load = _overflow(deployment, parameters)
         except SizingError as error:
-            probability, load = None, f"not simulated: {error.message}"
+            probability, load = None, _("not simulated: %(reason)s") % {"reason": error.message}
         if probability is None:
-            missing.append("No KV overflow probability: give the deployment its workload profile and rate.")
-        basis = ("The engine reserves its memory when it starts: its budget (--gpu-memory-utilization × the card) "
-                 "plus what lives outside it (CUDA graphs, non-torch memory) is held from the first second whatever "
-                 "the load, so this is the peak per card; under load the risk moves to the KV cache (preemption and "
-                 "queueing), which commitment 2 guards." if reserves else
-                 "The engine grows its memory on demand: this is the estimate's peak at its stated concurrency; the "
-                 "breaker of commitment 2 watches GPU memory itself.")
+            missing.append(_("No KV overflow probability: give the deployment its workload profile and rate."))
+        basis = (_("The engine reserves its memory when it starts: its budget (--gpu-memory-utilization × the "
+                   "card) plus what lives outside it (CUDA graphs, non-torch memory) is held from the first second "
+                   "whatever the load, so this is the peak per card; under load the risk moves to the KV cache "
+                   "(preemption and queueing), which commitment 2 guards.") if reserves else
+                 _("The engine grows its memory on demand: this is the estimate's peak at its stated concurrency; "
+                   "the breaker of commitment 2 watches GPU memory itself."))
         content["commitment"] = {"peak_bytes_per_gpu": int(estimate["required_bytes_per_gpu"]),
                                  "kv_overflow_probability": probability, "load": load, "basis": basis}
         limits = _limits(deployment, estimate)
@@ -241,21 +251,23 @@ def report_content(*, report: Report, number: int, changes: list[str], author: s
                                  "per_tenant_concurrency": concurrency, "queue_limit": concurrency,
                                  "request_timeout_s": 300.0, "breaker": breaker, "config": "\n".join(config_lines)}
     content["fallback"] = [
-        "If the breaker trips: new requests are refused with HTTP 503 and a Retry-After header while the running "
-        "ones finish; clients retry with backoff.",
-        "If the KV cache stays above the threshold for more than the recovery time: shed the lowest-priority tenant "
-        "and page the on-call engineer.",
-        "If an engine process dies: the orchestrator restarts it (the failure-injection test measured the recovery); "
-        "requests in flight are lost and must be retried by the client.",
-        "If the load grows past the committed rate: add a replica (the same GPUs and flags) before raising limits.",
+        _("If the breaker trips: new requests are refused with HTTP 503 and a Retry-After header while the running "
+          "ones finish; clients retry with backoff."),
+        _("If the KV cache stays above the threshold for more than the recovery time: shed the lowest-priority "
+          "tenant and page the on-call engineer."),
+        _("If an engine process dies: the orchestrator restarts it (the failure-injection test measured the "
+          "recovery); requests in flight are lost and must be retried by the client."),
+        _("If the load grows past the committed rate: add a replica (the same GPUs and flags) before raising "
+          "limits."),
     ]
     tests = _load_tests(deployment)
     for scenario in SCENARIOS_NEEDED:
         if not any(t["scenario"] == scenario and t["verdict"] == "pass" and not t["partial"] for t in tests):
-            missing.append(f"No passed {scenario.replace('_', '-')} load test.")
+            missing.append(_("No passed load test of the %(scenario)s scenario.") % {
+                "scenario": SCENARIO_WORDS[scenario]})
     monitoring = _monitoring(deployment)
     if monitoring is None:
-        missing.append("No post-launch monitoring log yet (72 hours of sampling: no OOM, no sustained climb).")
+        missing.append(_("No post-launch monitoring log yet (72 hours of sampling: no OOM, no sustained climb)."))
     content["evidence"] = {
         "estimate": {"source": f"{engine} memory model of this service, with the organisation's calibrations",
                      "computed_at": timezone.now().isoformat()},
@@ -266,21 +278,28 @@ def report_content(*, report: Report, number: int, changes: list[str], author: s
     return json_safe(content)
 
 
+CHANGE_SECTIONS = {
+    "deployment": gettext_lazy("the deployment's plan"), "hardware": gettext_lazy("the measured hardware"),
+    "memory": gettext_lazy("the memory bill"), "commitment": gettext_lazy("commitment 1 (peak and KV overflow)"),
+    "protection": gettext_lazy("commitment 2 (protection)"), "fallback": gettext_lazy("commitment 3 (fallback)"),
+    "evidence": gettext_lazy("the evidence"), "missing": gettext_lazy("the missing evidence"),
+    "assumptions": gettext_lazy("the assumptions"), "exclusions": gettext_lazy("the exclusions"),
+    "launch_args": gettext_lazy("the launch arguments"), "customer": gettext_lazy("the customer"),
+}
+
+
 def content_changes(before: Mapping[str, Any] | None, after: Mapping[str, Any]) -> list[str]:
-    """What changed from the previous version's content, in words (sections whose content differs)."""
+    """What changed from the previous version's content, in words in the content's language (the sections whose
+    content differs)."""
     if before is None:
         return []
-    sections = {"deployment": "the deployment's plan", "hardware": "the measured hardware", "memory": "the memory bill",
-                "commitment": "commitment 1 (peak and KV overflow)", "protection": "commitment 2 (protection)",
-                "fallback": "commitment 3 (fallback)", "evidence": "the evidence", "missing": "the missing evidence",
-                "assumptions": "the assumptions", "exclusions": "the exclusions", "launch_args": "the launch arguments",
-                "customer": "the customer"}
     changed = []
-    for key, words in sections.items():
-        a, b = dict(before).get(key), after.get(key)
-        if key == "evidence" and isinstance(a, Mapping) and isinstance(b, Mapping):
-            a = {k: v for k, v in a.items() if k != "estimate"}  # its computed_at always differs
-            b = {k: v for k, v in b.items() if k != "estimate"}
-        if a != b:
-            changed.append(f"Changed: {words}.")
-    return changed or ["No change in content: re-issued."]
+    with override(str(after.get("language") or "en")):
+        for key, words in CHANGE_SECTIONS.items():
+            a, b = dict(before).get(key), after.get(key)
+            if key == "evidence" and isinstance(a, Mapping) and isinstance(b, Mapping):
+                a = {k: v for k, v in a.items() if k != "estimate"}  # its computed_at always differs
+                b = {k: v for k, v in b.items() if k != "estimate"}
+            if a != b:
+                changed.append(_("Changed: %(what)s.") % {"what": words})
+        return changed or [_("No change in content: re-issued.")]
