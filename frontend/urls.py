@@ -15,6 +15,7 @@ from frontend.views_benchmarks import (
     BenchmarkListPageView,
     BenchmarkSeriesPageView,
 )
+from frontend.views_customers import CustomerDetailPageView, CustomerListPageView
 from frontend.views_endpoints import EndpointDeleteView, EndpointEditPageView, EndpointListPageView
 from frontend.views_fingerprints import (
     DeploymentDeleteView,
@@ -82,5 +83,7 @@ urlpatterns = [
     *[path(f"reports/<int:report_id>/versions/<int:number>/{action}/",
            ReportVersionActionView.as_view(action_name=action), name=f"report-version-{action}")
       for action in ("submit", "return", "approve", "sign", "edit")],
+    path("customers/", CustomerListPageView.as_view(), name="customers"),
+    path("customers/<path:name>/", CustomerDetailPageView.as_view(), name="customer"),
     path("", SizingPageView.as_view(), name="sizing"),
 ]

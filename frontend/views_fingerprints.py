@@ -22,9 +22,12 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views import View
 
+from benchmarks_app.models import BenchmarkRun, LoadTest
 from frontend.forms import OrganisationRowsForm
 from frontend.views import _engine_labels, _model_groups
+from frontend.views_benchmarks import verdict_label
 from frontend.views_reports import deployment_reports
+from reports.checklist import checklist_summary, commitment_checklist
 from reports.models import Report
 from sizing.deployment_selectors import (
     deployment_get_for_organisation,
@@ -60,11 +63,17 @@ from sizing.finding_text import (
     source_label,
     switch_value,
 )
-from sizing.models import Deployment, Fingerprint, Organisation
+from sizing.models import Deployment, Fingerprint, Organisation, WorkloadProfile
 from sizing.selectors import gpu_list
 from sizing.services import organisation_for_user
+from sizing.workload_selectors import (
+    workload_profile_get_for_organisation,
+    workload_profile_list_for_organisation,
+)
 
 MIB = 2**20
+MAX_RATE_PER_S = 100_000  # the services' limit (sizing.deployment_services)
+RECENT_ROWS = 10  # load tests and benchmark runs the deployment's page lists (newest first)
 COMPARE_CHOICES_LIMIT = 500  # fingerprints the compare selects offer (newest first)
 SEVERITIES = ("error", "warning", "info")
 
@@ -92,9 +101,27 @@ class DeploymentForm(OrganisationRowsForm):
                                    label=gettext_lazy("TPOT SLO (ms)"))
     slo_e2e_ms = forms.FloatField(min_value=0.001, max_value=3_600_000, required=False,
                                   label=gettext_lazy("E2E SLO (ms)"))
+    workload = forms.IntegerField(required=False, label=gettext_lazy("Workload profile"))
+    rate_per_s = forms.FloatField(required=False, label=gettext_lazy("Rate (requests per second)"))
 
     def clean_tp(self) -> int:
         return self.cleaned_data.get("tp") or 1
+
+    def clean_workload(self) -> WorkloadProfile | None:
+        value = self.cleaned_data.get("workload")
+        if value is None:
+            return None
+        profile = workload_profile_get_for_organisation(organisation=self.organisation, workload_profile_id=value)
+        if profile is None:
+            raise forms.ValidationError(_("Unknown workload profile %(id)s") % {"id": value})
+        return profile
+
+    def clean_rate_per_s(self) -> float | None:
+        rate = self.cleaned_data.get("rate_per_s")
+        if rate is not None and not 0 < rate <= MAX_RATE_PER_S:
+            raise forms.ValidationError(_("The rate is a number of requests per second above 0, at most "
+                                          "%(limit)s") % {"limit": f"{MAX_RATE_PER_S:,}"})
+        return rate
 
     def service_data(self) -> dict[str, Any]:
         data = dict(self.cleaned_data)
@@ -110,7 +137,8 @@ def _deployment_initial(deployment: Deployment) -> dict[str, Any]:
             "model": deployment.model.slug if deployment.model else "",
             "gpu": deployment.gpu.slug if deployment.gpu else "", "gpu_count": deployment.gpu_count,
             "tp": deployment.tp, "engine": deployment.engine, "image_cuda_version": deployment.image_cuda_version,
-            "max_model_len": deployment.max_model_len,
+            "max_model_len": deployment.max_model_len, "workload": deployment.workload_id,
+            "rate_per_s": deployment.rate_per_s,
             **{f"slo_{key}": (deployment.slo or {}).get(key) for key in ("ttft_ms", "tpot_ms", "e2e_ms")}}
 
 
@@ -213,7 +241,11 @@ def _plan_form_context(request: HttpRequest, form: DeploymentForm) -> dict[str, 
     catalog, own, _supported = _model_groups(request.user)
     selected_model = form["model"].value() or ""
     engine_labels = _engine_labels()
-    return {"form": form, "catalog_models": catalog, "own_models": own,
+    workload = form["workload"].value()
+    return {"form": form,
+            "workloads": list(workload_profile_list_for_organisation(organisation=form.organisation)),
+            "selected_workload": str(workload.pk if isinstance(workload, WorkloadProfile) else workload or ""),
+            "catalog_models": catalog, "own_models": own,
             "default_model": selected_model,
             "selected_gpu": form["gpu"].value() or "",
             "gpus": list(gpu_list().order_by("vendor", "marketed_memory_gb", "name")),
@@ -332,6 +364,40 @@ def _host_groups(deployment: Deployment, organisation: Organisation) -> tuple[li
     return [{"host": host, "rows": host_rows} for host, host_rows in groups.items()], [row.pk for row in rows]
 
 
+def _checklist_rows(deployment: Deployment) -> list[dict[str, Any]]:
+    """The commitment checklist with where to do each item: the upload card, the plan, the load tests, the GPU
+    memory logs, the reports."""
+    reports = reverse("frontend:reports")
+    report = Report.objects.filter(deployment=deployment).order_by("-pk").first()
+    links = {"fingerprint": ("#upload-card", _("Upload a fingerprint")), "plan": ("#plan-card", _("Edit the plan")),
+             "workload": ("#plan-card", _("Edit the plan")),
+             "monitoring": (reverse("frontend:memory-logs"), _("Upload a monitoring log")),
+             "signed_report": (reverse("frontend:report", args=[report.pk]) if report else reports,
+                               _("Open the report") if report else _("Create a report"))}
+    load_tests = (reverse("frontend:load-tests"), _("Run a load test"))
+    return [{**item, "href": links.get(item["code"], load_tests)[0], "action": links.get(item["code"], load_tests)[1]}
+            for item in commitment_checklist(deployment)]
+
+
+def _load_test_rows(deployment: Deployment, organisation: Organisation) -> list[dict[str, Any]]:
+    jobs = LoadTest.objects.filter(organisation=organisation, deployment=deployment).order_by(
+        "-created_at", "-pk")[:RECENT_ROWS]
+    rows = []
+    for job in jobs:
+        verdict = str((job.verdict or {}).get("verdict") or "")
+        rows.append({"job": job, "scenario": job.get_scenario_display(), "status": job.get_status_display(),
+                     "verdict": verdict, "verdict_label": verdict_label(verdict) if verdict else "",
+                     "verdict_class": {"pass": "pass", "fail": "fail"}.get(verdict, "insufficient"),
+                     "partial": bool((job.verdict or {}).get("partial"))})
+    return rows
+
+
+def _benchmark_run_rows(deployment: Deployment, organisation: Organisation) -> list[BenchmarkRun]:
+    return list(BenchmarkRun.objects.filter(organisation=organisation, deployment=deployment)
+                .only("pk", "name", "tool", "status", "started_at", "created_at")
+                .order_by("-created_at", "-pk")[:RECENT_ROWS])
+
+
 class DeploymentDetailPageView(LoginRequiredMixin, View):
     template_name = "frontend/deployment_detail.html"
 
@@ -340,6 +406,7 @@ class DeploymentDetailPageView(LoginRequiredMixin, View):
         organisation = _organisation(request)
         form = form or DeploymentForm(organisation=organisation, initial=_deployment_initial(deployment))
         groups, newest = _host_groups(deployment, organisation)
+        checklist = _checklist_rows(deployment)
         context = {
             "deployment": deployment, "plan": _plan_summary(deployment), "groups": groups,
             "fingerprint_count": len(newest),
@@ -348,6 +415,9 @@ class DeploymentDetailPageView(LoginRequiredMixin, View):
             "compare_choices": _compare_choices(organisation),
             "compare_after": newest[0] if newest else None, "compare_before": newest[1] if len(newest) > 1 else None,
             "reports": deployment_reports(deployment=deployment), "report_languages": Report.Language.choices,
+            "checklist": checklist, "checklist_summary": checklist_summary(checklist),
+            "load_tests": _load_test_rows(deployment, organisation),
+            "benchmark_runs": _benchmark_run_rows(deployment, organisation),
             **_plan_form_context(request, form),
         }
         return render(request, self.template_name, context, status=status)
