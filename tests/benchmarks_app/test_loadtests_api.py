@@ -19,7 +19,7 @@ from benchmarks_app.simserver.app import create_app
 from benchmarks_app.simserver.catalog import catalog_plan
 from benchmarks_app.simserver.engine import SimEngine
 from sizing.models import Deployment, Gpu, LlmModel, Organisation
-from tests.simserver.conftest import ThreadedServer
+from tests.simserver.helpers import ThreadedServer
 
 MODEL = "meta-llama/Meta-Llama-3-8B"
 GPU = "nvidia-l4-24gb"

@@ -8,13 +8,11 @@ while running, ends "cancelled" with what it had measured; the page then reads i
 from __future__ import annotations
 
 import re
-import threading
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import uvicorn
 from celery.contrib.testing.worker import start_worker
 from django.db import connections
 from playwright.sync_api import Page, expect
@@ -23,11 +21,11 @@ from benchmarks_app.models import BenchmarkRequest, LoadTest
 from benchmarks_app.simserver.app import create_app
 from benchmarks_app.simserver.catalog import catalog_plan
 from benchmarks_app.simserver.engine import SimEngine
-from benchmarks_app.simserver.truth import free_port
 from deploy.celery import app as celery_app
 from sizing.deployment_services import deployment_create
 from sizing.models import Deployment, Gpu, LlmModel, Membership, Organisation
 from tests.browser.helpers import sign_in
+from tests.simserver.helpers import ThreadedServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -35,30 +33,6 @@ MODEL = "meta-llama/Meta-Llama-3-8B"
 L4 = "nvidia-l4-24gb"
 FINAL = ("done", "cancelled", "failed")
 END_TIMEOUT_MS = 60_000  # a scaled scenario lasts 7–13 s; the worker and the merge add a few
-
-
-class ThreadedServer:
-    """uvicorn serving `app` on 127.0.0.1 in a daemon thread (its own event loop), as tests/simserver/conftest.py."""
-
-    def __init__(self, app: Any) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on",
-                                access_log=False)
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def start(self) -> None:
-        self.thread.start()
-        deadline = time.monotonic() + 10
-        while not self.server.started:
-            if time.monotonic() > deadline or not self.thread.is_alive():
-                raise RuntimeError("uvicorn did not start")
-            time.sleep(0.01)
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=10)
 
 
 @pytest.fixture

@@ -3,21 +3,17 @@ ASGI transport does not stream incrementally, so the HTTP tests talk to a socket
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 
 from benchmarks_app.simserver.app import create_app
 from benchmarks_app.simserver.catalog import catalog_plan
 from benchmarks_app.simserver.engine import SimEngine
-from benchmarks_app.simserver.truth import free_port
 from sizing.estimator.serving import ServingPlan
-from tests.simserver.helpers import H100, L4, MODEL
+from tests.simserver.helpers import H100, L4, MODEL, ThreadedServer
 
 
 @pytest.fixture(scope="session")
@@ -29,30 +25,6 @@ def l4_plan() -> ServingPlan:
 @pytest.fixture(scope="session")
 def h100_plan() -> ServingPlan:
     return catalog_plan(model=MODEL, gpu=H100)
-
-
-class ThreadedServer:
-    """uvicorn serving `app` on 127.0.0.1 in a daemon thread (its own event loop)."""
-
-    def __init__(self, app: Any) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on",
-                                access_log=False)
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def start(self) -> None:
-        self.thread.start()
-        deadline = time.monotonic() + 10
-        while not self.server.started:
-            if time.monotonic() > deadline or not self.thread.is_alive():
-                raise RuntimeError("uvicorn did not start")
-            time.sleep(0.01)
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=10)
 
 
 @pytest.fixture
