@@ -25,7 +25,6 @@ from benchmarks_app.endpoint_services import (
 )
 from benchmarks_app.endpoint_urls import URL_MAX_LENGTH
 from benchmarks_app.models import Endpoint
-from sizing.permissions import IsOrganisationAdminOrReadOnly
 from sizing.services import organisation_for_user
 
 SECRET_FIELDS = ("api_key",)
@@ -78,7 +77,6 @@ def _not_found(endpoint_id: int) -> Response:
 
 @method_decorator(sensitive_post_parameters(*SECRET_FIELDS), name="dispatch")
 class EndpointListApi(APIView):
-    permission_classes = [IsOrganisationAdminOrReadOnly]
 
     @extend_schema(responses=EndpointOutputSerializer(many=True),
                    description="The organisation's registered endpoints (load tests can target these only).")
@@ -100,7 +98,6 @@ class EndpointListApi(APIView):
 
 @method_decorator(sensitive_post_parameters(*SECRET_FIELDS), name="dispatch")
 class EndpointDetailApi(APIView):
-    permission_classes = [IsOrganisationAdminOrReadOnly]
 
     def _found(self, request: Request, endpoint_id: int) -> Endpoint | None:
         return endpoint_get_for_organisation(organisation=organisation_for_user(user=request.user),

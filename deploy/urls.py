@@ -10,6 +10,8 @@ urlpatterns = [
     path("api/v1/", include("sizing.urls")),
     path("api/v1/", include("benchmarks_app.urls")),
     path("api/v1/", include("reports.urls")),
+    path("api/v1/", include("sizing.quote_urls")),
+    path("api/v1/", include("sizing.account_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path("admin/", admin.site.urls),

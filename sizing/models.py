@@ -23,15 +23,42 @@ class Membership(models.Model):
     them. Django superusers count as admins too (sizing.permissions.membership_is_admin)."""
 
     class Role(models.TextChoices):
+        """What each role may do: sizing/access.py."""
+
         ADMIN = "admin", _("Admin")
-        MEMBER = "member", _("Member")
+        ENGINEER = "engineer", _("Engineer")
+        REVIEWER = "reviewer", _("Reviewer")
+        SIGNER = "signer", _("Signer")
+        SALES = "sales", _("Sales")
 
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="membership")
     organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE, related_name="memberships")
-    role = models.CharField(max_length=10, choices=Role.choices, default=Role.MEMBER)
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.ENGINEER)
 
     def __str__(self) -> str:
         return f"{self.user} @ {self.organisation}"
+
+
+class ApiKey(models.Model):
+    """A user's key for scripts (Authorization: Bearer <key>): shown once when created, stored as its SHA-256 (the
+    key is 256 random bits, so a plain hash is enough and checking it costs microseconds). `prefix` is the key's
+    public start, unique, shown in lists and used to find the row. A revoked key stays listed and never works
+    again. The key acts as its user, with the user's role and organisation (sizing/apikeys.py)."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_keys")
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=24, unique=True)
+    key_sha256 = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
 
 
 class Gpu(models.Model):

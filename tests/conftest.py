@@ -14,6 +14,14 @@ from sizing.services import catalog_load
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's loop runs beside the live server
 
 
+@pytest.fixture(autouse=True)
+def _fresh_cache() -> None:
+    """Throttle counters live in the cache: each test starts with none."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
 @pytest.fixture
 def catalog(db: None) -> None:
     """The shipped GPU and model catalogs (idempotent; also after transactional tests flush the tables)."""

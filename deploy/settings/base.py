@@ -43,7 +43,6 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "sizing",
@@ -60,6 +59,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "sizing.access.RoleAccessMiddleware",  # pages: the route's policy against the user's role (sizing/access.py)
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -139,10 +139,16 @@ SIZING_SEARCH_CHUNK = env.int("SIZING_SEARCH_CHUNK", default=50)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "sizing.apikeys.ApiKeyAuthentication",  # Authorization: Bearer <key> (per-user keys, stored hashed)
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": ["sizing.access.RoleAccess"],
+    # per API key (per user for a browser session); `SIZING_THROTTLE_*` env settings change the rates
+    "DEFAULT_THROTTLE_CLASSES": ["sizing.apikeys.ApiKeyRateThrottle", "sizing.apikeys.ApiKeyBurstThrottle"],
+    "DEFAULT_THROTTLE_RATES": {
+        "sustained": env.str("SIZING_THROTTLE_SUSTAINED", default="3000/hour"),
+        "burst": env.str("SIZING_THROTTLE_BURST", default="120/min"),
+    },
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "sizing.api_errors.api_exception_handler",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
@@ -153,7 +159,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Memory bills, catalogs and estimates for private LLM deployments. Bytes everywhere.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
-    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],  # the schema is public; every operation is not
+    "SERVE_AUTHENTICATION": [],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
@@ -168,6 +175,13 @@ SPECTACULAR_SETTINGS = {
         "EndpointKindEnum": "benchmarks_app.models.Endpoint.Kind",
     },
 }
+
+# The cache holds the API's throttle counters: shared by every web process with Redis (CACHE_URL=redis://...),
+# per process in memory by default
+_CACHE_URL = env.str("CACHE_URL", default="")
+CACHES = {"default": ({"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _CACHE_URL}
+                      if _CACHE_URL.startswith(("redis://", "rediss://"))
+                      else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"})}
 
 # Celery: a broker that needs no server by default (kombu's filesystem transport under var/).
 _BROKER_DIR = VAR_DIR / "broker"

@@ -1,0 +1,12 @@
+"""The signed-in user's own API keys and who they are."""
+
+from django.urls import path
+
+from sizing.account_apis import ApiKeyDetailApi, ApiKeyListApi, MeApi
+
+app_name = "accounts"
+urlpatterns = [
+    path("me/", MeApi.as_view(), name="me"),
+    path("api-keys/", ApiKeyListApi.as_view(), name="api-key-list"),
+    path("api-keys/<int:key_id>/", ApiKeyDetailApi.as_view(), name="api-key-detail"),
+]

@@ -1,0 +1,148 @@
+"""Per-user API keys for scripts and sales tooling, and the API's throttles.
+
+A key looks like `lls_3f9a1c0d7e52_6J0...` (43 random URL-safe characters after the public prefix): the prefix
+finds the row, the SHA-256 of the whole key is compared in constant time, the key itself is never stored, logged
+or shown again after it was created. A revoked or expired key answers 401 like an unknown one.
+
+Throttles count per key (per user for a browser session): a sustained rate and a burst rate
+(`SIZING_THROTTLE_SUSTAINED`, `SIZING_THROTTLE_BURST`), in Django's cache. A throttled call is a 429 with
+Retry-After and the API's error shape.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+from rest_framework import exceptions
+from rest_framework.authentication import BaseAuthentication, get_authorization_header
+from rest_framework.request import Request
+from rest_framework.throttling import SimpleRateThrottle
+
+from sizing.models import ApiKey
+
+KEY_PREFIX = "lls_"
+PREFIX_HEX = 12  # 48 bits of public id: collisions are retried
+SECRET_BYTES = 32
+MAX_ACTIVE_KEYS_PER_USER = 20
+LAST_USED_RESOLUTION = timedelta(minutes=1)  # last_used_at is written at most once a minute per key
+KEYWORDS = (b"bearer", b"token")
+
+
+def _sha256(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+@transaction.atomic
+def api_key_create(*, user: Any, name: str, expires_at: datetime | None = None) -> tuple[ApiKey, str]:
+    """A new key for `user`: the row and the key, which the caller shows once and forgets."""
+    name = name.strip()
+    if not name:
+        raise exceptions.ValidationError({"name": ["give the key a name (what script or tool uses it)"]})
+    if expires_at is not None and expires_at <= timezone.now():
+        raise exceptions.ValidationError({"expires_at": ["the expiry must be in the future"]})
+    active = ApiKey.objects.select_for_update().filter(user=user, revoked_at__isnull=True).count()
+    if active >= MAX_ACTIVE_KEYS_PER_USER:
+        raise exceptions.ValidationError(
+            {"name": [f"you have {active} active keys, the most allowed: revoke one you no longer use"]})
+    while True:
+        prefix = KEY_PREFIX + secrets.token_hex(PREFIX_HEX // 2)
+        if not ApiKey.objects.filter(prefix=prefix).exists():
+            break
+    key = f"{prefix}_{secrets.token_urlsafe(SECRET_BYTES)}"
+    row = ApiKey.objects.create(user=user, name=name[:100], prefix=prefix, key_sha256=_sha256(key),
+                                expires_at=expires_at)
+    return row, key
+
+
+def api_key_revoke(*, key: ApiKey) -> ApiKey:
+    """Revoke `key` now (revoking twice keeps the first time)."""
+    if key.revoked_at is None:
+        key.revoked_at = timezone.now()
+        key.save(update_fields=["revoked_at"])
+    return key
+
+
+def api_key_list_for_user(*, user: Any) -> Any:
+    return ApiKey.objects.filter(user=user)
+
+
+def api_key_get_for_user(*, user: Any, key_id: int) -> ApiKey | None:
+    return ApiKey.objects.filter(user=user, pk=key_id).first()
+
+
+def api_key_status(key: ApiKey, now: datetime | None = None) -> str:
+    """active, revoked or expired."""
+    now = now or timezone.now()
+    if key.revoked_at is not None:
+        return "revoked"
+    if key.expires_at is not None and key.expires_at <= now:
+        return "expired"
+    return "active"
+
+
+def api_key_authenticate(raw: str) -> ApiKey | None:
+    """The active key row of `raw`, or None (unknown, wrong, revoked, expired, or its user inactive)."""
+    if not raw.startswith(KEY_PREFIX) or raw.count("_") < 2 or len(raw) > 200:
+        return None
+    prefix = raw[: len(KEY_PREFIX) + PREFIX_HEX]
+    row = ApiKey.objects.select_related("user").filter(prefix=prefix).first()
+    if row is None or not hmac.compare_digest(row.key_sha256, _sha256(raw)):
+        return None
+    now = timezone.now()
+    if api_key_status(row, now) != "active" or not row.user.is_active:
+        return None
+    if row.last_used_at is None or now - row.last_used_at >= LAST_USED_RESOLUTION:
+        ApiKey.objects.filter(pk=row.pk).update(last_used_at=now)
+        row.last_used_at = now
+    return row
+
+
+class ApiKeyAuthentication(BaseAuthentication):
+    """`Authorization: Bearer <key>` (or `Token <key>`). A request with a bad key is refused (401), never treated
+    as anonymous. Session requests (no header) fall through to the session."""
+
+    def authenticate(self, request: Request) -> tuple[Any, ApiKey] | None:
+        parts = get_authorization_header(request).split()
+        if not parts or parts[0].lower() not in KEYWORDS:
+            return None
+        if len(parts) != 2:
+            raise exceptions.AuthenticationFailed("give the key as: Authorization: Bearer <key>")
+        try:
+            raw = parts[1].decode("ascii")
+        except UnicodeDecodeError:
+            raise exceptions.AuthenticationFailed("the API key is not valid") from None
+        row = api_key_authenticate(raw)
+        if row is None:
+            raise exceptions.AuthenticationFailed("the API key is not valid (unknown, revoked or expired)")
+        return row.user, row
+
+    def authenticate_header(self, request: Request) -> str:
+        return 'Bearer realm="api"'
+
+
+class _PerKeyThrottle(SimpleRateThrottle):
+    """Counts per API key when the request carries one, else per signed-in user; anonymous requests (health, the
+    schema, login) are not throttled here."""
+
+    def get_cache_key(self, request: Request, view: Any) -> str | None:
+        if isinstance(request.auth, ApiKey):
+            ident = f"key{request.auth.pk}"
+        elif request.user and request.user.is_authenticated:
+            ident = f"user{request.user.pk}"
+        else:
+            return None
+        return self.cache_format % {"scope": self.scope, "ident": ident}
+
+
+class ApiKeyRateThrottle(_PerKeyThrottle):
+    scope = "sustained"
+
+
+class ApiKeyBurstThrottle(_PerKeyThrottle):
+    scope = "burst"
