@@ -29,6 +29,7 @@ from benchmarks_app.selectors import (
 )
 from benchmarks_app.services import EXPORT_FORMATS, benchmark_import, benchmark_run_delete, benchmark_run_export
 from benchmarks_app.tasks import benchmark_requests_store_task
+from sizing.api_lists import ListApiMixin, filter_parameter, id_filter, list_schema
 from sizing.benchmarks.detect import MAX_BYTES
 from sizing.deployment_selectors import deployment_get_for_organisation
 from sizing.estimator.engines import ENGINE_CHOICES
@@ -81,7 +82,8 @@ def _not_found(run_id: int) -> Response:
                     status=status.HTTP_404_NOT_FOUND)
 
 
-class BenchmarkRunListApi(APIView):
+class BenchmarkRunListApi(ListApiMixin, APIView):
+    ordering_fields = {"created_at": "created_at", "name": "name", "tool": "tool", "engine": "engine"}
     parser_classes = [MultiPartParser, FormParser]
 
     class BenchmarkUploadInputSerializer(serializers.Serializer):
@@ -97,18 +99,18 @@ class BenchmarkRunListApi(APIView):
         engine = serializers.ChoiceField(choices=ENGINE_CHOICES, required=False)
         engine_version = serializers.CharField(required=False, max_length=60, allow_blank=True)
 
-    @extend_schema(parameters=[OpenApiParameter(name, str, required=False) for name in
-                               ("deployment", "model", "gpu", "engine", "tool")],
-                   responses=BenchmarkRunListOutputSerializer(many=True))
+    @list_schema(BenchmarkRunListOutputSerializer, ordering=ordering_fields,
+                 filters=[filter_parameter("deployment", int, description="linked to this deployment"),
+                          filter_parameter("model", description="model slug"),
+                          filter_parameter("gpu", description="GPU slug"),
+                          filter_parameter("engine", description="e.g. vllm, sglang"),
+                          filter_parameter("tool", description="the benchmark tool that wrote the file")])
     def get(self, request: Request) -> Response:
         query = request.query_params
-        deployment = query.get("deployment")
-        if deployment and not deployment.isdigit():
-            raise serializers.ValidationError({"deployment": ["a deployment id"]})
         rows = benchmark_run_list_for_organisation(
-            organisation=organisation_for_user(user=request.user), deployment=int(deployment) if deployment else None,
+            organisation=organisation_for_user(user=request.user), deployment=id_filter(request, "deployment"),
             model=query.get("model"), gpu=query.get("gpu"), engine=query.get("engine"), tool=query.get("tool"))
-        return Response(BenchmarkRunListOutputSerializer(rows[:500], many=True).data)
+        return self.list_response(request, rows, BenchmarkRunListOutputSerializer)
 
     @extend_schema(request={"multipart/form-data": BenchmarkUploadInputSerializer},
                    responses={201: BenchmarkRunOutputSerializer(many=True)},

@@ -25,6 +25,7 @@ from benchmarks_app.endpoint_services import (
 )
 from benchmarks_app.endpoint_urls import URL_MAX_LENGTH
 from benchmarks_app.models import Endpoint
+from sizing.api_lists import ListApiMixin, choice_filter, filter_parameter, list_schema
 from sizing.services import organisation_for_user
 
 SECRET_FIELDS = ("api_key",)
@@ -76,13 +77,17 @@ def _not_found(endpoint_id: int) -> Response:
 
 
 @method_decorator(sensitive_post_parameters(*SECRET_FIELDS), name="dispatch")
-class EndpointListApi(APIView):
+class EndpointListApi(ListApiMixin, APIView):
+    ordering_fields = {"name": "name", "kind": "kind", "created_at": "created_at", "updated_at": "updated_at"}
 
-    @extend_schema(responses=EndpointOutputSerializer(many=True),
-                   description="The organisation's registered endpoints (load tests can target these only).")
+    @list_schema(EndpointOutputSerializer, ordering=ordering_fields,
+                 filters=[filter_parameter("kind", enum=Endpoint.Kind.values)],
+                 description="The organisation's registered endpoints (load tests can target these only).")
     def get(self, request: Request) -> Response:
         rows = endpoint_list_for_organisation(organisation=organisation_for_user(user=request.user))
-        return Response(EndpointOutputSerializer(rows, many=True).data)
+        if kind := choice_filter(request, "kind", Endpoint.Kind.choices):
+            rows = rows.filter(kind=kind)
+        return self.list_response(request, rows, EndpointOutputSerializer)
 
     @extend_schema(request=EndpointInputSerializer, responses={201: EndpointOutputSerializer},
                    description="Register an endpoint (admins of the organisation only).")

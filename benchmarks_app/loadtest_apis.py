@@ -28,6 +28,7 @@ from benchmarks_app.loadtest_services import (
     tokens_per_request,
 )
 from benchmarks_app.models import LoadTest
+from sizing.api_lists import ListApiMixin, choice_filter, filter_parameter, id_filter, list_schema
 from sizing.deployment_selectors import deployment_get_for_organisation
 from sizing.services import organisation_for_user
 
@@ -118,11 +119,26 @@ def _not_found(job_id: int) -> Response:
                     status=status.HTTP_404_NOT_FOUND)
 
 
-class LoadTestListApi(APIView):
-    @extend_schema(responses=LoadTestOutputSerializer(many=True), description="The organisation's load tests.")
+class LoadTestListApi(ListApiMixin, APIView):
+    ordering_fields = {"created_at": "created_at", "name": "name", "status": "status", "scenario": "scenario"}
+
+    @list_schema(LoadTestOutputSerializer, ordering=ordering_fields,
+                 filters=[filter_parameter("deployment", int, description="for this deployment"),
+                          filter_parameter("endpoint", int, description="against this endpoint"),
+                          filter_parameter("status", enum=LoadTest.Status.values),
+                          filter_parameter("scenario", enum=LoadTest.Scenario.values)],
+                 description="The organisation's load tests.")
     def get(self, request: Request) -> Response:
         rows = loadtest_list_for_organisation(organisation=organisation_for_user(user=request.user))
-        return Response(LoadTestOutputSerializer(rows[:200], many=True).data)
+        if (deployment := id_filter(request, "deployment")) is not None:
+            rows = rows.filter(deployment_id=deployment)
+        if (endpoint := id_filter(request, "endpoint")) is not None:
+            rows = rows.filter(endpoint_id=endpoint)
+        if job_status := choice_filter(request, "status", LoadTest.Status.choices):
+            rows = rows.filter(status=job_status)
+        if scenario := choice_filter(request, "scenario", LoadTest.Scenario.choices):
+            rows = rows.filter(scenario=scenario)
+        return self.list_response(request, rows, LoadTestOutputSerializer)
 
     @extend_schema(
         request=LoadTestInputSerializer, responses={202: LoadTestOutputSerializer},

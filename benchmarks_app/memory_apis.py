@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 
 from benchmarks_app.memory_services import memory_log_delete, memory_log_import
 from benchmarks_app.models import MemoryLog
+from sizing.api_lists import ListApiMixin, filter_parameter, id_filter, list_schema
 from sizing.benchmarks.detect import MAX_BYTES
 from sizing.deployment_selectors import deployment_get_for_organisation
 from sizing.estimator.errors import SizingError, SizingErrorCode
@@ -42,7 +43,8 @@ def _log_for(request: Request, log_id: int) -> MemoryLog | None:
     return MemoryLog.objects.filter(organisation=organisation_for_user(user=request.user), pk=log_id).first()
 
 
-class MemoryLogListApi(APIView):
+class MemoryLogListApi(ListApiMixin, APIView):
+    ordering_fields = {"created_at": "created_at", "name": "name", "size_bytes": "size_bytes"}
     parser_classes = [MultiPartParser, FormParser]
 
     class MemoryLogInputSerializer(serializers.Serializer):
@@ -59,11 +61,14 @@ class MemoryLogListApi(APIView):
         utc_offset_minutes = serializers.IntegerField(required=False, min_value=-14 * 60, max_value=14 * 60,
                                                       default=0, help_text="zone of nvidia-smi's local times")
 
-    @extend_schema(responses=MemoryLogListOutputSerializer(many=True))
+    @list_schema(MemoryLogListOutputSerializer, ordering=ordering_fields,
+                 filters=[filter_parameter("deployment", int, description="linked to this deployment")])
     def get(self, request: Request) -> Response:
         rows = MemoryLog.objects.filter(organisation=organisation_for_user(user=request.user)).defer(
-            "content", "events_text", "breaker_text", "analysis", "series")[:200]
-        return Response(MemoryLogListOutputSerializer(rows, many=True).data)
+            "content", "events_text", "breaker_text", "analysis", "series")
+        if (deployment := id_filter(request, "deployment")) is not None:
+            rows = rows.filter(deployment_id=deployment)
+        return self.list_response(request, rows, MemoryLogListOutputSerializer)
 
     @extend_schema(request={"multipart/form-data": MemoryLogInputSerializer},
                    responses={201: MemoryLogOutputSerializer})

@@ -8,6 +8,7 @@ from frontend.views import (
     SizingPageView,
     WorkloadsPageView,
 )
+from frontend.views_accounts import ApiKeyPageView, ApiKeyRevokeView, UserEditView, UserListPageView
 from frontend.views_benchmarks import (
     BenchmarkComparePageView,
     BenchmarkDeleteView,
@@ -84,6 +85,10 @@ urlpatterns = [
            ReportVersionActionView.as_view(action_name=action), name=f"report-version-{action}")
       for action in ("submit", "return", "approve", "sign", "edit")],
     path("customers/", CustomerListPageView.as_view(), name="customers"),
+    path("account/api-keys/", ApiKeyPageView.as_view(), name="api-keys"),
+    path("account/api-keys/<int:key_id>/revoke/", ApiKeyRevokeView.as_view(), name="api-key-revoke"),
+    path("organisation/users/", UserListPageView.as_view(), name="users"),
+    path("organisation/users/<int:user_id>/", UserEditView.as_view(), name="user-edit"),
     path("customers/<path:name>/", CustomerDetailPageView.as_view(), name="customer"),
     path("", SizingPageView.as_view(), name="sizing"),
 ]

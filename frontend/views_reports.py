@@ -30,7 +30,6 @@ from django.views import View
 
 from reports.models import Report, ReportVersion
 from reports.services import (
-    SIGN_PERMISSION,
     TITLE_MAX_LENGTH,
     report_create,
     report_verify,
@@ -41,6 +40,7 @@ from reports.services import (
     version_sign_start,
     version_submit,
 )
+from sizing.access import may_name
 from sizing.deployment_selectors import deployment_list_for_organisation
 from sizing.estimator.errors import SizingError
 from sizing.estimator.units import GB, GiB
@@ -443,7 +443,7 @@ class ReportDetailPageView(LoginRequiredMixin, View):
             raise Http404(_("No such version"))
         content = version.content or {}
         is_author = version.author_id is not None and version.author_id == request.user.pk
-        can_sign = request.user.has_perm(SIGN_PERMISSION)
+        can_sign = may_name(request.user, "frontend:report-version-sign", "POST")
         draft = version.status == ReportVersion.Status.DRAFT
         if edit_form is None and draft:
             edit_form = EditForm(initial={key: "\n".join(str(line) for line in content.get(key) or ())
@@ -466,6 +466,8 @@ class ReportDetailPageView(LoginRequiredMixin, View):
                        (_("Approved"), _time(version.approved_at)), (_("Signed"), _time(version.signed_at))],
             "signer_name": _user_name(version.signer), "signed_time": _time(version.signed_at),
             "is_author": is_author, "can_sign": can_sign, "draft": draft, "edit_form": edit_form,
+            "can_review": may_name(request.user, "frontend:report-version-approve", "POST"),
+            "can_write": may_name(request.user, "frontend:report-version-edit", "POST"),
             "can_new_version": newest.status in (ReportVersion.Status.DRAFT, ReportVersion.Status.SIGNED),
             "signing": _signing(version), "progress_percent": round((version.progress or 0.0) * 100),
             "progress_message": version.progress_message,
@@ -504,8 +506,8 @@ class ReportVersionActionView(LoginRequiredMixin, View):
                 messages.success(request, _("Version %(number)s returned to draft") % {"number": number})
             elif self.action_name == "approve":
                 version_approve(version=version, user=user)
-                messages.success(request, _("Version %(number)s approved: a user with the signing permission can "
-                                            "sign it now") % {"number": number})
+                messages.success(request, _("Version %(number)s approved: a signer of your organisation can sign it "
+                                            "now") % {"number": number})
             elif self.action_name == "sign":
                 version_sign_start(version=version, user=user)
                 messages.success(request, _("Signing version %(number)s: the PDF is rendered and signed by a "
@@ -528,8 +530,8 @@ class ReportVersionActionView(LoginRequiredMixin, View):
             return _("You wrote this version: a reviewer other than its author approves it. Ask a colleague to "
                      "review it")
         if self.action_name == "sign":
-            return _("Signing needs the permission to sign reports: ask an administrator of your organisation to "
-                     "grant it")
+            return _("Signing needs the signer role: ask an admin of your organisation to give it to the person "
+                     "who signs")
         return _("You are not allowed to do this")
 
 

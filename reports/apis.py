@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import OuterRef, Subquery
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
@@ -25,6 +26,7 @@ from reports.services import (
     version_sign_start,
     version_submit,
 )
+from sizing.api_lists import ListApiMixin, choice_filter, filter_parameter, id_filter, list_schema
 from sizing.services import organisation_for_user
 
 
@@ -119,11 +121,24 @@ def _pdf(data: bytes, name: str) -> HttpResponse:
     return response
 
 
-class ReportListApi(APIView):
-    @extend_schema(responses=ReportOutputSerializer(many=True))
+class ReportListApi(ListApiMixin, APIView):
+    ordering_fields = {"created_at": "created_at", "title": "title", "language": "language"}
+
+    @list_schema(ReportOutputSerializer, ordering=ordering_fields,
+                 filters=[filter_parameter("deployment", int, description="of this deployment"),
+                          filter_parameter("status", enum=ReportVersion.Status.values,
+                                           description="whose newest version has this status"),
+                          filter_parameter("language", enum=Report.Language.values)])
     def get(self, request: Request) -> Response:
         rows = Report.objects.filter(organisation=organisation_for_user(user=request.user))
-        return Response(ReportOutputSerializer(rows[:200], many=True).data)
+        if (deployment := id_filter(request, "deployment")) is not None:
+            rows = rows.filter(deployment_id=deployment)
+        if version_status := choice_filter(request, "status", ReportVersion.Status.choices):
+            newest = ReportVersion.objects.filter(report=OuterRef("pk")).order_by("-number").values("status")[:1]
+            rows = rows.annotate(newest_status=Subquery(newest)).filter(newest_status=version_status)
+        if language := choice_filter(request, "language", Report.Language.choices):
+            rows = rows.filter(language=language)
+        return self.list_response(request, rows, ReportOutputSerializer)
 
     @extend_schema(request=ReportInputSerializer, responses={201: ReportOutputSerializer},
                    description="A report of a deployment, with its version 1 drafted from the evidence now.")

@@ -6,8 +6,8 @@
 - `version_submit` (the author, or anyone of the organisation) sends a draft for review; `version_return` sends it
   back with the reason; `version_approve` needs a reviewer other than the author.
 - `version_sign_start` queues the signing (a Celery task with progress: render the PDF, sign it with the
-  organisation's certificate, keep it with its SHA-256); only a user with the `reports.sign_reportversion`
-  permission signs. Once signed, a version never changes (`reports.models`).
+  organisation's certificate, keep it with its SHA-256); only a user with the signer role (sizing/access.py)
+  signs. Once signed, a version never changes (`reports.models`).
 - `version_pdf` gives the signed PDF (or renders a draft's, marked DRAFT) and logs the download;
   `report_verify` checks an uploaded PDF's signature and finds the version it is.
 
@@ -30,13 +30,13 @@ from django.utils import timezone
 
 from reports.evidence import content_changes, report_content
 from reports.models import Report, ReportAuditEvent, ReportVersion
+from sizing.access import SIGN, may
 from sizing.estimator.errors import SizingError, SizingErrorCode
 from sizing.models import Deployment, Organisation
 
 logger = logging.getLogger(__name__)
 
 TITLE_MAX_LENGTH = 255
-SIGN_PERMISSION = "reports.sign_reportversion"
 
 
 def _invalid(field: str, message: str) -> SizingError:
@@ -185,9 +185,9 @@ def signing_identity() -> Any:
 
 
 def version_sign_start(*, version: ReportVersion, user: Any) -> ReportVersion:
-    """Queue the signing of an approved version (`reports.tasks.report_sign_task`); 403 without the permission."""
-    if not user.has_perm(SIGN_PERMISSION):
-        raise PermissionDenied("signing needs the permission to sign reports (reports.sign_reportversion)")
+    """Queue the signing of an approved version (`reports.tasks.report_sign_task`); 403 unless a signer."""
+    if not may(user, SIGN, "POST"):
+        raise PermissionDenied("signing needs the signer role in your organisation")
     with transaction.atomic():
         locked = _locked(version)
         _expect(locked, ReportVersion.Status.APPROVED, "sign it")

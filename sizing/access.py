@@ -62,7 +62,9 @@ ADMIN_ONLY = Policy("admin_only", frozenset({ADMIN}), frozenset({ADMIN}))  # the
 REVIEW = Policy("review", TEAM, frozenset({REVIEWER, SIGNER}))  # return or approve a version in review
 SIGN = Policy("sign", TEAM, frozenset({SIGNER}))
 
-PUBLIC_NAMES = frozenset({"health", "frontend:login", "frontend:logout", "set_language", "schema"})
+# the OpenAPI schema and its documentation page are public (sales tooling generates clients from it); every
+# operation they describe is not
+PUBLIC_NAMES = frozenset({"health", "frontend:login", "frontend:logout", "set_language", "schema", "swagger-ui"})
 
 POLICIES: dict[str, Policy] = {
     # --- API: sizing
@@ -168,8 +170,6 @@ POLICIES: dict[str, Policy] = {
     "frontend:users": ADMIN_ONLY,
     "frontend:user-edit": ADMIN_ONLY,
     "frontend:quotes": COMPUTE,
-    # --- the OpenAPI schema's documentation page (the schema itself is public, see PUBLIC_NAMES)
-    "swagger-ui": COMPUTE,
 }
 
 
@@ -218,7 +218,13 @@ def policy_for(url_name: str | None) -> Policy:
 
 _UNLISTED = Policy("unlisted", frozenset(), frozenset())
 
-DENIED_MESSAGE = "your role in the organisation ({role}) does not allow this"
+DENIED_MESSAGE = "your role in the organisation ({role}) does not allow this; it needs: {roles}"
+
+
+def denied_message(user: Any, policy: Policy, method: str) -> str:
+    """Why `user` is refused: their role and the roles that may (`admin` for an endpoint change, say)."""
+    roles = policy.read if method.upper() in SAFE_METHODS else policy.write
+    return DENIED_MESSAGE.format(role=role_of(user), roles=", ".join(r for r in ROLES if r in roles) or "nobody")
 
 
 class RoleAccess(BasePermission):
@@ -236,7 +242,7 @@ class RoleAccess(BasePermission):
             return False
         if may(request.user, policy, request.method):
             return True
-        self.message = DENIED_MESSAGE.format(role=role_of(request.user))
+        self.message = denied_message(request.user, policy, request.method)
         return False
 
 
@@ -262,8 +268,21 @@ class RoleAccessMiddleware:
         if not request.user.is_authenticated:
             return redirect_to_login(request.get_full_path())
         if not may(request.user, policy, request.method or "GET"):
-            raise PermissionDenied(DENIED_MESSAGE.format(role=role_of(request.user)))
+            raise PermissionDenied(page_denied_message(request.user, policy, request.method or "GET"))
         return None
+
+
+def page_denied_message(user: Any, policy: Policy, method: str) -> str:
+    """denied_message in the active language, with the roles' names (the 403 page shows it)."""
+    from django.utils.translation import gettext
+
+    from sizing.models import Membership
+
+    labels = dict(Membership.Role.choices)
+    roles = policy.read if method.upper() in SAFE_METHODS else policy.write
+    role = role_of(user)
+    return gettext("Your role (%(role)s) does not allow this. It needs one of: %(roles)s") % {
+        "role": labels.get(role, role), "roles": ", ".join(str(labels[r]) for r in ROLES if r in roles) or "—"}
 
 
 def _is_api_view(view_func: Callable[..., Any]) -> bool:

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from rest_framework import exceptions, status
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views import defaults
+from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.utils import OpenApiResponse
+from rest_framework import exceptions, serializers, status
+from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import exception_handler, set_rollback
 
@@ -33,7 +39,61 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
     if isinstance(exc, exceptions.ValidationError):
         fields = exc.detail if isinstance(exc.detail, dict) else {"non_field_errors": exc.detail}
         response.data = {"code": "invalid_input", "message": _first_message(fields), "extra": {"fields": fields}}
+    elif isinstance(exc, exceptions.Throttled):
+        retry_after_s = math.ceil(exc.wait) if exc.wait is not None else None
+        response.data = {"code": "throttled", "message": str(exc.detail), "extra": {"retry_after_s": retry_after_s}}
     elif isinstance(exc, exceptions.APIException):
         code = exc.get_codes() if isinstance(exc.get_codes(), str) else "error"
         response.data = {"code": code, "message": str(exc.detail), "extra": {}}
     return response
+
+
+def _is_api(request: HttpRequest) -> bool:
+    return request.path.startswith("/api/")
+
+
+def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """handler404: an unknown URL under /api/ answers in the error shape, elsewhere Django's page."""
+    if _is_api(request):
+        return JsonResponse({"code": "not_found", "message": f"no API at {request.path}", "extra": {}},
+                            status=status.HTTP_404_NOT_FOUND)
+    return defaults.page_not_found(request, exception)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """handler500: a crash under /api/ answers in the error shape (the details go to the logs), elsewhere Django's
+    page."""
+    if _is_api(request):
+        return JsonResponse({"code": "server_error", "message": "the server failed to answer; the error is logged",
+                             "extra": {}}, status=status.HTTP_500_INTERNAL_SERVER_ERROR)
+    return defaults.server_error(request)
+
+
+class ApiErrorSerializer(serializers.Serializer):
+    """The schema of every error answer."""
+
+    code = serializers.CharField(help_text="stable, machine-readable: invalid_input, not_found, not_authenticated, "
+                                           "permission_denied, throttled, ...")
+    message = serializers.CharField(help_text="for people, in English")
+    extra = serializers.DictField(help_text="details: `fields` (field -> messages) for invalid input, "
+                                            "`retry_after_s` when throttled")
+
+
+class ApiAutoSchema(AutoSchema):
+    """drf-spectacular's schema plus the error answers every operation can give, in the error shape: 400 (bad
+    input), 401/403 (unless the view is open to all), 404 (an id in the path, or an operation that says so), 429."""
+
+    def _get_response_bodies(self, direction: str = "response") -> dict[str, Any]:
+        responses = super()._get_response_bodies(direction)
+        errors = {"400": "invalid input: extra.fields names each field's problems"}
+        if not all(isinstance(permission, AllowAny) for permission in self.view.get_permissions()):
+            errors["401"] = "no or bad credentials"
+            errors["403"] = "not allowed for this user's role"
+            errors["429"] = "throttled: extra.retry_after_s"
+        if "{" in self.path:
+            errors["404"] = "no such object in your organisation"
+        for code, description in errors.items():
+            if code not in responses:
+                responses[code] = self._get_response_for_code(
+                    OpenApiResponse(ApiErrorSerializer, description=description), code, direction=direction)
+        return responses

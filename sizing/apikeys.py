@@ -19,6 +19,7 @@ from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 from rest_framework.request import Request
@@ -146,3 +147,14 @@ class ApiKeyRateThrottle(_PerKeyThrottle):
 
 class ApiKeyBurstThrottle(_PerKeyThrottle):
     scope = "burst"
+
+
+class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
+    """The OpenAPI security scheme of ApiKeyAuthentication: HTTP bearer."""
+
+    target_class = "sizing.apikeys.ApiKeyAuthentication"
+    name = "ApiKey"
+
+    def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
+        return {"type": "http", "scheme": "bearer", "bearerFormat": "lls_<prefix>_<secret>",
+                "description": "A personal API key created on the API keys page (shown once)."}

@@ -13,6 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from sizing.api_lists import ListApiMixin, bool_filter, choice_filter, filter_parameter, list_schema
 from sizing.deployment_selectors import fingerprint_get_for_organisation
 from sizing.deployment_services import fingerprint_estimate_environment, fingerprint_parameters
 from sizing.estimator.dtypes import KV_CACHE_DTYPES
@@ -65,10 +66,17 @@ class GpuOutputSerializer(serializers.ModelSerializer):
         ]
 
 
-class GpuListApi(APIView):
-    @extend_schema(responses=GpuOutputSerializer(many=True))
+class GpuListApi(ListApiMixin, APIView):
+    ordering_fields = {"slug": "slug", "vendor": "vendor", "name": "name", "memory_bytes": "memory_bytes",
+                       "price_per_hour_usd": "price_per_hour_usd"}
+
+    @list_schema(GpuOutputSerializer, ordering=ordering_fields,
+                 filters=[filter_parameter("vendor", description="e.g. nvidia, amd")])
     def get(self, request: Request) -> Response:
-        return Response(GpuOutputSerializer(gpu_list(), many=True).data)
+        rows = gpu_list()
+        if request.query_params.get("vendor"):
+            rows = rows.filter(vendor=request.query_params["vendor"])
+        return self.list_response(request, rows, GpuOutputSerializer)
 
 
 class ModelOutputSerializer(serializers.ModelSerializer):
@@ -83,7 +91,9 @@ class ModelOutputSerializer(serializers.ModelSerializer):
         return obj.organisation_id is None
 
 
-class ModelListApi(APIView):
+class ModelListApi(ListApiMixin, APIView):
+    ordering_fields = {"slug": "slug", "model_type": "model_type", "parameters_total": "parameters_total"}
+
     class ModelUploadInputSerializer(serializers.Serializer):
         slug = serializers.RegexField(r"^[A-Za-z0-9][A-Za-z0-9._\-]*(/[A-Za-z0-9._\-]+)?$", max_length=200,
                                       help_text="A name for the model, e.g. my-org/my-finetune")
@@ -109,11 +119,20 @@ class ModelListApi(APIView):
             attrs["config"] = config
             return attrs
 
-    @extend_schema(responses=ModelOutputSerializer(many=True))
+    @list_schema(ModelOutputSerializer, ordering=ordering_fields,
+                 filters=[filter_parameter("model_type", description="config.json's model_type, e.g. llama"),
+                          filter_parameter("catalog", bool, description="true: the shipped catalog only; false: "
+                                                                        "your uploads only")])
     def get(self, request: Request) -> Response:
         organisation = organisation_for_user(user=request.user)
         models = model_list_for_organisation(organisation=organisation)
-        return Response(ModelOutputSerializer(models, many=True).data)
+        query = request.query_params
+        if query.get("model_type"):
+            models = models.filter(model_type=query["model_type"])
+        catalog = bool_filter(request, "catalog")
+        if catalog is not None:
+            models = models.filter(organisation__isnull=catalog)
+        return self.list_response(request, models, ModelOutputSerializer)
 
     @extend_schema(request=ModelUploadInputSerializer, responses={201: ModelOutputSerializer})
     def post(self, request: Request) -> Response:
@@ -465,8 +484,21 @@ class CalibrationOutputSerializer(serializers.ModelSerializer):
         fields = ["id", "model", "gpu", "engine", "engine_version", "tp", "terms", "evidence", "created_at"]
 
 
-class CalibrationListApi(APIView):
-    @extend_schema(responses=CalibrationOutputSerializer(many=True))
+class CalibrationListApi(ListApiMixin, APIView):
+    ordering_fields = {"created_at": "created_at", "model": "model__slug", "gpu": "gpu__slug", "engine": "engine",
+                       "tp": "tp"}
+
+    @list_schema(CalibrationOutputSerializer, ordering=ordering_fields,
+                 filters=[filter_parameter("model", description="model slug"),
+                          filter_parameter("gpu", description="GPU slug"),
+                          filter_parameter("engine", enum=list(ENGINE_CHOICES))])
     def get(self, request: Request) -> Response:
         calibrations = calibration_list_for_organisation(organisation=organisation_for_user(user=request.user))
-        return Response(CalibrationOutputSerializer(calibrations, many=True).data)
+        query = request.query_params
+        if query.get("model"):
+            calibrations = calibrations.filter(model__slug=query["model"])
+        if query.get("gpu"):
+            calibrations = calibrations.filter(gpu__slug=query["gpu"])
+        if engine := choice_filter(request, "engine", ENGINE_CHOICES):
+            calibrations = calibrations.filter(engine=engine)
+        return self.list_response(request, calibrations, CalibrationOutputSerializer)

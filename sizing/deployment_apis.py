@@ -12,6 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from sizing.api_lists import ListApiMixin, filter_parameter, id_filter, list_schema
 from sizing.deployment_selectors import (
     deployment_get_for_organisation,
     deployment_list_for_organisation,
@@ -118,11 +119,24 @@ def _deployment_data(request: Request, data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-class DeploymentListApi(APIView):
-    @extend_schema(responses=DeploymentOutputSerializer(many=True))
+class DeploymentListApi(ListApiMixin, APIView):
+    ordering_fields = {"name": "name", "customer": "customer", "created_at": "created_at",
+                       "updated_at": "updated_at"}
+
+    @list_schema(DeploymentOutputSerializer, ordering=ordering_fields,
+                 filters=[filter_parameter("customer", description="this customer's (exact name)"),
+                          filter_parameter("model", description="planned for this model (slug)"),
+                          filter_parameter("gpu", description="planned on this GPU (slug)")])
     def get(self, request: Request) -> Response:
         rows = deployment_list_for_organisation(organisation=organisation_for_user(user=request.user))
-        return Response(DeploymentOutputSerializer(rows, many=True).data)
+        query = request.query_params
+        if query.get("customer"):
+            rows = rows.filter(customer=query["customer"])
+        if query.get("model"):
+            rows = rows.filter(model__slug=query["model"])
+        if query.get("gpu"):
+            rows = rows.filter(gpu__slug=query["gpu"])
+        return self.list_response(request, rows, DeploymentOutputSerializer)
 
     @extend_schema(request=DeploymentInputSerializer, responses={201: DeploymentOutputSerializer})
     def post(self, request: Request) -> Response:
@@ -205,7 +219,9 @@ UPLOAD_HELP = ("multipart/form-data with `deployment`, one or more `files` (the 
                "[...], label, host}. Each file at most SIZING_MAX_FINGERPRINT_BYTES.")
 
 
-class FingerprintListApi(APIView):
+class FingerprintListApi(ListApiMixin, APIView):
+    ordering_fields = {"captured_at": "captured_at", "host": "host", "label": "label"}
+
     parser_classes = [JSONParser, MultiPartParser, FormParser]
 
     class FingerprintUploadInputSerializer(serializers.Serializer):
@@ -220,20 +236,18 @@ class FingerprintListApi(APIView):
         host = serializers.CharField(max_length=255, required=False, allow_blank=True,
                                      help_text="the machine's name, for pasted outputs (a probe file names it)")
 
-    @extend_schema(parameters=[OpenApiParameter("deployment", int, description="only this deployment's")],
-                   responses=FingerprintListOutputSerializer(many=True))
+    @list_schema(FingerprintListOutputSerializer, ordering=ordering_fields,
+                 filters=[filter_parameter("deployment", int, description="only this deployment's")])
     def get(self, request: Request) -> Response:
         organisation = organisation_for_user(user=request.user)
         deployment = None
-        raw = request.query_params.get("deployment")
-        if raw:
-            if not raw.isdigit():
-                raise serializers.ValidationError({"deployment": ["a deployment id"]})
-            deployment = deployment_get_for_organisation(organisation=organisation, deployment_id=int(raw))
+        deployment_id = id_filter(request, "deployment")
+        if deployment_id is not None:
+            deployment = deployment_get_for_organisation(organisation=organisation, deployment_id=deployment_id)
             if deployment is None:
-                return _not_found("deployment", int(raw))
-        rows = fingerprint_list_for_organisation(organisation=organisation, deployment=deployment)[:500]
-        return Response(FingerprintListOutputSerializer(rows, many=True).data)
+                return _not_found("deployment", deployment_id)
+        rows = fingerprint_list_for_organisation(organisation=organisation, deployment=deployment)
+        return self.list_response(request, rows, FingerprintListOutputSerializer)
 
     @extend_schema(request={"multipart/form-data": FingerprintUploadInputSerializer,
                             "application/json": FingerprintUploadInputSerializer},

@@ -218,6 +218,7 @@ class SimulationJob(models.Model):
         SLO_SEARCH = "slo_search", _("Largest load meeting the SLOs")
         SEARCH = "search", _("Deployment search")
         CALIBRATE = "calibrate", _("Calibration from measured runs")
+        QUOTE = "quote", _("Quote: the cheapest deployments meeting the SLOs")
 
     class Status(models.TextChoices):
         QUEUED = "queued", _("Queued")

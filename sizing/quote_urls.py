@@ -1,4 +1,11 @@
-"""The quote API for sales tooling (filled in by the quote work)."""
+"""The quote API for sales tooling: POST quotes/ (202 and the quote's URL), GET quotes/, GET quotes/ID/."""
+
+from django.urls import path
+
+from sizing.quote_apis import QuoteDetailApi, QuoteListApi
 
 app_name = "quotes"
-urlpatterns: list = []
+urlpatterns = [
+    path("quotes/", QuoteListApi.as_view(), name="quote-list"),
+    path("quotes/<int:quote_id>/", QuoteDetailApi.as_view(), name="quote-detail"),
+]

@@ -13,6 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from sizing.api_lists import ListApiMixin, choice_filter, filter_parameter, list_schema
 from sizing.apis import EstimateParametersSerializer
 from sizing.estimator.dtypes import KV_CACHE_DTYPES
 from sizing.estimator.engines import ENGINE_CHOICES
@@ -96,7 +97,9 @@ EXAMPLE = OpenApiExample("Sweep the sample profile", request_only=True, value={
     "slo": {"ttft_s": 2.0, "tpot_s": 0.1}, "sweep": {"points": 8}, "requests": 1000})
 
 
-class SimulationListApi(APIView):
+class SimulationListApi(ListApiMixin, APIView):
+    ordering_fields = {"created_at": "created_at", "kind": "kind", "status": "status"}
+
     class SimulationInputSerializer(EstimateParametersSerializer):
         kind = serializers.ChoiceField(choices=SIMULATION_KINDS)
         model = serializers.CharField(max_length=200, help_text="model slug from GET /api/v1/models/")
@@ -134,10 +137,16 @@ class SimulationListApi(APIView):
                 raise serializers.ValidationError({"profile_json": ["a profile must be a JSON object"]})
             return attrs
 
-    @extend_schema(responses=SimulationJobListOutputSerializer(many=True))
+    @list_schema(SimulationJobListOutputSerializer, ordering=ordering_fields,
+                 filters=[filter_parameter("kind", enum=SimulationJob.Kind.values),
+                          filter_parameter("status", enum=SimulationJob.Status.values)])
     def get(self, request: Request) -> Response:
-        jobs = simulation_job_list_for_organisation(organisation=organisation_for_user(user=request.user))[:50]
-        return Response(SimulationJobListOutputSerializer(jobs, many=True).data)
+        jobs = simulation_job_list_for_organisation(organisation=organisation_for_user(user=request.user))
+        if kind := choice_filter(request, "kind", SimulationJob.Kind.choices):
+            jobs = jobs.filter(kind=kind)
+        if job_status := choice_filter(request, "status", SimulationJob.Status.choices):
+            jobs = jobs.filter(status=job_status)
+        return self.list_response(request, jobs, SimulationJobListOutputSerializer)
 
     @extend_schema(request=SimulationInputSerializer, responses={202: SimulationJobOutputSerializer},
                    examples=[EXAMPLE])
@@ -171,8 +180,16 @@ class PerfCalibrationOutputSerializer(serializers.ModelSerializer):
                   "measurements", "job", "created_at"]
 
 
-class PerfCalibrationListApi(APIView):
-    @extend_schema(responses=PerfCalibrationOutputSerializer(many=True))
+class PerfCalibrationListApi(ListApiMixin, APIView):
+    ordering_fields = {"created_at": "created_at", "gpu": "gpu__slug", "engine": "engine"}
+
+    @list_schema(PerfCalibrationOutputSerializer, ordering=ordering_fields,
+                 filters=[filter_parameter("gpu", description="GPU slug"),
+                          filter_parameter("engine", enum=list(ENGINE_CHOICES))])
     def get(self, request: Request) -> Response:
         rows = perf_calibration_list_for_organisation(organisation=organisation_for_user(user=request.user))
-        return Response(PerfCalibrationOutputSerializer(rows, many=True).data)
+        if request.query_params.get("gpu"):
+            rows = rows.filter(gpu__slug=request.query_params["gpu"])
+        if engine := choice_filter(request, "engine", ENGINE_CHOICES):
+            rows = rows.filter(engine=engine)
+        return self.list_response(request, rows, PerfCalibrationOutputSerializer)

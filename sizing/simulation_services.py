@@ -341,7 +341,7 @@ def _run_kind(job: SimulationJob, context: _JobContext) -> Any:
     inputs = job.inputs
     requests = int(inputs.get("requests") or SIMULATION_DEFAULT_REQUESTS)
     seed, hour = int(inputs.get("seed") or 0), inputs.get("hour")
-    if job.kind == "search":
+    if job.kind in ("search", SimulationJob.Kind.QUOTE):  # a quote is a deployment search, read for sales
         return _search_start(job, context)
     plan = simulation_plan(gpu=context.gpu, model=context.model, parameters=context.parameters,
                            max_queue=inputs.get("max_queue"), link=context.link,
@@ -453,6 +453,11 @@ def simulation_search_part(*, job_id: int, index: int) -> None:
 
 def _search_result(job: SimulationJob, outcomes: list[dict[str, Any]]) -> dict[str, Any]:
     ranked = sorted(outcomes, key=outcome_sort_key)
-    return {"rate": job.inputs.get("rate"), "slo": job.inputs.get("slo"), "candidates": len(ranked),
-            "meeting_slo": sum(1 for o in ranked if o["meets_slo"]), "fitting": sum(1 for o in ranked if o["fits"]),
-            "parts": job.parts_total or 1, "outcomes": ranked}
+    result = {"rate": job.inputs.get("rate"), "slo": job.inputs.get("slo"), "candidates": len(ranked),
+              "meeting_slo": sum(1 for o in ranked if o["meets_slo"]), "fitting": sum(1 for o in ranked if o["fits"]),
+              "parts": job.parts_total or 1, "outcomes": ranked}
+    if job.kind == SimulationJob.Kind.QUOTE:  # the offers' latencies at the SLO's percentile (sizing.quote_services)
+        from sizing.quote_services import quote_offer_latencies
+
+        result["latencies"] = quote_offer_latencies(job, ranked)
+    return result

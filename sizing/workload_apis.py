@@ -12,6 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from sizing.api_lists import ListApiMixin, bool_filter, choice_filter, filter_parameter, list_schema
 from sizing.estimator.workload import profile_to_dict, sample_profile
 from sizing.models import WorkloadProfile
 from sizing.services import organisation_for_user
@@ -82,11 +83,21 @@ class WorkloadProfileInputSerializer(serializers.Serializer):
         return _profile_object(value)
 
 
-class WorkloadProfileListApi(APIView):
-    @extend_schema(responses=WorkloadProfileListOutputSerializer(many=True))
+class WorkloadProfileListApi(ListApiMixin, APIView):
+    ordering_fields = {"name": "name", "source": "source", "created_at": "created_at", "updated_at": "updated_at"}
+
+    @list_schema(WorkloadProfileListOutputSerializer, ordering=ordering_fields,
+                 filters=[filter_parameter("source", enum=WorkloadProfile.Source.values),
+                          filter_parameter("sample", bool, description="true: the shipped samples only; false: "
+                                                                       "your organisation's only")])
     def get(self, request: Request) -> Response:
         profiles = workload_profile_list_for_organisation(organisation=organisation_for_user(user=request.user))
-        return Response(WorkloadProfileListOutputSerializer(profiles, many=True).data)
+        if source := choice_filter(request, "source", WorkloadProfile.Source.choices):
+            profiles = profiles.filter(source=source)
+        sample = bool_filter(request, "sample")
+        if sample is not None:
+            profiles = profiles.filter(organisation__isnull=sample)
+        return self.list_response(request, profiles, WorkloadProfileListOutputSerializer)
 
     @extend_schema(request=WorkloadProfileInputSerializer, responses={201: WorkloadProfileOutputSerializer},
                    examples=[SAMPLE_EXAMPLE])

@@ -4,10 +4,12 @@ broker under var/). Set DATABASE_URL and CELERY_BROKER_URL to use PostgreSQL and
 from __future__ import annotations
 
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
 import environ
 import plotly
+from csp.constants import NONE, SELF
 from django.utils.translation import gettext_lazy as _
 
 BASE_DIR = Path(__file__).resolve().parents[2]
@@ -49,10 +51,13 @@ INSTALLED_APPS = [
     "benchmarks_app",
     "reports",
     "frontend",
+    "csp",  # django-csp: its system checks and the csp template tags (the header comes from its middleware)
+    "axes",  # django-axes: failed sign-ins per user name and address, and the lockout (see "# Security")
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",  # Content-Security-Policy on every response (CONTENT_SECURITY_POLICY below)
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -62,6 +67,7 @@ MIDDLEWARE = [
     "sizing.access.RoleAccessMiddleware",  # pages: the route's policy against the user's role (sizing/access.py)
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "axes.middleware.AxesMiddleware",  # last: turns a locked-out sign-in into the lockout page (429)
 ]
 
 ROOT_URLCONF = "deploy.urls"
@@ -99,9 +105,51 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+# axes first: it refuses a locked-out user name and address before the password is checked (it logs nobody in)
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
 LOGIN_URL = "frontend:login"
 LOGIN_REDIRECT_URL = "frontend:sizing"
 LOGOUT_REDIRECT_URL = "frontend:login"
+
+# Security (issue 9)
+# Sign-in throttling (django-axes): AXES_FAILURE_LIMIT wrong passwords for one user name from one address lock that
+# pair out for AXES_COOLOFF_MINUTES (another user name, or the same one from elsewhere, still signs in); a success
+# forgets the failures. The sign-in page answers a locked-out attempt with 429 and says why, in the user's language.
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.float("AXES_COOLOFF_MINUTES", default=15.0))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_LOCKOUT_TEMPLATE = "frontend/login.html"  # the sign-in form again, with the lockout message (context: cooloff_*)
+# Content-Security-Policy (django-csp 4): every script is a file of ours ('self': no inline script, no eval);
+# JSON data blocks ({{ x|json_script }}) are not executed, so they need nothing.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF, "data:", "blob:"],  # Plotly's "download plot" makes data: and blob: images
+        "font-src": [SELF, "data:"],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "frame-ancestors": [NONE],  # never framed (clickjacking); X_FRAME_OPTIONS says the same to old browsers
+        "form-action": [SELF],
+    },
+}
+SECURE_CONTENT_TYPE_NOSNIFF = True  # Django's default, stated: X-Content-Type-Options: nosniff
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"
+# no script reads the csrftoken cookie: the pages send the form's hidden csrfmiddlewaretoken as X-CSRFToken, and
+# the API docs' script gets the token rendered into it by the server
+CSRF_COOKIE_HTTPONLY = True
 
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", _("English")), ("zh-hans", _("简体中文"))]
@@ -149,7 +197,7 @@ REST_FRAMEWORK = {
         "sustained": env.str("SIZING_THROTTLE_SUSTAINED", default="3000/hour"),
         "burst": env.str("SIZING_THROTTLE_BURST", default="120/min"),
     },
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "sizing.api_errors.ApiAutoSchema",  # the error answers documented on every operation
     "EXCEPTION_HANDLER": "sizing.api_errors.api_exception_handler",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,

@@ -107,8 +107,8 @@ def test_a_member_cannot_write_endpoints(admin_client, api_client, method, path,
 
     # then a 403 in the API's error shape, and nothing changed
     assert response.status_code == 403
-    assert response.json() == {"code": "permission_denied", "message": "only an admin of your organisation can do "
-                                                                       "this", "extra": {}}
+    assert response.json() == {"code": "permission_denied", "message": "your role in the organisation (engineer) does "
+                                                                       "not allow this; it needs: admin", "extra": {}}
     assert KEY not in response.content.decode()
     assert [(e.name, e.has_api_key) for e in Endpoint.objects.all()] == [("Simulator", True)]
 
@@ -130,7 +130,7 @@ def test_who_is_an_admin(organisation, user, admin_user):
     loner = get_user_model().objects.create_user(username="loner")
     assert [membership_is_admin(u) for u in (admin_user, user, staff, loner, None)] == [True, False, False, False,
                                                                                          False]
-    assert Membership.objects.get(user=user).role == "member"
+    assert Membership.objects.get(user=user).role == "engineer"
 
 
 def test_the_demo_user_is_an_admin_of_the_demo_organisation(db):

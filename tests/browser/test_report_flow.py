@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 from celery.contrib.testing.worker import start_worker
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Permission
 from playwright.sync_api import Page, expect
 
 from deploy.celery import app as celery_app
@@ -39,12 +38,10 @@ def worker(transactional_db, settings, tmp_path) -> Iterator[None]:
 
 @pytest.fixture
 def team(organisation: Organisation, user) -> None:
-    """The `user` fixture's engineer writes; a reviewer approves; a signer holds the signing permission."""
+    """The `user` fixture's engineer writes; a reviewer approves; a signer signs (their roles)."""
     for name in ("reviewer", "signer"):
         account = get_user_model().objects.create_user(username=name, password=PASSWORD)
-        Membership.objects.create(user=account, organisation=organisation)
-        if name == "signer":
-            account.user_permissions.add(Permission.objects.get(codename="sign_reportversion"))
+        Membership.objects.create(user=account, organisation=organisation, role=name)
 
 
 @pytest.fixture

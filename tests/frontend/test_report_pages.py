@@ -18,7 +18,6 @@ import polib
 import pytest
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Permission
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
@@ -64,14 +63,12 @@ def _browser(user) -> Client:
 
 @pytest.fixture
 def team(organisation: Organisation, user) -> dict[str, Any]:
-    """The author (the `user` fixture's engineer), a reviewer, and a signer holding the signing permission."""
+    """The author (the `user` fixture's engineer), a reviewer and a signer (their roles)."""
     people: dict[str, Any] = {"author": user}
     for name in ("reviewer", "signer"):
         account = get_user_model().objects.create_user(username=name, password="correct horse battery")
-        Membership.objects.create(user=account, organisation=organisation)
+        Membership.objects.create(user=account, organisation=organisation, role=name)
         people[name] = account
-    people["signer"].user_permissions.add(Permission.objects.get(codename="sign_reportversion"))
-    people["signer"] = get_user_model().objects.get(pk=people["signer"].pk)  # a fresh permission cache
     return people
 
 
@@ -279,16 +276,27 @@ def test_submit_approve_and_return_with_their_refusals(author: Client, reviewer:
     assert response["Location"] == _page(report, 1)
     assert _status(report) == "in_review"
 
-    # when the author tries to approve it: hidden on the page, refused when posted
+    # when the author (an engineer) tries to approve it: hidden on the page, refused when posted
     page = _html(author.get(_page(report)))
     assert 'id="approve-button"' not in page
-    assert "You wrote this version: a reviewer other than its author approves it" in page
-    refused = _html(author.post(_action(report, "approve"), follow=True))
+    assert 'id="return-form"' not in page
+    assert "In review: a reviewer or a signer of your organisation approves it or returns it to draft." in page
+    refused = author.post(_action(report, "approve"))
 
     # then nothing changed and the reason is shown
     assert _status(report) == "in_review"
+    assert refused.status_code == 403
+    assert "It needs one of: Reviewer, Signer" in _html(refused)
+
+    # when the author is also a reviewer (their role changed): still not their own version
+    Membership.objects.filter(user__username=report.versions.get().author.username).update(role="reviewer")
+    page = _html(author.get(_page(report)))
+    assert "You wrote this version: a reviewer other than its author approves it" in page
+    refused = _html(author.post(_action(report, "approve"), follow=True))
+    assert _status(report) == "in_review"
     assert ("You wrote this version: a reviewer other than its author approves it. Ask a colleague to review it"
             in _messages(refused))
+    Membership.objects.filter(user__username=report.versions.get().author.username).update(role="engineer")
 
     # when the reviewer returns it without a reason, then with one
     no_reason = _html(reviewer.post(_action(report, "return"), {"reason": "  "}, follow=True))
@@ -310,7 +318,7 @@ def test_submit_approve_and_return_with_their_refusals(author: Client, reviewer:
     author.post(_action(report, "submit"))
     approved = _html(reviewer.post(_action(report, "approve"), follow=True))
     assert _status(report) == "approved"
-    assert ("Version 1 approved: a user with the signing permission can sign it now" in _messages(approved))
+    assert ("Version 1 approved: a signer of your organisation can sign it now" in _messages(approved))
     assert '<li class="report-step is-current" data-step="approved" aria-current="step">Approved</li>' in approved
     assert _actions(report) == ["created", "submitted", "returned", "submitted", "approved"]
 
@@ -320,15 +328,15 @@ def test_signing_needs_the_permission(author: Client, reviewer: Client, report: 
     author.post(_action(report, "submit"))
     reviewer.post(_action(report, "approve"))
 
-    # when the reviewer (no signing permission) looks at it and posts the sign form anyway
+    # when the reviewer (not a signer) looks at it and posts the sign form anyway
     page = _html(reviewer.get(_page(report)))
-    refused = _html(reviewer.post(_action(report, "sign"), follow=True))
+    refused = reviewer.post(_action(report, "sign"))
 
-    # then no sign button, a message saying why, and nothing queued
+    # then no sign button, a 403 page saying why, and nothing queued
     assert 'id="sign-button"' not in page
-    assert "You do not have that permission" in page
-    assert ("Signing needs the permission to sign reports: ask an administrator of your organisation to grant it"
-            in _messages(refused))
+    assert "Approved: a signer of your organisation signs it. Your role cannot sign." in page
+    assert refused.status_code == 403
+    assert "Your role (Reviewer) does not allow this. It needs one of: Signer" in _html(refused)
     version = report.versions.get()
     assert (version.status, version.progress_message, version.sha256) == ("approved", "", "")
     assert _actions(report) == ["created", "submitted", "approved"]

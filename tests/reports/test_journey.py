@@ -10,7 +10,6 @@ import subprocess
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Permission
 from rest_framework.test import APIClient
 
 from deploy.celery import app as celery_app
@@ -41,12 +40,10 @@ def _client(user) -> APIClient:
 @pytest.fixture
 def team(catalog, organisation):
     users = {}
-    for name in ("author", "reviewer", "signer"):
+    for name, role in (("author", "engineer"), ("reviewer", "reviewer"), ("signer", "signer")):
         user = get_user_model().objects.create_user(username=name, password="correct horse battery")
-        Membership.objects.create(user=user, organisation=organisation)
+        Membership.objects.create(user=user, organisation=organisation, role=role)
         users[name] = user
-    users["signer"].user_permissions.add(Permission.objects.get(codename="sign_reportversion"))
-    users["signer"] = get_user_model().objects.get(pk=users["signer"].pk)  # a fresh permission cache
     return users
 
 
@@ -84,7 +81,7 @@ def test_a_chinese_report_is_drafted_reviewed_approved_signed_and_verified(
     assert author.post(base + "versions/1/approve").status_code == 403
     assert reviewer.post(base + "versions/1/approve").json()["status"] == "approved"
 
-    # only a user with the signing permission signs
+    # only a signer signs
     assert reviewer.post(base + "versions/1/sign").status_code == 403
     with django_capture_on_commit_callbacks(execute=True):  # the worker's task, run here when the request commits
         response = signer.post(base + "versions/1/sign")

@@ -16,8 +16,8 @@ QUICK = "/api/v1/estimates/quick"
 @pytest.mark.parametrize(
     ("method", "url"),
     [("get", "/api/v1/gpus/"), ("get", "/api/v1/models/"), ("post", "/api/v1/models/"), ("post", QUICK),
-     ("post", "/api/v1/estimates/"), ("get", "/api/v1/estimates/1/"), ("get", "/api/schema/")],
-    ids=["gpus", "models", "upload", "quick", "create", "detail", "schema"],
+     ("post", "/api/v1/estimates/"), ("get", "/api/v1/estimates/1/"), ("get", "/api/v1/deployments/")],
+    ids=["gpus", "models", "upload", "quick", "create", "detail", "deployments"],
 )
 def test_every_endpoint_requires_authentication(db, method, url):
     # given an anonymous client
