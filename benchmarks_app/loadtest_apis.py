@@ -28,6 +28,7 @@ from benchmarks_app.loadtest_services import (
     tokens_per_request,
 )
 from benchmarks_app.models import LoadTest
+from sizing.api_errors import ApiErrorSerializer
 from sizing.api_lists import ListApiMixin, choice_filter, filter_parameter, id_filter, list_schema
 from sizing.deployment_selectors import deployment_get_for_organisation
 from sizing.services import organisation_for_user
@@ -206,17 +207,16 @@ class LoadTestDefaultsApi(APIView):
                                OpenApiParameter("workload", int, required=False)],
                    responses={200: OpenApiResponse(description="scenarios, and a deployment's SLOs, peak "
                                                                "concurrency at these lengths and committed memory "
-                                                               "per GPU")})
+                                                               "per GPU"),
+                              404: OpenApiResponse(ApiErrorSerializer, description="no such deployment")})
     def get(self, request: Request) -> Response:
         organisation = organisation_for_user(user=request.user)
-        raw = request.query_params.get("deployment")
+        raw = id_filter(request, "deployment")
         lengths = {key: request.query_params.get(key) for key in ("input_tokens", "output_tokens", "workload")}
         spec = requests_spec(organisation, {key: value for key, value in lengths.items() if value})
         defaults: dict[str, Any] = {}
-        if raw:
-            if not raw.isdigit():
-                raise serializers.ValidationError({"deployment": ["a deployment id"]})
-            deployment = deployment_get_for_organisation(organisation=organisation, deployment_id=int(raw))
+        if raw is not None:
+            deployment = deployment_get_for_organisation(organisation=organisation, deployment_id=raw)
             if deployment is None:
                 return Response({"code": "not_found", "message": f"no deployment {raw}", "extra": {}},
                                 status=status.HTTP_404_NOT_FOUND)

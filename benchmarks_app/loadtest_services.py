@@ -171,8 +171,9 @@ def tokens_per_request(spec: RequestSpec) -> float:
 
 
 def requests_spec(organisation: Organisation, data: Mapping[str, Any]) -> RequestSpec:
-    workload_id = data.get("workload")
-    if workload_id not in (None, ""):
+    workload_id = _number(data, "workload", minimum=1, maximum=2**63 - 1, integer=True)
+    if workload_id is not None:
+        workload_id = int(workload_id)
         row = (WorkloadProfile.objects.filter(pk=workload_id, organisation=organisation).first()
                or WorkloadProfile.objects.filter(pk=workload_id, organisation__isnull=True).first())
         if row is None:

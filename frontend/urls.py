@@ -34,6 +34,7 @@ from frontend.views_loadtests import (
     LoadTestListPageView,
 )
 from frontend.views_memory import MemoryLogDeleteView, MemoryLogDetailPageView, MemoryLogListPageView
+from frontend.views_quotes import QuotePageView
 from frontend.views_reports import (
     ReportDetailPageView,
     ReportListPageView,
@@ -55,6 +56,7 @@ urlpatterns = [
     path("colocated/", ColocatedPageView.as_view(), name="colocated"),
     path("workloads/", WorkloadsPageView.as_view(), name="workloads"),
     path("performance/", PerformancePageView.as_view(), name="performance"),
+    path("quotes/", QuotePageView.as_view(), name="quotes"),
     path("deployments/", DeploymentListPageView.as_view(), name="deployments"),
     path("deployments/<int:deployment_id>/", DeploymentDetailPageView.as_view(), name="deployment"),
     path("deployments/<int:deployment_id>/upload/", DeploymentUploadView.as_view(), name="deployment-upload"),

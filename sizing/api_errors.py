@@ -92,6 +92,8 @@ class ApiAutoSchema(AutoSchema):
             errors["429"] = "throttled: extra.retry_after_s"
         if "{" in self.path:
             errors["404"] = "no such object in your organisation"
+        if self.method in ("POST", "PUT", "PATCH"):
+            errors["415"] = "a request body of a media type the operation does not take"
         for code, description in errors.items():
             if code not in responses:
                 responses[code] = self._get_response_for_code(

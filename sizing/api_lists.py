@@ -9,13 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import QuerySet
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from sizing.api_errors import ApiAutoSchema
+from sizing.api_errors import ApiAutoSchema, ApiErrorSerializer
 
 MAX_LIMIT = 500
 
@@ -68,13 +68,17 @@ def filter_parameter(name: str, kind: Any = str, description: str = "", enum: An
 
 
 def list_schema(serializer_class: type[serializers.BaseSerializer], *, ordering: dict[str, str],
-                filters: list[OpenApiParameter] = (), **kwargs: Any) -> Any:
+                filters: list[OpenApiParameter] = (), not_found: str = "", **kwargs: Any) -> Any:
     """extend_schema of a list GET: its filters, `ordering` (one of the allowed names, or several joined by commas),
-    and the serializer as a paginated list (limit and offset come from the paginator)."""
+    and the serializer as a paginated list (limit and offset come from the paginator); `not_found` describes the
+    404 of a filter naming a row that is not there."""
     choices = ", ".join(ordering_choices(ordering))
     parameter = OpenApiParameter("ordering", str, required=False,
                                  description=f"order by these fields, comma-separated, - for descending: {choices}")
-    return extend_schema(parameters=[*filters, parameter], responses=serializer_class(many=True), **kwargs)
+    responses: Any = serializer_class(many=True)
+    if not_found:
+        responses = {200: responses, 404: OpenApiResponse(ApiErrorSerializer, description=not_found)}
+    return extend_schema(parameters=[*filters, parameter], responses=responses, **kwargs)
 
 
 def id_filter(request: Request, name: str) -> int | None:

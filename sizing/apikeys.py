@@ -4,9 +4,9 @@ A key looks like `lls_3f9a1c0d7e52_6J0...` (43 random URL-safe characters after 
 finds the row, the SHA-256 of the whole key is compared in constant time, the key itself is never stored, logged
 or shown again after it was created. A revoked or expired key answers 401 like an unknown one.
 
-Throttles count per key (per user for a browser session): a sustained rate and a burst rate
-(`SIZING_THROTTLE_SUSTAINED`, `SIZING_THROTTLE_BURST`), in Django's cache. A throttled call is a 429 with
-Retry-After and the API's error shape.
+Throttles count per key: a sustained rate and a burst rate (`SIZING_THROTTLE_SUSTAINED`, `SIZING_THROTTLE_BURST`);
+a browser session has its own, higher rate (`SIZING_THROTTLE_SESSION`). The counters live in Django's cache. A
+throttled call is a 429 with Retry-After and the API's error shape.
 """
 
 from __future__ import annotations
@@ -128,25 +128,36 @@ class ApiKeyAuthentication(BaseAuthentication):
 
 
 class _PerKeyThrottle(SimpleRateThrottle):
-    """Counts per API key when the request carries one, else per signed-in user; anonymous requests (health, the
-    schema, login) are not throttled here."""
+    """Counts the requests of one API key; requests without a key are not counted here."""
 
     def get_cache_key(self, request: Request, view: Any) -> str | None:
-        if isinstance(request.auth, ApiKey):
-            ident = f"key{request.auth.pk}"
-        elif request.user and request.user.is_authenticated:
-            ident = f"user{request.user.pk}"
-        else:
+        if not isinstance(request.auth, ApiKey):
             return None
-        return self.cache_format % {"scope": self.scope, "ident": ident}
+        return self.cache_format % {"scope": self.scope, "ident": f"key{request.auth.pk}"}
 
 
 class ApiKeyRateThrottle(_PerKeyThrottle):
+    """A key's sustained rate (`SIZING_THROTTLE_SUSTAINED`, 3000/hour by default)."""
+
     scope = "sustained"
 
 
 class ApiKeyBurstThrottle(_PerKeyThrottle):
+    """A key's burst rate (`SIZING_THROTTLE_BURST`, 120/min by default)."""
+
     scope = "burst"
+
+
+class SessionThrottle(SimpleRateThrottle):
+    """A signed-in browser's rate (`SIZING_THROTTLE_SESSION`, 1200/min by default: the pages poll jobs every
+    second and estimate as the user types); anonymous requests are not counted."""
+
+    scope = "session"
+
+    def get_cache_key(self, request: Request, view: Any) -> str | None:
+        if isinstance(request.auth, ApiKey) or not (request.user and request.user.is_authenticated):
+            return None
+        return self.cache_format % {"scope": self.scope, "ident": f"user{request.user.pk}"}
 
 
 class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):

@@ -237,7 +237,8 @@ class FingerprintListApi(ListApiMixin, APIView):
                                      help_text="the machine's name, for pasted outputs (a probe file names it)")
 
     @list_schema(FingerprintListOutputSerializer, ordering=ordering_fields,
-                 filters=[filter_parameter("deployment", int, description="only this deployment's")])
+                 filters=[filter_parameter("deployment", int, description="only this deployment's")],
+                 not_found="no such deployment")
     def get(self, request: Request) -> Response:
         organisation = organisation_for_user(user=request.user)
         deployment = None

@@ -139,6 +139,11 @@ def deployment_update(*, deployment: Deployment, data: Mapping[str, Any]) -> Dep
 
 
 def deployment_delete(*, deployment: Deployment) -> None:
+    """A deployment that reports document is kept (the reports are the signed record): a 400 naming them."""
+    reports = list(deployment.reports.values_list("pk", flat=True))
+    if reports:
+        raise _invalid("deployment", f"the deployment has {len(reports)} report(s) (ids {', '.join(map(str, reports))})"
+                                     "; a documented deployment cannot be deleted", reports=reports)
     deployment.delete()
 
 

@@ -191,11 +191,13 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["sizing.access.RoleAccess"],
-    # per API key (per user for a browser session); `SIZING_THROTTLE_*` env settings change the rates
-    "DEFAULT_THROTTLE_CLASSES": ["sizing.apikeys.ApiKeyRateThrottle", "sizing.apikeys.ApiKeyBurstThrottle"],
+    # per API key, and per user for a browser session; `SIZING_THROTTLE_*` env settings change the rates
+    "DEFAULT_THROTTLE_CLASSES": ["sizing.apikeys.ApiKeyRateThrottle", "sizing.apikeys.ApiKeyBurstThrottle",
+                                 "sizing.apikeys.SessionThrottle"],
     "DEFAULT_THROTTLE_RATES": {
         "sustained": env.str("SIZING_THROTTLE_SUSTAINED", default="3000/hour"),
         "burst": env.str("SIZING_THROTTLE_BURST", default="120/min"),
+        "session": env.str("SIZING_THROTTLE_SESSION", default="1200/min"),
     },
     "DEFAULT_SCHEMA_CLASS": "sizing.api_errors.ApiAutoSchema",  # the error answers documented on every operation
     "EXCEPTION_HANDLER": "sizing.api_errors.api_exception_handler",

@@ -91,16 +91,16 @@ def test_runs_are_filtered_and_scoped_to_the_organisation(api_client, catalog, d
     with django_capture_on_commit_callbacks(execute=True):
         mine = _upload(api_client, "a.json", vllm_file(10), gpu="nvidia-h100-sxm-80gb").json()[0]
         _upload(api_client, "b.json", vllm_file(10), gpu="nvidia-l40s-48gb")
-    assert [r["id"] for r in api_client.get("/api/v1/benchmark-runs/?gpu=nvidia-h100-sxm-80gb").json()] == [
+    assert [r["id"] for r in api_client.get("/api/v1/benchmark-runs/?gpu=nvidia-h100-sxm-80gb").json()["results"]] == [
         mine["id"]]
-    assert len(api_client.get("/api/v1/benchmark-runs/?tool=vllm").json()) == 2
-    assert api_client.get("/api/v1/benchmark-runs/?tool=guidellm").json() == []
+    assert len(api_client.get("/api/v1/benchmark-runs/?tool=vllm").json()["results"]) == 2
+    assert api_client.get("/api/v1/benchmark-runs/?tool=guidellm").json()["results"] == []
 
     other = get_user_model().objects.create_user(username="rival", password="x" * 12)
     Membership.objects.create(user=other, organisation=Organisation.objects.create(name="Rival"))
     rival = APIClient()
     rival.force_authenticate(user=other)
-    assert rival.get("/api/v1/benchmark-runs/").json() == []
+    assert rival.get("/api/v1/benchmark-runs/").json()["results"] == []
     assert rival.get(f"/api/v1/benchmark-runs/{mine['id']}/").status_code == 404
     assert rival.get(f"/api/v1/benchmark-runs/{mine['id']}/analysis").status_code == 404
 

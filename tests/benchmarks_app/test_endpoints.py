@@ -86,7 +86,7 @@ def test_an_admin_registers_an_endpoint_and_members_see_it(admin_client, api_cli
                        "metrics_url": "http://127.0.0.1:8001/metrics", "failure_command": [], "has_api_key": True,
                        "created_by": "lead",
                        "created_at": created["created_at"], "updated_at": created["updated_at"]}
-    assert api_client.get(LIST).json() == [created]
+    assert api_client.get(LIST).json()["results"] == [created]
     assert api_client.get(_detail(created["id"])).json() == created
 
 
@@ -144,7 +144,7 @@ def test_an_organisation_sees_only_its_own_endpoints(admin_client, api_client, o
     own = _created(admin_client)
 
     # then
-    assert [e["name"] for e in api_client.get(LIST).json()] == ["Simulator"]
+    assert [e["name"] for e in api_client.get(LIST).json()["results"]] == ["Simulator"]
     for method, body in (("get", None), ("patch", {"name": "Mine now"}), ("put", SIM), ("delete", None)):
         response = getattr(admin_client, method)(_detail(other_endpoint.pk), body, format="json")
         assert response.status_code == 404

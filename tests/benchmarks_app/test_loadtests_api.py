@@ -202,7 +202,7 @@ def test_organisations_see_only_their_own_tests(api_client, endpoint, db) -> Non
     Membership.objects.create(user=stranger, organisation=Organisation.objects.create(name="Other"))
     client = APIClient()
     client.force_authenticate(user=stranger)
-    assert client.get(URL).json() == []
+    assert client.get(URL).json()["results"] == []
     assert client.get(job_url).status_code == 404
     assert client.post(job_url + "cancel").status_code == 404
     assert client.get(job_url + "plan").status_code == 404

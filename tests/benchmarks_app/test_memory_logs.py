@@ -92,4 +92,4 @@ def test_another_organisations_logs_are_invisible(api_client, db):
     rival = APIClient()
     rival.force_authenticate(user=other)
     assert rival.get(f"/api/v1/memory-logs/{stored['id']}/").status_code == 404
-    assert rival.get("/api/v1/memory-logs/").json() == []
+    assert rival.get("/api/v1/memory-logs/").json()["results"] == []

@@ -65,7 +65,7 @@ def test_worker_runs_a_simulation_and_returns_the_cli_contract(worker):
 
 def test_worker_sweeps_the_sample_profile_and_marks_the_knee(worker):
     client, _ = _client()
-    profiles = client.get("/api/v1/workloads/").json()
+    profiles = client.get("/api/v1/workloads/").json()["results"]
     sample = next(p for p in profiles if p["source"] == "sample")
     response = client.post("/api/v1/simulations/", {**BASE, "kind": "sweep", "profile": sample["id"],
                                                     "slo": {"ttft_s": 2.0, "tpot_s": 0.1}, "sweep": {"points": 5},

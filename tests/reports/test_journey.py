@@ -156,7 +156,7 @@ def test_other_organisations_see_nothing(team, deployment) -> None:
     stranger = get_user_model().objects.create_user(username="x", password="correct horse battery")
     Membership.objects.create(user=stranger, organisation=Organisation.objects.create(name="Other"))
     client = _client(stranger)
-    assert client.get("/api/v1/reports/").json() == []
+    assert client.get("/api/v1/reports/").json()["results"] == []
     for path in ("", "pdf", "versions/1/", "versions/1/pdf"):
         assert client.get(report["url"] + path).status_code == 404
     assert client.post(report["url"] + "versions/1/submit").status_code == 404

@@ -34,7 +34,7 @@ def test_health_needs_no_login(db):
 
 def test_gpu_list_has_the_catalog_with_sources(catalog, api_client):
     # when
-    gpus = {row["slug"]: row for row in api_client.get("/api/v1/gpus/").json()}
+    gpus = {row["slug"]: row for row in api_client.get("/api/v1/gpus/").json()["results"]}
     # then: the H100 SXM reports 81,559 MiB in nvidia-smi = 85,520,809,984 bytes
     h100 = gpus["nvidia-h100-sxm-80gb"]
     assert h100["memory_bytes"] == 81559 * 2**20
@@ -45,7 +45,7 @@ def test_gpu_list_has_the_catalog_with_sources(catalog, api_client):
 
 def test_model_list_marks_unsupported_models_with_reason(catalog, api_client):
     # when
-    models = {row["slug"]: row for row in api_client.get("/api/v1/models/").json()}
+    models = {row["slug"]: row for row in api_client.get("/api/v1/models/").json()["results"]}
     # then
     llama = models["meta-llama/Meta-Llama-3-8B"]
     assert llama["supported"] is True
@@ -162,7 +162,7 @@ def test_uploaded_models_are_invisible_to_other_organisations(catalog, api_clien
     LlmModel.objects.create(slug="other/secret", organisation=other, config={"model_type": "llama"},
                             supported=False)
     # when
-    slugs = {row["slug"] for row in api_client.get("/api/v1/models/").json()}
+    slugs = {row["slug"] for row in api_client.get("/api/v1/models/").json()["results"]}
     response = api_client.post(QUICK, {"model": "other/secret", "gpu": "nvidia-h100-sxm-80gb"}, format="json")
     # then
     assert "other/secret" not in slugs

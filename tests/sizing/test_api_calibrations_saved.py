@@ -52,7 +52,7 @@ def test_other_organisations_do_not_see_a_calibration(catalog, api_client):
     Membership.objects.create(user=stranger, organisation=Organisation.objects.create(name="Elsewhere"))
     client = APIClient()
     client.force_authenticate(user=stranger)
-    assert client.get("/api/v1/calibrations/").json() == []
+    assert client.get("/api/v1/calibrations/").json()["results"] == []
     assert client.post(QUICK, ESTIMATE, format="json").json()["calibration_applied"] is None
 
 
@@ -69,7 +69,7 @@ def test_saving_a_log_without_runtime_terms_is_refused_and_keeps_nothing(catalog
 def test_calibrations_are_listed_for_the_organisation(catalog, api_client):
     api_client.post(BOOTLOG, {"text": VLLM_PROFILE_LOG, "gpu": "nvidia-h100-sxm-80gb", "save": True},
                     format="json")
-    rows = api_client.get("/api/v1/calibrations/").json()
+    rows = api_client.get("/api/v1/calibrations/").json()["results"]
     assert [(row["model"], row["gpu"], row["engine"]) for row in rows] == [
         ("meta-llama/Meta-Llama-3-8B", "nvidia-h100-sxm-80gb", "vllm")]
 

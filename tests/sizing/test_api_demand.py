@@ -138,7 +138,7 @@ def test_colocated_estimator_errors_name_the_deployment(catalog, api_client):
 
 
 def test_models_say_whether_they_are_moe(catalog, api_client):
-    models = {row["slug"]: row for row in api_client.get("/api/v1/models/").json()}
+    models = {row["slug"]: row for row in api_client.get("/api/v1/models/").json()["results"]}
     assert models["Qwen/Qwen3-30B-A3B"]["architecture"]["moe"] is True
     assert models["meta-llama/Meta-Llama-3-8B"]["architecture"]["moe"] is False
     assert models["deepseek-ai/DeepSeek-V3"]["architecture"]["mla"] is True

@@ -45,7 +45,7 @@ def test_deployment_and_fingerprint_endpoints_require_authentication(db, method,
 
 
 def test_a_deployment_is_created_and_listed(api_client, deployment_id):
-    listed = api_client.get("/api/v1/deployments/").json()
+    listed = api_client.get("/api/v1/deployments/").json()["results"]
     assert [(d["id"], d["gpu"], d["tp"], d["fingerprint_count"]) for d in listed] == [
         (deployment_id, "nvidia-a100-pcie-80gb", 2, 0)]
 
@@ -57,7 +57,7 @@ def test_a_bad_deployment_is_a_400_naming_the_field(api_client, catalog, change,
     response = api_client.post("/api/v1/deployments/", {**PLAN, **change}, format="json")
     assert response.status_code == 400
     assert field in response.json()["extra"]["fields"]
-    assert api_client.get("/api/v1/deployments/").json() == []
+    assert api_client.get("/api/v1/deployments/").json()["results"] == []
 
 
 def test_uploaded_outputs_are_stored_checked_against_the_plan_with_the_effect_on_the_estimate(
@@ -159,7 +159,7 @@ def test_two_fingerprints_compare_in_words_and_a_table(api_client, deployment_id
     # the upgraded driver no longer fails the plan's image
     upgraded_codes = {f["code"] for f in api_client.get(f"/api/v1/fingerprints/{second['id']}/").json()["findings"]}
     assert "driver_too_old" not in upgraded_codes
-    listed = api_client.get(f"/api/v1/fingerprints/?deployment={deployment_id}").json()
+    listed = api_client.get(f"/api/v1/fingerprints/?deployment={deployment_id}").json()["results"]
     assert [row["id"] for row in listed] == [second["id"], first["id"]]
     bad = api_client.get(f"/api/v1/fingerprints/diff?before={first['id']}&after=999999")
     assert bad.status_code == 400
@@ -175,7 +175,7 @@ def test_another_organisations_deployments_and_fingerprints_are_invisible(api_cl
     client.force_authenticate(user=other)
     assert client.get(f"/api/v1/deployments/{deployment_id}/").status_code == 404
     assert client.get(f"/api/v1/fingerprints/{stored['id']}/").status_code == 404
-    assert client.get("/api/v1/fingerprints/").json() == []
+    assert client.get("/api/v1/fingerprints/").json()["results"] == []
     refused = client.post("/api/v1/fingerprints/", {"deployment": deployment_id, "texts": TEXTS}, format="json")
     assert refused.status_code == 400
     assert client.post("/api/v1/estimates/quick", {"model": "Qwen/Qwen2.5-14B", "gpu": "nvidia-a100-pcie-80gb",

@@ -84,7 +84,7 @@ def test_jobs_of_another_organisation_are_not_visible(catalog, api_client):
 
     # then
     assert api_client.get(f"{URL}{job.pk}/").status_code == 404
-    assert api_client.get(URL).json() == []
+    assert api_client.get(URL).json()["results"] == []
 
 
 def test_a_job_can_use_a_sample_workload_profile(catalog, api_client, django_capture_on_commit_callbacks):
@@ -118,7 +118,7 @@ def test_saved_perf_calibrations_are_listed_for_the_organisation_only(catalog, a
     PerfCalibration.objects.create(organisation=Organisation.objects.create(name="Else"), gpu=gpu, engine="vllm",
                                    efficiencies={}, default_rms_log_error=0.1, calibrated_rms_log_error=0.1,
                                    measurements=1)
-    rows = api_client.get("/api/v1/perf-calibrations/").json()
+    rows = api_client.get("/api/v1/perf-calibrations/").json()["results"]
     assert [row["id"] for row in rows] == [mine.pk]
     assert rows[0]["gpu"] == "nvidia-l40s-48gb"
 

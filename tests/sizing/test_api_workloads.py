@@ -99,8 +99,8 @@ def test_everyone_sees_the_sample_first_and_only_their_own_profiles(sample, api_
     own = api_client.post(LIST, {"name": "Chat", "profile": _profile()}, format="json").json()
     WorkloadProfileFactory(name="Theirs")
     # when
-    rows = api_client.get(LIST).json()
-    strangers_rows = stranger_client.get(LIST).json()
+    rows = api_client.get(LIST).json()["results"]
+    strangers_rows = stranger_client.get(LIST).json()["results"]
     # then
     assert [(row["name"], row["sample"], row["source"]) for row in rows] == [
         (SAMPLE_NAME, True, "sample"), ("Chat", False, "manual")]

@@ -84,9 +84,10 @@
   }
 
   async function refreshList() {
-    var result = await S.request(root.dataset.listUrl, { headers: { Accept: "application/json" } });
-    if (result.ok && Array.isArray(result.body)) {
-      profiles = result.body;
+    // the list is paginated ({count, next, previous, results}); the largest page holds every profile shown here
+    var result = await S.request(root.dataset.listUrl + "?limit=500", { headers: { Accept: "application/json" } });
+    if (result.ok && result.body && Array.isArray(result.body.results)) {
+      profiles = result.body.results;
       renderList();
     }
   }
