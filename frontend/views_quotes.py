@@ -56,6 +56,8 @@ def quote_page_strings() -> dict[str, Any]:
         "tokens_value": _("{value} tokens"),
         "candidate_label": _("{gpus} × {gpu_name} · TP {tp} × {replicas} replica(s) · {engine} · weights {weights} · "
                              "KV {kv_dtype}"),
+        "deployment_summary": _("{gpus} × {gpu_name} · TP {tp} × {replicas} replica(s) · {engine}"),
+        "weights_value": _("weights {value}"),
         "reason_over": _("{metric} P{percentile} {value} s > {limit} s"),
         "reason_rejected": _("{count} of {requests} requests rejected or failed"),
         "reason_does_not_fit": _("Does not fit: {detail}"),
@@ -72,7 +74,6 @@ def quote_page_strings() -> dict[str, Any]:
         "chart_offers": _("Offers"),
         "chart_rejected": _("Not offered"),
         "latency_head": _("{metric} P{percentile} (ms)"),
-        "axis_cost": _("USD per hour"),
         "assumption_prices": _("Prices are list prices from the GPU catalog, in USD per GPU-hour: no discounts, no "
                                "host, network, storage or staff costs."),
         "assumption_requests": _("Each deployment was simulated with {requests} requests at {rate}."),

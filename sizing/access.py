@@ -178,12 +178,17 @@ def role_of(user: Any) -> str | None:
     the personal organisation made on first use (sizing.services.organisation_for_user)."""
     if user is None or not getattr(user, "is_authenticated", False):
         return None
+    cached = getattr(user, "_access_role", None)  # one query per request, however many links a page checks
+    if cached is not None:
+        return cached
     membership = getattr(user, "membership", None) if _membership_cached(user) else None
     if membership is None:
         from sizing.models import Membership
 
         membership = Membership.objects.filter(user=user).only("role").first()
-    return membership.role if membership is not None else ENGINEER
+    role = membership.role if membership is not None else ENGINEER
+    user._access_role = role
+    return role
 
 
 def _membership_cached(user: Any) -> bool:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import environ
 import plotly
-from csp.constants import NONE, SELF
+from csp.constants import NONE, SELF, UNSAFE_INLINE
 from django.utils.translation import gettext_lazy as _
 
 BASE_DIR = Path(__file__).resolve().parents[2]
@@ -130,7 +130,12 @@ CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": [SELF],
         "script-src": [SELF],
+        # style sheets are files of ours ('self'; Plotly's rules are linked as frontend/plotly.css, not injected);
+        # style *attributes* stay allowed: the pages draw progress bars and colour swatches with style="width: N%" /
+        # "background: ..." set from the data, which a fixed policy cannot list. An attribute styles one element (no
+        # selectors, so no CSS-based reading of the page), and script stays strictly 'self'.
         "style-src": [SELF],
+        "style-src-attr": [UNSAFE_INLINE],
         "img-src": [SELF, "data:", "blob:"],  # Plotly's "download plot" makes data: and blob: images
         "font-src": [SELF, "data:"],
         "connect-src": [SELF],

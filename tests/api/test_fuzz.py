@@ -37,7 +37,7 @@ from sizing.models import Membership, Organisation
 from sizing.selectors import gpu_get, model_get_for_organisation
 from sizing.workload_services import workload_profile_create
 
-POSITIVE_EXAMPLES = 10  # per operation, valid by the schema
+POSITIVE_EXAMPLES = 12  # per operation, valid by the schema
 NEGATIVE_EXAMPLES = 4  # per operation, invalid by the schema (must be a 4xx, never a 5xx)
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 
@@ -72,7 +72,8 @@ def seeded(catalog: None, db: None) -> dict[str, Any]:
 def high_throttle_rates(monkeypatch: pytest.MonkeyPatch) -> None:
     """Throttles stay on (their code runs) at rates the fuzz cannot reach; the rates are read when the throttle
     classes are made, so override_settings would not reach them."""
-    monkeypatch.setattr(SimpleRateThrottle, "THROTTLE_RATES", {"sustained": "1000000/hour", "burst": "100000/min"})
+    rates = {scope: "1000000/min" for scope in [*SimpleRateThrottle.THROTTLE_RATES, "sustained", "burst"]}
+    monkeypatch.setattr(SimpleRateThrottle, "THROTTLE_RATES", rates)
 
 
 def _fuzz_operation(operation: Any, key: str, ids: dict[str, int], failures: list[str], counts: dict[str, int],

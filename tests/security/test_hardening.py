@@ -19,6 +19,7 @@ from django.test import Client
 from django.urls import reverse
 
 from sizing.models import Membership, Organisation
+from tests.security.plotly_css import STYLESHEET, maplibre_style_id, plotly_stylesheet
 
 ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "correct horse battery"
@@ -156,6 +157,10 @@ def test_every_page_carries_the_content_security_policy_and_security_headers(sup
         assert policy["form-action"] == ["'self'"], path
         assert policy["connect-src"] == ["'self'"], path
         assert policy["img-src"] == ["'self'", "data:", "blob:"], path
+        assert policy["font-src"] == ["'self'", "data:"], path
+        # style sheets only from files, except the API docs page's one inline <style> (drf-spectacular's template)
+        assert policy["style-src"] == (["'self'", "'unsafe-inline'"] if path.startswith("/api/docs/") else ["'self'"])
+        assert policy["style-src-attr"] == ["'unsafe-inline'"], path  # progress bars' widths, swatches' colours
         assert response["X-Frame-Options"] == "DENY", path
         assert response["X-Content-Type-Options"] == "nosniff", path
         assert response["Referrer-Policy"] == "same-origin", path
@@ -172,6 +177,16 @@ def test_the_api_docs_page_has_no_inline_script(superuser) -> None:
     script = client.get("/api/docs/?script")
     assert script["Content-Type"].startswith("application/javascript")
     assert "SwaggerUIBundle" in script.content.decode()
+
+
+def test_plotly_styles_come_from_a_file_that_matches_the_installed_plotly(superuser) -> None:
+    assert STYLESHEET.read_text(encoding="utf-8") == plotly_stylesheet(), (
+        "frontend/static/frontend/plotly.css is not plotly.js's stylesheet: run `python -m tests.security.plotly_css`")
+    client = Client()
+    client.force_login(superuser)
+    page = client.get("/").content.decode()
+    assert 'id="plotly.js-style-global" class="no-inline-styles"' in page
+    assert f'id="{maplibre_style_id()}"' in page
 
 
 def test_the_session_and_csrf_cookies_are_http_only_and_same_site(user) -> None:

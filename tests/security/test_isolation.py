@@ -23,6 +23,7 @@ from reports.models import Report
 from reports.services import report_create
 from sizing.access import POLICIES, PUBLIC_NAMES, SALES, policy_for
 from sizing.apikeys import api_key_create
+from sizing.quote_services import quote_create
 from sizing.models import (
     ApiKey,
     Deployment,
@@ -120,7 +121,9 @@ def _organisation_objects(name: str, *, role: str) -> dict[str, Any]:
                                              facts={}, raw=[], size_bytes=0, sha256="0" * 64)
     estimate = Estimate.objects.create(organisation=organisation, model=model, gpu=gpu, inputs={})
     simulation = SimulationJob.objects.create(organisation=organisation, kind="simulate", inputs={})
-    quote = SimulationJob.objects.create(organisation=organisation, kind="quote", inputs={})
+    quote = quote_create(organisation=organisation, user=user, inputs={  # queued, not run (on commit)
+        "model": "meta-llama/Meta-Llama-3-8B", "input_tokens": 512, "output_tokens": 64, "rate": 1.0,
+        "slo": {"ttft_s": 2.0}, "gpus": ["nvidia-l4-24gb"], "max_gpus": 1})
     workload = WorkloadProfile.objects.create(organisation=organisation, name=f"{name} traffic",
                                               profile={"name": "x", "classes": []})
     series = BenchmarkSeries.objects.create(organisation=organisation, name=f"{name} sweep")

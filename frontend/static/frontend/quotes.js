@@ -49,6 +49,19 @@
     return value < 10 ? decimal2.format(value) : value < 100 ? decimal1.format(value) : integer.format(value);
   }
 
+  // "2 × NVIDIA T4 16GB · TP 2 × 1 replica(s) · vLLM", and the weight format and KV dtype when they are chosen
+  function shortLabel(row) {
+    return format(T.deployment_summary, { gpus: row.gpus, gpu_name: row.gpu_name, tp: row.tp,
+      replicas: row.replicas, engine: S.engineName(row.engine) });
+  }
+  function formatDetail(row) {
+    var parts = [];
+    if (row.weights && row.weights !== "auto") parts.push(format(T.weights_value, { value: row.weights.toUpperCase() }));
+    if (row.kv_dtype && row.kv_dtype !== "auto") parts.push("KV " + row.kv_dtype.toUpperCase());
+    if (row.max_num_seqs) parts.push("max_num_seqs " + row.max_num_seqs);
+    return parts.length ? el("span", { className: "cell-detail", text: parts.join(" · ") }) : null;
+  }
+
   function deploymentLabel(row) {
     var label = format(T.candidate_label, { gpus: row.gpus, gpu_name: row.gpu_name, tp: row.tp,
       replicas: row.replicas, engine: S.engineName(row.engine), weights: String(row.weights).toUpperCase(),
@@ -269,7 +282,7 @@
     offers.forEach(function (offer) {
       tbody.appendChild(el("tr", { "data-gpu": offer.gpu, className: "row-meets" },
         el("td", { className: "num", text: String(offer.rank) }),
-        el("th", { scope: "row" }, el("span", { className: "row-name", text: deploymentLabel(offer) })),
+        el("th", { scope: "row" }, el("span", { className: "row-name", text: shortLabel(offer) }), formatDetail(offer)),
         el("td", { className: "num", text: money(offer.cost_per_hour_usd) }),
         el("td", { className: "num", text: money(offer.cost_per_million_tokens_usd) }),
         el("td", { className: "num", text: money(offer.cost_per_million_output_tokens_usd) }),
@@ -286,7 +299,7 @@
     rows.textContent = "";
     rejected.forEach(function (row) {
       rows.appendChild(el("tr", { "data-gpu": row.gpu, className: row.fits ? null : "row-unfit" },
-        el("th", { scope: "row" }, el("span", { className: "row-name", text: deploymentLabel(row) }),
+        el("th", { scope: "row" }, el("span", { className: "row-name", text: shortLabel(row) }), formatDetail(row),
           row.cheaper_than_best_offer ? el("span", { className: "cell-detail", text: T.cheaper }) : null),
         el("td", { className: "num", text: money(row.cost_per_hour_usd) }),
         el("td", { text: reasonText(row) })));
@@ -325,20 +338,23 @@
       var chosen = rows.filter(function (item) { return item.offered === offered; });
       return {
         type: "bar", orientation: "h", name: offered ? T.chart_offers : T.chart_rejected,
-        y: chosen.map(function (item) { return item.row.gpus + " × " + item.row.gpu_name + " · TP " + item.row.tp; }),
+        y: chosen.map(function (item) { return shortLabel(item.row); }),
         x: chosen.map(function (item) { return item.row.cost_per_hour_usd; }),
-        text: chosen.map(function (item) { return offered ? money(item.row.cost_per_hour_usd) : reasonText(item.row); }),
-        hovertemplate: "%{y}<br>%{x:$.2f}/h<br>%{text}<extra></extra>",
+        text: chosen.map(function (item) { return money(item.row.cost_per_hour_usd); }),
+        customdata: chosen.map(function (item) { return offered ? "" : reasonText(item.row); }),
+        hovertemplate: "%{y}<br>%{text}<br>%{customdata}<extra></extra>",
         marker: { color: offered ? OFFER_COLOR : REJECTED_COLOR },
       };
     }
-    var order = rows.map(function (item) { return item.row.gpus + " × " + item.row.gpu_name + " · TP " + item.row.tp; });
+    var order = rows.map(function (item) { return shortLabel(item.row); });
     Plotly.react("cost-chart", [trace(true), trace(false)], {
       font: { family: S.CHART_FONT, size: 12, color: "#1d2939" },
       paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)",
-      height: Math.max(220, 48 + 30 * rows.length), margin: { t: 16, r: 24, b: 56, l: 220 },
-      barmode: "overlay", legend: { orientation: "h", x: 0, y: -0.2, yanchor: "top" },
-      xaxis: { title: { text: T.axis_cost }, tickprefix: "$", rangemode: "tozero" },
+      // no legend or axis title: Plotly draws them in a second layer its own (inline, CSP-blocked) styles place;
+      // the caption says which colour is which
+      height: Math.max(260, 80 + 34 * rows.length), margin: { t: 24, r: 24, b: 48, l: 24 },
+      barmode: "overlay", showlegend: false,
+      xaxis: { tickprefix: "$", ticksuffix: "/h", rangemode: "tozero" },
       yaxis: { categoryorder: "array", categoryarray: order.slice().reverse(), automargin: true },
     }, Object.assign({ toImageButtonOptions: { filename: "quote-cost", scale: 2 } }, PLOT_CONFIG));
   }
