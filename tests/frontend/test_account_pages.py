@@ -26,7 +26,7 @@ def _client(user, language: str = "en") -> Client:
 def _signs_in(username: str, password: str) -> bool:
     """Through the login form, as a person would (axes counts the failures)."""
     response = Client().post("/login/", {"username": username, "password": password})
-    return response.status_code == 302  # noqa: PLR2004
+    return response.status_code == 302
 
 
 def _member(organisation: Organisation, name: str, role: str):
