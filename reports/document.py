@@ -518,8 +518,10 @@ def _context(content: Mapping[str, Any]) -> dict[str, Any]:
     """Everything the template shows, formatted for people in the active language."""
     report = content["report"]
     status = report["status"]
-    memory = content["memory"]
-    commitment = _commitment(content["commitment"], memory)
+    # a plan that cannot be estimated has no memory bill, commitment 1 or 2: the DRAFT says so (and lists it missing)
+    memory = content.get("memory")
+    commitment = _commitment(content["commitment"], memory) if memory and content.get("commitment") else None
+    not_estimated = gettext("not estimated")
     head = gettext("Report %(id)s, version %(version)s · %(customer)s") % {
         "id": report["id"],
         "version": report["version"],
@@ -544,16 +546,18 @@ def _context(content: Mapping[str, Any]) -> dict[str, Any]:
             "gb": _integer(GB),
         },
         "summary": [
-            (gettext("Peak GPU memory per card"), _size(content["commitment"]["peak_bytes_per_gpu"])),
-            (gettext("Probability that KV demand exceeds the KV cache"), commitment["probability"]),
+            (gettext("Peak GPU memory per card"),
+             _size(content["commitment"]["peak_bytes_per_gpu"]) if commitment else not_estimated),
+            (gettext("Probability that KV demand exceeds the KV cache"),
+             commitment["probability"] if commitment else not_estimated),
             (gettext("Evidence still missing"), _integer(len(content["missing"]))),
         ],
         "hardware": _hardware(content["hardware"]),
         "model_rows": _model_rows(content["deployment"], content["launch_args"]),
         "launch_command": _launch_command(content["launch_args"]),
-        "memory": _memory(memory, content["language"]),
+        "memory": _memory(memory, content["language"]) if memory else None,
         "commitment": commitment,
-        "protection": _protection(content["protection"]),
+        "protection": _protection(content["protection"]) if content.get("protection") else None,
         "fallback": content["fallback"],
         "evidence": _evidence(content["evidence"]),
         "missing": content["missing"],

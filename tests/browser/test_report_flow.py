@@ -83,7 +83,7 @@ def test_a_chinese_report_is_created_reviewed_signed_downloaded_and_verified(
     expect(page.locator("#missing-list li").first).to_be_visible()
     page.click("#submit-button")
     expect(page.locator("#version-status")).to_have_text("In review")
-    expect(page.locator("#approve-refused")).to_be_visible()  # the author does not approve
+    expect(page.locator("#approve-refused-role")).to_be_visible()  # an engineer (the author) does not approve
     _sign_out(page, base)
 
     # a reviewer approves it

@@ -375,3 +375,18 @@ def test_a_first_version_without_evidence_renders_every_section() -> None:
         "not set",
     ):
         assert statement in html, statement
+
+
+def test_a_plan_that_cannot_be_estimated_renders_a_draft_that_says_so() -> None:
+    # given the content of a deployment whose plan the estimator refused: no memory bill, commitment 1 or 2
+    content = copy.deepcopy(SAMPLE_CONTENT)
+    for key in ("memory", "commitment", "protection"):
+        content.pop(key)
+
+    # when
+    html = render_report_html(content)
+
+    # then the DRAFT renders, with the sections saying there is no estimate instead of a server error
+    assert html.count("No memory estimate: the plan cannot be estimated (see the missing evidence).") == 3  # noqa: PLR2004
+    assert "not estimated" in html
+    assert render_report_pdf(content).startswith(b"%PDF")
