@@ -387,6 +387,6 @@ def test_a_plan_that_cannot_be_estimated_renders_a_draft_that_says_so() -> None:
     html = render_report_html(content)
 
     # then the DRAFT renders, with the sections saying there is no estimate instead of a server error
-    assert html.count("No memory estimate: the plan cannot be estimated (see the missing evidence).") == 3  # noqa: PLR2004
+    assert html.count("No memory estimate: the plan cannot be estimated (see the missing evidence).") == 3
     assert "not estimated" in html
     assert render_report_pdf(content).startswith(b"%PDF")
