@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import ImproperlyConfigured, PermissionDenied
 from django.db import transaction
 from django.utils import timezone
 
@@ -178,6 +178,33 @@ def _identity(p12: str | None, passphrase: str | None, organisation: str, state_
     return load(p12_path=p12, passphrase=passphrase, organisation_name=organisation, state_dir=Path(state_dir))
 
 
+@functools.cache
+def _previous_certificates(paths: tuple[str, ...]) -> tuple[Any, ...]:
+    from cryptography import x509
+
+    certificates = []
+    for path in paths:
+        try:
+            data = Path(path).read_bytes()
+        except OSError as error:
+            raise ImproperlyConfigured(f"REPORTS_SIGNING_PREVIOUS_CERTIFICATES: cannot read {path}: {error}") from None
+        try:
+            certificates.append(x509.load_pem_x509_certificate(data) if b"-----BEGIN" in data
+                                else x509.load_der_x509_certificate(data))
+        except ValueError:
+            raise ImproperlyConfigured(f"REPORTS_SIGNING_PREVIOUS_CERTIFICATES: {path} is not an X.509 certificate "
+                                       "(PEM or DER)") from None
+    return tuple(certificates)
+
+
+def trusted_certificates() -> list[Any]:
+    """The certificates a report's signature may chain to: the current signing certificate and the organisation's
+    earlier ones (`REPORTS_SIGNING_PREVIOUS_CERTIFICATES`, PEM or DER files), so that rotating the certificate
+    leaves the reports signed before still valid (docs/operations.md)."""
+    previous = _previous_certificates(tuple(settings.REPORTS_SIGNING_PREVIOUS_CERTIFICATES))
+    return [signing_identity().certificate, *previous]
+
+
 def signing_identity() -> Any:
     """The organisation's signing identity from the settings (loaded once per process and settings)."""
     return _identity(settings.REPORTS_SIGNING_P12 or None, settings.REPORTS_SIGNING_PASSPHRASE or None,
@@ -284,8 +311,7 @@ def report_verify(*, organisation: Organisation, user: Any, data: bytes) -> dict
 
     if len(data) > settings.REPORTS_MAX_VERIFY_BYTES:
         raise _invalid("file", f"the file is {len(data):,} bytes; the limit is {settings.REPORTS_MAX_VERIFY_BYTES:,}")
-    identity = signing_identity()
-    result = verify_pdf(data, trusted=[identity.certificate])
+    result = verify_pdf(data, trusted=trusted_certificates())
     answer = dict(result.as_dict())
     match = ReportVersion.objects.select_related("report").filter(
         report__organisation=organisation, status=ReportVersion.Status.SIGNED,

@@ -265,6 +265,9 @@ CELERY_TASK_ROUTES = {"benchmarks_app.tasks.loadtest_shard_task": {"queue": "loa
 REPORTS_SIGNING_P12 = env.str("REPORTS_SIGNING_P12", default="")
 REPORTS_SIGNING_PASSPHRASE = env.str("REPORTS_SIGNING_PASSPHRASE", default="")
 REPORTS_SIGNING_ORGANISATION = env.str("REPORTS_SIGNING_ORGANISATION", default="LLM Sizing Service")
+# the organisation's earlier signing certificates (PEM or DER files, comma-separated): reports they signed still verify
+# as valid after the certificate is rotated (docs/operations.md)
+REPORTS_SIGNING_PREVIOUS_CERTIFICATES = env.list("REPORTS_SIGNING_PREVIOUS_CERTIFICATES", default=[])
 REPORTS_MAX_VERIFY_BYTES = env.int("REPORTS_MAX_VERIFY_BYTES", default=20 * 1024 * 1024)  # a PDF to verify
 
 # Load tests (issue 7): workers on the `loadtests` queue, each driving one shard of a test.
