@@ -323,3 +323,33 @@ def report_verify(*, organisation: Organisation, user: Any, data: bytes) -> dict
     if match is not None:
         audit(match, user, ReportAuditEvent.Action.VERIFIED, verdict=answer.get("verdict"))
     return answer
+
+
+def signed_versions_check(*, signatures: bool = True) -> dict[str, Any]:
+    """Every signed version across organisations: its PDF is stored, its SHA-256 is the recorded one, and (with
+    `signatures`) the signature is valid against `trusted_certificates()`. The check an operator runs after a
+    restore: `manage.py reports_check`."""
+    from reports.signing import pdf_sha256, verify_pdf
+
+    trusted = trusted_certificates() if signatures else []
+    problems, checked = [], 0
+    rows = ReportVersion.objects.filter(status=ReportVersion.Status.SIGNED).select_related("report").order_by("pk")
+    for version in rows.iterator(chunk_size=50):
+        checked += 1
+        label = f"report {version.report_id} v{version.number} ({version.report.title})"
+        pdf = bytes(version.pdf) if version.pdf is not None else b""
+        if not pdf:
+            problems.append({"version": version.pk, "label": label, "problem": "the signed PDF is missing"})
+            continue
+        if pdf_sha256(pdf) != version.sha256:
+            problems.append({"version": version.pk, "label": label,
+                             "problem": f"SHA-256 {pdf_sha256(pdf)} differs from the recorded {version.sha256}"})
+            continue
+        if signatures:
+            verdict = verify_pdf(pdf, trusted=trusted).as_dict().get("verdict")
+            if verdict != "valid":
+                problems.append({"version": version.pk, "label": label,
+                                 "problem": f"the signature is {verdict} (list earlier certificates in "
+                                            "REPORTS_SIGNING_PREVIOUS_CERTIFICATES)"})
+    return {"checked": checked, "problems": problems}
+
