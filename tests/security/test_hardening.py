@@ -205,17 +205,29 @@ def test_the_session_and_csrf_cookies_are_http_only_and_same_site(user) -> None:
 # Production settings
 
 
+def _test_database_url() -> str:
+    """The test run's own database (it exists while the tests run; DATABASE_URL's may not: CI creates only the
+    test database)."""
+    from django.db import connection
+
+    db = connection.settings_dict
+    if db["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{db['NAME']}"
+    host, port, user = db.get("HOST") or "127.0.0.1", db.get("PORT") or 5432, db.get("USER") or "postgres"
+    return f"postgres://{user}@{host}:{port}/{db['NAME']}"
+
+
 def _production_environment(**values: str) -> dict[str, str]:
     """Only what a deployment sets: nothing of the test run's (DJANGO_ALLOW_ASYNC_UNSAFE, DEBUG, ...) leaks in."""
     kept = {name: os.environ[name] for name in ("PATH", "HOME", "LANG", "SIZING_VAR_DIR") if name in os.environ}
     return {**kept, "DJANGO_SETTINGS_MODULE": "deploy.settings.production", **values}
 
 
-def test_production_settings_pass_the_deploy_check() -> None:
+def test_production_settings_pass_the_deploy_check(db) -> None:
     secret = "".join(secrets.choice(string.ascii_letters + string.digits + "!@#%^&*(-_=+)") for _ in range(60))
     environment = _production_environment(**{
         "SECRET_KEY": secret,
-        "DATABASE_URL": os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/sizing"),
+        "DATABASE_URL": _test_database_url(),
         "CELERY_BROKER_URL": os.environ.get("CELERY_BROKER_URL", "redis://127.0.0.1:6379/0"),
         "ALLOWED_HOSTS": "sizing.example.com",
     })
@@ -227,10 +239,10 @@ def test_production_settings_pass_the_deploy_check() -> None:
     assert "no issues" in result.stdout, result.stdout + result.stderr
 
 
-def test_production_redirects_to_https_but_not_the_health_probe() -> None:
+def test_production_redirects_to_https_but_not_the_health_probe(db) -> None:
     environment = _production_environment(**{
         "SECRET_KEY": secrets.token_urlsafe(48),
-        "DATABASE_URL": os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/sizing"),
+        "DATABASE_URL": _test_database_url(),
         "CELERY_BROKER_URL": "redis://127.0.0.1:6379/0",
         "ALLOWED_HOSTS": "sizing.example.com",
     })
