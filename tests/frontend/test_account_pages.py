@@ -109,3 +109,10 @@ def test_a_refused_page_says_why_in_the_users_language(organisation):
     response = _client(sales, "zh-hans").get("/load-tests/")
     assert response.status_code == 403
     assert "您的角色（销售）不允许此操作。需要以下角色之一：管理员, 工程师" in response.content.decode()
+
+
+@pytest.mark.parametrize(("role", "read_only"), [("sales", True), ("reviewer", True), ("engineer", False)])
+def test_the_workloads_page_is_read_only_for_roles_that_do_not_write(organisation, role, read_only):
+    page = _client(_member(organisation, f"w-{role}", role)).get("/workloads/").content.decode()
+    assert ("data-read-only" in page) is read_only
+    assert ('id="import-card" hidden' in page) is read_only

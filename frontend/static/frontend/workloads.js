@@ -38,6 +38,9 @@
   var importForm = document.getElementById("import-form");
   var importButton = document.getElementById("import-button");
   var importError = document.getElementById("import-error");
+  // a role that reads profiles but does not change them (sales, reviewers): no save, delete or import
+  var readOnly = root.hasAttribute("data-read-only");
+  saveButton.hidden = readOnly;
   var fitCard = document.getElementById("fit-card");
 
   var profiles = JSON.parse(document.getElementById("workload-profiles").textContent);
@@ -320,7 +323,7 @@
     document.getElementById("editor-title").textContent = current ? current.name : T.new_profile;
     document.getElementById("editor-sample").hidden = !sample;
     document.getElementById("sample-note").hidden = !sample;
-    deleteButton.hidden = !current || sample;
+    deleteButton.hidden = readOnly || !current || sample;
     saveButton.textContent = saveLabel();
     renderList();
   }
@@ -419,7 +422,7 @@
 
   form.addEventListener("submit", function (event) {
     event.preventDefault();
-    save();
+    if (!readOnly) save();
   });
 
   deleteButton.addEventListener("click", async function () {
