@@ -4,8 +4,11 @@ import os
 
 from celery import Celery
 
+from sizing.observability import celery_signals_connect
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "deploy.settings.base")
 
 app = Celery("deploy")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+celery_signals_connect()  # request ids into task headers and logs, task metrics, the worker's metrics port

@@ -5,9 +5,14 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from sizing.apis import HealthApi
+from sizing.health import healthz, readyz
+from sizing.observability import metrics_view
 
 urlpatterns = [
     path("health/", HealthApi.as_view(), name="health"),
+    path("healthz", healthz, name="healthz"),  # probes and metrics (issue 10): plain views, outside the API schema
+    path("readyz", readyz, name="readyz"),
+    path("metrics", metrics_view, name="metrics"),
     path("i18n/", include("django.conf.urls.i18n")),
     path("api/v1/", include("sizing.urls")),
     path("api/v1/", include("benchmarks_app.urls")),

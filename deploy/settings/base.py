@@ -57,6 +57,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "sizing.observability.RequestIdMiddleware",  # X-Request-ID in, out and on every log line (issue 10)
+    "sizing.observability.RequestMetricsMiddleware",  # request counts and latency by route name, one log line each
     "csp.middleware.CSPMiddleware",  # Content-Security-Policy on every response (CONTENT_SECURITY_POLICY below)
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -164,8 +166,10 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "/static/"
-STATIC_ROOT = VAR_DIR / "staticfiles"
-STATIC_ROOT.mkdir(exist_ok=True)
+# collectstatic's target: under the var dir by default; the image collects into /app/staticfiles at build time, outside
+# the var volume (which would hide it)
+STATIC_ROOT = Path(env.str("SIZING_STATIC_ROOT", default=str(VAR_DIR / "staticfiles")))
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
@@ -282,16 +286,43 @@ CELERY_BEAT_SCHEDULE = {"loadtest-reap": {"task": "benchmarks_app.tasks.loadtest
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
-    # pyHanko logs a traceback at WARNING for every tampered or untrusted PDF a user asks us to verify: the answer
-    # says so already
-    "loggers": {"pyhanko": {"level": "ERROR"}, "pyhanko_certvalidator": {"level": "ERROR"},
-                "weasyprint": {"level": "WARNING"}, "fontTools": {"level": "WARNING"}},
-}
+# Observability (issue 10): /healthz, /readyz, /metrics (sizing/health.py, sizing/observability.py)
+# - LOG_FORMAT: "text" (readable lines, the local default) or "json" (one JSON object a line, python-json-logger;
+#   the production default in deploy/settings/production.py). Every line has the request id (X-Request-ID, which
+#   follows a job into the worker) and, when known, user_id, organisation_id, task_id and task_name. One line per
+#   request (logger sizing.requests): method, route name, status, duration; never query strings, headers or bodies.
+# - SIZING_METRICS_TOKEN: /metrics answers `Authorization: Bearer <token>` only; empty (the default) turns it off (404).
+# - PROMETHEUS_MULTIPROC_DIR (environment only, read by prometheus_client when the process starts): several processes
+#   (gunicorn's workers, Celery's) write their metrics there and /metrics adds them up; empty it before starting.
+# - SIZING_WORKER_METRICS_PORT (environment only): a Celery worker serves its task metrics on that port.
+# - SIZING_OBSERVABILITY_TIMEOUT_S: how long /readyz and a scrape wait for the broker.
+LOG_FORMAT = env.str("LOG_FORMAT", default="text")
+SIZING_METRICS_TOKEN = env.str("SIZING_METRICS_TOKEN", default="")
+SIZING_OBSERVABILITY_TIMEOUT_S = env.float("SIZING_OBSERVABILITY_TIMEOUT_S", default=2.0)
+
+
+def logging_settings(log_format: str) -> dict:
+    """LOGGING for LOG_FORMAT "text" or "json" (production.py calls it again with its own default)."""
+    if log_format not in ("text", "json"):
+        from django.core.exceptions import ImproperlyConfigured
+
+        raise ImproperlyConfigured(f"LOG_FORMAT must be text or json, not {log_format!r}")
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "filters": {"context": {"()": "sizing.observability.RequestContextFilter"}},
+        "formatters": {"text": {"()": "sizing.observability.TextLogFormatter"},
+                       "json": {"()": "sizing.observability.JsonLogFormatter"}},
+        "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["context"], "formatter": log_format}},
+        "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+        # pyHanko logs a traceback at WARNING for every tampered or untrusted PDF a user asks us to verify: the
+        # answer says so already
+        "loggers": {"pyhanko": {"level": "ERROR"}, "pyhanko_certvalidator": {"level": "ERROR"},
+                    "weasyprint": {"level": "WARNING"}, "fontTools": {"level": "WARNING"}},
+    }
+
+
+LOGGING = logging_settings(LOG_FORMAT)
 
 SIZING_DEFAULT_MODEL = env.str("SIZING_DEFAULT_MODEL", default="meta-llama/Meta-Llama-3-8B")
 SIZING_DEMO_ORGANISATION = env.str("SIZING_DEMO_ORGANISATION", default="Demo Integrator")

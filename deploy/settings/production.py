@@ -5,7 +5,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpRequest
 
 from deploy.settings.base import *  # noqa: F403
-from deploy.settings.base import env
+from deploy.settings.base import env, logging_settings
 
 SECRET_KEY = env.str("SECRET_KEY")
 DATABASES = {"default": env.db("DATABASE_URL")}
@@ -16,9 +16,14 @@ ALLOWED_HOSTS = env.list("ALLOWED_HOSTS")  # required: the host names the servic
 if not ALLOWED_HOSTS:
     raise ImproperlyConfigured("Set ALLOWED_HOSTS to the service's host names (comma-separated)")
 
-# HTTPS only: plain HTTP is redirected, except the health probe (load balancers and orchestrators probe over HTTP)
+# Observability (issue 10): one JSON object a log line by default (LOG_FORMAT=text for readable lines)
+LOG_FORMAT = env.str("LOG_FORMAT", default="json")
+LOGGING = logging_settings(LOG_FORMAT)
+
+# HTTPS only: plain HTTP is redirected, except the probes and the metrics (load balancers, orchestrators and Prometheus
+# reach them over HTTP inside the cluster)
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
-SECURE_REDIRECT_EXEMPT = [r"^health/$"]
+SECURE_REDIRECT_EXEMPT = [r"^health/$", r"^healthz$", r"^readyz$", r"^metrics$"]
 SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31536000)  # a year
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
 # Preloading puts the domain into the browsers' built-in HTTPS-only lists: hard to undo, and it binds every subdomain
