@@ -64,7 +64,8 @@ SIGN = Policy("sign", TEAM, frozenset({SIGNER}))
 
 # the OpenAPI schema and its documentation page are public (sales tooling generates clients from it); every
 # operation they describe is not
-PUBLIC_NAMES = frozenset({"health", "frontend:login", "frontend:logout", "set_language", "schema", "swagger-ui"})
+PUBLIC_NAMES = frozenset({"health", "healthz", "readyz", "metrics", "frontend:login", "frontend:logout",
+                          "set_language", "schema", "swagger-ui"})
 
 POLICIES: dict[str, Policy] = {
     # --- API: sizing
