@@ -1,5 +1,5 @@
 """Thin APIs of registered inference endpoints (issue 7, part 1): every member of the organisation lists and reads
-them; only admins (sizing.permissions) register, change and delete them (a member gets 403 in the API's error
+them; only admins (sizing.access) register, change and delete them (a member gets 403 in the API's error
 shape). The API key is write-only: no response holds it, only `has_api_key`."""
 
 from __future__ import annotations

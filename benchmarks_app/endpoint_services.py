@@ -1,7 +1,7 @@
 """Registering a customer's inference endpoint (issue 7, part 1): create, change and delete with validation, and
 the API key, stored encrypted and read back only by the load generator (endpoint_api_key).
 
-Who may call these is the caller's business (the API and the page let admins only: sizing.permissions). A refusal
+Who may call these is the caller's business (the API and the page let admins only: sizing.access). A refusal
 is a SizingError (a 400) naming the field, with a stable `reason` in extra for the pages, and nothing is saved.
 
 The API key: on update, an empty or absent `api_key` keeps the stored one; `clear_api_key` true removes it (both at

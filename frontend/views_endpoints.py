@@ -1,5 +1,5 @@
 """Server-rendered page of the organisation's inference endpoints (issue 7, part 1): every member sees the list (name,
-kind, model, base URL, metrics URL, whether an API key is set); admins (sizing.permissions) also register, change
+kind, model, base URL, metrics URL, whether an API key is set); admins (sizing.access) also register, change
 and delete them, and a member's write is a 403. Another organisation's id is a 404. The writes go through
 benchmarks_app.endpoint_services, whose refusals come back as the page again with the reason under its field (in
 the user's language, from the refusal's `reason`), status 400, and nothing saved.
@@ -41,9 +41,9 @@ from benchmarks_app.endpoint_services import (
 )
 from benchmarks_app.endpoint_urls import URL_MAX_LENGTH
 from benchmarks_app.models import Endpoint
+from sizing.access import may_name
 from sizing.estimator.errors import SizingError
 from sizing.models import Organisation
-from sizing.permissions import membership_is_admin
 from sizing.services import organisation_for_user
 
 SIMULATOR_URL = "http://127.0.0.1:8001"
@@ -129,7 +129,7 @@ def _organisation(request: HttpRequest) -> Organisation:
 
 
 def _require_admin(request: HttpRequest) -> None:
-    if not membership_is_admin(request.user):
+    if not may_name(request.user, "frontend:endpoints", "POST"):
         raise PermissionDenied(_("Only an admin of your organisation can register, change or delete endpoints."))
 
 
@@ -153,7 +153,7 @@ def command_line(argv: Any) -> str:
 
 def _render(request: HttpRequest, *, form: EndpointForm | None = None, editing: Endpoint | None = None,
             status: int = 200) -> HttpResponse:
-    is_admin = membership_is_admin(request.user)
+    is_admin = may_name(request.user, "frontend:endpoints", "POST")
     if form is None and is_admin:
         form = EndpointForm(initial=_initial(editing)) if editing else EndpointForm()
     endpoints = list(endpoint_list_for_organisation(organisation=_organisation(request)))

@@ -20,7 +20,7 @@ class Organisation(models.Model):
 class Membership(models.Model):
     """A user's organisation. One organisation per user. An admin of the organisation manages what is shared by all
     its members and needs care (the inference endpoints load tests may target, with their API keys); a member uses
-    them. Django superusers count as admins too (sizing.permissions.membership_is_admin)."""
+    them. Django superusers pass every role check (sizing.access)."""
 
     class Role(models.TextChoices):
         """What each role may do: sizing/access.py."""

@@ -19,9 +19,9 @@ from benchmarks_app import endpoint_secrets
 from benchmarks_app.endpoint_secrets import SecretUnreadable, derived_key, secret_decrypt, secret_encrypt
 from benchmarks_app.endpoint_services import endpoint_api_key, endpoint_create, endpoint_keys_rotate
 from benchmarks_app.models import Endpoint
+from sizing.access import may_name
 from sizing.estimator.errors import SizingError
 from sizing.models import Membership, Organisation
-from sizing.permissions import membership_is_admin
 from sizing.services import demo_setup
 
 pytestmark = pytest.mark.django_db
@@ -128,8 +128,8 @@ def test_who_is_an_admin(organisation, user, admin_user):
     staff = get_user_model().objects.create_user(username="staff", is_staff=True)
     Membership.objects.create(user=staff, organisation=organisation)
     loner = get_user_model().objects.create_user(username="loner")
-    assert [membership_is_admin(u) for u in (admin_user, user, staff, loner, None)] == [True, False, False, False,
-                                                                                         False]
+    may_register = [may_name(u, "benchmarks:endpoint-list", "POST") for u in (admin_user, user, staff, loner, None)]
+    assert may_register == [True, False, False, False, False]
     assert Membership.objects.get(user=user).role == "engineer"
 
 
