@@ -354,6 +354,11 @@ class LoadRunner:
 
     # -- control --------------------------------------------------------------------------------------------
 
+    @property
+    def started(self) -> bool:
+        """Whether the run's clock has started (the clients are made and the collector has run before it)."""
+        return self._t0_ns != 0
+
     def cancel(self) -> None:
         """Stop sending, cut the requests in flight (`incomplete_at_end`), keep everything measured."""
         self._cancel_requested = True

@@ -219,6 +219,8 @@ def test_cancelling_stops_the_scraper_with_a_last_scrape() -> None:
 
     async def scenario():
         task = asyncio.create_task(runner.run())
+        while not runner.started:  # the run collects garbage before its clock starts: long in a big test process
+            await asyncio.sleep(0.01)
         await asyncio.sleep(0.5)
         runner.cancel()
         outcome = await asyncio.wait_for(task, 5)
