@@ -201,6 +201,20 @@
     document.querySelectorAll(".language-switch input[name=next]").forEach(function (input) { input.value = url; });
   }
 
+  // Poll a worker's job (its `url` answers its state) until it is done or failed, calling onStatus(job, waitedMs)
+  // between polls. Resolves to {job} at the end, or {failed: answer} when a poll fails (the answer of S.request).
+  async function followJob(job, intervalMs, onStatus) {
+    var started = Date.now();
+    while (job.status !== "done" && job.status !== "failed") {
+      onStatus(job, Date.now() - started);
+      await new Promise(function (resolve) { window.setTimeout(resolve, intervalMs); });
+      var answer = await request(job.url, { headers: { Accept: "application/json" } });
+      if (!answer.ok) return { failed: answer };
+      job = answer.body;
+    }
+    return { job: job };
+  }
+
   // Plotly's own strings (the download button) in the page's language; the page passes its translation.
   function registerPlotlyLocale(downloadPlot) {
     if (!window.Plotly || LANG === "en") return;
@@ -253,6 +267,7 @@
     whileBusy: whileBusy,
     showFormFieldErrors: showFormFieldErrors,
     rememberUrl: rememberUrl,
+    followJob: followJob,
     registerPlotlyLocale: registerPlotlyLocale,
   };
 })();

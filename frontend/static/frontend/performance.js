@@ -474,7 +474,6 @@
 
   // ---------------------------------------------------------------- jobs
 
-  function sleep(ms) { return new Promise(function (resolve) { window.setTimeout(resolve, ms); }); }
 
   function setBusy(on, button) {
     busy = on;
@@ -522,17 +521,12 @@
 
   async function follow(job) {
     S.rememberUrl(window.location.pathname + "?job=" + job.id);
-    var started = Date.now();
-    while (job.status !== "done" && job.status !== "failed") {
-      showStatus(job, Date.now() - started);
-      await sleep(POLL_MS);
-      var result = await S.request(job.url, { headers: { Accept: "application/json" } });
-      if (!result.ok) {
-        showError(T.poll_failed, result.body, result.status);
-        return;
-      }
-      job = result.body;
+    var end = await S.followJob(job, POLL_MS, showStatus);
+    if (end.failed) {
+      showError(T.poll_failed, end.failed.body, end.failed.status);
+      return;
     }
+    job = end.job;
     showStatus(job);
     if (job.status === "failed") {
       showError(T.job_failed, job.error || null, null);

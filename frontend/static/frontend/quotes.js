@@ -163,7 +163,6 @@
 
   // ---------------------------------------------------------------- the job
 
-  function sleep(milliseconds) { return new Promise(function (resolve) { setTimeout(resolve, milliseconds); }); }
 
   function clearErrors() {
     S.clearErrors(form, "data-error-for");
@@ -202,17 +201,12 @@
 
   async function follow(quote) {
     S.rememberUrl(window.location.pathname + "?quote=" + quote.id);
-    var started = Date.now();
-    while (quote.status !== "done" && quote.status !== "failed") {
-      showStatus(quote, Date.now() - started);
-      await sleep(POLL_MS);
-      var answer = await S.request(quote.url, { headers: { Accept: "application/json" } });
-      if (!answer.ok) {
-        showError(T.poll_failed, answer.body, answer.status);
-        return;
-      }
-      quote = answer.body;
+    var end = await S.followJob(quote, POLL_MS, showStatus);
+    if (end.failed) {
+      showError(T.poll_failed, end.failed.body, end.failed.status);
+      return;
     }
+    quote = end.job;
     showStatus(quote);
     if (quote.status === "failed") {
       showError(T.job_failed, quote.error || null, null);
