@@ -1,40 +1,62 @@
-# README's two commands: `make run` starts the service, `make test` runs the whole suite.
+# README's two commands: `make run` starts the service, `make test` runs the whole suite. Each does its own set-up on
+# a fresh machine: uv (bootstrapped from PyPI into .tools/ when missing), the locked Python packages (uv.lock) in
+# .venv, the Debian packages pip cannot install (deploy/tools/system-packages.sh), translations, migrations, catalogs.
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
+UV_VERSION := 0.13.9
+UV ?= .tools/bin/uv
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# the test run's processes: one per core by default (pytest-xdist); `make test WORKERS=0` runs in one process
+WORKERS ?= auto
+PYTEST_ARGS ?=
 
-.PHONY: install run test lint migrate catalogs translations worker web clean
+export UV_PYTHON_DOWNLOADS := never
+export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-$(VENV)/.installed: pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install --upgrade --quiet pip
-	$(VENV)/bin/pip install --quiet -e '.[dev]'
-	touch $@
+.PHONY: install system-packages system-packages-test run test lint migrate catalogs translations clean
+
+.tools/bin/uv:
+	@echo "== uv $(UV_VERSION): installing it from PyPI into .tools/ (a few seconds)"
+	@$(PYTHON) -m venv .tools
+	@.tools/bin/pip install --disable-pip-version-check --quiet uv==$(UV_VERSION)
+
+$(VENV)/.installed: pyproject.toml uv.lock | $(UV)
+	@echo "== Python packages: uv sync --locked into $(VENV)"
+	@$(UV) sync --locked --python "$$(command -v $(PYTHON))"
+	@touch $@
 
 install: $(VENV)/.installed
 
+system-packages:
+	@deploy/tools/system-packages.sh
+
+system-packages-test:
+	@deploy/tools/system-packages.sh --test
+
 translations: install
-	$(PY) manage.py compile_translations
+	@$(PY) manage.py compile_translations --verbosity 0
 
 migrate: install
-	$(PY) manage.py migrate --noinput
+	@echo "== database: migrations"
+	@$(PY) manage.py migrate --noinput --verbosity 0
 
 catalogs: migrate
-	$(PY) manage.py catalog_load
+	@$(PY) manage.py catalog_load
 
-# Create the venv, install, migrate, load catalogs, print a demo login, start a worker and the web server.
-run: translations catalogs
-	$(PY) manage.py demo_setup
-	$(PY) manage.py simulator_register
-	HOST=$(HOST) PORT=$(PORT) PY=$(PY) ./deploy/run-dev.sh
+# Install, then deploy/run-dev.sh: migrate, load catalogs, make the demo login, start the workers, the simulator and
+# the web server, and print the URL, the login and the logs once the dashboard answers.
+run: system-packages install
+	@HOST=$(HOST) PORT=$(PORT) PY=$(PY) ./deploy/run-dev.sh
 
-test: translations
-	$(PY) -m pytest
+# The whole suite, across the cores: tests that drive Chromium or a worker run one after another in one process
+# (the `serial` xdist group, tests/conftest.py); everything else is spread over the others.
+test: system-packages-test translations
+	@$(PY) -m pytest -n $(WORKERS) $(PYTEST_ARGS)
 
 lint: install
-	$(VENV)/bin/ruff check .
+	@$(VENV)/bin/ruff check .
 
 clean:
-	rm -rf $(VENV) var
+	rm -rf $(VENV) .tools var

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Start the Celery workers, the bundled simulator and the web server together; stopping one (Ctrl-C) stops all.
+# `make run`: set up the embedded defaults (translations, migrations, catalogs, the demo login, the bundled simulator's
+# endpoint), start the Celery workers, the simulator and the web server, wait until the dashboard answers, then print
+# what a newcomer needs: the URL, the demo login and where the logs are. Ctrl-C stops everything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
@@ -8,21 +10,64 @@ PORT=${PORT:-8000}
 SIM_PORT=${SIM_PORT:-8001}
 export DEBUG=${DEBUG:-1}
 export SIZING_SIMULATOR_URL=${SIZING_SIMULATOR_URL:-http://127.0.0.1:$SIM_PORT}
-mkdir -p var
+VAR=${SIZING_VAR_DIR:-var}
+mkdir -p "$VAR"
+started=$SECONDS
 
+step() { printf '== %s\n' "$*"; }
+
+step "translations, database migrations, catalogs"
+"$PY" manage.py compile_translations --verbosity 0 >/dev/null
+"$PY" manage.py migrate --noinput --verbosity 0
+"$PY" manage.py catalog_load
+login=$("$PY" manage.py demo_setup --no-color)
+"$PY" manage.py simulator_register >/dev/null
+
+pids=()
+stop() {
+    trap - EXIT INT TERM
+    [[ ${#pids[@]} -gt 0 ]] && kill "${pids[@]}" 2>/dev/null || true
+    wait 2>/dev/null || true
+}
+trap stop EXIT
+trap 'echo; echo "stopping"; exit 0' INT TERM
+
+step "starting the workers, the bundled simulator and the web server"
 "$PY" -m celery -A deploy worker --loglevel=INFO --queues=estimates,simulations,imports,reports,celery --pool=threads \
-    --concurrency=2 -n "main@%h" >var/worker.log 2>&1 &
-worker=$!
+    --concurrency=2 -n "main@%h" >"$VAR/worker.log" 2>&1 &
+pids+=($!)
 # load tests hold their worker for the whole test: their own worker, so estimates never wait behind one
 "$PY" -m celery -A deploy worker --loglevel=INFO --queues=loadtests --pool=threads --concurrency=4 \
-    -n "loadtests@%h" >var/worker-loadtests.log 2>&1 &
-loadtests=$!
+    -n "loadtests@%h" >"$VAR/worker-loadtests.log" 2>&1 &
+pids+=($!)
 # the simulator of a deployment (the demo's Llama 3 8B on one L4), registered as the demo's "Bundled simulator"
 "$PY" manage.py simserve --model "${SIZING_SIMULATOR_MODEL:-meta-llama/Meta-Llama-3-8B}" \
-    --gpu "${SIZING_SIMULATOR_GPU:-nvidia-l4-24gb}" --host 127.0.0.1 --port "$SIM_PORT" >var/simulator.log 2>&1 &
-simulator=$!
-trap 'kill "$worker" "$loadtests" "$simulator" 2>/dev/null || true' EXIT INT TERM
-echo "workers started (pids $worker, $loadtests; logs var/worker.log, var/worker-loadtests.log)"
-echo "simulator: $SIZING_SIMULATOR_URL (pid $simulator, log var/simulator.log)"
-echo "dashboard: http://$HOST:$PORT/   API docs: http://$HOST:$PORT/api/docs/"
-"$PY" manage.py runserver "$HOST:$PORT"
+    --gpu "${SIZING_SIMULATOR_GPU:-nvidia-l4-24gb}" --host 127.0.0.1 --port "$SIM_PORT" >"$VAR/simulator.log" 2>&1 &
+pids+=($!)
+"$PY" manage.py runserver --noreload "$HOST:$PORT" >"$VAR/web.log" 2>&1 &
+web=$!
+pids+=("$web")
+
+# the dashboard is up when its liveness probe answers; a web server that exits (a port in use) says why
+url="http://$HOST:$PORT"
+until "$PY" -c "import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=1)" "$url/healthz" \
+        2>/dev/null; do
+    if ! kill -0 "$web" 2>/dev/null; then
+        echo "the web server stopped; the end of $VAR/web.log:" >&2
+        tail -n 20 "$VAR/web.log" >&2
+        exit 1
+    fi
+    sleep 0.3
+done
+
+cat <<EOF
+
+LLM sizing is running (ready in $((SECONDS - started)) s)
+  dashboard   $url/   (API: $url/api/docs/)
+  sign in     ${login#demo login: }   (a new password at each start)
+  simulator   $SIZING_SIMULATOR_URL   (the demo's endpoint "Bundled simulator")
+  logs        $VAR/web.log  $VAR/worker.log  $VAR/worker-loadtests.log  $VAR/simulator.log
+  stop        Ctrl-C
+
+EOF
+wait "$web"

@@ -1,8 +1,10 @@
-"""Shared fixtures: the shipped catalogs, an organisation with a signed-in user, an API client."""
+"""Shared fixtures: the shipped catalogs, an organisation with a signed-in user, an API client; and how the suite is
+spread over pytest-xdist's processes (`make test`)."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -12,6 +14,44 @@ from sizing.models import Membership, Organisation
 from sizing.services import catalog_load
 
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's loop runs beside the live server
+
+TESTS = Path(__file__).resolve().parent
+# Tests that drive Chromium or start Celery workers run one after another in one process (xdist's loadgroup): two
+# browsers, or two workers and a browser, at once on a 2-core machine only make each other slow.
+SERIAL_FOLDERS = (TESTS / "browser", TESTS / "integration")
+SERIAL_MARKERS = ("browser", "worker")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        path = Path(str(item.path))
+        if any(item.get_closest_marker(name) for name in SERIAL_MARKERS) or any(
+                path.is_relative_to(folder) for folder in SERIAL_FOLDERS):
+            item.add_marker(pytest.mark.xdist_group("serial"))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _empty_broker() -> None:
+    """This test process's broker starts empty: a message a previous run left would be taken by this run's worker
+    tests (deploy/settings/test.py gives each process its own folder or Redis key prefix)."""
+    from django.conf import settings
+
+    url = settings.CELERY_BROKER_URL
+    if url.startswith("filesystem://"):
+        for message in Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"]).glob("*"):
+            message.unlink(missing_ok=True)
+    elif url.startswith(("redis://", "rediss://")):
+        import redis
+
+        prefix = settings.CELERY_BROKER_TRANSPORT_OPTIONS["global_keyprefix"]
+        client = redis.Redis.from_url(url)
+        try:
+            keys = list(client.scan_iter(match=f"{prefix}*"))
+            if keys:
+                client.delete(*keys)
+        finally:
+            client.close()
 
 
 @pytest.fixture(autouse=True)

@@ -126,6 +126,7 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_HTTP_RESPONSE_CODE = 429
 AXES_LOCKOUT_TEMPLATE = "frontend/login.html"  # the sign-in form again, with the lockout message (context: cooloff_*)
+AXES_VERBOSE = False  # no "AXES: BEGIN version ..." banner on every management command; lockouts are still logged
 # Content-Security-Policy (django-csp 4): every script is a file of ours ('self': no inline script, no eval);
 # JSON data blocks ({{ x|json_script }}) are not executed, so they need nothing.
 CONTENT_SECURITY_POLICY = {
