@@ -1,5 +1,6 @@
 """Builders for the load generator's tests: a clock the test moves, scripted SSE responses on httpx's MockTransport,
-and one-request sends. No database, no network."""
+one-request sends, and a fake server for whole runs (on the virtual clock of `tests.loadgen.virtual_time`). No
+database, no network."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 import httpx
 
 from benchmarks_app.loadgen.client import ClientSettings, PreparedRequest, RequestResult, StreamClient
+from tests.loadgen.virtual_time import VirtualClock
 
 MS = 1_000_000  # nanoseconds per millisecond
 START_NS = 5_000 * MS  # the fake clock's first reading
@@ -100,27 +102,30 @@ async def send_one(handler: Handler, *, clock: Callable[[], int], settings: Clie
 
 
 class FakeServer:
-    """Streams `max_tokens` completion tokens, `ttft_s` then `itl_s` apart; counts what is in flight. `block_s`
-    blocks the event loop per request (a client that cannot keep up)."""
+    """Streams `max_tokens` completion tokens, `ttft_s` then `itl_s` apart (asyncio sleeps: exact on a virtual-time
+    loop); counts what is in flight. `block_s` blocks the event loop per request (a client that cannot keep up): on
+    `clock`, a virtual clock, it moves that clock without yielding; without one it really sleeps."""
 
     def __init__(self, *, ttft_s: float = 0.002, itl_s: float = 0.001, block_s: float = 0.0,
-                 fail_every: int = 0) -> None:
+                 fail_every: int = 0, clock: VirtualClock | None = None) -> None:
         self.ttft_s = ttft_s
         self.itl_s = itl_s
         self.block_s = block_s
         self.fail_every = fail_every
+        self.clock = clock
         self.in_flight = 0
         self.peak = 0
-        self.arrivals: list[float] = []
         self.bodies: list[dict[str, Any]] = []
         self.transport = httpx.MockTransport(self.handle)
 
     async def handle(self, request: httpx.Request) -> httpx.Response:
         body = json.loads(request.content)
-        self.arrivals.append(time.perf_counter())
         self.bodies.append(body)
         if self.block_s:
-            time.sleep(self.block_s)
+            if self.clock is not None:
+                self.clock.advance_s(self.block_s)
+            else:
+                time.sleep(self.block_s)
         if self.fail_every and len(self.bodies) % self.fail_every == 0:
             return httpx.Response(503, json={"error": {"message": "overloaded"}})
         tokens = body["max_tokens"]
