@@ -1,9 +1,9 @@
 """The result document: hand-checked request entries, the JSON Schema (docs/loadgen-result.schema.json), and the
-round trip through the benchmark importer (`sizing.benchmarks.detect.import_text`). No database."""
+round trip through the benchmark importer (`sizing.benchmarks.detect.import_text`). Runs use a fake server on a
+virtual-time loop (`tests.loadgen.virtual_time`), so their timings are exact. No database."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from array import array
 from pathlib import Path
@@ -24,6 +24,7 @@ from benchmarks_app.loadgen.result import (
 from benchmarks_app.loadgen.runner import LoadRunner, RunOutcome
 from sizing.benchmarks.detect import import_text
 from tests.loadgen.streams import MS, FakeServer
+from tests.loadgen.virtual_time import run_virtual
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "docs" / "loadgen-result.schema.json").read_text())
@@ -40,7 +41,8 @@ def _run(server: FakeServer, **overrides: Any) -> RunOutcome:
                             "load": {"concurrency": 3}, "requests": {"input_tokens": 24, "output_tokens": 5},
                             "bounds": {"max_requests": 12}}
     data.update(overrides)
-    return asyncio.run(LoadRunner(plan_from_dict(data), transport=server.transport).run())
+    plan = plan_from_dict(data)
+    return run_virtual(lambda clock: LoadRunner(plan, transport=server.transport, clock=clock).run())
 
 
 def _hand_record() -> RequestResult:
@@ -116,7 +118,7 @@ def test_a_run_with_errors_validates_and_imports_with_its_counts() -> None:
 
 
 def test_an_open_loop_cut_by_its_duration_imports_its_incomplete_requests() -> None:
-    # given: 40 requests/s, requests of about 0.2 s, a 0.5 s bound
+    # given: 40 requests/s (25 ms apart), requests of 50 + 4 × 40 = 210 ms, a 0.5 s bound
     outcome = _run(FakeServer(ttft_s=0.05, itl_s=0.04), load={"mode": "open", "rate": 40, "arrival": "constant"},
                    bounds={"max_duration_s": 0.5})
     document = result_document(outcome)
@@ -124,14 +126,13 @@ def test_an_open_loop_cut_by_its_duration_imports_its_incomplete_requests() -> N
     # when
     _, runs = import_text(result_json(document))
 
-    # then
+    # then: 20 sent (0 to 475 ms); the 12 sent by 275 ms ended by 485 ms, the 8 sent from 300 ms were cut at 0.5 s
     run = runs[0]
-    incomplete = sum(1 for r in outcome.records if r.status is Status.INCOMPLETE_AT_END)
+    assert [r.status for r in outcome.records] == [Status.OK] * 12 + [Status.INCOMPLETE_AT_END] * 8
     assert _validate(document) == []
-    assert incomplete >= 3
-    assert (run.completed, run.failed, run.incomplete) == (len(outcome.records) - incomplete, 0, incomplete)
+    assert (run.completed, run.failed, run.incomplete) == (12, 0, 8)
     assert document["run"]["load"] == {"kind": "rate", "rate": 40.0, "concurrency": None, "arrival": "constant"}
-    assert document["run"]["window"]["end_s"] == pytest.approx(0.5, abs=0.05)
+    assert document["run"]["window"]["end_s"] == 0.5
     assert run.load.rate == 40.0
 
 
@@ -203,7 +204,7 @@ def test_server_metrics_faults_and_the_scenario_are_written_and_read_back() -> N
         "metrics": {"url": "http://llm.test/metrics", "interval_s": 0.5, "engine": "vllm"},
         "faults": [{"at_s": 20, "command": ["true"], "label": "too late"}],
         "scenario": {"kind": "custom", "criteria": {"ttft_ms": 500}}})
-    outcome = asyncio.run(LoadRunner(plan, transport=httpx.MockTransport(handler)).run())
+    outcome = run_virtual(lambda clock: LoadRunner(plan, transport=httpx.MockTransport(handler), clock=clock).run())
 
     # when
     document = result_document(outcome)
@@ -213,7 +214,7 @@ def test_server_metrics_faults_and_the_scenario_are_written_and_read_back() -> N
     metrics = document["server_metrics"]
     assert _validate(document) == []
     assert (metrics["url"], metrics["interval_s"], metrics["engine"]) == ("http://llm.test/metrics", 0.5, "vllm")
-    assert metrics["scrapes"][0]["t_s"] < 0.05
+    assert [scrape["t_s"] for scrape in metrics["scrapes"]] == [0.0, 0.012]  # t = 0, then after the stop (2 × 6 ms)
     assert {scrape["text"] for scrape in metrics["scrapes"]} == {'vllm:kv_cache_usage_perc{engine="0"} 0.5\n'}
     assert metrics["scrapes"][0]["time"].endswith("Z")
     [fault] = document["faults"]
