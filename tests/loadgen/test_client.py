@@ -1,12 +1,12 @@
 """One request: SSE parsing, METRICS.md timings (hand-checked on a clock the scripted stream moves), statuses and
-the response checks. httpx's MockTransport stands in for the server; no database."""
+the response checks; timeouts and cancellation on a virtual-time event loop (`tests.loadgen.virtual_time`), so they
+fire at exact instants. httpx's MockTransport stands in for the server; no database."""
 
 from __future__ import annotations
 
 import asyncio
 import itertools
 import json
-import time
 
 import httpx
 import pytest
@@ -26,6 +26,7 @@ from tests.loadgen.streams import (
     usage,
     usage_only,
 )
+from tests.loadgen.virtual_time import VirtualClock, run_virtual
 
 
 def _ms(nanoseconds: int | None) -> float | None:
@@ -390,7 +391,7 @@ def test_without_usage_the_output_is_counted_in_events_with_no_source() -> None:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Timeouts and cancellation (the real clock: the timers are the event loop's)
+# Timeouts and cancellation (the timers are the event loop's: a virtual-time loop, its clock the client's)
 
 
 def _sleeping(before_headers_s: float = 0.0, steps: list[tuple[float, bytes]] | None = None):
@@ -413,19 +414,23 @@ def _sleeping(before_headers_s: float = 0.0, steps: list[tuple[float, bytes]] | 
                  id="headers-and-role-but-no-token"),
     pytest.param(_sleeping(steps=[(0, event(chat_chunk("a"))), (5, event(chat_chunk("b")))]), "stream",
                  id="stalled-after-the-first-token"),
-    pytest.param(_sleeping(steps=[(0.01, b": keep-alive\n\n")] * 500), "ttft",
+    pytest.param(_sleeping(steps=[(0.011, b": keep-alive\n\n")] * 500), "ttft",
                  id="keep-alive-comments-do-not-move-the-ttft-deadline"),
 ])
 def test_timeouts_by_phase(handler, phase: str) -> None:
     # given: 50 ms limits, a server that would take 5 s
     settings = ClientSettings(ttft_timeout_s=0.05, stream_timeout_s=0.05)
-    began = time.perf_counter()
+
+    async def scenario(clock: VirtualClock) -> tuple[RequestResult, int]:
+        record = await send_one(handler, clock=clock, settings=settings, target=16)
+        return record, clock()
 
     # when
-    record = asyncio.run(send_one(handler, clock=time.perf_counter_ns, settings=settings, target=16))
+    record, gave_up_ns = run_virtual(scenario)
 
-    # then: it gave up after about 50 ms
-    assert time.perf_counter() - began < 1.0
+    # then: it gave up 50 ms after the send (the last byte in the stream phase: the first token, at the send)
+    assert record.t_send_ns is not None
+    assert gave_up_ns - record.t_send_ns == 50 * MS
     assert record.status is Status.TIMEOUT
     assert record.timeout_phase == phase
     assert record.error == ("no event within 0.05 s" if phase == "stream" else "no content event within 0.05 s")
@@ -454,11 +459,10 @@ def test_cancellation_marks_the_request_incomplete_keeps_its_timings_and_propaga
     # given: a stream that sends one token, then nothing for 10 s
     handler = _sleeping(steps=[(0, event(chat_chunk("a"))), (10, event(chat_chunk("b")))])
 
-    async def scenario() -> tuple[RequestResult, bool]:
+    async def scenario(clock: VirtualClock) -> tuple[RequestResult, bool]:
         async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as http:
-            client = StreamClient(http, url="http://llm.test/v1/completions", settings=ClientSettings())
-            record = RequestResult(index=0, t_sched_ns=time.perf_counter_ns(), input_tokens_sent=1,
-                                   output_tokens_target=2)
+            client = StreamClient(http, url="http://llm.test/v1/completions", settings=ClientSettings(), clock=clock)
+            record = RequestResult(index=0, t_sched_ns=clock(), input_tokens_sent=1, output_tokens_target=2)
             task = asyncio.create_task(client.send(PreparedRequest(index=0, body=b"{}", input_tokens_sent=1,
                                                                    output_tokens_target=2), record))
             await asyncio.sleep(0.05)
@@ -470,12 +474,12 @@ def test_cancellation_marks_the_request_incomplete_keeps_its_timings_and_propaga
                 return record, True
             return record, False
 
-    record, propagated = asyncio.run(scenario())
+    record, propagated = run_virtual(scenario)
 
-    # then
+    # then: the token that came at once is kept
     assert propagated
     assert record.status is Status.INCOMPLETE_AT_END
-    assert record.ttft_ns is not None
+    assert record.ttft_ns == 0
     assert record.t_end_ns is None
 
 
@@ -577,14 +581,15 @@ def test_an_unexpected_exception_fails_the_request_not_the_run() -> None:
 
 
 def test_bytes_after_the_first_token_keep_the_stream_alive() -> None:
-    # given: 200 ms between the tokens, filled by keep-alive comments every 20 ms; a 50 ms stream limit
-    steps = [(0, event(chat_chunk("a")))] + [(0.02, b": keep-alive\n\n")] * 10
-    steps += [(0.02, event(chat_chunk("b", finish="length"))), (0, event(usage_only(100, 2)))]
-    settings = ClientSettings(ttft_timeout_s=1, stream_timeout_s=0.05)
+    # given: 330 ms between the tokens, filled by keep-alive comments every 30 ms; a 50 ms stream limit, checked
+    # from the 40 ms ttft limit on (idle 10 ms at 40 ms, 20 ms at 80 ms, ...: without the comments, 50 ms at 50 ms)
+    steps = [(0, event(chat_chunk("a")))] + [(0.03, b": keep-alive\n\n")] * 10
+    steps += [(0.03, event(chat_chunk("b", finish="length"))), (0, event(usage_only(100, 2)))]
+    settings = ClientSettings(ttft_timeout_s=0.04, stream_timeout_s=0.05)
 
     # when
-    record = asyncio.run(send_one(_sleeping(steps=steps), clock=time.perf_counter_ns, settings=settings, target=2))
+    record = run_virtual(lambda clock: send_one(_sleeping(steps=steps), clock=clock, settings=settings, target=2))
 
     # then
     assert record.status is Status.OK
-    assert _gaps_ms(record)[0] > 200
+    assert _gaps_ms(record) == [330.0]
