@@ -21,7 +21,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -88,16 +88,17 @@ class Measured:
 
 
 SPIN_S = 0.0015  # the client sleeps to this close to a send time, then spins: sends go out within tens of µs
+Seconds = Callable[[], float]  # a monotonic clock in seconds
 
 
 async def _one(client: httpx.AsyncClient, url: str, body: bytes, index: int, due: float, start: float,
-               speedup: float, out: dict[str, Any]) -> None:
-    delay = due - time.perf_counter() - SPIN_S
+               speedup: float, out: dict[str, Any], *, clock: Seconds, spin_s: float) -> None:
+    delay = due - clock() - spin_s
     if delay > 0:
         await asyncio.sleep(delay)
-    while time.perf_counter() < due:
+    while spin_s and clock() < due:
         await asyncio.sleep(0)
-    sent = time.perf_counter()
+    sent = clock()
     out["sent"][index] = (sent - start) * speedup
     out["lag"][index] = sent - due
     times: list[float] = []
@@ -110,7 +111,7 @@ async def _one(client: httpx.AsyncClient, url: str, body: bytes, index: int, due
                 out["errors"] += 1
                 return
             async for chunk in reply.aiter_raw():
-                now = time.perf_counter()
+                now = clock()
                 buffer += chunk
                 while b"\n\n" in buffer:
                     event, buffer = buffer.split(b"\n\n", 1)
@@ -131,11 +132,16 @@ async def _one(client: httpx.AsyncClient, url: str, body: bytes, index: int, due
 
 
 async def measure(base_url: str, model_name: str, sample: SampledRequests, *, speedup: float,
-                  concurrency: int | None = None, start_delay_s: float = 0.3, warm_connections: int = 32) -> Measured:
+                  concurrency: int | None = None, start_delay_s: float = 0.3, warm_connections: int = 32,
+                  clock: Seconds = time.perf_counter, transport: httpx.AsyncBaseTransport | None = None,
+                  spin_s: float = SPIN_S) -> Measured:
     """Send the sample's completion requests, streaming, and time every token event: at their arrival times
     (÷ speedup), or with `concurrency` a closed loop (that many clients, each sending the next request as soon as
     its last one ended; arrival times ignored). `warm_connections` keep-alive connections are opened first, so
-    connection set-up is not timed."""
+    connection set-up is not timed.
+
+    `clock` (seconds), `transport` and `spin_s` are for tests on a virtual-time event loop: the loop's own clock,
+    the app in that loop, and no spinning (a virtual clock never moves while a task spins)."""
     url = base_url.rstrip("/") + "/v1/completions"
     bodies = [json.dumps({"model": model_name, "prompt": " ".join(["word"] * int(p)), "max_tokens": int(o),
                           "ignore_eos": True, "stream": True, "stream_options": {"include_usage": True}}).encode()
@@ -144,13 +150,13 @@ async def measure(base_url: str, model_name: str, sample: SampledRequests, *, sp
     out: dict[str, Any] = {"sent": np.full(n, np.nan), "lag": np.full(n, np.nan), "ttft": np.full(n, np.nan),
                            "gaps": [], "errors": 0, "short": 0}
     limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
-    async with httpx.AsyncClient(timeout=httpx.Timeout(300.0), limits=limits) as client:
+    async with httpx.AsyncClient(timeout=httpx.Timeout(300.0), limits=limits, transport=transport) as client:
         await asyncio.gather(*(client.get(base_url.rstrip("/") + "/health")
                                for _ in range(max(warm_connections, concurrency or 0))))
-        start = time.perf_counter() + start_delay_s
+        start = clock() + start_delay_s
         if concurrency is None:
             await asyncio.gather(*(_one(client, url, body, index, start + float(arrival) / speedup, start, speedup,
-                                        out)
+                                        out, clock=clock, spin_s=spin_s)
                                    for index, (body, arrival) in enumerate(zip(bodies, sample.arrival_s,
                                                                                strict=True))))
         else:
@@ -158,11 +164,12 @@ async def measure(base_url: str, model_name: str, sample: SampledRequests, *, sp
 
             async def user() -> None:
                 for index in queue:
-                    due = max(start, time.perf_counter())
-                    await _one(client, url, bodies[index], index, due, start, speedup, out)
+                    due = max(start, clock())
+                    await _one(client, url, bodies[index], index, due, start, speedup, out, clock=clock,
+                               spin_s=spin_s)
 
             await asyncio.gather(*(user() for _ in range(concurrency)))
-        wall = time.perf_counter() - start
+        wall = clock() - start
     return Measured(sent_s=out["sent"], ttft_s=out["ttft"], gaps_s=np.array(out["gaps"]), send_lag_s=out["lag"],
                     errors=out["errors"], tokens_short=out["short"], wall_s=wall)
 
