@@ -1,5 +1,7 @@
 """The simulator's HTTP API against a real uvicorn server in a thread: the OpenAI shapes, SSE, usage, errors,
-/metrics and the control endpoint."""
+/metrics and the control endpoint. These assert what is answered and in what order; what depends on how long things
+take (a kill for some seconds, a stall) runs the app in-process on a virtual-time loop (`tests.simserver.inprocess`),
+where those times are exact."""
 
 from __future__ import annotations
 
@@ -12,8 +14,10 @@ import httpx
 import pytest
 
 from benchmarks_app.simserver.app import CHAT_REPLY_TOKENS, CHAT_TOKENS_PER_MESSAGE
-from benchmarks_app.simserver.engine import ITL_BUCKETS, TTFT_BUCKETS
+from benchmarks_app.simserver.engine import ITL_BUCKETS, TTFT_BUCKETS, SimEngine
+from tests.loadgen.virtual_time import VirtualClock, run_virtual
 from tests.simserver.helpers import MODEL, metric_value, sse_events, with_config
+from tests.simserver.inprocess import inprocess_simulator
 
 LABELS = f'{{model_name="{MODEL}",engine="0"}}'
 
@@ -183,7 +187,7 @@ def test_a_client_that_goes_away_frees_its_request(serve, l4_plan):
             json={"model": MODEL, "prompt": "a b", "max_tokens": 2000, "stream": True}) as reply:
         next(reply.iter_lines())
     with httpx.Client() as client:
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 30  # a deadline for it to happen, not a figure
         while True:
             text = client.get(url + "/metrics").text
             if metric_value(text, f"vllm:num_requests_running{LABELS}") == 0:
@@ -221,19 +225,37 @@ def test_control_kill_replica_errors_the_stream_then_recover(serve, client, l4_p
     assert completion(client, url, prompt="a", max_tokens=1).status_code == 200
 
 
-def test_control_kill_for_some_seconds_and_stall(serve, client, l4_plan):
-    url, _ = serve(l4_plan, speedup=50.0)
-    client.post(url + "/control", json={"action": "kill_replica", "replica": 0, "seconds": 0.2})
-    assert completion(client, url, prompt="a", max_tokens=1).status_code == 503
-    time.sleep(0.3)
-    assert completion(client, url, prompt="a", max_tokens=1).status_code == 200
-    client.post(url + "/control", json={"action": "stall", "seconds": 0.3})
-    start = time.monotonic()
-    assert completion(client, url, prompt="a", max_tokens=2).status_code == 200
-    assert time.monotonic() - start >= 0.28
-    state = client.get(url + "/control").json()
-    assert state["model"] == MODEL
-    assert state["replicas"][0]["alive"] is True
+def test_control_kill_for_some_seconds_and_stall(l4_plan):
+    engine = SimEngine.from_plan(l4_plan, speedup=50.0, spin_s=0.0)
+    step_s = l4_plan.model.step_s(decode=1, context_tokens=2) / 50.0  # the second token's decode step
+
+    async def scenario(clock: VirtualClock) -> None:
+        async with inprocess_simulator(engine, model_name=MODEL, max_model_len=8192) as transport, \
+                httpx.AsyncClient(transport=transport, base_url="http://simulator.test") as client:
+            async def complete(max_tokens: int) -> int:
+                reply = await client.post("/v1/completions", json={"model": MODEL, "prompt": "a",
+                                                                    "max_tokens": max_tokens})
+                return reply.status_code
+
+            # a kill for 0.2 s: 503 until then (1 ms before it too), 200 after it
+            killed = await client.post("/control", json={"action": "kill_replica", "replica": 0, "seconds": 0.2})
+            assert killed.json()["replicas"][0]["alive"] is False
+            assert await complete(1) == 503
+            await asyncio.sleep(0.199)
+            assert await complete(1) == 503
+            await asyncio.sleep(0.002)
+            assert await complete(1) == 200
+            # a stall of 0.3 s: a request sent now gets its first token when the stall ends, its second one step
+            # later
+            await client.post("/control", json={"action": "stall", "seconds": 0.3})
+            start = clock()
+            assert await complete(2) == 200
+            assert (clock() - start) / 1e9 == pytest.approx(0.3 + step_s, abs=1e-9)
+            state = (await client.get("/control")).json()
+            assert state["model"] == MODEL
+            assert state["replicas"][0]["alive"] is True
+
+    run_virtual(scenario)
 
 
 def test_control_rejects_unknown_actions_and_can_be_left_out(serve, client, l4_plan):
@@ -266,7 +288,7 @@ def test_a_non_streamed_request_is_cancelled_when_its_client_gives_up(serve, l4_
     with httpx.Client(timeout=0.3) as client, pytest.raises(httpx.ReadTimeout):
         completion(client, url, prompt="a b", max_tokens=2000)
     with httpx.Client() as client:
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 30  # a deadline for it to happen, not a figure
         while metric_value(client.get(url + "/metrics").text, f"vllm:num_requests_running{LABELS}") != 0:
             assert time.monotonic() < deadline, "the request kept running after its client left"
             time.sleep(0.02)
