@@ -22,6 +22,7 @@ from typing import Any
 import httpx
 
 from benchmarks_app.simserver.app import create_app
+from benchmarks_app.simserver.catalog import catalog_plan, served_max_model_len
 from benchmarks_app.simserver.engine import SimEngine
 
 
@@ -124,3 +125,10 @@ async def inprocess_simulator(engine: SimEngine, *, model_name: str, max_model_l
     app = create_app(engine, model_name=model_name, max_model_len=max_model_len, **options)
     async with engine:
         yield StreamingAsgiTransport(app)
+
+
+def catalog_engine(*, model: str, gpu: str, speedup: float) -> tuple[SimEngine, int]:
+    """The engine of a catalog deployment (one GPU) for a virtual-time loop (no spinning), and the max_model_len
+    it serves."""
+    plan = catalog_plan(model=model, gpu=gpu)
+    return SimEngine.from_plan(plan, speedup=speedup, spin_s=0.0), served_max_model_len(plan)
