@@ -26,7 +26,7 @@ from deploy.settings.base import CELERY_BROKER_TRANSPORT_OPTIONS, CELERY_BROKER_
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast user creation in tests
 
-if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}
 
 if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):

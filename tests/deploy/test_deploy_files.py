@@ -20,7 +20,8 @@ K8S = DEPLOY / "k8s"
 ENTRYPOINT = DEPLOY / "entrypoint.sh"
 APP_DIRS = ("deploy", "sizing", "benchmarks_app", "reports", "frontend")
 # names that code reads from the environment but that are not settings of the service
-NOT_SETTINGS = {"DJANGO_ALLOW_ASYNC_UNSAFE", "PYTHONPATH"}
+# names the test run alone reads or sets (deploy/settings/test.py: one var dir per pytest-xdist process)
+NOT_SETTINGS = {"DJANGO_ALLOW_ASYNC_UNSAFE", "PYTHONPATH", "PYTEST_XDIST_WORKER", "SIZING_TEST_VAR_DIR"}
 
 
 def _k8s_documents() -> dict[str, list[dict]]:
@@ -111,7 +112,8 @@ def test_dockerfile_shape() -> None:
     assert re.search(r"^ARG PYTHON_IMAGE=python:3\.11-slim-bookworm$", text, flags=re.MULTILINE)
     assert all(image == "${PYTHON_IMAGE}" for image, _ in stages)
     assert "deploy/apt-packages.txt" in text
-    assert "pip install ." in text
+    assert "uv sync --locked --no-dev" in text  # the image installs what uv.lock pins, as make install does
+    assert "COPY pyproject.toml uv.lock" in text
     assert "compile_translations" in text
     assert "collectstatic --noinput" in text
     assert re.search(r"^USER 10001(:10001)?$", text, flags=re.MULTILINE)
@@ -123,6 +125,13 @@ def test_dockerfile_shape() -> None:
     # the build-time secrets exist only inside one RUN, never as ENV of the image
     env_lines = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
     assert not re.search(r"^ENV[^\n]*SECRET_KEY", env_lines, flags=re.MULTILINE)
+
+
+def test_the_image_and_make_use_the_same_uv() -> None:
+    makefile = re.search(r"^UV_VERSION := (\S+)$", (ROOT / "Makefile").read_text(), flags=re.MULTILINE)
+    dockerfile = re.search(r"^ARG UV_VERSION=(\S+)$", (DEPLOY / "Dockerfile").read_text(), flags=re.MULTILINE)
+    assert makefile and dockerfile
+    assert makefile.group(1) == dockerfile.group(1)
 
 
 def test_dockerignore_keeps_local_state_out() -> None:

@@ -16,7 +16,7 @@ from sizing.services import catalog_load
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")  # one worker for the module's tests: stopping one takes a few seconds
 def worker():
     with start_worker(celery_app, perform_ping_check=False, queues=["estimates"], pool="solo",
                       shutdown_timeout=30):

@@ -21,7 +21,7 @@ CONTRACT = {"ttft_ms", "itl_ms", "tpot_ms", "e2e_ms", "output_tokens_per_s", "re
             "rejected", "preempted", "kv_overflow_probability"}
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")  # one worker for the module's tests: stopping one takes a few seconds
 def worker():
     with start_worker(celery_app, perform_ping_check=False, queues=["simulations"], pool="solo",
                       shutdown_timeout=30):

@@ -13,4 +13,5 @@ class Command(BaseCommand):
             for po_path in sorted(Path(locale_dir).glob("*/LC_MESSAGES/*.po")):
                 po = polib.pofile(str(po_path))
                 po.save_as_mofile(str(po_path.with_suffix(".mo")))
-                self.stdout.write(f"compiled {po_path} ({po.percent_translated()}% translated)")
+                if int(options.get("verbosity", 1)) > 0:
+                    self.stdout.write(f"compiled {po_path} ({po.percent_translated()}% translated)")
