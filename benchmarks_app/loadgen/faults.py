@@ -152,16 +152,19 @@ class FaultInjector:
 
     `verify` the plan's TLS setting for HTTP faults;
     `transport` replaces the network (tests); `on_event(FaultEvent)` is called as each event is recorded
-    (exceptions logged, not raised).
+    (exceptions logged, not raised); `stop_grace_s` how long `stop()` lets a fault still executing finish
+    (`STOP_GRACE_S`; tests shorten it).
     """
 
     def __init__(self, faults: Sequence[FaultSpec], *, clock: Callable[[], int] = time.perf_counter_ns,
                  verify: ssl.SSLContext | bool = True, transport: httpx.AsyncBaseTransport | None = None,
-                 on_event: Callable[[FaultEvent], None] | None = None) -> None:
+                 on_event: Callable[[FaultEvent], None] | None = None,
+                 stop_grace_s: float = STOP_GRACE_S) -> None:
         self.faults = tuple(faults)
         self.events: list[FaultEvent] = []
         self._t0_ns = 0
         self._clock = clock
+        self._stop_grace_s = stop_grace_s
         self._verify = verify
         self._transport = transport
         self._on_event = on_event
@@ -178,14 +181,14 @@ class FaultInjector:
             self._tasks = [loop.create_task(self._one(index, fault)) for index, fault in enumerate(self.faults)]
 
     async def stop(self) -> None:
-        """Skip the faults not yet due, give those executing `STOP_GRACE_S` to finish, then cut them."""
+        """Skip the faults not yet due, give those executing `stop_grace_s` to finish, then cut them."""
         self._stop_s = self._seconds(self._clock())
         waiting = [task for index, task in enumerate(self._tasks) if index not in self._started]
         for task in waiting:
             task.cancel()
         running = [task for task in self._tasks if task not in waiting and not task.done()]
         if running:
-            _, late = await asyncio.wait(running, timeout=STOP_GRACE_S)
+            _, late = await asyncio.wait(running, timeout=self._stop_grace_s)
             for task in late:
                 task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -229,7 +232,8 @@ class FaultInjector:
             self._record(FaultEvent(t_s=round(self._seconds(start_ns), 6), label=fault.description,
                                     kind=fault.kind.value, ok=False,
                                     detail=f"{what} when the run stopped, after {(ended_ns - start_ns) / 1e9:.3f} s "
-                                           f"(a fault gets {STOP_GRACE_S:g} s to finish once the run has stopped)",
+                                           f"(a fault gets {self._stop_grace_s:g} s to finish once the run has "
+                                           "stopped)",
                                     duration_s=round((ended_ns - start_ns) / 1e9, 6)))
             raise
         ended_ns = self._clock()
