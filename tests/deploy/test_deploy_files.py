@@ -130,7 +130,8 @@ def test_dockerfile_shape() -> None:
 def test_the_image_and_make_use_the_same_uv() -> None:
     makefile = re.search(r"^UV_VERSION := (\S+)$", (ROOT / "Makefile").read_text(), flags=re.MULTILINE)
     dockerfile = re.search(r"^ARG UV_VERSION=(\S+)$", (DEPLOY / "Dockerfile").read_text(), flags=re.MULTILINE)
-    assert makefile and dockerfile
+    assert makefile
+    assert dockerfile
     assert makefile.group(1) == dockerfile.group(1)
 
 
@@ -375,3 +376,45 @@ def test_wait_for_db_fails_within_its_timeout_when_unreachable() -> None:
     assert done.returncode == 1
     assert "not reachable after 2 s" in done.stderr
     assert "127.0.0.1:1/none" in done.stderr
+
+
+# ---- the two commands ------------------------------------------------------------------------------------------
+
+def test_a_management_command_prints_no_library_log_lines() -> None:
+    # given the embedded defaults' settings in a fresh process (as make run's steps start)
+    environment = {key: value for key, value in os.environ.items() if key != "DJANGO_SETTINGS_MODULE"}
+    # when
+    done = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, env=environment, capture_output=True,
+                          text=True, timeout=120, check=False)
+    # then: the check's one line, and no INFO banner (django-axes printed "AXES: BEGIN version ..." on every command)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "System check identified no issues (0 silenced)."
+    assert done.stderr == ""
+
+
+def test_the_system_packages_script_names_the_command_to_run_when_it_cannot_install(tmp_path: Path) -> None:
+    # given a package list with a package that is not installed, and no root (a stand-in `id` answers 1000)
+    fake_bin = tmp_path / "bin"
+    fake_bin.mkdir()
+    (fake_bin / "id").write_text("#!/bin/sh\necho 1000\n")
+    (fake_bin / "id").chmod(0o755)
+    script = ROOT / "deploy" / "tools" / "system-packages.sh"
+    assert os.access(script, os.X_OK)
+    lists = {path.name for path in (ROOT / "deploy").glob("apt-packages*.txt")}
+    assert lists == {"apt-packages.txt", "apt-packages-test.txt"}
+    test_packages = {line.split("#")[0].strip() for line in (ROOT / "deploy" / "apt-packages-test.txt").read_text()
+                     .splitlines()} - {""}
+    assert {"chromium", "poppler-utils"} <= test_packages
+    # when: run with a dpkg-query that knows no package
+    (fake_bin / "dpkg-query").write_text("#!/bin/sh\nexit 1\n")
+    (fake_bin / "dpkg-query").chmod(0o755)
+    path = f"{fake_bin}:{os.environ['PATH']}"
+    done = subprocess.run(["bash", str(script), "--test"], env={**os.environ, "PATH": path}, capture_output=True,
+                          text=True, timeout=60, check=False)
+    # then: it stops at once, with one line naming the exact command
+    assert done.returncode == 1
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert "apt-get install -y --no-install-recommends" in lines[0]
+    assert "chromium" in lines[0]
+    assert "fonts-noto-cjk" in lines[0]
