@@ -1,8 +1,15 @@
 """The command line (`python -m benchmarks_app.loadgen`): flags mode and plan files against a real socket, sweeps,
-exit codes, Ctrl-C, the progress line, and the Django-free wheel installed and run on its own. No database."""
+exit codes, Ctrl-C, the progress line, and the Django-free wheel installed and run on its own. No database.
+
+Over a real socket on the real clock, whether the client kept up (exit 0) or not (exit 3, client fidelity INVALID)
+is the machine's load's to decide: those tests check that the exit code says what the written result says. Which
+outcome gives which code and verdict line is checked exactly on the virtual clock
+(test_the_exit_code_and_the_verdict_line_follow_the_outcome); the fidelity at speed is
+tests/benchmarks/loadgen_speed.py's."""
 
 from __future__ import annotations
 
+import ensurepip
 import io
 import json
 import os
@@ -11,15 +18,29 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from benchmarks_app.loadgen.__main__ import ProgressLine, format_progress, main
+from benchmarks_app.loadgen.__main__ import (
+    EXIT_CANCELLED,
+    EXIT_INVALID,
+    EXIT_NOTHING_OK,
+    EXIT_OK,
+    ProgressLine,
+    exit_code,
+    format_progress,
+    main,
+    outcome_line,
+)
+from benchmarks_app.loadgen.client import RequestResult
+from benchmarks_app.loadgen.plan import plan_from_dict
 from benchmarks_app.loadgen.plan_schema import PLAN_SCHEMA
-from benchmarks_app.loadgen.runner import Progress
+from benchmarks_app.loadgen.runner import LoadRunner, Progress, RunOutcome
 from benchmarks_app.loadgen.wheel import build_wheel
 from sizing.benchmarks.detect import import_text
-from tests.loadgen.streams import ThreadedSseServer
+from tests.loadgen.streams import FakeServer, ThreadedSseServer
+from tests.loadgen.virtual_time import VirtualClock, run_virtual
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,6 +49,12 @@ def _imported(path: Path):
     fmt, runs = import_text(path.read_text())
     assert fmt == "llm_sizing"
     return runs[0]
+
+
+def _fidelity_code(*paths: Path) -> int:
+    """The exit code the written results call for: 0 when every point's client fidelity held, else 3."""
+    valid = [json.loads(path.read_text())["summary"]["client_fidelity"]["valid"] for path in paths]
+    return EXIT_OK if all(valid) else EXIT_INVALID
 
 
 def _run_cli(*argv: str) -> tuple[int, str, str]:
@@ -50,11 +77,12 @@ def test_flags_mode_runs_a_closed_loop_and_writes_an_importable_result(tmp_path:
 
     # then
     run = _imported(result)
-    assert code == 0
+    assert code == _fidelity_code(result), err
     assert (run.completed, run.failed) == (10, 0)
     assert run.metrics["output_tokens"].mean == 4
     assert err.startswith("ok 10 (completed); schedule lag p99 ")
     assert err.rstrip().endswith(f"-> {result}")
+    assert ("INVALID" in err) is (code == EXIT_INVALID)
 
 
 def test_flags_mode_open_loop_with_progress_and_a_saved_plan(tmp_path: Path) -> None:
@@ -70,7 +98,7 @@ def test_flags_mode_open_loop_with_progress_and_a_saved_plan(tmp_path: Path) -> 
     # then: stderr is not a terminal: progress lines, then the verdict
     run = _imported(result)
     saved = json.loads(plan.read_text())
-    assert code == 0
+    assert code == _fidelity_code(result), err
     assert run.completed == 30
     assert run.load.rate == 40.0
     assert saved["load"] == {"mode": "open", "ramp_up_s": 0.0, "rate": 40.0, "arrival": "constant"}
@@ -94,8 +122,9 @@ def test_a_plan_file_with_a_sweep_writes_one_result_per_point(tmp_path: Path) ->
                               "--quiet")
 
     # then
-    assert code == 0
     assert sorted(p.name for p in tmp_path.glob("r.*.json")) == ["r.concurrency-1.json", "r.concurrency-3.json"]
+    assert code == _fidelity_code(*sorted(tmp_path.glob("r.*.json")))
+    assert [_imported(path).completed for path in sorted(tmp_path.glob("r.*.json"))] == [6, 6]
     assert _imported(tmp_path / "r.concurrency-3.json").load.concurrency == 3
 
 
@@ -189,7 +218,8 @@ def test_the_progress_line() -> None:
 
 
 def test_ctrl_c_stops_the_run_and_writes_what_was_measured(tmp_path: Path) -> None:
-    # given: slow streams (10 ms per token, 1000 tokens) so requests are in flight when Ctrl-C comes
+    # given: slow streams (10 ms per token, 1000 tokens: 10 s) so the 3 requests are in flight when Ctrl-C comes,
+    # which is once the server has received them (the run has started: its signal handler is in place)
     result = tmp_path / "r.json"
     with ThreadedSseServer(itl_s=0.01) as server:
         process = subprocess.Popen(  # noqa: S603 - our own module, fixed arguments
@@ -198,25 +228,44 @@ def test_ctrl_c_stops_the_run_and_writes_what_was_measured(tmp_path: Path) -> No
              "--out", str(result)],
             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             env={**os.environ, "PYTHONPATH": str(ROOT)})
-        time.sleep(2.0)
+        try:
+            deadline = time.monotonic() + 60  # a deadline for the requests to arrive, not a figure
+            while server.server.requests < 3:
+                assert process.poll() is None, process.communicate()[1]
+                assert time.monotonic() < deadline, "the generator sent no requests"
+                time.sleep(0.02)
 
-        # when
-        process.send_signal(signal.SIGINT)
-        _, err = process.communicate(timeout=20)
+            # when
+            process.send_signal(signal.SIGINT)
+            _, err = process.communicate(timeout=60)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
 
-    # then
+    # then: what was measured is written: the 3 requests cut, nothing sent after the signal
     run = _imported(result)
-    assert process.returncode == 130, err
-    assert run.incomplete == 3
-    assert "(cancelled)" in err
+    assert process.returncode == EXIT_CANCELLED, err
+    assert (run.completed, run.failed, run.incomplete) == (0, 0, 3)
+    assert server.server.requests == 3
+    assert "incomplete_at_end 3 (cancelled)" in err
+
+
+def _bundled_pip() -> Path:
+    """The pip wheel the standard library ships for ensurepip: pip runs from it (`python pip.whl/pip ...`), so
+    the test installs the wheel as a user would even where the virtualenv has no pip (uv makes it without)."""
+    bundled = Path(ensurepip.__file__).parent / "_bundled"
+    [pip_wheel] = bundled.glob("pip-*.whl")
+    return pip_wheel
 
 
 def test_the_wheel_installs_and_runs_without_django_or_the_repository(tmp_path: Path) -> None:
     # given: the wheel installed into a folder of its own
     wheel = build_wheel(tmp_path / "dist")
     site = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",  # noqa: S603
-                    "--target", str(site), str(wheel)], check=True, capture_output=True)
+    subprocess.run([sys.executable, str(_bundled_pip() / "pip"), "install", "--quiet", "--no-deps",  # noqa: S603
+                    "--no-index", "--disable-pip-version-check", "--target", str(site), str(wheel)],
+                   check=True, capture_output=True)
     result = tmp_path / "r.json"
     script = (
         "import sys\n"
@@ -238,6 +287,53 @@ def test_the_wheel_installs_and_runs_without_django_or_the_repository(tmp_path: 
                                                                if k != "PYTHONPATH"}, timeout=60)
 
     # then
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == _fidelity_code(result), done.stderr
+    assert done.stderr.startswith("ok 4 (completed); ")
     assert _imported(result).completed == 4
     assert (site / "bin" / "llm-sizing-loadgen").exists()
+
+
+def _virtual_outcome(server: FakeServer, cancel_after: int | None = None, **plan: Any) -> RunOutcome:
+    data: dict[str, Any] = {"endpoint": {"base_url": "http://llm.test", "model": "m"}, "load": {"concurrency": 2},
+                            "requests": {"input_tokens": 8, "output_tokens": 2}, "bounds": {"max_requests": 6}}
+    data.update(plan)
+    ended: list[RequestResult] = []
+    runners: list[LoadRunner] = []
+
+    def on_request(record: RequestResult) -> None:
+        ended.append(record)
+        if len(ended) == cancel_after:
+            runners[0].cancel()
+
+    async def scenario(clock: VirtualClock) -> RunOutcome:
+        runners.append(LoadRunner(plan_from_dict(data), transport=server.transport, clock=clock,
+                                  on_request=on_request))
+        return await runners[0].run()
+
+    return run_virtual(scenario, clock=server.clock)
+
+
+def test_the_exit_code_and_the_verdict_line_follow_the_outcome(tmp_path: Path) -> None:
+    # given: on the virtual clock, a run that kept up, one whose client blocked its loop 25 ms per request at 100
+    # requests/s (lag p99 163.35 ms: see test_runner), one where every request failed, one cancelled
+    path = tmp_path / "r.json"
+    kept_up = _virtual_outcome(FakeServer())
+    blocked = _virtual_outcome(FakeServer(block_s=0.025, ttft_s=0.001, itl_s=0.0, clock=VirtualClock()),
+                               load={"mode": "open", "rate": 100, "arrival": "constant"},
+                               bounds={"max_requests": 12}, requests={"input_tokens": 8, "output_tokens": 1})
+    failing = _virtual_outcome(FakeServer(fail_every=1))
+    cancelled = _virtual_outcome(FakeServer(), cancel_after=2, bounds={"max_requests": 1000})
+
+    # when
+    codes = [exit_code([outcome]) for outcome in (kept_up, blocked, failing, cancelled)]
+    lines = [outcome_line(outcome, path) for outcome in (kept_up, blocked, failing, cancelled)]
+
+    # then: 0 done, 3 done but INVALID (the reason in the line), 4 nothing ok, 130 cancelled (which wins)
+    assert codes == [EXIT_OK, EXIT_INVALID, EXIT_NOTHING_OK, EXIT_CANCELLED]
+    assert exit_code([kept_up, blocked]) == EXIT_INVALID
+    assert lines[0] == f"ok 6 (completed); schedule lag p99 0.00 ms -> {path}"
+    assert lines[1] == (f"ok 12 (completed); schedule lag p99 163.35 ms; INVALID: the schedule lag p99 is 163.35 ms, "
+                        f"over 10 ms: the client did not send when it should have -> {path}")
+    assert lines[2] == f"http_error 6 (completed); schedule lag p99 0.00 ms -> {path}"
+    # (cancelled as the second request ended: the first client had already sent its next one)
+    assert lines[3] == f"incomplete_at_end 1, ok 2 (cancelled); schedule lag p99 0.00 ms -> {path}"
