@@ -1,6 +1,7 @@
 # README's two commands: `make run` starts the service, `make test` runs the whole suite. Each does its own set-up on
 # a fresh machine: uv (bootstrapped from PyPI into .tools/ when missing), the locked Python packages (uv.lock) in
 # .venv, the Debian packages pip cannot install (deploy/tools/system-packages.sh), translations, migrations, catalogs.
+SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
@@ -20,11 +21,11 @@ export UV_PROJECT_ENVIRONMENT := $(VENV)
 .tools/bin/uv:
 	@echo "== uv $(UV_VERSION): installing it from PyPI into .tools/ (a few seconds)"
 	@$(PYTHON) -m venv .tools
-	@.tools/bin/pip install --disable-pip-version-check --quiet uv==$(UV_VERSION)
+	@.tools/bin/pip install --disable-pip-version-check -qq uv==$(UV_VERSION)
 
 $(VENV)/.installed: pyproject.toml uv.lock | $(UV)
 	@echo "== Python packages: uv sync --locked into $(VENV)"
-	@$(UV) sync --locked --python "$$(command -v $(PYTHON))"
+	@set -o pipefail; $(UV) sync --locked --python "$$(command -v $(PYTHON))" 2>&1 | { grep -v '^ [-+~] ' || true; }  # not 100 names
 	@touch $@
 
 install: $(VENV)/.installed
