@@ -31,7 +31,7 @@ URL = "/api/v1/load-tests/"
 
 @pytest.fixture(scope="module")
 def simulator() -> Iterator[str]:
-    # requests of ~0.1 s: long enough that a closed loop's clients stay busy on a loaded machine (fidelity valid)
+    # requests of ~0.1 s (whether a closed loop of them keeps its clients busy is the machine's load's to decide)
     engine = SimEngine.from_plan(catalog_plan(model=MODEL, gpu=GPU), speedup=10.0)
     server = ThreadedServer(create_app(engine, model_name=MODEL, max_model_len=8192))
     server.start()
