@@ -214,9 +214,13 @@ def test_a_server_that_never_answers_times_out_after_the_interval() -> None:
 def test_a_silent_socket_times_out() -> None:
     # given: a real socket that accepts and never answers
     async def scenario() -> ScrapeSample:
+        closed = asyncio.Event()
+
         async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             await reader.read(1 << 16)
-            await asyncio.sleep(30)
+            await reader.read()  # until the client gives up and closes
+            writer.close()
+            closed.set()
 
         server = await asyncio.start_server(silent, "127.0.0.1", 0)
         port = server.sockets[0].getsockname()[1]
@@ -225,6 +229,7 @@ def test_a_silent_socket_times_out() -> None:
             return await asyncio.wait_for(scraper.scrape(), 20)  # a deadline against hanging, not a figure
         finally:
             await scraper.stop(final=False)
+            await asyncio.wait_for(closed.wait(), 20)
             server.close()
 
     # when
