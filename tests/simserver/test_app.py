@@ -285,7 +285,8 @@ def test_a_full_queue_answers_429(serve, client, l4_plan):
 
 def test_a_non_streamed_request_is_cancelled_when_its_client_gives_up(serve, l4_plan):
     url, _ = serve(l4_plan, speedup=5.0)
-    with httpx.Client(timeout=0.3) as client, pytest.raises(httpx.ReadTimeout):
+    # a 0.3 s read timeout against a reply of ~28 s (2000 tokens at speedup 5); the connection itself may take its time
+    with httpx.Client(timeout=httpx.Timeout(30.0, read=0.3)) as client, pytest.raises(httpx.ReadTimeout):
         completion(client, url, prompt="a b", max_tokens=2000)
     with httpx.Client() as client:
         deadline = time.monotonic() + 30  # a deadline for it to happen, not a figure
