@@ -9,8 +9,9 @@ UV_VERSION := 0.13.9
 UV ?= .tools/bin/uv
 HOST ?= 127.0.0.1
 PORT ?= 8000
-# the test run's processes: one per core by default (pytest-xdist); `make test WORKERS=0` runs in one process
-WORKERS ?= auto
+# the test run's processes (pytest-xdist): two per core by default, since many tests wait on a browser, a worker or a
+# server rather than compute; `make test WORKERS=0` runs in one process
+WORKERS ?= $(shell echo $$(( $$(nproc) * 2 )))
 PYTEST_ARGS ?=
 
 export UV_PYTHON_DOWNLOADS := never

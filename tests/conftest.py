@@ -22,13 +22,20 @@ SERIAL_FOLDERS = (TESTS / "browser", TESTS / "integration")
 SERIAL_MARKERS = ("browser", "worker")
 
 
+def _serial(item: pytest.Item) -> bool:
+    path = Path(str(item.path))
+    return any(item.get_closest_marker(name) for name in SERIAL_MARKERS) or any(
+        path.is_relative_to(folder) for folder in SERIAL_FOLDERS)
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        path = Path(str(item.path))
-        if any(item.get_closest_marker(name) for name in SERIAL_MARKERS) or any(
-                path.is_relative_to(folder) for folder in SERIAL_FOLDERS):
+        if _serial(item):
             item.add_marker(pytest.mark.xdist_group("serial"))
+    # the serial group first: it is the longest unit of work (about 4 minutes), so xdist hands it out at once and the
+    # other processes share the rest meanwhile; a stable sort keeps every other order as collected
+    items.sort(key=lambda item: not _serial(item))
 
 
 @pytest.fixture(scope="session", autouse=True)
