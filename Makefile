@@ -55,7 +55,7 @@ run: system-packages install
 # The whole suite, across the cores: tests that drive Chromium or a worker run one after another in one process
 # (the `serial` xdist group, tests/conftest.py); everything else is spread over the others.
 test: system-packages-test translations
-	@$(PY) -m pytest -n $(WORKERS) $(PYTEST_ARGS)
+	@$(PY) -m pytest -n $(WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 lint: install
 	@$(VENV)/bin/ruff check .
