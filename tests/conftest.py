@@ -16,16 +16,18 @@ from sizing.services import catalog_load
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's loop runs beside the live server
 
 TESTS = Path(__file__).resolve().parent
-# Tests that drive Chromium run one after another in one process, and so do the tests that start Celery workers
-# (xdist's loadgroup): two browsers, or two workers, at once on a 2-core machine only make each other slow. The two
-# groups run beside each other and beside the rest, which the other processes share.
-SERIAL_GROUPS = {"browser": (TESTS / "browser",), "worker": (TESTS / "integration",)}
+# Tests that drive Chromium or start Celery workers run one after another in one process (xdist's loadgroup, group
+# "serial"): two browsers, two workers, or a browser's load test beside a worker test's, at once on a 2-core machine
+# starve each other's real-time simulators and load tests. The rest is shared by the other processes meanwhile.
+SERIAL_GROUPS = {"serial": (TESTS / "browser", TESTS / "integration")}
+SERIAL_MARKERS = ("browser", "worker")
 
 
 def _group(item: pytest.Item) -> str | None:
     path = Path(str(item.path))
     for name, folders in SERIAL_GROUPS.items():
-        if item.get_closest_marker(name) or any(path.is_relative_to(folder) for folder in folders):
+        if any(item.get_closest_marker(marker) for marker in SERIAL_MARKERS) or any(
+                path.is_relative_to(folder) for folder in folders):
             return name
     return None
 
@@ -37,8 +39,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         group = _group(item)
         if group:
             item.add_marker(pytest.mark.xdist_group(group))
-    # the groups first, the longest (the browser's, about 3 minutes) first of all: xdist hands them out at once and the
-    # other processes share the rest meanwhile; a stable sort keeps every other order as collected
+    # the group first: it is the longest unit of work (about 4 minutes), so xdist hands it out at once and the other
+    # processes share the rest meanwhile; a stable sort keeps every other order as collected
     items.sort(key=lambda item: groups.index(group) if (group := _group(item)) else len(groups))
 
 
