@@ -1,7 +1,6 @@
 """The database refuses to change or delete a signed report version, and any audit event, whatever writes to it (the
-ORM, a raw query, a database shell): triggers on PostgreSQL (production, CI). On SQLite (the embedded default) the
-triggers refuse updates; deletes are refused by the models and their querysets only, because a test database is
-emptied with DELETE there (PostgreSQL empties it with TRUNCATE, which row triggers do not see)."""
+ORM, a raw query, a database shell): triggers on PostgreSQL (production, CI). On SQLite (the embedded default) these
+triggers refuse updates; 0003 adds the ones that refuse deletes (a flush passes them: deploy/db/sqlite3)."""
 
 from django.db import migrations
 
