@@ -63,7 +63,7 @@ def estimate_colocated(requests: tuple[EstimateRequest, ...]) -> ColocatedEstima
     capacity = capacities.pop()
     problems: list[str] = []
     used = 0
-    for index, (request, result) in enumerate(zip(requests, results, strict=True)):
+    for index, result in enumerate(results):
         problems.extend(f"deployment {index + 1}: {problem}" for problem in result.problems)
         if result.allocation == Allocation.PREALLOCATED.value:
             # the engine checks at start that its budget is free: what earlier deployments hold is not
@@ -72,7 +72,7 @@ def estimate_colocated(requests: tuple[EstimateRequest, ...]) -> ColocatedEstima
                 problems.append(
                     f"deployment {index + 1} ({result.engine}) wants {format_bytes(wanted)} free at start, "
                     f"{format_bytes(capacity - used)} is left after deployments 1–{index}; lower its "
-                    f"gpu_memory_utilization (now {request.gpu_memory_utilization})"
+                    f"gpu_memory_utilization (now {result.assumptions['gpu_memory_utilization']})"
                 )
         used += result.required_bytes_per_gpu
     components: dict[str, int] = {}

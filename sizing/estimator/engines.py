@@ -91,6 +91,8 @@ class StageInputs:
     mem_fraction_static: float | None = None  # SGLang; None = its automatic choice
     kv_cache_free_gpu_mem_fraction: float = 0.9  # TensorRT-LLM
     detail: bool = True  # build the formulas people read
+    engine_version: object = None  # a versions.Version, or None: the engine's newest modelled release
+    gpu: object = None  # the hardware.GpuSpec (compute capability, NVSwitch, CUDA-visible total)
 
     @property
     def multi_gpu(self) -> bool:

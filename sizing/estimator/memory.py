@@ -48,9 +48,12 @@ from sizing.estimator.tensors import (
     tensor_inventory,
 )
 from sizing.estimator.units import format_bytes
+from sizing.estimator.versions import Version, resolve_engine_version
+from sizing.estimator.vllm_budget import vllm_default_utilization
 from sizing.estimator.weights import resolve_weight_format, weight_bytes_per_rank, weight_bytes_total
 
 CURVE_POINTS = 48
+DEFAULT_PLANNING_UTILIZATION = 0.9  # engines without a version rule: plan at 90% of the card
 # Pure functions of hashable inputs, called many times by sweeps and solvers.
 _weight_bytes_per_rank = lru_cache(maxsize=1024)(weight_bytes_per_rank)
 _weight_bytes_total = lru_cache(maxsize=256)(weight_bytes_total)
@@ -83,7 +86,18 @@ class EstimateRequest:
     weights: str = "auto"
     kv_dtype: str = "auto"
     engine: Engine = Engine.VLLM
-    gpu_memory_utilization: float = 0.9
+    # The engine release the estimate holds for ("latest" = the newest modelled, see estimator.versions); vLLM's
+    # budget follows its rules (estimator.vllm_budget), SGLang's and TensorRT-LLM's defaults too.
+    engine_version: str = "latest"
+    usage_context: str = "serve"  # vLLM: serve (`vllm serve`, the OpenAI server) | llm (Python `LLM(...)`)
+    engine_mode: str = "auto"  # vLLM 0.8-0.10: auto (vLLM's own V1/V0 choice) | v0 | v1
+    install: str = "pip"  # pip | docker: vLLM 0.8-0.11's Docker image ships FlashInfer (a lighter sampler)
+    flashinfer_sampler: bool | None = None  # VLLM_USE_FLASHINFER_SAMPLER; None = the version's default
+    estimate_cudagraphs: bool | None = None  # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS; None = the default
+    nccl_nvls: bool | None = None  # NCCL_NVLS_ENABLE; None = NCCL's default (NVLS on NVSwitch boards, TP > 2)
+    enable_chunked_prefill: bool | None = None  # None = the engine's default for the version and context
+    kv_cache_memory_bytes: int | None = None  # vLLM 0.11+ --kv-cache-memory-bytes: the KV cache exactly
+    gpu_memory_utilization: float | None = None  # None = the engine version's default (vLLM 0.90, 0.92 from 0.20)
     gpu_memory_bytes: int | None = None  # measured total (a fingerprint) instead of the catalog figure
     max_model_len: int | None = None
     max_num_seqs: int | None = None
@@ -192,6 +206,18 @@ class MemoryEstimate:
 
 
 
+def resolved_utilization(request: EstimateRequest, version: Version | None = None) -> float:
+    """The request's gpu_memory_utilization, else the engine version's default (vLLM: 0.90, 0.92 from 0.20.0;
+    other engines: a planning limit of 0.90)."""
+    if request.gpu_memory_utilization is not None:
+        return request.gpu_memory_utilization
+    if request.engine is Engine.VLLM:
+        if version is None:
+            version = resolve_engine_version(request.engine.value, request.engine_version).version
+        return vllm_default_utilization(version)
+    return DEFAULT_PLANNING_UTILIZATION
+
+
 def _layout(request: EstimateRequest, arch: Architecture) -> tuple[int, int, int, int]:
     """Resolve (gpus, tp, pp, replicas) and check them against the architecture."""
     pp = request.pp
@@ -228,7 +254,7 @@ def _layout(request: EstimateRequest, arch: Architecture) -> tuple[int, int, int
 
 
 def _check_request(request: EstimateRequest) -> None:
-    if not 0 < request.gpu_memory_utilization <= 1:
+    if request.gpu_memory_utilization is not None and not 0 < request.gpu_memory_utilization <= 1:
         raise invalid_argument("gpu_memory_utilization", "gpu_memory_utilization must be in (0, 1]")
     for name in ("max_model_len", "max_num_seqs", "max_num_batched_tokens", "tokens_per_request",
                  "gpu_memory_bytes"):
@@ -332,6 +358,10 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
     capacity = request.gpu_memory_bytes or request.gpu.memory_bytes
     block_size = request.block_size or traits.default_block_size
     warnings = list(arch.warnings)
+    version = resolve_engine_version(engine.value, request.engine_version)
+    if version.warning:
+        warnings.append(version.warning)
+    utilization = resolved_utilization(request, version.version)
     problems: list[str] = []
 
     effective_len = request.max_model_len or arch.max_position_embeddings
@@ -391,7 +421,7 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
                 )
         inputs = StageInputs(
             capacity_bytes=capacity,
-            gpu_memory_utilization=request.gpu_memory_utilization,
+            gpu_memory_utilization=utilization,
             weight_bytes=weights_per_stage[stage] + rope_cache,
             activation_peak_bytes=activations,
             kv=layout,
@@ -577,7 +607,8 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
     if replicated:
         warnings.append(f"KV heads replicated: {replicated[0]} KV heads over TP {tp}, so each GPU stores "
                         f"{tp // replicated[0]}x the KV it would with enough heads to split")
-    launch = _launch_args(request, engine=engine, tp=tp, pp=pp, max_num_seqs=max_num_seqs, batched=batched,
+    launch = _launch_args(request, utilization=utilization, engine=engine, tp=tp, pp=pp,
+                          max_num_seqs=max_num_seqs, batched=batched,
                           effective_len=effective_len, kv_dtype_name=request.kv_dtype, block_size=block_size,
                           settings=binding.settings, concurrency=per_replica_concurrency,
                           tokens=tokens) if request.detail else ()
@@ -625,7 +656,7 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
             "enforce_eager": request.enforce_eager,
             "shared_prefix_tokens": prefix,
             "parallel_samples": request.parallel_samples,
-            "gpu_memory_utilization": request.gpu_memory_utilization,
+            "gpu_memory_utilization": utilization,
             "weight_overhead": request.weight_overhead,
             "runtime_bytes": binding.components["runtime"],
             "cuda_graph_bytes": binding.components["cuda_graphs"],
@@ -747,14 +778,15 @@ def _longest_fitting(inputs: StageInputs, budget: StageBudget, traits: EngineTra
     return low * block
 
 
-def _launch_args(request: EstimateRequest, *, engine: Engine, tp: int, pp: int, max_num_seqs: int, batched: int,
+def _launch_args(request: EstimateRequest, *, utilization: float, engine: Engine, tp: int, pp: int,
+                 max_num_seqs: int, batched: int,
                  effective_len: int | None, kv_dtype_name: str, block_size: int, settings: dict[str, Any],
                  concurrency: int, tokens: int) -> tuple[str, ...]:
     """The engine flags this estimate assumes, so the deployment runs what was sized."""
     kv = kv_dtype_name
     if engine is Engine.VLLM:
         args = [f"--tensor-parallel-size {tp}", f"--pipeline-parallel-size {pp}",
-                f"--gpu-memory-utilization {request.gpu_memory_utilization}"]
+                f"--gpu-memory-utilization {utilization}"]
         if effective_len:
             args.append(f"--max-model-len {effective_len}")
         args += [f"--max-num-seqs {max_num_seqs}", f"--max-num-batched-tokens {batched}",
@@ -786,7 +818,7 @@ def _launch_args(request: EstimateRequest, *, engine: Engine, tp: int, pp: int, 
             args.append(f"--max_seq_len {effective_len}")
         return tuple(args)
     if engine is Engine.TGI:
-        args = [f"--num-shard {tp}", f"--cuda-memory-fraction {request.gpu_memory_utilization}",
+        args = [f"--num-shard {tp}", f"--cuda-memory-fraction {utilization}",
                 f"--max-batch-prefill-tokens {batched}", f"--max-concurrent-requests {max_num_seqs}"]
         if effective_len:
             args.append(f"--max-total-tokens {effective_len}")

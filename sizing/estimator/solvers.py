@@ -175,7 +175,7 @@ def remedies(request: EstimateRequest) -> tuple[Remedy, ...]:
         candidates.append(("weights_fp8", "FP8 weights (an FP8 checkpoint or online quantisation)",
                            "--quantization fp8", {"weights": "fp8"}))
         candidates.append(("weights_int4", "INT4 weights (an AWQ/GPTQ checkpoint)", None, {"weights": "int4"}))
-    if request.gpu_memory_utilization < 0.95:
+    if before.assumptions["gpu_memory_utilization"] < 0.95:
         candidates.append(("utilization", "gpu_memory_utilization 0.95", "--gpu-memory-utilization 0.95",
                            {"gpu_memory_utilization": 0.95}))
     if before.effective_max_model_len and before.effective_max_model_len > tokens:
