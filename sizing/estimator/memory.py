@@ -195,6 +195,10 @@ class MemoryEstimate:
     launch_command: str
     assumptions: dict[str, Any]
     figure_sources: dict[str, str] = field(default_factory=dict)  # figure -> estimated / calibrated / measured
+    engine_version: str = ""  # the release whose rules the bill follows ("0.33.0"); "" for engines without rules
+    engine_version_requested: str = "latest"  # what was asked for ("latest", "0.40.1")
+    defaults_assumed: dict[str, Any] = field(default_factory=dict)  # flags left empty -> the engine's default
+    term_sources: dict[str, str] = field(default_factory=dict)  # bill line -> the version band/rule behind it
     rules_of_thumb: dict[str, dict[str, Any]] = field(default_factory=dict)  # the field's shortcuts, beside ours
     formulas: dict[str, str] = field(default_factory=dict)  # line item -> its formula with the numbers filled in
     warnings: tuple[str, ...] = field(default=())
@@ -438,6 +442,8 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
             mem_fraction_static=request.mem_fraction_static,
             kv_cache_free_gpu_mem_fraction=request.kv_cache_free_gpu_mem_fraction,
             detail=request.detail,
+            engine_version=version.version,
+            gpu=request.gpu,
         )
         stage_results.append((inputs, budget_fn(inputs)))
 
@@ -683,6 +689,8 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
         },
         warnings=tuple(warnings),
         problems=tuple(problems),
+        engine_version=str(version.version) if version.version else "",
+        engine_version_requested=version.requested,
     )
 
 
