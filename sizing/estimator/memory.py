@@ -98,7 +98,10 @@ class EstimateRequest:
     enable_chunked_prefill: bool | None = None  # None = the engine's default for the version and context
     kv_cache_memory_bytes: int | None = None  # vLLM 0.11+ --kv-cache-memory-bytes: the KV cache exactly
     gpu_memory_utilization: float | None = None  # None = the engine version's default (vLLM 0.90, 0.92 from 0.20)
-    gpu_memory_bytes: int | None = None  # measured total (a fingerprint) instead of the catalog figure
+    gpu_memory_bytes: int | None = None  # measured driver total (nvidia-smi, a fingerprint) instead of the catalog's
+    # measured CUDA-visible total (cudaMemGetInfo; a vLLM boot log's total_gpu_memory): what vLLM's budget
+    # multiplies. None: from gpu_memory_bytes less the catalog's driver reservation, else the catalog's figure.
+    gpu_cuda_total_bytes: int | None = None
     max_model_len: int | None = None
     max_num_seqs: int | None = None
     max_num_batched_tokens: int | None = None
