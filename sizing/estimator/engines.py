@@ -71,6 +71,22 @@ ENGINE_TRAITS: dict[Engine, EngineTraits] = {
 
 
 @dataclass(frozen=True, kw_only=True)
+class VllmStageTerms:
+    """What vLLM's profiler subtracts on one stage's binding rank, resolved by estimator.vllm_budget."""
+
+    rules: object  # vllm_budget.VllmRules
+    activation_bytes: int  # A = max(forward peak, sampler peak)
+    forward_bytes: int
+    sampler_bytes: int
+    non_torch_bytes: int
+    non_torch_source: str
+    cuda_graph_bytes: int
+    graphs_in_budget: bool
+    persistent_bytes: int  # model-runner buffers the regime counts (V1 P0/P4)
+    kv_cache_memory_bytes: int | None = None  # --kv-cache-memory-bytes (0.11+): the KV cache exactly
+
+
+@dataclass(frozen=True, kw_only=True)
 class StageInputs:
     """What an engine budget needs for one GPU of one pipeline stage."""
 
@@ -93,6 +109,7 @@ class StageInputs:
     detail: bool = True  # build the formulas people read
     engine_version: object = None  # a versions.Version, or None: the engine's newest modelled release
     gpu: object = None  # the hardware.GpuSpec (compute capability, NVSwitch, CUDA-visible total)
+    vllm: VllmStageTerms | None = None  # vLLM: the version's terms
 
     @property
     def multi_gpu(self) -> bool:
@@ -160,29 +177,55 @@ def sglang_default_scheduler(capacity_bytes: int, tp: int = 1) -> tuple[int, int
 
 
 def _vllm(stage: StageInputs) -> StageBudget:
-    budget = math.floor(stage.capacity_bytes * stage.gpu_memory_utilization)
-    non_torch = stage.runtime_reserve_bytes
-    if non_torch is None:
-        non_torch = VLLM_NON_TORCH_MULTI_BYTES if stage.multi_gpu else VLLM_NON_TORCH_SINGLE_BYTES
-    graphs = 0 if stage.enforce_eager else (
-        VLLM_CUDA_GRAPH_BYTES if stage.cuda_graph_bytes is None else stage.cuda_graph_bytes
-    )
-    static = stage.weight_bytes + stage.activation_peak_bytes + non_torch
+    """vLLM's budget as the release in `stage.vllm.rules` computes it (estimator.vllm_budget, spec §3.0):
+    KV = gpu_memory_utilization × CUDA-visible total − weights − activation peak − non-torch − model-runner buffers
+    (− CUDA graphs from 0.20). Before 0.20 the graphs are captured after the KV allocation, above the budget."""
+    terms = stage.vllm
+    assert terms is not None  # noqa: S101 - memory.estimate_memory always resolves them for vLLM
+    rules = terms.rules
+    capacity = stage.capacity_bytes
+    budget = math.floor(capacity * stage.gpu_memory_utilization)
+    runtime = terms.non_torch_bytes + terms.persistent_bytes
+    graphs = terms.cuda_graph_bytes
+    inside = graphs if terms.graphs_in_budget else 0
+    static = stage.weight_bytes + stage.activation_peak_bytes + runtime + inside
     kv_pool = budget - static
+    if terms.kv_cache_memory_bytes is not None:
+        kv_pool = terms.kv_cache_memory_bytes
+    band = f"vLLM {rules.version} ({rules.engine.upper()}, profiler {rules.regime})"
+    notes: list[str] = []
+    if 0 < kv_pool < 0.1 * budget and terms.kv_cache_memory_bytes is None:
+        notes.append(f"the KV cache is {kv_pool / budget:.0%} of the {_g(budget)} budget: a residual of "
+                     "weights, activations and non-torch memory, so a 0.1 GiB error in any of them moves it by "
+                     f"{0.1 * GiB / kv_pool:.0%}; measure it with a boot log before committing")
+    if terms.kv_cache_memory_bytes is not None:
+        kv_formula = f"--kv-cache-memory-bytes: exactly {_g(kv_pool)} (profiling still runs)"
+    else:
+        kv_formula = (f"budget − weights − activations − non-torch{' − CUDA graphs' if inside else ''} = "
+                      f"{_g(budget)} − {_g(stage.weight_bytes)} − {_g(stage.activation_peak_bytes)} − {_g(runtime)}"
+                      + (f" − {_g(inside)}" if inside else "") + f" = {_g(kv_pool)}")
+    sampler_k = rules.sampler_path
     return StageBudget(
         components={"weights": stage.weight_bytes, "kv_cache": max(0, kv_pool),
-                    "activations": stage.activation_peak_bytes, "runtime": non_torch, "cuda_graphs": graphs},
-        usable_bytes=stage.capacity_bytes, budget_bytes=budget, kv_pool_bytes=kv_pool, static_bytes=static,
+                    "activations": stage.activation_peak_bytes, "runtime": runtime, "cuda_graphs": graphs},
+        usable_bytes=capacity, budget_bytes=budget, kv_pool_bytes=kv_pool, static_bytes=static,
         curve_limit_bytes=budget, settings={"gpu_memory_utilization": stage.gpu_memory_utilization},
+        notes=tuple(notes),
         formulas={} if not stage.detail else {
-            "budget": f"capacity × gpu_memory_utilization = {_g(stage.capacity_bytes)} × "
-                      f"{stage.gpu_memory_utilization} = {_g(budget)}",
-            "kv_cache": f"budget − weights − activations − non-torch = {_g(budget)} − {_g(stage.weight_bytes)} − "
-                        f"{_g(stage.activation_peak_bytes)} − {_g(non_torch)} = {_g(kv_pool)}",
-            "runtime": f"non-torch memory (CUDA context, NCCL, cuBLAS): {_g(non_torch)}"
-                       + (" measured" if stage.runtime_reserve_bytes is not None else
-                          f" default for {'multi' if stage.multi_gpu else 'single'}-GPU vLLM 0.11"),
-            "cuda_graphs": f"captured after the KV allocation, outside the budget: {_g(graphs)}",
+            "budget": f"CUDA-visible total × gpu_memory_utilization = {_g(capacity)} × "
+                      f"{stage.gpu_memory_utilization} = {_g(budget)} ({band})",
+            "kv_cache": kv_formula,
+            "activations": (
+                f"max(forward peak {_g(terms.forward_bytes)}, sampler warm-up {_g(terms.sampler_bytes)}) = "
+                f"{_g(stage.activation_peak_bytes)}: the profile batch of {rules.max_num_batched_tokens} tokens, "
+                f"then the {sampler_k} sampler over {rules.sampler_rows} rows; the two peaks do not add"
+                if terms.forward_bytes or terms.sampler_bytes else f"measured: {_g(stage.activation_peak_bytes)}"),
+            "runtime": (f"non-torch memory {_g(terms.non_torch_bytes)} ({terms.non_torch_source})"
+                        + (f" + model-runner buffers {_g(terms.persistent_bytes)} allocated before profiling"
+                           if terms.persistent_bytes else "")),
+            "cuda_graphs": (f"{_g(graphs)}, " + ("inside the budget" if terms.graphs_in_budget
+                                                 else "captured after the KV allocation, above the budget")
+                            if graphs else "none (--enforce-eager)"),
         },
     )
 

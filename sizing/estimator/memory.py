@@ -31,6 +31,7 @@ from sizing.estimator.engines import (
     EngineTraits,
     StageBudget,
     StageInputs,
+    VllmStageTerms,
     sglang_default_scheduler,
     vllm_default_scheduler,
 )
@@ -38,7 +39,7 @@ from sizing.estimator.errors import invalid_argument
 from sizing.estimator.hardware import GpuSpec
 from sizing.estimator.kv import layers_kv_bytes_per_token, paged_tokens, resolve_kv_dtype
 from sizing.estimator.kv_layout import KvLayout, kv_layout
-from sizing.estimator.layers import AttentionKind
+from sizing.estimator.layers import AttentionKind, MlpKind
 from sizing.estimator.tensors import (
     active_parameter_count,
     check_tensor_parallel,
@@ -49,7 +50,17 @@ from sizing.estimator.tensors import (
 )
 from sizing.estimator.units import format_bytes
 from sizing.estimator.versions import Version, resolve_engine_version
-from sizing.estimator.vllm_budget import vllm_default_utilization
+from sizing.estimator.vllm_budget import (
+    VllmRules,
+    VllmSettings,
+    activation_peak,
+    cuda_graph_bytes,
+    mxfp4_padded_expert_bytes,
+    non_torch_bytes,
+    persistent_bytes,
+    vllm_default_utilization,
+    vllm_rules,
+)
 from sizing.estimator.weights import resolve_weight_format, weight_bytes_per_rank, weight_bytes_total
 
 CURVE_POINTS = 48
@@ -353,6 +364,84 @@ def _engine_scheduler(request: EstimateRequest, capacity: int, *, tokens: int, t
     return request.max_num_seqs or seqs, request.max_num_batched_tokens or batched
 
 
+def cuda_visible_total(request: EstimateRequest) -> int:
+    """The total vLLM's budget multiplies (cudaMemGetInfo): measured, else a measured driver total less the
+    catalog's reservation for the SKU, else the catalog's CUDA-visible figure."""
+    if request.gpu_cuda_total_bytes:
+        return request.gpu_cuda_total_bytes
+    gpu = request.gpu
+    if request.gpu_memory_bytes:
+        return max(1, request.gpu_memory_bytes - (gpu.memory_bytes - gpu.cuda_visible_bytes))
+    return gpu.cuda_visible_bytes
+
+
+_vllm_rules = lru_cache(maxsize=1024)(vllm_rules)
+
+
+def _vllm_settings(request: EstimateRequest, arch: Architecture, version: Version | None, cuda_total: int,
+                   max_model_len: int | None) -> VllmSettings:
+    gpu = request.gpu
+    sliding = any(layer.attention.kind is AttentionKind.SLIDING for layer in arch.layers)
+    no_auto = ("a sliding-window model" if sliding else "a speculative-decoding draft" if request.draft_arch
+               else "a vision model" if arch.vision_parameters else "")
+    return VllmSettings(
+        version=version or Version(0, 33, 0), gpu_name=f"{gpu.name} {gpu.slug}", cuda_total_bytes=cuda_total,
+        compute_capability=gpu.compute_capability, sm_count=gpu.sm_count, nvswitch=gpu.nvswitch,
+        usage_context=request.usage_context, engine_mode=request.engine_mode, install=request.install,
+        flashinfer_sampler=request.flashinfer_sampler, estimate_cudagraphs=request.estimate_cudagraphs,
+        nccl_nvls=request.nccl_nvls, max_model_len=max_model_len, max_num_seqs=request.max_num_seqs,
+        max_num_batched_tokens=request.max_num_batched_tokens, enable_chunked_prefill=request.enable_chunked_prefill,
+        no_auto_chunking=no_auto,
+        v1_unsupported="a float32 model" if arch.dtype.bits == 32 else "",
+    )
+
+
+def _vllm_stage_terms(request: EstimateRequest, arch: Architecture, rules: VllmRules, *, tp: int, pp: int,
+                      last: bool, max_model_len: int, block_size: int) -> VllmStageTerms:
+    """The terms vLLM subtracts on one stage's binding rank (V0: the driver, which alone samples)."""
+    gpu = request.gpu
+    if request.activation_peak_bytes is not None:
+        activation, forward, sampler = request.activation_peak_bytes, 0, 0
+    else:
+        activation, forward, sampler = _vllm_activation(arch, rules, tp=tp, samples=last, sm_count=gpu.sm_count)
+    if request.runtime_reserve_bytes is not None:
+        non_torch, non_torch_why = request.runtime_reserve_bytes, "measured"
+    else:
+        non_torch, non_torch_why = non_torch_bytes(rules, tp=tp, pp=pp, nvswitch=gpu.nvswitch,
+                                                   compute_capability=gpu.compute_capability,
+                                                   nccl_nvls=request.nccl_nvls)
+    graphs, inside = cuda_graph_bytes(rules, enforce_eager=request.enforce_eager, measured=request.cuda_graph_bytes)
+    return VllmStageTerms(
+        rules=rules, activation_bytes=activation, forward_bytes=forward, sampler_bytes=sampler,
+        non_torch_bytes=non_torch, non_torch_source=non_torch_why, cuda_graph_bytes=graphs, graphs_in_budget=inside,
+        persistent_bytes=persistent_bytes(arch, rules, max_model_len=max_model_len, block_size=block_size),
+        kv_cache_memory_bytes=request.kv_cache_memory_bytes,
+    )
+
+
+_vllm_activation = lru_cache(maxsize=1024)(activation_peak)
+
+
+@lru_cache(maxsize=256)
+def _mxfp4_padding_per_stage(arch: Architecture, *, tp: int, pp: int, ep: int) -> tuple[int, ...]:
+    """Bytes vLLM's MXFP4 MoE kernels add per rank by padding each expert (spec §3.1), per pipeline stage."""
+    stages = pipeline_stage_layers(arch.num_hidden_layers, pp)
+    extra = [0] * pp
+    index = 0
+    for stage, count in enumerate(stages):
+        for layer in arch.layers[index:index + count]:
+            mlp = layer.mlp
+            if mlp.kind is not MlpKind.MOE:
+                continue
+            width = mlp.intermediate_size // (1 if ep > 1 else tp)
+            experts = math.ceil(mlp.num_experts / ep) if ep > 1 else mlp.num_experts
+            grow = (mxfp4_padded_expert_bytes(hidden=arch.hidden_size, intermediate_per_rank=width)
+                    - mxfp4_padded_expert_bytes(hidden=arch.hidden_size, intermediate_per_rank=width, backend="none"))
+            extra[stage] += experts * grow
+        index += count
+    return tuple(extra)
+
+
 def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
     """Compute the memory bill of every GPU of a deployment and whether it fits."""
     _check_request(request)
@@ -363,6 +452,8 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
     fmt = resolve_weight_format(arch, request.weights)
     kv_dtype = resolve_kv_dtype(arch, request.kv_dtype)
     capacity = request.gpu_memory_bytes or request.gpu.memory_bytes
+    if engine is Engine.VLLM:
+        capacity = cuda_visible_total(request)  # what vLLM multiplies by gpu_memory_utilization
     block_size = request.block_size or traits.default_block_size
     warnings = list(arch.warnings)
     version = resolve_engine_version(engine.value, request.engine_version)
@@ -394,12 +485,21 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
                        f"shared_prefix_tokens {request.shared_prefix_tokens} must be below tokens_per_request {tokens}")
     prefix = request.shared_prefix_tokens if request.prefix_caching else 0
     unique_tokens = tokens + (request.parallel_samples - 1) * output - prefix + request.num_speculative_tokens
-    max_num_seqs, batched = _engine_scheduler(request, capacity, tokens=tokens, tp=tp)
+    rules = None
+    if engine is Engine.VLLM:
+        rules = _vllm_rules(_vllm_settings(request, arch, version.version, capacity, effective_len))
+        max_num_seqs, batched = rules.max_num_seqs, rules.max_num_batched_tokens
+        warnings.extend(rules.notes)
+    else:
+        max_num_seqs, batched = _engine_scheduler(request, capacity, tokens=tokens, tp=tp)
     if engine is Engine.VLLM and request.max_num_batched_tokens and effective_len and batched < effective_len:
         warnings.append(f"max_num_batched_tokens {batched} < max_model_len {effective_len}: long prompts are "
                         "prefilled in chunks (chunked prefill)")
 
     weights_per_stage = _weight_bytes_per_rank(arch, fmt, tp=tp, pp=pp, ep=ep)
+    if rules is not None and fmt.slug == "mxfp4":
+        weights_per_stage = tuple(w + pad for w, pad in zip(
+            weights_per_stage, _mxfp4_padding_per_stage(arch, tp=tp, pp=pp, ep=ep), strict=True))
     draft_bytes = 0
     if request.draft_arch is not None:
         draft = request.draft_arch
@@ -418,7 +518,12 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
         layout = _stage_kv_layout(arch, pp=pp, stage=stage, kv_bits=kv_dtype.bits, tp=tp, block_size=block_size,
                                   draft=request.draft_arch)
         activations = 0
-        if engine not in (Engine.IDEALIZED, Engine.SGLANG):
+        vllm_terms = None
+        if rules is not None:
+            vllm_terms = _vllm_stage_terms(request, arch, rules, tp=tp, pp=pp, last=stage == pp - 1,
+                                           max_model_len=effective_len or tokens, block_size=block_size)
+            activations = vllm_terms.activation_bytes
+        elif engine not in (Engine.IDEALIZED, Engine.SGLANG):
             activations = request.activation_peak_bytes
             if activations is None:
                 activations = _activation_peak_bytes(
@@ -447,6 +552,7 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
             detail=request.detail,
             engine_version=version.version,
             gpu=request.gpu,
+            vllm=vllm_terms,
         )
         stage_results.append((inputs, budget_fn(inputs)))
 
@@ -737,7 +843,7 @@ def _formulas(request: EstimateRequest, arch: Architecture, *, fmt: Any, kv_bits
                       f"{format_bytes(inputs.kv_demand_bytes)}"),
         **budget.formulas,
     }
-    if request.engine not in (Engine.IDEALIZED, Engine.SGLANG):
+    if request.engine not in (Engine.IDEALIZED, Engine.SGLANG, Engine.VLLM):
         sampler = (f"{VLLM_SAMPLER_BYTES_PER_LOGIT} bytes (vLLM's sampler: logits, probabilities, sort values and "
                    "indices, noise, penalty counts)" if request.engine is Engine.VLLM else "4 bytes (fp32 logits)")
         formulas["activations"] = (
