@@ -61,7 +61,8 @@ class GpuOutputSerializer(serializers.ModelSerializer):
         model = Gpu
         fields = [
             "slug", "vendor", "name", "architecture", "form_factor", "marketed_memory_gb", "memory_type",
-            "nvidia_smi_memory_bytes", "memory_bytes", "memory_bandwidth_bytes_per_s", "tflops_dense",
+            "nvidia_smi_memory_bytes", "memory_bytes", "cuda_total_bytes", "sm_count", "compute_capability",
+            "nvswitch", "memory_bandwidth_bytes_per_s", "tflops_dense",
             "interconnect", "pcie_generation", "tdp_w", "price_per_hour_usd", "sources", "notes",
         ]
 
@@ -159,6 +160,11 @@ class EstimateParametersSerializer(serializers.Serializer):
     engine = serializers.ChoiceField(choices=ENGINE_CHOICES, required=False)
     gpu_memory_utilization = serializers.FloatField(required=False, min_value=0.01, max_value=1.0)
     gpu_memory_bytes = serializers.IntegerField(required=False, min_value=1)
+    gpu_cuda_total_bytes = serializers.IntegerField(
+        required=False, min_value=1,
+        help_text="measured CUDA-visible total per GPU (cudaMemGetInfo; a vLLM boot log's total_gpu_memory), what "
+                  "vLLM multiplies by gpu_memory_utilization; default: gpu_memory_bytes less the catalog's driver "
+                  "reservation, else the catalog's cuda_total_bytes")
     max_model_len = serializers.IntegerField(required=False, min_value=1, max_value=16_777_216)
     max_num_seqs = serializers.IntegerField(required=False, min_value=1, max_value=1_000_000)
     max_num_batched_tokens = serializers.IntegerField(required=False, min_value=1, max_value=16_777_216)

@@ -74,6 +74,20 @@ class Gpu(models.Model):
     nvidia_smi_memory_bytes = models.BigIntegerField(
         null=True, blank=True, help_text=_("Total memory as nvidia-smi / rocm-smi reports it, in bytes")
     )
+    cuda_total_bytes = models.BigIntegerField(
+        null=True, blank=True,
+        help_text=_("Total memory as CUDA sees it (cudaMemGetInfo, what vLLM multiplies by gpu_memory_utilization), "
+                    "in bytes; below the nvidia-smi total by the driver's reservation"),
+    )
+    sm_count = models.PositiveIntegerField(
+        null=True, blank=True, help_text=_("Streaming multiprocessors (compute units on AMD cards)")
+    )
+    compute_capability = models.CharField(
+        max_length=8, blank=True, help_text=_("CUDA compute capability, e.g. 8.9; empty for AMD cards")
+    )
+    nvswitch = models.BooleanField(
+        default=False, help_text=_("An HGX/DGX board whose GPUs meet through NVSwitch")
+    )
     memory_bandwidth_bytes_per_s = models.BigIntegerField()
     tflops_dense = models.JSONField(default=dict, help_text=_("Dense TFLOP/s (TOPS for int8) per dtype"))
     interconnect = models.JSONField(default=dict)

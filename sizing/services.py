@@ -97,6 +97,7 @@ def json_safe(value: Any) -> Any:
 
 def _gpu_fields(row: Mapping[str, Any]) -> dict[str, Any]:
     smi_mib = row.get("nvidia_smi_memory_mib")
+    cuda_mib = row.get("cuda_total_mib")
     return {
         "vendor": row["vendor"],
         "name": row["name"],
@@ -105,6 +106,10 @@ def _gpu_fields(row: Mapping[str, Any]) -> dict[str, Any]:
         "marketed_memory_gb": row["marketed_memory_gb"],
         "memory_type": row.get("memory_type", ""),
         "nvidia_smi_memory_bytes": int(smi_mib * MIB) if smi_mib else None,
+        "cuda_total_bytes": int(cuda_mib * MIB) if cuda_mib else None,
+        "sm_count": row.get("sm_count"),
+        "compute_capability": row.get("compute_capability") or "",
+        "nvswitch": bool(row.get("nvswitch", False)),
         "memory_bandwidth_bytes_per_s": int(row["memory_bandwidth_gb_s"] * 10**9),
         "tflops_dense": row.get("tflops_dense", {}),
         "interconnect": row.get("interconnect", {}),
@@ -200,7 +205,10 @@ def model_create(*, organisation: Organisation, slug: str, config: Mapping[str, 
 
 
 def gpu_spec(gpu: Gpu) -> GpuSpec:
-    """The estimator's view of a catalog GPU."""
+    """The estimator's view of a catalog GPU: the driver's total as `memory_bytes`, CUDA's own total (what vLLM's
+    budget multiplies), SM count, compute capability ("8.9" → (8, 9); empty for AMD cards → None) and NVSwitch."""
+    major, _, minor = gpu.compute_capability.strip().partition(".")
+    capability = (int(major), int(minor)) if major.isdigit() and minor.isdigit() else None
     return GpuSpec(
         slug=gpu.slug,
         name=gpu.name,
@@ -211,6 +219,10 @@ def gpu_spec(gpu: Gpu) -> GpuSpec:
         interconnect_bytes_per_s=int(float(gpu.interconnect.get("bandwidth_gb_s") or 0) * 10**9),
         pcie_generation=gpu.pcie_generation,
         price_per_hour_usd=float(gpu.price_per_hour_usd) if gpu.price_per_hour_usd is not None else None,
+        cuda_total_bytes=gpu.cuda_total_bytes,
+        sm_count=gpu.sm_count,
+        compute_capability=capability,
+        nvswitch=gpu.nvswitch,
     )
 
 
@@ -221,7 +233,7 @@ def model_architecture(*, config: Mapping[str, Any], quant_config: Mapping[str, 
 
 ESTIMATE_PARAMETERS = (
     "gpus", "tp", "pp", "dp", "expert_parallel", "weights", "kv_dtype", "gpu_memory_utilization",
-    "gpu_memory_bytes", "max_model_len",
+    "gpu_memory_bytes", "gpu_cuda_total_bytes", "max_model_len",
     "max_num_seqs", "max_num_batched_tokens", "block_size", "concurrency", "tokens_per_request",
     "mem_fraction_static", "kv_cache_free_gpu_mem_fraction", "enforce_eager", "runtime_reserve_bytes",
     "cuda_graph_bytes", "activation_peak_bytes", "weight_overhead", "shared_prefix_tokens", "prefix_caching",

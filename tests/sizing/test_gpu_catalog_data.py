@@ -43,6 +43,10 @@ EXPECTED_KEYS = {
     "marketed_memory_gb",
     "memory_type",
     "nvidia_smi_memory_mib",
+    "cuda_total_mib",
+    "sm_count",
+    "compute_capability",
+    "nvswitch",
     "memory_bandwidth_gb_s",
     "tflops_dense",
     "interconnect",
@@ -116,11 +120,15 @@ def test_every_numeric_figure_is_positive(gpu):
         "memory_bandwidth_gb_s",
         "pcie_generation",
         "tdp_w",
-        "price_per_hour_usd",
+        "sm_count",
     ]
     for key in scalars:
         assert _is_number(gpu[key]), key
         assert gpu[key] > 0, key
+    # null where the card has no public rental price (consumer cards, HPC-only parts)
+    if gpu["price_per_hour_usd"] is not None:
+        assert _is_number(gpu["price_per_hour_usd"])
+        assert gpu["price_per_hour_usd"] > 0
     if gpu["nvidia_smi_memory_mib"] is not None:
         assert isinstance(gpu["nvidia_smi_memory_mib"], int)
         assert gpu["nvidia_smi_memory_mib"] > 0
