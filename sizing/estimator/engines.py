@@ -16,7 +16,15 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from sizing.estimator.kv_layout import KvLayout
+from sizing.estimator.layers import AttentionKind
+from sizing.estimator.sglang_budget import ACTIVATION_MIB_PER_TOKEN as SGLANG_ACTIVATION_MIB_PER_TOKEN
+from sizing.estimator.sglang_budget import GRAPH_MIB_PER_BATCH as SGLANG_GRAPH_MIB_PER_BATCH
+from sizing.estimator.sglang_budget import NEWEST as SGLANG_NEWEST
+from sizing.estimator.sglang_budget import sglang_default_scheduler_for, sglang_mem_fraction_static
+from sizing.estimator.trtllm_budget import CUDA_GRAPH_ESTIMATE_BYTES as TRTLLM_CUDA_GRAPH_ESTIMATE_BYTES
+from sizing.estimator.trtllm_budget import trtllm_rules
 from sizing.estimator.units import GiB, MiB, format_bytes, gib
+from sizing.estimator.versions import Version
 
 
 class Engine(Enum):
@@ -159,21 +167,15 @@ def vllm_default_scheduler(capacity_bytes: int, gpu_name: str = "") -> tuple[int
     return (1024, 8192) if large_card else (256, 2048)
 
 
-def sglang_default_scheduler(capacity_bytes: int, tp: int = 1) -> tuple[int, int]:
-    """SGLang's defaults by card size and TP: (cuda_graph_max_bs, chunked_prefill_size).
+def sglang_default_scheduler(capacity_bytes: int, tp: int = 1, version: Version | None = None) -> tuple[int, int]:
+    """SGLang's defaults by release, card size and TP: (cuda_graph_max_bs, chunked_prefill_size).
 
-    From SGLang's server_args (`_handle_gpu_memory_settings`, the version of DESIGN §7's reserve formula).
+    `capacity_bytes` is the driver's total (SGLang reads nvidia-smi's MiB); `version` None means the newest
+    modelled release. The table per release is `sglang_budget.sglang_default_scheduler_for`.
     """
-    gib_total = capacity_bytes / GiB
-    if gib_total < 20:
-        return 8, 2048
-    if gib_total < 35:
-        return (24 if tp < 4 else 80), 2048
-    if gib_total < 60:
-        return (32 if tp < 4 else 160), 4096
-    if gib_total < 160:
-        return (256 if tp < 4 else 512), 8192
-    return 512, 16384
+    defaults = sglang_default_scheduler_for(version=version or SGLANG_NEWEST, gpu_mem_mib=capacity_bytes / MiB,
+                                            tp=tp)
+    return defaults.cuda_graph_max_bs, defaults.chunked_prefill_size
 
 
 def _vllm(stage: StageInputs) -> StageBudget:
@@ -194,11 +196,13 @@ def _vllm(stage: StageInputs) -> StageBudget:
         kv_pool = terms.kv_cache_memory_bytes
     band = f"vLLM {rules.version} ({rules.engine.upper()}, profiler {rules.regime})"
     notes: list[str] = []
-    if 0 < kv_pool < 0.1 * budget and terms.kv_cache_memory_bytes is None:
+    if stage.detail and 0 < kv_pool < 0.1 * budget and terms.kv_cache_memory_bytes is None:
         notes.append(f"the KV cache is {kv_pool / budget:.0%} of the {_g(budget)} budget: a residual of "
                      "weights, activations and non-torch memory, so a 0.1 GiB error in any of them moves it by "
                      f"{0.1 * GiB / kv_pool:.0%}; measure it with a boot log before committing")
-    if terms.kv_cache_memory_bytes is not None:
+    if not stage.detail:
+        kv_formula = ""
+    elif terms.kv_cache_memory_bytes is not None:
         kv_formula = f"--kv-cache-memory-bytes: exactly {_g(kv_pool)} (profiling still runs)"
     else:
         kv_formula = (f"budget − weights − activations − non-torch{' − CUDA graphs' if inside else ''} = "
@@ -233,18 +237,24 @@ def _vllm(stage: StageInputs) -> StageBudget:
 def _sglang(stage: StageInputs) -> StageBudget:
     """`mem_fraction_static` of the card holds weights and the KV pool; the rest is reserved.
 
-    Automatic reserve (MB): 512 + 1.5 x max(chunked_prefill_size, 2048) + 2 x cuda_graph_max_bs
-    + 1024 x tp x pp / 8, at least 10 GB on cards above 60 GB (DESIGN §7; version-dependent). SGLang measures
-    the pool from the memory free after loading, so the CUDA context comes out of it too.
+    When it is not given, the release's own rule picks it (`sglang_budget.sglang_mem_fraction_static`: fixed by TP
+    in 0.4.0-0.4.5, by card size until 0.5.2, a reserve for activations and CUDA graphs from 0.5.3). SGLang measures
+    the pool from the memory free after loading, so the CUDA context comes out of it too (every release).
     """
     capacity = stage.capacity_bytes
-    activations = math.ceil(1.5 * max(stage.batched_tokens, 2048) * MiB)
-    graphs = 0 if stage.enforce_eager else 2 * stage.max_num_seqs * MiB
-    base = 512 * MiB + 1024 * stage.tp * stage.pp * MiB // 8
-    reserved = base + activations + graphs
-    if capacity > 60 * GiB:
-        reserved = max(reserved, 10 * 1024 * MiB)
-    fraction = stage.mem_fraction_static or round((capacity - reserved) / capacity, 3)
+    version = stage.engine_version or SGLANG_NEWEST
+    mla = any(attention.kind is AttentionKind.MLA for attention in stage.kv.attentions)
+    auto = sglang_mem_fraction_static(
+        version=version, gpu_mem_mib=capacity / MiB, tp=stage.tp, pp=stage.pp,
+        chunked_prefill_size=stage.batched_tokens, cuda_graph_max_bs=stage.max_num_seqs,
+        cuda_graphs=not stage.enforce_eager, mla=mla)
+    # SGLang's own estimates of what lives outside the static pool (the reserve formula's terms, 0.5.3+)
+    activations = math.ceil(SGLANG_ACTIVATION_MIB_PER_TOKEN * max(stage.batched_tokens, 2048) * MiB)
+    decode_graphs = 0 if stage.enforce_eager else SGLANG_GRAPH_MIB_PER_BATCH * stage.max_num_seqs * MiB
+    prefill_graphs = 0 if stage.enforce_eager else math.ceil(auto.prefill_graph_mib * MiB)
+    graphs = decode_graphs + prefill_graphs
+    explicit = stage.mem_fraction_static is not None
+    fraction = stage.mem_fraction_static if explicit else auto.mem_fraction_static
     static_budget = math.floor(capacity * fraction)
     context = CUDA_CONTEXT_BYTES if stage.runtime_reserve_bytes is None else stage.runtime_reserve_bytes
     # SGLang: pool = free after load − free before load x (1 − fraction); "before" is after the CUDA context.
@@ -252,50 +262,74 @@ def _sglang(stage: StageInputs) -> StageBudget:
     context_share = static_budget - stage.weight_bytes - kv_pool  # the context's part inside the static budget
     reserve = capacity - static_budget
     notes: tuple[str, ...] = ()
-    if reserve < activations + graphs:
+    if explicit and reserve < activations + graphs:
         notes = (f"mem_fraction_static {fraction} leaves {_g(reserve)} outside the static pool; SGLang's own "
                  f"reserve for prefill activations and CUDA graphs is {_g(activations + graphs)}: long prefills "
                  "can run out of memory",)
     shown_activations = min(activations, reserve)
     shown_graphs = min(graphs, reserve - shown_activations)
+    runtime = context_share + reserve - shown_activations - shown_graphs
+    graph_terms = f"2 MiB × cuda_graph_max_bs {stage.max_num_seqs}" if decode_graphs else "decode graphs off"
+    if prefill_graphs:
+        graph_terms += (" + piecewise prefill graphs 1.5 GiB under MLA" if mla else
+                        f" + piecewise prefill graphs 8 MiB × {round(auto.prefill_graph_mib / 8)} token sizes")
     return StageBudget(
         components={"weights": stage.weight_bytes, "kv_cache": max(0, kv_pool), "activations": shown_activations,
-                    "runtime": context_share + reserve - shown_activations - shown_graphs,
-                    "cuda_graphs": shown_graphs},
+                    "runtime": runtime, "cuda_graphs": shown_graphs},
         usable_bytes=capacity, budget_bytes=static_budget, kv_pool_bytes=kv_pool,
         static_bytes=stage.weight_bytes + context_share, curve_limit_bytes=static_budget,
         settings={"mem_fraction_static": fraction},
         notes=notes,
         formulas={} if not stage.detail else {
+            "mem_fraction_static": (f"given: --mem-fraction-static {fraction}" if explicit else auto.rule),
             "budget": f"capacity × mem_fraction_static = {_g(capacity)} × {fraction} = {_g(static_budget)}",
-            "kv_cache": f"(capacity − CUDA context) × mem_fraction_static − weights = ({_g(capacity)} − "
-                        f"{_g(context)}) × {fraction} − {_g(stage.weight_bytes)} = {_g(kv_pool)}",
-            "activations": f"1.5 MiB × max(chunked_prefill_size {stage.batched_tokens}, 2048) = {_g(activations)}",
-            "cuda_graphs": f"2 MiB × cuda_graph_max_bs {stage.max_num_seqs} = {_g(graphs)}",
-            "runtime": f"CUDA context + the rest of the reserve = "
-                       f"{_g(context_share + reserve - shown_activations - shown_graphs)} "
-                       "(512 MiB + NCCL 1024 MiB × tp × pp / 8, topped up to 10 GiB on cards above 60 GB)",
+            "kv_cache": f"SGLang 0.4.0–0.5.23 (profile_max_num_token): (capacity − CUDA context) × "
+                        f"mem_fraction_static − weights = ({_g(capacity)} − {_g(context)}) × {fraction} − "
+                        f"{_g(stage.weight_bytes)} = {_g(kv_pool)}",
+            "activations": f"1.5 MiB × max(chunked_prefill_size {stage.batched_tokens}, 2048) = {_g(activations)}"
+                           " (SGLang's own estimate, the reserve formula's term since 0.5.3)",
+            "cuda_graphs": f"{graph_terms} = {_g(graphs)} ({auto.band}'s graphs; SGLang's own estimate)",
+            "runtime": f"CUDA context + the rest of the reserve = {_g(runtime)}"
+                       + ("" if auto.reserved_mib is None or explicit else
+                          f" ({auto.band}: reserve {auto.reserved_mib:g} MiB in all)"),
         },
     )
 
 
 def _trtllm(stage: StageInputs) -> StageBudget:
-    """The KV cache takes `kv_cache_free_gpu_mem_fraction` of the memory free after the engine loads."""
+    """The KV cache takes `kv_cache_free_gpu_mem_fraction` of the memory free after the engine loads.
+
+    From 1.0 trtllm-serve runs the PyTorch backend, which captures decode CUDA graphs after the pool, out of the
+    memory the fraction leaves (`trtllm_budget`); 0.17-0.21 ran a TensorRT engine without them by default.
+    """
+    rules = trtllm_rules(stage.engine_version)
     runtime = CUDA_CONTEXT_BYTES if stage.runtime_reserve_bytes is None else stage.runtime_reserve_bytes
     static = stage.weight_bytes + stage.activation_peak_bytes + runtime
     free = stage.capacity_bytes - static
     kv_pool = math.floor(max(0, free) * stage.kv_cache_free_gpu_mem_fraction) if free > 0 else free
+    graphs = 0
+    if not stage.enforce_eager:
+        if stage.cuda_graph_bytes is not None:
+            graphs = stage.cuda_graph_bytes
+        elif rules.cuda_graphs_by_default:
+            graphs = TRTLLM_CUDA_GRAPH_ESTIMATE_BYTES
+    graph_source = ("measured" if stage.cuda_graph_bytes is not None else
+                    "estimate: the low end of public reports" if graphs else "none by default")
     return StageBudget(
         components={"weights": stage.weight_bytes, "kv_cache": max(0, kv_pool),
-                    "activations": stage.activation_peak_bytes, "runtime": runtime, "cuda_graphs": 0},
+                    "activations": stage.activation_peak_bytes, "runtime": runtime, "cuda_graphs": graphs},
         usable_bytes=stage.capacity_bytes, budget_bytes=static + max(0, kv_pool), kv_pool_bytes=kv_pool,
         static_bytes=static, curve_limit_bytes=static + max(0, kv_pool),
         settings={"kv_cache_free_gpu_mem_fraction": stage.kv_cache_free_gpu_mem_fraction},
         formulas={} if not stage.detail else {
-            "kv_cache": f"kv_cache_free_gpu_mem_fraction × (capacity − weights − activations − runtime) = "
-                        f"{stage.kv_cache_free_gpu_mem_fraction} × ({_g(stage.capacity_bytes)} − "
-                        f"{_g(stage.weight_bytes)} − {_g(stage.activation_peak_bytes)} − {_g(runtime)}) = "
-                        f"{_g(kv_pool)}",
+            "kv_cache": f"{rules.band} ({rules.backend} backend): kv_cache_free_gpu_mem_fraction × (capacity − "
+                        f"weights − activations − runtime) = {stage.kv_cache_free_gpu_mem_fraction} × "
+                        f"({_g(stage.capacity_bytes)} − {_g(stage.weight_bytes)} − "
+                        f"{_g(stage.activation_peak_bytes)} − {_g(runtime)}) = {_g(kv_pool)}",
+            "cuda_graphs": (f"{rules.band}: decode CUDA graphs captured after the KV pool, out of the memory the "
+                            f"fraction leaves: {_g(graphs)} ({graph_source})" if rules.cuda_graphs_by_default
+                            else f"{rules.band}: the TensorRT engine captures no CUDA graphs by default: "
+                                 f"{_g(graphs)}" + (" (measured)" if stage.cuda_graph_bytes is not None else "")),
         },
     )
 

@@ -48,6 +48,7 @@ from sizing.estimator.tensors import (
     pipeline_stage_layers,
     tensor_inventory,
 )
+from sizing.estimator.trtllm_budget import trtllm_default_scheduler, trtllm_kv_dtype
 from sizing.estimator.units import format_bytes
 from sizing.estimator.versions import Version, resolve_engine_version
 from sizing.estimator.vllm_budget import (
@@ -76,8 +77,6 @@ _check_tensor_parallel = lru_cache(maxsize=1024)(check_tensor_parallel)  # raise
 def _model_kv_bytes_per_token(arch: Architecture, kv_bits: int) -> int:
     """KV bytes per token of the whole model (keyed by the architecture, whose hash is cached)."""
     return layers_kv_bytes_per_token(arch.layers, kv_bits=kv_bits)
-TRTLLM_MAX_BATCH_SIZE = 2048  # TensorRT-LLM defaults: max_batch_size, max_num_tokens
-TRTLLM_MAX_NUM_TOKENS = 8192
 TGI_MAX_CONCURRENT_REQUESTS = 128  # TGI defaults: max_concurrent_requests, max_batch_prefill_tokens
 TGI_MAX_BATCH_PREFILL_TOKENS = 4096
 LLAMACPP_UBATCH = 512  # llama.cpp's physical micro-batch (n_ubatch) sizes its compute buffer
@@ -347,10 +346,11 @@ def rope_cache_bytes(arch: Architecture) -> int:
 def _engine_scheduler(request: EstimateRequest, capacity: int, *, tokens: int, tp: int) -> tuple[int, int]:
     """(max_num_seqs, batched_tokens) the engine runs with: the request's, else the engine's default."""
     engine = request.engine
-    if engine is Engine.SGLANG:
-        seqs, batched = sglang_default_scheduler(capacity, tp)
-    elif engine is Engine.TRTLLM:
-        seqs, batched = TRTLLM_MAX_BATCH_SIZE, TRTLLM_MAX_NUM_TOKENS
+    if engine is Engine.SGLANG:  # per release (sglang_budget); capacity is the driver's total, as SGLang reads it
+        version = resolve_engine_version(engine.value, request.engine_version).version
+        seqs, batched = sglang_default_scheduler(capacity, tp, version=version)
+    elif engine is Engine.TRTLLM:  # per release (trtllm_budget): max_batch_size, max_num_tokens
+        seqs, batched = trtllm_default_scheduler(resolve_engine_version(engine.value, request.engine_version).version)
     elif engine is Engine.TGI:
         seqs, batched = TGI_MAX_CONCURRENT_REQUESTS, TGI_MAX_BATCH_PREFILL_TOKENS
     elif engine is Engine.LLAMACPP:
@@ -376,12 +376,18 @@ def cuda_visible_total(request: EstimateRequest) -> int:
 
 
 _vllm_rules = lru_cache(maxsize=1024)(vllm_rules)
+_resolve_version = lru_cache(maxsize=256)(resolve_engine_version)
+
+
+@lru_cache(maxsize=256)
+def _has_sliding(arch: Architecture) -> bool:
+    return any(layer.attention.kind is AttentionKind.SLIDING for layer in arch.layers)
 
 
 def _vllm_settings(request: EstimateRequest, arch: Architecture, version: Version | None, cuda_total: int,
                    max_model_len: int | None) -> VllmSettings:
     gpu = request.gpu
-    sliding = any(layer.attention.kind is AttentionKind.SLIDING for layer in arch.layers)
+    sliding = _has_sliding(arch)
     no_auto = ("a sliding-window model" if sliding else "a speculative-decoding draft" if request.draft_arch
                else "a vision model" if arch.vision_parameters else "")
     return VllmSettings(
@@ -450,13 +456,14 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
     traits = ENGINE_TRAITS[engine]
     gpus, tp, pp, replicas = _layout(request, arch)
     fmt = resolve_weight_format(arch, request.weights)
-    kv_dtype = resolve_kv_dtype(arch, request.kv_dtype)
+    kv_dtype = (trtllm_kv_dtype(arch, request.kv_dtype) if engine is Engine.TRTLLM  # auto: the checkpoint's FP8 KV
+                else resolve_kv_dtype(arch, request.kv_dtype))
     capacity = request.gpu_memory_bytes or request.gpu.memory_bytes
     if engine is Engine.VLLM:
         capacity = cuda_visible_total(request)  # what vLLM multiplies by gpu_memory_utilization
     block_size = request.block_size or traits.default_block_size
     warnings = list(arch.warnings)
-    version = resolve_engine_version(engine.value, request.engine_version)
+    version = _resolve_version(engine.value, request.engine_version)
     if version.warning:
         warnings.append(version.warning)
     utilization = resolved_utilization(request, version.version)

@@ -24,8 +24,13 @@ def build_arch(**overrides: Any) -> Architecture:
     return architecture_from_config(llama_config(**overrides))
 
 
-def build_gpu(*, memory_gib: float = 80, slug: str = "test-gpu", name: str = "Test GPU") -> GpuSpec:
-    return GpuSpec(slug=slug, name=name, memory_bytes=int(memory_gib * GiB))
+def build_gpu(*, memory_gib: float = 80, slug: str = "test-gpu", name: str = "Test GPU",
+              cuda_total_gib: float | None = None, **fields: Any) -> GpuSpec:
+    """A card whose CUDA-visible total is its memory unless `cuda_total_gib` says otherwise (hand computations stay
+    in round numbers; the catalog's cards carry their measured CUDA totals)."""
+    memory = int(memory_gib * GiB)
+    cuda_total = int(cuda_total_gib * GiB) if cuda_total_gib is not None else memory
+    return GpuSpec(slug=slug, name=name, memory_bytes=memory, cuda_total_bytes=cuda_total, **fields)
 
 
 # Sizing keys of published config.json files, copied by hand (tests never read ../shared).

@@ -44,15 +44,15 @@ def test_parallel_samples_multiply_only_the_decoded_tokens():
 
 
 def test_vllm_shared_prefix_doubles_the_requests_a_pool_holds():
-    # given vLLM on 80 GiB: the pool holds 51 requests of 8192 tokens (424,784 tokens = 26,549 blocks)
+    # given vLLM 0.11.0 on 80 GiB: the pool holds 52 requests of 8192 tokens (427,040 tokens = 26,690 blocks)
     base = EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=8192,
-                           tokens_per_request=8192, concurrency=100)
+                           tokens_per_request=8192, concurrency=100, engine_version="0.11.0")
     # when
     alone = estimate_memory(base)
     shared = estimate_memory(replace(base, shared_prefix_tokens=4096))
     # then: each request now holds 256 of its own blocks instead of 512, after 256 shared blocks:
-    # (26,549 − 256) // 256 = 102 ≥ the 100 asked, where alone 26,549 // 512 = 51 < 100
-    assert alone.concurrency_curve.max_concurrency_fit == 51
+    # (26,690 − 256) // 256 = 103 ≥ the 100 asked, where alone 26,690 // 512 = 52 < 100
+    assert alone.concurrency_curve.max_concurrency_fit == 52
     blocks = alone.kv_capacity_tokens // 16
     assert shared.concurrency_curve.max_concurrency_fit == (blocks - 256) // 256
     assert shared.fits is True
@@ -109,14 +109,14 @@ def test_remedies_leave_out_changes_that_fit_no_more_requests():
     # given Llama-3-8B at its full 8192 context, asked for 100 requests of 8192 tokens: max_model_len is already
     # the requests' length, so "lower max_model_len" would gain nothing and must not be offered
     request = EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=8192,
-                              tokens_per_request=8192, concurrency=100)
+                              tokens_per_request=8192, concurrency=100, engine_version="0.11.0")
     # when
     found = remedies(request)
-    # then: every remedy adds requests; the FP8 KV cache doubles the pool: 424,784 tokens // 8192 = 51 requests
-    # before, 849,568 // 8192 = 103 after (at least twice the 51)
+    # then: every remedy adds requests; the FP8 KV cache doubles the pool (vLLM 0.11.0): 427,040 tokens // 8192 =
+    # 52 requests before, 854,096 // 8192 = 104 after (at least twice the 52)
     assert found
     assert all(r.max_concurrency_after > r.max_concurrency_before or r.fits for r in found)
     assert "max_model_len" not in {r.key for r in found}
     fp8 = next(r for r in found if r.key == "kv_fp8")
-    assert (fp8.max_concurrency_before, fp8.settings) == (51, {"kv_dtype": "fp8"})
-    assert fp8.max_concurrency_after == 103
+    assert (fp8.max_concurrency_before, fp8.settings) == (52, {"kv_dtype": "fp8"})
+    assert fp8.max_concurrency_after == 104

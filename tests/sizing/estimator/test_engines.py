@@ -48,12 +48,15 @@ LLAMA3_8B_KV_PER_TOKEN = 131_072  # 32 layers × 8 KV heads × 128 × 2 (K, V) �
 ACTIVATION_BYTES_PER_TOKEN = 131_072
 LOGIT_BYTES_PER_SEQUENCE = 513_024
 CUDA_CONTEXT = 536_870_912  # 0.5 GiB
-VLLM_NON_TORCH_TP1 = 161_061_273  # int(0.15 × 2^30)
-VLLM_CUDA_GRAPHS = 536_870_912  # 0.5 GiB, outside the budget
+VLLM = "0.11.0"  # V1, profiler regime P2, big-card defaults 1024 / 8192, the sort sampler (estimator.vllm_budget)
+VLLM_NON_TORCH_TP1 = 161_061_274  # round(0.15 × 2^30): V1 before 0.18 at TP 1
+VLLM_CUDA_GRAPHS = 536_870_912  # 0.5 GiB, captured after the KV allocation before 0.20: outside the budget
 
 
 def _llama3_8b(engine: Engine, **overrides) -> MemoryEstimate:
-    """Llama-3-8B on one 80 GiB card at max_model_len 8192."""
+    """Llama-3-8B on one 80 GiB card at max_model_len 8192 (vLLM pinned to 0.11.0: its rules change by release)."""
+    if engine is Engine.VLLM:
+        overrides.setdefault("engine_version", VLLM)
     return estimate_memory(EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=80), engine=engine,
                                            max_model_len=8192, **overrides))
 
@@ -172,23 +175,24 @@ def test_vllm_gives_the_kv_cache_the_budget_left_after_weights_activations_and_n
 
     # then
     # budget floor(85,899,345,920 × 0.9) = 77,309,411,328
-    # activations 8192 × 131,072 = 1,073,741,824 + sampler 1024 × 4,232,448 = 4,334,026,752 → 5,407,768,576
-    #   (vLLM's sampler: logits 4 + probs 4 + sort values 4 + int64 indices 8 + noise 4 + int64 bin counts 8
-    #   + bool mask 1 = 33 bytes per sequence × vocabulary entry)
+    # activations: the max, not the sum, of the forward 8192 × (3 × 4096 + 3 × 14336) × 2 = 905,969,664 and the
+    #   sampler's warm-up over min(1024, 8192) rows: 1024 × 128,256 × 38 bytes (bf16 logits 2 + fp32 copy 4 + sort
+    #   values 4 + int64 indices 8 + sort temporaries 20) = 4,990,697,472 + hidden states 8192 × 4096 × 2 =
+    #   67,108,864 + V1 workspaces round(0.05 GiB) = 53,687,091 → 5,111,493,427
     # weights 16,060,522,496 + rotary cache 2,097,152 = 16,062,619,648
-    # kv = 77,309,411,328 − 16,062,619,648 − 5,407,768,576 − 161,061,273 = 55,677,961,831
+    # kv = 77,309,411,328 − 16,062,619,648 − 5,111,493,427 − 161,061,274 = 55,974,236,979
     # CUDA graphs (0.5 GiB) are captured after the KV allocation, outside the budget
     assert result.budget_bytes_per_gpu == NINETY_PERCENT_80_GIB
-    assert result.memory_per_gpu == {"weights": LLAMA3_8B_WEIGHTS_WITH_ROPE_CACHE, "kv_cache": 55_677_961_831,
-                                     "activations": 5_407_768_576, "runtime": VLLM_NON_TORCH_TP1,
+    assert result.memory_per_gpu == {"weights": LLAMA3_8B_WEIGHTS_WITH_ROPE_CACHE, "kv_cache": 55_974_236_979,
+                                     "activations": 5_111_493_427, "runtime": VLLM_NON_TORCH_TP1,
                                      "cuda_graphs": VLLM_CUDA_GRAPHS}
     assert result.usable_bytes_per_gpu == CAPACITY_80_GIB
     # required = the whole budget + graphs = 77,309,411,328 + 536,870,912 = 77,846,282,240
     assert result.required_bytes_per_gpu == 77_846_282_240
     assert result.headroom_bytes_per_gpu == 8_053_063_680  # 85,899,345,920 − 77,846,282,240
-    # 55,677,961,831 // (16 × 131,072 = 2,097,152) = 26,549 blocks → 424,784 tokens; / 8192 = 51.85
-    assert result.kv_capacity_tokens == 424_784
-    assert result.max_concurrency == 51.85
+    # 55,974,236,979 // (16 × 131,072 = 2,097,152) = 26,690 blocks → 427,040 tokens; / 8192 = 52.13
+    assert result.kv_capacity_tokens == 427_040
+    assert result.max_concurrency == 52.13
     assert result.concurrency_curve.limit_bytes == NINETY_PERCENT_80_GIB
     assert result.fits is True
 
@@ -220,7 +224,7 @@ def test_vllm_enforce_eager_captures_no_cuda_graphs():
 
     # then: the KV pool is unchanged, no graphs: required = the budget 77,309,411,328
     assert result.memory_per_gpu["cuda_graphs"] == 0
-    assert result.memory_per_gpu["kv_cache"] == 55_677_961_831
+    assert result.memory_per_gpu["kv_cache"] == 55_974_236_979
     assert result.required_bytes_per_gpu == NINETY_PERCENT_80_GIB
     assert result.launch_args[-1] == "--enforce-eager"
 
@@ -781,29 +785,29 @@ def test_vllm_hybrid_sliding_window_stack_shares_one_block_pool():
 
     # when
     result = estimate_memory(EstimateRequest(arch=_gpt_oss_like_arch(), gpu=build_gpu(memory_gib=80),
-                                             max_model_len=131_072))
+                                             max_model_len=131_072, engine_version=VLLM))
 
     # then
     # weights per layer: q, k, v, o 4 × 512 × 512 = 1,048,576; MLP 3 × 512 × 1024 = 1,572,864; 2 norms 1,024
     #   → 2,622,464 × 24 = 62,939,136; embeddings + head 2 × 1024 × 512 = 1,048,576; final norm 512
     #   → 63,988,224 parameters × 2 bytes = 127,976,448
     # rotary cache 131,072 positions × 64 (head_dim) × 2 bytes = 16,777,216 → weights line 144,753,664
-    # activations per token 4 × 512 + qkv (8 + 16) × 64 + MLP 3 × 1024 = 6,656 × 2 × 8192 = 109,051,904
-    #   + sampler 1024 × 1024 × 33 (vLLM's bytes per logit) = 34,603,008 → 143,654,912
-    # kv = 77,309,411,328 − 144,753,664 − 143,654,912 − 161,061,273 = 76,859,941,479
+    # activations: max(forward 8192 × (3 × 512 + MLP 3 × 1024) × 2 = 75,497,472, sampler 1024 × 1024 × 38
+    #   = 39,845,888 + 8192 × 512 × 2 = 8,388,608 + 53,687,091) = 101,921,587
+    # kv = 77,309,411,328 − 144,753,664 − 101,921,587 − 161,061,274 = 76,901,674,803
     # group size 12 (12 sliding vs 12 full); a block = 12 layer slots × 16 × 2,048 = 393,216 bytes
-    #   → 76,859,941,479 // 393,216 = 195,464 blocks; "GPU KV cache size" 195,464 // 2 groups × 16 = 1,563,712
+    #   → 76,901,674,803 // 393,216 = 195,571 blocks; "GPU KV cache size" 195,571 // 2 groups × 16 = 1,564,560
     # one 131,072-token request: sliding ceil(min(127 + 8192, 131,072) / 16) + 1 = 521, full 8,192 → 8,713 blocks
-    #   → max concurrency 195,464 / 8,713 = 22.43; its demand 8,713 × 393,216 = 3,426,091,008 bytes
+    #   → max concurrency 195,571 / 8,713 = 22.45; its demand 8,713 × 393,216 = 3,426,091,008 bytes
     assert result.weight_bytes_per_gpu == 127_976_448
     assert result.rope_cache_bytes_per_gpu == 16_777_216
     assert result.kv_bytes_per_token == 49_152
-    assert result.memory_per_gpu == {"weights": 144_753_664, "kv_cache": 76_859_941_479,
-                                     "activations": 143_654_912, "runtime": VLLM_NON_TORCH_TP1,
+    assert result.memory_per_gpu == {"weights": 144_753_664, "kv_cache": 76_901_674_803,
+                                     "activations": 101_921_587, "runtime": VLLM_NON_TORCH_TP1,
                                      "cuda_graphs": VLLM_CUDA_GRAPHS}
     assert result.assumptions["kv_groups"] == ["12 x sliding (window 128)", "12 x full"]
-    assert result.kv_capacity_tokens == 1_563_712
-    assert result.max_concurrency == 22.43
+    assert result.kv_capacity_tokens == 1_564_560
+    assert result.max_concurrency == 22.45
     assert result.kv_demand_bytes_per_gpu == 3_426_091_008
     assert result.concurrency_curve.max_concurrency_fit == 22
     assert result.problems == ()
@@ -816,15 +820,16 @@ def test_vllm_sliding_windows_nearly_double_the_long_requests_a_pool_holds():
     all_full = replace(hybrid, layers=tuple(LayerSpec(attention=full, mlp=layer.mlp) for layer in hybrid.layers))
 
     # when
-    result = estimate_memory(EstimateRequest(arch=all_full, gpu=build_gpu(memory_gib=80), max_model_len=131_072))
+    result = estimate_memory(EstimateRequest(arch=all_full, gpu=build_gpu(memory_gib=80), max_model_len=131_072,
+                                             engine_version=VLLM))
 
     # then
-    # same weights (with the rotary cache) and pool 76,859,941,479; one group of 24: a block = 24 × 32,768
-    #   = 786,432 bytes → 97,732 blocks → 1,563,712 tokens (the same "GPU KV cache size")
-    # one request needs 131,072 / 16 = 8,192 blocks → 97,732 / 8,192 = 11.93 (hybrid: 22.43)
-    assert result.memory_per_gpu["kv_cache"] == 76_859_941_479
-    assert result.kv_capacity_tokens == 1_563_712
-    assert result.max_concurrency == 11.93
+    # same weights (with the rotary cache) and pool 76,901,674,803; one group of 24: a block = 24 × 32,768
+    #   = 786,432 bytes → 97,785 blocks → 1,564,560 tokens (the same "GPU KV cache size")
+    # one request needs 131,072 / 16 = 8,192 blocks → 97,785 / 8,192 = 11.94 (hybrid: 22.45)
+    assert result.memory_per_gpu["kv_cache"] == 76_901_674_803
+    assert result.kv_capacity_tokens == 1_564_560
+    assert result.max_concurrency == 11.94
     assert result.assumptions["kv_groups"] == ["24 x full"]
 
 

@@ -21,9 +21,19 @@ VLLM_BUDGET_80_GIB = 77_309_411_328  # floor(85,899,345,920 × 0.9)
 LLAMA3_8B_BF16_WEIGHTS = 16_060_522_496  # 8,030,261,248 parameters × 2 bytes
 LLAMA3_8B_ROPE_CACHE = 2_097_152  # vLLM's rotary cos/sin cache: 8192 positions × 128 (head_dim) × 2 bytes
 VLLM_LLAMA3_8B_WEIGHTS = 16_062_619_648  # the bill's weights line: 16,060,522,496 + 2,097,152
-VLLM_NON_TORCH_TP1 = 161_061_273  # int(0.15 GiB) = int(0.15 × 1,073,741,824)
-VLLM_NON_TORCH_TP2 = 644_245_094  # int(0.6 GiB) = int(0.6 × 1,073,741,824)
-CUDA_GRAPHS = 536_870_912  # 0.5 GiB, outside vLLM's budget
+# The vLLM tests pin a release (the rules change by release: estimator.vllm_budget, shared/design/vllm-memory.md).
+# vLLM 0.11.0 on an 80 GiB card other than an A100: V1, profiler regime P2 (KV = budget − weights − activation
+# peak − non-torch), big-card defaults 1024 sequences / 8192 batched tokens, a pip install's sort sampler.
+VLLM = "0.11.0"
+VLLM_NON_TORCH_TP1 = 161_061_274  # round(0.15 GiB): V1 before 0.18 at TP 1
+VLLM_NON_TORCH_TP2 = 429_496_730  # round(0.15 GiB) + round(0.25 GiB) of NCCL buffers at TP > 1 (no NVSwitch)
+VLLM_NON_TORCH_PP2 = 236_223_202  # round(0.15 GiB) + round(0.07 GiB): pipeline parallel only
+CUDA_GRAPHS = 536_870_912  # 0.5 GiB, captured after the KV allocation (before 0.20): above vLLM's budget
+# the activation peak: max(forward 8192 × (3 × 4096 + 3 × 14336) × 2 = 905,969,664, sampler 1024 rows × 128,256
+# × 38 bytes (sort path) = 4,990,697,472 + hidden states 8192 × 4096 × 2 = 67,108,864 + V1 workspaces
+# round(0.05 GiB) = 53,687,091) = 5,111,493,427
+VLLM_ACTIVATIONS = 5_111_493_427
+VLLM_FORWARD = 905_969_664
 
 
 def _field_calculator(concurrency: int, tokens: int) -> MemoryEstimate:
@@ -99,35 +109,32 @@ def test_field_calculator_curve_crosses_the_limit_at_max_concurrency_fit():
 
 
 def test_vllm_llama3_8b_on_80_gib_gives_the_kv_cache_what_the_budget_leaves():
-    # given meta-llama/Meta-Llama-3-8B on one 80 GiB card, vLLM defaults, max_model_len 8192
-    request = EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=8192)
+    # given meta-llama/Meta-Llama-3-8B on one 80 GiB card (CUDA sees 80 GiB), vLLM 0.11.0 defaults, max_model_len 8192
+    request = EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=8192,
+                              engine_version=VLLM)
 
     # when
     result = estimate_memory(request)
 
     # then
     # budget floor(85,899,345,920 × 0.9) = 77,309,411,328
-    # activation peak (≥ 70 GiB non-A100 card: max_num_seqs 1024, max_num_batched_tokens 8192):
-    #   per token gate+up 2 × 14336 + product 14336 + qkv (32 + 2 × 8) × 128 + 4 × 4096 = 65,536 elements
-    #   × 2 bytes × 8192 tokens = 1,073,741,824; vLLM's sampler 1024 × 128,256 × 33 bytes (fp32 logits 4
-    #   + probs 4 + sort values 4 + int64 indices 8 + noise 4 + int64 bin counts 8 + bool mask 1)
-    #   = 4,334,026,752 → 5,407,768,576 (5.04 GiB)
-    # non-torch 161,061,273 (0.15 GiB at TP 1)
+    # activation peak 5,111,493,427 (the sampler's warm-up: VLLM_ACTIVATIONS), non-torch 161,061,274
     # weights: tensors 16,060,522,496 + rotary cos/sin cache 8192 × 128 × 2 = 2,097,152 → 16,062,619,648
-    # kv = 77,309,411,328 − 16,062,619,648 − 5,407,768,576 − 161,061,273 = 55,677,961,831
-    # page = 16 tokens × 131,072 = 2,097,152 bytes → 26,549 blocks → 424,784 tokens
-    # max concurrency at 8192 tokens: 424,784 / 8192 = 51.85
+    # kv = 77,309,411,328 − 16,062,619,648 − 5,111,493,427 − 161,061,274 = 55,974,236,979
+    # page = 16 tokens × 131,072 = 2,097,152 bytes → 26,690 blocks → 427,040 tokens
+    # max concurrency at 8192 tokens: 427,040 / 8192 = 52.13
     assert result.budget_bytes_per_gpu == VLLM_BUDGET_80_GIB
-    assert result.memory_per_gpu == {"weights": VLLM_LLAMA3_8B_WEIGHTS, "kv_cache": 55_677_961_831,
-                                     "activations": 5_407_768_576, "runtime": VLLM_NON_TORCH_TP1,
+    assert result.memory_per_gpu == {"weights": VLLM_LLAMA3_8B_WEIGHTS, "kv_cache": 55_974_236_979,
+                                     "activations": VLLM_ACTIVATIONS, "runtime": VLLM_NON_TORCH_TP1,
                                      "cuda_graphs": CUDA_GRAPHS}
     assert result.weight_bytes_per_gpu == LLAMA3_8B_BF16_WEIGHTS
     assert result.rope_cache_bytes_per_gpu == LLAMA3_8B_ROPE_CACHE
-    assert result.kv_capacity_tokens == 424_784
-    assert result.max_concurrency == 51.85
-    assert result.concurrency_curve.max_concurrency_fit == 51
+    assert result.kv_capacity_tokens == 427_040
+    assert result.max_concurrency == 52.13
+    assert result.concurrency_curve.max_concurrency_fit == 52
     assert result.assumptions["max_num_seqs"] == 1024
     assert result.assumptions["max_num_batched_tokens"] == 8192
+    assert result.engine_version == "0.11.0"
     # the bill: the whole budget plus CUDA graphs 77,309,411,328 + 536,870,912 = 77,846,282,240
     assert result.required_bytes_per_gpu == 77_846_282_240
     assert result.headroom_bytes_per_gpu == CAPACITY_80_GIB - 77_846_282_240
@@ -164,7 +171,7 @@ def test_vllm_weights_line_adds_the_rotary_cache_that_idealized_and_transformers
 
 def test_vllm_kv_cache_is_budget_minus_weights_activations_and_runtime():
     # given the same deployment
-    result = estimate_memory(EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=8192))
+    result = estimate_memory(EstimateRequest(engine_version=VLLM, arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=8192))
 
     # when
     bill = result.memory_per_gpu
@@ -176,7 +183,7 @@ def test_vllm_kv_cache_is_budget_minus_weights_activations_and_runtime():
 
 def test_vllm_launch_args_name_what_was_sized():
     # given
-    result = estimate_memory(EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=8192))
+    result = estimate_memory(EstimateRequest(engine_version=VLLM, arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=8192))
 
     # when
     args = result.launch_args
@@ -189,15 +196,16 @@ def test_vllm_launch_args_name_what_was_sized():
 
 def test_vllm_fp8_kv_doubles_the_tokens_a_pool_holds():
     # given the same deployment with an FP8 KV cache
-    request = EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=8192, kv_dtype="fp8")
+    request = EstimateRequest(engine_version=VLLM, arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=8192, kv_dtype="fp8")
 
     # when
     result = estimate_memory(request)
 
     # then: 32 × 8 × 128 × 2 × 1 byte = 65,536 per token; page 16 × 65,536 = 1,048,576
-    # 55,677,961,831 // 1,048,576 = 53,098 blocks → 849,568 tokens = 2 × 424,784 (the BF16 pool)
+    # 55,974,236,979 // 1,048,576 = 53,381 blocks → 854,096 tokens (2 × 427,040 + the half block the BF16 pool
+    # could not use)
     assert result.kv_bytes_per_token == 65_536
-    assert result.kv_capacity_tokens == 849_568
+    assert result.kv_capacity_tokens == 854_096
 
 
 def test_tp2_per_rank_weights_halve_attention_and_mlp_and_split_the_vocabulary():
@@ -252,29 +260,28 @@ def test_tp2_int4_per_rank_weights_split_the_groups_with_the_matrices():
 
 def test_vllm_tp2_halves_weights_and_kv_per_gpu():
     # given Llama-3-8B on two 80 GiB cards at TP 2
-    request = EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=80), tp=2, max_model_len=8192)
+    request = EstimateRequest(engine_version=VLLM, arch=build_arch(), gpu=build_gpu(memory_gib=80), tp=2, max_model_len=8192)
 
     # when
     result = estimate_memory(request)
 
     # then
     # KV per GPU: 32 × (8 / 2 = 4 heads) × 128 × 2 × 2 = 65,536 bytes per token
-    # activations per rank: gate+up 2 × 7168 + product 7168 + qkv (16 + 2 × 4) × 128 + 4 × 4096 = 40,960
-    #   × 2 × 8192 = 671,088,640 + the whole sampler on every rank 1024 × 128,256 × 33 = 4,334,026,752
-    #   = 5,005,115,392
+    # activations per rank: V1 all-gathers the logits, so every rank runs the whole sampler (5,111,493,427);
+    #   the forward (8192 × (3 × 4096 + 3 × 7168) × 2 = 553,648,128) is smaller
     # weights 8,030,527,488 + the whole rotary cache on every rank 2,097,152 = 8,032,624,640
-    # kv = 77,309,411,328 − 8,032,624,640 − 5,005,115,392 − 644,245,094 (0.6 GiB at TP ≥ 2) = 63,627,426,202
-    # page 16 × 65,536 = 1,048,576 → 60,679 blocks → 970,864 tokens; / 8192 = 118.51
+    # kv = 77,309,411,328 − 8,032,624,640 − 5,111,493,427 − 429,496,730 (TP 2: + NCCL) = 63,735,796,531
+    # page 16 × 65,536 = 1,048,576 → 60,783 blocks → 972,528 tokens; / 8192 = 118.72
     assert (result.gpus, result.tp, result.replicas) == (2, 2, 1)
     assert result.kv_bytes_per_token == 131_072
     assert result.kv_bytes_per_token_per_gpu == 65_536
     assert result.weight_bytes_per_gpu == 8_030_527_488
     assert result.weight_bytes_total == LLAMA3_8B_BF16_WEIGHTS
-    assert result.memory_per_gpu == {"weights": 8_032_624_640, "kv_cache": 63_627_426_202,
-                                     "activations": 5_005_115_392, "runtime": VLLM_NON_TORCH_TP2,
+    assert result.memory_per_gpu == {"weights": 8_032_624_640, "kv_cache": 63_735_796_531,
+                                     "activations": VLLM_ACTIVATIONS, "runtime": VLLM_NON_TORCH_TP2,
                                      "cuda_graphs": CUDA_GRAPHS}
-    assert result.kv_capacity_tokens == 970_864
-    assert result.max_concurrency == 118.51
+    assert result.kv_capacity_tokens == 972_528
+    assert result.max_concurrency == 118.72
     assert [(bill.stage, bill.tp_rank) for bill in result.per_gpu] == [(0, 0), (0, 1)]
 
 
@@ -330,38 +337,37 @@ def test_pp2_with_tied_embeddings_holds_a_copy_on_the_last_stage():
 
 def test_vllm_pp2_splits_layers_kv_and_the_sampler_between_stages():
     # given Llama-3-8B on two 80 GiB cards at PP 2
-    request = EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=80), pp=2, max_model_len=8192)
+    request = EstimateRequest(engine_version=VLLM, arch=build_arch(), gpu=build_gpu(memory_gib=80), pp=2, max_model_len=8192)
 
     # when
     result = estimate_memory(request)
 
     # then
-    # each stage: 16 layers × 8 × 128 × 2 × 2 = 65,536 KV bytes per token; non-torch 0.6 GiB (2 GPUs)
+    # each stage: 16 layers × 8 × 128 × 2 × 2 = 65,536 KV bytes per token; non-torch 0.15 + 0.07 GiB (PP only)
     # each stage also holds the rotary cache 2,097,152
-    # stage 0: weights 8,030,257,152 + 2,097,152 = 8,032,354,304; activations 1,073,741,824 (no sampler)
-    #   kv 77,309,411,328 − 8,032,354,304 − 1,073,741,824 − 644,245,094 = 67,559,070,106
-    #   → 64,429 blocks of 1,048,576 → 1,030,864 tokens
-    # stage 1: weights 8,030,265,344 + 2,097,152 = 8,032,362,496; activations 1,073,741,824 + the sampler
-    #   1024 × 128,256 × 33 = 4,334,026,752 → 5,407,768,576
-    #   kv 77,309,411,328 − 8,032,362,496 − 5,407,768,576 − 644,245,094 = 63,225,035,162
-    #   → 60,296 blocks → 964,736 tokens (binds both stages)
+    # stage 0: weights 8,030,257,152 + 2,097,152 = 8,032,354,304; activations: the forward 905,969,664 only
+    #   kv 77,309,411,328 − 8,032,354,304 − 905,969,664 − 236,223,202 = 68,134,864,158
+    #   → 64,978 blocks of 1,048,576 → 1,039,648 tokens
+    # stage 1: weights 8,030,265,344 + 2,097,152 = 8,032,362,496; activations: the sampler 5,111,493,427
+    #   kv 77,309,411,328 − 8,032,362,496 − 5,111,493,427 − 236,223,202 = 63,929,332,203
+    #   → 60,967 blocks → 975,472 tokens (binds both stages)
     stage0, stage1 = result.per_gpu
     assert (stage0.stage, stage1.stage) == (0, 1)
-    assert stage0.components == {"weights": 8_032_354_304, "kv_cache": 67_559_070_106,
-                                 "activations": 1_073_741_824, "runtime": VLLM_NON_TORCH_TP2,
+    assert stage0.components == {"weights": 8_032_354_304, "kv_cache": 68_134_864_158,
+                                 "activations": VLLM_FORWARD, "runtime": VLLM_NON_TORCH_PP2,
                                  "cuda_graphs": CUDA_GRAPHS}
-    assert stage1.components == {"weights": 8_032_362_496, "kv_cache": 63_225_035_162,
-                                 "activations": 5_407_768_576, "runtime": VLLM_NON_TORCH_TP2,
+    assert stage1.components == {"weights": 8_032_362_496, "kv_cache": 63_929_332_203,
+                                 "activations": VLLM_ACTIVATIONS, "runtime": VLLM_NON_TORCH_PP2,
                                  "cuda_graphs": CUDA_GRAPHS}
-    assert (stage0.kv_capacity_tokens, stage1.kv_capacity_tokens) == (1_030_864, 964_736)
+    assert (stage0.kv_capacity_tokens, stage1.kv_capacity_tokens) == (1_039_648, 975_472)
     assert result.kv_bytes_per_token_per_gpu == 65_536
-    assert result.kv_capacity_tokens == 964_736
+    assert result.kv_capacity_tokens == 975_472
     assert result.assumptions["binding_stage"] == 1
 
 
 def test_gpus_beyond_tp_are_replicas_that_split_the_concurrency():
     # given 4 GPUs at TP 2 → 2 replicas; 10 concurrent requests of 8192 tokens
-    request = EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=80), gpus=4, tp=2,
+    request = EstimateRequest(engine_version=VLLM, arch=build_arch(), gpu=build_gpu(memory_gib=80), gpus=4, tp=2,
                               max_model_len=8192, concurrency=10)
 
     # when
@@ -369,11 +375,11 @@ def test_gpus_beyond_tp_are_replicas_that_split_the_concurrency():
 
     # then
     # 10 / 2 replicas = 5 requests per replica; KV demand per GPU 5 × 8192 × 65,536 = 2,684,354,560
-    # each replica has the TP-2 pool of 970,864 tokens (nothing shared)
+    # each replica has the TP-2 pool of 972,528 tokens (nothing shared)
     assert (result.gpus, result.tp, result.pp, result.replicas) == (4, 2, 1, 2)
     assert result.assumptions["per_replica_concurrency"] == 5
     assert result.kv_demand_bytes_per_gpu == 2_684_354_560
-    assert result.kv_capacity_tokens == 970_864
+    assert result.kv_capacity_tokens == 972_528
     assert [(bill.index, bill.replica, bill.tp_rank) for bill in result.per_gpu] == [
         (0, 0, 0), (1, 0, 1), (2, 1, 0), (3, 1, 1)]
     assert result.fits is True
@@ -393,37 +399,37 @@ def test_odd_concurrency_rounds_up_per_replica():
 
 def test_vllm_will_not_start_when_max_model_len_does_not_fit_and_suggests_one():
     # given meta-llama/Meta-Llama-3.1-8B (131,072-token context) on one 24 GiB card, vLLM defaults
-    request = EstimateRequest(arch=architecture_from_config(LLAMA31_8B_CONFIG), gpu=build_gpu(memory_gib=24))
+    request = EstimateRequest(engine_version=VLLM, arch=architecture_from_config(LLAMA31_8B_CONFIG), gpu=build_gpu(memory_gib=24))
 
     # when
     result = estimate_memory(request)
 
     # then
     # budget floor(25,769,803,776 × 0.9) = 23,192,823,398; < 70 GiB card: max_num_seqs 256, batched 2048
-    # activations 2048 × 65,536 × 2 = 268,435,456 + vLLM's sampler 256 × 128,256 × 33 = 1,083,506,688
-    #   → 1,351,942,144
+    # activations: max(forward 2048 × 55,296 × 2 = 226,492,416, sampler 256 × 128,256 × 38 = 1,247,674,368
+    #   + 2048 × 4096 × 2 = 16,777,216 + 53,687,091) = 1,318,138,675
     # weights 16,060,522,496 + rotary cache 131,072 × 128 × 2 = 33,554,432 → 16,094,076,928
-    # kv = 23,192,823,398 − 16,094,076,928 − 1,351,942,144 − 161,061,273 = 5,585,743,053 (5.20 GiB)
-    #   → 2,663 blocks of 2,097,152 → 42,608 tokens
+    # kv = 23,192,823,398 − 16,094,076,928 − 1,318,138,675 − 161,061,274 = 5,619,546,521 (5.23 GiB)
+    #   → 2,679 blocks of 2,097,152 → 42,864 tokens
     # one 131,072-token sequence needs 131,072 × 131,072 = 17,179,869,184 bytes (16.00 GiB)
-    assert result.memory_per_gpu["kv_cache"] == 5_585_743_053
-    assert result.kv_capacity_tokens == 42_608
+    assert result.memory_per_gpu["kv_cache"] == 5_619_546_521
+    assert result.kv_capacity_tokens == 42_864
     assert result.fits is False
     assert result.problems[0] == (
-        "vLLM will not start: one 131072-token sequence needs 16.00 GiB of KV cache, 5.20 GiB available; "
-        "max_model_len 42608 would fit"
+        "vLLM will not start: one 131072-token sequence needs 16.00 GiB of KV cache, 5.23 GiB available; "
+        "max_model_len 42864 would fit"
     )
 
 
 def test_vllm_starts_with_the_suggested_max_model_len():
     # given the same deployment with the max_model_len the refusal suggested
-    request = EstimateRequest(arch=architecture_from_config(LLAMA31_8B_CONFIG), gpu=build_gpu(memory_gib=24),
-                              max_model_len=42608)
+    request = EstimateRequest(engine_version=VLLM, arch=architecture_from_config(LLAMA31_8B_CONFIG), gpu=build_gpu(memory_gib=24),
+                              max_model_len=42864)
 
     # when
     result = estimate_memory(request)
 
-    # then: 42,608 tokens = 2,663 blocks, exactly the pool; 42,608 / 42,608 = 1.0×
+    # then: 42,864 tokens = 2,679 blocks, exactly the pool; 42,864 / 42,864 = 1.0×
     assert result.problems == ()
     assert result.fits is True
     assert result.max_concurrency == 1.0
@@ -508,45 +514,46 @@ def test_tp16_over_8_kv_heads_is_accepted_with_replicated_heads():
 
 def test_vllm_concurrency_curve_is_increasing_and_crosses_the_budget_at_max_concurrency_fit():
     # given Llama-3-8B on 80 GiB, 8192-token requests
-    result = estimate_memory(EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=8192))
+    result = estimate_memory(EstimateRequest(engine_version=VLLM, arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=8192))
 
     # when
     curve = result.concurrency_curve
 
     # then
     # static = weights (with the rotary cache) + activations + non-torch
-    #   = 16,062,619,648 + 5,407,768,576 + 161,061,273 = 21,631,449,497
-    # each request 8192 × 131,072 = 1,073,741,824; 424,784 pool tokens // 8192 = 51 requests
-    assert curve.max_concurrency_fit == 51
+    #   = 16,062,619,648 + 5,111,493,427 + 161,061,274 = 21,335,174,349
+    # each request 8192 × 131,072 = 1,073,741,824; 427,040 pool tokens // 8192 = 52 requests
+    assert curve.max_concurrency_fit == 52
     assert curve.limit_bytes == VLLM_BUDGET_80_GIB
     assert all(a < b for a, b in zip(curve.concurrency, curve.concurrency[1:], strict=False))
     assert all(a < b for a, b in zip(curve.required_bytes, curve.required_bytes[1:], strict=False))
     for concurrency, required in zip(curve.concurrency, curve.required_bytes, strict=True):
-        assert required == 21_631_449_497 + concurrency * 1_073_741_824
-        assert (required <= curve.limit_bytes) == (concurrency <= 51)
-    assert curve.concurrency[0] <= 51 < curve.concurrency[-1]
+        assert required == 21_335_174_349 + concurrency * 1_073_741_824
+        assert (required <= curve.limit_bytes) == (concurrency <= 52)
+    assert curve.concurrency[0] <= 52 < curve.concurrency[-1]
 
 
 def test_max_model_len_beyond_the_model_context_is_a_problem():
     # given Llama-3-8B (max_position_embeddings 8192) asked for 9000 tokens
 
     # when
-    result = estimate_memory(EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=9000))
+    result = estimate_memory(EstimateRequest(engine_version=VLLM, arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=9000))
 
     # then: vLLM refuses it; the memory figures are still given: 9000 tokens = 563 blocks = 9,008 paged
-    # tokens; 424,784 / 9,008 = 47.16
+    # tokens; 427,040 / 9,008 = 47.41
     assert result.fits is False
     assert result.problems == (
         "max_model_len 9000 exceeds the model's max_position_embeddings 8192: vLLM refuses to start unless "
         "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (and the model degrades beyond its trained context without RoPE scaling)",
     )
     assert result.warnings == ()
-    assert result.max_concurrency == 47.16
+    assert result.max_concurrency == 47.41
 
 
 def test_measured_gpu_memory_replaces_the_catalog_capacity():
-    # given an 80 GiB catalog card whose fingerprint measured 79 GiB = 84,825,604,096 bytes
-    request = EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=8192,
+    # given an 80 GiB catalog card (CUDA sees all 80 GiB) whose fingerprint measured 79 GiB = 84,825,604,096 bytes:
+    # the CUDA-visible total drops by the same 1 GiB (the catalog's reservation, 0 here, is kept)
+    request = EstimateRequest(engine_version=VLLM, arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=8192,
                               gpu_memory_bytes=79 * GiB)
 
     # when
@@ -554,10 +561,10 @@ def test_measured_gpu_memory_replaces_the_catalog_capacity():
 
     # then
     # budget floor(84,825,604,096 × 0.9) = 76,343,043,686
-    # kv = 76,343,043,686 − 16,062,619,648 (tensors + rotary cache) − 5,407,768,576 − 161,061,273
-    #   = 54,711,594,189 → 26,088 blocks of 2,097,152 → 417,408 tokens
+    # kv = 76,343,043,686 − 16,062,619,648 (tensors + rotary cache) − 5,111,493,427 − 161,061,274
+    #   = 55,007,869,337 → 26,229 blocks of 2,097,152 → 419,664 tokens
     assert result.capacity_bytes_per_gpu == 84_825_604_096
     assert result.budget_bytes_per_gpu == 76_343_043_686
-    assert result.memory_per_gpu["kv_cache"] == 54_711_594_189
-    assert result.kv_capacity_tokens == 417_408
+    assert result.memory_per_gpu["kv_cache"] == 55_007_869_337
+    assert result.kv_capacity_tokens == 419_664
     assert result.assumptions["capacity_source"] == "measured"
