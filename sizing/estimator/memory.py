@@ -807,7 +807,25 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
         problems=tuple(problems),
         engine_version=str(version.version) if version.version else "",
         engine_version_requested=version.requested,
+        defaults_assumed=_defaults_assumed(request, rules, utilization),
+        term_sources=_term_sources(rules, binding_inputs) if request.detail else {},
     )
+
+
+def _defaults_assumed(request: EstimateRequest, rules: VllmRules | None, utilization: float) -> dict[str, Any]:
+    """The flags the request left empty, with the value the engine's release gives them."""
+    assumed: dict[str, Any] = dict(rules.defaults_assumed) if rules is not None else {}
+    if request.gpu_memory_utilization is None:
+        assumed["gpu_memory_utilization"] = utilization
+    return assumed
+
+
+def _term_sources(rules: VllmRules | None, inputs: StageInputs) -> dict[str, str]:
+    """Each vLLM bill line with the release band and the vLLM source behind it."""
+    if rules is None or inputs.vllm is None:
+        return {}
+    return {**rules.sources, "runtime": inputs.vllm.non_torch_source,
+            "activations": f"{rules.sources['scheduler']}; {rules.sources['sampler']}"}
 
 
 def _rules_of_thumb(gpu: GpuSpec, *, weights: int, kv_demand: int, capacity: int, required: int
