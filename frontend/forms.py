@@ -47,3 +47,28 @@ class OrganisationRowsForm(forms.Form):
         if gpu is None:
             raise forms.ValidationError(_("Unknown GPU %(gpu)s") % {"gpu": slug})
         return gpu
+
+
+class SizingVersionForm(forms.Form):
+    """The sizing page's engine-release inputs: the vLLM release the estimate holds for (latest by default), the
+    usage context and the install. Bound to the page's address, it preselects what the address names and shows
+    the message beside a field whose value is not offered."""
+
+    engine_version = forms.ChoiceField(required=False)
+    usage_context = forms.ChoiceField(required=False)
+    install = forms.ChoiceField(required=False)
+
+    def __init__(self, *args: Any, version_labels: dict[str, str], usage_labels: dict[str, str],
+                 install_labels: dict[str, str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["engine_version"].choices = list(version_labels.items())
+        self.fields["usage_context"].choices = list(usage_labels.items())
+        self.fields["install"].choices = list(install_labels.items())
+
+    def selected(self, name: str) -> str:
+        """The value the select shows: the address's when offered, else the first choice (the default)."""
+        field = self.fields[name]
+        default = str(field.choices[0][0])
+        if not self.is_bound or name in self.errors:
+            return default
+        return str(self.cleaned_data.get(name) or default)

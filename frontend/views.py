@@ -11,10 +11,17 @@ from django.utils.translation import gettext as _
 from django.utils.translation import pgettext
 from django.views.generic import TemplateView
 
+from frontend.forms import SizingVersionForm
 from sizing.deployment_selectors import fingerprint_list_for_organisation
 from sizing.estimator.dtypes import KV_CACHE_DTYPES
 from sizing.estimator.engines import ENGINE_CHOICES, ENGINE_TRAITS
 from sizing.estimator.formats import FORMATS, WEIGHT_FORMAT_CHOICES
+from sizing.estimator.version_choices import (
+    INSTALL_CHOICES,
+    USAGE_CONTEXT_CHOICES,
+    VLLM_RELEASE_CHOICES,
+    latest_vllm_release,
+)
 from sizing.estimator.workload import ArrivalKind, LengthKind
 from sizing.selectors import gpu_list, model_list_for_organisation
 from sizing.services import organisation_for_user
@@ -123,6 +130,42 @@ def _common_strings() -> dict[str, Any]:
     }
 
 
+def _vllm_release_labels() -> dict[str, str]:
+    """The vLLM releases the sizing page offers, each with what changes in the memory rules at it."""
+    notes = {
+        "latest": _("the newest release modelled"),
+        "0.33.0": _("profiling counts start-up buffers (from 0.27); cards of 160 GiB or more get the big batch "
+                    "defaults (from 0.29); the FlashInfer sampler is on again (from 0.21)"),
+        "0.20.0": _("gpu_memory_utilization 0.92 by default; CUDA graphs are measured inside the budget"),
+        "0.19.0": _("the last release with gpu_memory_utilization 0.90 and CUDA graphs outside the budget"),
+        "0.17.0": _("the Triton top-k/top-p sampler: a smaller sampling peak"),
+        "0.11.0": _("V1 only; NCCL's NVLS buffers on NVSwitch boards (about 2 GiB at TP > 1)"),
+        "0.10.2": _("V1 on every GPU (no V0 fallback below compute capability 8.0)"),
+        "0.9.2": _("the hidden states stay alive while sampling; the CUDA context is no longer subtracted "
+                   "(from 0.9.1)"),
+        "0.9.0": _("the A100-80GB leaves the big-card batch defaults; profiling subtracts the CUDA context"),
+        "0.8.5": _("V1 by default (V0 fallback on older GPUs); profiling subtracts the CUDA context"),
+        "0.7.3": _("V0; profiling leaves the CUDA context and fragmentation out"),
+        "0.6.6": _("V0; allocator fragmentation lands in non-torch memory (0.6.5-0.6.6)"),
+        "0.6.4": _("V0; profiling subtracts the CUDA context"),
+    }
+    labels = {}
+    for value, note in VLLM_RELEASE_CHOICES:
+        name = _("latest (%(version)s)") % {"version": latest_vllm_release()} if value == "latest" else value
+        labels[value] = f"{name} · {notes.get(value, note)}"
+    return labels
+
+
+def _usage_context_labels() -> dict[str, str]:
+    labels = {"serve": _("vllm serve (the OpenAI-compatible server)"), "llm": _("Python LLM(...) (offline batches)")}
+    return {value: labels.get(value, value) for value in USAGE_CONTEXT_CHOICES}
+
+
+def _install_labels() -> dict[str, str]:
+    labels = {"pip": _("pip (the PyPI wheel)"), "docker": _("Docker (the official vllm/vllm-openai image)")}
+    return {value: labels.get(value, value) for value in INSTALL_CHOICES}
+
+
 def sizing_page_strings() -> dict[str, Any]:
     """Every string the sizing page's script shows, translated into the active language."""
     return {
@@ -168,10 +211,47 @@ def sizing_page_strings() -> dict[str, Any]:
         "risks_title": _("Warnings and risks"),
         # remedies
         "remedies_title": _("Remedies"),
-        "remedies_intro": _("Changes that make room, ranked: those that fit first, then by the concurrency they add"),
         "remedy_fits": _("Fits"),
         "remedy_not_enough": _("Not enough alone"),
-        "remedy_effect": _("Frees {freed} GiB per GPU · concurrent requests at {tokens} tokens: {before} → {after}"),
+        "remedy_room": _("KV cache room per GPU: {before} → {after} GiB"),
+        "remedy_holds": _("Holds {after} of the {concurrency} requests at {tokens} tokens (now {before})"),
+        "remedy_kind_context": _("Context first"),
+        "remedy_kind_combination": _("Together"),
+        "remedy_context_limit": _("Max model length {tokens} (the model's limit)"),
+        "remedy_rope_yarn": _("RoPE scaling (YaRN, factor {factor}) to {tokens} tokens"),
+        "remedy_note_rope_yarn": _(
+            "The model was trained on {limit} tokens: the quality of its answers beyond that with RoPE scaling is "
+            "yours to judge (evaluate it on your own prompts)"
+        ),
+        "remedy_action_replica_x4": _("Run {replicas} replicas behind the load balancer"),
+        "remedy_tp_short": _("TP {tp}"),
+        "remedy_replicas_short": _("{replicas} replicas"),
+        "remedy_on_gpus": _("on {gpus} GPUs"),
+        "remedy_action_rope_yarn": _("Serve the model with YaRN RoPE scaling (no other flag needed)"),
+        "binds_title": _("What binds"),
+        "bind_context_above_model_limit": _(
+            "Max model length {max_model_len} is above the model's limit of {max_position_embeddings} tokens: no "
+            "number of GPUs changes that; set it to {max_position_embeddings}, or extend the model with RoPE "
+            "scaling (YaRN, factor {rope_factor})"
+        ),
+        "bind_static_exceeds_budget": _(
+            "On {gpus} GPUs (TP {tp} × PP {pp}) weights, activations and runtime take {static} GiB per GPU "
+            "(weights {weights} GiB), more than the engine budget of {budget} GiB: nothing is left for the KV cache"
+        ),
+        "bind_kv_short": _("On {gpus} GPUs the KV cache holds {fit} of the {concurrency} requests at {tokens} tokens"),
+        "bind_needs_more_gpus": _(
+            "It fits on {gpus} GPUs as TP {tp} × PP {pp} × {replicas} replica(s){with}: more GPUs than the "
+            "remedies above try; “Fewest GPUs” below finds the smallest layout"
+        ),
+        "bind_weights_exceed_cards": _(
+            "The weights alone ({weights} GiB in {format}) leave no room for the KV cache on any layout of up to "
+            "{max_gpus} GPUs{with}"
+        ),
+        "bind_kv_exceeds_every_layout": _(
+            "The KV cache: {concurrency} requests × {tokens} tokens need more than any layout of up to {max_gpus} "
+            "GPUs holds; the best (TP {tp} × PP {pp} × {replicas} replicas{with}) holds {fit}"
+        ),
+        "bind_with": _(", with {changes}"),
         "remedy_kv_fp8": _("FP8 KV cache"),
         "remedy_weights_fp8": _("FP8 weights (an FP8 checkpoint or online quantisation)"),
         "remedy_weights_int4": _("INT4 weights (an AWQ/GPTQ checkpoint)"),
@@ -183,6 +263,28 @@ def sizing_page_strings() -> dict[str, Any]:
         "remedy_action_replica": _("Run a second replica behind the load balancer"),
         "remedy_apply": _("Apply"),
         "remedy_apply_title": _("Put these settings into the form and estimate again: {settings}"),
+        # the verdict: what is short, what is left, the release the bill holds for
+        "memory_left": _("Memory left (headroom): {value} GiB per GPU"),
+        "short_context": _("Max model length {asked} tokens is above the model's limit of {limit} tokens"),
+        "short_static": _(
+            "Weights, activations and runtime take {static} GiB per GPU, more than the engine budget of {budget} "
+            "GiB: no room for the KV cache"
+        ),
+        "short_memory": _("Short of memory by {value} GiB per GPU"),
+        "short_kv": _("KV cache holds {fit} of the {concurrency} requests at {tokens} tokens"),
+        "holds_kv": _("KV cache holds {fit} requests at {tokens} tokens ({concurrency} asked)"),
+        "engine_release": _("Rules of {engine} {version}"),
+        "engine_release_latest": _("Rules of {engine} {version} (latest)"),
+        "defaults_assumed": _("Defaults assumed"),
+        "defaults_assumed_intro": _("Left empty, so {engine} {version}'s own default applies:"),
+        "term_source": _("Rule: {source}"),
+        "choice_not_offered": _("Select a valid choice. %(value)s is not one of the available choices.").replace(
+            "%(value)s", "{value}"),
+        "utilization_default": _("default {value}"),
+        # bill rows beside the components
+        "cuda_visible": _("CUDA-visible total"),
+        "headroom_left": _("Memory left (headroom)"),
+        "kv_demand": _("KV cache the requests need"),
         # solvers
         "solving": _("Solving…"),
         "solve_failed": _("The solver could not run"),
@@ -231,12 +333,30 @@ def sizing_page_strings() -> dict[str, Any]:
             "Weights = this GPU's share of the tensors in {format} (TP {tp}, PP {pp}) × overhead {overhead} = "
             "{weights}"
         ),
-        "formula_budget_vllm": _(
-            "Engine budget = card capacity × gpu_memory_utilization = {capacity} × {utilization} = {budget}"
+        "formula_budget_cuda_vllm": _(
+            "Engine budget = CUDA-visible total × gpu_memory_utilization = {cuda} × {utilization} = {budget}"
+        ),
+        "formula_cuda_visible": _(
+            "CUDA-visible total = what CUDA reports (cudaMemGetInfo), below the card's {capacity} by the driver's "
+            "reservation: {cuda}"
         ),
         "formula_kv_vllm": _(
             "KV cache = engine budget − weights − activations − runtime reserve = {budget} − {weights} − "
             "{activations} − {runtime} = {kv}"
+        ),
+        "formula_kv_vllm_graphs": _(
+            "KV cache = engine budget − weights − activations − runtime reserve − CUDA graphs = {budget} − "
+            "{weights} − {activations} − {runtime} − {graphs} = {kv}"
+        ),
+        "formula_kv_demand": _(
+            "KV cache the requests need on this GPU: {concurrency} requests per replica × {tokens} tokens = {demand}; "
+            "the pool holds {pool}"
+        ),
+        "formula_cuda_graphs_inside": _(
+            "CUDA graphs, measured while profiling, inside the engine budget (vLLM 0.20 and later), {source}: {value}"
+        ),
+        "formula_headroom_card": _(
+            "Memory left = card capacity − required = {capacity} − {required} = {headroom}: the engine does not use it"
         ),
         "formula_kv_negative": _("Nothing is left for the KV cache: vLLM will not start"),
         "formula_weights_rope": _("Including the rotary cos/sin table the engine keeps on every GPU: {value}"),
@@ -269,9 +389,6 @@ def sizing_page_strings() -> dict[str, Any]:
             "Required = weights + KV cache + activations + runtime reserve + CUDA graphs = {terms} = {required}"
         ),
         "formula_capacity": _("Card capacity, {source}: {capacity}"),
-        "formula_usable_vllm": _(
-            "Usable = card capacity = {capacity} (the engine budget is {budget}; CUDA graphs lie outside it)"
-        ),
         "formula_usable_idealized": _("Usable = card capacity × planning limit = {capacity} × {limit} = {usable}"),
         "formula_headroom": _("Headroom = usable − required = {usable} − {required} = {headroom}"),
         # checkpoint facts
@@ -439,18 +556,31 @@ def _weight_choices() -> list[dict[str, str]]:
 
 
 class SizingPageView(LoginRequiredMixin, TemplateView):
+    """The sizing page. gpu_memory_utilization, max_num_seqs and max_num_batched_tokens start empty: the chosen
+    engine release's own defaults resolve them, and the answer lists the defaults it assumed."""
+
     template_name = "frontend/sizing.html"
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
+        names = ("engine_version", "usage_context", "install")
+        address = {name: self.request.GET[name] for name in names if self.request.GET.get(name)}
+        version_form = SizingVersionForm(address or None, version_labels=_vllm_release_labels(),
+                                         usage_labels=_usage_context_labels(), install_labels=_install_labels())
+        version_form.is_valid()
         context.update(
             _form_context(self.request.user),
             fingerprint_choices=_fingerprint_choices(organisation_for_user(user=self.request.user)),
             weight_choices=_weight_choices(),
             kv_dtype_choices=_choices(KV_CACHE_DTYPES, _kv_dtype_labels()),
             engine_choices=_choices(ENGINE_CHOICES, _engine_labels()),
-            default_gpu_memory_utilization=DEFAULT_GPU_MEMORY_UTILIZATION,
             utilization_engines=UTILIZATION_ENGINES,
+            version_form=version_form,
+            version_fields={
+                name: {"choices": list(version_form.fields[name].choices), "selected": version_form.selected(name),
+                       "errors": version_form.errors.get(name, [])}
+                for name in names
+            },
             i18n_strings=sizing_page_strings(),
         )
         return context

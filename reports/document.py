@@ -25,6 +25,11 @@ The content contract (all byte figures are ints in bytes; times are ISO 8601 str
                   "cuda": str | None, "findings": [{"code": str, "severity": "error" | "warning" | "info",
                   "text": str}]},
      "launch_args": [str],  # the engine's arguments, one token each: ["--model", "Qwen/...", "--dtype", "bfloat16"]
+     "release"?: {"engine": str, "label": str,  # the engine release the commitment holds for (absent before issue 18)
+                  "version": str,  # the release whose rules the estimate follows ("0.11.0"); "" without rules
+                  "requested": str,  # the plan's engine_version ("latest", "0.11.0")
+                  "install": "pip" | "docker", "usage_context": "serve" | "llm",
+                  "install_command": str | None},  # e.g. "pip install vllm==0.11.0"
      "memory": {"per_gpu": [{"key": str, "label": str, "bytes": int}],  # one GPU's bill, in order
                 "capacity_bytes_per_gpu": int, "budget_bytes_per_gpu": int, "required_bytes_per_gpu": int,
                 "kv_cache_bytes_per_gpu": int, "kv_capacity_tokens": int, "engine_reserves": bool},
@@ -313,6 +318,26 @@ def _model_rows(deployment: Mapping[str, Any], launch_args: Sequence[str]) -> li
     ]
 
 
+def _release(release: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The engine release the commitment holds for, in words; None for content made before releases were stated
+    (so an older signed version renders as it did)."""
+    if not release:
+        return None
+    name = f"{release['label']} {release['version']}".strip() if release.get("version") else release["label"]
+    installs = {"pip": gettext("pip package"), "docker": gettext("Docker image")}
+    contexts = {"serve": gettext("OpenAI server (vllm serve)"), "llm": gettext("Python LLM class")}
+    details = [installs.get(release.get("install"), release.get("install") or "")]
+    if release.get("engine") == "vllm":
+        details.append(contexts.get(release.get("usage_context"), release.get("usage_context") or ""))
+    return {
+        "name": name,
+        "row": pgettext("list separator", "; ").join([name, *(detail for detail in details if detail)]),
+        "statement": gettext("This commitment holds for %(engine)s %(version)s")
+        % {"engine": release["label"], "version": release.get("version") or gettext("not stated")},
+        "install_command": release.get("install_command") or "",
+    }
+
+
 def _billions(parameters: int) -> str:
     """Parameters in billions, two decimals."""
     return f"{parameters / 1e9:.2f}"
@@ -522,6 +547,12 @@ def _context(content: Mapping[str, Any]) -> dict[str, Any]:
     memory = content.get("memory")
     commitment = _commitment(content["commitment"], memory) if memory and content.get("commitment") else None
     not_estimated = gettext("not estimated")
+    release = _release(content.get("release"))
+    model_rows = _model_rows(content["deployment"], content["launch_args"])
+    if release is not None:  # after the engine's row
+        engine_row = next((index for index, (label, _) in enumerate(model_rows)
+                           if label == gettext("Serving engine")), len(model_rows) - 1)
+        model_rows.insert(engine_row + 1, (gettext("Engine version"), release["row"]))
     head = gettext("Report %(id)s, version %(version)s · %(customer)s") % {
         "id": report["id"],
         "version": report["version"],
@@ -551,9 +582,10 @@ def _context(content: Mapping[str, Any]) -> dict[str, Any]:
             (gettext("Probability that KV demand exceeds the KV cache"),
              commitment["probability"] if commitment else not_estimated),
             (gettext("Evidence still missing"), _integer(len(content["missing"]))),
-        ],
+        ] + ([(gettext("Engine version"), release["name"])] if release is not None else []),
         "hardware": _hardware(content["hardware"]),
-        "model_rows": _model_rows(content["deployment"], content["launch_args"]),
+        "model_rows": model_rows,
+        "release": release,
         "launch_command": _launch_command(content["launch_args"]),
         "memory": _memory(memory, content["language"]) if memory else None,
         "commitment": commitment,

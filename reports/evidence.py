@@ -16,7 +16,11 @@ What the commitment says, and from where:
   bounded queue from the KV capacity; the breaker on KV-cache usage for engines that reserve (above 95 % for 5 s:
   refuse new requests, recover within 30 s), on GPU memory for the others; the exact configuration to apply.
 - **Missing**: what a commitment should rest on and the service does not hold yet (no fingerprint, no load test of
-  each scenario passed, no monitoring log) — listed in the report, never hidden.
+  each scenario passed, no monitoring log, a plan's release newer than the rules modelled) — listed in the report,
+  never hidden.
+- **Release**: the engine release the commitment holds for (the plan's `engine_version`, "latest" being the newest
+  release modelled when the content is gathered), how it is installed (pip or the official image) and the line that
+  installs exactly it; the configuration to apply starts with it.
 """
 
 from __future__ import annotations
@@ -32,8 +36,9 @@ from django.utils.translation import gettext_lazy, override
 
 from benchmarks_app.models import LoadTest, MemoryLog
 from reports.models import Report
-from sizing.deployment_services import _estimate_parameters, fingerprint_report
+from sizing.deployment_services import _estimate_parameters, deployment_release, fingerprint_report
 from sizing.estimator.errors import SizingError
+from sizing.estimator.versions import parse_version
 from sizing.estimator.workload import profile_from_dict
 from sizing.finding_text import finding_text
 from sizing.models import Deployment, Fingerprint
@@ -204,6 +209,16 @@ def _report_content(*, report: Report, number: int, changes: list[str], author: 
             missing.append(_("The plan cannot be estimated: %(reason)s") % {"reason": error.message})
     engine = deployment.engine or "vllm"
     reserves = engine in RESERVING_ENGINES
+    # the engine release the commitment holds for (the estimate's, else the plan's resolved now)
+    release = deployment_release(deployment=deployment, estimate=estimate)
+    launch = release.pop("launch")
+    content["release"] = release
+    requested = parse_version(release["requested"])
+    if requested is not None and release["version"] and str(requested) != release["version"]:
+        missing.append(_("The plan names %(engine)s %(requested)s, newer than the newest release modelled: the "
+                         "figures follow the rules of %(version)s; check the boot log of %(requested)s before "
+                         "relying on them.") % {"engine": release["label"], "requested": release["requested"],
+                                                "version": release["version"]})
     if estimate is not None:
         bill = estimate.get("memory_per_gpu") or {}
         content["launch_args"] = [part for arg in estimate.get("launch_args") or () for part in str(arg).split(" ", 1)]
@@ -238,8 +253,7 @@ def _report_content(*, report: Report, number: int, changes: list[str], author: 
                             if "memory-utilization" in str(arg) or "mem-fraction" in str(arg)),
                            "the engine's memory limit (no flag: it grows on demand)")
         breaker = BREAKER_KV if reserves else {**BREAKER_KV, "metric": "DCGM_FI_DEV_FB_USED / FB_TOTAL"}
-        config_lines = [f"# {engine} launch arguments", " ".join(str(a) for a in estimate.get("launch_args") or ()),
-                        "", "# request limits (gateway)",
+        config_lines = [*launch, "", "# request limits (gateway)",
                         f"max_input_tokens: {limits['max_input_tokens']}",
                         f"max_output_tokens: {limits['max_output_tokens']}",
                         f"per_tenant_concurrency: {concurrency}", f"queue_limit: {concurrency}",
@@ -285,6 +299,7 @@ CHANGE_SECTIONS = {
     "evidence": gettext_lazy("the evidence"), "missing": gettext_lazy("the missing evidence"),
     "assumptions": gettext_lazy("the assumptions"), "exclusions": gettext_lazy("the exclusions"),
     "launch_args": gettext_lazy("the launch arguments"), "customer": gettext_lazy("the customer"),
+    "release": gettext_lazy("the engine release"),
 }
 
 

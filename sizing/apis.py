@@ -20,6 +20,8 @@ from sizing.estimator.dtypes import KV_CACHE_DTYPES
 from sizing.estimator.engines import ENGINE_CHOICES
 from sizing.estimator.errors import SizingError
 from sizing.estimator.formats import WEIGHT_FORMAT_CHOICES
+from sizing.estimator.launch import ENGINE_MODES, INSTALLS, USAGE_CONTEXTS
+from sizing.estimator.versions import ACCEPTED_FORM, resolve_engine_version
 from sizing.finding_text import finding_text
 from sizing.fingerprint.environment import MeasuredEnvironment
 from sizing.models import Calibration, Estimate, Fingerprint, Gpu, LlmModel
@@ -158,7 +160,39 @@ class EstimateParametersSerializer(serializers.Serializer):
     weights = serializers.ChoiceField(choices=WEIGHT_FORMAT_CHOICES, required=False)
     kv_dtype = serializers.ChoiceField(choices=KV_CACHE_DTYPES, required=False)
     engine = serializers.ChoiceField(choices=ENGINE_CHOICES, required=False)
-    gpu_memory_utilization = serializers.FloatField(required=False, min_value=0.01, max_value=1.0)
+    engine_version = serializers.CharField(
+        required=False, allow_blank=True, max_length=60,
+        help_text=f"the engine release the estimate holds for: {ACCEPTED_FORM} (empty or absent: latest, the newest "
+                  "release modelled; a newer one is estimated with the newest rules and a warning; one older than the "
+                  "oldest modelled is refused)")
+    usage_context = serializers.ChoiceField(
+        choices=USAGE_CONTEXTS, required=False,
+        help_text="vLLM: serve (`vllm serve`, the OpenAI server; default) or llm (Python `LLM(...)`): their batch "
+                  "defaults differ")
+    engine_mode = serializers.ChoiceField(
+        choices=ENGINE_MODES, required=False,
+        help_text="vLLM 0.8-0.10: auto (vLLM's own choice between V1 and its V0 fallback; default), v0 or v1")
+    install = serializers.ChoiceField(
+        choices=INSTALLS, required=False,
+        help_text="pip (default) or docker (the official image: vLLM 0.8-0.11's ships FlashInfer)")
+    flashinfer_sampler = serializers.BooleanField(
+        required=False, allow_null=True,
+        help_text="VLLM_USE_FLASHINFER_SAMPLER; null or absent: the version's default")
+    estimate_cudagraphs = serializers.BooleanField(
+        required=False, allow_null=True,
+        help_text="VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS; null or absent: the version's default")
+    nccl_nvls = serializers.BooleanField(
+        required=False, allow_null=True,
+        help_text="NCCL_NVLS_ENABLE; null or absent: NCCL's default (NVLS on NVSwitch boards)")
+    enable_chunked_prefill = serializers.BooleanField(
+        required=False, allow_null=True,
+        help_text="null or absent: the engine's default for the version and context")
+    kv_cache_memory_bytes = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1,
+        help_text="vLLM 0.11+ --kv-cache-memory-bytes: the KV cache per GPU exactly (profiling still runs)")
+    gpu_memory_utilization = serializers.FloatField(required=False, min_value=0.01, max_value=1.0,
+                                                    help_text="default: the engine version's (vLLM 0.90, 0.92 "
+                                                              "from 0.20.0)")
     gpu_memory_bytes = serializers.IntegerField(required=False, min_value=1)
     gpu_cuda_total_bytes = serializers.IntegerField(
         required=False, min_value=1,
@@ -206,6 +240,16 @@ class EstimateParametersSerializer(serializers.Serializer):
         if gpu is None:
             raise serializers.ValidationError(f"unknown GPU {value!r}; see GET /api/v1/gpus/")
         return gpu
+
+    def validate_engine_version(self, value: str) -> str:
+        """A version of the form X.Y.Z (or latest) within the bands modelled for the chosen engine."""
+        data = self.initial_data if hasattr(self.initial_data, "get") else {}
+        engine = data.get("engine")
+        try:
+            resolve_engine_version(engine if engine in ENGINE_CHOICES else "vllm", value)
+        except SizingError as error:
+            raise serializers.ValidationError(error.message) from None
+        return value.strip()
 
 
 def _on_measured_machine(request: Request, data: dict[str, Any]
@@ -262,6 +306,15 @@ class EstimateQuickApi(APIView):
             "remedies": serializers.ListField(child=serializers.DictField()),
             "checkpoint": serializers.DictField(allow_null=True),
             "figure_sources": serializers.DictField(child=serializers.CharField()),
+            "engine_version": serializers.CharField(help_text="the release whose rules the bill follows (\"0.33.0\"); "
+                                                              "empty for engines without version rules"),
+            "engine_version_requested": serializers.CharField(help_text="what was asked for (latest, 0.40.1)"),
+            "defaults_assumed": serializers.DictField(help_text="flags left empty, resolved to the engine "
+                                                                "version's defaults"),
+            "term_sources": serializers.DictField(child=serializers.CharField(),
+                                                  help_text="bill line -> the version band or rule behind it"),
+            "launch_command": serializers.CharField(),
+            "launch_args": serializers.ListField(child=serializers.CharField()),
             "environment": serializers.DictField(allow_null=True, help_text="with a fingerprint: the measured "
                                                                             "machine and the plan's findings"),
         }),
@@ -415,6 +468,11 @@ class BootLogCompareApi(APIView):
     @extend_schema(
         request=BootLogInputSerializer,
         responses=inline_serializer("BootLogComparison", {
+            "release": serializers.DictField(help_text="the engine release the log prints (log), the one its V0 "
+                                                       "wording dates it to (inferred), its engine (engine_mode: "
+                                                       "v0/v1) and the release the estimate follows "
+                                                       "(estimated_as)"),
+            "warnings": serializers.ListField(child=serializers.CharField()),
             "log": serializers.DictField(), "parameters": serializers.DictField(),
             "comparison": serializers.ListField(child=serializers.DictField()),
             "calibration": serializers.DictField(), "estimate": serializers.DictField(),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.request import Request
@@ -24,6 +24,7 @@ from sizing.deployment_services import (
     NAME_MAX_LENGTH,
     deployment_create,
     deployment_delete,
+    deployment_launch,
     deployment_update,
     fingerprint_delete,
     fingerprint_diff_report,
@@ -32,6 +33,8 @@ from sizing.deployment_services import (
     uploads_from,
 )
 from sizing.estimator.engines import ENGINE_CHOICES
+from sizing.estimator.launch import INSTALLS, USAGE_CONTEXTS
+from sizing.estimator.versions import ACCEPTED_FORM
 from sizing.finding_text import change_text, finding_text
 from sizing.models import Deployment, Fingerprint
 from sizing.selectors import gpu_get, model_get_for_organisation
@@ -52,9 +55,9 @@ class DeploymentOutputSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Deployment
-        fields = ["id", "name", "customer", "notes", "model", "gpu", "gpu_count", "tp", "engine",
-                  "image_cuda_version", "max_model_len", "slo", "workload", "rate_per_s", "fingerprint_count",
-                  "created_at", "updated_at"]
+        fields = ["id", "name", "customer", "notes", "model", "gpu", "gpu_count", "tp", "engine", "engine_version",
+                  "usage_context", "install", "image_cuda_version", "max_model_len", "slo", "workload", "rate_per_s",
+                  "fingerprint_count", "created_at", "updated_at"]
 
     def get_model(self, obj: Deployment) -> str | None:
         return obj.model.slug if obj.model else None
@@ -79,6 +82,14 @@ class DeploymentInputSerializer(serializers.Serializer):
                                          help_text="GPUs per server in the plan")
     tp = serializers.IntegerField(required=False, min_value=1, max_value=64)
     engine = serializers.ChoiceField(choices=ENGINE_CHOICES, required=False)
+    engine_version = serializers.CharField(
+        max_length=60, required=False, allow_blank=True,
+        help_text=f"the engine release the plan is sized for: {ACCEPTED_FORM} (empty: the newest release modelled "
+                  "when the plan is estimated); a release older than the modelled ones is refused")
+    usage_context = serializers.ChoiceField(choices=USAGE_CONTEXTS, required=False,
+                                            help_text="vLLM: serve (vllm serve; default) or llm (Python LLM(...))")
+    install = serializers.ChoiceField(choices=INSTALLS, required=False,
+                                      help_text="pip (default) or docker (the engine's official image)")
     image_cuda_version = serializers.CharField(max_length=20, required=False, allow_blank=True,
                                                help_text="the CUDA version the serving image was built for, e.g. 12.4")
     max_model_len = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=16_777_216)
@@ -147,13 +158,41 @@ class DeploymentListApi(ListApiMixin, APIView):
         return Response(DeploymentOutputSerializer(created).data, status=status.HTTP_201_CREATED)
 
 
+class DeploymentLaunchSerializer(serializers.Serializer):
+    engine = serializers.CharField()
+    label = serializers.CharField()
+    version = serializers.CharField(help_text="the release the plan's estimate holds for (\"0.11.0\"); empty for "
+                                              "engines without version rules")
+    requested = serializers.CharField(help_text="the plan's engine_version, latest when empty")
+    install = serializers.CharField()
+    usage_context = serializers.CharField()
+    install_command = serializers.CharField(allow_null=True, help_text="e.g. pip install vllm==0.11.0")
+    launch = serializers.ListField(child=serializers.CharField(),
+                                   help_text="the lines that install and start the release the plan is sized for")
+    warnings = serializers.ListField(child=serializers.CharField())
+    error = serializers.CharField(allow_null=True, help_text="why the plan cannot be estimated, if it cannot")
+
+
+class DeploymentDetailOutputSerializer(DeploymentOutputSerializer):
+    launch = serializers.SerializerMethodField()
+
+    class Meta(DeploymentOutputSerializer.Meta):
+        fields = [*DeploymentOutputSerializer.Meta.fields, "launch"]
+
+    @extend_schema_field(DeploymentLaunchSerializer)
+    def get_launch(self, obj: Deployment) -> dict[str, Any]:
+        return self.context["launch"]
+
+
 class DeploymentDetailApi(APIView):
-    @extend_schema(responses=DeploymentOutputSerializer)
+    @extend_schema(responses=DeploymentDetailOutputSerializer)
     def get(self, request: Request, deployment_id: int) -> Response:
         found = deployment_get_for_organisation(organisation=organisation_for_user(user=request.user),
                                                 deployment_id=deployment_id)
-        return _not_found("deployment", deployment_id) if found is None else Response(
-            DeploymentOutputSerializer(found).data)
+        if found is None:
+            return _not_found("deployment", deployment_id)
+        return Response(DeploymentDetailOutputSerializer(
+            found, context={"launch": deployment_launch(deployment=found)}).data)
 
     @extend_schema(request=DeploymentInputSerializer, responses=DeploymentOutputSerializer,
                    description="Change the deployment's plan; its fingerprints are checked against the new plan.")

@@ -23,9 +23,11 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from sizing.estimator.engines import ENGINE_CHOICES, Engine
+from sizing.estimator.engines import ENGINE_CHOICES, ENGINE_TRAITS, Engine
 from sizing.estimator.errors import SizingError, SizingErrorCode
+from sizing.estimator.launch import INSTALLS, USAGE_CONTEXTS, install_line, launch_lines
 from sizing.estimator.perf import decode_tokens_per_s, step_model, time_to_first_token_s
+from sizing.estimator.versions import LATEST, resolve_engine_version
 from sizing.fingerprint.checks import Plan, plan_check
 from sizing.fingerprint.detect import PieceKind, decode_input, parse_any
 from sizing.fingerprint.diff import fingerprint_diff
@@ -56,8 +58,9 @@ def _invalid(field: str, message: str, **extra: Any) -> SizingError:
 # Deployments
 
 
-DEPLOYMENT_FIELDS = ("name", "customer", "notes", "model", "gpu", "gpu_count", "tp", "engine", "image_cuda_version",
-                     "max_model_len", "slo", "workload", "rate_per_s")
+DEPLOYMENT_FIELDS = ("name", "customer", "notes", "model", "gpu", "gpu_count", "tp", "engine", "engine_version",
+                     "usage_context", "install", "image_cuda_version", "max_model_len", "slo", "workload",
+                     "rate_per_s")
 SLO_KEYS = ("ttft_ms", "tpot_ms", "e2e_ms")
 
 
@@ -81,9 +84,11 @@ def _slo_clean(value: Any) -> dict[str, float]:
     return cleaned
 
 
-def _deployment_clean(*, organisation: Organisation, data: Mapping[str, Any], exclude_pk: int | None = None
-                      ) -> dict[str, Any]:
+def _deployment_clean(*, organisation: Organisation, data: Mapping[str, Any], exclude_pk: int | None = None,
+                      current: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """`data`'s DEPLOYMENT_FIELDS checked; `current` holds the stored plan's engine and release (an update)."""
     values = {key: data[key] for key in DEPLOYMENT_FIELDS if key in data}
+    current = current or {}
     if "name" in values:
         name = str(values["name"] or "").strip()
         if not name:
@@ -95,6 +100,17 @@ def _deployment_clean(*, organisation: Organisation, data: Mapping[str, Any], ex
         values["name"] = name
     if values.get("engine") is not None and values["engine"] not in ENGINE_CHOICES:
         raise _invalid("engine", f"engine must be one of {', '.join(ENGINE_CHOICES)}")
+    if "engine_version" in values or "engine" in values:
+        version = str(values.get("engine_version", current.get("engine_version")) or "").strip()
+        if version.lower() == LATEST:
+            version = ""  # empty: the newest release modelled when the plan is estimated
+        # raises INVALID_ARGUMENT on engine_version: not a version, or a release older than the modelled bands
+        resolve_engine_version(values.get("engine") or current.get("engine") or Engine.VLLM.value, version)
+        if "engine_version" in values:
+            values["engine_version"] = version
+    for key, choices in (("usage_context", USAGE_CONTEXTS), ("install", INSTALLS)):
+        if key in values and values[key] not in choices:
+            raise _invalid(key, f"{key} must be one of {', '.join(choices)}")
     cuda = str(values.get("image_cuda_version") or "").strip()
     if cuda and not _CUDA_VERSION.match(cuda):
         raise _invalid("image_cuda_version", f"{cuda!r} is not a CUDA version; write it like 12.4 or 12.4.1")
@@ -131,7 +147,8 @@ def deployment_create(*, organisation: Organisation, user: Any, data: Mapping[st
 
 @transaction.atomic
 def deployment_update(*, deployment: Deployment, data: Mapping[str, Any]) -> Deployment:
-    values = _deployment_clean(organisation=deployment.organisation, data=data, exclude_pk=deployment.pk)
+    values = _deployment_clean(organisation=deployment.organisation, data=data, exclude_pk=deployment.pk,
+                               current={"engine": deployment.engine, "engine_version": deployment.engine_version})
     for key, value in values.items():
         setattr(deployment, key, value)
     deployment.save()
@@ -285,7 +302,57 @@ def _estimate_parameters(deployment: Deployment) -> dict[str, Any]:
     tp = deployment.tp or 1
     count = deployment.gpu_count if deployment.gpu_count and deployment.gpu_count % tp == 0 else tp
     return {"gpus": count, "tp": tp, "engine": deployment.engine or Engine.VLLM.value,
-            "max_model_len": deployment.max_model_len}
+            "max_model_len": deployment.max_model_len,
+            # the release the plan is sized for; empty: the newest modelled (None leaves the estimator's default)
+            "engine_version": deployment.engine_version or None,
+            "usage_context": deployment.usage_context or None, "install": deployment.install or None}
+
+
+def deployment_release(*, deployment: Deployment, estimate: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The engine release the plan is sized for and how it is installed and started: `version` (the release the
+    estimate's rules follow, "" for engines without version rules), `requested` (the plan's, "latest" when empty),
+    `label`, `install`, `usage_context`, `install_command` (None when the engine publishes no package or image we
+    know) and `launch` (the lines that install and start it, the estimate's launch arguments when `estimate` is
+    given). A plan whose release cannot be resolved any more gives its text as `requested` and an empty version."""
+    engine = Engine(deployment.engine or Engine.VLLM.value)
+    try:
+        resolved = resolve_engine_version(engine.value, deployment.engine_version)
+        version, requested = (str(resolved.version) if resolved.version else ""), resolved.requested
+    except SizingError:
+        version, requested = "", deployment.engine_version
+    if estimate is not None and estimate.get("engine_version") is not None:
+        version = str(estimate["engine_version"])
+    install = deployment.install or INSTALLS[0]
+    usage_context = deployment.usage_context or USAGE_CONTEXTS[0]
+    traits = ENGINE_TRAITS[engine]
+    model = deployment.model.slug if deployment.model else "MODEL"
+    command = str((estimate or {}).get("launch_command") or traits.command)
+    args = [str(arg) for arg in (estimate or {}).get("launch_args") or ()]
+    return {"engine": engine.value, "label": traits.label, "version": version, "requested": requested,
+            "install": install, "usage_context": usage_context,
+            "install_command": install_line(engine=engine.value, version=version, install=install),
+            "launch": list(launch_lines(engine=engine.value, label=traits.label, version=version,
+                                        requested=requested, install=install, usage_context=usage_context,
+                                        command=command, model=model, args=args))}
+
+
+def deployment_launch(*, deployment: Deployment) -> dict[str, Any]:
+    """The plan's release and launch lines (`deployment_release`) with the estimate's launch arguments, and the
+    estimate's warnings about the release (a newer release than modelled); `error` when the plan cannot be
+    estimated (the lines then carry no arguments)."""
+    estimate, error = None, None
+    if deployment.model is not None and deployment.gpu is not None:
+        try:
+            estimate = estimate_report(gpu=deployment.gpu, model=deployment.model,
+                                       parameters=_estimate_parameters(deployment),
+                                       organisation=deployment.organisation)
+        except SizingError as failure:
+            error = failure.message
+    release = deployment_release(deployment=deployment, estimate=estimate)
+    release["warnings"] = [str(warning) for warning in (estimate or {}).get("warnings") or ()
+                           if "release modelled" in str(warning)]
+    release["error"] = error
+    return release
 
 
 EFFECT_ROWS = ("capacity_bytes_per_gpu", "budget_bytes_per_gpu", "required_bytes_per_gpu", "headroom_bytes_per_gpu",
@@ -340,8 +407,9 @@ def deployment_commitment(*, deployment: Deployment) -> dict[str, Any]:
 
 def fingerprint_estimate_effect(*, deployment: Deployment, environment: MeasuredEnvironment) -> dict[str, Any]:
     """The plan's estimate on the catalog card against the same estimate on the measured card (memory per GPU as
-    the driver reports it) and, with TP, the measured link in the performance model. {"error": ...} when the plan
-    cannot be estimated; {"missing": [...]} when the plan names no model or GPU."""
+    the driver reports it; on MIG slices the slice's memory, which is also CUDA's total) and, with TP, the measured
+    link in the performance model. {"error": ...} when the plan cannot be estimated; {"missing": [...]} when the plan
+    names no model or GPU."""
     missing = [key for key in ("model", "gpu") if getattr(deployment, key) is None]
     if missing:
         return {"missing": missing}
@@ -349,9 +417,7 @@ def fingerprint_estimate_effect(*, deployment: Deployment, environment: Measured
     model, gpu = deployment.model, deployment.gpu
     try:
         catalog = estimate_report(gpu=gpu, model=model, parameters=parameters, organisation=deployment.organisation)
-        measured_parameters = dict(parameters)
-        if environment.memory_bytes_per_gpu:
-            measured_parameters["gpu_memory_bytes"] = environment.memory_bytes_per_gpu
+        measured_parameters = {**parameters, **_measured_memory(environment)}
         measured = estimate_report(gpu=gpu, model=model, parameters=measured_parameters,
                                    organisation=deployment.organisation)
         performance = _performance(model=model, gpu=gpu, parameters=parameters, tp=catalog["tp"],
@@ -404,16 +470,33 @@ def fingerprint_diff_report(*, before: Fingerprint, after: Fingerprint) -> dict[
 # Estimates and simulations on a measured machine
 
 
+def _measured_memory(environment: MeasuredEnvironment) -> dict[str, int]:
+    """The estimate inputs a fingerprint measured: `gpu_memory_bytes`, the driver's total per GPU (a MIG slice's on
+    MIG), and `gpu_cuda_total_bytes` only where the fingerprint shows CUDA's own total (a MIG slice: CUDA reports the
+    slice's memory); nvidia-smi never shows it for a whole card, so there the estimator takes the catalog's driver
+    reservation off the measured total."""
+    measured = {}
+    if environment.memory_bytes_per_gpu:
+        measured["gpu_memory_bytes"] = environment.memory_bytes_per_gpu
+        if environment.cuda_total_bytes_per_gpu:
+            measured["gpu_cuda_total_bytes"] = environment.cuda_total_bytes_per_gpu
+    return measured
+
+
 def fingerprint_parameters(*, fingerprint: Fingerprint, parameters: Mapping[str, Any], tp: int | None = None
                            ) -> tuple[dict[str, Any], MeasuredEnvironment]:
-    """`parameters` with the measured memory per card (unless given), and the measured environment."""
+    """`parameters` with the measured memory per card, and the measured environment. The measured figures win over
+    the catalog's; figures given in `parameters` win over the measured ones (a given `gpu_memory_bytes` keeps the
+    fingerprint's CUDA total out too: the two describe one card)."""
     tp = tp or parameters.get("tp") or 1
     gpus = parameters.get("gpus")
     if gpus is not None and gpus < tp:
         raise _invalid("gpus", f"{gpus} GPU(s) cannot hold a TP {tp} group")
     environment = measured_environment(fingerprint.facts, tp=tp, gpus=gpus)
     updated = dict(parameters)
-    if updated.get("gpu_memory_bytes") is None and environment.memory_bytes_per_gpu:
+    if updated.get("gpu_memory_bytes") is None and updated.get("gpu_cuda_total_bytes") is None:
+        updated.update(_measured_memory(environment))
+    elif updated.get("gpu_memory_bytes") is None and environment.memory_bytes_per_gpu:
         updated["gpu_memory_bytes"] = environment.memory_bytes_per_gpu
     return updated, environment
 

@@ -299,8 +299,9 @@ class PerfCalibration(models.Model):
 
 
 class Deployment(models.Model):
-    """A customer deployment: the plan (model, GPU, count, TP, engine, image) and the fingerprints of the machines
-    it runs on. Fingerprints are checked against the plan when they are read, so a changed plan re-checks them."""
+    """A customer deployment: the plan (model, GPU, count, TP, engine and its release, image) and the fingerprints of
+    the machines it runs on. Fingerprints are checked against the plan when they are read, so a changed plan
+    re-checks them."""
 
     organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE, related_name="deployments")
     name = models.CharField(max_length=200)
@@ -312,6 +313,14 @@ class Deployment(models.Model):
     gpu_count = models.PositiveSmallIntegerField(null=True, blank=True, help_text=_("GPUs per server in the plan"))
     tp = models.PositiveSmallIntegerField(default=1)
     engine = models.CharField(max_length=20, default="vllm")
+    engine_version = models.CharField(
+        max_length=60, blank=True,
+        help_text=_("The engine release the plan is sized for, X.Y.Z (empty: the newest release modelled)"))
+    usage_context = models.CharField(
+        max_length=10, default="serve",
+        help_text=_("vLLM: serve (vllm serve, the OpenAI server) or llm (the Python LLM class)"))
+    install = models.CharField(max_length=10, default="pip",
+                               help_text=_("How the engine is installed: pip or docker (the official image)"))
     image_cuda_version = models.CharField(max_length=20, blank=True,
                                           help_text=_("The CUDA version the serving image was built for"))
     max_model_len = models.PositiveIntegerField(null=True, blank=True)

@@ -23,6 +23,7 @@ from sizing.estimator.architecture import (
     merge_quant_config,
 )
 from sizing.estimator.bootlog import (
+    BootLog,
     bootlog_calibration,
     bootlog_calibration_evidence,
     bootlog_compare,
@@ -43,6 +44,7 @@ from sizing.estimator.hardware import GpuSpec
 from sizing.estimator.memory import EstimateRequest, MemoryEstimate, estimate_memory
 from sizing.estimator.solvers import fewest_gpus, largest_concurrency, largest_context, remedies
 from sizing.estimator.tensors import parameter_count, tensor_inventory
+from sizing.estimator.versions import parse_version, resolve_engine_version
 from sizing.models import Calibration, Estimate, Gpu, LlmModel, Membership, Organisation
 from sizing.selectors import calibration_latest, model_get_for_organisation
 
@@ -238,6 +240,9 @@ ESTIMATE_PARAMETERS = (
     "mem_fraction_static", "kv_cache_free_gpu_mem_fraction", "enforce_eager", "runtime_reserve_bytes",
     "cuda_graph_bytes", "activation_peak_bytes", "weight_overhead", "shared_prefix_tokens", "prefix_caching",
     "parallel_samples", "output_tokens", "num_speculative_tokens",
+    # the engine release and how it runs (estimator.versions, estimator.launch); None: the version's own default
+    "engine_version", "usage_context", "engine_mode", "install", "flashinfer_sampler", "estimate_cudagraphs",
+    "nccl_nvls", "enable_chunked_prefill", "kv_cache_memory_bytes",
 )
 SOLVER_TARGETS = ("largest_context", "largest_concurrency", "fewest_gpus")
 
@@ -435,6 +440,7 @@ def model_checkpoint_attach(
     return model
 
 
+VLLM_ENGINE = Engine.VLLM.value
 # Engine flags a boot log echoes, mapped onto our estimate parameters (vLLM and SGLang names).
 _BOOTLOG_FLAGS = {
     "tensor_parallel_size": "tp", "tp_size": "tp", "pipeline_parallel_size": "pp", "pp_size": "pp",
@@ -443,6 +449,44 @@ _BOOTLOG_FLAGS = {
     "max_num_batched_tokens": "max_num_batched_tokens", "chunked_prefill_size": "max_num_batched_tokens",
     "block_size": "block_size", "kv_cache_dtype": "kv_dtype", "enforce_eager": "enforce_eager",
 }
+
+
+def _bootlog_release(log: BootLog, merged: dict[str, Any]) -> list[str]:
+    """Compare like with like: the estimate takes the log's engine release (the version it prints, else the
+    oldest release of its V0 wording) and engine (V0/V1) unless the caller gave them; returns the warnings.
+
+    A log of a release older than the modelled bands is refused (a 400 on `text` naming the release); a version
+    text that is no version is ignored with a warning.
+    """
+    warnings: list[str] = []
+    if merged.get("engine") != log.engine:
+        return warnings  # estimated as another engine on purpose: the log's release says nothing about it
+    given = merged.get("engine_version")
+    version = log.engine_version or log.engine_version_inferred
+    if given not in (None, "") and version and parse_version(str(given)) != parse_version(version):
+        warnings.append(f"the log is {log.engine} {version}; the estimate is for {given} as asked: the two "
+                        "describe different releases")
+    elif given in (None, "") and version:
+        try:
+            resolve_engine_version(log.engine, version)
+        except SizingError as error:
+            if parse_version(version) is None:
+                warnings.append(f"the log's version {version[:40]!r} is not a release number: estimated as the "
+                                "newest release modelled")
+            else:
+                message = (f"the log is from {log.engine} {version}: {error.message}; give engine_version to "
+                           "compare it with a modelled release")
+                raise SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message,
+                                  extra={"engine_version": version, "fields": {"text": [message]}}) from None
+        else:
+            merged["engine_version"] = version
+            if log.engine_version is None:
+                warnings.append(f"the log prints no {log.engine} version; its V0 wording dates it to {version} or "
+                                f"later: compared as {log.engine} {version} in V0 mode (give engine_version for "
+                                "the exact release)")
+    if log.engine == VLLM_ENGINE and merged.get("engine_mode") in (None, "") and log.engine_mode_hint:
+        merged["engine_mode"] = log.engine_mode_hint
+    return warnings
 
 
 def bootlog_analyse(
@@ -470,6 +514,7 @@ def bootlog_analyse(
                               extra={"fields": {"model": [message]}})
     merged = dict(parameters)
     merged.setdefault("engine", log.engine)
+    warnings = _bootlog_release(log, merged)
     for flag, name in _BOOTLOG_FLAGS.items():
         value = log.flags.get(flag)
         if merged.get(name) is None and value is not None and not isinstance(value, dict | list):
@@ -501,6 +546,9 @@ def bootlog_analyse(
         )
     return {
         "calibration_id": saved.pk if saved else None,
+        "release": {"log": log.engine_version, "inferred": log.engine_version_inferred,
+                    "engine_mode": log.engine_mode_hint, "estimated_as": estimate.get("engine_version") or None},
+        "warnings": warnings,
         "log": log.as_dict(),
         "parameters": {key: value for key, value in merged.items() if value is not None},
         "comparison": [asdict(line) for line in bootlog_compare(log, estimate)],

@@ -65,7 +65,14 @@ class BootLog:
     """
 
     engine: str  # "vllm" | "sglang"
-    engine_version: str | None = None
+    engine_version: str | None = None  # as the log prints it ("0.8.5.post1")
+    # vLLM: which engine the lines come from: "v0" (llm_engine.py's banner, V0 worker.py's profiling, the
+    # executor's "# GPU blocks"/"# cuda blocks"), "v1" (core.py's V1 banner, gpu_worker.py, gpu_model_runner.py,
+    # V1's KV-cache lines), None when the log says neither (or both, equally: a warning)
+    engine_mode_hint: str | None = None
+    # vLLM: without a printed version, the oldest release whose V0 wording the log has ("0.7.0"): the release
+    # the log is compared with (a warning says so); None when a version is printed or the wording dates nothing
+    engine_version_inferred: str | None = None
     model: str | None = None
     flags: dict[str, Any] = field(default_factory=dict)
     total_gpu_memory_bytes: int | None = None
@@ -125,6 +132,18 @@ class _Reader:
         self.peak_torch: tuple[int, str] | None = None  # vLLM 0.6.4's "weights + activation peak" figure
         self.warnings: list[str] = []
         self.votes: dict[str, int] = {VLLM: 0, SGLANG: 0}
+        self.modes: dict[str, tuple[int, str]] = {}  # "v0"/"v1" -> (strength, first line): the strongest sign
+        self.v0_format: tuple[int, str, str, str] | None = None  # (rank, oldest release, releases, line)
+
+    def mode(self, mode: str, strength: int, line: str) -> None:
+        """A sign that the log comes from vLLM's V0 or V1 engine; a banner (strength 2) outweighs a file name."""
+        if mode not in self.modes or strength > self.modes[mode][0]:
+            self.modes[mode] = (strength, line)
+
+    def dated(self, rank: int, oldest: str, releases: str, line: str) -> None:
+        """A V0 wording first printed by `oldest` (`releases` in words); the most specific wording wins."""
+        if self.v0_format is None or rank > self.v0_format[0]:
+            self.v0_format = (rank, oldest, releases, line)
 
     def put(self, figure: str, value: Any, line: str, rank: tuple[int, int] = (0, 0)) -> None:
         if value is None:
@@ -182,6 +201,7 @@ class _Rule:
     engine: str
     pattern: re.Pattern[str]
     handler: Handler | None  # None: a line we recognise that carries no figure we keep
+    sign: bool = False  # a sign of the engine's kind only: the line still counts as unread (and casts no vote)
 
 
 def _figure(figure: str, *, kind: int = 0) -> Handler:
@@ -194,8 +214,8 @@ def _figure(figure: str, *, kind: int = 0) -> Handler:
     return handle
 
 
-def _rule(engine: str, pattern: str, handler: Handler | None = None) -> _Rule:
-    return _Rule(engine=engine, pattern=re.compile(pattern), handler=handler)
+def _rule(engine: str, pattern: str, handler: Handler | None = None, *, sign: bool = False) -> _Rule:
+    return _Rule(engine=engine, pattern=re.compile(pattern), handler=handler, sign=sign)
 
 
 # --- vLLM ---------------------------------------------------------------------------------------------------
@@ -238,6 +258,30 @@ def _vllm_concurrency(match: re.Match[str], reader: _Reader, line: str) -> None:
 
 def _version(match: re.Match[str], reader: _Reader, line: str) -> None:
     reader.put("engine_version", match["ver"], line)
+
+
+def _vllm_engine_banner(match: re.Match[str], reader: _Reader, line: str) -> None:
+    reader.put("engine_version", match["ver"], line)
+    reader.mode("v1" if match["v1"] else "v0", 2, line)
+
+
+def _engine_mode(mode: str) -> Handler:
+    """A line only vLLM's V0 (or V1) engine prints: a weak sign of the engine (a banner outweighs it)."""
+
+    def handle(match: re.Match[str], reader: _Reader, line: str) -> None:
+        reader.mode(mode, 1, line)
+
+    return handle
+
+
+def _v0_wording(rank: int, oldest: str, releases: str) -> Handler:
+    """A V0 wording that dates the log: first printed by `oldest`, printed by `releases`."""
+
+    def handle(match: re.Match[str], reader: _Reader, line: str) -> None:
+        reader.mode("v0", 1, line)
+        reader.dated(rank, oldest, releases, line)
+
+    return handle
 
 
 def _vllm_banner_model(match: re.Match[str], reader: _Reader, line: str) -> None:
@@ -378,6 +422,26 @@ _VLLM_RULES: tuple[_Rule, ...] = (
     # "█ ▀▄▀ █  version 0.15.1" / "█▄█▀ █ ... █  model   openai/gpt-oss-20b"; collect_env's "vLLM Version: %s".
     _rule(VLLM, r"Initializing an? (?:V1 )?LLM engine (?:\(v(?P<ver>[^)\s]+)\) )?with config:\s*(?P<cfg>.*)",
           _vllm_config),
+    # The banner's version and engine also when the line is cut before its config: "a V1 LLM engine" is V1's
+    # core.py, "an LLM engine" V0's llm_engine.py (0.8-0.10 print it when they fall back to V0).
+    _rule(VLLM, r"Initializing an? (?P<v1>V1 )?LLM engine \(v(?P<ver>[^)\s]+)\)", _vllm_engine_banner),
+    # Which engine the lines come from when no banner says it. V0 only: worker.py's profiling (V1's file is
+    # gpu_worker.py: "\bworker" does not match inside it) and the executor's blocks line (V1 prints no CPU blocks).
+    # The profiling wordings date a log without a version (the oldest release of each, see the memory rules above):
+    # 0.6.4's one line "Memory profiling results: total_gpu_memory=...", 0.6.5's table (PR #10511) and comma list
+    # ("Memory profiling results: duration=..."), 0.7+'s worker.py sentence "the current vLLM instance can use
+    # total_gpu_memory (...) x gpu_memory_utilization (...)"; the executor's "# GPU blocks" (gpu_executor.py,
+    # ~0.4-0.6) and "# cuda blocks" (executor_base.py with the device name, ~0.7-0.10).
+    _rule(VLLM, r"Memory profiling results:\s*total_gpu_memory\s*=", _v0_wording(3, "0.6.4", "0.6.4"), sign=True),
+    _rule(VLLM, r"Memory profiling results:\s*(?:duration\s*=.*)?$", _v0_wording(3, "0.6.5", "0.6.5-0.6.6"), sign=True),
+    _rule(VLLM, r"\bworker\.py:\d+\]?\s.*(?:Memory profiling takes|the current vLLM instance can use total_gpu_memory"
+                r"\s*\()", _v0_wording(2, "0.7.0", "0.7-0.10"), sign=True),
+    _rule(VLLM, r"\bworker\.py:\d+\]?\s", _engine_mode("v0"), sign=True),
+    _rule(VLLM, r"(?:#\s*)?(?:cuda|CUDA) blocks:\s*[\d,]+,\s*#\s*CPU blocks", _v0_wording(1, "0.7.0", "0.7-0.10"),
+          sign=True),
+    _rule(VLLM, r"(?:#\s*)?GPU blocks:\s*[\d,]+,\s*#\s*CPU blocks", _v0_wording(1, "0.6.0", "0.6"), sign=True),
+    _rule(VLLM, r"\bgpu_(?:worker|model_runner)\.py:\d+|\bEngineCore(?:_\d+)?\b|Available KV cache memory:|"
+                r"GPU KV cache size:", _engine_mode("v1"), sign=True),
     _rule(VLLM, r"vLLM API server version\s+v?(?P<ver>\d\S*)", _version),
     _rule(VLLM, r"\bvLLM [Vv]ersion:?\s+v?(?P<ver>\d\S*)", _version),
     _rule(VLLM, r"▀▄▀ █\s+version\s+v?(?P<ver>\d\S*)", _version),
@@ -560,7 +624,8 @@ def bootlog_parse(text: str) -> BootLog:
             match = rule.pattern.search(line)
             if match is None:
                 continue
-            matched_engines.add(rule.engine)
+            if not rule.sign:
+                matched_engines.add(rule.engine)
             if rule.handler is not None:
                 rule.handler(match, reader, line)
         for engine in matched_engines:
@@ -581,14 +646,45 @@ def bootlog_parse(text: str) -> BootLog:
                                f"{reader.votes[SGLANG]} SGLang); read as {engine}")
     _complete(reader, engine)
     values = reader.values
+    mode, mode_line = _engine_mode_hint(reader) if engine == VLLM else (None, None)
+    inferred, dated_line = _version_inferred(reader, mode) if engine == VLLM else (None, None)
+    lines_read = {name: reader.lines[name] for name in _FIGURES if name in values}
+    if mode_line:
+        lines_read["engine_mode_hint"] = mode_line
+    if dated_line:
+        lines_read["engine_version_inferred"] = dated_line
     return BootLog(
         engine=engine,
+        engine_mode_hint=mode,
+        engine_version_inferred=inferred,
         flags=_flags(reader),
-        lines={name: reader.lines[name] for name in _FIGURES if name in values},
+        lines=lines_read,
         unparsed_memory_lines=tuple(unparsed),
         warnings=tuple(reader.warnings),
         **{name: values.get(name) for name in _FIGURES},
     )
+
+
+def _engine_mode_hint(reader: _Reader) -> tuple[str | None, str | None]:
+    """The engine the vLLM lines come from (the strongest sign), and the line that says it; (None, None) when
+    nothing says it, or V0 and V1 signs are equally strong (a warning: two engines' logs in one paste?)."""
+    if not reader.modes:
+        return None, None
+    ranked = sorted(reader.modes.items(), key=lambda item: item[1][0], reverse=True)
+    if len(ranked) > 1 and ranked[0][1][0] == ranked[1][1][0]:
+        reader.warnings.append("the log has lines of both vLLM engines, V0 and V1, equally (two logs in one "
+                               "paste?): the engine is not read from it")
+        return None, None
+    mode, (_strength, line) = ranked[0]
+    return mode, line
+
+
+def _version_inferred(reader: _Reader, mode: str | None) -> tuple[str | None, str | None]:
+    """For a V0 log that prints no version, the oldest release of its wording, and the line."""
+    if "engine_version" in reader.values or mode != "v0" or reader.v0_format is None:
+        return None, None
+    _rank, oldest, _releases, line = reader.v0_format
+    return oldest, line
 
 
 def _flags(reader: _Reader) -> dict[str, Any]:
@@ -718,23 +814,36 @@ def bootlog_compare(log: BootLog, estimate: Mapping[str, Any]) -> tuple[Comparis
     return tuple(result)
 
 
-# The figures of a log that replace an estimate's runtime defaults, by `EstimateRequest` keyword argument.
+# The figures of a log that replace an estimate's runtime defaults, by `EstimateRequest` keyword argument. The
+# total: vLLM prints `torch.cuda.mem_get_info()`'s total (cudaMemGetInfo: what its budget multiplies by
+# gpu_memory_utilization, below the driver's nvidia-smi total), so a vLLM log's total is the CUDA-visible total;
+# other engines' totals stand for the card's memory.
 _CALIBRATED: tuple[tuple[str, str], ...] = (
     ("runtime_reserve_bytes", "non_torch_bytes"),
     ("cuda_graph_bytes", "cuda_graph_bytes"),
     ("gpu_memory_bytes", "total_gpu_memory_bytes"),
     ("activation_peak_bytes", "activation_peak_bytes"),
 )
+_CUDA_TOTAL_ENGINES = (VLLM,)
+
+
+def _calibrated(log: BootLog) -> tuple[tuple[str, str], ...]:
+    """(EstimateRequest argument, log figure) for this log's engine."""
+    if log.engine not in _CUDA_TOTAL_ENGINES:
+        return _CALIBRATED
+    return tuple(("gpu_cuda_total_bytes" if argument == "gpu_memory_bytes" else argument, figure)
+                 for argument, figure in _CALIBRATED)
 
 
 def bootlog_calibration(log: BootLog) -> dict[str, int]:
     """The `EstimateRequest` keyword arguments a later estimate of the same deployment should use instead of
-    its defaults: `runtime_reserve_bytes` (vLLM's non-torch memory), `cuda_graph_bytes`, `gpu_memory_bytes`
-    (the total the engine saw) and `activation_peak_bytes`. Only figures the log has; a negative figure (memory
-    freed by another process while the engine measured) is no calibration and is left out.
+    its defaults: `runtime_reserve_bytes` (vLLM's non-torch memory), `cuda_graph_bytes`, the total the engine
+    saw (`gpu_cuda_total_bytes` for a vLLM log: CUDA's own total; `gpu_memory_bytes` for other engines) and
+    `activation_peak_bytes`. Only figures the log has; a negative figure (memory freed by another process while
+    the engine measured) is no calibration and is left out.
     """
     calibration: dict[str, int] = {}
-    for argument, figure in _CALIBRATED:
+    for argument, figure in _calibrated(log):
         value = getattr(log, figure)
         if value is not None and value >= 0:
             calibration[argument] = value
@@ -743,8 +852,9 @@ def bootlog_calibration(log: BootLog) -> dict[str, int]:
 
 def bootlog_calibration_evidence(log: BootLog) -> dict[str, str]:
     """The log line each calibration term of `bootlog_calibration` came from."""
-    return {argument: log.lines[figure] for argument, figure in _CALIBRATED
-            if argument in bootlog_calibration(log) and figure in log.lines}
+    calibration = bootlog_calibration(log)
+    return {argument: log.lines[figure] for argument, figure in _calibrated(log)
+            if argument in calibration and figure in log.lines}
 
 
 __all__ = ["BootLog", "ComparisonLine", "bootlog_calibration", "bootlog_calibration_evidence", "bootlog_compare",

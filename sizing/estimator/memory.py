@@ -420,7 +420,9 @@ def _vllm_stage_terms(request: EstimateRequest, arch: Architecture, rules: VllmR
     return VllmStageTerms(
         rules=rules, activation_bytes=activation, forward_bytes=forward, sampler_bytes=sampler,
         non_torch_bytes=non_torch, non_torch_source=non_torch_why, cuda_graph_bytes=graphs, graphs_in_budget=inside,
-        persistent_bytes=persistent_bytes(arch, rules, max_model_len=max_model_len, block_size=block_size),
+        # a measured non-torch figure (a boot log's) is the whole runtime line: the runner buffers are in it
+        persistent_bytes=0 if request.runtime_reserve_bytes is not None else persistent_bytes(
+            arch, rules, max_model_len=max_model_len, block_size=block_size),
         kv_cache_memory_bytes=request.kv_cache_memory_bytes,
     )
 

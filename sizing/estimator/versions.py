@@ -56,8 +56,8 @@ class EngineVersionRange:
 # budget module; each band cites the engine's source).
 ENGINE_VERSION_RANGES: dict[str, EngineVersionRange] = {
     "vllm": EngineVersionRange(oldest=Version(0, 6, 0), newest=Version(0, 33, 0)),
-    "sglang": EngineVersionRange(oldest=Version(0, 4, 0), newest=Version(0, 5, 6)),
-    "trtllm": EngineVersionRange(oldest=Version(0, 17, 0), newest=Version(1, 2, 0)),
+    "sglang": EngineVersionRange(oldest=Version(0, 4, 0), newest=Version(0, 5, 23)),  # sglang_budget
+    "trtllm": EngineVersionRange(oldest=Version(0, 17, 0), newest=Version(1, 2, 0)),  # trtllm_budget
 }
 
 

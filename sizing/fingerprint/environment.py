@@ -2,8 +2,13 @@
 the performance model (`estimator.perf.step_model`'s `link` and `link_bytes_per_s`) of a TP group of `tp` GPUs.
 
 - memory per GPU: the smallest `memory_total_bytes` among the GPUs, as the driver reports it (81,559 MiB on an
-  80 GB H100): the budget an engine's memory-utilisation fraction multiplies. Memory other processes hold: the most
-  on any GPU (the larger of `memory_used_bytes` and what the listed processes hold).
+  80 GB H100). On a GPU in MIG mode whose MIG devices the output lists, an engine runs on one slice and sees only
+  its memory, so that GPU counts with its smallest slice (19,968 MiB for a 3g.20gb slice of a 40 GB A100, not the
+  card's 40,960 MiB); CUDA on a slice reports the slice's memory as the device total (no reservation taken off it),
+  so that figure is also the measured CUDA-visible total. nvidia-smi never shows CUDA's own total of a whole card:
+  `cuda_total_bytes_per_gpu` is None there and the estimate takes the catalog's reservation off the driver's total.
+  Memory other processes hold: the most on any GPU (the larger of `memory_used_bytes` and what the listed processes
+  hold).
 - the TP link: the group is placed inside the largest NVLink island (`checks.nvlink_islands`) when that island
   holds ≥ tp GPUs, and its bandwidth is the smallest pair's bonded links × the per-link bandwidth of the GPU's
   NVLink generation; otherwise the group all-reduces over PCIe at the slowest member's per-lane rate × lanes × 0.8,
@@ -70,7 +75,10 @@ class MeasuredEnvironment:
     tp: int
     gpu_count: int | None = None
     gpu_name: str | None = None  # the most common name
-    memory_bytes_per_gpu: int | None = None  # the smallest card, as the driver reports it
+    memory_bytes_per_gpu: int | None = None  # the smallest card (MIG: the smallest slice), as the driver reports it
+    # what CUDA sees as the device's total, where the fingerprint shows it: a MIG slice's memory; None for whole cards
+    cuda_total_bytes_per_gpu: int | None = None
+    mig: bool = False  # memory_bytes_per_gpu is a MIG slice's
     memory_used_bytes_max: int | None = None  # the most other processes hold on one GPU
     host_memory_bytes: int | None = None  # host memory, or the container's cgroup limit when lower
     link: str | None = None  # "nvlink", "xgmi", "pcie"; None: TP 1, or not known
@@ -82,7 +90,9 @@ class MeasuredEnvironment:
     def as_dict(self) -> dict[str, Any]:
         return {
             "tp": self.tp, "gpu_count": self.gpu_count, "gpu_name": self.gpu_name,
-            "memory_bytes_per_gpu": self.memory_bytes_per_gpu, "memory_used_bytes_max": self.memory_used_bytes_max,
+            "memory_bytes_per_gpu": self.memory_bytes_per_gpu,
+            "cuda_total_bytes_per_gpu": self.cuda_total_bytes_per_gpu, "mig": self.mig,
+            "memory_used_bytes_max": self.memory_used_bytes_max,
             "host_memory_bytes": self.host_memory_bytes, "link": self.link, "link_bytes_per_s": self.link_bytes_per_s,
             "tp_group": list(self.tp_group) if self.tp_group is not None else None,
             "tp_groups": [list(group) for group in self.tp_groups], "explanation": list(self.explanation),
@@ -110,6 +120,18 @@ def _span(indices: Iterable[int]) -> str:
         else:
             runs.append([index])
     return ", ".join(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]) for run in runs)
+
+
+def _mig_on(gpu: Mapping[str, Any]) -> bool:
+    return str(gpu.get("mig_mode") or "").lower() == "enabled"
+
+
+def _slices(gpu: Mapping[str, Any]) -> list[int]:
+    """The memory of each MIG slice the output lists for a GPU in MIG mode (empty: not in MIG mode, or not listed)."""
+    if not _mig_on(gpu):
+        return []
+    return [int(device["memory_total_bytes"]) for device in gpu.get("mig_devices") or []
+            if device.get("memory_total_bytes")]
 
 
 def _in_use(gpu: Mapping[str, Any]) -> int | None:
@@ -324,19 +346,42 @@ def measured_environment(fingerprint: Mapping[str, Any], *, tp: int = 1, gpus: i
         explanation.append(f"GPU models: {', '.join(f'{n} × {name}' for name, n in names.most_common())}; "
                            f"{gpu_name} is the most common")
 
-    totals = {g["index"]: g["memory_total_bytes"] for g in chosen if g.get("memory_total_bytes")}
+    # a GPU in MIG mode counts with its smallest slice: an engine runs on one slice and sees only its memory
+    sliced = {g["index"]: _slices(g) for g in chosen if _slices(g)}
+    totals = {g["index"]: min(sliced[g["index"]]) if g["index"] in sliced else g["memory_total_bytes"]
+              for g in chosen if g["index"] in sliced or g.get("memory_total_bytes")}
     memory = min(totals.values()) if totals else None
+    on_slice = False
     if memory is not None:
         smallest = [i for i, v in totals.items() if v == memory]
         which = "" if len(set(totals.values())) == 1 else f" (GPU {_span(smallest)})"
-        explanation.append(f"memory per GPU: {_mib(memory)}, the smallest card as the driver reports it{which}{scope}")
+        on_slice = all(i in sliced for i in smallest)
+        if on_slice:
+            cards = sorted({by_index[i]["memory_total_bytes"] for i in smallest
+                            if by_index[i].get("memory_total_bytes")})
+            of_card = f", of the card's {' / '.join(_mib(c) for c in cards)}" if cards else ""
+            layout = "; ".join(f"GPU {i}: {len(sizes)} slice(s) of {', '.join(_mib(v) for v in sorted(set(sizes)))}"
+                               for i, sizes in sorted(sliced.items()))
+            explanation.append(
+                f"memory per GPU: {_mib(memory)}, the smallest MIG slice{which}{scope} ({layout}{of_card}): an engine "
+                f"runs on one slice and sees only its memory, so the estimate uses the slice's memory, not the "
+                f"card's; CUDA reports the slice's memory as the device total, so it is also the CUDA-visible total")
+            if tp > 1:
+                explanation.append(f"TP {tp} on MIG slices: a CUDA process sees one MIG slice only, so the TP group "
+                                   f"needs {tp} processes on {tp} slices, which NCCL does not join (no peer-to-peer "
+                                   f"between MIG instances); disable MIG (nvidia-smi -i N -mig 0) for TP > 1")
+        else:
+            explanation.append(f"memory per GPU: {_mib(memory)}, the smallest card as the driver reports it"
+                               f"{which}{scope}")
         if len(totals) < len(chosen):
             explanation.append(f"no memory size for GPU(s) {_span(i for i in covered if i not in totals)}")
     elif chosen:
         explanation.append("memory per GPU: not in the fingerprint (add nvidia-smi -q or the table)")
-    mig = [g["index"] for g in chosen if str(g.get("mig_mode") or "").lower() == "enabled"]
-    if mig:
-        explanation.append(f"MIG is enabled on GPU(s) {_span(mig)}: an engine sees one slice, not the memory above")
+    unlisted = [g["index"] for g in chosen if _mig_on(g) and g["index"] not in sliced]
+    if unlisted:
+        explanation.append(f"MIG is enabled on GPU(s) {_span(unlisted)}, but the fingerprint lists no MIG devices "
+                           f"(add nvidia-smi -q -x or the table with its MIG devices): an engine sees one slice, not "
+                           f"the memory above")
 
     held = {g["index"]: _in_use(g) for g in chosen if _in_use(g) is not None}
     used_max = max(held.values()) if held else None
@@ -373,6 +418,7 @@ def measured_environment(fingerprint: Mapping[str, Any], *, tp: int = 1, gpus: i
         group, link, link_bytes, words = min(figures, key=_slowness)
         explanation.append(words + (f"; the slowest of {len(groups)} TP groups" if len(groups) > 1 else ""))
     return MeasuredEnvironment(
-        tp=tp, gpu_count=count, gpu_name=gpu_name, memory_bytes_per_gpu=memory, memory_used_bytes_max=used_max,
+        tp=tp, gpu_count=count, gpu_name=gpu_name, memory_bytes_per_gpu=memory,
+        cuda_total_bytes_per_gpu=memory if on_slice else None, mig=on_slice, memory_used_bytes_max=used_max,
         host_memory_bytes=host_memory, link=link, link_bytes_per_s=link_bytes, tp_group=group,
         tp_groups=tuple(groups), explanation=tuple(explanation))

@@ -3,7 +3,9 @@ version files, `nvcc --version`, `/proc/driver/nvidia/version`, `rocm-smi`), eac
 
 Parsers never raise on odd content: what they cannot read goes into `Facts.problems`, in words. Memory sizes that
 the tools print in MiB become exact byte integers (81559 MiB → 81559 × 1,048,576 = 85,520,809,984 bytes). Modes are
-normalised to "enabled" / "disabled", or None where the tool prints N/A.
+normalised to "enabled" / "disabled", or None where the tool prints N/A. A GPU in MIG mode lists its MIG devices
+(slices) where the output shows them (`-q`, `-q -x` and the table's "MIG devices:" part): each slice's memory is
+what a CUDA process on it sees as the device's whole memory.
 """
 
 from __future__ import annotations
@@ -32,6 +34,22 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
 @dataclass(frozen=True, kw_only=True)
+class MigDeviceFacts:
+    """One MIG device (a GPU instance's compute instance) of a GPU in MIG mode; None where the output does not say.
+
+    `memory_total_bytes` is the GPU instance's memory: CUDA on the slice reports it as the device total (public
+    torch prints: total_memory=9856MB on an A100-SXM4-40GB 1g.10gb slice, whose nvidia-smi row reads 9856MiB).
+    """
+
+    index: int | None = None  # the MIG device's index on its GPU
+    gpu_instance_id: int | None = None
+    compute_instance_id: int | None = None
+    memory_total_bytes: int | None = None
+    memory_used_bytes: int | None = None
+    sm_count: int | None = None  # multiprocessors of the slice
+
+
+@dataclass(frozen=True, kw_only=True)
 class GpuFacts:
     """What one output says about one GPU; None where it does not say."""
 
@@ -48,6 +66,7 @@ class GpuFacts:
     pcie_width_current: int | None = None
     pcie_width_max: int | None = None
     mig_mode: str | None = None
+    mig_devices: tuple[MigDeviceFacts, ...] | None = None  # None: the output does not list them
     ecc_mode: str | None = None
     persistence_mode: str | None = None
     driver_model: str | None = None  # WDDM / TCC on Windows
@@ -153,6 +172,7 @@ def parse_nvidia_smi_q(text: str) -> Facts:
     header: dict[str, str] = {}
     blocks: list[tuple[str, dict[str, str]]] = []
     process_memory: list[list[int]] = []  # per GPU block: "Used GPU Memory" of each listed process
+    mig_blocks: list[list[dict[str, str]]] = []  # per GPU block: the "MIG Devices/MIG Device" sections' values
     current: dict[str, str] | None = None
     stack: list[tuple[int, str]] = []  # (indent, section name) above the current line
     for raw in _text(text).split("\n"):
@@ -163,6 +183,7 @@ def parse_nvidia_smi_q(text: str) -> Facts:
             current = {}
             blocks.append((gpu.group(1), current))
             process_memory.append([])
+            mig_blocks.append([])
             stack = []
             continue
         match = _Q_LINE.match(raw.expandtabs(4))
@@ -174,11 +195,15 @@ def parse_nvidia_smi_q(text: str) -> Facts:
             stack.pop()
         path = "/".join([name for _, name in stack] + [key])
         if match.group("value") is None:
+            if current is not None and path == "MIG Devices/MIG Device":
+                mig_blocks[-1].append({})
             stack.append((indent, key))
             continue
         value = match.group("value").strip()
         if current is None or indent == 0:
             header[key] = value
+        elif path.startswith("MIG Devices/MIG Device/") and mig_blocks[-1]:
+            mig_blocks[-1][-1].setdefault(path.removeprefix("MIG Devices/MIG Device/"), value)
         else:
             current.setdefault(path, value)
             if key == "Used GPU Memory" and path.startswith("Processes/"):
@@ -199,6 +224,13 @@ def parse_nvidia_smi_q(text: str) -> Facts:
             pcie_width_current=_int(values.get("PCI/GPU Link Info/Link Width/Current")),
             pcie_width_max=_int(values.get("PCI/GPU Link Info/Link Width/Max")),
             mig_mode=_mode(values.get("MIG Mode/Current")),
+            mig_devices=tuple(MigDeviceFacts(
+                index=_int(device.get("Index")), gpu_instance_id=_int(device.get("GPU Instance ID")),
+                compute_instance_id=_int(device.get("Compute Instance ID")),
+                memory_total_bytes=_bytes(device.get("FB Memory Usage/Total")),
+                memory_used_bytes=_bytes(device.get("FB Memory Usage/Used")),
+                sm_count=_int(device.get("Device Attributes/Shared/Multiprocessor count")),
+            ) for device in mig_blocks[position]) or None,
             ecc_mode=_mode(values.get("Ecc Mode/Current")),
             persistence_mode=_mode(values.get("Persistence Mode")),
             driver_model=_clean(values.get("Driver Model/Current")),
@@ -290,6 +322,13 @@ def parse_nvidia_smi_xml(text: str) -> Facts:
             pcie_width_current=_int(node.findtext("pci/pci_gpu_link_info/link_widths/current_link_width")),
             pcie_width_max=_int(node.findtext("pci/pci_gpu_link_info/link_widths/max_link_width")),
             mig_mode=_mode(node.findtext("mig_mode/current_mig")),
+            mig_devices=tuple(MigDeviceFacts(
+                index=_int(device.findtext("index")), gpu_instance_id=_int(device.findtext("gpu_instance_id")),
+                compute_instance_id=_int(device.findtext("compute_instance_id")),
+                memory_total_bytes=_bytes(device.findtext("fb_memory_usage/total")),
+                memory_used_bytes=_bytes(device.findtext("fb_memory_usage/used")),
+                sm_count=_int(device.findtext("device_attributes/shared/multiprocessor_count")),
+            ) for device in node.findall("mig_devices/mig_device")) or None,
             ecc_mode=_mode(node.findtext("ecc_mode/current_ecc")),
             persistence_mode=_mode(node.findtext("persistence_mode")),
             driver_model=_clean(node.findtext("driver_model/current_dm")),
@@ -313,6 +352,8 @@ _TABLE_HEADER = re.compile(r"NVIDIA-SMI\s+(?P<smi>\S+)\s+Driver Version:\s*(?P<d
 _TABLE_FIRST = re.compile(r"^\s*(?P<index>\d+)\s+(?P<name>.+?)\s+(?P<persistence>On|Off|WDDM|TCC|N/A)\s*$")
 _TABLE_MEMORY = re.compile(r"(?P<used>\d+)\s*MiB\s*/\s*(?P<total>\d+)\s*MiB")
 _TABLE_PROCESS = re.compile(r"^\s*(?P<gpu>\d+)\s+.*?(?P<memory>\d+)\s*MiB\s*$")
+# the first line of a row of the "MIG devices:" table: GPU, GI ID, CI ID, MIG device index
+_TABLE_MIG_IDS = re.compile(r"^\s*(?P<gpu>\d+)\s+(?P<gi>\d+)\s+(?P<ci>\d+)\s+(?P<mig>\d+)\s*$")
 
 
 def _cells(line: str) -> list[str]:
@@ -326,6 +367,7 @@ def parse_nvidia_smi_table(text: str) -> Facts:
     header = next((m for m in map(_TABLE_HEADER.search, lines) if m), None)
     blocks: list[list[list[str]]] = []
     processes: dict[int, int] = {}
+    mig_devices: dict[int, list[MigDeviceFacts]] = {}
     state = "before"
     for line in lines:
         stripped = line.strip()
@@ -336,7 +378,7 @@ def parse_nvidia_smi_table(text: str) -> Facts:
             continue
         if state == "gpus":
             if "Processes:" in stripped or "MIG devices:" in stripped:
-                state = "processes-header" if "Processes:" in stripped else "between"
+                state = "processes-header" if "Processes:" in stripped else "mig"
             elif stripped.startswith("+"):
                 blocks.append([])
             elif stripped.startswith("|"):
@@ -344,8 +386,24 @@ def parse_nvidia_smi_table(text: str) -> Facts:
             else:
                 state = "between"
             continue
-        if state == "between" and stripped.startswith("|") and "Processes:" in stripped:
+        if state in ("between", "mig") and stripped.startswith("|") and "Processes:" in stripped:
             state = "processes-header"
+            continue
+        if state == "between" and stripped.startswith("|") and "MIG devices:" in stripped:
+            state = "mig"
+            continue
+        if state == "mig" and stripped.startswith("|"):
+            cells = _cells(stripped)
+            ids = _TABLE_MIG_IDS.match(cells[0]) if cells else None
+            memory = _TABLE_MEMORY.search(cells[1]) if ids and len(cells) > 1 else None
+            sm = re.match(r"^\s*(\d+)", cells[2]) if ids and len(cells) > 2 else None
+            if ids:
+                mig_devices.setdefault(int(ids.group("gpu")), []).append(MigDeviceFacts(
+                    index=int(ids.group("mig")), gpu_instance_id=int(ids.group("gi")),
+                    compute_instance_id=int(ids.group("ci")),
+                    memory_total_bytes=int(memory.group("total")) * MIB_BYTES if memory else None,
+                    memory_used_bytes=int(memory.group("used")) * MIB_BYTES if memory else None,
+                    sm_count=int(sm.group(1)) if sm else None))
             continue
         if state == "processes-header" and stripped.startswith("|="):
             state = "processes"
@@ -377,6 +435,7 @@ def parse_nvidia_smi_table(text: str) -> Facts:
             memory_used_bytes=int(memory.group("used")) * MIB_BYTES if memory else None,
             processes_memory_bytes=processes.get(index, 0) if state == "processes" else None,
             mig_mode=mig,
+            mig_devices=tuple(mig_devices[index]) if index in mig_devices else None,
             ecc_mode=ecc,
             persistence_mode=_mode(persistence) if persistence in ("On", "Off") else None,
             driver_model=persistence if persistence in ("WDDM", "TCC") else None,

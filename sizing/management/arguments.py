@@ -13,7 +13,10 @@ from django.core.management.base import CommandParser
 
 from sizing.estimator.dtypes import KV_CACHE_DTYPES
 from sizing.estimator.engines import ENGINE_CHOICES
+from sizing.estimator.errors import SizingError
 from sizing.estimator.formats import WEIGHT_FORMAT_CHOICES
+from sizing.estimator.launch import ENGINE_MODES, ENV_TOGGLES, INSTALLS, USAGE_CONTEXTS
+from sizing.estimator.versions import ACCEPTED_FORM, resolve_engine_version
 from sizing.models import Gpu, LlmModel
 from sizing.selectors import gpu_get, model_get_for_organisation
 
@@ -85,6 +88,21 @@ def add_deployment_arguments(parser: CommandParser) -> None:
     parser.add_argument("--max-model-len", type=positive_int)
     parser.add_argument("--max-num-seqs", type=positive_int)
     parser.add_argument("--max-num-batched-tokens", type=positive_int)
+    parser.add_argument("--engine-version", metavar="X.Y.Z",
+                        help=f"the engine release the estimate holds for: {ACCEPTED_FORM} (default latest)")
+    parser.add_argument("--usage-context", choices=USAGE_CONTEXTS,
+                        help="vLLM: serve (`vllm serve`, default) or llm (Python LLM(...)): batch defaults differ")
+    parser.add_argument("--engine-mode", choices=ENGINE_MODES,
+                        help="vLLM 0.8-0.10: auto (vLLM's own V1/V0 choice, default), v0 or v1")
+    parser.add_argument("--install", choices=INSTALLS,
+                        help="pip (default) or docker (the official image; vLLM 0.8-0.11's ships FlashInfer)")
+    parser.add_argument("--enable-chunked-prefill", action=argparse.BooleanOptionalAction, default=None,
+                        help="default: the engine's choice for the version and context")
+    parser.add_argument("--kv-cache-memory-bytes", type=positive_int,
+                        help="vLLM 0.11+: the KV cache per GPU exactly")
+    for key, variable in ENV_TOGGLES.items():
+        parser.add_argument(f"--{key.replace('_', '-')}", action=argparse.BooleanOptionalAction, default=None,
+                            help=f"{variable}=1 / =0; default: the version's own")
 
 
 def read_json(path: Path, what: str, command: str) -> Any:
@@ -95,8 +113,13 @@ def read_json(path: Path, what: str, command: str) -> Any:
 
 
 def deployment_sources(options: dict[str, Any], command: str) -> tuple[Gpu, LlmModel | None, Any]:
-    """The catalog GPU and the catalog model or the config file the options name; an unknown one ends the
-    command with its one-line error."""
+    """The catalog GPU and the catalog model or the config file the options name; an unknown one, or an engine
+    version that is not one or not modelled, ends the command with its one-line error."""
+    if options.get("engine_version") is not None:
+        try:
+            resolve_engine_version(options.get("engine") or "vllm", options["engine_version"])
+        except SizingError as error:
+            fail(command, f"--engine-version: {error.message}")
     gpu = gpu_get(slug=options["gpu"])
     if gpu is None:
         fail(command, f"unknown GPU {options['gpu']!r} (run catalog_load, or see GET /api/v1/gpus/)")

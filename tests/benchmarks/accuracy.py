@@ -583,11 +583,14 @@ def _prepare(shared: Path, log: dict[str, Any], catalog: list[dict[str, Any]]) -
     case.request.update(
         arch=arch, gpu=GpuSpec(slug=row["slug"], name=row["name"], memory_bytes=case.capacity),
         gpus=log.get("gpu_count") or tp * pp, tp=tp, pp=pp, engine=Engine.VLLM, weights=case.weights,
-        gpu_memory_utilization=log.get("gpu_memory_utilization") or 0.9, gpu_memory_bytes=case.capacity,
+        gpu_memory_utilization=log.get("gpu_memory_utilization") or 0.9,
         max_model_len=log.get("max_model_len"), max_num_seqs=log.get("max_num_seqs"),
         max_num_batched_tokens=log.get("max_num_batched_tokens"), block_size=log.get("block_size"),
         enforce_eager=bool(log.get("enforce_eager")),
     )
+    # a logged total is vLLM's own (cudaMemGetInfo), the key bootlog_calibration gives it; the catalog's is the
+    # driver's (nvidia-smi)
+    case.request["gpu_cuda_total_bytes" if case.capacity_source == "log" else "gpu_memory_bytes"] = case.capacity
     try:
         case.uncalibrated = estimate_memory(EstimateRequest(**case.request))
         case.calibrated = estimate_memory(EstimateRequest(**{**case.request, **case.calibration}))

@@ -157,10 +157,19 @@ def test_engine_specific_inputs_and_the_formula_of_a_bill_row(
     _estimate(page)
     page.click('#memory-table tr[data-row="kv_cache"] summary')
 
-    # then the row shows vLLM's formula with the estimate's numbers
+    # then the row shows vLLM's formula with the estimate's numbers: the budget is the CUDA-visible total (not the
+    # card's) times the release's default utilization, and it is the budget row's figure
     formula = page.locator('#memory-table tr[data-row="kv_cache"] .formula-body')
-    expect(formula).to_contain_text("Engine budget = card capacity × gpu_memory_utilization = 79.65 GiB × 0.9")
+    expect(formula).to_contain_text("Engine budget = CUDA-visible total × gpu_memory_utilization = ")
     expect(formula).to_contain_text("KV cache = engine budget − weights − activations − runtime reserve")
+    budget_line = re.search(r"= ([\d.]+) GiB × ([\d.]+) = ([\d.]+) GiB", formula.inner_text())
+    assert budget_line is not None
+    cuda, utilization, budget = (float(value) for value in budget_line.groups())
+    assert abs(cuda * utilization - budget) <= 0.01
+    budget_row = page.locator('#memory-table tr[data-row="budget"] td').nth(1)
+    expect(budget_row).to_have_text(f"{budget:.2f}")
+    capacity = float(page.locator('#memory-table tr[data-row="capacity"] td').nth(1).inner_text())
+    assert cuda < capacity
 
 
 def test_checkpoint_facts_uploaded_for_the_selected_model_show_beside_the_computed_weights(

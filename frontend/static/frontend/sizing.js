@@ -38,14 +38,15 @@
   var BOOLEAN_FIELDS = ["enforce_eager", "expert_parallel", "prefix_caching"];
   // checkboxes the API takes as true when absent: sent (and kept in the address) only when unticked
   var TRUE_BY_DEFAULT = ["prefix_caching"];
-  var TEXT_FIELDS = ["model", "gpu", "weights", "kv_dtype", "engine", "draft_model"];
+  var TEXT_FIELDS = ["model", "gpu", "weights", "kv_dtype", "engine", "engine_version", "usage_context", "install",
+    "draft_model"];
   var ALL_FIELDS = TEXT_FIELDS.concat(INTEGER_FIELDS, FLOAT_FIELDS, GIB_FIELDS, BOOLEAN_FIELDS);
   // the folded groups of the form, opened when the address (or an applied remedy) sets one of their fields
   var GROUPS = {
     "group-speculative": ["draft_model", "num_speculative_tokens"],
     "group-traffic": ["shared_prefix_tokens", "prefix_caching", "parallel_samples", "output_tokens"],
     "group-advanced": ["max_num_seqs", "max_num_batched_tokens", "block_size", "mem_fraction_static",
-      "kv_cache_free_gpu_mem_fraction", "weight_overhead", "enforce_eager"],
+      "kv_cache_free_gpu_mem_fraction", "weight_overhead", "enforce_eager", "usage_context", "install"],
     "measured-terms": GIB_FIELDS.concat(["fingerprint"]),
   };
 
@@ -54,6 +55,8 @@
   var estimateButton = document.getElementById("estimate-button");
   var formError = document.getElementById("form-error");
   var lastResult = null;
+  // Values from the address that a select does not offer: shown beside their field with the next estimate.
+  var addressErrors = {};
 
   function has(list, value) { return list.indexOf(value) >= 0; }
 
@@ -135,12 +138,15 @@
   }
 
   function fillForm(params) {
+    addressErrors = {};
     ALL_FIELDS.forEach(function (name) {
       if (!params.has(name)) return;
       var input = form.elements[name];
       if (!input) return;
       var value = params.get(name);
-      setField(input, name, value);
+      if (!setField(input, name, value) && input.tagName === "SELECT") {
+        addressErrors[name] = [format(T.choice_not_offered, { value: value })];
+      }
     });
     updateFields();
     openGroupsOf(ALL_FIELDS.filter(function (name) { return params.has(name); }));
@@ -169,6 +175,10 @@
     clearErrors(form, "data-error-for");
     formError.hidden = true;
     formError.textContent = "";
+    if (Object.keys(addressErrors).length) {
+      placeFieldErrors(form, "data-error-for", addressErrors, function (name) { return form.elements[name] || null; });
+      addressErrors = {};
+    }
   }
 
   function showFormError(title, body, status) {
@@ -205,6 +215,59 @@
     return parts;
   }
 
+  // Requests of the requested length the whole deployment holds: per replica and DP rank, times their count.
+  function totalFit(data) {
+    var curve = data.concurrency_curve || {};
+    if (!S.isNumber(curve.max_concurrency_fit)) return null;
+    return curve.max_concurrency_fit * (data.replicas || 1) * (data.dp || 1);
+  }
+
+  // The binding GPU's memory inside the engine's budget that is not KV cache.
+  function staticBytes(data) {
+    var memory = data.memory_per_gpu || {};
+    return (memory.weights || 0) + (memory.activations || 0) + (memory.runtime || 0);
+  }
+
+  // The context asked for and the model's limit, when the context is above it (the remedies' context fix says so).
+  function contextOverLimit(data) {
+    var fix = (data.remedies || []).find(function (remedy) { return remedy.key === "context_limit"; });
+    if (!fix || !S.isNumber((fix.settings || {}).max_model_len)) return null;
+    return { asked: data.max_model_len, limit: fix.settings.max_model_len };
+  }
+
+  // What is short, in the order it binds: the context, then the memory before the KV cache, then the KV cache.
+  function shortages(data) {
+    var lines = [];
+    var context = contextOverLimit(data);
+    if (context) {
+      lines.push({ key: "context", text: format(T.short_context,
+        { asked: integer.format(context.asked), limit: integer.format(context.limit) }) });
+    }
+    var memory = data.memory_per_gpu || {};
+    var noPool = data.allocation === "preallocated" && !(memory.kv_cache > 0)
+      && staticBytes(data) >= data.budget_bytes_per_gpu;
+    if (noPool) {
+      lines.push({ key: "static", text: format(T.short_static,
+        { static: gib(staticBytes(data)), budget: gib(data.budget_bytes_per_gpu) }) });
+    } else if (data.headroom_bytes_per_gpu < 0) {
+      lines.push({ key: "memory", text: format(T.short_memory, { value: gib(-data.headroom_bytes_per_gpu) }) });
+    }
+    var fit = totalFit(data);
+    if (!noPool && fit !== null && fit < data.concurrency) {
+      lines.push({ key: "kv", text: format(T.short_kv, { fit: integer.format(fit),
+        concurrency: integer.format(data.concurrency), tokens: integer.format(data.tokens_per_request) }) });
+    }
+    return lines;
+  }
+
+  // The release whose rules the bill follows, as the estimate resolved it.
+  function releaseText(data) {
+    if (!data.engine_version) return "";
+    var latest = String(data.engine_version_requested || "").toLowerCase() === "latest";
+    return format(latest ? T.engine_release_latest : T.engine_release,
+      { engine: S.engineName(data.engine), version: data.engine_version });
+  }
+
   function renderVerdict(data, payload) {
     var box = document.getElementById("verdict");
     box.textContent = "";
@@ -212,9 +275,21 @@
     box.setAttribute("data-fits", data.fits ? "true" : "false");
     var head = el("div", { className: "verdict-head" },
       el("span", { className: "verdict-icon", "aria-hidden": "true", text: data.fits ? "✓" : "✕" }),
-      el("strong", { className: "verdict-title", text: data.fits ? T.fits : T.does_not_fit }),
-      el("span", { className: "verdict-headroom",
-        text: T.headroom + " " + gib(data.headroom_bytes_per_gpu) + " " + T.gib }));
+      el("strong", { className: "verdict-title", text: data.fits ? T.fits : T.does_not_fit }));
+    // Beside "Does not fit": what is short, never a bare positive headroom; the memory left keeps its own label.
+    var fit = totalFit(data);
+    if (data.fits && fit !== null && data.allocation === "preallocated") {
+      head.appendChild(el("span", { className: "verdict-holds", text: format(T.holds_kv, {
+        fit: integer.format(fit), tokens: integer.format(data.tokens_per_request),
+        concurrency: integer.format(data.concurrency) }) }));
+    }
+    if (!data.fits) {
+      shortages(data).forEach(function (line) {
+        head.appendChild(el("span", { className: "verdict-short", "data-short": line.key, text: line.text }));
+      });
+    }
+    head.appendChild(el("span", { className: "verdict-headroom",
+      text: format(T.memory_left, { value: gib(data.headroom_bytes_per_gpu) }) }));
     box.appendChild(head);
     box.appendChild(el("p", { className: "verdict-summary", text: [format(T.summary, {
       model: data.model || "",
@@ -234,6 +309,8 @@
       box.appendChild(el("div", { className: "verdict-section" }, el("h3", { text: T.problems }), list));
     }
     renderAllocation(box, data);
+    var release = releaseText(data);
+    if (release) box.appendChild(el("p", { className: "verdict-note", id: "engine-release", text: release }));
     if (data.calibration_applied) {
       box.appendChild(el("p", { className: "verdict-note", id: "calibration-applied", text: format(
         T.calibration_applied, { version: data.calibration_applied.engine_version || "?",
@@ -339,50 +416,110 @@
 
   // ---------------------------------------------------------------- remedies
 
-  // The remedy in the page's language where its key is known (numbers from its settings); the API's English
-  // description otherwise.
-  function remedyTitle(remedy, data) {
+  // One change of a remedy in the page's language, its numbers from the estimate it changes (`data`) and the
+  // remedy's settings; null for a change the page does not know (the API's English description is used then).
+  function changeTitle(key, remedy, data, short) {
     var settings = remedy.settings || {};
     var number = S.isNumber;
-    switch (remedy.key) {
+    switch (key) {
       case "kv_fp8": return T.remedy_kv_fp8;
       case "weights_fp8": return T.remedy_weights_fp8;
       case "weights_int4": return T.remedy_weights_int4;
       case "utilization":
-        if (number(settings.gpu_memory_utilization)) {
-          return format(T.remedy_utilization, { value: settings.gpu_memory_utilization });
-        }
-        break;
+        return number(settings.gpu_memory_utilization)
+          ? format(T.remedy_utilization, { value: settings.gpu_memory_utilization }) : null;
       case "max_model_len":
-        if (number(settings.max_model_len)) {
-          return format(T.remedy_max_model_len, { tokens: integer.format(settings.max_model_len) });
-        }
-        break;
+        return number(settings.max_model_len)
+          ? format(T.remedy_max_model_len, { tokens: integer.format(settings.max_model_len) }) : null;
+      case "context_limit":
+        return number(settings.max_model_len)
+          ? format(T.remedy_context_limit, { tokens: integer.format(settings.max_model_len) }) : null;
+      case "rope_yarn": {
+        var scaling = settings.rope_scaling || {};
+        return number(scaling.factor) && number(data.max_model_len)
+          ? format(T.remedy_rope_yarn, { factor: scaling.factor, tokens: integer.format(data.max_model_len) }) : null;
+      }
       case "tp_double":
-        if (number(settings.gpus) && number(settings.tp)) {
-          return format(T.remedy_tp_double, { gpus: settings.gpus, tp: settings.tp });
-        }
-        break;
+      case "tp_quadruple": {
+        var factor = key === "tp_double" ? 2 : 4;
+        if (short) return format(T.remedy_tp_short, { tp: data.tp * factor });
+        return format(T.remedy_tp_double, { gpus: data.gpus * factor, tp: data.tp * factor });
+      }
       case "replica":
-        if (number(settings.gpus) && number(settings.tp)) {
-          var perReplica = settings.tp * (settings.pp || 1) * (data.dp || 1);
-          if (settings.gpus % perReplica === 0) {
-            return format(T.remedy_replica, { gpus: settings.gpus, replicas: settings.gpus / perReplica });
-          }
-        }
-        break;
+      case "replica_x4": {
+        var times = key === "replica" ? 2 : 4;
+        if (short) return format(T.remedy_replicas_short, { replicas: (data.replicas || 1) * times });
+        return format(T.remedy_replica, { gpus: data.gpus * times, replicas: (data.replicas || 1) * times });
+      }
       default:
-        break;
+        return null;
     }
-    return remedy.description;
   }
 
-  // The exact flag in <code>; a change that is no flag (another checkpoint, a second replica) in words.
-  function remedyAction(remedy) {
+  // The remedy in the page's language where every change is known (a combination joins them with “+”); the API's
+  // English description otherwise.
+  function remedyTitle(remedy, data) {
+    var keys = remedy.changes && remedy.changes.length ? remedy.changes : [remedy.key];
+    var combined = keys.length > 1;
+    var titles = keys.map(function (key) { return changeTitle(key, remedy, data, combined); });
+    if (!titles.every(Boolean)) return remedy.description;
+    var title = titles.join(" + ");
+    if (combined && remedy.gpus && remedy.gpus !== data.gpus) {
+      title += " · " + format(T.remedy_on_gpus, { gpus: remedy.gpus });
+    }
+    return title;
+  }
+
+  // The exact flags in <code>; the changes that are no flag (another checkpoint, more replicas) in words.
+  function remedyAction(remedy, data) {
+    var nodes = [];
     var flag = String(remedy.flag || "");
-    if (/^-/.test(flag)) return el("code", { className: "remedy-flag", text: flag });
-    var words = T["remedy_action_" + remedy.key] || remedy.action || flag;
-    return words ? el("span", { className: "remedy-action", text: words }) : null;
+    if (/^-/.test(flag)) nodes.push(el("code", { className: "remedy-flag", text: flag }));
+    var keys = remedy.changes && remedy.changes.length ? remedy.changes : [remedy.key];
+    var words = keys.map(function (key) {
+      var replicas = data.replicas || 1;
+      if (key === "replica_x4" || (key === "replica" && replicas > 1)) {
+        return format(T.remedy_action_replica_x4, { replicas: replicas * (key === "replica" ? 2 : 4) });
+      }
+      return T["remedy_action_" + key] || null;
+    }).filter(Boolean);
+    if (!nodes.length && !words.length && remedy.action) words.push(remedy.action);
+    if (words.length) nodes.push(el("span", { className: "remedy-action", text: words.join("; ") }));
+    return nodes.length ? el("span", { className: "remedy-actions" }, nodes[0], nodes[1] || null) : null;
+  }
+
+  function remedyEffect(remedy) {
+    var parts = [];
+    if (remedy.kv_room_bytes_after !== remedy.kv_room_bytes_before) {
+      parts.push(format(T.remedy_room, { before: gib(remedy.kv_room_bytes_before), after: gib(remedy.kv_room_bytes_after) }));
+    }
+    parts.push(format(T.remedy_holds, { after: integer.format(remedy.max_concurrency_after),
+      concurrency: integer.format(remedy.concurrency), tokens: integer.format(remedy.tokens_per_request),
+      before: integer.format(remedy.max_concurrency_before) }));
+    return parts.join(" · ");
+  }
+
+  // A bind in the page's language from its code and numbers (bytes shown in GiB); the API's text otherwise.
+  function bindText(bind, data) {
+    var template = T["bind_" + bind.code];
+    if (!template) return bind.message;
+    var extra = Object.assign({}, bind.extra || {});
+    var values = {};
+    Object.keys(extra).forEach(function (key) {
+      var value = extra[key];
+      values[key] = typeof value === "number" ? integer.format(value) : value;
+    });
+    ["static", "weights", "budget"].forEach(function (key) {
+      if (S.isNumber(extra[key + "_bytes"])) values[key] = gib(extra[key + "_bytes"]);
+    });
+    if (S.isNumber(extra.weight_bytes_total)) values.weights = gib(extra.weight_bytes_total);
+    if (extra.weight_format) values.format = String(extra.weight_format).toUpperCase();
+    var changes = (extra.changes || []).map(function (key) {
+      return changeTitle(key, { settings: key === "utilization" ? { gpu_memory_utilization: 0.95 } : {} }, data);
+    });
+    values["with"] = changes.length && changes.every(Boolean)
+      ? format(T.bind_with, { changes: changes.join(", ") }) : "";
+    return format(template, values);
   }
 
   function renderRemedies(data) {
@@ -390,30 +527,85 @@
     var list = document.getElementById("remedy-list");
     list.textContent = "";
     var remedies = data.remedies || [];
-    remedies.forEach(function (remedy, index) {
-      var effect = format(T.remedy_effect, {
-        freed: gib(remedy.freed_bytes_per_gpu),
-        tokens: integer.format(data.tokens_per_request),
-        before: integer.format(remedy.max_concurrency_before),
-        after: integer.format(remedy.max_concurrency_after),
-      });
+    var rank = 0;
+    remedies.forEach(function (remedy) {
+      if (remedy.kind === "binds") {
+        var binds = el("ul", { className: "bind-list" });
+        (remedy.binds || []).forEach(function (bind) {
+          binds.appendChild(el("li", { "data-code": bind.code, title: bind.message, text: bindText(bind, data) }));
+        });
+        list.appendChild(el("li", { className: "remedy remedy-binds", "data-key": remedy.key, "data-fits": "false",
+          "data-kind": "binds" },
+          el("span", { className: "remedy-rank", "aria-hidden": "true", text: "!" }),
+          el("div", { className: "remedy-main" },
+            el("div", { className: "remedy-head" }, el("strong", { className: "remedy-title", text: T.binds_title })),
+            binds)));
+        return;
+      }
+      rank += 1;
+      var kind = remedy.kind === "context" ? T.remedy_kind_context
+        : remedy.kind === "combination" ? T.remedy_kind_combination : null;
+      var note = null;
+      if (remedy.note) {
+        var scaling = (remedy.settings || {}).rope_scaling || {};
+        note = S.isNumber(scaling.original_max_position_embeddings)
+          ? format(T.remedy_note_rope_yarn, { limit: integer.format(scaling.original_max_position_embeddings) })
+          : remedy.note;
+      }
       list.appendChild(el("li", { className: "remedy", "data-key": remedy.key, "data-fits": String(!!remedy.fits),
-        title: remedy.description },
-        el("span", { className: "remedy-rank", "aria-hidden": "true", text: String(index + 1) }),
+        "data-kind": remedy.kind || "change", title: remedy.description },
+        el("span", { className: "remedy-rank", "aria-hidden": "true", text: String(rank) }),
         el("div", { className: "remedy-main" },
           el("div", { className: "remedy-head" },
+            kind ? el("span", { className: "remedy-kind", text: kind }) : null,
             el("strong", { className: "remedy-title", text: remedyTitle(remedy, data) }),
             el("span", { className: "remedy-mark " + (remedy.fits ? "is-fit" : "is-not-fit") },
               el("span", { "aria-hidden": "true", text: remedy.fits ? "✓ " : "✕ " }),
               remedy.fits ? T.remedy_fits : T.remedy_not_enough)),
-          el("div", { className: "remedy-body" }, remedyAction(remedy),
-            el("span", { className: "remedy-effect", text: effect }))),
+          el("div", { className: "remedy-body" }, remedyAction(remedy, data),
+            el("span", { className: "remedy-effect", text: remedyEffect(remedy) })),
+          note ? el("p", { className: "remedy-note", text: note }) : null),
         canApply(remedy.settings) ? applyButton(T.remedy_apply, remedy.settings, "remedy-apply") : null));
     });
     card.hidden = !remedies.length;
   }
 
   // ---------------------------------------------------------------- the memory bill and its formulas
+
+  function utilizationOf(data) {
+    var assumptions = data.assumptions || {};
+    return assumptions.engine_gpu_memory_utilization || assumptions.gpu_memory_utilization;
+  }
+
+  // What vLLM multiplies by gpu_memory_utilization: CUDA's own total where the estimate gives it, else the budget
+  // divided back by the utilization (the same figure: budget = floor(total × utilization)).
+  function cudaVisible(data) {
+    var assumptions = data.assumptions || {};
+    var known = [data.cuda_visible_bytes_per_gpu, data.cuda_total_bytes_per_gpu, assumptions.cuda_visible_bytes,
+      assumptions.cuda_total_bytes].find(S.isNumber);
+    if (S.isNumber(known)) return { bytes: known };
+    var utilization = utilizationOf(data);
+    if (data.engine !== "vllm" || !(utilization > 0) || !S.isNumber(data.budget_bytes_per_gpu)) return null;
+    return { bytes: Math.round(data.budget_bytes_per_gpu / utilization) };
+  }
+
+  function releaseAtLeast(version, major, minor) {
+    var parts = String(version || "").split(".").map(Number);
+    if (parts.length < 2 || parts.some(function (n) { return !Number.isFinite(n); })) return false;
+    return parts[0] > major || (parts[0] === major && parts[1] >= minor);
+  }
+
+  // vLLM 0.20 and later measure CUDA graphs while profiling, inside the budget; read it off the numbers where the
+  // pool is positive, else from the release.
+  function graphsInsideBudget(data) {
+    var memory = data.memory_per_gpu || {};
+    var graphs = memory.cuda_graphs || 0;
+    if (memory.kv_cache > 0 && graphs > 0) {
+      var outside = data.budget_bytes_per_gpu - staticBytes(data) - memory.kv_cache;
+      return Math.abs(outside - graphs) < Math.abs(outside);
+    }
+    return releaseAtLeast(data.engine_version, 0, 20);
+  }
 
   // Each bill row's formula in words with the estimate's numbers, for the engines whose budget the page
   // can restate (vLLM and the idealized engine); the estimator's own formulas are shown beside them.
@@ -436,8 +628,17 @@
     var terms = S.componentKeys(memory).map(function (key) { return gib(memory[key]); }).join(" + ");
     lines.required = [format(T.formula_required, { terms: terms, required: gibValue(required) })];
     lines.capacity = [format(T.formula_capacity, { source: source("capacity"), capacity: gibValue(capacity) })];
-    lines.headroom = [format(T.formula_headroom, { usable: gibValue(usable), required: gibValue(required),
-      headroom: gibValue(data.headroom_bytes_per_gpu) })];
+    lines.headroom = [usable === capacity
+      ? format(T.formula_headroom_card, { capacity: gibValue(capacity), required: gibValue(required),
+        headroom: gibValue(data.headroom_bytes_per_gpu) })
+      : format(T.formula_headroom, { usable: gibValue(usable), required: gibValue(required),
+        headroom: gibValue(data.headroom_bytes_per_gpu) })];
+    if (data.allocation === "preallocated" && S.isNumber(data.kv_demand_bytes_per_gpu)) {
+      lines.kv_demand = [format(T.formula_kv_demand, {
+        concurrency: integer.format(assumptions.per_replica_concurrency || data.concurrency),
+        tokens: integer.format(data.tokens_per_request), demand: gibValue(data.kv_demand_bytes_per_gpu),
+        pool: gibValue(memory.kv_cache || 0) })];
+    }
 
     var weightNotes = [];
     if (data.rope_cache_bytes_per_gpu > 0) {
@@ -448,15 +649,19 @@
     }
 
     if (engine === "vllm") {
-      var utilization = assumptions.engine_gpu_memory_utilization || assumptions.gpu_memory_utilization;
-      var pool = budget - (memory.weights || 0) - (memory.activations || 0) - (memory.runtime || 0);
+      var utilization = utilizationOf(data);
+      var cuda = cudaVisible(data);
+      var inside = graphsInsideBudget(data);
+      var pool = budget - staticBytes(data) - (inside ? memory.cuda_graphs || 0 : 0);
+      var budgetLine = format(T.formula_budget_cuda_vllm, { cuda: gibValue(cuda ? cuda.bytes : capacity),
+        utilization: utilization, budget: gibValue(budget) });
       lines.weights = [format(T.formula_weights, weightValues)].concat(weightNotes);
-      lines.kv_cache = [
-        format(T.formula_budget_vllm, { capacity: gibValue(capacity), utilization: utilization,
-          budget: gibValue(budget) }),
-        format(T.formula_kv_vllm, { budget: gib(budget), weights: gib(memory.weights || 0),
-          activations: gib(memory.activations || 0), runtime: gib(memory.runtime || 0), kv: gibValue(pool) }),
-      ];
+      lines.budget = [budgetLine];
+      if (cuda) lines.cuda_visible = [format(T.formula_cuda_visible, { capacity: gibValue(capacity),
+        cuda: gibValue(cuda.bytes) })];
+      var kvValues = { budget: gib(budget), weights: gib(memory.weights || 0), activations: gib(memory.activations || 0),
+        runtime: gib(memory.runtime || 0), graphs: gib(memory.cuda_graphs || 0), kv: gibValue(pool) };
+      lines.kv_cache = [budgetLine, format(inside ? T.formula_kv_vllm_graphs : T.formula_kv_vllm, kvValues)];
       if (pool < 0) lines.kv_cache.push(T.formula_kv_negative);
       lines.activations = [sources.activations === "estimated"
         ? format(T.formula_activations_vllm, { batched: integer.format(assumptions.max_num_batched_tokens),
@@ -465,8 +670,8 @@
       lines.runtime = [format(T.formula_runtime_vllm, { source: source("runtime"), value: value("runtime") })];
       lines.cuda_graphs = [memory.cuda_graphs === 0 && sources.cuda_graphs === "estimated"
         ? T.formula_cuda_graphs_eager
-        : format(T.formula_cuda_graphs_vllm, { source: source("cuda_graphs"), value: value("cuda_graphs") })];
-      lines.usable = [format(T.formula_usable_vllm, { capacity: gibValue(capacity), budget: gibValue(budget) })];
+        : format(inside ? T.formula_cuda_graphs_inside : T.formula_cuda_graphs_vllm,
+          { source: source("cuda_graphs"), value: value("cuda_graphs") })];
     } else {
       var limit = assumptions.engine_planning_limit || assumptions.gpu_memory_utilization;
       var concurrency = assumptions.per_replica_concurrency;
@@ -512,12 +717,18 @@
     var lines = billFormulas(data);
     var estimator = data.formulas || {};
     var notes = { weights: weightParts(data) };
+    var termSources = data.term_sources || {};
     function row(key, value, className, label) {
       var th = el("th", { scope: "row" });
       rowLabel(label, lines[key] || [], estimator[key]).forEach(function (node) { if (node) th.appendChild(node); });
       (notes[key] || []).forEach(function (text) {
         th.appendChild(el("span", { className: "cell-detail row-note", text: text }));
       });
+      if (termSources[key]) {
+        th.title = termSources[key];
+        th.appendChild(el("span", { className: "cell-detail term-source",
+          text: format(T.term_source, { source: termSources[key] }) }));
+      }
       body.appendChild(el("tr", { "data-row": key, className: className || null }, th,
         el("td", { className: "num", text: gb(value) }),
         el("td", { className: "num", text: gib(value) })));
@@ -529,13 +740,62 @@
         S.sourceBadge(sources[key]),
       ]);
     });
-    row("required", data.required_bytes_per_gpu, "row-total",
-      [el("span", { className: "row-name", text: T.required })]);
-    row("capacity", data.capacity_bytes_per_gpu, "row-sub", [
-      el("span", { className: "row-name", text: T.capacity }), S.sourceBadge(sources.capacity)]);
-    row("usable", data.usable_bytes_per_gpu, "row-sub", [el("span", { className: "row-name", text: T.usable })]);
+    function name(text) { return el("span", { className: "row-name", text: text }); }
+    var capacity = data.capacity_bytes_per_gpu;
+    var budget = data.budget_bytes_per_gpu;
+    var usable = data.usable_bytes_per_gpu;
+    var close = GIB / 200;  // figures within 0.005 GiB show as one
+    row("required", data.required_bytes_per_gpu, "row-total", [name(T.required)]);
+    row("capacity", capacity, "row-sub", [name(T.capacity), S.sourceBadge(sources.capacity)]);
+    var cuda = cudaVisible(data);
+    if (cuda && Math.abs(cuda.bytes - capacity) >= close) row("cuda_visible", cuda.bytes, "row-sub", [name(T.cuda_visible)]);
+    if (S.isNumber(budget) && budget > 0 && Math.abs(budget - usable) >= close) {
+      row("budget", budget, "row-sub", [name(T.budget)]);
+    }
+    if (Math.abs(usable - capacity) >= close) row("usable", usable, "row-sub", [name(T.usable)]);
+    if (data.allocation === "preallocated" && S.isNumber(data.kv_demand_bytes_per_gpu)) {
+      var short = data.kv_demand_bytes_per_gpu > (memory.kv_cache || 0);
+      row("kv_demand", data.kv_demand_bytes_per_gpu, short ? "row-sub row-negative" : "row-sub", [name(T.kv_demand)]);
+    }
     row("headroom", data.headroom_bytes_per_gpu, data.headroom_bytes_per_gpu < 0 ? "row-sub row-negative" : "row-sub",
-      [el("span", { className: "row-name", text: T.headroom })]);
+      [name(T.headroom_left)]);
+    renderDefaults(data);
+  }
+
+  // The flags left empty and the value the release's own default gave each; the rule behind each bill line that
+  // has no row of its own.
+  function renderDefaults(data) {
+    var box = document.getElementById("defaults-assumed");
+    box.textContent = "";
+    var defaults = data.defaults_assumed || {};
+    var flags = Object.keys(defaults);
+    var version = data.engine_version || "";
+    if (flags.length) {
+      box.appendChild(el("h3", { text: T.defaults_assumed }));
+      box.appendChild(el("p", { className: "muted caption", text: format(T.defaults_assumed_intro,
+        { engine: S.engineName(data.engine), version: version }) }));
+      var list = el("ul", { className: "defaults-list" });
+      flags.forEach(function (flag) {
+        list.appendChild(el("li", { "data-flag": flag }, el("code", { text: flag }),
+          el("span", { text: " = " + String(defaults[flag]) })));
+      });
+      box.appendChild(list);
+    }
+    var rows = {};
+    document.querySelectorAll("#memory-table tbody tr[data-row]").forEach(function (tr) {
+      rows[tr.getAttribute("data-row")] = true;
+    });
+    var sources = data.term_sources || {};
+    var loose = Object.keys(sources).filter(function (key) { return !rows[key]; });
+    if (loose.length) {
+      var rules = el("ul", { className: "term-source-list" });
+      loose.forEach(function (key) {
+        rules.appendChild(el("li", { "data-term": key }, el("strong", { text: (T[key] || key) + ": " }),
+          el("span", { text: sources[key] })));
+      });
+      box.appendChild(rules);
+    }
+    box.hidden = !flags.length && !loose.length;
   }
 
   // ---------------------------------------------------------------- key figures
@@ -861,8 +1121,16 @@
     button.hidden = false;
   }
 
+  // An empty utilization field shows the value the engine's default gave.
+  function showResolvedDefaults(data) {
+    var input = form.elements.gpu_memory_utilization;
+    var resolved = utilizationOf(data);
+    if (input && S.isNumber(resolved)) input.placeholder = format(T.utilization_default, { value: resolved });
+  }
+
   function render(data, payload) {
     lastResult = data;
+    showResolvedDefaults(data);
     document.getElementById("empty-state").hidden = true;
     document.getElementById("results").hidden = false;  // before plotting: Plotly measures the container
     renderVerdict(data, payload);

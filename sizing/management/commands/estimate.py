@@ -7,7 +7,9 @@ from typing import Any, NoReturn
 
 from django.core.management.base import BaseCommand, CommandParser
 
+from sizing.estimator.engines import ENGINE_TRAITS, Engine
 from sizing.estimator.errors import SizingError
+from sizing.estimator.launch import ENV_TOGGLES, launch_lines
 from sizing.estimator.units import format_bytes
 from sizing.management.arguments import (
     add_deployment_arguments,
@@ -26,10 +28,6 @@ COMPONENT_LABELS = {
     "runtime": "runtime reserve",
     "cuda_graphs": "CUDA graphs",
 }
-
-
-
-
 
 
 class Command(BaseCommand):
@@ -69,6 +67,7 @@ class Command(BaseCommand):
             return
         self.stdout.write(f"{model.slug if model else options['config']} on {result.gpus} x {gpu.name} "
                           f"(TP {result.tp}, PP {result.pp}, {result.replicas} replica(s), engine {result.engine})")
+        self.stdout.write(_release_line(result))
         active = ""
         if result.parameters_active != result.parameters_total:
             active = (f" ({result.parameters_active:,} active per token, "
@@ -90,8 +89,15 @@ class Command(BaseCommand):
         for line in result.warnings:
             self.stdout.write(f"warning: {line}")
         if result.launch_args:
-            command = result.launch_command.replace("MODEL", model.slug if model else "MODEL")
-            self.stdout.write(f"{command} " + " ".join(result.launch_args))
+            engine = Engine(result.engine)
+            for line in launch_lines(engine=engine.value, label=ENGINE_TRAITS[engine].label,
+                                     version=result.engine_version, requested=result.engine_version_requested,
+                                     install=options["install"] or "pip",
+                                     usage_context=options["usage_context"] or "serve",
+                                     command=result.launch_command, model=model.slug if model else "MODEL",
+                                     args=result.launch_args,
+                                     toggles={key: options.get(key) for key in ENV_TOGGLES}):
+                self.stdout.write(line)
 
     def _print_solved(self, solved: dict[str, Any], *, as_json: bool) -> None:
         if as_json:
@@ -101,6 +107,18 @@ class Command(BaseCommand):
                 "fewest_gpus": "GPUs"}[solved["target"]]
         self.stdout.write(f"{solved['target']}: {solved['value']} {unit}")
         self.stdout.write(f"stops because: {solved['stops_because']}")
+
+
+def _release_line(result: Any) -> str:
+    """Which engine release the bill holds for, and the flags left empty that the release's defaults filled."""
+    if result.engine_version:
+        asked = ("" if result.engine_version_requested == result.engine_version
+                 else f" (asked for: {result.engine_version_requested})")
+        release = f"engine version: {result.engine} {result.engine_version}{asked}"
+    else:
+        release = f"engine version: {result.engine} (no version rules)"
+    assumed = ", ".join(f"{key}={value}" for key, value in result.defaults_assumed.items())
+    return f"{release}; defaults assumed: {assumed or 'none'}"
 
 
 def _fail(message: str) -> NoReturn:

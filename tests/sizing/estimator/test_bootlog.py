@@ -636,8 +636,8 @@ def test_calibration_from_a_v0_profile():
     # when
     calibration = bootlog_calibration(bootlog_parse(VLLM_V0_TWO_LINE))
 
-    # then: no CUDA-graph figure in that log
-    assert calibration == {"runtime_reserve_bytes": 53_687_091, "gpu_memory_bytes": 15_826_954_486,
+    # then: no CUDA-graph figure in that log; vLLM's total is CUDA's own (cudaMemGetInfo), not the driver's
+    assert calibration == {"runtime_reserve_bytes": 53_687_091, "gpu_cuda_total_bytes": 15_826_954_486,
                            "activation_peak_bytes": 966_367_642}
 
 
@@ -649,7 +649,7 @@ def test_calibration_from_a_v1_summary_includes_cuda_graphs():
 
     # then
     assert calibration == {"runtime_reserve_bytes": 1_481_763_717, "cuda_graph_bytes": 2_544_768_123,
-                           "gpu_memory_bytes": 150_119_844_413, "activation_peak_bytes": 5_991_479_378}
+                           "gpu_cuda_total_bytes": 150_119_844_413, "activation_peak_bytes": 5_991_479_378}
 
 
 def test_calibration_leaves_out_negative_and_missing_figures():

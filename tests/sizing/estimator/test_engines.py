@@ -26,6 +26,7 @@ from sizing.estimator.kv_layout import kv_layout
 from sizing.estimator.layers import AttentionKind, AttentionSpec, LayerSpec, MlpSpec
 from sizing.estimator.memory import EstimateRequest, MemoryEstimate, estimate_memory
 from sizing.estimator.units import GiB
+from sizing.estimator.versions import Version
 from tests.sizing.estimator.builders import (
     GEMMA3_27B_IT_CONFIG,
     GPT_OSS_20B_CONFIG,
@@ -140,7 +141,8 @@ def test_vllm_defaults_are_1024_seqs_8192_tokens_on_large_non_a100_cards(memory_
 @pytest.mark.parametrize(
     ("memory_gib", "defaults"),
     [
-        # SGLang ≥ 0.5.3 server_args._handle_gpu_memory_settings (PR #10975), at TP < 4, by the card's MiB:
+        # SGLang 0.5.5–0.5.19 server_args._handle_gpu_memory_settings (server_args.py:911 @ v0.5.9), at TP < 4,
+        # by the card's MiB (other releases: tests/sizing/estimator/test_engine_versions_sglang_trtllm.py):
         # < 20 × 1024 (T4, 4080): bs 8, chunk 2048
         pytest.param(16, (8, 2048), id="16-gib"),
         # < 35 × 1024 (A10, 4090, 5090): bs 24, chunk 2048
@@ -155,10 +157,10 @@ def test_vllm_defaults_are_1024_seqs_8192_tokens_on_large_non_a100_cards(memory_
     ],
 )
 def test_sglang_defaults_grow_with_the_card(memory_gib, defaults):
-    # given SGLang's (cuda_graph_max_bs, chunked_prefill_size) by card size, one GPU
+    # given SGLang 0.5.9's (cuda_graph_max_bs, chunked_prefill_size) by card size, one GPU
 
     # when
-    graph_bs_and_chunk = sglang_default_scheduler(memory_gib * GiB)
+    graph_bs_and_chunk = sglang_default_scheduler(memory_gib * GiB, version=Version(0, 5, 9))
 
     # then
     assert graph_bs_and_chunk == defaults
@@ -233,10 +235,11 @@ def test_vllm_enforce_eager_captures_no_cuda_graphs():
 
 
 def test_sglang_auto_mem_fraction_static_holds_weights_and_the_kv_pool():
-    # given SGLang defaults on an 80 GiB card (81,920 MiB): chunked_prefill_size 8192, cuda_graph_max_bs 256
+    # given SGLang 0.5.9's defaults on an 80 GiB card (81,920 MiB): chunked_prefill_size 8192, cuda_graph_max_bs 256
+    # (the 0.5.3–0.5.9 reserve formula, no piecewise graphs yet: server_args.py:1020 @ v0.5.9)
 
     # when
-    result = _llama3_8b(Engine.SGLANG)
+    result = _llama3_8b(Engine.SGLANG, engine_version="0.5.9")
 
     # then
     # reserve (MiB) 512 + 1.5 × max(8192, 2048) + 2 × 256 + 1024 × 1 × 1 / 8 = 512 + 12,288 + 512 + 128 = 13,440
@@ -283,10 +286,10 @@ def test_sglang_auto_mem_fraction_static_holds_weights_and_the_kv_pool():
     ],
 )
 def test_sglang_reserve_sets_mem_fraction_static(memory_gib, overrides, graph_bs, fraction):
-    # given Llama-3-8B under SGLang; DESIGN §7's reserve in MiB: 512 + 1.5 × max(chunked_prefill_size, 2048)
-    # + 2 × cuda_graph_max_bs + 1024 × tp × pp / 8, at least 10 GiB on cards above 60 GB
+    # given Llama-3-8B under SGLang 0.5.9; DESIGN §7's reserve in MiB: 512 + 1.5 × max(chunked_prefill_size, 2048)
+    # + 2 × cuda_graph_max_bs + 1024 × tp × pp / 8, at least 10 GiB on cards above 60 GB (0.5.3–0.5.9)
     request = EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=memory_gib), engine=Engine.SGLANG,
-                              max_model_len=8192, **overrides)
+                              max_model_len=8192, engine_version="0.5.9", **overrides)
 
     # when
     result = estimate_memory(request)
@@ -301,7 +304,7 @@ def test_sglang_explicit_mem_fraction_static_replaces_the_automatic_one():
     # given --mem-fraction-static 0.8
 
     # when
-    result = _llama3_8b(Engine.SGLANG, mem_fraction_static=0.8)
+    result = _llama3_8b(Engine.SGLANG, mem_fraction_static=0.8, engine_version="0.5.9")
 
     # then
     # static budget floor(85,899,345,920 × 0.8) = 68,719,476,736 (64 GiB); the reserve 17,179,869,184 (16 GiB)
@@ -323,7 +326,7 @@ def test_sglang_explicit_mem_fraction_static_that_squeezes_the_reserve_warns_but
     # given --mem-fraction-static 0.9, above the automatic 0.836
 
     # when
-    result = _llama3_8b(Engine.SGLANG, mem_fraction_static=0.9)
+    result = _llama3_8b(Engine.SGLANG, mem_fraction_static=0.9, engine_version="0.5.9")
 
     # then
     # static budget floor(85,899,345,920 × 0.9) = 77,309,411,328; the reserve left: 85,899,345,920 − 77,309,411,328
@@ -351,10 +354,11 @@ def test_sglang_explicit_mem_fraction_static_that_squeezes_the_reserve_warns_but
 
 
 def test_trtllm_kv_is_90_percent_of_the_memory_free_after_loading():
-    # given TensorRT-LLM defaults: max_batch_size 2048, max_num_tokens 8192, kv_cache_free_gpu_mem_fraction 0.9
+    # given TensorRT-LLM 0.21's defaults: max_batch_size 2048, max_num_tokens 8192, kv_cache_free_gpu_mem_fraction
+    # 0.9, a TensorRT engine without CUDA graphs (1.0+: test_engine_versions_sglang_trtllm.py)
 
     # when
-    result = _llama3_8b(Engine.TRTLLM)
+    result = _llama3_8b(Engine.TRTLLM, engine_version="0.21.0")
 
     # then
     # activations 8192 × 131,072 = 1,073,741,824 + logits 2048 × 513,024 = 1,050,673,152 → 2,124,414,976
@@ -662,7 +666,9 @@ def test_idealized_mha_32_sequences_of_1024_tokens_hold_16_gib(memory_gib, fits)
                                    "--gpu-memory-utilization 0.9", "--max-model-len 8192", "--max-num-seqs 1024",
                                    "--max-num-batched-tokens 8192", "--block-size 16", "--kv-cache-dtype auto"),
                      id="vllm"),
-        pytest.param(Engine.SGLANG, ("--tp-size 1", "--pp-size 1", "--mem-fraction-static 0.836",
+        # SGLang 0.5.23 (latest): reserve 512 + 12,288 + 512 + 128 + piecewise graphs 58 × 8 = 13,904 MiB
+        #   → round((81,920 − 13,904) / 81,920, 3) = 0.83
+        pytest.param(Engine.SGLANG, ("--tp-size 1", "--pp-size 1", "--mem-fraction-static 0.83",
                                      "--chunked-prefill-size 8192", "--cuda-graph-max-bs 256",
                                      "--context-length 8192", "--kv-cache-dtype auto"), id="sglang"),
         pytest.param(Engine.TRTLLM, ("--tp_size 1", "--pp_size 1", "--max_batch_size 2048", "--max_num_tokens 8192",
@@ -838,10 +844,10 @@ def test_sglang_warns_that_its_sliding_window_pool_is_sized_as_full_attention():
 
     # when
     result = estimate_memory(EstimateRequest(arch=_gpt_oss_like_arch(), gpu=build_gpu(memory_gib=80),
-                                             engine=Engine.SGLANG, max_model_len=131_072))
+                                             engine=Engine.SGLANG, max_model_len=131_072, engine_version="0.5.9"))
 
     # then
-    # mem_fraction_static 0.836 (the 80 GiB defaults); weights 127,976,448 + rotary cache 16,777,216
+    # mem_fraction_static 0.836 (SGLang 0.5.9's 80 GiB defaults); weights 127,976,448 + rotary cache 16,777,216
     #   = 144,753,664; pool: floor((85,899,345,920 − 536,870,912 CUDA context) × 0.836) − 144,753,664
     #   = 71,363,029,106 − 144,753,664 = 71,218,275,442 → // 49,152 = 1,448,939 tokens,
     # every layer counted as keeping every token
