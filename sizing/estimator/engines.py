@@ -197,7 +197,8 @@ def _vllm(stage: StageInputs) -> StageBudget:
     band = f"vLLM {rules.version} ({rules.engine.upper()}, profiler {rules.regime})"
     notes: list[str] = []
     if stage.detail and 0 < kv_pool < 0.1 * budget and terms.kv_cache_memory_bytes is None:
-        notes.append(f"the KV cache is {kv_pool / budget:.0%} of the {_g(budget)} budget: a residual of "
+        notes.append(f"the KV figure is fragile: the KV cache is {kv_pool / budget:.0%} of the {_g(budget)} "
+                     "budget, a residual of "
                      "weights, activations and non-torch memory, so a 0.1 GiB error in any of them moves it by "
                      f"{0.1 * GiB / kv_pool:.0%}; measure it with a boot log before committing")
     if not stage.detail:
