@@ -360,10 +360,10 @@ def measured_environment(fingerprint: Mapping[str, Any], *, tp: int = 1, gpus: i
             cards = sorted({by_index[i]["memory_total_bytes"] for i in smallest
                             if by_index[i].get("memory_total_bytes")})
             of_card = f", of the card's {' / '.join(_mib(c) for c in cards)}" if cards else ""
-            layout = "; ".join(f"GPU {i}: {len(sizes)} slice(s) of {', '.join(_mib(v) for v in sorted(set(sizes)))}"
+            carved = "; ".join(f"GPU {i}: {len(sizes)} slice(s) of {', '.join(_mib(v) for v in sorted(set(sizes)))}"
                                for i, sizes in sorted(sliced.items()))
             explanation.append(
-                f"memory per GPU: {_mib(memory)}, the smallest MIG slice{which}{scope} ({layout}{of_card}): an engine "
+                f"memory per GPU: {_mib(memory)}, the smallest MIG slice{which}{scope} ({carved}{of_card}): an engine "
                 f"runs on one slice and sees only its memory, so the estimate uses the slice's memory, not the "
                 f"card's; CUDA reports the slice's memory as the device total, so it is also the CUDA-visible total")
             if tp > 1:

@@ -420,7 +420,8 @@ def test_the_fingerprint_page_shows_findings_effect_gpus_topology_and_host(signe
     effect = html[html.index('id="effect-table"'):].split("</table>")[0]
     capacity = effect[effect.index('data-row="capacity_bytes_per_gpu"'):].split("</tr>")[0]
     assert re.search(r'class="num catalog">\d+\.\d GiB<', capacity)
-    assert '<td class="num measured">80.0 GiB</td>' in capacity
+    # MIG: the measured capacity is the fixture's one 3g.40gb slice (40,192 MiB = 39.25 GiB), not the 80 GiB card
+    assert '<td class="num measured">39.2 GiB</td>' in capacity
     assert re.search(r'data-row="kv_capacity_tokens".*?[\d,]+ tokens', effect, re.DOTALL)
     assert "✓ Fits" in effect or "✕ Does not fit" in effect
     assert 'id="environment-explanation"' in html

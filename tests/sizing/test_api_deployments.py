@@ -81,10 +81,12 @@ def test_uploaded_outputs_are_stored_checked_against_the_plan_with_the_effect_on
     assert body["effect"]["needed_is_budget"] is True
     assert codes["memory_in_use"]["source"] == "machine"
 
-    # the measured card (80,994 MiB) replaces the catalog's (81,920 MiB) in the estimate
+    # the measured card (80,994 MiB) replaces the catalog's (81,920 MiB) in the estimate; vLLM's capacity is what CUDA
+    # sees: the catalog's 81,154 MiB, and the measured 80,994 MiB less the catalog's reservation (81,920 - 81,154 =
+    # 766 MiB) = 80,228 MiB
     rows = {row["key"]: row for row in body["effect"]["rows"]}
-    assert rows["capacity_bytes_per_gpu"] == {"key": "capacity_bytes_per_gpu", "catalog": 81920 * MIB,
-                                              "measured": 80994 * MIB}
+    assert rows["capacity_bytes_per_gpu"] == {"key": "capacity_bytes_per_gpu", "catalog": 81154 * MIB,
+                                              "measured": 80228 * MIB}
     assert rows["kv_capacity_tokens"]["measured"] < rows["kv_capacity_tokens"]["catalog"]
     assert body["environment"]["memory_bytes_per_gpu"] == 80994 * MIB
     assert body["environment"]["link"] == "pcie"
@@ -200,9 +202,10 @@ def test_a_quick_estimate_on_a_measured_machine_uses_its_memory_and_checks_the_p
     catalog = api_client.post("/api/v1/estimates/quick", request, format="json").json()
     measured = api_client.post("/api/v1/estimates/quick", {**request, "fingerprint": stored["id"]},
                                format="json").json()
-    assert catalog["capacity_bytes_per_gpu"] == 81920 * MIB
+    # what CUDA sees: the catalog's 81,154 MiB; the measured 80,994 MiB less the catalog's 766 MiB reservation
+    assert catalog["capacity_bytes_per_gpu"] == 81154 * MIB
     assert catalog["environment"] is None
-    assert measured["capacity_bytes_per_gpu"] == 80994 * MIB
+    assert measured["capacity_bytes_per_gpu"] == 80228 * MIB
     assert measured["environment"]["fingerprint"] == stored["id"]
     assert "memory_held_by_others" in {f["code"] for f in measured["environment"]["findings"]}
 
@@ -242,7 +245,7 @@ def test_solving_and_saving_on_a_measured_machine_use_its_memory(api_client, dep
     # the same answer as giving the card's 80,994 MiB by hand
     assert measured.pop("fingerprint") == stored["id"]
     assert measured == {k: v for k, v in explicit.items() if k != "fingerprint"}
-    assert measured["estimate"]["capacity_bytes_per_gpu"] == 80994 * MIB
+    assert measured["estimate"]["capacity_bytes_per_gpu"] == 80228 * MIB  # 80,994 MiB less the 766 MiB reservation
 
     saved = api_client.post("/api/v1/estimates/", {k: v for k, v in request.items() if k != "target"}
                             | {"fingerprint": stored["id"]}, format="json")

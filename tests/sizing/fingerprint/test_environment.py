@@ -294,8 +294,9 @@ def test_as_dict_is_json_ready_with_the_documented_keys():
     data = env.as_dict()
 
     assert json.loads(json.dumps(data)) == data
-    assert set(data) == {"tp", "gpu_count", "gpu_name", "memory_bytes_per_gpu", "memory_used_bytes_max",
-                         "host_memory_bytes", "link", "link_bytes_per_s", "tp_group", "tp_groups", "explanation"}
+    assert set(data) == {"tp", "gpu_count", "gpu_name", "memory_bytes_per_gpu", "cuda_total_bytes_per_gpu", "mig",
+                         "memory_used_bytes_max", "host_memory_bytes", "link", "link_bytes_per_s", "tp_group",
+                         "tp_groups", "explanation"}
     assert data["tp_groups"] == [[0, 1], [2, 3]]
     assert data["tp_group"] == [0, 1]
 

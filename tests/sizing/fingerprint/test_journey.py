@@ -53,10 +53,12 @@ def test_sold_as_h100_measured_as_h20_the_plan_is_flagged_and_the_estimate_uses_
     assert "H20" in codes["gpu_model_mismatch"]["message"]
     assert "tp_over_pcie" not in codes  # NV18 through NVSwitch between all eight
     assert codes["container_memory_limit"]["source"] == "machine"
-    # the estimate on the measured cards: 97,871 MiB each instead of the H100's 81,559 MiB, so more KV cache
+    # the estimate on the measured cards: 97,871 MiB each instead of the H100's 81,559 MiB, so more KV cache; vLLM's
+    # capacity is what CUDA sees: the catalog's 81,090 MiB for the H100, and for the measured cards their 97,871 MiB
+    # less the H100's driver reservation (81,559 - 81,090 = 469 MiB) = 97,402 MiB (nvidia-smi shows no CUDA total)
     rows = {row["key"]: row for row in body["effect"]["rows"]}
     assert (rows["capacity_bytes_per_gpu"]["catalog"], rows["capacity_bytes_per_gpu"]["measured"]) == (
-        81_559 * MIB, 97_871 * MIB)
+        81_090 * MIB, 97_402 * MIB)
     assert rows["kv_capacity_tokens"]["measured"] > rows["kv_capacity_tokens"]["catalog"]
     assert body["environment"]["link"] == "nvlink"
     assert body["environment"]["link_bytes_per_s"] == 18 * 25e9
