@@ -141,11 +141,11 @@ def test_bootlog_compare_reads_the_log_and_calibrates(catalog, api_client):
     # + 8192 × 128 × 2 = 2,097,152 → 16,062,619,648 bytes (14.959 GiB) estimated
     assert lines["weights_bytes"]["logged_bytes_or_value"] == round(14.96 * 2**30)
     assert lines["weights_bytes"]["estimated"] == 16_062_619_648
-    # calibration takes the measured runtime terms and the total memory vLLM saw (79.22 GiB)
+    # calibration takes the measured runtime terms and the total memory vLLM saw (79.22 GiB: CUDA's own total)
     calibration = body["calibration"]
     assert calibration["runtime_reserve_bytes"] == round(1.79 * 2**30)
     assert calibration["activation_peak_bytes"] == round(1.26 * 2**30)
-    assert calibration["gpu_memory_bytes"] == round(79.22 * 2**30)
+    assert calibration["gpu_cuda_total_bytes"] == round(79.22 * 2**30)
     calibrated = body["calibrated_estimate"]
     assert calibrated["figure_sources"]["runtime"] == "calibrated"
     assert calibrated["figure_sources"]["capacity"] == "measured"
