@@ -40,6 +40,7 @@ for _path in (ROOT, Path(__file__).resolve().parent):
         sys.path.insert(0, str(_path))
 
 from serving_accuracy import serving_section  # noqa: E402
+from vllm_logs import catalog_gpu, log_engine_mode, log_release  # noqa: E402
 
 from sizing.estimator.architecture import (  # noqa: E402
     Architecture,
@@ -82,9 +83,10 @@ MODEL_ALIASES: dict[str, tuple[str, str]] = {
 # What we know about a log's miss beyond the figures (the figures themselves are computed and printed below).
 KNOWN_CAUSES: dict[str, str] = {
     "vllm-pr17122-llama3.1-8b-l40s": (
-        "the log prints no profiling terms and its gpu_memory_utilization is inferred (the default); the memory it "
-        "leaves beside weights and KV is several times any activation + non-torch figure of an 8B model, so the run "
-        "most likely had a lower gpu_memory_utilization than 0.9, or shared the card with another process; a "
+        "the log prints no profiling terms and its gpu_memory_utilization is inferred (the default); vLLM 0.8.5's "
+        "profiler (regime P0) subtracts everything the device holds beyond torch's allocations, so another process "
+        "on the card (the PR's author runs vLLM inside a training process) or a lower utilisation would explain the "
+        "5.6 GiB the log leaves beside weights and KV, where the 0.8.5 rules put 1.6 GiB; a "
         "V1 engine also charges a cold torch.compile's scratch memory to the activation peak on a first start "
         "(vLLM issues #54122 and #54383: GiBs of KV lost until a restart with a warm compile cache), which the "
         "log cannot tell us"
@@ -558,9 +560,8 @@ def _prepare(shared: Path, log: dict[str, Any], catalog: list[dict[str, Any]]) -
         case.capacity = round(Decimal(str(log["gpu_total_memory_gib"])) * GiB)
         case.capacity_source = "log"
     elif case.gpu_row is not None:
-        mib = case.gpu_row.get("nvidia_smi_memory_mib")
-        case.capacity = mib * MiB if mib else case.gpu_row["marketed_memory_gb"] * 10**9
-        case.capacity_source = "catalog"
+        case.capacity = catalog_gpu(case.gpu_row).cuda_visible_bytes
+        case.capacity_source = "catalog (CUDA-visible)"
     if case.folder is None or case.gpu_row is None:
         case.unsupported = case.folder_how if case.folder is None else case.gpu_how
         return case
@@ -580,17 +581,21 @@ def _prepare(shared: Path, log: dict[str, Any], catalog: list[dict[str, Any]]) -
     row = case.gpu_row
     tp = log.get("tensor_parallel_size") or 1
     pp = log.get("pipeline_parallel_size") or 1
+    # the log's own release (printed, else its record's, else dated) and the catalog card with CUDA's view
+    release, _ = log_release(log, bootlog.engine_version)
     case.request.update(
-        arch=arch, gpu=GpuSpec(slug=row["slug"], name=row["name"], memory_bytes=case.capacity),
+        arch=arch, gpu=catalog_gpu(row),
         gpus=log.get("gpu_count") or tp * pp, tp=tp, pp=pp, engine=Engine.VLLM, weights=case.weights,
-        gpu_memory_utilization=log.get("gpu_memory_utilization") or 0.9,
+        engine_version=release, engine_mode=log_engine_mode("\n".join(log.get("raw") or []), release),
+        gpu_memory_utilization=log.get("gpu_memory_utilization"),
         max_model_len=log.get("max_model_len"), max_num_seqs=log.get("max_num_seqs"),
         max_num_batched_tokens=log.get("max_num_batched_tokens"), block_size=log.get("block_size"),
         enforce_eager=bool(log.get("enforce_eager")),
     )
-    # a logged total is vLLM's own (cudaMemGetInfo), the key bootlog_calibration gives it; the catalog's is the
-    # driver's (nvidia-smi)
-    case.request["gpu_cuda_total_bytes" if case.capacity_source == "log" else "gpu_memory_bytes"] = case.capacity
+    # a logged total is vLLM's own (cudaMemGetInfo), the key bootlog_calibration gives it; else the catalog's
+    # CUDA-visible figure
+    if case.capacity_source == "log":
+        case.request["gpu_cuda_total_bytes"] = case.capacity
     try:
         case.uncalibrated = estimate_memory(EstimateRequest(**case.request))
         case.calibrated = estimate_memory(EstimateRequest(**{**case.request, **case.calibration}))

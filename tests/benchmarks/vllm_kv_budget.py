@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import re
 import statistics
 import sys
 import time
@@ -37,6 +36,7 @@ for _path in (ROOT, Path(__file__).resolve().parent):
         sys.path.insert(0, str(_path))
 
 from accuracy import GPU_CATALOG, _load_config, _model_folder, _pct, _table, match_gpu  # noqa: E402
+from vllm_logs import catalog_gpu, log_engine_mode, log_release  # noqa: E402
 
 from sizing.estimator.architecture import Architecture, architecture_from_config, merge_quant_config  # noqa: E402
 from sizing.estimator.bootlog import bootlog_parse  # noqa: E402
@@ -44,50 +44,10 @@ from sizing.estimator.engines import Engine  # noqa: E402
 from sizing.estimator.hardware import GpuSpec  # noqa: E402
 from sizing.estimator.memory import EstimateRequest, MemoryEstimate, estimate_memory  # noqa: E402
 from sizing.estimator.units import GiB, MiB  # noqa: E402
-from sizing.estimator.versions import parse_version  # noqa: E402
 
 KV_TOLERANCE = 0.03
 WEIGHTS_TOLERANCE = 0.01
 EXAMPLE_TOLERANCE = 0.01
-# vLLM releases and their dates (PyPI upload dates, public): a log with no version is read with the newest release
-# published before it.
-RELEASES = (
-    ("0.6.0", "2024-09-04"), ("0.6.3", "2024-10-14"), ("0.6.4", "2024-11-15"), ("0.6.5", "2024-12-17"),
-    ("0.6.6", "2024-12-27"), ("0.7.0", "2025-01-27"), ("0.7.3", "2025-02-20"), ("0.8.0", "2025-03-18"),
-    ("0.8.4", "2025-04-14"), ("0.8.5", "2025-04-28"), ("0.9.0", "2025-05-15"), ("0.9.1", "2025-06-10"),
-    ("0.9.2", "2025-07-08"), ("0.10.0", "2025-07-24"), ("0.10.1", "2025-08-18"), ("0.10.2", "2025-09-13"),
-    ("0.11.0", "2025-10-02"),
-)
-V0_FORMAT = re.compile(r"worker\.py:\d+\]|# (?:cuda|GPU) blocks|GPU blocks: \d+|Memory profiling results: total_gpu")
-
-
-def _log_version(log: dict[str, Any], printed: str | None) -> tuple[str, str]:
-    """(version, where it came from)."""
-    if printed and parse_version(printed):
-        return printed, "printed in the log"
-    text = str(log.get("vllm_version") or "")
-    found = re.search(r"(\d+\.\d+\.\d+)", text)
-    if found:
-        return found[1], f"the record: {text!r}"
-    date = re.search(r"(20\d\d-\d\d-\d\d)", str(log.get("source") or ""))
-    if date:
-        earlier = [version for version, day in RELEASES if day <= date[1]]
-        if earlier:
-            return earlier[-1], f"the newest release before the log's date {date[1]}"
-    return "latest", "unknown: latest"
-
-
-def _gpu(row: dict[str, Any]) -> GpuSpec:
-    cc = row.get("compute_capability")
-    return GpuSpec(
-        slug=row["slug"], name=row["name"],
-        memory_bytes=(row.get("nvidia_smi_memory_mib") or 0) * MiB or row["marketed_memory_gb"] * 10**9,
-        cuda_total_bytes=(row["cuda_total_mib"] * MiB) if row.get("cuda_total_mib") else None,
-        sm_count=row.get("sm_count"), nvswitch=bool(row.get("nvswitch")),
-        compute_capability=tuple(int(part) for part in str(cc).split(".")) if cc else None,  # type: ignore[arg-type]
-    )
-
-
 def logs_section(shared: Path) -> list[bool]:
     print("1. vLLM startup logs, uncalibrated, each with its own release")
     path = shared / "engine_logs" / "vllm_examples.json"
@@ -98,7 +58,7 @@ def logs_section(shared: Path) -> list[bool]:
     for log in json.loads(path.read_text()):
         text = "\n".join(log.get("raw") or [])
         boot = bootlog_parse(text)
-        version, how = _log_version(log, boot.engine_version)
+        version, how = log_release(log, boot.engine_version)
         folder, _ = _model_folder(shared, str(log.get("model_id") or ""))
         row, _ = match_gpu(str(log.get("gpu_model") or ""), catalog)
         if folder is None or row is None:
@@ -112,10 +72,9 @@ def logs_section(shared: Path) -> list[bool]:
         arch = architecture_from_config(config)
         tp = log.get("tensor_parallel_size") or 1
         cuda_total = round(Decimal(str(log["gpu_total_memory_gib"])) * GiB) if log.get("gpu_total_memory_gib") else None
-        mode = "v0" if V0_FORMAT.search(text) and (parse_version(version) or parse_version("0.0.0")) >= (
-            parse_version("0.8.0")) else "auto"
+        mode = log_engine_mode(text, version)
         request = EstimateRequest(
-            arch=arch, gpu=_gpu(row), tp=tp, pp=log.get("pipeline_parallel_size") or 1, engine=Engine.VLLM,
+            arch=arch, gpu=catalog_gpu(row), tp=tp, pp=log.get("pipeline_parallel_size") or 1, engine=Engine.VLLM,
             engine_version=version, engine_mode=mode, weights=weights,
             gpu_memory_utilization=log.get("gpu_memory_utilization"), gpu_cuda_total_bytes=cuda_total,
             max_model_len=log.get("max_model_len"), max_num_seqs=log.get("max_num_seqs"),
