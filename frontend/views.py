@@ -216,7 +216,7 @@ def sizing_page_strings() -> dict[str, Any]:
         "remedy_room": _("KV cache room per GPU: {before} → {after} GiB"),
         "remedy_holds": _("Holds {after} of the {concurrency} requests at {tokens} tokens (now {before})"),
         "remedy_kind_context": _("Context first"),
-        "remedy_kind_combination": _("Together"),
+        "remedy_kind_combination": _("Combination"),
         "remedy_context_limit": _("Max model length {tokens} (the model's limit)"),
         "remedy_rope_yarn": _("RoPE scaling (YaRN, factor {factor}) to {tokens} tokens"),
         "remedy_note_rope_yarn": _(
@@ -278,6 +278,11 @@ def sizing_page_strings() -> dict[str, Any]:
         "defaults_assumed": _("Defaults assumed"),
         "defaults_assumed_intro": _("Left empty, so {engine} {version}'s own default applies:"),
         "term_source": _("Rule: {source}"),
+        # the rules behind the bill that have no row of their own (term_sources keys)
+        "term_engine": _("Engine"),
+        "term_regime": _("Memory profiling"),
+        "term_scheduler": _("Batch defaults"),
+        "term_sampler": _("Sampler"),
         "choice_not_offered": _("Select a valid choice. %(value)s is not one of the available choices.").replace(
             "%(value)s", "{value}"),
         "utilization_default": _("default {value}"),
@@ -354,6 +359,9 @@ def sizing_page_strings() -> dict[str, Any]:
         ),
         "formula_cuda_graphs_inside": _(
             "CUDA graphs, measured while profiling, inside the engine budget (vLLM 0.20 and later), {source}: {value}"
+        ),
+        "formula_headroom_cuda": _(
+            "Memory left = CUDA-visible total − required = {cuda} − {required} = {headroom}"
         ),
         "formula_headroom_card": _(
             "Memory left = card capacity − required = {capacity} − {required} = {headroom}: the engine does not use it"
@@ -568,13 +576,15 @@ class SizingPageView(LoginRequiredMixin, TemplateView):
         version_form = SizingVersionForm(address or None, version_labels=_vllm_release_labels(),
                                          usage_labels=_usage_context_labels(), install_labels=_install_labels())
         version_form.is_valid()
+        selects = _form_context(self.request.user)
         context.update(
-            _form_context(self.request.user),
+            selects,
             fingerprint_choices=_fingerprint_choices(organisation_for_user(user=self.request.user)),
             weight_choices=_weight_choices(),
             kv_dtype_choices=_choices(KV_CACHE_DTYPES, _kv_dtype_labels()),
             engine_choices=_choices(ENGINE_CHOICES, _engine_labels()),
             utilization_engines=UTILIZATION_ENGINES,
+            gpu_memory={gpu.slug: gpu.memory_bytes for gpu in selects["gpus"]},
             version_form=version_form,
             version_fields={
                 name: {"choices": list(version_form.fields[name].choices), "selected": version_form.selected(name),

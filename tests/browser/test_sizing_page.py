@@ -320,3 +320,103 @@ def test_speculative_decoding_traffic_shape_and_expert_parallel_inputs(
     expect(page.locator("#field-prefix_caching")).not_to_be_checked()
     expect(page.locator("#field-output_tokens")).to_have_value("512")
     expect(page.locator("#group-traffic")).to_have_attribute("open", "")
+
+
+def _gib_figures(text: str) -> list[float]:
+    return [float(value.replace(",", "")) for value in re.findall(r"([\d,]+\.\d+) GiB", text)]
+
+
+def test_the_page_tells_one_story_when_the_context_is_above_the_model(
+    live_server, transactional_db, catalog: None, user, page: Page
+) -> None:
+    # given a new user's first try (issue 18): Meta-Llama-3-70B (trained on 8192 tokens) on 2 × H100, vLLM,
+    # a 32k context and 64 requests
+    sign_in(page, live_server.url)
+    page.select_option("#field-model", "meta-llama/Meta-Llama-3-70B")
+    page.select_option("#field-gpu", "nvidia-h100-sxm-80gb")
+    page.fill("#field-gpus", "2")
+    page.fill("#field-tp", "2")
+    page.fill("#field-max_model_len", "32768")
+    page.fill("#field-concurrency", "64")
+
+    # when they estimate with the release left at latest
+    expect(page.locator("#field-engine_version")).to_have_value("latest")
+    page.click("#estimate-button")
+    wait_for_estimate(page)
+
+    # then beside "Does not fit" the page says what is short, and the memory left keeps its own label
+    verdict = page.locator("#verdict")
+    expect(verdict).to_have_attribute("data-fits", "false")
+    expect(verdict.locator('.verdict-short[data-short="context"]')).to_have_text(
+        "Max model length 32,768 tokens is above the model's limit of 8,192 tokens")
+    expect(verdict.locator(".verdict-headroom")).to_contain_text("Memory left (headroom): ")
+    expect(verdict.locator("#engine-release")).to_have_text(re.compile(r"^Rules of vLLM \d+\.\d+\.\d+ \(latest\)$"))
+
+    # and the bill shows the card, what CUDA sees and the engine's budget apart, the budget their product
+    def figure(row: str) -> float:
+        return float(page.locator(f'#memory-table tr[data-row="{row}"] td').nth(1).inner_text())
+
+    card, cuda, budget = figure("capacity"), figure("cuda_visible"), figure("budget")
+    utilization = float(page.locator("#field-gpu_memory_utilization").get_attribute("placeholder").split()[-1])
+    assert budget < cuda < card
+    assert abs(cuda * utilization - budget) <= 0.01
+    expect(page.locator('#memory-table tr[data-row="usable"]')).to_have_count(0)
+    expect(page.locator('#defaults-assumed li[data-flag="gpu_memory_utilization"]')).to_contain_text(
+        str(utilization))
+
+    # and the context fix comes first with its exact flag, the RoPE-scaled variant second with the quality caveat
+    remedies = page.locator("#remedy-list .remedy")
+    expect(remedies.nth(0)).to_have_attribute("data-key", "context_limit")
+    expect(remedies.nth(0).locator("code.remedy-flag")).to_have_text("--max-model-len 8192")
+    expect(remedies.nth(1)).to_have_attribute("data-key", "rope_yarn")
+    expect(remedies.nth(1).locator("code.remedy-flag")).to_contain_text('"rope_type": "yarn", "factor": 4.0')
+    expect(remedies.nth(1).locator(".remedy-note")).to_contain_text("trained on 8,192 tokens")
+    # and, no single change being enough, the smallest combination that fits with the combined flags
+    combination = page.locator('#remedy-list .remedy[data-kind="combination"][data-fits="true"]').first
+    expect(combination.locator("code.remedy-flag")).to_contain_text("--max-model-len 8192")
+    # every "KV cache room" a remedy gives is memory a card can have
+    for text in page.locator("#remedy-list .remedy-effect").all_inner_texts():
+        assert all(value <= card for value in _gib_figures(text)), text
+
+    # when they apply the first combination that fits
+    combination.locator(".remedy-apply").click()
+
+    # then it fits, and the verdict says how many requests the KV cache holds
+    expect(verdict).to_have_attribute("data-fits", "true")
+    expect(page.locator("#field-max_model_len")).to_have_value("8192")
+    expect(verdict.locator(".verdict-holds")).to_contain_text("(64 asked)")
+
+
+def test_a_kv_cache_short_of_the_requests_says_so_beside_the_verdict(
+    live_server, transactional_db, catalog: None, user, page: Page
+) -> None:
+    # given Llama-3.1-70B on 2 × H100 (TP 2) with FP8 weights for 64 requests of 8192 tokens: the memory before
+    # the KV cache fits, the KV cache holds fewer requests than asked
+    sign_in(page, live_server.url)
+    page.select_option("#field-model", "meta-llama/Meta-Llama-3.1-70B")
+    page.select_option("#field-gpu", "nvidia-h100-sxm-80gb")
+    page.fill("#field-gpus", "2")
+    page.fill("#field-tp", "2")
+    page.select_option("#field-weights", "fp8")
+    page.fill("#field-max_model_len", "8192")
+    page.fill("#field-concurrency", "64")
+
+    # when they estimate
+    page.click("#estimate-button")
+    wait_for_estimate(page)
+
+    # then the verdict says what is short in requests, beside a labelled (positive) memory left
+    verdict = page.locator("#verdict")
+    expect(verdict).to_have_attribute("data-fits", "false")
+    short = verdict.locator('.verdict-short[data-short="kv"]')
+    expect(short).to_have_text(re.compile(r"^KV cache holds \d+ of the 64 requests at 8,192 tokens$"))
+    held = int(re.search(r"holds (\d+) of", short.inner_text()).group(1))
+    assert held < 64
+    expect(verdict.locator(".verdict-short")).to_have_count(1)
+    left = _gib_figures(verdict.locator(".verdict-headroom").inner_text())
+    assert left
+    assert left[0] > 0
+    # and the bill's KV demand row is marked short, the remedies that fit say how many requests they hold
+    expect(page.locator('#memory-table tr[data-row="kv_demand"]')).to_have_class(re.compile("row-negative"))
+    first = page.locator('#remedy-list .remedy[data-fits="true"]').first
+    expect(first.locator(".remedy-effect")).to_contain_text("of the 64 requests at 8,192 tokens")

@@ -57,6 +57,9 @@
   var lastResult = null;
   // Values from the address that a select does not offer: shown beside their field with the next estimate.
   var addressErrors = {};
+  // The catalog's total per card (what nvidia-smi reports), by GPU slug: vLLM's bill counts from what CUDA sees.
+  var GPU_MEMORY = JSON.parse(document.getElementById("gpu-memory").textContent);
+  var lastPayload = {};
 
   function has(list, value) { return list.indexOf(value) >= 0; }
 
@@ -572,6 +575,15 @@
 
   // ---------------------------------------------------------------- the memory bill and its formulas
 
+  // The card's own total: what the form measured, else the fingerprint's, else the catalog's.
+  function cardTotal(data) {
+    if (S.isNumber(lastPayload.gpu_memory_bytes)) return lastPayload.gpu_memory_bytes;
+    var env = data.environment && data.environment.environment;
+    if (env && S.isNumber(env.memory_bytes_per_gpu)) return env.memory_bytes_per_gpu;
+    var catalog = GPU_MEMORY[data.gpu];
+    return S.isNumber(catalog) ? catalog : data.capacity_bytes_per_gpu;
+  }
+
   function utilizationOf(data) {
     var assumptions = data.assumptions || {};
     return assumptions.engine_gpu_memory_utilization || assumptions.gpu_memory_utilization;
@@ -627,12 +639,18 @@
       weights: value("weights"), overhead: assumptions.weight_overhead };
     var terms = S.componentKeys(memory).map(function (key) { return gib(memory[key]); }).join(" + ");
     lines.required = [format(T.formula_required, { terms: terms, required: gibValue(required) })];
-    lines.capacity = [format(T.formula_capacity, { source: source("capacity"), capacity: gibValue(capacity) })];
-    lines.headroom = [usable === capacity
-      ? format(T.formula_headroom_card, { capacity: gibValue(capacity), required: gibValue(required),
-        headroom: gibValue(data.headroom_bytes_per_gpu) })
-      : format(T.formula_headroom, { usable: gibValue(usable), required: gibValue(required),
-        headroom: gibValue(data.headroom_bytes_per_gpu) })];
+    lines.capacity = [format(T.formula_capacity, { source: source("capacity"), capacity: gibValue(cardTotal(data)) })];
+    var card = cardTotal(data);
+    var visible = cudaVisible(data);
+    var headroomValues = { usable: gibValue(usable), required: gibValue(required), capacity: gibValue(card),
+      cuda: visible ? gibValue(visible.bytes) : "", headroom: gibValue(data.headroom_bytes_per_gpu) };
+    if (visible && Math.abs(usable - visible.bytes) < GIB / 200 && Math.abs(visible.bytes - card) >= GIB / 200) {
+      lines.headroom = [format(T.formula_headroom_cuda, headroomValues)];
+    } else if (Math.abs(usable - card) < GIB / 200) {
+      lines.headroom = [format(T.formula_headroom_card, headroomValues)];
+    } else {
+      lines.headroom = [format(T.formula_headroom, headroomValues)];
+    }
     if (data.allocation === "preallocated" && S.isNumber(data.kv_demand_bytes_per_gpu)) {
       lines.kv_demand = [format(T.formula_kv_demand, {
         concurrency: integer.format(assumptions.per_replica_concurrency || data.concurrency),
@@ -657,7 +675,7 @@
         utilization: utilization, budget: gibValue(budget) });
       lines.weights = [format(T.formula_weights, weightValues)].concat(weightNotes);
       lines.budget = [budgetLine];
-      if (cuda) lines.cuda_visible = [format(T.formula_cuda_visible, { capacity: gibValue(capacity),
+      if (cuda) lines.cuda_visible = [format(T.formula_cuda_visible, { capacity: gibValue(cardTotal(data)),
         cuda: gibValue(cuda.bytes) })];
       var kvValues = { budget: gib(budget), weights: gib(memory.weights || 0), activations: gib(memory.activations || 0),
         runtime: gib(memory.runtime || 0), graphs: gib(memory.cuda_graphs || 0), kv: gibValue(pool) };
@@ -741,18 +759,21 @@
       ]);
     });
     function name(text) { return el("span", { className: "row-name", text: text }); }
-    var capacity = data.capacity_bytes_per_gpu;
+    var capacity = cardTotal(data);
     var budget = data.budget_bytes_per_gpu;
     var usable = data.usable_bytes_per_gpu;
     var close = GIB / 200;  // figures within 0.005 GiB show as one
     row("required", data.required_bytes_per_gpu, "row-total", [name(T.required)]);
     row("capacity", capacity, "row-sub", [name(T.capacity), S.sourceBadge(sources.capacity)]);
     var cuda = cudaVisible(data);
-    if (cuda && Math.abs(cuda.bytes - capacity) >= close) row("cuda_visible", cuda.bytes, "row-sub", [name(T.cuda_visible)]);
+    var showCuda = cuda && Math.abs(cuda.bytes - capacity) >= close;
+    if (showCuda) row("cuda_visible", cuda.bytes, "row-sub", [name(T.cuda_visible)]);
     if (S.isNumber(budget) && budget > 0 && Math.abs(budget - usable) >= close) {
       row("budget", budget, "row-sub", [name(T.budget)]);
     }
-    if (Math.abs(usable - capacity) >= close) row("usable", usable, "row-sub", [name(T.usable)]);
+    if (Math.abs(usable - capacity) >= close && !(showCuda && Math.abs(usable - cuda.bytes) < close)) {
+      row("usable", usable, "row-sub", [name(T.usable)]);
+    }
     if (data.allocation === "preallocated" && S.isNumber(data.kv_demand_bytes_per_gpu)) {
       var short = data.kv_demand_bytes_per_gpu > (memory.kv_cache || 0);
       row("kv_demand", data.kv_demand_bytes_per_gpu, short ? "row-sub row-negative" : "row-sub", [name(T.kv_demand)]);
@@ -790,7 +811,7 @@
     if (loose.length) {
       var rules = el("ul", { className: "term-source-list" });
       loose.forEach(function (key) {
-        rules.appendChild(el("li", { "data-term": key }, el("strong", { text: (T[key] || key) + ": " }),
+        rules.appendChild(el("li", { "data-term": key }, el("strong", { text: (T["term_" + key] || T[key] || key) + ": " }),
           el("span", { text: sources[key] })));
       });
       box.appendChild(rules);
@@ -1026,7 +1047,7 @@
         hovertemplate: "%{x}<br>" + name + ": %{y:.2f} " + T.gib + "<extra></extra>",
       };
     });
-    var capacity = Math.max.apply(null, gpus.map(function (gpu) { return gpu.capacity_bytes; }));
+    var capacity = cardTotal(data);
     var budget = Math.max.apply(null, gpus.map(function (gpu) { return gpu.budget_bytes; }));
     var tallest = Math.max.apply(null, gpus.map(function (gpu) {
       return keys.reduce(function (sum, key) { return sum + (gpu.components[key] || 0); }, 0);
@@ -1130,6 +1151,7 @@
 
   function render(data, payload) {
     lastResult = data;
+    lastPayload = payload || {};
     showResolvedDefaults(data);
     document.getElementById("empty-state").hidden = true;
     document.getElementById("results").hidden = false;  // before plotting: Plotly measures the container
