@@ -337,9 +337,9 @@ def deployment_release(*, deployment: Deployment, estimate: Mapping[str, Any] | 
 
 
 def deployment_launch(*, deployment: Deployment) -> dict[str, Any]:
-    """The plan's release and launch lines (`deployment_release`) with the estimate's launch arguments, and the
-    estimate's warnings about the release (a newer release than modelled); `error` when the plan cannot be
-    estimated (the lines then carry no arguments)."""
+    """The plan's release and launch lines (`deployment_release`) with the estimate's launch arguments, the
+    warning about the release (newer than modelled: estimated with the newest band) and `error` when the plan
+    cannot be estimated (the lines then carry no arguments)."""
     estimate, error = None, None
     if deployment.model is not None and deployment.gpu is not None:
         try:
@@ -349,8 +349,11 @@ def deployment_launch(*, deployment: Deployment) -> dict[str, Any]:
         except SizingError as failure:
             error = failure.message
     release = deployment_release(deployment=deployment, estimate=estimate)
-    release["warnings"] = [str(warning) for warning in (estimate or {}).get("warnings") or ()
-                           if "release modelled" in str(warning)]
+    try:
+        warning = resolve_engine_version(release["engine"], deployment.engine_version).warning
+    except SizingError as failure:  # a release stored before the bands changed
+        warning = failure.message
+    release["warnings"] = [warning] if warning else []
     release["error"] = error
     return release
 
