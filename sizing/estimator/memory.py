@@ -786,7 +786,7 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
             "cuda_graph_bytes": binding.components["cuda_graphs"],
             "binding_stage": binding_stage,
             "per_replica_concurrency": per_replica_concurrency,
-            "capacity_source": "measured" if request.gpu_memory_bytes else "catalog",
+            "capacity_source": "measured" if request.gpu_memory_bytes or request.gpu_cuda_total_bytes else "catalog",
             "kv_groups": [f"{g.layers} x {g.kind.value}" + (f" (window {g.window})" if g.window else "")
                           for g in binding_inputs.kv.groups] if request.detail else [],
             **{f"engine_{key}": value for key, value in binding.settings.items()},
@@ -803,7 +803,7 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
             "activations": "calibrated" if request.activation_peak_bytes is not None else "estimated",
             "runtime": "calibrated" if request.runtime_reserve_bytes is not None else "estimated",
             "cuda_graphs": "calibrated" if request.cuda_graph_bytes is not None else "estimated",
-            "capacity": "measured" if request.gpu_memory_bytes else "catalog",
+            "capacity": "measured" if request.gpu_memory_bytes or request.gpu_cuda_total_bytes else "catalog",
         },
         warnings=tuple(warnings),
         problems=tuple(problems),
