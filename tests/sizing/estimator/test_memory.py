@@ -36,6 +36,11 @@ VLLM_ACTIVATIONS = 5_111_493_427
 VLLM_FORWARD = 905_969_664
 
 
+def vllm_request(**fields: object) -> EstimateRequest:
+    """A vLLM request at the pinned release."""
+    return EstimateRequest(engine_version=VLLM, **fields)  # type: ignore[arg-type]
+
+
 def _field_calculator(concurrency: int, tokens: int) -> MemoryEstimate:
     """DESIGN §5: a 7B BF16 model (32 layers, 8 KV heads of 128), weights × 1.05, 2 GiB reserve, 90% of 24 GiB."""
     arch = architecture_from_numbers(parameters=7 * 10**9, num_hidden_layers=32, num_key_value_heads=8,
@@ -171,7 +176,7 @@ def test_vllm_weights_line_adds_the_rotary_cache_that_idealized_and_transformers
 
 def test_vllm_kv_cache_is_budget_minus_weights_activations_and_runtime():
     # given the same deployment
-    result = estimate_memory(EstimateRequest(engine_version=VLLM, arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=8192))
+    result = estimate_memory(vllm_request(arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=8192))
 
     # when
     bill = result.memory_per_gpu
@@ -183,7 +188,7 @@ def test_vllm_kv_cache_is_budget_minus_weights_activations_and_runtime():
 
 def test_vllm_launch_args_name_what_was_sized():
     # given
-    result = estimate_memory(EstimateRequest(engine_version=VLLM, arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=8192))
+    result = estimate_memory(vllm_request(arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=8192))
 
     # when
     args = result.launch_args
@@ -196,7 +201,7 @@ def test_vllm_launch_args_name_what_was_sized():
 
 def test_vllm_fp8_kv_doubles_the_tokens_a_pool_holds():
     # given the same deployment with an FP8 KV cache
-    request = EstimateRequest(engine_version=VLLM, arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=8192, kv_dtype="fp8")
+    request = vllm_request(arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=8192, kv_dtype="fp8")
 
     # when
     result = estimate_memory(request)
@@ -260,7 +265,7 @@ def test_tp2_int4_per_rank_weights_split_the_groups_with_the_matrices():
 
 def test_vllm_tp2_halves_weights_and_kv_per_gpu():
     # given Llama-3-8B on two 80 GiB cards at TP 2
-    request = EstimateRequest(engine_version=VLLM, arch=build_arch(), gpu=build_gpu(memory_gib=80), tp=2, max_model_len=8192)
+    request = vllm_request(arch=build_arch(), gpu=build_gpu(memory_gib=80), tp=2, max_model_len=8192)
 
     # when
     result = estimate_memory(request)
@@ -337,7 +342,7 @@ def test_pp2_with_tied_embeddings_holds_a_copy_on_the_last_stage():
 
 def test_vllm_pp2_splits_layers_kv_and_the_sampler_between_stages():
     # given Llama-3-8B on two 80 GiB cards at PP 2
-    request = EstimateRequest(engine_version=VLLM, arch=build_arch(), gpu=build_gpu(memory_gib=80), pp=2, max_model_len=8192)
+    request = vllm_request(arch=build_arch(), gpu=build_gpu(memory_gib=80), pp=2, max_model_len=8192)
 
     # when
     result = estimate_memory(request)
@@ -367,7 +372,7 @@ def test_vllm_pp2_splits_layers_kv_and_the_sampler_between_stages():
 
 def test_gpus_beyond_tp_are_replicas_that_split_the_concurrency():
     # given 4 GPUs at TP 2 → 2 replicas; 10 concurrent requests of 8192 tokens
-    request = EstimateRequest(engine_version=VLLM, arch=build_arch(), gpu=build_gpu(memory_gib=80), gpus=4, tp=2,
+    request = vllm_request(arch=build_arch(), gpu=build_gpu(memory_gib=80), gpus=4, tp=2,
                               max_model_len=8192, concurrency=10)
 
     # when
@@ -399,7 +404,7 @@ def test_odd_concurrency_rounds_up_per_replica():
 
 def test_vllm_will_not_start_when_max_model_len_does_not_fit_and_suggests_one():
     # given meta-llama/Meta-Llama-3.1-8B (131,072-token context) on one 24 GiB card, vLLM defaults
-    request = EstimateRequest(engine_version=VLLM, arch=architecture_from_config(LLAMA31_8B_CONFIG), gpu=build_gpu(memory_gib=24))
+    request = vllm_request(arch=architecture_from_config(LLAMA31_8B_CONFIG), gpu=build_gpu(memory_gib=24))
 
     # when
     result = estimate_memory(request)
@@ -423,7 +428,7 @@ def test_vllm_will_not_start_when_max_model_len_does_not_fit_and_suggests_one():
 
 def test_vllm_starts_with_the_suggested_max_model_len():
     # given the same deployment with the max_model_len the refusal suggested
-    request = EstimateRequest(engine_version=VLLM, arch=architecture_from_config(LLAMA31_8B_CONFIG), gpu=build_gpu(memory_gib=24),
+    request = vllm_request(arch=architecture_from_config(LLAMA31_8B_CONFIG), gpu=build_gpu(memory_gib=24),
                               max_model_len=42864)
 
     # when
@@ -514,7 +519,7 @@ def test_tp16_over_8_kv_heads_is_accepted_with_replicated_heads():
 
 def test_vllm_concurrency_curve_is_increasing_and_crosses_the_budget_at_max_concurrency_fit():
     # given Llama-3-8B on 80 GiB, 8192-token requests
-    result = estimate_memory(EstimateRequest(engine_version=VLLM, arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=8192))
+    result = estimate_memory(vllm_request(arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=8192))
 
     # when
     curve = result.concurrency_curve
@@ -537,7 +542,7 @@ def test_max_model_len_beyond_the_model_context_is_a_problem():
     # given Llama-3-8B (max_position_embeddings 8192) asked for 9000 tokens
 
     # when
-    result = estimate_memory(EstimateRequest(engine_version=VLLM, arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=9000))
+    result = estimate_memory(vllm_request(arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=9000))
 
     # then: vLLM refuses it; the memory figures are still given: 9000 tokens = 563 blocks = 9,008 paged
     # tokens; 427,040 / 9,008 = 47.41
@@ -553,7 +558,7 @@ def test_max_model_len_beyond_the_model_context_is_a_problem():
 def test_measured_gpu_memory_replaces_the_catalog_capacity():
     # given an 80 GiB catalog card (CUDA sees all 80 GiB) whose fingerprint measured 79 GiB = 84,825,604,096 bytes:
     # the CUDA-visible total drops by the same 1 GiB (the catalog's reservation, 0 here, is kept)
-    request = EstimateRequest(engine_version=VLLM, arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=8192,
+    request = vllm_request(arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=8192,
                               gpu_memory_bytes=79 * GiB)
 
     # when
