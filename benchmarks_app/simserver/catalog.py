@@ -29,7 +29,8 @@ def _rows(kind: str) -> dict[str, dict[str, Any]]:
 
 
 def catalog_gpu(slug: str) -> GpuSpec:
-    """The estimator's view of a catalog GPU, as the service builds it (nvidia-smi total, else the marketed GB)."""
+    """The estimator's view of a catalog GPU, as the service builds it (nvidia-smi total, else the marketed GB; the
+    CUDA-visible total, SM count, compute capability and NVSwitch board as the catalog gives them)."""
     rows = _rows("gpus")
     if slug not in rows:
         raise KeyError(f"unknown GPU {slug!r}; the catalog has {', '.join(sorted(rows))}")
@@ -45,7 +46,19 @@ def catalog_gpu(slug: str) -> GpuSpec:
         interconnect_bytes_per_s=int(float(link.get("bandwidth_gb_s") or 0) * 10**9),
         pcie_generation=row.get("pcie_generation"),
         price_per_hour_usd=row.get("price_per_hour_usd"),
+        cuda_total_bytes=row["cuda_total_mib"] * MiB if row.get("cuda_total_mib") else None,
+        sm_count=row.get("sm_count"),
+        compute_capability=_compute_capability(row.get("compute_capability")),
+        nvswitch=bool(row.get("nvswitch")),
     )
+
+
+def _compute_capability(text: str | None) -> tuple[int, int] | None:
+    """"8.9" -> (8, 9); None for AMD cards."""
+    if not text:
+        return None
+    major, _, minor = str(text).partition(".")
+    return int(major), int(minor or 0)
 
 
 def catalog_arch(slug: str) -> Architecture:

@@ -935,6 +935,10 @@ def _launch_args(request: EstimateRequest, *, utilization: float, engine: Engine
             args.append(f"--max-model-len {effective_len}")
         args += [f"--max-num-seqs {max_num_seqs}", f"--max-num-batched-tokens {batched}",
                  f"--block-size {block_size}", f"--kv-cache-dtype {kv}"]
+        if request.enable_chunked_prefill is not None:
+            args.append("--enable-chunked-prefill" if request.enable_chunked_prefill else "--no-enable-chunked-prefill")
+        if request.kv_cache_memory_bytes is not None:
+            args.append(f"--kv-cache-memory-bytes {request.kv_cache_memory_bytes}")
         if request.dp > 1:
             args.append(f"--data-parallel-size {request.dp}")
         if request.expert_parallel:

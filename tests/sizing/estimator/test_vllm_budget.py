@@ -359,6 +359,21 @@ def test_kv_cache_memory_bytes_is_the_cache_exactly():
     # 10 GiB / (16 × 131,072 bytes) = 5,120 blocks → 81,920 tokens
     assert result.memory_per_gpu["kv_cache"] == 10 * GiB
     assert result.kv_capacity_tokens == 81_920
+    assert f"--kv-cache-memory-bytes {10 * GiB}" in result.launch_args
+
+
+def test_chunked_prefill_off_profiles_a_whole_prompt_and_says_so_in_the_flags():
+    result = _estimate(LLAMA3_8B_CONFIG, H100, engine_version="0.11.0", max_model_len=8192,
+                       enable_chunked_prefill=False, max_num_seqs=64)
+    # then: B = max(max_model_len, the default 8192) = 8192; the flag is passed on
+    assert result.assumptions["max_num_batched_tokens"] == 8192
+    assert "--no-enable-chunked-prefill" in result.launch_args
+    # a 32,768-token context without chunking: the profile batch is one whole prompt, B = 32,768, and its forward
+    # 32768 × (3 × 4096 + 3 × 14336) × 2 = 3,623,878,656 outgrows the 64-row sampler
+    longer = _estimate({**LLAMA3_8B_CONFIG, "max_position_embeddings": 32768}, H100, engine_version="0.11.0",
+                       max_model_len=32768, enable_chunked_prefill=False, max_num_seqs=64)
+    assert longer.assumptions["max_num_batched_tokens"] == 32768
+    assert longer.memory_per_gpu["activations"] == 3_623_878_656
 
 
 def test_the_catalog_figure_minus_the_typical_reservation_when_cuda_total_is_unknown():
