@@ -12,13 +12,14 @@ True
 
 from __future__ import annotations
 
+from sizing.estimator.launch import INSTALLS, USAGE_CONTEXTS
 from sizing.estimator.versions import LATEST, resolve_engine_version
 
 # (value, what changes at this release), newest first. Values are what `EstimateRequest.engine_version` takes.
 VLLM_RELEASE_CHOICES: tuple[tuple[str, str], ...] = (
     (LATEST, "the newest release modelled"),
     ("0.33.0", "profiling counts start-up buffers (from 0.27); cards of 160 GiB or more get the big batch defaults "
-               "(from 0.29); the FlashInfer sampler is on again (from 0.21)"),
+               "(from 0.29); the Triton sampler stays the default unless VLLM_USE_FLASHINFER_SAMPLER=1"),
     ("0.20.0", "gpu_memory_utilization 0.92 by default; CUDA graphs are measured inside the budget"),
     ("0.19.0", "the last release with gpu_memory_utilization 0.90 and CUDA graphs outside the budget"),
     ("0.17.0", "the Triton top-k/top-p sampler: a smaller sampling peak"),
@@ -33,10 +34,9 @@ VLLM_RELEASE_CHOICES: tuple[tuple[str, str], ...] = (
 )
 VLLM_RELEASES: tuple[str, ...] = tuple(value for value, _ in VLLM_RELEASE_CHOICES)
 
-# vLLM's usage context: `vllm serve` (the OpenAI server) and the Python `LLM(...)` class differ in batch defaults.
-USAGE_CONTEXT_CHOICES: tuple[str, ...] = ("serve", "llm")
-# How vLLM is installed: the PyPI wheel, or the official Docker image (0.8-0.11's ships FlashInfer's sampler).
-INSTALL_CHOICES: tuple[str, ...] = ("pip", "docker")
+# vLLM's usage context and install (one list, estimator.launch's): the forms offer what the API accepts.
+USAGE_CONTEXT_CHOICES: tuple[str, ...] = USAGE_CONTEXTS
+INSTALL_CHOICES: tuple[str, ...] = INSTALLS
 
 
 def latest_vllm_release() -> str:
