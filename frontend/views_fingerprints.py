@@ -24,7 +24,7 @@ from django.views import View
 
 from benchmarks_app.models import BenchmarkRun, LoadTest
 from frontend.forms import OrganisationRowsForm
-from frontend.views import _engine_labels, _model_groups
+from frontend.views import _engine_labels, _install_labels, _model_groups, _usage_context_labels
 from frontend.views_benchmarks import verdict_label
 from frontend.views_reports import deployment_reports
 from reports.checklist import checklist_summary, commitment_checklist
@@ -50,6 +50,7 @@ from sizing.deployment_services import (
 )
 from sizing.estimator.engines import ENGINE_CHOICES
 from sizing.estimator.errors import SizingError
+from sizing.estimator.launch import INSTALLS, USAGE_CONTEXTS
 from sizing.finding_text import (
     NO_VALUE,
     area_label,
@@ -94,6 +95,12 @@ class DeploymentForm(OrganisationRowsForm):
                                          label=gettext_lazy("CUDA version of the image"))
     max_model_len = forms.IntegerField(min_value=1, max_value=16_777_216, required=False,
                                        label=gettext_lazy("Max model length"))
+    # the engine release the plan is sized for (empty: latest); the service checks it against the engine
+    engine_version = forms.CharField(max_length=40, required=False, label=gettext_lazy("Engine version"))
+    usage_context = forms.ChoiceField(choices=[(value, value) for value in USAGE_CONTEXTS], required=False,
+                                      label=gettext_lazy("Usage context"))
+    install = forms.ChoiceField(choices=[(value, value) for value in INSTALLS], required=False,
+                                label=gettext_lazy("Install"))
     notes = forms.CharField(max_length=5000, required=False, widget=forms.Textarea, label=gettext_lazy("Notes"))
     slo_ttft_ms = forms.FloatField(min_value=0.001, max_value=3_600_000, required=False,
                                    label=gettext_lazy("TTFT SLO (ms)"))
@@ -125,6 +132,9 @@ class DeploymentForm(OrganisationRowsForm):
 
     def service_data(self) -> dict[str, Any]:
         data = dict(self.cleaned_data)
+        for key in ("usage_context", "install"):
+            if not data.get(key):
+                data.pop(key, None)  # not given: the plan keeps what it has (new plans: serve, pip)
         data["slo"] = {key: data.pop(f"slo_{key}") for key in ("ttft_ms", "tpot_ms", "e2e_ms")
                        if data.get(f"slo_{key}") is not None}
         for key in ("ttft_ms", "tpot_ms", "e2e_ms"):
@@ -138,6 +148,8 @@ def _deployment_initial(deployment: Deployment) -> dict[str, Any]:
             "gpu": deployment.gpu.slug if deployment.gpu else "", "gpu_count": deployment.gpu_count,
             "tp": deployment.tp, "engine": deployment.engine, "image_cuda_version": deployment.image_cuda_version,
             "max_model_len": deployment.max_model_len, "workload": deployment.workload_id,
+            "engine_version": deployment.engine_version, "usage_context": deployment.usage_context,
+            "install": deployment.install,
             "rate_per_s": deployment.rate_per_s,
             **{f"slo_{key}": (deployment.slo or {}).get(key) for key in ("ttft_ms", "tpot_ms", "e2e_ms")}}
 
@@ -251,6 +263,10 @@ def _plan_form_context(request: HttpRequest, form: DeploymentForm) -> dict[str, 
             "gpus": list(gpu_list().order_by("vendor", "marketed_memory_gb", "name")),
             "engine_choices": [{"value": e, "label": engine_labels.get(e, e)} for e in ENGINE_CHOICES],
             "selected_engine": form["engine"].value() or "vllm",
+            "usage_choices": list(_usage_context_labels().items()),
+            "install_choices": list(_install_labels().items()),
+            "selected_usage_context": form["usage_context"].value() or "",
+            "selected_install": form["install"].value() or "",
             "slo_fields": [(key, form[f"slo_{key}"].label, form[f"slo_{key}"]) for key in ("ttft_ms", "tpot_ms",
                                                                                            "e2e_ms")]}
 

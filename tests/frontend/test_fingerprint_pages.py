@@ -176,6 +176,22 @@ def test_creating_a_deployment_stores_it_and_opens_its_page(signed_in: Client, c
     assert "Deployment Bank search created" in page
 
 
+def test_a_deployments_engine_release_is_stored_and_shown_on_its_plan_form(signed_in: Client, catalog: None,
+                                                                          organisation: Organisation) -> None:
+    # when the plan names the release, the usage context and the install it is sized for
+    response = signed_in.post(reverse("frontend:deployments"), {
+        "name": "Pinned", "model": MODEL, "gpu": GPU, "gpu_count": "1", "tp": "1", "engine": "vllm",
+        "engine_version": "0.9.2", "usage_context": "serve", "install": "docker"})
+    # then
+    created = Deployment.objects.get(organisation=organisation, name="Pinned")
+    assert response.status_code == 302
+    assert (created.engine_version, created.usage_context, created.install) == ("0.9.2", "serve", "docker")
+    page = signed_in.get(response["Location"]).content.decode()
+    assert 'name="engine_version"' in page
+    assert 'value="0.9.2"' in page
+    assert '<option value="docker" selected>' in page
+
+
 def test_a_deployments_latency_slos_are_set_on_its_plan_form(signed_in: Client, catalog: None,
                                                              organisation: Organisation) -> None:
     response = signed_in.post(reverse("frontend:deployments"), {
@@ -193,7 +209,9 @@ def test_a_deployments_latency_slos_are_set_on_its_plan_form(signed_in: Client, 
     ({"name": "Odd", "gpu_count": "3", "tp": "2"}, "gpu_count", "3 GPUs are not a whole number of TP 2 groups"),
     ({"name": "Cuda", "image_cuda_version": "twelve"}, "image_cuda_version", "is not a CUDA version"),
     ({"name": ""}, "name", "This field is required"),
-], ids=["duplicate-name", "count-not-multiple-of-tp", "bad-cuda", "no-name"])
+    ({"name": "Rel", "engine_version": "latest!"}, "engine_version", "is not a version"),
+    ({"name": "Old", "engine_version": "0.5.4"}, "engine_version", "older than the oldest release modelled"),
+], ids=["duplicate-name", "count-not-multiple-of-tp", "bad-cuda", "no-name", "bad-release", "old-release"])
 def test_a_refused_deployment_shows_the_message_by_its_field_and_saves_nothing(
         signed_in: Client, deployment: Deployment, data: dict, field: str, message: str) -> None:
     # when
