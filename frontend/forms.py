@@ -9,6 +9,8 @@ from django import forms
 from django.utils.translation import gettext as _
 
 from sizing.deployment_selectors import deployment_get_for_organisation
+from sizing.estimator.errors import SizingError
+from sizing.estimator.versions import parse_version, resolve_engine_version
 from sizing.models import Organisation
 from sizing.selectors import gpu_get, model_get_for_organisation
 
@@ -49,6 +51,15 @@ class OrganisationRowsForm(forms.Form):
         return gpu
 
 
+def _modelled_release(text: str) -> bool:
+    """A vLLM release number the rule tables model (an older one, or not a version, is refused by the form)."""
+    try:
+        resolve_engine_version("vllm", text)
+    except SizingError:
+        return False
+    return parse_version(text) is not None
+
+
 class SizingVersionForm(forms.Form):
     """The sizing page's engine-release inputs: the vLLM release the estimate holds for (latest by default), the
     usage context and the install. Bound to the page's address, it preselects what the address names and shows
@@ -61,7 +72,12 @@ class SizingVersionForm(forms.Form):
     def __init__(self, *args: Any, version_labels: dict[str, str], usage_labels: dict[str, str],
                  install_labels: dict[str, str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["engine_version"].choices = list(version_labels.items())
+        choices = list(version_labels.items())
+        asked = str(self.data.get("engine_version") or "").strip() if self.is_bound else ""
+        if asked and asked not in version_labels and _modelled_release(asked):
+            # a release the address names that the select does not list (a boot log's own release): offer it
+            choices.insert(1, (asked, asked))
+        self.fields["engine_version"].choices = choices
         self.fields["usage_context"].choices = list(usage_labels.items())
         self.fields["install"].choices = list(install_labels.items())
 

@@ -489,6 +489,7 @@ def bootlog_page_strings() -> dict[str, Any]:
         "calibration_runtime_reserve_bytes": _("Runtime reserve (non-torch memory)"),
         "calibration_cuda_graph_bytes": _("CUDA graphs"),
         "calibration_gpu_memory_bytes": _("GPU memory the engine saw"),
+        "calibration_gpu_cuda_total_bytes": _("GPU memory the engine saw"),
         "calibration_activation_peak_bytes": _("Activation peak"),
         "calibration_none": _("The log has no runtime figure to calibrate with"),
         "no_calibrated_estimate": _("No calibrated estimate: the log has no runtime figure"),

@@ -48,7 +48,8 @@ def test_create_a_deployment_upload_its_outputs_and_read_the_fingerprint(live_se
     expect(page.locator('#findings [data-code="tp_over_pcie"]')).to_contain_text("TP 2 would all-reduce over PHB")
     expect(page.locator('#topology-matrix td[data-kind="PHB"]')).to_have_count(2)
     expect(page.locator("#topology-graph .topo-node")).to_have_count(2)
-    expect(page.locator('#effect-table tr[data-row="capacity_bytes_per_gpu"] td.measured')).to_have_text("80.0 GiB")
+    # the fixture's GPUs are MIG slices: the memory a deployment gets is a slice's (39.2 GiB), not the card's 80 GiB
+    expect(page.locator('#effect-table tr[data-row="capacity_bytes_per_gpu"] td.measured')).to_have_text("39.2 GiB")
 
     # and the deployment's page lists it as the host's first version
     page.click("#deployment-link")

@@ -171,6 +171,9 @@
     if (parameters.tp || parameters.pp) {
       params.set("gpus", String((parameters.tp || 1) * (parameters.pp || 1)));
     }
+    // the release the log was estimated as (its own, or the oldest of its wording): like with like
+    var release = body.release || {};
+    if (release.estimated_as && (parameters.engine || "vllm") === "vllm") params.set("engine_version", release.estimated_as);
     var calibration = body.calibration || {};
     Object.keys(calibration).forEach(function (key) { params.set(key, String(calibration[key])); });
     return form.dataset.sizingUrl + "?" + params.toString();

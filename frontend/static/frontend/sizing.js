@@ -34,7 +34,8 @@
   var FLOAT_FIELDS = ["gpu_memory_utilization", "mem_fraction_static", "kv_cache_free_gpu_mem_fraction",
     "weight_overhead"];
   // measured terms: typed in GiB, sent (and kept in the address) in bytes under the API's names
-  var GIB_FIELDS = ["runtime_reserve_bytes", "cuda_graph_bytes", "activation_peak_bytes", "gpu_memory_bytes"];
+  var GIB_FIELDS = ["runtime_reserve_bytes", "cuda_graph_bytes", "activation_peak_bytes", "gpu_memory_bytes",
+                    "gpu_cuda_total_bytes"];
   var BOOLEAN_FIELDS = ["enforce_eager", "expert_parallel", "prefix_caching"];
   // checkboxes the API takes as true when absent: sent (and kept in the address) only when unticked
   var TRUE_BY_DEFAULT = ["prefix_caching"];
