@@ -71,5 +71,5 @@ def test_create_a_deployment_upload_its_outputs_and_read_the_fingerprint(live_se
     page.click("#estimate-button")
     expect(page.locator("#environment")).to_be_visible()
     expect(page.locator("#environment-summary")).to_contain_text("gpu-01")
-    expect(page.locator("#environment-summary")).to_contain_text("80.00 GiB")
+    expect(page.locator("#environment-summary")).to_contain_text("39.25 GiB")  # the MIG slice, not the card
     expect(page.locator('#environment-findings [data-code="mig_slices"]')).to_be_visible()
