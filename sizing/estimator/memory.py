@@ -16,6 +16,7 @@ concurrency.
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
@@ -376,6 +377,28 @@ def cuda_visible_total(request: EstimateRequest) -> int:
 
 
 _vllm_rules = lru_cache(maxsize=1024)(vllm_rules)
+
+
+@lru_cache(maxsize=512)
+def _first_equal(arch: Architecture) -> Architecture:
+    return arch
+
+
+_INTERNED_BY_ID: dict[int, tuple[weakref.ref[Architecture], Architecture]] = {}
+
+
+def _interned(arch: Architecture) -> Architecture:
+    """The first-seen instance equal to `arch`: every cache below is then hit by identity, not by comparing two
+    equal layer tables field by field (tens of µs for a large model; each request parses its own copy of a config,
+    and solvers and sweeps estimate the same copy again and again, so the copy is remembered by its identity)."""
+    seen = _INTERNED_BY_ID.get(id(arch))
+    if seen is not None and seen[0]() is arch:
+        return seen[1]
+    interned = _first_equal(arch)
+    if len(_INTERNED_BY_ID) >= 1024:
+        _INTERNED_BY_ID.clear()
+    _INTERNED_BY_ID[id(arch)] = (weakref.ref(arch), interned)
+    return interned
 _resolve_version = lru_cache(maxsize=256)(resolve_engine_version)
 
 
@@ -453,7 +476,7 @@ def _mxfp4_padding_per_stage(arch: Architecture, *, tp: int, pp: int, ep: int) -
 def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
     """Compute the memory bill of every GPU of a deployment and whether it fits."""
     _check_request(request)
-    arch = request.arch
+    arch = _interned(request.arch)
     engine = request.engine
     traits = ENGINE_TRAITS[engine]
     gpus, tp, pp, replicas = _layout(request, arch)
@@ -511,7 +534,7 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
             weights_per_stage, _mxfp4_padding_per_stage(arch, tp=tp, pp=pp, ep=ep), strict=True))
     draft_bytes = 0
     if request.draft_arch is not None:
-        draft = request.draft_arch
+        draft = _interned(request.draft_arch)
         if draft.parameters_override is None:
             _check_tensor_parallel(draft, tp)
         # the draft runs with the target's TP on the last stage's GPUs, in its own checkpoint format
@@ -525,7 +548,7 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
     stage_results: list[tuple[StageInputs, StageBudget]] = []
     for stage in range(pp):
         layout = _stage_kv_layout(arch, pp=pp, stage=stage, kv_bits=kv_dtype.bits, tp=tp, block_size=block_size,
-                                  draft=request.draft_arch)
+                                  draft=_interned(request.draft_arch) if request.draft_arch else None)
         activations = 0
         vllm_terms = None
         if rules is not None:

@@ -183,6 +183,7 @@ def examples_section(shared: Path) -> list[bool]:
 def speed_section(shared: Path) -> list[bool]:
     print("3. speed")
     gc.collect()  # the sections above leave their estimates behind: time the estimator, not their collection
+    gc.freeze()
     arch = _arch(shared, "meta-llama--Meta-Llama-3.1-70B")
     gpu = _card("NVIDIA H100 80GB HBM3", 79.19, (9, 0), nvswitch=True, sms=132)
     request = EstimateRequest(arch=arch, gpu=gpu, tp=4, engine=Engine.VLLM, max_model_len=32768, concurrency=64)
