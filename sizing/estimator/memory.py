@@ -15,6 +15,7 @@ concurrency.
 
 from __future__ import annotations
 
+import json
 import math
 import weakref
 from collections.abc import Callable
@@ -380,7 +381,7 @@ _vllm_rules = lru_cache(maxsize=1024)(vllm_rules)
 
 
 @lru_cache(maxsize=512)
-def _first_equal(arch: Architecture) -> Architecture:
+def _first_equal(arch: Architecture, _uncompared: str) -> Architecture:
     return arch
 
 
@@ -394,7 +395,9 @@ def _interned(arch: Architecture) -> Architecture:
     seen = _INTERNED_BY_ID.get(id(arch))
     if seen is not None and seen[0]() is arch:
         return seen[1]
-    interned = _first_equal(arch)
+    # the fields equality leaves out (the quantisation config, the parser's warnings) must match too
+    uncompared = json.dumps([arch.quantization_config, arch.warnings], sort_keys=True, default=str)
+    interned = _first_equal(arch, uncompared)
     if len(_INTERNED_BY_ID) >= 1024:
         _INTERNED_BY_ID.clear()
     _INTERNED_BY_ID[id(arch)] = (weakref.ref(arch), interned)
