@@ -127,3 +127,13 @@ def test_simulate_takes_the_version(catalog):
 
     # then
     assert "ttft_ms" in body
+
+
+def test_a_measured_cuda_total_replaces_the_catalogs(catalog):
+    # given the total a vLLM boot log printed (cudaMemGetInfo), not the catalog's 81,090 MiB
+    body = json.loads(_run("estimate", *DEPLOYMENT, "--engine-version", "0.11.0",
+                           "--gpu-cuda-total-bytes", "85000000000", "--json"))
+    # then vLLM's budget multiplies it: floor(85,000,000,000 × 0.9) = 76,500,000,000
+    assert body["capacity_bytes_per_gpu"] == 85_000_000_000
+    assert body["budget_bytes_per_gpu"] == 76_500_000_000
+    assert body["assumptions"]["capacity_source"] == "measured"

@@ -38,7 +38,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         add_deployment_arguments(parser)
-        parser.add_argument("--gpu-memory-bytes", type=positive_int)
+        parser.add_argument("--gpu-memory-bytes", type=positive_int, help="measured driver total (nvidia-smi)")
+        parser.add_argument("--gpu-cuda-total-bytes", type=positive_int,
+                            help="measured CUDA-visible total (a vLLM boot log's total_gpu_memory)")
         parser.add_argument("--block-size", type=positive_int)
         parser.add_argument("--concurrency", type=positive_int)
         parser.add_argument("--tokens-per-request", type=positive_int)
