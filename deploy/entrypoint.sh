@@ -2,7 +2,7 @@
 # The image's entrypoint: one image, one role per container, chosen by the first argument.
 #
 #   web              gunicorn (deploy.wsgi) on 0.0.0.0:8000
-#   worker           Celery worker: estimates, simulations, imports, reports (and the default "celery") queues
+#   worker           Celery worker: estimates, simulations, quotes, imports, reports (and the default "celery") queues
 #   loadtest-worker  Celery worker on the loadtests queue (one load-test shard per thread)
 #   beat             Celery beat (exactly one per deployment); its schedule file lives under SIZING_VAR_DIR
 #   migrate          apply the migrations and load the shipped catalogs, then exit (a one-shot job before rollout)
@@ -98,7 +98,7 @@ case "$role" in
         ;;
     worker)
         exec celery -A deploy worker \
-            --queues="${CELERY_QUEUES:-estimates,simulations,imports,reports,celery}" \
+            --queues="${CELERY_QUEUES:-estimates,simulations,quotes,imports,reports,celery}" \
             --pool=threads \
             --concurrency="${CELERY_CONCURRENCY:-4}" \
             --loglevel="$log_level" \

@@ -36,6 +36,11 @@ step "starting the workers, the bundled simulator and the web server"
 "$PY" -m celery -A deploy worker --loglevel=INFO --queues=estimates,simulations,imports,reports,celery --pool=threads \
     --concurrency=2 -n "main@%h" >"$VAR/worker.log" 2>&1 &
 pids+=($!)
+# quotes (deployment searches for sales, minutes each) on their own worker, so they never hold the threads that
+# estimates and report signing wait for (issue 19)
+"$PY" -m celery -A deploy worker --loglevel=INFO --queues=quotes --pool=threads --concurrency=2 \
+    -n "quotes@%h" >"$VAR/worker-quotes.log" 2>&1 &
+pids+=($!)
 # load tests hold their worker for the whole test: their own worker, so estimates never wait behind one
 "$PY" -m celery -A deploy worker --loglevel=INFO --queues=loadtests --pool=threads --concurrency=4 \
     -n "loadtests@%h" >"$VAR/worker-loadtests.log" 2>&1 &
@@ -66,7 +71,7 @@ LLM sizing is running (ready in $((SECONDS - started)) s)
   dashboard   $url/   (API: $url/api/docs/)
   sign in     ${login#demo login: }   (a new password at each start)
   simulator   $SIZING_SIMULATOR_URL   (the demo's endpoint "Bundled simulator")
-  logs        $VAR/web.log  $VAR/worker.log  $VAR/worker-loadtests.log  $VAR/simulator.log
+  logs        $VAR/web.log  $VAR/worker.log  $VAR/worker-quotes.log  $VAR/worker-loadtests.log  $VAR/simulator.log
   stop        Ctrl-C
 
 EOF

@@ -15,7 +15,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import exception_handler, set_rollback
 
-from sizing.estimator.errors import SizingError
+from sizing.estimator.errors import SizingError, SizingErrorCode
 
 
 def _first_message(detail: Any) -> str:
@@ -30,7 +30,9 @@ def _first_message(detail: Any) -> str:
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, SizingError):
         set_rollback()  # nothing half-saved under ATOMIC_REQUESTS
-        return Response(exc.as_dict(), status=status.HTTP_400_BAD_REQUEST)
+        too_many = exc.code is SizingErrorCode.TOO_MANY_JOBS  # a per-organisation job limit (sizing.job_budgets)
+        return Response(exc.as_dict(), status=status.HTTP_429_TOO_MANY_REQUESTS if too_many
+                        else status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, DjangoPermissionDenied):  # raised by services (e.g. editing a shared sample): same shape
         exc = exceptions.PermissionDenied(*exc.args)
     response = exception_handler(exc, context)

@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 from sizing.api_lists import ListApiMixin, list_schema
 from sizing.estimator.engines import ENGINE_CHOICES
 from sizing.estimator.formats import WEIGHT_FORMAT_CHOICES
+from sizing.job_budgets import MAX_CONTEXT_TOKENS
 from sizing.models import SimulationJob
 from sizing.quote_services import (
     QUOTE_DEFAULT_MAX_GPUS,
@@ -43,9 +44,9 @@ class QuoteInputSerializer(serializers.Serializer):
     profile = serializers.IntegerField(required=False, min_value=1,
                                        help_text="a workload profile id (yours or a shipped sample); or give "
                                                  "input_tokens and output_tokens")
-    input_tokens = serializers.IntegerField(required=False, min_value=1, max_value=10_000_000,
+    input_tokens = serializers.IntegerField(required=False, min_value=1, max_value=MAX_CONTEXT_TOKENS,
                                             help_text="prompt tokens per request (with output_tokens)")
-    output_tokens = serializers.IntegerField(required=False, min_value=1, max_value=10_000_000,
+    output_tokens = serializers.IntegerField(required=False, min_value=1, max_value=MAX_CONTEXT_TOKENS,
                                              help_text="generated tokens per request (with input_tokens)")
     rate = serializers.FloatField(min_value=0.0001, max_value=1_000_000,
                                   help_text="the load: requests per second arriving at random (open loop)")
@@ -65,7 +66,7 @@ class QuoteInputSerializer(serializers.Serializer):
                                    help_text="how many offers")
     requests = serializers.IntegerField(required=False, min_value=20, max_value=5000,
                                         help_text="requests simulated per candidate (default 300)")
-    max_model_len = serializers.IntegerField(required=False, min_value=1, max_value=10_000_000,
+    max_model_len = serializers.IntegerField(required=False, min_value=1, max_value=MAX_CONTEXT_TOKENS,
                                              help_text="the context the engine is started with (default: the "
                                                        "model's)")
 

@@ -28,7 +28,12 @@ from sizing.estimator.workload import WorkloadProfile, profile_from_dict
 from sizing.models import Gpu, Organisation, SimulationJob
 from sizing.selectors import gpu_get
 from sizing.services import estimate_request_build, gpu_spec, json_safe
-from sizing.simulation_services import SEARCH_DEFAULT_REQUESTS, simulation_job_validate, simulation_profile
+from sizing.simulation_services import (
+    SEARCH_DEFAULT_REQUESTS,
+    simulation_job_validate,
+    simulation_jobs_at_once_check,
+    simulation_profile,
+)
 from sizing.workload_selectors import workload_profile_get_for_organisation
 
 QUOTE_DEFAULT_MAX_GPUS = 8
@@ -211,6 +216,7 @@ def quote_create(*, organisation: Organisation, user: Any, inputs: Mapping[str, 
             raise invalid_argument("max_gpus", error.message) from None
         raise
     with transaction.atomic():
+        simulation_jobs_at_once_check(organisation=organisation, quote=True)
         job = SimulationJob.objects.create(organisation=organisation, created_by=user if user and user.pk else None,
                                            kind=SimulationJob.Kind.QUOTE, inputs=json_safe(job_inputs))
         transaction.on_commit(lambda: _enqueue(job.pk))
@@ -218,9 +224,9 @@ def quote_create(*, organisation: Organisation, user: Any, inputs: Mapping[str, 
 
 
 def _enqueue(job_id: int) -> None:
-    from sizing.tasks import simulation_job_run_task
+    from sizing.tasks import quote_run_task
 
-    simulation_job_run_task.delay(job_id)
+    quote_run_task.delay(job_id)  # the quotes queue (sizing.tasks)
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
@@ -396,6 +397,8 @@ def estimate_compute(*, estimate_id: int) -> Estimate:
                                  organisation=estimate.organisation)
     except SizingError as error:
         estimate.status, estimate.error, estimate.result = Estimate.Status.FAILED, error.as_dict(), None
+    except SoftTimeLimitExceeded:
+        raise  # over its time budget: the task marks the estimate failed with the budget (sizing.job_budgets)
     except Exception:  # a defect must not leave the estimate running forever or kill the worker
         logger.exception("estimate %s failed", estimate.pk)
         estimate.status, estimate.result = Estimate.Status.FAILED, None

@@ -18,6 +18,7 @@ from sizing.apis import EstimateParametersSerializer
 from sizing.estimator.dtypes import KV_CACHE_DTYPES
 from sizing.estimator.engines import ENGINE_CHOICES
 from sizing.estimator.formats import WEIGHT_FORMAT_CHOICES
+from sizing.job_budgets import MAX_CONTEXT_TOKENS
 from sizing.models import PerfCalibration, SimulationJob
 from sizing.services import organisation_for_user
 from sizing.simulation_selectors import (
@@ -63,8 +64,8 @@ class SearchSerializer(serializers.Serializer):
 
 class MeasurementSerializer(serializers.Serializer):
     label = serializers.CharField(required=False, max_length=200, allow_blank=True)
-    input_tokens = serializers.IntegerField(min_value=1, max_value=10_000_000)
-    output_tokens = serializers.IntegerField(min_value=1, max_value=10_000_000)
+    input_tokens = serializers.IntegerField(min_value=1, max_value=MAX_CONTEXT_TOKENS)
+    output_tokens = serializers.IntegerField(min_value=1, max_value=MAX_CONTEXT_TOKENS)
     load = serializers.ChoiceField(choices=["rate", "concurrency", "offline"])
     rate = serializers.FloatField(required=False, min_value=0.0001)
     concurrency = serializers.IntegerField(required=False, min_value=1, max_value=100_000)
@@ -105,7 +106,11 @@ class SimulationListApi(ListApiMixin, APIView):
         model = serializers.CharField(max_length=200, help_text="model slug from GET /api/v1/models/")
         profile = serializers.IntegerField(required=False, min_value=1, help_text="a workload profile id")
         profile_json = serializers.JSONField(required=False, help_text="a workload profile given inline")
-        input_tokens = serializers.IntegerField(required=False, min_value=1, max_value=10_000_000)
+        input_tokens = serializers.IntegerField(required=False, min_value=1, max_value=MAX_CONTEXT_TOKENS,
+                                                help_text="prompt tokens per request; with output_tokens, at most "
+                                                          "the model's context")
+        output_tokens = serializers.IntegerField(required=False, min_value=1, max_value=MAX_CONTEXT_TOKENS,
+                                                 help_text="generated tokens per request (with input_tokens)")
         load = serializers.ChoiceField(choices=["rate", "concurrency", "offline"], required=False, default="rate")
         rate = serializers.FloatField(required=False, min_value=0.0001, max_value=1_000_000,
                                       help_text="requests per second (open loop; also the search's load)")

@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
@@ -31,6 +32,7 @@ from sizing.estimator.serving import (
 )
 from sizing.estimator.simulator import LoadKind, Slo
 from sizing.estimator.workload import WorkloadProfile, fixed_profile, profile_from_dict
+from sizing.job_budgets import JobKind, context_tokens_check, running_jobs_check, simulated_tokens_check
 from sizing.models import Gpu, LlmModel, Organisation, PerfCalibration, SimulationJob, SimulationJobPart
 from sizing.selectors import calibration_latest, gpu_get, model_get_for_organisation
 from sizing.services import ESTIMATE_PARAMETERS, estimate_request_build, gpu_spec, json_safe
@@ -43,6 +45,7 @@ SIMULATION_DEFAULT_REQUESTS = 1000
 SIMULATION_MAX_REQUESTS = 200_000
 SEARCH_DEFAULT_REQUESTS = 300  # a short simulation per candidate
 SEARCH_MAX_CANDIDATES = 5000
+SLO_SEARCH_MAX_PROBES = 12  # simulations an SLO search runs at most (max_rate_meeting_slo's max_probes)
 
 
 def simulation_profile(*, profile: Mapping[str, Any] | None = None, input_tokens: int | None = None,
@@ -221,6 +224,7 @@ def simulation_job_validate(*, organisation: Organisation, inputs: Mapping[str, 
         raise invalid_argument("fingerprint", "a deployment search compares GPU models and counts; a fingerprint "
                                               "describes one machine: simulate on it instead")
     context = _context(organisation=organisation, inputs=inputs)
+    _lengths_check(context=context, inputs=inputs)
     if kind == "search":
         if not inputs.get("rate"):
             raise invalid_argument("rate", "a deployment search needs the load: rate (requests per second)")
@@ -233,6 +237,8 @@ def simulation_job_validate(*, organisation: Organisation, inputs: Mapping[str, 
         if len(candidates) > SEARCH_MAX_CANDIDATES:
             raise invalid_argument("search", f"{len(candidates)} candidates; at most {SEARCH_MAX_CANDIDATES} per "
                                              "search")
+        simulated_tokens_check(runs=len(candidates), tokens_per_request=_mean_request_tokens(context.profile),
+                               requests=int((inputs.get("search") or {}).get("requests") or SEARCH_DEFAULT_REQUESTS))
         return
     plan = simulation_plan(gpu=context.gpu, model=context.model, parameters=context.parameters,
                            max_queue=inputs.get("max_queue"), link=context.link,
@@ -247,7 +253,51 @@ def simulation_job_validate(*, organisation: Organisation, inputs: Mapping[str, 
         raise invalid_argument("slo", "give at least one SLO (ttft_s, tpot_s or e2e_s) to search the load for")
     elif kind == "calibrate":
         _measurements(inputs)
+    if kind in ("simulate", "sweep", "slo_search"):
+        sweep = inputs.get("sweep") or {}
+        runs = {"simulate": 1, "sweep": len(sweep.get("loads") or []) or int(sweep.get("points") or 8),
+                "slo_search": SLO_SEARCH_MAX_PROBES}[kind]
+        simulated_tokens_check(runs=runs, requests=int(inputs.get("requests") or SIMULATION_DEFAULT_REQUESTS),
+                               tokens_per_request=_mean_request_tokens(context.profile))
     del plan
+
+
+def _mean_request_tokens(profile: WorkloadProfile) -> float:
+    """Input (a shared prefix included) plus output tokens of the profile's mean request at its busiest hour."""
+    pairs = zip(profile.mix_at(None), profile.classes, strict=True)
+    return float(sum(share * (c.input.expected() + c.shared_prefix_tokens + c.output.expected())
+                     for share, c in pairs))
+
+
+def _lengths_check(*, context: _JobContext, inputs: Mapping[str, Any]) -> None:
+    """Hold the job's request lengths to the model's context: the plan's max_model_len when given, else the
+    model's max_position_embeddings (a 400 naming the field and the limit)."""
+    max_model_len = context.parameters.get("max_model_len")
+    if max_model_len:
+        limit, source = int(max_model_len), "max_model_len"
+    else:
+        arch = estimate_request_build(gpu=context.gpu, model=context.model, parameters=context.parameters).arch
+        limit, source = arch.max_position_embeddings, f"max_position_embeddings of {context.model.slug}"
+    if inputs.get("input_tokens") is not None and inputs.get("output_tokens") is not None:
+        context_tokens_check(input_tokens=int(inputs["input_tokens"]), output_tokens=int(inputs["output_tokens"]),
+                             context_tokens=limit, source=source)
+    elif inputs.get("profile") is not None or inputs.get("profile_json") is not None:
+        for c in context.profile.classes:  # a class's mean request must fit (longer samples are refused in the run)
+            mean_in = round(c.input.expected()) + c.shared_prefix_tokens
+            try:
+                context_tokens_check(input_tokens=mean_in, output_tokens=round(c.output.expected()),
+                                     context_tokens=limit, source=source)
+            except SizingError as error:
+                raise invalid_argument("profile", f"request class {c.name!r}: {error.message}") from None
+    for index, item in enumerate(inputs.get("measurements") or []):
+        try:
+            context_tokens_check(input_tokens=int(item.get("input_tokens") or 0),
+                                 output_tokens=int(item.get("output_tokens") or 0), context_tokens=limit,
+                                 source=source)
+        except SizingError as error:
+            raise invalid_argument("measurements", f"measurements[{index}]: {error.message}") from None
+        except (TypeError, ValueError):
+            continue  # _measurements says what is wrong with it
 
 
 def _measurements(inputs: Mapping[str, Any]) -> list[Measurement]:
@@ -274,10 +324,26 @@ def simulation_job_create(*, organisation: Organisation, user: Any, inputs: Mapp
     """Validate, store and queue a job; the worker picks it up once the transaction commits."""
     simulation_job_validate(organisation=organisation, inputs=inputs)
     with transaction.atomic():
+        simulation_jobs_at_once_check(organisation=organisation, quote=False)
         job = SimulationJob.objects.create(organisation=organisation, created_by=user if user and user.pk else None,
                                            kind=inputs["kind"], inputs=json_safe(dict(inputs)))
         transaction.on_commit(lambda: _enqueue_run(job.pk))
     return job
+
+
+def simulation_jobs_at_once_check(*, organisation: Organisation, quote: bool) -> None:
+    """Refuse (429) a new job when the organisation has its most quotes, or other simulation jobs, queued or
+    running (sizing.job_budgets.RUNNING_JOBS_MAX). Call inside the transaction that creates the job: the
+    organisation's row is locked, so two requests at once cannot both take the last place."""
+    Organisation.objects.select_for_update().filter(pk=organisation.pk).first()
+    jobs = SimulationJob.objects.filter(organisation=organisation,
+                                        status__in=(SimulationJob.Status.QUEUED, SimulationJob.Status.RUNNING))
+    if quote:
+        running_jobs_check(kind=JobKind.QUOTE, running=jobs.filter(kind=SimulationJob.Kind.QUOTE).count(),
+                           what="quotes")
+    else:
+        running_jobs_check(kind=JobKind.SIMULATION, what="simulation jobs",
+                           running=jobs.exclude(kind=SimulationJob.Kind.QUOTE).count())
 
 
 def _enqueue_run(job_id: int) -> None:
@@ -320,6 +386,8 @@ def simulation_job_run(*, job_id: int) -> None:
     except SizingError as error:
         _finish(job_id, error={"code": error.code.value, "message": error.message, "extra": json_safe(error.extra)})
         return
+    except SoftTimeLimitExceeded:
+        raise  # over its time budget: the task marks the job failed with the budget (sizing.job_budgets)
     except Exception:
         logger.exception("simulation job %s failed", job_id)
         _finish(job_id, error={"code": "internal_error", "message": "the job failed unexpectedly; the error is in "

@@ -14,6 +14,7 @@ class SizingErrorCode(Enum):
     INVALID_PARALLELISM = "invalid_parallelism"
     INVALID_ARGUMENT = "invalid_argument"
     ENGINE_WILL_NOT_START = "engine_will_not_start"
+    TOO_MANY_JOBS = "too_many_jobs"  # the organisation has its most jobs of a kind at once (HTTP 429)
 
 
 class SizingError(Exception):

@@ -21,7 +21,7 @@ JOB_TIMEOUT_MS = 45_000
 
 @pytest.fixture
 def worker(transactional_db) -> Iterator[None]:
-    with start_worker(celery_app, perform_ping_check=False, queues=["simulations"], pool="solo",
+    with start_worker(celery_app, perform_ping_check=False, queues=["simulations", "quotes"], pool="solo",
                       shutdown_timeout=30):
         yield
 

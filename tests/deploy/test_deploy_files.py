@@ -199,7 +199,7 @@ def test_entrypoint_migrates_only_when_asked(tmp_path: Path) -> None:
 
 def test_entrypoint_worker_roles(tmp_path: Path) -> None:
     worker = _run_entrypoint(tmp_path, "worker", SKIP_WAIT_FOR_DB="1").stdout
-    assert ("celery -A deploy worker --queues=estimates,simulations,imports,reports,celery --pool=threads "
+    assert ("celery -A deploy worker --queues=estimates,simulations,quotes,imports,reports,celery --pool=threads "
             "--concurrency=4") in worker
     loadtests = _run_entrypoint(tmp_path, "loadtest-worker", SKIP_WAIT_FOR_DB="1").stdout
     assert "--queues=loadtests" in loadtests
