@@ -8,7 +8,7 @@ PY=${PY:-.venv/bin/python}
 HOST=${HOST:-127.0.0.1}
 PORT=${PORT:-8000}
 SIM_PORT=${SIM_PORT:-8001}
-export DEBUG=${DEBUG:-1}
+export DEBUG=${DEBUG:-0}  # no debug pages (tracebacks) unless asked for; WhiteNoise serves the static files
 export SIZING_SIMULATOR_URL=${SIZING_SIMULATOR_URL:-http://127.0.0.1:$SIM_PORT}
 VAR=${SIZING_VAR_DIR:-var}
 mkdir -p "$VAR"

@@ -3,13 +3,16 @@ signing (202: a worker renders and signs), download its PDF, verify an uploaded 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.db.models import OuterRef, Subquery
 from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -115,6 +118,23 @@ def _version(request: Request, report_id: int, number: int) -> ReportVersion | N
                     number=number).first())
 
 
+class PdfRenderer(BaseRenderer):
+    """Lets content negotiation accept `Accept: application/pdf` (what a PDF client sends) on the PDF operations; the
+    PDF itself is an HttpResponse. An error answer on such a request renders in the error shape as JSON."""
+
+    media_type = "application/pdf"
+    format = "pdf"
+    charset = None
+    render_style = "binary"
+
+    def render(self, data: Any, accepted_media_type: str | None = None,
+               renderer_context: Mapping[str, Any] | None = None) -> bytes:
+        response = (renderer_context or {}).get("response")
+        if response is not None:
+            response["Content-Type"] = "application/json"
+        return JSONRenderer().render(data)
+
+
 def _pdf(data: bytes, name: str) -> HttpResponse:
     response = HttpResponse(data, content_type="application/pdf")
     response["Content-Disposition"] = f'attachment; filename="{name}"'
@@ -215,7 +235,9 @@ class ReportVersionActionApi(APIView):
 
 
 class ReportVersionPdfApi(APIView):
-    @extend_schema(responses={200: OpenApiResponse(description="the PDF")})
+    renderer_classes = [JSONRenderer, PdfRenderer]
+
+    @extend_schema(responses={(200, "application/pdf"): OpenApiResponse(OpenApiTypes.BINARY, description="the PDF")})
     def get(self, request: Request, report_id: int, number: int) -> HttpResponse | Response:
         version = _version(request, report_id, number)
         if version is None:
@@ -224,8 +246,10 @@ class ReportVersionPdfApi(APIView):
 
 
 class ReportPdfApi(APIView):
-    @extend_schema(responses={200: OpenApiResponse(description="the newest signed version's PDF, else the newest "
-                                                               "version's (marked DRAFT)")})
+    renderer_classes = [JSONRenderer, PdfRenderer]
+
+    @extend_schema(responses={(200, "application/pdf"): OpenApiResponse(
+        OpenApiTypes.BINARY, description="the newest signed version's PDF, else the newest version's (marked DRAFT)")})
     def get(self, request: Request, report_id: int) -> HttpResponse | Response:
         report = _report(request, report_id)
         if report is None:

@@ -76,7 +76,8 @@ class ApiKeyDetailApi(APIView):
     def get(self, request: Request, key_id: int) -> Response:
         return Response(ApiKeyOutputSerializer(self._key(request, key_id)).data)
 
-    @extend_schema(responses=ApiKeyOutputSerializer, summary="Revoke an API key (it stays listed, revoked)")
+    # 200 with the revoked key (its revoked_at), not drf-spectacular's default 204 for a DELETE: the key is kept
+    @extend_schema(responses={200: ApiKeyOutputSerializer}, summary="Revoke an API key (it stays listed, revoked)")
     def delete(self, request: Request, key_id: int) -> Response:
         return Response(ApiKeyOutputSerializer(api_key_revoke(key=self._key(request, key_id))).data)
 

@@ -96,6 +96,7 @@ class ApiAutoSchema(AutoSchema):
             errors["404"] = "no such object in your organisation"
         if self.method in ("POST", "PUT", "PATCH"):
             errors["415"] = "a request body of a media type the operation does not take"
+            errors["413"] = "a request body over its size limit (JSON_MAX_BODY_BYTES for JSON; the message names it)"
         for code, description in errors.items():
             if code not in responses:
                 responses[code] = self._get_response_for_code(

@@ -4,9 +4,12 @@ A key looks like `lls_3f9a1c0d7e52_6J0...` (43 random URL-safe characters after 
 finds the row, the SHA-256 of the whole key is compared in constant time, the key itself is never stored, logged
 or shown again after it was created. A revoked or expired key answers 401 like an unknown one.
 
-Throttles count per key: a sustained rate and a burst rate (`SIZING_THROTTLE_SUSTAINED`, `SIZING_THROTTLE_BURST`);
-a browser session has its own, higher rate (`SIZING_THROTTLE_SESSION`). The counters live in Django's cache. A
-throttled call is a 429 with Retry-After and the API's error shape.
+Throttles count per user, all of a user's keys together (a user may hold 20): a sustained rate and a burst rate
+(`SIZING_THROTTLE_SUSTAINED`, `SIZING_THROTTLE_BURST`); a browser session has its own, higher rate
+(`SIZING_THROTTLE_SESSION`). Requests without credentials and requests whose key is refused count per client address
+(`SIZING_THROTTLE_ANONYMOUS`): they are counted while authenticating, since DRF checks permissions (a 401) before its
+throttles and would never count them. The counters live in Django's cache. A throttled call is a 429 with
+Retry-After and the API's error shape.
 """
 
 from __future__ import annotations
@@ -120,6 +123,7 @@ class ApiKeyAuthentication(BaseAuthentication):
             raise exceptions.AuthenticationFailed("the API key is not valid") from None
         row = api_key_authenticate(raw)
         if row is None:
+            anonymous_throttle_check(request)  # guessing keys costs the same rate as calling without one
             raise exceptions.AuthenticationFailed("the API key is not valid (unknown, revoked or expired)")
         return row.user, row
 
@@ -127,23 +131,24 @@ class ApiKeyAuthentication(BaseAuthentication):
         return 'Bearer realm="api"'
 
 
-class _PerKeyThrottle(SimpleRateThrottle):
-    """Counts the requests of one API key; requests without a key are not counted here."""
+class _PerKeyUserThrottle(SimpleRateThrottle):
+    """Counts the API-key requests of one user, whichever of the user's keys makes them (one counter per user, not
+    per key: more keys are not more requests); requests without a key are not counted here."""
 
     def get_cache_key(self, request: Request, view: Any) -> str | None:
         if not isinstance(request.auth, ApiKey):
             return None
-        return self.cache_format % {"scope": self.scope, "ident": f"key{request.auth.pk}"}
+        return self.cache_format % {"scope": self.scope, "ident": f"user{request.auth.user_id}"}
 
 
-class ApiKeyRateThrottle(_PerKeyThrottle):
-    """A key's sustained rate (`SIZING_THROTTLE_SUSTAINED`, 3000/hour by default)."""
+class ApiKeyRateThrottle(_PerKeyUserThrottle):
+    """A user's sustained rate over all of the user's keys (`SIZING_THROTTLE_SUSTAINED`, 3000/hour by default)."""
 
     scope = "sustained"
 
 
-class ApiKeyBurstThrottle(_PerKeyThrottle):
-    """A key's burst rate (`SIZING_THROTTLE_BURST`, 120/min by default)."""
+class ApiKeyBurstThrottle(_PerKeyUserThrottle):
+    """A user's burst rate over all of the user's keys (`SIZING_THROTTLE_BURST`, 120/min by default)."""
 
     scope = "burst"
 
@@ -158,6 +163,33 @@ class SessionThrottle(SimpleRateThrottle):
         if isinstance(request.auth, ApiKey) or not (request.user and request.user.is_authenticated):
             return None
         return self.cache_format % {"scope": self.scope, "ident": f"user{request.user.pk}"}
+
+
+class AnonymousThrottle(SimpleRateThrottle):
+    """Requests without credentials, and requests whose key is refused, per client address
+    (`SIZING_THROTTLE_ANONYMOUS`, 300/min by default)."""
+
+    scope = "anonymous"
+
+    def get_cache_key(self, request: Request, view: Any) -> str | None:
+        return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
+
+
+def anonymous_throttle_check(request: Request) -> None:
+    """Count one anonymous or failed-authentication request of the client's address; over the rate, a 429."""
+    throttle = AnonymousThrottle()
+    if not throttle.allow_request(request, None):
+        raise exceptions.Throttled(wait=throttle.wait())
+
+
+class AnonymousThrottleAuthentication(BaseAuthentication):
+    """Last of the authentication classes: authenticates nobody, and counts the request that no class before it
+    authenticated against the anonymous rate. Here rather than among the throttles, which DRF only checks after the
+    permissions have refused an anonymous caller (a 401 that would never be counted)."""
+
+    def authenticate(self, request: Request) -> None:
+        anonymous_throttle_check(request)
+        return None
 
 
 class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):

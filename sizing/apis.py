@@ -13,6 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from sizing import json_limits
 from sizing.api_lists import ListApiMixin, bool_filter, choice_filter, filter_parameter, list_schema
 from sizing.deployment_selectors import fingerprint_get_for_organisation
 from sizing.deployment_services import fingerprint_estimate_environment, fingerprint_parameters
@@ -108,10 +109,7 @@ class ModelListApi(ListApiMixin, APIView):
                 raise serializers.ValidationError(
                     f"config.json is {value.size} bytes; the limit is {settings.SIZING_MAX_CONFIG_BYTES} bytes"
                 )
-            try:
-                return json.loads(value.read().decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError) as error:
-                raise serializers.ValidationError(f"not valid JSON: {error}") from None
+            return _json_file_value(value.read())
 
         def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
             config = attrs.get("config_file", attrs.get("config"))
@@ -406,13 +404,25 @@ class EstimateSolveApi(APIView):
         return Response(solved)
 
 
+def _json_file_value(data: bytes) -> Any:
+    """An uploaded JSON file's value: decoded by its BOM (UTF-8 else), within JSON_MAX_DEPTH, with no NUL."""
+    try:
+        value = json_limits.loads(data)
+    except json_limits.JsonTooDeep as error:
+        raise serializers.ValidationError(f"not valid JSON: {error.msg}: JSON_MAX_DEPTH is "
+                                          f"{json_limits.JSON_MAX_DEPTH}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise serializers.ValidationError(f"not valid JSON: {error}") from None
+    where = json_limits.nul_path(value)
+    if where is not None:
+        raise serializers.ValidationError(f"{where} holds a NUL character (\\u0000), which cannot be stored")
+    return value
+
+
 def _json_upload(value: Any, *, limit: int) -> Any:
     if value.size > limit:
         raise serializers.ValidationError(f"the file is {value.size} bytes; the limit is {limit} bytes")
-    try:
-        return json.loads(value.read().decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise serializers.ValidationError(f"not valid JSON: {error}") from None
+    return _json_file_value(value.read())
 
 
 class ModelCheckpointApi(APIView):
@@ -456,7 +466,12 @@ class BootLogCompareApi(APIView):
             if value.size > settings.SIZING_MAX_BOOTLOG_BYTES:
                 raise serializers.ValidationError(
                     f"the log is {value.size} bytes; the limit is {settings.SIZING_MAX_BOOTLOG_BYTES} bytes")
-            return value.read().decode("utf-8", errors="replace")
+            data = value.read()
+            text = data.decode(json_limits.text_encoding(data), errors="replace")
+            if "\x00" in text:
+                raise serializers.ValidationError(f"{value.name}: the log holds a NUL character, which cannot be "
+                                                  "stored: upload the text log")
+            return text
 
         def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
             if not attrs.get("text") and not attrs.get("file"):
@@ -490,6 +505,7 @@ class BootLogCompareApi(APIView):
         slug = data.pop("model", None)
         organisation = organisation_for_user(user=request.user)
         save = data.pop("save", False)
+        data, _fingerprint, _environment = _on_measured_machine(request, data)  # another organisation's: refused
         return Response(bootlog_analyse(text=text, gpu=gpu, organisation=organisation, model_slug=slug,
                                         config=config, parameters=data, save=save, user=request.user))
 

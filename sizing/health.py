@@ -5,7 +5,9 @@ database that is down must not turn /healthz into an error).
 - /healthz (liveness): the process answers. No database, no broker.
 - /readyz (readiness): the database answers a query, the broker takes a connection, and no migration is left
   unapplied; 200 with each check's result and duration, 503 naming the check that failed and why (one line, never a
-  traceback).
+  traceback). Why, in full, only to a signed-in staff user: a connection error names the host and port of the
+  database or broker, which anonymous callers (probes, anyone who can reach the port) are not told; they get the
+  error's kind, and the log line has the rest. The migrations check names migrations, never hosts: shown to all.
 """
 
 from __future__ import annotations
@@ -65,6 +67,21 @@ def _check_migrations() -> str:
 
 CHECKS: dict[str, Callable[[], str]] = {"database": _check_database, "broker": _check_broker,
                                         "migrations": _check_migrations}
+PUBLIC_ERRORS = {"migrations"}  # checks whose error text names no host, port or credential
+
+
+def _error_for(request: HttpRequest, name: str, exc: Exception) -> str:
+    """The error as `request`'s caller may read it: in full for staff and for PUBLIC_ERRORS, else its kind."""
+    if name in PUBLIC_ERRORS:
+        return error_text(exc)
+    try:
+        user = getattr(request, "user", None)
+        staff = bool(user is not None and user.is_authenticated and user.is_staff)
+    except Exception:  # a session cookie and the database down: the caller is not known to be staff
+        staff = False
+    if staff:
+        return error_text(exc)
+    return f"{type(exc).__name__} (the details are in the service's log)"
 
 
 @csrf_exempt
@@ -77,7 +94,7 @@ def readyz(request: HttpRequest) -> JsonResponse:
         try:
             detail = check()
         except Exception as exc:  # any failure is an answer, not an error page
-            results[name] = {"ok": False, "error": error_text(exc)}
+            results[name] = {"ok": False, "error": _error_for(request, name, exc)}
             logger.warning("readiness check %s failed: %s", name, error_text(exc))
         else:
             results[name] = {"ok": True, "detail": detail}

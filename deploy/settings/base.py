@@ -66,6 +66,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "sizing.request_limits.NulCharacterMiddleware",  # 400 for NUL in a path, query or form field (issue 19)
     "sizing.access.RoleAccessMiddleware",  # pages: the route's policy against the user's role (sizing/access.py)
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -203,6 +204,9 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["sizing.access.RoleAccess"],
+    # JSON bodies: size and depth limits, NUL refused (limits in sizing/json_limits.py); forms and uploads as DRF's
+    "DEFAULT_PARSER_CLASSES": ["sizing.request_limits.LimitedJSONParser", "rest_framework.parsers.FormParser",
+                               "rest_framework.parsers.MultiPartParser"],
     # per API key, and per user for a browser session; `SIZING_THROTTLE_*` env settings change the rates
     "DEFAULT_THROTTLE_CLASSES": ["sizing.apikeys.ApiKeyRateThrottle", "sizing.apikeys.ApiKeyBurstThrottle",
                                  "sizing.apikeys.SessionThrottle"],

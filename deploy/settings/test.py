@@ -21,6 +21,10 @@ if not os.environ.get("SIZING_TEST_VAR_DIR"):
     os.environ["SIZING_TEST_VAR_DIR"] = str(_root / _PROCESS)
     os.environ["SIZING_VAR_DIR"] = os.environ["SIZING_TEST_VAR_DIR"]
 
+# anonymous requests count per client address, and every test client is 127.0.0.1: a test that walks every route
+# anonymously (tests/security/test_isolation.py) must not trip the rate; the throttle's own tests set theirs
+os.environ.setdefault("SIZING_THROTTLE_ANONYMOUS", "1000000/min")
+
 from deploy.settings.base import *  # noqa: E402, F403
 from deploy.settings.base import CELERY_BROKER_TRANSPORT_OPTIONS, CELERY_BROKER_URL, DATABASES, VAR_DIR  # noqa: E402
 
