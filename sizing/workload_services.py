@@ -25,6 +25,7 @@ from sizing.estimator.workload import (
     sample_profile,
 )
 from sizing.estimator.workload import WorkloadProfile as Workload
+from sizing.json_limits import decode_text
 from sizing.models import Organisation, WorkloadProfile
 from sizing.services import json_safe
 from sizing.workload_csv import MAX_CLASSES, workload_log_parse
@@ -185,9 +186,11 @@ def workload_profile_import_csv(
                                "(SIZING_MAX_WORKLOAD_CSV_BYTES): upload a sample of the log, e.g. one week",
                        size_bytes=size_bytes, limit_bytes=limit_bytes)
     try:
-        text = raw.decode("utf-8-sig")
+        text = decode_text(raw)  # by its BOM: Excel's "Unicode text" is UTF-16
     except UnicodeDecodeError as error:
         raise _invalid("file", f"the file is not UTF-8 text (byte {error.start:,}); save the CSV as UTF-8") from None
+    if "\x00" in text:
+        raise _invalid("file", "the file holds a NUL character, which cannot be stored; save the CSV as text")
     parsed = workload_log_parse(text=text)
     fit = profile_fit(parsed.requests, name=name)
     return workload_profile_create(

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from sizing.benchmarks.run import FormatRefusal, ImportedRun
+from sizing.json_limits import JSON_MAX_DEPTH, json_depth_exceeds, nul_path, text_encoding
+from sizing.json_limits import loads as bounded_loads
 
 MAX_BYTES = 50 * 1024 * 1024  # the API's upload limit; a 100,000-request vLLM file with details is ~40 MB
 
@@ -71,17 +73,26 @@ def decode(data: bytes) -> str:
         raise BenchmarkFormatError(f"the file is {len(data):,} bytes; the limit is {MAX_BYTES:,} bytes", [])
     if not data.strip():
         raise BenchmarkFormatError("the file is empty", [])
-    if b"\x00" in data[:4096]:
+    encoding = text_encoding(data)  # UTF-16/UTF-32 with a BOM hold NUL bytes and are text all the same
+    if encoding == "utf-8" and b"\x00" in data[:4096]:
         raise BenchmarkFormatError("binary content (not a text result file)", [])
     try:
-        return data.decode("utf-8-sig")
+        text = data.decode(encoding)
     except UnicodeDecodeError as error:
-        raise BenchmarkFormatError(f"not UTF-8 text (byte {error.start:,})", []) from None
+        raise BenchmarkFormatError(f"not {encoding.upper().removesuffix('-SIG')} text (byte {error.start:,})",
+                                   []) from None
+    if "\x00" in text:  # a NUL character cannot be stored (PostgreSQL text and jsonb refuse it)
+        raise BenchmarkFormatError("binary content (not a text result file)", [])
+    return text
 
 
 def import_text(text: str) -> tuple[str, list[ImportedRun]]:
     """(format, runs) of a result file's text, or BenchmarkFormatError saying what each importer found. The text
-    is parsed as JSON once for all the importers that read JSON."""
+    is parsed as JSON once for all the importers that read JSON; JSON nested deeper than JSON_MAX_DEPTH is
+    refused before any importer reads it (a cut file's salvage would otherwise walk every level)."""
+    if text.lstrip()[:1] in ("{", "[") and json_depth_exceeds(text) is not None:
+        raise BenchmarkFormatError(f"the JSON is nested deeper than {JSON_MAX_DEPTH} levels (the limit, "
+                                   "JSON_MAX_DEPTH): not a result file", [])
     try:
         return _import_text(text)
     finally:
@@ -127,7 +138,7 @@ def load_json(text: str) -> Any:
             raise cached[1]
         return cached[1]
     try:
-        value = json.loads(text)
+        value = bounded_loads(text)
     except json.JSONDecodeError as error:
         # a string still open at the end ("Unterminated string starting at ...") is a cut file too
         cut = error.pos >= len(text.rstrip()) - 1 or error.msg.startswith("Unterminated string")
@@ -136,6 +147,7 @@ def load_json(text: str) -> Any:
         refusal = FormatRefusal(f"not valid JSON ({message}: {where})")
         _parsed[id(text)] = (text, refusal)
         raise refusal from None
+    _refuse_nul(text, value)
     _parsed[id(text)] = (text, value)
     return value
 
@@ -152,7 +164,20 @@ def json_lines(text: str) -> Iterator[tuple[int, Any]]:
         if not line.strip():
             continue
         try:
-            yield number, json.loads(line)
+            value = bounded_loads(line)
         except json.JSONDecodeError as error:
             cut = " (the last line is cut short)" if number - 1 == last else ""
             raise FormatRefusal(f"line {number} is not JSON: {error.msg}{cut}") from None
+        _refuse_nul(line, value, line_number=number)
+        yield number, value
+
+
+def _refuse_nul(text: str, value: Any, *, line_number: int | None = None) -> None:
+    """BenchmarkFormatError (no importer may store it: PostgreSQL refuses NUL) when a JSON string holds \\u0000;
+    the value is walked only when the text holds the escape."""
+    if "\\u0000" not in text:
+        return
+    where = nul_path(value)
+    if where is not None:
+        line = f"line {line_number}: " if line_number is not None else ""
+        raise BenchmarkFormatError(f"{line}{where} holds a NUL character (\\u0000): not a text result file", [])

@@ -87,6 +87,7 @@ from sizing.benchmarks.timeline import (
     parse_time,
 )
 from sizing.estimator.units import format_bytes
+from sizing.json_limits import loads as bounded_loads
 
 GIB = 1 << 30
 
@@ -643,7 +644,7 @@ def parse_breaker_events(text: str) -> tuple[BreakerEvent, ...]:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = bounded_loads(line)
         except json.JSONDecodeError as error:
             raise BreakerLogError(f"breaker log line {number} is not JSON ({error.msg})") from None
         if not isinstance(record, dict) or record.get("kind") not in kinds:

@@ -75,6 +75,7 @@ from enum import StrEnum
 from typing import Any
 
 from sizing.benchmarks.run import FormatRefusal
+from sizing.json_limits import loads as bounded_loads
 
 MIB = 1_048_576  # bytes in a MiB: nvidia-smi and DCGM report memory in MiB
 GB = 1_000_000_000  # bytes in a GB: AIPerf converts DCGM's MiB to decimal GB (MiB × 1.048576e-3)
@@ -393,13 +394,13 @@ def _first_json_value(text: str) -> Any:
     if stripped[:1] not in ("{", "["):
         return None
     try:
-        return json.loads(stripped)
+        return bounded_loads(stripped)
     except json.JSONDecodeError:
         pass
     for line in stripped.splitlines():
         if line.strip():
             try:
-                return json.loads(line)
+                return bounded_loads(line)
             except json.JSONDecodeError:
                 return None
     return None
@@ -863,7 +864,7 @@ def _split_scrapes(text: str, *, tz: tzinfo) -> tuple[list[_Scrape], bool, list[
             if not line.strip():
                 continue
             try:
-                record = _scrape_record(json.loads(line))
+                record = _scrape_record(bounded_loads(line))
             except json.JSONDecodeError:
                 record = None
                 if number == len(lines):
@@ -1168,7 +1169,7 @@ def parse_aiperf_gpu_telemetry(text: str) -> MemoryTimeline:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = bounded_loads(line)
         except json.JSONDecodeError:
             if number == len(lines):
                 truncated = True
@@ -1233,7 +1234,7 @@ def parse_aiperf_server_metrics(text: str) -> MemoryTimeline:
     ('kv_cache_usage', 0.0094, '2026-01-01T00:05:00Z')
     """
     try:
-        data = json.loads(text)
+        data = bounded_loads(text)
     except json.JSONDecodeError:
         raise TimelineRefusal("not valid JSON: an AIPerf server-metrics export is one JSON object") from None
     if not isinstance(data, dict) or not isinstance(data.get("metrics"), dict):

@@ -6,7 +6,6 @@ Prometheus metrics) is not an error but a piece of kind "unknown" whose problem 
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from sizing.fingerprint.parsers import (
     parse_rocm_smi_json,
     parse_rocm_smi_text,
 )
+from sizing.json_limits import loads as bounded_loads
 
 MAX_INPUT_BYTES = 4 * 1024 * 1024  # the largest real -q -x for 8 GPUs with processes is well under 1 MiB
 
@@ -89,7 +89,7 @@ def check_text(text: str) -> str:
                                extra={"size_chars": len(text), "limit_bytes": MAX_INPUT_BYTES})
     sample = text[:8192]
     controls = sum(1 for char in sample if ord(char) < 32 and char not in "\t\n\r\x1b\x0c")
-    if "\x00" in sample or (sample and controls > len(sample) // 20):
+    if "\x00" in text or (sample and controls > len(sample) // 20):  # NUL anywhere: no text, nor storable
         raise FingerprintError(code=FingerprintErrorCode.BINARY_INPUT,
                                message="binary content (NUL or control bytes); paste the command's text output")
     return text
@@ -97,7 +97,7 @@ def check_text(text: str) -> str:
 
 def _json(text: str) -> Any:
     try:
-        return json.loads(text)
+        return bounded_loads(text)
     except ValueError:
         return None
 

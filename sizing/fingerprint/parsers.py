@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sizing.fingerprint.errors import FingerprintError, FingerprintErrorCode
+from sizing.json_limits import loads as bounded_loads
 
 MIB_BYTES = 1024 * 1024  # nvidia-smi's "MiB"
 KIB_BYTES = 1024
@@ -643,7 +644,7 @@ def parse_nvidia_smi_csv(text: str) -> Facts:
 def parse_cuda_version_json(text: str) -> Facts:
     """The CUDA toolkit's `version.json` (CUDA 11.1 and later): {"cuda": {"version": "12.4.1"}, ...}."""
     try:
-        data = json.loads(text)
+        data = bounded_loads(text)
     except json.JSONDecodeError as error:
         return Facts(problems=(f"unreadable JSON: {error}",))
     version = data.get("cuda", {}).get("version") if isinstance(data, dict) and isinstance(data.get("cuda"), dict) \
@@ -691,7 +692,7 @@ def _pcie_from_rate(text: str | None) -> tuple[int | None, int | None]:
 
 def parse_rocm_smi_json(text: str) -> Facts:
     """`rocm-smi --json` (ROCm 4.x to 6.x key sets): one "cardN" object per GPU, byte counts already in bytes."""
-    data = json.loads(text)
+    data = bounded_loads(text)
     gpus = []
     for key in sorted((k for k in data if re.fullmatch(r"card\d+", k)), key=lambda k: int(k[4:])):
         card = data[key]
@@ -741,7 +742,7 @@ def parse_rocm_smi_text(text: str) -> Facts:
 
 def parse_amd_smi_xgmi(text: str) -> Facts:
     """`amd-smi xgmi -m --json`: the GPUs by bus id and the XGMI links between them."""
-    data = json.loads(text)
+    data = bounded_loads(text)
     gpus, connections = [], []
     for item in data:
         index = item.get("gpu")

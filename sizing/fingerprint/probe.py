@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from sizing.fingerprint.errors import FingerprintError, FingerprintErrorCode
+from sizing.json_limits import loads as bounded_loads
 
 PROBE_MARK = "llm-sizing gpu_probe"
 # entries the parsers read (the rest, CPU/RAM/cgroups/packages, are kept as facts beside the GPUs)
@@ -21,7 +22,7 @@ def is_probe_output(text: str) -> bool:
 def probe_pieces(text: str) -> tuple[dict[str, Any], list[tuple[str, str]], list[str]]:
     """(host facts, [(entry name, raw output)] for the parsers, problems) of a probe file."""
     try:
-        data = json.loads(text)
+        data = bounded_loads(text)
     except json.JSONDecodeError as error:
         raise FingerprintError(code=FingerprintErrorCode.INVALID_PROBE,
                                message=f"the probe file is not valid JSON ({error.msg} at line {error.lineno}): "

@@ -74,6 +74,7 @@ from sizing.benchmarks.run import (
     metrics_from_requests,
     stat_reported,
 )
+from sizing.json_limits import loads as bounded_loads
 
 AIPERF = "aiperf"
 GENAI_PERF = "genai_perf"
@@ -199,7 +200,7 @@ def _sniff_json(text: str) -> Any:
         pass
     first = next((line for line in text.splitlines() if line.strip()), "")
     try:
-        return json.loads(first)
+        return bounded_loads(first)
     except (json.JSONDecodeError, RecursionError):
         return None
 
@@ -567,7 +568,7 @@ def read_json(text: str) -> list[ImportedRun]:
     except FormatRefusal as refusal:
         first = next((line for line in text.splitlines() if line.strip()), "")
         try:
-            head = json.loads(first)
+            head = bounded_loads(first)
         except json.JSONDecodeError:
             raise refusal from None  # not JSON, or cut short: the helper's reason stands
         _refuse_other_exports(head)
@@ -872,7 +873,7 @@ def read_records(text: str) -> list[ImportedRun]:
         raise FormatRefusal("not JSON lines of AIPerf records (the text does not start with '{')")
     try:
         first_line = stripped.split("\n", 1)[0]
-        head = _sniff_json(text) if len(first_line) == len(stripped) else json.loads(first_line)
+        head = _sniff_json(text) if len(first_line) == len(stripped) else bounded_loads(first_line)
         if head is None:
             raise json.JSONDecodeError("not JSON", first_line, 0)
     except json.JSONDecodeError:

@@ -80,6 +80,7 @@ from sizing.benchmarks.run import (
     metrics_from_requests,
     stat_reported,
 )
+from sizing.json_limits import loads as bounded_loads
 
 TOOL = "guidellm"
 FORMAT_JSON = "guidellm_json"
@@ -814,7 +815,7 @@ def _scan(text: str) -> _Scan:
         if match.lastgroup == "string":
             if stack and stack[-1][0] == "{" and stack[-1][2]:
                 try:
-                    stack[-1][1] = json.loads(piece)
+                    stack[-1][1] = bounded_loads(piece)
                 except json.JSONDecodeError:
                     return _Scan(cut_short=False)
                 stack[-1][2] = False
@@ -838,7 +839,7 @@ def _scan(text: str) -> _Scan:
     position, levels = last
     closers = "".join("}" if level[0] == "{" else "]" for level in reversed(levels))
     try:
-        value = json.loads(text[:position] + closers)
+        value = bounded_loads(text[:position] + closers)
     except json.JSONDecodeError:
         return _Scan(cut_short=True)
     return _Scan(cut_short=True, prefix=value, path=tuple(level[1] for level in levels))
@@ -1061,7 +1062,7 @@ def _json_cell(text: str | None) -> Any:
     if not text:
         return None
     try:
-        return json.loads(text)
+        return bounded_loads(text)
     except json.JSONDecodeError:
         return text
 
