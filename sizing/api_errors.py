@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
@@ -69,6 +70,41 @@ def server_error(request: HttpRequest) -> HttpResponse:
         return JsonResponse({"code": "server_error", "message": "the server failed to answer; the error is logged",
                              "extra": {}}, status=status.HTTP_500_INTERNAL_SERVER_ERROR)
     return defaults.server_error(request)
+
+
+_PAGE_CODES = {400: "bad_request", 403: "permission_denied", 404: "not_found", 405: "method_not_allowed",
+               413: "request_too_large", 500: "server_error"}
+
+
+class ApiErrorPageMiddleware:
+    """Under /api/, an error that Django answered with an HTML page becomes the error shape, in every mode.
+
+    handler404/handler500 answer JSON only without DEBUG: with it, Django answers an unknown URL or a crash with its
+    technical pages (32 KB of HTML and a traceback) before any handler runs, and a bad request (SuspiciousOperation,
+    a body over DATA_UPLOAD_MAX_MEMORY_SIZE) gets an HTML page in every mode. DRF's own answers are left alone (its
+    browsable API answers HTML on purpose). The error was logged before the page was made; the page is dropped.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if (response.status_code >= 400 and _is_api(request) and not isinstance(response, Response)
+                and response.get("Content-Type", "").startswith("text/html")):
+            status_code = response.status_code
+            if status_code == status.HTTP_404_NOT_FOUND:
+                return not_found(request)
+            if status_code >= 500:
+                return server_error(request)
+            code = _PAGE_CODES.get(status_code, "error")
+            answer = JsonResponse({"code": code, "message": f"the request was refused ({code.replace('_', ' ')})",
+                                   "extra": {}}, status=status_code)
+            for header in ("Allow", "Retry-After"):
+                if header in response:
+                    answer[header] = response[header]
+            return answer
+        return response
 
 
 class ApiErrorSerializer(serializers.Serializer):

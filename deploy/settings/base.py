@@ -34,6 +34,8 @@ def _secret_key() -> str:
 
 SECRET_KEY = _secret_key()
 DEBUG = env.bool("DEBUG", default=False)
+# with DEBUG, a 500 page shows the signed-in user a traceback: connection URLs and their passwords masked there too
+DEFAULT_EXCEPTION_REPORTER_FILTER = "sizing.error_reports.ConnectionSafeExceptionReporterFilter"
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
@@ -59,6 +61,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "sizing.observability.RequestIdMiddleware",  # X-Request-ID in, out and on every log line (issue 10)
     "sizing.observability.RequestMetricsMiddleware",  # request counts and latency by route name, one log line each
+    "sizing.api_errors.ApiErrorPageMiddleware",  # under /api/, Django's HTML error pages (DEBUG's too) as JSON
     "csp.middleware.CSPMiddleware",  # Content-Security-Policy on every response (CONTENT_SECURITY_POLICY below)
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -202,18 +205,22 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "sizing.apikeys.ApiKeyAuthentication",  # Authorization: Bearer <key> (per-user keys, stored hashed)
         "rest_framework.authentication.SessionAuthentication",
+        # authenticates nobody: counts what the two above did not authenticate against the anonymous rate
+        "sizing.apikeys.AnonymousThrottleAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["sizing.access.RoleAccess"],
     # JSON bodies: size and depth limits, NUL refused (limits in sizing/json_limits.py); forms and uploads as DRF's
     "DEFAULT_PARSER_CLASSES": ["sizing.request_limits.LimitedJSONParser", "rest_framework.parsers.FormParser",
                                "rest_framework.parsers.MultiPartParser"],
-    # per API key, and per user for a browser session; `SIZING_THROTTLE_*` env settings change the rates
+    # per user over all of the user's API keys, per user for a browser session, and per client address for
+    # anonymous and refused-key requests (counted while authenticating); `SIZING_THROTTLE_*` change the rates
     "DEFAULT_THROTTLE_CLASSES": ["sizing.apikeys.ApiKeyRateThrottle", "sizing.apikeys.ApiKeyBurstThrottle",
                                  "sizing.apikeys.SessionThrottle"],
     "DEFAULT_THROTTLE_RATES": {
         "sustained": env.str("SIZING_THROTTLE_SUSTAINED", default="3000/hour"),
         "burst": env.str("SIZING_THROTTLE_BURST", default="120/min"),
         "session": env.str("SIZING_THROTTLE_SESSION", default="1200/min"),
+        "anonymous": env.str("SIZING_THROTTLE_ANONYMOUS", default="300/min"),
     },
     "DEFAULT_SCHEMA_CLASS": "sizing.api_errors.ApiAutoSchema",  # the error answers documented on every operation
     "EXCEPTION_HANDLER": "sizing.api_errors.api_exception_handler",
@@ -227,6 +234,9 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],  # the schema is public; every operation is not
     "SERVE_AUTHENTICATION": [],
+    # the ways to sign in (AnonymousThrottleAuthentication signs nobody in: not a security scheme)
+    "AUTHENTICATION_WHITELIST": ["sizing.apikeys.ApiKeyAuthentication",
+                                 "rest_framework.authentication.SessionAuthentication"],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
