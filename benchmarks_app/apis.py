@@ -85,6 +85,7 @@ def _not_found(run_id: int) -> Response:
 class BenchmarkRunListApi(ListApiMixin, APIView):
     ordering_fields = {"created_at": "created_at", "name": "name", "tool": "tool", "engine": "engine"}
     parser_classes = [MultiPartParser, FormParser]
+    publishes_jobs = True  # an upload queues the storing of its records: 503 when the broker is down
 
     class BenchmarkUploadInputSerializer(serializers.Serializer):
         file = serializers.FileField(help_text="a result file of vllm bench serve, SGLang bench_serving, GuideLLM, "

@@ -40,6 +40,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import F
@@ -73,6 +74,8 @@ from sizing.benchmarks.formats import llm_sizing
 from sizing.benchmarks.run import RequestRecord, metrics_from_requests
 from sizing.estimator.errors import SizingError, SizingErrorCode
 from sizing.estimator.workload import fixed_profile, profile_from_dict
+from sizing.job_budgets import JobKind, over_budget_message
+from sizing.jobs import job_publish_on_commit
 from sizing.models import Deployment, Organisation, WorkloadProfile
 from sizing.services import json_safe
 
@@ -312,8 +315,23 @@ def loadtest_create(*, organisation: Organisation, user: Any, data: Mapping[str,
             committed_bytes_per_gpu=committed, run=run)
         LoadTestShard.objects.bulk_create([LoadTestShard(job=job, index=index) for index in range(workers)])
         job_id = job.pk
-        transaction.on_commit(lambda: loadtest_dispatch(job_id=job_id))
+        job_publish_on_commit(kind="load_test", job_id=job_id, publish=lambda: loadtest_dispatch(job_id=job_id),
+                              fail=lambda error: loadtest_publish_failed(job_id=job_id, error=error))
     return job
+
+
+def loadtest_publish_failed(*, job_id: int, error: dict[str, Any]) -> None:
+    """End a queued test as failed, its shards and its run with it: the broker did not take its shards."""
+    now = timezone.now()
+    with transaction.atomic():
+        if not LoadTest.objects.filter(pk=job_id, status=LoadTest.Status.QUEUED).update(
+                status=LoadTest.Status.FAILED, error=error, finished_at=now):
+            return
+        LoadTestShard.objects.filter(job_id=job_id, status=LoadTestShard.Status.QUEUED).update(
+            status=LoadTestShard.Status.FAILED, error=error["message"])
+        BenchmarkRun.objects.filter(pk__in=LoadTest.objects.filter(pk=job_id).values("run_id"),
+                                    status=BenchmarkRun.Status.RUNNING).update(
+            status=BenchmarkRun.Status.FAILED, error=error, progress_message="", finished_at=now)
 
 
 def loadtest_dispatch(*, job_id: int) -> None:
@@ -495,6 +513,8 @@ def loadtest_shard_run(*, job_id: int, index: int) -> None:
         document = result_document(outcome)
         status = (LoadTestShard.Status.CANCELLED if outcome.stop_reason == "cancelled"
                   else LoadTestShard.Status.DONE)
+    except SoftTimeLimitExceeded:  # over its time budget (sizing.job_budgets): what was measured is kept
+        error = over_budget_message(JobKind.LOADTEST_SHARD)
     except Exception as exc:  # the shard must end, with the reason
         logger.exception("load test %s shard %s failed", job_id, index)
         error = str(exc) or type(exc).__name__

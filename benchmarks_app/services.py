@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -25,6 +26,8 @@ from sizing.benchmarks.detect import MAX_BYTES, BenchmarkFormatError, decode, im
 from sizing.benchmarks.loadverdict import load_memory_verdict
 from sizing.benchmarks.run import ImportedRun, RequestRecord, request_tpot_ms
 from sizing.estimator.errors import SizingError, SizingErrorCode
+from sizing.job_budgets import JobKind, over_budget_error
+from sizing.jobs import job_publish_on_commit
 from sizing.models import Deployment, Gpu, LlmModel, Organisation
 from sizing.services import json_safe
 
@@ -171,7 +174,11 @@ def benchmark_import(
             _store(stored_file, runs)
         else:
             file_id = stored_file.pk
-            transaction.on_commit(lambda: store_requests(file_id))
+            job_publish_on_commit(kind="benchmark_import", job_id=file_id, publish=lambda: store_requests(file_id),
+                                  fail=lambda error: BenchmarkRun.objects.filter(
+                                      file_id=file_id, status=BenchmarkRun.Status.IMPORTING).update(
+                                      status=BenchmarkRun.Status.FAILED, error=error, progress_message="",
+                                      finished_at=timezone.now()))
     return created
 
 
@@ -256,6 +263,9 @@ def benchmark_requests_store(*, file_id: int) -> None:
         _fmt, runs = import_text(stored_file.content)
         with transaction.atomic():
             _store(stored_file, runs, progress)
+    except SoftTimeLimitExceeded:  # over its time budget (sizing.job_budgets)
+        runs_of_file.update(status=BenchmarkRun.Status.FAILED, finished_at=timezone.now(),
+                            error=over_budget_error(JobKind.BENCHMARK_IMPORT))
     except Exception:  # the run must end, with the reason, whatever happened
         logger.exception("storing the requests of benchmark file %s failed", file_id)
         runs_of_file.update(status=BenchmarkRun.Status.FAILED, finished_at=timezone.now(),

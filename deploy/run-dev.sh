@@ -45,6 +45,10 @@ pids+=($!)
 "$PY" -m celery -A deploy worker --loglevel=INFO --queues=loadtests --pool=threads --concurrency=4 \
     -n "loadtests@%h" >"$VAR/worker-loadtests.log" 2>&1 &
 pids+=($!)
+# beat: the periodic reaper, so a lost worker's job ends failed even when nobody reads it (sizing/jobs.py)
+"$PY" -m celery -A deploy beat --loglevel=INFO --schedule="$VAR/celerybeat-schedule" --pidfile= \
+    >"$VAR/beat.log" 2>&1 &
+pids+=($!)
 # the simulator of a deployment (the demo's Llama 3 8B on one L4), registered as the demo's "Bundled simulator"
 "$PY" manage.py simserve --model "${SIZING_SIMULATOR_MODEL:-meta-llama/Meta-Llama-3-8B}" \
     --gpu "${SIZING_SIMULATOR_GPU:-nvidia-l4-24gb}" --host 127.0.0.1 --port "$SIM_PORT" >"$VAR/simulator.log" 2>&1 &
@@ -71,7 +75,7 @@ LLM sizing is running (ready in $((SECONDS - started)) s)
   dashboard   $url/   (API: $url/api/docs/)
   sign in     ${login#demo login: }   (a new password at each start)
   simulator   $SIZING_SIMULATOR_URL   (the demo's endpoint "Bundled simulator")
-  logs        $VAR/web.log  $VAR/worker.log  $VAR/worker-quotes.log  $VAR/worker-loadtests.log  $VAR/simulator.log
+  logs        $VAR/web.log  $VAR/worker.log  $VAR/worker-quotes.log  $VAR/worker-loadtests.log  $VAR/beat.log  $VAR/simulator.log
   stop        Ctrl-C
 
 EOF

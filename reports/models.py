@@ -90,6 +90,8 @@ class ReportVersion(models.Model):
     progress = models.FloatField(default=0.0)
     progress_message = models.CharField(max_length=200, blank=True)
     error = models.JSONField(null=True, blank=True)
+    sign_requested_at = models.DateTimeField(null=True, blank=True, help_text=_(
+        "When its signing was last queued (the reaper fails a signing that never ends)"))
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = ReportVersionQuerySet.as_manager()

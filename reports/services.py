@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured, PermissionDenied
 from django.db import transaction
@@ -32,6 +33,8 @@ from reports.evidence import content_changes, report_content
 from reports.models import Report, ReportAuditEvent, ReportVersion
 from sizing.access import SIGN, may
 from sizing.estimator.errors import SizingError, SizingErrorCode
+from sizing.job_budgets import JobKind, over_budget_error
+from sizing.jobs import job_publish_on_commit
 from sizing.models import Deployment, Organisation
 
 logger = logging.getLogger(__name__)
@@ -219,6 +222,7 @@ def version_sign_start(*, version: ReportVersion, user: Any) -> ReportVersion:
         locked = _locked(version)
         _expect(locked, ReportVersion.Status.APPROVED, "sign it")
         locked.progress, locked.progress_message, locked.error = 0.0, "queued for signing", None
+        locked.sign_requested_at = timezone.now()
         locked.save()
         version_id, user_id = locked.pk, user.pk
 
@@ -227,7 +231,11 @@ def version_sign_start(*, version: ReportVersion, user: Any) -> ReportVersion:
 
             report_sign_task.delay(version_id, user_id)
 
-        transaction.on_commit(enqueue)
+        def fail(error: dict[str, Any]) -> None:  # it stays approved, with the reason: sign it again
+            ReportVersion.objects.filter(pk=version_id, status=ReportVersion.Status.APPROVED).update(
+                progress=0.0, progress_message="", error=error)
+
+        job_publish_on_commit(kind="report_sign", job_id=version_id, publish=enqueue, fail=fail)
     return locked
 
 
@@ -282,6 +290,9 @@ def version_sign(*, version_id: int, user_id: int) -> None:
             locked.status = ReportVersion.Status.SIGNED
             locked.save()  # approved → signed: the last write this row takes
             audit(locked, signer, ReportAuditEvent.Action.SIGNED, sha256=locked.sha256)
+    except SoftTimeLimitExceeded:  # over its time budget (sizing.job_budgets): approved, with the budget
+        ReportVersion.objects.filter(pk=version_id, status=ReportVersion.Status.APPROVED).update(
+            progress=0.0, progress_message="", error=over_budget_error(JobKind.REPORT_SIGN))
     except Exception as exc:  # the version stays approved, with the reason
         logger.exception("signing report version %s failed", version_id)
         ReportVersion.objects.filter(pk=version_id, status=ReportVersion.Status.APPROVED).update(

@@ -3,8 +3,12 @@
 from celery import shared_task
 
 from reports.services import version_sign
+from sizing.job_budgets import TIME_BUDGETS, JobKind, time_budget
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True, queue="reports")
+# within its time budget (sizing.job_budgets): past it the version stays approved with "stopped: over its time budget"
+@shared_task(acks_late=True, reject_on_worker_lost=True, queue="reports",
+             **TIME_BUDGETS[JobKind.REPORT_SIGN].task_options())
 def report_sign_task(version_id: int, user_id: int) -> None:
-    version_sign(version_id=version_id, user_id=user_id)
+    with time_budget(JobKind.REPORT_SIGN):
+        version_sign(version_id=version_id, user_id=user_id)

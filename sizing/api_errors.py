@@ -133,6 +133,9 @@ class ApiAutoSchema(AutoSchema):
         if self.method in ("POST", "PUT", "PATCH"):
             errors["415"] = "a request body of a media type the operation does not take"
             errors["413"] = "a request body over its size limit (JSON_MAX_BODY_BYTES for JSON; the message names it)"
+        if self.method == "POST" and ("202" in responses or getattr(self.view, "publishes_jobs", False)):
+            errors["503"] = "the job queue is unavailable (job_queue_unavailable; the job is marked failed): retry " \
+                            "after extra.retry_after_s"
         for code, description in errors.items():
             if code not in responses:
                 responses[code] = self._get_response_for_code(

@@ -25,11 +25,13 @@ from sizing.estimator.search import SECONDS_PER_HOUR, Candidate
 from sizing.estimator.serving import serving_plan, simulate_plan
 from sizing.estimator.simulator import LoadKind
 from sizing.estimator.workload import WorkloadProfile, profile_from_dict
+from sizing.jobs import job_publish_on_commit
 from sizing.models import Gpu, Organisation, SimulationJob
 from sizing.selectors import gpu_get
 from sizing.services import estimate_request_build, gpu_spec, json_safe
 from sizing.simulation_services import (
     SEARCH_DEFAULT_REQUESTS,
+    simulation_job_publish_failed,
     simulation_job_validate,
     simulation_jobs_at_once_check,
     simulation_profile,
@@ -219,7 +221,9 @@ def quote_create(*, organisation: Organisation, user: Any, inputs: Mapping[str, 
         simulation_jobs_at_once_check(organisation=organisation, quote=True)
         job = SimulationJob.objects.create(organisation=organisation, created_by=user if user and user.pk else None,
                                            kind=SimulationJob.Kind.QUOTE, inputs=json_safe(job_inputs))
-        transaction.on_commit(lambda: _enqueue(job.pk))
+        job_id = job.pk
+        job_publish_on_commit(kind="quote", job_id=job_id, publish=lambda: _enqueue(job_id),
+                              fail=lambda error: simulation_job_publish_failed(job_id=job_id, error=error))
     return job
 
 

@@ -46,6 +46,7 @@ from sizing.estimator.memory import EstimateRequest, MemoryEstimate, estimate_me
 from sizing.estimator.solvers import fewest_gpus, largest_concurrency, largest_context, remedies
 from sizing.estimator.tensors import parameter_count, tensor_inventory
 from sizing.estimator.versions import parse_version, resolve_engine_version
+from sizing.jobs import job_publish_on_commit
 from sizing.models import Calibration, Estimate, Gpu, LlmModel, Membership, Organisation
 from sizing.selectors import calibration_latest, model_get_for_organisation
 
@@ -380,7 +381,14 @@ def estimate_create(
     estimate = Estimate.objects.create(
         organisation=organisation, requested_by=requested_by, model=model, gpu=gpu, inputs=dict(inputs)
     )
-    transaction.on_commit(lambda: estimate_compute_task.delay(estimate.pk))
+    estimate_id = estimate.pk
+
+    def fail(error: dict[str, Any]) -> None:
+        Estimate.objects.filter(pk=estimate_id, status=Estimate.Status.PENDING).update(
+            status=Estimate.Status.FAILED, error=error, finished_at=timezone.now())
+
+    job_publish_on_commit(kind="estimate", job_id=estimate_id, publish=lambda: estimate_compute_task.delay(estimate_id),
+                          fail=fail)
     return estimate
 
 

@@ -33,6 +33,7 @@ from sizing.estimator.serving import (
 from sizing.estimator.simulator import LoadKind, Slo
 from sizing.estimator.workload import WorkloadProfile, fixed_profile, profile_from_dict
 from sizing.job_budgets import JobKind, context_tokens_check, running_jobs_check, simulated_tokens_check
+from sizing.jobs import job_publish_on_commit
 from sizing.models import Gpu, LlmModel, Organisation, PerfCalibration, SimulationJob, SimulationJobPart
 from sizing.selectors import calibration_latest, gpu_get, model_get_for_organisation
 from sizing.services import ESTIMATE_PARAMETERS, estimate_request_build, gpu_spec, json_safe
@@ -327,7 +328,9 @@ def simulation_job_create(*, organisation: Organisation, user: Any, inputs: Mapp
         simulation_jobs_at_once_check(organisation=organisation, quote=False)
         job = SimulationJob.objects.create(organisation=organisation, created_by=user if user and user.pk else None,
                                            kind=inputs["kind"], inputs=json_safe(dict(inputs)))
-        transaction.on_commit(lambda: _enqueue_run(job.pk))
+        job_id = job.pk
+        job_publish_on_commit(kind=job.kind, job_id=job_id, publish=lambda: _enqueue_run(job_id),
+                              fail=lambda error: simulation_job_publish_failed(job_id=job_id, error=error))
     return job
 
 
@@ -350,6 +353,12 @@ def _enqueue_run(job_id: int) -> None:
     from sizing.tasks import simulation_job_run_task
 
     simulation_job_run_task.delay(job_id)
+
+
+def simulation_job_publish_failed(*, job_id: int, error: dict[str, Any]) -> None:
+    """Mark a queued job failed: the broker did not take its message (sizing/jobs.py)."""
+    SimulationJob.objects.filter(pk=job_id, status=SimulationJob.Status.QUEUED).update(
+        status=SimulationJob.Status.FAILED, error=error, progress_message="", finished_at=timezone.now())
 
 
 class _Progress:

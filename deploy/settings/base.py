@@ -73,7 +73,9 @@ MIDDLEWARE = [
     "sizing.access.RoleAccessMiddleware",  # pages: the route's policy against the user's role (sizing/access.py)
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "axes.middleware.AxesMiddleware",  # last: turns a locked-out sign-in into the lockout page (429)
+    "axes.middleware.AxesMiddleware",  # turns a locked-out sign-in into the lockout page (429)
+    # last, so that its process_exception is asked first: a job the broker refused answers 503 (sizing/jobs.py)
+    "sizing.jobs.JobQueueUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "deploy.urls"
@@ -298,8 +300,17 @@ LOADTEST_START_LEAD_S = env.float("LOADTEST_START_LEAD_S", default=2.0)  # the c
 LOADTEST_LATE_START_S = env.float("LOADTEST_LATE_START_S", default=10.0)  # a shard this late is refused
 LOADTEST_HEARTBEAT_TIMEOUT_S = env.float("LOADTEST_HEARTBEAT_TIMEOUT_S", default=30.0)  # then its worker is lost
 LOADTEST_QUEUE_TIMEOUT_S = env.float("LOADTEST_QUEUE_TIMEOUT_S", default=3600.0)  # no worker took it: failed
-# with beat running, lost load-test workers are noticed even when nobody reads the jobs
-CELERY_BEAT_SCHEDULE = {"loadtest-reap": {"task": "benchmarks_app.tasks.loadtest_reap_task", "schedule": 30.0}}
+# Every job (issue 19): one no worker took within JOB_QUEUE_TIMEOUT_S of being queued, or one running past its budget
+# (its task's Celery hard time limit plus a minute, else JOB_RUN_TIMEOUT_S), is failed by the reaper with the reason
+JOB_QUEUE_TIMEOUT_S = env.float("JOB_QUEUE_TIMEOUT_S", default=3600.0)
+JOB_RUN_TIMEOUT_S = env.float("JOB_RUN_TIMEOUT_S", default=6 * 3600.0)
+# Celery beat (`make run`, compose's and Kubernetes' beat): lost load-test workers are noticed, and stuck jobs of every
+# kind ended, even when nobody reads them (sizing/jobs.py). A run that would overlap the next is dropped (expires).
+CELERY_BEAT_SCHEDULE = {
+    "loadtest-reap": {"task": "benchmarks_app.tasks.loadtest_reap_task", "schedule": 30.0,
+                      "options": {"expires": 30.0}},
+    "jobs-reap": {"task": "sizing.tasks.jobs_reap_task", "schedule": 60.0, "options": {"expires": 60.0}},
+}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 
