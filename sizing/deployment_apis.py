@@ -7,7 +7,7 @@ from typing import Any
 
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers, status
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -37,6 +37,7 @@ from sizing.estimator.launch import INSTALLS, USAGE_CONTEXTS
 from sizing.estimator.versions import ACCEPTED_FORM
 from sizing.finding_text import change_text, finding_text
 from sizing.models import Deployment, Fingerprint
+from sizing.request_limits import LimitedJSONParser
 from sizing.selectors import gpu_get, model_get_for_organisation
 from sizing.services import organisation_for_user
 from sizing.workload_selectors import workload_profile_get_for_organisation
@@ -261,7 +262,7 @@ UPLOAD_HELP = ("multipart/form-data with `deployment`, one or more `files` (the 
 class FingerprintListApi(ListApiMixin, APIView):
     ordering_fields = {"captured_at": "captured_at", "host": "host", "label": "label"}
 
-    parser_classes = [JSONParser, MultiPartParser, FormParser]
+    parser_classes = [LimitedJSONParser, MultiPartParser, FormParser]  # JSON within the limits of every body
 
     class FingerprintUploadInputSerializer(serializers.Serializer):
         deployment = serializers.IntegerField(min_value=1)

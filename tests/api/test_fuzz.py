@@ -5,6 +5,7 @@ a 5xx, and every answer must be documented: its status code, content type and bo
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -142,3 +143,55 @@ def test_api_fuzz(seeded: dict[str, Any], high_throttle_rates: None, connection_
     if os.environ.get("API_FUZZ_REPORT"):  # the failures in full, for whoever fixes them
         Path(os.environ["API_FUZZ_REPORT"]).write_text("\n\n".join(failures))
     assert not failures, f"{len(failures)} failures:\n\n" + "\n\n".join(failures)
+
+
+def _operations() -> list[tuple[str, str]]:
+    """(method, path template) of every operation in /api/schema/."""
+    schema = schemathesis.openapi.from_wsgi("/api/schema/", get_wsgi_application())
+    return [(result.ok().method.upper(), result.ok().path) for result in schema.get_all_operations()]
+
+
+@pytest.mark.django_db
+def test_nul_deep_and_oversized_input_is_refused_by_every_operation(seeded: dict[str, Any], high_throttle_rates: None,
+                                                                     connection_kept: None) -> None:
+    """Issue 19: a NUL in a query value (400), a 927-level JSON body (400 json_too_deep) and a body over
+    JSON_MAX_BODY_BYTES (413) for every operation; never a 5xx."""
+    from django.test import Client
+
+    from sizing.json_limits import JSON_MAX_BODY_BYTES
+
+    # given
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {seeded['key']}")
+    deep = "[" * 927 + "]" * 927
+    oversized = '{"a": "' + "x" * JSON_MAX_BODY_BYTES + '"}'
+    answers: dict[str, list[str]] = {"nul": [], "deep": [], "oversized": []}
+    for method, template in _operations():
+        path = template
+        for name, value in seeded["ids"].items():
+            path = path.replace("{" + name + "}", str(value))
+        path = re.sub(r"\{[^}]+\}", "1", path)
+        call = getattr(client, method.lower())
+        # when / then: a NUL in a query value, on every operation
+        response = call(f"{path}?q=a%00b")
+        answers["nul"].append(f"{method} {template} {response.status_code}")
+        assert response.status_code == 400, answers["nul"][-1]
+        if path.startswith("/api/"):
+            assert response.json()["extra"]["fields"] == {"q": ["q holds a NUL character (\\u0000), which cannot "
+                                                                  "be stored; remove it"]}
+        else:  # the health probes: the page
+            assert "q holds a NUL character" in response.content.decode()
+        if method not in ("POST", "PUT", "PATCH"):
+            continue
+        for kind, body, refusal in (("deep", deep, "json_too_deep"), ("oversized", oversized, "request_too_large")):
+            response = call(path, body, content_type="application/json")
+            code = response.json().get("code") if response["Content-Type"] == "application/json" else None
+            answers[kind].append(f"{method} {template} {response.status_code} {code}")
+            # other answers: 415 where the operation takes no JSON (a multipart upload), 401/403/404/405 or a
+            # state check before the body is read, a 2xx where the operation reads no body
+            assert response.status_code < 500, answers[kind][-1]
+            if code == refusal:
+                assert response.status_code == (400 if kind == "deep" else 413), answers[kind][-1]
+    parsed = [line.rsplit(" ", 2)[0] for line in answers["deep"] if line.endswith(" json_too_deep")]
+    refused = [line.rsplit(" ", 2)[0] for line in answers["oversized"] if line.endswith(" request_too_large")]
+    assert len(parsed) >= 20, answers["deep"]  # the JSON operations reached the parser
+    assert refused == parsed, (answers["deep"], answers["oversized"])  # the same operations read the body
