@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiResponse
@@ -36,6 +36,8 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
                         else status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, DjangoPermissionDenied):  # raised by services (e.g. editing a shared sample): same shape
         exc = exceptions.PermissionDenied(*exc.args)
+    elif isinstance(exc, Http404):  # Django's (content negotiation's for an unknown ?format=): same shape
+        exc = exceptions.NotFound(*exc.args)
     response = exception_handler(exc, context)
     if response is None:
         return None

@@ -279,3 +279,11 @@ def test_a_reports_pdf_is_served_to_a_client_that_accepts_only_pdf(api_client, u
     assert response.status_code == 200
     assert response["Content-Type"] == "application/pdf"
     assert response.content.startswith(b"%PDF-")
+
+
+def test_an_unknown_format_is_a_404_in_the_error_shape(api_client):
+    # DRF's content negotiation raises Django's Http404 for ?format= it has no renderer for
+    response = api_client.get("/api/v1/reports/1/pdf", {"format": "AAA"})
+    assert response.status_code == 404
+    assert response.json()["code"] == "not_found"
+    assert set(response.json()) == {"code", "message", "extra"}
