@@ -16,14 +16,14 @@ app_name = "reports"
 urlpatterns = [
     path("reports/", ReportListApi.as_view(), name="report-list"),
     path("reports/verify", ReportVerifyApi.as_view(), name="report-verify"),
-    path("reports/<int:report_id>/", ReportDetailApi.as_view(), name="report-detail"),
-    path("reports/<int:report_id>/pdf", ReportPdfApi.as_view(), name="report-pdf"),
-    path("reports/<int:report_id>/versions/", ReportVersionListApi.as_view(), name="report-version-list"),
-    path("reports/<int:report_id>/versions/<int:number>/", ReportVersionDetailApi.as_view(),
+    path("reports/<id:report_id>/", ReportDetailApi.as_view(), name="report-detail"),
+    path("reports/<id:report_id>/pdf", ReportPdfApi.as_view(), name="report-pdf"),
+    path("reports/<id:report_id>/versions/", ReportVersionListApi.as_view(), name="report-version-list"),
+    path("reports/<id:report_id>/versions/<id:number>/", ReportVersionDetailApi.as_view(),
          name="report-version-detail"),
-    path("reports/<int:report_id>/versions/<int:number>/pdf", ReportVersionPdfApi.as_view(),
+    path("reports/<id:report_id>/versions/<id:number>/pdf", ReportVersionPdfApi.as_view(),
          name="report-version-pdf"),
-    *[path(f"reports/<int:report_id>/versions/<int:number>/{action}",
+    *[path(f"reports/<id:report_id>/versions/<id:number>/{action}",
            ReportVersionActionApi.as_view(action_name=action), name=f"report-version-{action}")
       for action in ("submit", "return", "approve", "sign")],
 ]

@@ -8,5 +8,5 @@ app_name = "accounts"
 urlpatterns = [
     path("me/", MeApi.as_view(), name="me"),
     path("api-keys/", ApiKeyListApi.as_view(), name="api-key-list"),
-    path("api-keys/<int:key_id>/", ApiKeyDetailApi.as_view(), name="api-key-detail"),
+    path("api-keys/<id:key_id>/", ApiKeyDetailApi.as_view(), name="api-key-detail"),
 ]

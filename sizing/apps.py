@@ -6,3 +6,10 @@ class SizingConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "sizing"
     verbose_name = _("Sizing")
+
+    def ready(self) -> None:
+        from django.urls import register_converter
+
+        from sizing.url_converters import DatabaseIdConverter
+
+        register_converter(DatabaseIdConverter, "id")  # before any URLconf is read: every <id:...> in the URLs

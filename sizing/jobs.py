@@ -82,7 +82,7 @@ def job_publish_on_commit(*, kind: str, job_id: int | None, publish: Callable[[]
 
 class JobQueueUnavailableMiddleware:
     """Answers JobQueueUnavailable with a 503 (JSON under /api/, a short page elsewhere) and Retry-After. Listed
-    last in MIDDLEWARE so that its process_exception is asked first."""
+    innermost in MIDDLEWARE but for axes (which has none) so that its process_exception is asked first."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response

@@ -7,5 +7,5 @@ from sizing.quote_apis import QuoteDetailApi, QuoteListApi
 app_name = "quotes"
 urlpatterns = [
     path("quotes/", QuoteListApi.as_view(), name="quote-list"),
-    path("quotes/<int:quote_id>/", QuoteDetailApi.as_view(), name="quote-detail"),
+    path("quotes/<id:quote_id>/", QuoteDetailApi.as_view(), name="quote-detail"),
 ]

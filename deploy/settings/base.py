@@ -73,9 +73,10 @@ MIDDLEWARE = [
     "sizing.access.RoleAccessMiddleware",  # pages: the route's policy against the user's role (sizing/access.py)
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "axes.middleware.AxesMiddleware",  # turns a locked-out sign-in into the lockout page (429)
-    # last, so that its process_exception is asked first: a job the broker refused answers 503 (sizing/jobs.py)
+    # innermost but for axes (which has no process_exception), so that its process_exception is asked first: a job
+    # the broker refused answers 503 (sizing/jobs.py)
     "sizing.jobs.JobQueueUnavailableMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes asks: turns a locked-out sign-in into the lockout page
 ]
 
 ROOT_URLCONF = "deploy.urls"
@@ -234,6 +235,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Memory bills, catalogs and estimates for private LLM deployments. Bytes everywhere.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # row ids in paths (sizing/url_converters.py): up to 18 digits, within the database's 64-bit integers
+    "PATH_CONVERTER_OVERRIDES": {"id": {"type": "integer", "minimum": 0, "maximum": 999_999_999_999_999_999}},
     "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],  # the schema is public; every operation is not
     "SERVE_AUTHENTICATION": [],
     # the ways to sign in (AnonymousThrottleAuthentication signs nobody in: not a security scheme)

@@ -280,3 +280,12 @@ def test_a_config_upload_in_utf_16_or_with_a_bom_reads_like_utf_8(api_client: AP
         "config.json", _encoded(config, encoding))}, format="multipart")
     assert response.status_code == 201, response.content
     assert LlmModel.objects.get(slug="me/bom").config == json.loads(config)
+
+
+@pytest.mark.django_db
+def test_an_id_beyond_the_database_integers_is_a_404_not_a_500(api_client) -> None:
+    # given a report id of 22 digits (schemathesis found it: 7796364861855605194752 overflowed the query into a 500)
+    response = api_client.get("/api/v1/reports/7796364861855605194752/versions/510127/pdf")
+    # then no URL takes it: a JSON 404
+    assert response.status_code == 404
+    assert response.json()["code"]
