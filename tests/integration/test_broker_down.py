@@ -9,6 +9,7 @@ so the request's transaction commits and its on-commit publishing runs as in pro
 from __future__ import annotations
 
 import io
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -33,7 +34,13 @@ UNREACHABLE = {
 }
 
 
-def _point_broker(url: str, options: dict) -> None:
+def _point_broker(url: str, options: dict, environment: str | None) -> None:
+    # Celery's broker_url reads the CELERY_BROKER_URL environment variable before its configuration (CI sets it to
+    # the real Redis): point both at the broker
+    if environment is None:
+        os.environ.pop("CELERY_BROKER_URL", None)
+    else:
+        os.environ["CELERY_BROKER_URL"] = environment
     celery_app.conf.update(CELERY_BROKER_URL=url, CELERY_BROKER_TRANSPORT_OPTIONS=options)
     celery_app._pool = None  # the connections and producers made for the previous broker
     celery_app.amqp._producer_pool = None
@@ -42,8 +49,10 @@ def _point_broker(url: str, options: dict) -> None:
 @pytest.fixture(params=list(UNREACHABLE), ids=list(UNREACHABLE))
 def broker(request) -> Iterator[dict]:
     """Take the broker away; `state["back"]()` brings it back (also at the end)."""
-    before = (celery_app.conf.broker_url, dict(celery_app.conf.broker_transport_options or {}))
-    _point_broker(*UNREACHABLE[request.param])
+    environment = os.environ.get("CELERY_BROKER_URL")
+    before = (celery_app.conf.broker_url, dict(celery_app.conf.broker_transport_options or {}), environment)
+    url, options = UNREACHABLE[request.param]
+    _point_broker(url, options, url if environment is not None else None)
     state = {"back": lambda: _point_broker(*before)}
     yield state
     _point_broker(*before)
