@@ -8,11 +8,11 @@ re-estimates of what they propose, not the numbers themselves (those are pinned 
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import replace
 
 import pytest
 
+from sizing.estimator import solvers
 from sizing.estimator.architecture import architecture_from_config
 from sizing.estimator.engines import Engine
 from sizing.estimator.hardware import GpuSpec
@@ -159,18 +159,20 @@ def test_memory_a_remedy_frees_is_memory_a_card_can_have(request_):
         assert f"of the {request_.concurrency} requests" in remedy.description or remedy.kind == "binds"
 
 
-def test_the_remedies_answer_within_a_second_for_a_70b_model():
-    # given the issue's request (about a hundred estimates: singles, then two- and three-change combinations)
+def test_the_remedies_search_is_bounded_for_a_70b_model(monkeypatch):
+    # given the issue's request (singles, then two- and three-change combinations), counting the estimates
     request = _issue_request()
+    calls = []
+    real = solvers.estimate_memory
+    monkeypatch.setattr(solvers, "estimate_memory", lambda r: calls.append(r) or real(r))
 
     # when
-    started = time.perf_counter()
     remedies(request)
     remedies(replace(request, max_model_len=8192))
-    elapsed = time.perf_counter() - started
 
-    # then both answers together take under a second
-    assert elapsed < 1.0
+    # then the search stays small (a few hundred estimates at most, each well under a millisecond: its speed is
+    # measured in tests/benchmarks/, not asserted here)
+    assert 0 < len(calls) <= 400, len(calls)
 
 
 def test_flags_follow_the_engine_and_its_release():
