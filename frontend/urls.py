@@ -41,6 +41,7 @@ from frontend.views_reports import (
     ReportVerifyPageView,
     ReportVersionActionView,
     ReportVersionNewView,
+    ReportWaiverView,
 )
 
 app_name = "frontend"
@@ -86,6 +87,9 @@ urlpatterns = [
     *[path(f"reports/<id:report_id>/versions/<id:number>/{action}/",
            ReportVersionActionView.as_view(action_name=action), name=f"report-version-{action}")
       for action in ("submit", "return", "approve", "sign", "edit")],
+    *[path(f"reports/<id:report_id>/versions/<id:number>/waivers/<slug:item>/{action}/",
+           ReportWaiverView.as_view(action_name=action), name=f"report-version-waiver-{action}")
+      for action in ("request", "withdraw", "decide")],
     path("customers/", CustomerListPageView.as_view(), name="customers"),
     path("account/api-keys/", ApiKeyPageView.as_view(), name="api-keys"),
     path("account/api-keys/<id:key_id>/revoke/", ApiKeyRevokeView.as_view(), name="api-key-revoke"),

@@ -39,6 +39,9 @@ from reports.services import (
     version_return,
     version_sign_start,
     version_submit,
+    waiver_decide,
+    waiver_request,
+    waiver_withdraw,
 )
 from sizing.access import may_name
 from sizing.deployment_selectors import deployment_list_for_organisation
@@ -71,7 +74,18 @@ def status_label(status: str) -> str:
 def action_label(action: str) -> str:
     return {"created": _("Created"), "submitted": _("Submitted for review"), "returned": _("Returned to draft"),
             "approved": _("Approved"), "signed": _("Signed"), "downloaded": _("Downloaded"),
-            "verified": _("Verified")}.get(action, action)
+            "verified": _("Verified"), "waiver_ask": _("Waiver requested"), "waiver_grant": _("Waiver granted"),
+            "waiver_deny": _("Waiver refused")}.get(action, action)
+
+
+def state_label(state: str) -> str:
+    """A checklist item's state in the active language."""
+    return {"done": _("Done"), "failed": _("Failed"), "missing": _("Missing"), "waived": _("Waived")}.get(state, state)
+
+
+def waiver_status_label(status: str) -> str:
+    return {"requested": _("Waiver requested"), "granted": _("Waiver granted"),
+            "refused": _("Waiver refused")}.get(status, status)
 
 
 def verdict_words(verdict: str) -> tuple[str, str]:
@@ -113,7 +127,10 @@ def report_page_strings() -> dict[str, str]:
         "signing_signing": _("Signing with the organisation's certificate…"),
         "signing_signed": _("Signed: loading the signed version…"),
         "signing_failed": _("The signing failed: loading the reason…"),
-        "poll_failed": _("The signing's progress could not be read; retrying"),
+        "poll_failed": _("The progress could not be read; retrying"),
+        "drafting": _("Gathering the evidence: the estimate, the KV overflow simulation, the checklist…"),
+        "drafting_done": _("Drafted: loading the version…"),
+        "drafting_failed": _("Gathering the evidence failed: loading the reason…"),
         "percent_value": _("{value} %"),
     }
 
@@ -178,6 +195,20 @@ _REFUSALS: Words = (
      lambda m: _("Version %(number)s is %(status)s: return it to draft or sign it before drafting another") % {
          "number": m["number"], "status": _status_words(m["status"])}),
     (re.compile(r"^no deployment "), lambda m: _("Choose one of your organisation's deployments")),
+    (re.compile(r"^cannot submit it for review: (?P<count>\d+) checklist items? not done"),
+     lambda m: _("Submission refused: %(count)s checklist items are not done and carry no waiver request. Gather "
+                 "the evidence, or request a waiver of each with the reason") % dict(m)),
+    (re.compile(r"^cannot approve it: (?P<count>\d+) checklist items? not done"),
+     lambda m: _("Approval refused: %(count)s checklist items are not done and their waiver is not granted. Decide "
+                 "each waiver request first") % dict(m)),
+    (re.compile(r"^cannot [\w ]+: the evidence of version (?P<number>\d+) is still being gathered"),
+     lambda m: _("The evidence of version %(number)s is still being gathered: wait for it") % dict(m)),
+    (re.compile(r"^say why the commitment may stand without this evidence"),
+     lambda m: _("Say why the commitment may stand without this evidence")),
+    (re.compile(r"^say why the waiver is granted or refused"),
+     lambda m: _("Say why the waiver is granted or refused")),
+    (re.compile(r"^a waiver is granted or refused by a reviewer other than"),
+     lambda m: _("A reviewer other than the version's author and the one who asked grants or refuses a waiver")),
     (re.compile(r"^language must be one of"), lambda m: _("Choose English or Simplified Chinese")),
     (re.compile(r"^the title has (?P<count>\d+) characters; the limit is (?P<limit>\d+)"),
      lambda m: _("The title has %(count)s characters; the limit is %(limit)s") % dict(m)),
@@ -326,14 +357,43 @@ def _figures(content: Mapping[str, Any]) -> list[dict[str, str]]:
             memory["budget_bytes_per_gpu"])
     else:
         budget_text = str(budget or NO_VALUE)
+    confidence = content.get("confidence") or {}
+    peak = _bytes_text(commitment.get("peak_bytes_per_gpu"))
+    if isinstance(confidence.get("probability"), int | float):
+        peak = _("≤ %(peak)s, confidence %(percent)s") % {"peak": peak, "percent": f"{confidence['probability']:.1%}"}
     return [
-        {"key": "peak", "label": _("Peak GPU memory per card"),
-         "value": _bytes_text(commitment.get("peak_bytes_per_gpu"))},
+        {"key": "peak", "label": _("Peak GPU memory per card"), "value": peak},
         {"key": "capacity", "label": _("Card capacity"), "value": _bytes_text(memory.get("capacity_bytes_per_gpu"))},
         {"key": "overflow", "label": _("KV overflow probability"),
          "value": f"{probability * 100:.2f} %" if isinstance(probability, int | float) else _("not simulated")},
         {"key": "budget", "label": _("Engine budget"), "value": budget_text},
     ]
+
+
+def _checklist_rows(content: Mapping[str, Any], waivers: Mapping[str, Any], *, version: ReportVersion,
+                    user: Any) -> list[dict[str, Any]]:
+    """The version's checklist as it stood, each item with its waiver (requested, granted, refused) and what the user
+    may do with it: the author requests or withdraws on a draft, a reviewer other than the author decides in review."""
+    is_author = version.author_id is not None and version.author_id == getattr(user, "pk", None)
+    may_decide = may_name(user, "frontend:report-version-waiver-decide", "POST") and not is_author
+    rows = []
+    for item in content.get("checklist") or ():
+        waiver = waivers.get(item.get("code"))
+        state = str(item.get("state") or "missing")
+        if state != "done" and waiver is not None and waiver.status == "granted":
+            state = "waived"
+        open_item = item.get("state") != "done"
+        rows.append({
+            "code": item.get("code"), "text": item.get("text"), "detail": item.get("detail"), "state": state,
+            "state_label": state_label(state), "waiver": waiver,
+            "waiver_label": waiver_status_label(waiver.status) if waiver else "",
+            "waiver_requested": _time(waiver.requested_at) if waiver else "",
+            "waiver_decided": _time(waiver.decided_at) if waiver and waiver.decided_at else "",
+            "may_request": open_item and is_author and version.status == ReportVersion.Status.DRAFT,
+            "may_decide": open_item and waiver is not None and may_decide
+            and version.status == ReportVersion.Status.IN_REVIEW and waiver.requested_by_id != getattr(user, "pk", 0),
+        })
+    return rows
 
 
 def _audit_rows(version: ReportVersion) -> list[dict[str, Any]]:
@@ -347,6 +407,8 @@ def _audit_rows(version: ReportVersion) -> list[dict[str, Any]]:
             parts.append(f"SHA-256 {detail['sha256']}")
         if detail.get("verdict"):
             parts.append(_("Verdict: %(verdict)s") % {"verdict": verdict_words(str(detail["verdict"]))[0]})
+        if detail.get("item"):
+            parts.append(_("Item: %(item)s") % {"item": detail["item"]})
         if detail.get("refreshed"):
             parts.append(_("The open draft was gathered again"))
         rows.append({"event": event, "label": action_label(event.action), "detail": " · ".join(parts),
@@ -414,7 +476,7 @@ class ReportListPageView(LoginRequiredMixin, View):
                 else:
                     refusal = refusal_text(error)
             else:
-                messages.success(request, _("Report created: version 1 is a draft gathered from the evidence now"))
+                messages.success(request, _("Report created: a worker is gathering the evidence of version 1"))
                 return _redirect(report)
         return self._render(request, form=form, refusal=refusal, status=400)
 
@@ -450,6 +512,8 @@ class ReportDetailPageView(LoginRequiredMixin, View):
                                           for key in EDITABLE})
         newest = versions[0]
         missing = _texts(_MISSING, content.get("missing"), language=report.language)
+        waivers = {w.item: w for w in version.waivers.all()}
+        checklist = _checklist_rows(content, waivers, version=version, user=request.user)
         context = {
             "report": report, "deployment": report.deployment, "version": version, "content": content,
             "versions": [{"version": row, "status_label": status_label(row.status), "author": _user_name(row.author),
@@ -458,7 +522,9 @@ class ReportDetailPageView(LoginRequiredMixin, View):
             "newest": newest, "is_newest": version.number == newest.number,
             "status_label": status_label(version.status), "steps": _steps(version.status),
             "customer": (content.get("customer") or {}).get("name") or report.deployment.customer,
-            "missing": missing, "figures": _figures(content),
+            "missing": missing, "figures": _figures(content), "checklist": checklist,
+            "has_checklist": "checklist" in content, "drafting": version.drafting,
+            "draft_failed": version.drafting and bool(version.error),
             "changes": _texts(_CHANGES, version.changes, language=report.language),
             "audit": _audit_rows(version),
             "people": [(_("Author"), _user_name(version.author)), (_("Reviewer"), _user_name(version.reviewer)),
@@ -474,6 +540,7 @@ class ReportDetailPageView(LoginRequiredMixin, View):
             "pdf_url": reverse("reports:report-version-pdf", args=[report.pk, version.number]),
             "page_data": {
                 "signing": _signing(version), "status": version.status,
+                "drafting": version.drafting and not version.error,
                 "api_url": reverse("reports:report-version-detail", args=[report.pk, version.number]),
             },
             "i18n_strings": report_page_strings(),
@@ -520,7 +587,7 @@ class ReportVersionActionView(LoginRequiredMixin, View):
                 version_edit(version=version, user=user, data={key: form.cleaned_data[key] for key in EDITABLE})
                 messages.success(request, _("Assumptions, exclusions and fallback plan saved"))
         except SizingError as error:
-            messages.error(request, refusal_text(error))
+            messages.error(request, _with_items(error))
         except PermissionDenied:
             messages.error(request, self._denied_text())
         return _redirect(report, number)
@@ -530,9 +597,47 @@ class ReportVersionActionView(LoginRequiredMixin, View):
             return _("You wrote this version: a reviewer other than its author approves it. Ask a colleague to "
                      "review it")
         if self.action_name == "sign":
-            return _("Signing needs the signer role: ask an admin of your organisation to give it to the person "
-                     "who signs")
+            return _("You wrote this version, or your role cannot sign: a signer other than its author signs it")
         return _("You are not allowed to do this")
+
+
+def _with_items(error: SizingError) -> str:
+    """A refusal in the active language, with the checklist items it names (their texts are the report's)."""
+    text = refusal_text(error)
+    items = (error.extra or {}).get("items") or ()
+    if items:
+        text += ": " + "; ".join(f"{item['text']} ({state_label(item['state'])})" for item in items)
+    return text
+
+
+class ReportWaiverView(LoginRequiredMixin, View):
+    """POST …/versions/N/waivers/<item>/<action>/: the author requests (with the reason) or withdraws a waiver of a
+    checklist item; a reviewer grants or refuses it (with the reason). Back to the version's page with a message."""
+
+    action_name = ""
+
+    def post(self, request: HttpRequest, report_id: int, number: int, item: str) -> HttpResponse:
+        report = _report_or_404(request, report_id)
+        version = _version_or_404(report, number)
+        reason = str(request.POST.get("reason") or "").strip()
+        try:
+            if self.action_name == "request":
+                waiver_request(version=version, user=request.user, item=item, reason=reason)
+                messages.success(request, _("Waiver requested: a reviewer grants or refuses it when the version is "
+                                            "in review"))
+            elif self.action_name == "withdraw":
+                waiver_withdraw(version=version, user=request.user, item=item)
+                messages.success(request, _("Waiver request withdrawn"))
+            else:
+                grant = request.POST.get("grant") == "1"
+                waiver_decide(version=version, user=request.user, item=item, grant=grant, reason=reason)
+                messages.success(request, _("Waiver granted") if grant else _("Waiver refused"))
+        except SizingError as error:
+            messages.error(request, _with_items(error))
+        except PermissionDenied:
+            messages.error(request, _("Only the version's author requests or withdraws a waiver; a reviewer other "
+                                      "than the author decides it"))
+        return _redirect(report, number)
 
 
 class ReportVersionNewView(LoginRequiredMixin, View):
@@ -545,7 +650,8 @@ class ReportVersionNewView(LoginRequiredMixin, View):
         except SizingError as error:
             messages.error(request, refusal_text(error))
             return _redirect(report)
-        messages.success(request, _("Version %(number)s drafted from the evidence now") % {"number": version.number})
+        messages.success(request, _("Version %(number)s: a worker is gathering the evidence") % {
+            "number": version.number})
         return _redirect(report, version.number)
 
 

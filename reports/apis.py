@@ -17,7 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from reports.models import Report, ReportVersion
+from reports.models import ChecklistWaiver, Report, ReportVersion
 from reports.services import (
     report_create,
     report_verify,
@@ -28,6 +28,9 @@ from reports.services import (
     version_return,
     version_sign_start,
     version_submit,
+    waiver_decide,
+    waiver_request,
+    waiver_withdraw,
 )
 from sizing.api_lists import ListApiMixin, choice_filter, filter_parameter, id_filter, list_schema
 from sizing.services import organisation_for_user
@@ -39,12 +42,17 @@ class ReportVersionOutputSerializer(serializers.ModelSerializer):
     reviewer = serializers.SerializerMethodField()
     signer = serializers.SerializerMethodField()
     audit = serializers.SerializerMethodField()
+    drafting = serializers.BooleanField(read_only=True, help_text="a worker is gathering its evidence")
+    waivers = serializers.SerializerMethodField()
 
     class Meta:
         model = ReportVersion
-        fields = ["id", "url", "number", "status", "changes", "author", "submitted_at", "reviewer", "approved_at",
-                  "signer", "signed_at", "sha256", "signer_certificate_sha256", "progress", "progress_message",
-                  "error", "created_at", "content", "audit"]
+        fields = ["id", "url", "number", "status", "drafting", "drafted_at", "changes", "author", "submitted_at",
+                  "reviewer", "approved_at", "signer", "signed_at", "sha256", "signer_certificate_sha256", "progress",
+                  "progress_message", "error", "created_at", "content", "waivers", "audit"]
+
+    def get_waivers(self, obj: ReportVersion) -> list[dict[str, Any]]:
+        return [WaiverOutputSerializer(waiver).data for waiver in obj.waivers.all()]
 
     def get_url(self, obj: ReportVersion) -> str:
         return f"/api/v1/reports/{obj.report_id}/versions/{obj.number}/"
@@ -66,6 +74,16 @@ class ReportVersionOutputSerializer(serializers.ModelSerializer):
                  "detail": event.detail} for event in obj.audit.all()]
 
 
+class WaiverOutputSerializer(serializers.ModelSerializer):
+    requested_by = serializers.CharField(source="requested_by_name")
+    decided_by = serializers.CharField(source="decided_by_name")
+
+    class Meta:
+        model = ChecklistWaiver
+        fields = ["item", "reason", "requested_by", "requested_at", "status", "decided_by", "decided_at",
+                  "decision_reason"]
+
+
 class ReportOutputSerializer(serializers.ModelSerializer):
     url = serializers.SerializerMethodField()
     deployment = serializers.IntegerField(source="deployment_id")
@@ -81,7 +99,7 @@ class ReportOutputSerializer(serializers.ModelSerializer):
     def get_versions(self, obj: Report) -> list[dict[str, Any]]:
         rows = obj.versions.order_by("-number")
         return [{key: value for key, value in ReportVersionOutputSerializer(row).data.items()
-                 if key not in ("content", "audit")} for row in rows]
+                 if key not in ("content", "audit", "waivers")} for row in rows]
 
 
 class ReportInputSerializer(serializers.Serializer):
@@ -97,6 +115,16 @@ class VersionEditSerializer(serializers.Serializer):
 
 
 class ReturnSerializer(serializers.Serializer):
+    reason = serializers.CharField(max_length=2000)
+
+
+class WaiverRequestSerializer(serializers.Serializer):
+    item = serializers.CharField(max_length=64, help_text="the checklist item's code (content.checklist[].code)")
+    reason = serializers.CharField(max_length=2000, help_text="why the commitment may stand without it")
+
+
+class WaiverDecisionSerializer(serializers.Serializer):
+    grant = serializers.BooleanField(help_text="true grants the waiver, false refuses it")
     reason = serializers.CharField(max_length=2000)
 
 
@@ -161,7 +189,8 @@ class ReportListApi(ListApiMixin, APIView):
         return self.list_response(request, rows, ReportOutputSerializer)
 
     @extend_schema(request=ReportInputSerializer, responses={201: ReportOutputSerializer},
-                   description="A report of a deployment, with its version 1 drafted from the evidence now.")
+                   description="A report of a deployment, with its version 1: a worker gathers its evidence (the "
+                               "version's `drafting` is true, with `progress`, until it is done).")
     def post(self, request: Request) -> Response:
         serializer = ReportInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -232,6 +261,47 @@ class ReportVersionActionApi(APIView):
             done = version_sign_start(version=version, user=request.user)
             return Response(ReportVersionOutputSerializer(done).data, status=status.HTTP_202_ACCEPTED)
         return Response(ReportVersionOutputSerializer(done).data)
+
+
+class ReportVersionWaiverListApi(APIView):
+    @extend_schema(request=WaiverRequestSerializer, responses={201: WaiverOutputSerializer},
+                   description="The version's author asks to waive a checklist item that is not done, with the reason "
+                               "(a draft only; asking again replaces the reason).")
+    def post(self, request: Request, report_id: int, number: int) -> Response:
+        version = _version(request, report_id, number)
+        if version is None:
+            return _not_found(f"version {number} of report {report_id}")
+        serializer = WaiverRequestSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        waiver = waiver_request(version=version, user=request.user, item=serializer.validated_data["item"],
+                                reason=serializer.validated_data["reason"])
+        return Response(WaiverOutputSerializer(waiver).data, status=status.HTTP_201_CREATED)
+
+
+class ReportVersionWaiverDetailApi(APIView):
+    @extend_schema(request=None, responses={204: None},
+                   description="The version's author withdraws a waiver request of a draft.")
+    def delete(self, request: Request, report_id: int, number: int, item: str) -> Response:
+        version = _version(request, report_id, number)
+        if version is None:
+            return _not_found(f"version {number} of report {report_id}")
+        waiver_withdraw(version=version, user=request.user, item=item)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class ReportVersionWaiverDecisionApi(APIView):
+    @extend_schema(request=WaiverDecisionSerializer, responses={200: WaiverOutputSerializer},
+                   description="A reviewer (never the version's author or the one who asked) grants or refuses a "
+                               "waiver request of a version in review, with the reason.")
+    def post(self, request: Request, report_id: int, number: int, item: str) -> Response:
+        version = _version(request, report_id, number)
+        if version is None:
+            return _not_found(f"version {number} of report {report_id}")
+        serializer = WaiverDecisionSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        waiver = waiver_decide(version=version, user=request.user, item=item,
+                               grant=serializer.validated_data["grant"], reason=serializer.validated_data["reason"])
+        return Response(WaiverOutputSerializer(waiver).data)
 
 
 class ReportVersionPdfApi(APIView):

@@ -92,6 +92,10 @@ class ReportVersion(models.Model):
     error = models.JSONField(null=True, blank=True)
     sign_requested_at = models.DateTimeField(null=True, blank=True, help_text=_(
         "When its signing was last queued (the reaper fails a signing that never ends)"))
+    draft_requested_at = models.DateTimeField(null=True, blank=True, help_text=_(
+        "When the gathering of its evidence was last queued (a worker gathers it)"))
+    drafted_at = models.DateTimeField(null=True, blank=True, help_text=_(
+        "When its evidence was gathered; empty while a worker gathers it"))
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = ReportVersionQuerySet.as_manager()
@@ -116,6 +120,11 @@ class ReportVersion(models.Model):
         return super().delete(*args, **kwargs)
 
     @property
+    def drafting(self) -> bool:
+        """A worker is gathering its evidence (its content is not there yet)."""
+        return self.drafted_at is None and self.status == self.Status.DRAFT
+
+    @property
     def label(self) -> str:
         """How the PDF and the verification name this version: "report 12 v3"."""
         return f"report {self.report_id} v{self.number}"
@@ -124,6 +133,49 @@ class ReportVersion(models.Model):
         if self.pk is None:
             return None
         return type(self).objects.filter(pk=self.pk).values_list("status", flat=True).first()
+
+
+class ChecklistWaiver(models.Model):
+    """An item of a version's evidence checklist that is not done, carried by its author's waiver request with the
+    reason, and the reviewer's decision (granted or refused, with who and why). A version goes for review only with
+    every item done or carrying a request, is approved only with every item done or granted (reports.services); the
+    granted ones are printed under "Exceptions". A signed version's waivers never change."""
+
+    class Status(models.TextChoices):
+        REQUESTED = "requested", _("Requested")
+        GRANTED = "granted", _("Granted")
+        REFUSED = "refused", _("Refused")
+
+    version = models.ForeignKey(ReportVersion, on_delete=models.PROTECT, related_name="waivers")
+    item = models.CharField(max_length=64, help_text=_("The checklist item's code"))
+    reason = models.TextField(help_text=_("Why the commitment may stand without this evidence"))
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL,
+                                     related_name="+")
+    requested_by_name = models.CharField(max_length=150)
+    requested_at = models.DateTimeField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.REQUESTED)
+    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    decided_by_name = models.CharField(max_length=150, blank=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decision_reason = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["version", "pk"]
+        constraints = [models.UniqueConstraint(fields=["version", "item"], name="unique_version_waiver")]
+
+    def __str__(self) -> str:
+        return f"{self.version}: waiver of {self.item} ({self.status})"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if ReportVersion.objects.filter(pk=self.version_id, status=ReportVersion.Status.SIGNED).exists():
+            raise ImmutableVersionError(IMMUTABLE_MESSAGE)
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        if ReportVersion.objects.filter(pk=self.version_id, status=ReportVersion.Status.SIGNED).exists():
+            raise ImmutableVersionError(IMMUTABLE_MESSAGE)
+        return super().delete(*args, **kwargs)
 
 
 class AuditQuerySet(models.QuerySet):
@@ -145,6 +197,9 @@ class ReportAuditEvent(models.Model):
         SIGNED = "signed", _("Signed")
         DOWNLOADED = "downloaded", _("Downloaded")
         VERIFIED = "verified", _("Verified")
+        WAIVER_REQUESTED = "waiver_ask", _("Waiver requested")
+        WAIVER_GRANTED = "waiver_grant", _("Waiver granted")
+        WAIVER_REFUSED = "waiver_deny", _("Waiver refused")
 
     version = models.ForeignKey(ReportVersion, on_delete=models.PROTECT, related_name="audit")
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")

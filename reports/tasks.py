@@ -2,7 +2,7 @@
 
 from celery import shared_task
 
-from reports.services import version_sign
+from reports.services import version_draft, version_sign
 from sizing.job_budgets import TIME_BUDGETS, JobKind, time_budget
 
 
@@ -12,3 +12,11 @@ from sizing.job_budgets import TIME_BUDGETS, JobKind, time_budget
 def report_sign_task(version_id: int, user_id: int) -> None:
     with time_budget(JobKind.REPORT_SIGN):
         version_sign(version_id=version_id, user_id=user_id)
+
+
+# gathering a version's evidence (the estimate, the KV overflow simulation, the checklist): never in a web request
+@shared_task(acks_late=True, reject_on_worker_lost=True, queue="reports",
+             **TIME_BUDGETS[JobKind.REPORT_DRAFT].task_options())
+def report_draft_task(version_id: int, user_id: int | None) -> None:
+    with time_budget(JobKind.REPORT_DRAFT):
+        version_draft(version_id=version_id, user_id=user_id)

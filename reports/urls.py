@@ -9,6 +9,9 @@ from reports.apis import (
     ReportVersionDetailApi,
     ReportVersionListApi,
     ReportVersionPdfApi,
+    ReportVersionWaiverDecisionApi,
+    ReportVersionWaiverDetailApi,
+    ReportVersionWaiverListApi,
 )
 
 app_name = "reports"
@@ -23,6 +26,12 @@ urlpatterns = [
          name="report-version-detail"),
     path("reports/<id:report_id>/versions/<id:number>/pdf", ReportVersionPdfApi.as_view(),
          name="report-version-pdf"),
+    path("reports/<id:report_id>/versions/<id:number>/waivers/", ReportVersionWaiverListApi.as_view(),
+         name="report-version-waiver-list"),
+    path("reports/<id:report_id>/versions/<id:number>/waivers/<slug:item>", ReportVersionWaiverDetailApi.as_view(),
+         name="report-version-waiver-detail"),
+    path("reports/<id:report_id>/versions/<id:number>/waivers/<slug:item>/decision",
+         ReportVersionWaiverDecisionApi.as_view(), name="report-version-waiver-decision"),
     *[path(f"reports/<id:report_id>/versions/<id:number>/{action}",
            ReportVersionActionApi.as_view(action_name=action), name=f"report-version-{action}")
       for action in ("submit", "return", "approve", "sign")],

@@ -124,6 +124,9 @@ POLICIES: dict[str, Policy] = {
     "reports:report-version-detail": SHARED,
     "reports:report-version-pdf": SHARED,
     "reports:report-version-submit": WORK,
+    "reports:report-version-waiver-list": WORK,  # the author asks (the service checks it is the author)
+    "reports:report-version-waiver-detail": WORK,  # the author withdraws
+    "reports:report-version-waiver-decision": REVIEW,
     "reports:report-version-return": REVIEW,
     "reports:report-version-approve": REVIEW,
     "reports:report-version-sign": SIGN,
@@ -164,6 +167,9 @@ POLICIES: dict[str, Policy] = {
     "frontend:report-version-return": REVIEW,
     "frontend:report-version-approve": REVIEW,
     "frontend:report-version-sign": SIGN,
+    "frontend:report-version-waiver-request": WORK,
+    "frontend:report-version-waiver-withdraw": WORK,
+    "frontend:report-version-waiver-decide": REVIEW,
     "frontend:customers": SHARED,
     "frontend:customer": SHARED,
     "frontend:api-keys": COMPUTE,

@@ -39,6 +39,7 @@ class JobKind(StrEnum):
     LOADTEST_SHARD = "loadtest_shard"
     LOADTEST_REAP = "loadtest_reap"
     REPORT_SIGN = "report_sign"
+    REPORT_DRAFT = "report_draft"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -72,6 +73,8 @@ TIME_BUDGETS: dict[JobKind, TimeBudget] = {
     JobKind.LOADTEST_REAP: TimeBudget(soft_s=60, hard_s=90),
     # rendering (WeasyPrint, charts through Chromium) and signing one report PDF
     JobKind.REPORT_SIGN: TimeBudget(soft_s=300, hard_s=360),
+    # gathering one version's evidence: an estimate, the KV overflow simulation (2,000 requests) and the checklist
+    JobKind.REPORT_DRAFT: TimeBudget(soft_s=300, hard_s=360),
 }
 
 # A job's simulated work: requests simulated × tokens per request (input + output), summed over every simulation

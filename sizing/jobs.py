@@ -176,6 +176,14 @@ def jobs_reap(*, now: datetime | None = None) -> dict[str, int]:
         error=_lost(f"signing did not end within {queue_s + sign_s:.0f} s (no worker on the reports queue, or it "
                     "was lost); the version is still approved: sign it again"))
 
+    draft_s = _run_budget_s("reports.tasks.report_draft_task")
+    ended["report_drafting"] = ReportVersion.objects.filter(
+        status=ReportVersion.Status.DRAFT, drafted_at__isnull=True, error__isnull=True,
+        draft_requested_at__lt=queued_before - timedelta(seconds=draft_s)).update(
+        progress=0.0, progress_message="",
+        error=_lost(f"gathering the evidence did not end within {queue_s + draft_s:.0f} s (no worker on the "
+                    "reports queue, or it was lost): draft the version again"))
+
     ended["load_tests"] = loadtest_reap(now=now)
     if any(ended.values()):
         logger.warning("reaped jobs nobody would finish: %s", ended)
