@@ -443,18 +443,30 @@ def _write_private(path: Path, data: bytes, *, mode: int) -> None:
 
 
 def sign_pdf(
-    pdf: bytes, *, identity: SigningIdentity, reason: str, location: str | None, version_label: str, signer_name: str
+    pdf: bytes,
+    *,
+    identity: SigningIdentity,
+    reason: str,
+    location: str | None,
+    version_label: str,
+    signer_name: str,
+    signing_time: datetime | None = None,
 ) -> bytes:
     """Sign a PDF with the organisation's identity: PAdES baseline-B, SHA-256, one incremental update.
 
     The signature goes into a new invisible field ``Signature1``; ``reason``, ``location`` and ``signer_name`` go
     into the signature dictionary (/Reason, /Location, /Name), and ``version_label`` (e.g. "report 12 v3") into the
     document information as /ReportVersion, written in the same revision so the signature covers it and
-    ``verify_pdf`` reads it back. The signing time is this machine's clock in the signed attributes: there is no
-    timestamp authority (the service runs offline), so the signature is B-B, not B-T. Standard validators (Adobe,
+    ``verify_pdf`` reads it back. ``signing_time`` (an aware datetime; default: now) is the time the signature states,
+    written both as the CMS signing-time attribute and as the signature dictionary's /M, to the whole second (both
+    formats hold seconds: microseconds are dropped, so pass the same whole-second time to whatever else records the
+    signing, e.g. ``signing_time=when.replace(microsecond=0)``); ``verify_pdf`` reads exactly that time back. A naive
+    datetime is refused (ValueError): a signing time must say its zone. There is no timestamp authority (the service
+    runs offline), so the time is the signer's word and the signature is B-B, not B-T. Standard validators (Adobe,
     pyHanko) accept it as intact; they call it trusted once the organisation's certificate is in their trust list.
     Raises ``ReportSigningError`` when the bytes are not a PDF that can be signed (e.g. encrypted).
     """
+    when = signing_moment(signing_time)
     signer = signers.SimpleSigner(
         signing_cert=identity.certificate,
         signing_key=identity.private_key,
@@ -473,7 +485,8 @@ def sign_pdf(
         if writer.security_handler is not None:
             raise ValueError("the PDF is encrypted")
         _write_version_label(writer, version_label)
-        output = _run(lambda: signers.async_sign_pdf(writer, metadata, signer=signer))
+        pdf_signer = _FixedTimePdfSigner(metadata, signer=signer, signing_time=when)
+        output = _run(lambda: pdf_signer.async_sign_pdf(writer))
     except ReportSigningError:
         raise
     except Exception as exc:  # pyHanko raises PdfReadError, SigningError, ValueError... on a PDF it cannot sign
@@ -481,6 +494,32 @@ def sign_pdf(
             code=SigningErrorCode.PDF_UNSIGNABLE, message=f"the PDF cannot be signed: {exc}"
         ) from exc
     return output.getvalue()
+
+
+def signing_moment(signing_time: datetime | None = None) -> datetime:
+    """The signing time as a signature states it: aware, to the whole second (now when None); ValueError if naive."""
+    when = datetime.now(UTC) if signing_time is None else signing_time
+    if when.tzinfo is None or when.utcoffset() is None:
+        raise ValueError("signing_time must be an aware datetime (with its zone)")
+    return when.replace(microsecond=0)
+
+
+class _FixedTimePdfSigner(signers.PdfSigner):
+    """A PdfSigner whose session uses the given signing time instead of the machine's clock.
+
+    pyHanko's ``PdfSigningSession.system_time`` is the one time a session uses: the CMS signing-time attribute, the
+    signature dictionary's /M and the size estimate all read it, and ``init_signing_session`` takes no time argument,
+    so the session it returns gets ours before anything reads it.
+    """
+
+    def __init__(self, *args: Any, signing_time: datetime, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._signing_time = signing_time
+
+    def init_signing_session(self, pdf_out: Any, existing_fields_only: bool = False) -> Any:
+        session = super().init_signing_session(pdf_out, existing_fields_only=existing_fields_only)
+        session.system_time = self._signing_time
+        return session
 
 
 def _write_version_label(writer: IncrementalPdfFileWriter, version_label: str) -> None:

@@ -6,7 +6,7 @@ import asyncio
 import io
 import os
 import stat
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -503,3 +503,48 @@ def test_verify_with_a_malformed_trusted_certificate_is_the_callers_bug(signed_p
     # when / then: a configuration error raises instead of calling every upload untrusted
     with pytest.raises(ValueError, match=r"a trusted certificate must be an X\.509 certificate"):
         verify_pdf(signed_pdf, trusted=[b"not a certificate"])
+
+
+@pytest.mark.parametrize(
+    "signing_time",
+    [
+        pytest.param(datetime(2025, 3, 20, 8, 0, 17, tzinfo=UTC), id="utc"),
+        pytest.param(datetime(2025, 3, 20, 16, 0, 17, 654_321, tzinfo=timezone(timedelta(hours=8))), id="utc+8-micro"),
+    ],
+)
+def test_the_signature_states_exactly_the_signing_time_given(
+    report_pdf: bytes, identity: SigningIdentity, signing_time: datetime
+) -> None:
+    # given: the time the service records as the version's signed_at (page, audit log and signature share it)
+    # when
+    signed = sign_pdf(
+        report_pdf,
+        identity=identity,
+        reason="r",
+        location=None,
+        version_label=VERSION_LABEL,
+        signer_name="n",
+        signing_time=signing_time,
+    )
+    result = verify_pdf(signed, trusted=[identity.certificate])
+
+    # then: the CMS signing-time attribute and the signature dictionary's /M both hold it, to the whole second
+    assert result.verdict == Verdict.VALID
+    assert result.signed_at == signing_time.replace(microsecond=0)
+    assert result.signed_at == datetime(2025, 3, 20, 8, 0, 17, tzinfo=UTC)
+    embedded = PdfFileReader(io.BytesIO(signed)).embedded_signatures[0]
+    assert embedded.self_reported_timestamp == datetime(2025, 3, 20, 8, 0, 17, tzinfo=UTC)
+
+
+def test_sign_refuses_a_naive_signing_time(report_pdf: bytes, identity: SigningIdentity) -> None:
+    # when / then: a time without its zone would be read as the machine's local time by one reader, UTC by another
+    with pytest.raises(ValueError, match="aware"):
+        sign_pdf(
+            report_pdf,
+            identity=identity,
+            reason="r",
+            location=None,
+            version_label="v",
+            signer_name="n",
+            signing_time=datetime(2025, 3, 20, 8, 0),  # noqa: DTZ001 - the naive time under test
+        )
