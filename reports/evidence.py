@@ -372,9 +372,6 @@ CHECKLIST_TEXTS = {
     "plan": gettext_lazy("The plan names the model and the GPU, and is estimated"),
     "release": gettext_lazy("The engine release is one whose memory rules are modelled"),
     "workload": gettext_lazy("The workload profile and the rate (for the KV overflow probability)"),
-    "load_test_pulse": gettext_lazy("A passed load test of the pulse scenario"),
-    "load_test_long_tail": gettext_lazy("A passed load test of the long-tail scenario"),
-    "load_test_failure": gettext_lazy("A passed load test of the failure-injection scenario"),
     "monitoring": gettext_lazy("Post-launch monitoring passed (72 hours: no OOM, no sustained climb)"),
 }
 
@@ -386,7 +383,10 @@ class _Checklist:
         self.items: list[dict[str, str]] = []
 
     def add(self, code: str, state: str, detail: str) -> None:
-        self.items.append({"code": code, "text": str(CHECKLIST_TEXTS[code]), "state": state, "detail": str(detail)})
+        scenario = code.removeprefix("load_test_") if code.startswith("load_test_") else None
+        text = (_("A passed load test of the %(scenario)s scenario") % {"scenario": SCENARIO_WORDS[scenario]}
+                if scenario else str(CHECKLIST_TEXTS[code]))
+        self.items.append({"code": code, "text": text, "state": state, "detail": str(detail)})
 
 
 def _contradictions(deployment: Deployment) -> list[dict[str, Any]]:

@@ -1,9 +1,9 @@
 """The report pages (issue 8): sign-in and the organisation's walls, the "New report" form (a refusal saves nothing),
-a report's page with its workflow step, the missing-evidence checklist, the key figures and the audit log, the
-workflow's actions as forms with their refusals shown as messages (the author approving, a user without the signing
-permission signing, a return without a reason, an edit of a version in review), the signing (the worker's task run
-eagerly) and the verification of a signed, a tampered and an oversized PDF, the deployment page's reports, and every
-string of the pages in the Chinese catalog."""
+a report's page with its workflow step, the evidence checklist with its waivers (issue 20), the key figures and the
+audit log, the workflow's actions as forms with their refusals shown as messages (submitting with evidence open, the
+author approving, a user without the signing permission signing, a return without a reason, an edit of a version in
+review), the drafting and the signing (the workers' parts run here) and the verification of a signed, a tampered and
+an oversized PDF, the deployment page's reports, and every string of the pages in the Chinese catalog."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from django.utils import translation
 from deploy.celery import app as celery_app
 from frontend.views_reports import report_page_strings
 from reports.models import Report, ReportAuditEvent, ReportVersion
-from reports.services import report_create
+from reports.services import report_create, version_draft, waiver_decide, waiver_request
 from sizing.models import Deployment, Gpu, LlmModel, Membership, Organisation
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -95,10 +95,38 @@ def deployment(catalog: None, organisation: Organisation) -> Deployment:
         slo={"ttft_ms": 2000.0, "tpot_ms": 150.0})
 
 
+def _drafted(report: Report, number: int = 1) -> Report:
+    """The drafting worker's part, run here (a request queues it once its transaction commits)."""
+    version = report.versions.get(number=number)
+    version_draft(version_id=version.pk, user_id=version.author_id)
+    return report
+
+
 @pytest.fixture
 def report(organisation: Organisation, team, deployment: Deployment) -> Report:
-    return report_create(organisation=organisation, user=team["author"],
-                         data={"deployment": deployment.pk, "language": "en"})
+    return _drafted(report_create(organisation=organisation, user=team["author"],
+                                  data={"deployment": deployment.pk, "language": "en"}))
+
+
+def _open_items(report: Report, number: int = 1) -> list[str]:
+    return [item["code"] for item in report.versions.get(number=number).content["checklist"]
+            if item["state"] != "done"]
+
+
+def _waive_all(report: Report, team: dict[str, Any], number: int = 1) -> list[str]:
+    """The author asks to waive every open item (before submitting)."""
+    version = report.versions.get(number=number)
+    items = _open_items(report, number)
+    for item in items:
+        waiver_request(version=version, user=team["author"], item=item, reason=f"{item}: after go-live")
+    return items
+
+
+def _grant_all(report: Report, team: dict[str, Any], number: int = 1) -> None:
+    """The reviewer grants every waiver requested (the version in review)."""
+    version = report.versions.get(number=number)
+    for waiver in version.waivers.all():
+        waiver_decide(version=version, user=team["reviewer"], item=waiver.item, grant=True, reason="accepted")
 
 
 @pytest.fixture
@@ -184,13 +212,20 @@ def test_the_form_creates_a_chinese_report_and_opens_it(author: Client, deployme
     report = Report.objects.get()
     assert response.status_code == 302
     assert response["Location"] == reverse("frontend:report", args=[report.pk])
-    assert (report.language, report.title) == ("zh-hans", f"内存承诺报告 · {CUSTOMER}")
+    assert (report.language, report.title) == ("zh-hans", f"显存承诺书 · {CUSTOMER}")
     page = _html(author.get(response["Location"]))
-    assert f'<span id="report-title" lang="zh-hans">内存承诺报告 · {CUSTOMER}</span>' in page
+    assert f'<span id="report-title" lang="zh-hans">显存承诺书 · {CUSTOMER}</span>' in page
     assert f'<span id="report-customer">{CUSTOMER}</span>' in page
     assert '<li class="report-step is-current" data-step="draft" aria-current="step">Draft</li>' in page
-    assert "Report created: version 1 is a draft gathered from the evidence now" in page
-    assert '<li class="report-check is-missing" lang="zh-hans">' in page  # the evidence's words: the report's
+    assert "Report created: a worker is gathering the evidence of version 1" in page
+    # the worker has not run (its message goes once the request commits): the page follows its progress
+    assert 'id="drafting-progress"' in page and 'id="submit-button"' in page
+    data = json.loads(page.split('<script id="report-data" type="application/json">')[1].split("</script>")[0])
+    assert data["drafting"] is True
+    # once the worker gathered it, the checklist in the report's words
+    page = _html(author.get(reverse("frontend:report", args=[_drafted(report).pk])))
+    assert 'id="drafting-progress"' not in page
+    assert '<strong lang="zh-hans">已选定客户机器（每台主机及其指纹版本）</strong>' in page
     row = _html(author.get(reverse("frontend:reports"))).split(f'data-report="{report.pk}"')[1].split("</tr>")[0]
     for text in ("客服大模型", CUSTOMER, "简体中文", "v1", "Draft", 'data-signed="false"'):
         assert text in row
@@ -216,27 +251,24 @@ def test_a_refused_form_says_why_and_saves_nothing(author: Client, deployment: D
 
 
 def test_the_page_shows_the_checklist_the_figures_and_the_audit_log(author: Client, report: Report):
-    # given version 1 drafted from a deployment with no fingerprint, load test or monitoring log
+    # given version 1 drafted from a deployment with no machine chosen, no load test or monitoring log
     content = report.versions.get().content
     peak = content["commitment"]["peak_bytes_per_gpu"]
 
     # when
     page = _html(author.get(_page(report)))
 
-    # then the checklist names each piece of evidence still missing
-    checklist = page.split('id="missing-list">')[1].split("</ul>")[0]
-    items = re.findall(r'<li class="report-check is-missing"[^>]*>(.*?)</li>', checklist)
-    assert items == [
-        "No fingerprint of the customer&#x27;s machines: the hardware, driver and CUDA are the plan&#x27;s, not "
-        "measured. Run the probe on a server and upload it on the deployment&#x27;s page",
-        "No KV overflow probability: give the deployment its workload profile and rate",
-        "No passed pulse load test", "No passed long-tail load test", "No passed failure-injection load test",
-        "No post-launch monitoring log yet (72 hours of sampling: no OOM, no sustained climb)",
-    ]
-    assert len(items) == len(content["missing"])
-    # the key figures: the peak per card in GiB and GB, the overflow probability, the engine budget
+    # then the checklist names each piece of evidence with its state, the author may ask to waive the open ones
+    checklist = page.split('id="checklist">')[1].split("</ul>")[0]
+    states = dict(re.findall(r'data-item="(\w+)" data-state="(\w+)"', checklist))
+    assert states == {"machines": "missing", "machines_match": "missing", "plan": "done", "release": "done",
+                      "workload": "missing", "load_test_pulse": "missing", "load_test_long_tail": "missing",
+                      "load_test_failure": "missing", "monitoring": "missing"}
+    assert checklist.count('data-form="waiver-request"') == 7
+    assert len(content["missing"]) == 7
+    # the key figures: the peak per card in GiB and GB with its confidence, the overflow probability, the budget
     figures = page.split('id="report-figures">')[1].split("</dl>")[0]
-    assert f"{peak / GIB:,.2f} GiB ({peak / 1e9:,.2f} GB)" in figures
+    assert f"≤ {peak / GIB:,.2f} GiB ({peak / 1e9:,.2f} GB), confidence 99.9%" in figures
     assert "KV overflow probability</dt><dd>not simulated" in figures
     assert content["protection"]["engine_budget"] in figures
     assert '<p class="muted" id="no-changes">The first version.</p>' in page
@@ -249,19 +281,22 @@ def test_the_page_shows_the_checklist_the_figures_and_the_audit_log(author: Clie
         assert element in page
     assert f'href="/api/v1/reports/{report.pk}/versions/1/pdf"' in page
     data = json.loads(page.split('<script id="report-data" type="application/json">')[1].split("</script>")[0])
-    assert data == {"signing": False, "status": "draft", "api_url": f"/api/v1/reports/{report.pk}/versions/1/"}
+    assert data == {"signing": False, "status": "draft", "drafting": False,
+                    "api_url": f"/api/v1/reports/{report.pk}/versions/1/"}
 
 
 def test_the_page_reads_in_chinese(author: Client, report: Report):
     # when
     page = _html(author.get(_page(report), headers=ZH))
 
-    # then the steps, the checklist and the actions are in Chinese (the evidence's sentences too)
+    # then the steps, the checklist's states and the actions are in Chinese (the English report's sentences are
+    # marked as English)
     assert '<li class="report-step is-current" data-step="draft" aria-current="step">草稿</li>' in page
-    checklist = page.split('id="missing-list">')[1].split("</ul>")[0]
-    assert "<li class=\"report-check is-missing\">没有通过的脉冲压测</li>" in checklist
-    assert 'lang="en"' not in checklist
-    assert "签署承诺之前尚缺的证据" in page
+    checklist = page.split('id="checklist">')[1].split("</ul>")[0]
+    assert '<span class="status-pill status-check-missing">缺失</span>' in checklist
+    assert '<span class="status-pill status-check-done">已完成</span>' in checklist
+    assert "申请豁免" in checklist
+    assert "证据检查清单" in page
     assert '<button type="submit" class="button button-primary" id="submit-button">提交审核</button>' in page
     assert 'href="/reports/" class="topnav-link is-active"' in page
 
@@ -269,8 +304,17 @@ def test_the_page_reads_in_chinese(author: Client, report: Report):
 # --- the workflow -------------------------------------------------------------------------------------------------
 
 
-def test_submit_approve_and_return_with_their_refusals(author: Client, reviewer: Client, report: Report):
-    # given the author submits the draft
+def test_submit_approve_and_return_with_their_refusals(author: Client, reviewer: Client, report: Report, team):
+    # given the author submits the draft with its evidence open: refused, listing the items
+    refused = author.post(_action(report, "submit"), follow=True)
+    assert _status(report) == "draft"
+    assert any(text.startswith("Submission refused: 7 checklist items are not done and carry no waiver request")
+               and "A passed load test of the pulse scenario (Missing)" in text for text in _messages(_html(refused)))
+
+    # when the author asks to waive each on the page, then submits
+    for item in _open_items(report):
+        author.post(reverse("frontend:report-version-waiver-request", args=[report.pk, 1, item]),
+                    {"reason": "the pilot runs without it"})
     response = author.post(_action(report, "submit"))
     assert response.status_code == 302
     assert response["Location"] == _page(report, 1)
@@ -280,6 +324,7 @@ def test_submit_approve_and_return_with_their_refusals(author: Client, reviewer:
     page = _html(author.get(_page(report)))
     assert 'id="approve-button"' not in page
     assert 'id="return-form"' not in page
+    assert 'data-form="waiver-decide"' not in page
     assert "In review: a reviewer or a signer of your organisation approves it or returns it to draft." in page
     refused = author.post(_action(report, "approve"))
 
@@ -288,15 +333,28 @@ def test_submit_approve_and_return_with_their_refusals(author: Client, reviewer:
     assert refused.status_code == 403
     assert "It needs one of: Reviewer, Signer" in _html(refused)
 
-    # when the author is also a reviewer (their role changed): still not their own version
+    # when the author is also a reviewer (their role changed): still not their own version, nor its waivers
     Membership.objects.filter(user__username=report.versions.get().author.username).update(role="reviewer")
     page = _html(author.get(_page(report)))
     assert "You wrote this version: a reviewer other than its author approves it" in page
+    assert 'data-form="waiver-decide"' not in page
     refused = _html(author.post(_action(report, "approve"), follow=True))
     assert _status(report) == "in_review"
     assert ("You wrote this version: a reviewer other than its author approves it. Ask a colleague to review it"
             in _messages(refused))
     Membership.objects.filter(user__username=report.versions.get().author.username).update(role="engineer")
+
+    # when the reviewer approves before deciding the waivers: refused
+    early = _html(reviewer.post(_action(report, "approve"), follow=True))
+    assert any(text.startswith("Approval refused: 7 checklist items are not done and their waiver is not granted")
+               for text in _messages(early))
+    # the reviewer's page offers a decision per waiver; one refused without a reason is refused itself
+    page = _html(reviewer.get(_page(report)))
+    assert page.count('data-form="waiver-decide"') == 7
+    no_reason = _html(reviewer.post(reverse("frontend:report-version-waiver-decide",
+                                            args=[report.pk, 1, "monitoring"]), {"grant": "1", "reason": " "},
+                                    follow=True))
+    assert "Say why the waiver is granted or refused" in _messages(no_reason)
 
     # when the reviewer returns it without a reason, then with one
     no_reason = _html(reviewer.post(_action(report, "return"), {"reason": "  "}, follow=True))
@@ -314,18 +372,25 @@ def test_submit_approve_and_return_with_their_refusals(author: Client, reviewer:
     not_open = _html(reviewer.post(_action(report, "approve"), follow=True))
     assert "Version 1 is draft, not in review: that step is not open now" in _messages(not_open)
 
-    # and after a new submission the reviewer approves it
+    # and after a new submission the reviewer grants each waiver on the page and approves it
     author.post(_action(report, "submit"))
+    for item in _open_items(report):
+        reviewer.post(reverse("frontend:report-version-waiver-decide", args=[report.pk, 1, item]),
+                      {"grant": "1", "reason": "the customer accepts it in writing"})
     approved = _html(reviewer.post(_action(report, "approve"), follow=True))
     assert _status(report) == "approved"
     assert ("Version 1 approved: a signer of your organisation can sign it now" in _messages(approved))
     assert '<li class="report-step is-current" data-step="approved" aria-current="step">Approved</li>' in approved
-    assert _actions(report) == ["created", "submitted", "returned", "submitted", "approved"]
+    assert approved.count('data-state="waived"') == 7
+    assert _actions(report) == ["created", *["waiver_ask"] * 7, "submitted", "returned", "submitted",
+                                *["waiver_grant"] * 7, "approved"]
 
 
-def test_signing_needs_the_permission(author: Client, reviewer: Client, report: Report):
-    # given an approved version
+def test_signing_needs_the_permission(author: Client, reviewer: Client, report: Report, team):
+    # given an approved version (its open items waived and granted)
+    _waive_all(report, team)
     author.post(_action(report, "submit"))
+    _grant_all(report, team)
     reviewer.post(_action(report, "approve"))
 
     # when the reviewer (not a signer) looks at it and posts the sign form anyway
@@ -339,7 +404,7 @@ def test_signing_needs_the_permission(author: Client, reviewer: Client, report: 
     assert "Your role (Reviewer) does not allow this. It needs one of: Signer" in _html(refused)
     version = report.versions.get()
     assert (version.status, version.progress_message, version.sha256) == ("approved", "", "")
-    assert _actions(report) == ["created", "submitted", "approved"]
+    assert _actions(report)[-2:] == ["submitted", "approved"]
 
 
 def test_a_draft_is_edited_one_sentence_per_line(author: Client, report: Report):
@@ -357,7 +422,7 @@ def test_a_draft_is_edited_one_sentence_per_line(author: Client, report: Report)
     assert ">The load stays below 4 requests/s.\nThe driver stays at 550.</textarea>" in page
 
 
-def test_an_edit_too_long_or_of_a_version_in_review_saves_nothing(author: Client, report: Report):
+def test_an_edit_too_long_or_of_a_version_in_review_saves_nothing(author: Client, report: Report, team):
     # given
     before = report.versions.get().content
 
@@ -371,6 +436,7 @@ def test_an_edit_too_long_or_of_a_version_in_review_saves_nothing(author: Client
     assert report.versions.get().content == before
 
     # when the version is in review
+    _waive_all(report, team)
     author.post(_action(report, "submit"))
     refused = _html(author.post(_action(report, "edit"), {"assumptions": "changed"}, follow=True))
 
@@ -383,9 +449,11 @@ def test_an_edit_too_long_or_of_a_version_in_review_saves_nothing(author: Client
 # --- signing, a new version, verification --------------------------------------------------------------------------
 
 
-def _signed(author: Client, reviewer: Client, signer: Client, report: Report, capture) -> bytes:
-    """Submit, approve and sign version 1 (the worker's task run when the request commits); its PDF."""
+def _signed(author: Client, reviewer: Client, signer: Client, report: Report, capture, team) -> bytes:
+    """Waive, submit, grant, approve and sign version 1 (the worker's task run when the request commits); its PDF."""
+    _waive_all(report, team)
     author.post(_action(report, "submit"))
+    _grant_all(report, team)
     reviewer.post(_action(report, "approve"))
     approved = _html(signer.get(_page(report)))
     assert 'id="sign-button"' in approved
@@ -398,10 +466,10 @@ def _signed(author: Client, reviewer: Client, signer: Client, report: Report, ca
 
 
 def test_sign_then_verify_the_pdf_and_a_tampered_copy(eager_signing, author: Client, reviewer: Client,
-                                                       signer: Client, report: Report,
+                                                       signer: Client, report: Report, team,
                                                        django_capture_on_commit_callbacks):
     # given version 1 signed
-    pdf = _signed(author, reviewer, signer, report, django_capture_on_commit_callbacks)
+    pdf = _signed(author, reviewer, signer, report, django_capture_on_commit_callbacks, team)
     sha256 = hashlib.sha256(pdf).hexdigest()
 
     # then its page says so, with the SHA-256, and offers no workflow action but a new version
@@ -445,10 +513,10 @@ def test_sign_then_verify_the_pdf_and_a_tampered_copy(eager_signing, author: Cli
     # and a new version drafted from the signed one says what changed
     response = author.post(reverse("frontend:report-version-new", args=[report.pk]))
     assert response["Location"] == _page(report, 2)
-    second = _html(author.get(response["Location"]))
+    second = _html(author.get(_page(_drafted(report, 2), 2)))
     assert 'id="no-changes"' not in second
     assert '<li class="report-step is-current" data-step="draft" aria-current="step">Draft</li>' in second
-    assert _actions(report) == ["created", "submitted", "approved", "signed", "verified"]
+    assert _actions(report)[-4:] == ["submitted", "approved", "signed", "verified"]
 
 
 def test_an_oversized_upload_is_refused_and_nothing_checked(settings, author: Client, report: Report):

@@ -1,7 +1,8 @@
 """Issue 8's "done means", through the API: a report for a deployment whose customer is Chinese goes draft → in
-review → approved → signed (the signing run by the worker's task, eager here), its PDF holds the Chinese text and the
-committed figures (pdftotext), its signature validates, a flipped byte is reported as tampered, and the signed
-version cannot be edited through the API, the admin or the ORM."""
+review → approved → signed (the drafting and the signing run by the workers' tasks, eager here), its PDF holds the
+Chinese text and the committed figures (pdftotext), its signature validates, a flipped byte is reported as tampered,
+and the signed version cannot be edited through the API, the admin or the ORM. Since issue 20 the evidence it lacks
+is waived by its author and the waivers granted by the reviewer before approval."""
 
 from __future__ import annotations
 
@@ -64,21 +65,38 @@ def test_a_chinese_report_is_drafted_reviewed_approved_signed_and_verified(
         team, deployment, django_capture_on_commit_callbacks) -> None:
     author, reviewer, signer = (_client(team[name]) for name in ("author", "reviewer", "signer"))
 
-    # a report in Chinese, version 1 drafted from the evidence
-    created = author.post("/api/v1/reports/", {"deployment": deployment.pk, "language": "zh-hans"}, format="json")
+    # a report in Chinese, version 1 drafted from the evidence by the worker once the request commits
+    with django_capture_on_commit_callbacks(execute=True):
+        created = author.post("/api/v1/reports/", {"deployment": deployment.pk, "language": "zh-hans"},
+                              format="json")
     assert created.status_code == 201, created.content
     report = created.json()
     base = report["url"]
     assert report["versions"][0]["status"] == "draft"
+    assert report["versions"][0]["drafting"] is True  # as the request answered: the worker had not started
     version = author.get(base + "versions/1/").json()
+    assert version["drafting"] is False
     assert version["content"]["customer"]["name"] == CUSTOMER
     peak = version["content"]["commitment"]["peak_bytes_per_gpu"]
-    assert peak == version["content"]["memory"]["required_bytes_per_gpu"]
-    assert "客户机器" in " ".join(version["content"]["missing"])  # no fingerprint yet, said in the report's language
+    assert peak == version["content"]["confidence"]["peak_bytes_per_gpu"]
+    assert peak >= version["content"]["memory"]["required_bytes_per_gpu"]
+    assert "客户机器" in " ".join(version["content"]["missing"])  # no machine chosen, said in the report's language
 
-    # review: the author submits; the author cannot approve, another engineer can
+    # review: the author cannot submit with evidence missing, waives each open item with the reason, then submits
+    refused = author.post(base + "versions/1/submit")
+    assert refused.status_code == 400
+    open_items = [item["code"] for item in refused.json()["extra"]["items"]]
+    assert "machines" in open_items and "load_test_pulse" in open_items
+    for item in open_items:
+        asked = author.post(base + "versions/1/waivers/", {"item": item, "reason": "试点阶段，上线后补齐"},
+                            format="json")
+        assert asked.status_code == 201, asked.content
     assert author.post(base + "versions/1/submit").json()["status"] == "in_review"
+    # the author cannot approve; the reviewer grants each waiver, then approves
     assert author.post(base + "versions/1/approve").status_code == 403
+    for item in open_items:
+        assert reviewer.post(base + f"versions/1/waivers/{item}/decision", {"grant": True, "reason": "同意"},
+                             format="json").status_code == 200
     assert reviewer.post(base + "versions/1/approve").json()["status"] == "approved"
 
     # only a signer signs
@@ -125,13 +143,17 @@ def test_a_chinese_report_is_drafted_reviewed_approved_signed_and_verified(
 
     # a change makes version 2, saying what changed
     Deployment.objects.filter(pk=deployment.pk).update(max_model_len=4096)
-    second = author.post(base + "versions/").json()
+    with django_capture_on_commit_callbacks(execute=True):
+        second = author.post(base + "versions/").json()
     assert second["number"] == 2
+    second = author.get(base + "versions/2/").json()
     assert "已变更：部署计划" in second["changes"], second["changes"]  # in the report's language
 
     actions = list(ReportAuditEvent.objects.filter(version__number=1, version__report_id=report["id"])
                    .values_list("action", flat=True))
-    assert actions == ["created", "submitted", "approved", "signed", "downloaded", "verified"]
+    waivers = len(open_items)
+    assert actions == ["created", *["waiver_ask"] * waivers, "submitted", *["waiver_grant"] * waivers, "approved",
+                       "signed", "downloaded", "verified"]
 
 
 def test_the_admin_cannot_change_a_signed_version(admin_client, organisation, deployment) -> None:
