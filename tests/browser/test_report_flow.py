@@ -21,8 +21,7 @@ from playwright.sync_api import Page, expect
 
 from benchmarks_app.models import LoadTest
 from deploy.celery import app as celery_app
-from sizing.deployment_services import fingerprint_upload
-from sizing.fingerprint.parsers import Upload
+from sizing.deployment_services import Upload, fingerprint_upload
 from sizing.models import Deployment, Fingerprint, Gpu, LlmModel, Membership, Organisation
 
 pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
