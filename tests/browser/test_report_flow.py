@@ -110,7 +110,8 @@ def test_a_chinese_commitment_is_gated_waived_approved_signed_and_verified(
     expect(page.locator('#checklist [data-item="load_test_pulse"]')).to_have_attribute("data-state", "failed")
     open_items = page.locator('#checklist li:not([data-state="done"])').evaluate_all(
         "items => items.map(item => item.dataset.item)")
-    assert "load_test_pulse" in open_items and "machines" not in open_items
+    assert "load_test_pulse" in open_items
+    assert "machines" not in open_items
 
     # submitting with the failed and missing items is refused, listing them
     page.click("#submit-button")
@@ -160,7 +161,8 @@ def test_a_chinese_commitment_is_gated_waived_approved_signed_and_verified(
     squeezed = re.sub(r"\s+", "", text)
     assert "例外" in text
     assert re.sub(r"\s+", "", REASON) in squeezed
-    assert "置信度" in text and "99.9%" in text
+    assert "置信度" in text
+    assert "99.9%" in text
     assert "启动日志" in squeezed  # the method: the estimator's error against real boot logs
     assert "hgx-h100-01" in text
     saved = tmp_path / "signed.pdf"

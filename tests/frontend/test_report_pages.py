@@ -219,7 +219,8 @@ def test_the_form_creates_a_chinese_report_and_opens_it(author: Client, deployme
     assert '<li class="report-step is-current" data-step="draft" aria-current="step">Draft</li>' in page
     assert "Report created: a worker is gathering the evidence of version 1" in page
     # the worker has not run (its message goes once the request commits): the page follows its progress
-    assert 'id="drafting-progress"' in page and 'id="submit-button"' in page
+    assert 'id="drafting-progress"' in page
+    assert 'id="submit-button"' in page
     data = json.loads(page.split('<script id="report-data" type="application/json">')[1].split("</script>")[0])
     assert data["drafting"] is True
     # once the worker gathered it, the checklist in the report's words

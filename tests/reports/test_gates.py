@@ -101,14 +101,17 @@ def test_the_whole_gate_request_grant_approve_sign(version: ReportVersion, team:
     approved = _client(team["reviewer"]).post(_url(version, "approve"))
 
     # then
-    assert approved.status_code == 200 and approved.json()["status"] == "approved"
+    assert approved.status_code == 200
+    assert approved.json()["status"] == "approved"
     version.refresh_from_db()
     content = content_with_decisions(version)
     assert {w["item"]: (w["requested_by"], w["granted_by"], w["decision_reason"]) for w in content["waivers"]} == {
-        "load_test_pulse": ("author", "reviewer", "checked"), "monitoring": ("author", "reviewer", "72 h after go-live")}
+        "load_test_pulse": ("author", "reviewer", "checked"),
+        "monitoring": ("author", "reviewer", "72 h after go-live")}
     assert [item["state"] for item in content["checklist"]] == ["done", "waived", "waived"]
     actions = list(ReportAuditEvent.objects.filter(version=version).values_list("action", flat=True))
-    assert actions.count("waiver_ask") == 2 and actions.count("waiver_grant") == 2
+    assert actions.count("waiver_ask") == 2
+    assert actions.count("waiver_grant") == 2
 
 
 def test_a_refused_waiver_blocks_approval(version: ReportVersion, team: dict[str, Any]) -> None:
@@ -130,10 +133,12 @@ def test_a_refused_waiver_blocks_approval(version: ReportVersion, team: dict[str
 def test_a_waiver_needs_a_reason_an_open_item_and_its_author(version: ReportVersion, team: dict[str, Any]) -> None:
     # a blank reason
     blank = _waive(version, team["author"], "monitoring", "   ")
-    assert blank.status_code == 400 and "reason" in blank.json()["extra"]["fields"]
+    assert blank.status_code == 400
+    assert "reason" in blank.json()["extra"]["fields"]
     # an item that is done, or that does not exist
     done = _waive(version, team["author"], "machines")
-    assert done.status_code == 400 and "item" in done.json()["extra"]["fields"]
+    assert done.status_code == 400
+    assert "item" in done.json()["extra"]["fields"]
     assert _waive(version, team["author"], "no_such_item").status_code == 400
     # someone else than the author, an admin included
     assert _waive(version, team["other"], "monitoring").status_code == 403
@@ -180,7 +185,8 @@ def test_nobody_approves_or_signs_a_version_they_wrote_admins_included(version: 
     # the author cannot sign, though a superuser may sign
     assert _client(author).post(_url(version, "sign")).status_code == 403
     version.refresh_from_db()
-    assert version.status == ReportVersion.Status.APPROVED and version.sign_requested_at is None
+    assert version.status == ReportVersion.Status.APPROVED
+    assert version.sign_requested_at is None
 
 
 def test_a_version_being_drafted_cannot_be_submitted(version: ReportVersion, team: dict[str, Any]) -> None:
