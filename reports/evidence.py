@@ -390,9 +390,8 @@ class _Checklist:
 
 
 def _contradictions(deployment: Deployment) -> list[dict[str, Any]]:
-    from sizing.machine_checks import machine_contradictions
-
     from sizing.deployment_selectors import chosen_machines
+    from sizing.machine_checks import machine_contradictions
 
     return machine_contradictions(deployment, chosen_machines(deployment))
 

@@ -60,7 +60,8 @@ def test_a_release_band_with_enough_logs_uses_its_own_and_a_thin_band_uses_the_w
 
 def test_an_engine_without_a_measured_log_is_assumed() -> None:
     band = error_band("sglang", "0.5.2")
-    assert band.assumed and band.n == 0
+    assert band.assumed
+    assert band.n == 0
     assert band.bound(0.999) == ASSUMED_ERROR
 
 
@@ -87,7 +88,8 @@ def test_a_reserving_engine_commits_its_required_memory_plus_a_margin_on_what_li
 def test_nothing_outside_the_budget_means_no_margin() -> None:
     confidence = reserved_confidence(engine="vllm", release="0.20.0", required_bytes=30 * GIB,
                                      budget_bytes=30 * GIB, kv_risk=None)
-    assert confidence.margin_bytes == 0 and confidence.peak_bytes == 30 * GIB
+    assert confidence.margin_bytes == 0
+    assert confidence.peak_bytes == 30 * GIB
 
 
 def test_a_growing_engine_takes_the_percentile_of_its_simulated_demand() -> None:
