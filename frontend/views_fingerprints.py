@@ -30,7 +30,9 @@ from frontend.views_reports import deployment_reports
 from reports.checklist import checklist_summary, commitment_checklist
 from reports.models import Report
 from sizing.deployment_selectors import (
+    chosen_machines,
     deployment_get_for_organisation,
+    deployment_hosts,
     deployment_list_for_organisation,
     fingerprint_get_for_organisation,
     fingerprint_list_for_organisation,
@@ -64,6 +66,9 @@ from sizing.finding_text import (
     source_label,
     switch_value,
 )
+from sizing.fingerprint.identity import row_host_key
+from sizing.machine_checks import machine_contradictions
+from sizing.machine_services import deployment_machines_set, fingerprint_host_merge
 from sizing.models import Deployment, Fingerprint, Organisation, WorkloadProfile
 from sizing.selectors import gpu_list
 from sizing.services import organisation_for_user
@@ -300,7 +305,7 @@ def _versioned(rows: Iterable[Fingerprint]) -> dict[int, int]:
     """Fingerprint id → its version within its deployment and host (1, 2, ... by capture time)."""
     by_host: dict[tuple[int, str], list[Fingerprint]] = {}
     for row in rows:
-        by_host.setdefault((row.deployment_id, row.host), []).append(row)
+        by_host.setdefault((row.deployment_id, row_host_key(row.host_key, row.host)), []).append(row)
     versions = {}
     for group in by_host.values():
         for number, row in enumerate(sorted(group, key=lambda r: (r.captured_at, r.pk)), start=1):
@@ -370,14 +375,67 @@ def _fingerprint_row(fingerprint: Fingerprint, version: int) -> dict[str, Any]:
 
 
 def _host_groups(deployment: Deployment, organisation: Organisation) -> tuple[list[dict[str, Any]], list[int]]:
-    """The deployment's fingerprints by host (the host with the newest capture first), each newest first with its
-    version number and its findings per severity (the machine's and the plan's); and their ids, newest first."""
-    rows = list(fingerprint_list_for_organisation(organisation=organisation, deployment=deployment))
-    versions = _versioned(rows)
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for row in rows:  # newest first
-        groups.setdefault(row.host, []).append(_fingerprint_row(row, versions[row.pk]))
-    return [{"host": host, "rows": host_rows} for host, host_rows in groups.items()], [row.pk for row in rows]
+    """The deployment's fingerprints by host (sizing.fingerprint.identity: GPU UUIDs, else the host name; the host
+    with the newest capture first), each newest first with its version number and its findings per severity (the
+    machine's and the plan's); and their ids, newest first."""
+    hosts = deployment_hosts(deployment=deployment)
+    groups = [{"host": host.name, "key": host.key, "chosen_id": host.chosen.pk if host.chosen else None,
+               "rows": [_fingerprint_row(row, number) for number, row in
+                        reversed(list(enumerate(host.versions, start=1)))]} for host in hosts]
+    newest = sorted((row for host in hosts for row in host.versions), key=lambda r: (r.captured_at, r.pk),
+                    reverse=True)
+    return groups, [row.pk for row in newest]
+
+
+def _short_uuid(uuid: str) -> str:
+    return uuid[:12] + "…" if len(uuid) > 13 else uuid
+
+
+def _machine_hosts(deployment: Deployment) -> list[dict[str, Any]]:
+    """The hosts for the machines form: name, GPUs (of the newest version), UUIDs, versions and the chosen one."""
+    rows = []
+    for host in deployment_hosts(deployment=deployment):
+        rows.append({
+            "key": host.key, "name": host.name, "named": host.named,
+            "uuids": ", ".join(_short_uuid(uuid) for uuid in host.gpu_uuids), "uuids_full": ", ".join(host.gpu_uuids),
+            "gpus": _gpu_summary(host.versions[-1].facts or {}),
+            "chosen_id": host.chosen.pk if host.chosen else None,
+            "versions": [{"id": row.pk, "number": number, "captured_at": row.captured_at, "label": row.label,
+                          "gpus": _gpu_summary(row.facts or {})}
+                         for number, row in enumerate(host.versions, start=1)],
+        })
+    return rows
+
+
+def machine_refusal_text(error: SizingError) -> str:
+    """A refusal of sizing.machine_services in the active language (by its `reason`), else as the service wrote
+    it."""
+    extra = error.extra or {}
+    reason = extra.get("reason")
+    try:
+        if reason == "uuids_differ":
+            return _("%(host)s and %(into)s are two machines: their GPUs' UUIDs differ (%(host)s has %(host_uuids)s; "
+                     "%(into)s has %(into_uuids)s); nothing was merged") % {
+                "host": extra["host"], "into": extra["into"], "host_uuids": ", ".join(extra["host_uuids"]),
+                "into_uuids": ", ".join(extra["into_uuids"])}
+        if reason == "both_chosen":
+            return _("Both %(host)s and %(into)s have a chosen version, and one host has one: unchoose one of them "
+                     "first; nothing was merged") % {"host": extra["host"], "into": extra["into"]}
+        if reason == "same_host":
+            return _("A host cannot be merged into itself: choose another host")
+        if reason == "unknown_host":
+            return _("This deployment has no such host")
+        if reason == "listed_twice":
+            return _("Fingerprint %(id)s is listed twice") % {"id": extra["fingerprints"][0]}
+        if reason == "not_this_deployment":
+            return _("Fingerprint %(ids)s is not an upload of this deployment: choose among its hosts' versions") % {
+                "ids": ", ".join(map(str, extra["fingerprints"]))}
+        if reason == "two_versions":
+            return _("Fingerprints %(a)s and %(b)s are two versions of one host (%(host)s): choose one version per "
+                     "host") % {"a": extra["fingerprints"][0], "b": extra["fingerprints"][1], "host": extra["host"]}
+    except (KeyError, IndexError, TypeError):
+        pass
+    return error.message
 
 
 def _checklist_rows(deployment: Deployment) -> list[dict[str, Any]]:
@@ -385,7 +443,8 @@ def _checklist_rows(deployment: Deployment) -> list[dict[str, Any]]:
     memory logs, the reports."""
     reports = reverse("frontend:reports")
     report = Report.objects.filter(deployment=deployment).order_by("-pk").first()
-    links = {"fingerprint": ("#upload-card", _("Upload a fingerprint")), "plan": ("#plan-card", _("Edit the plan")),
+    links = {"fingerprint": ("#upload-card", _("Upload a fingerprint")),
+             "machines": ("#machines-card", _("Choose the machines")), "plan": ("#plan-card", _("Edit the plan")),
              "workload": ("#plan-card", _("Edit the plan")),
              "monitoring": (reverse("frontend:memory-logs"), _("Upload a monitoring log")),
              "signed_report": (reverse("frontend:report", args=[report.pk]) if report else reports,
@@ -418,13 +477,17 @@ class DeploymentDetailPageView(LoginRequiredMixin, View):
     template_name = "frontend/deployment_detail.html"
 
     def _render(self, request: HttpRequest, deployment: Deployment, *, form: DeploymentForm | None = None,
-                upload_form: UploadForm | None = None, upload_error: str = "", status: int = 200) -> HttpResponse:
+                upload_form: UploadForm | None = None, upload_error: str = "", machines_error: str = "",
+                status: int = 200) -> HttpResponse:
         organisation = _organisation(request)
         form = form or DeploymentForm(organisation=organisation, initial=_deployment_initial(deployment))
         groups, newest = _host_groups(deployment, organisation)
         checklist = _checklist_rows(deployment)
+        machines = chosen_machines(deployment)
         context = {
             "deployment": deployment, "plan": _plan_summary(deployment), "groups": groups,
+            "hosts": _machine_hosts(deployment), "chosen_count": len(machines), "machines_error": machines_error,
+            "contradictions": machine_contradictions(deployment, machines),
             "fingerprint_count": len(newest),
             "upload_form": upload_form or UploadForm(), "upload_error": upload_error,
             "max_upload_mib": _mib_text(fingerprint_max_bytes()), "max_files": MAX_FILES,
@@ -480,6 +543,44 @@ class DeploymentUploadView(LoginRequiredMixin, View):
                 return HttpResponseRedirect(reverse("frontend:fingerprint", args=[fingerprint.pk]))
         return DeploymentDetailPageView()._render(request, deployment, upload_form=form,
                                                   upload_error=error_text, status=400)
+
+
+class DeploymentMachinesView(LoginRequiredMixin, View):
+    """POST: the machines the deployment runs on (one `fingerprint` version per host; none chosen is allowed) → the
+    deployment's page; a refusal → the page again with the reason, status 400, nothing changed."""
+
+    def post(self, request: HttpRequest, deployment_id: int) -> HttpResponse:
+        deployment = _deployment_or_404(request, deployment_id)
+        values = [value.strip() for value in request.POST.getlist("fingerprint") if value.strip()]
+        if not all(value.isdigit() and len(value) <= 18 for value in values):
+            return DeploymentDetailPageView()._render(request, deployment, status=400,
+                                                      machines_error=_("Choose a version from the list"))
+        try:
+            deployment_machines_set(deployment=deployment, fingerprint_ids=[int(value) for value in values],
+                                    user=request.user)
+        except SizingError as error:
+            return DeploymentDetailPageView()._render(request, deployment, status=400,
+                                                      machines_error=machine_refusal_text(error))
+        messages.success(request, _("Machines saved: %(count)s chosen") % {"count": len(values)})
+        return HttpResponseRedirect(reverse("frontend:deployment", args=[deployment.pk]) + "#machines-card")
+
+
+class DeploymentHostMergeView(LoginRequiredMixin, View):
+    """POST `host` and `into` (host keys): the first host's versions become versions of the second → the
+    deployment's page; a refusal (their GPUs' UUIDs differ, ...) → the page again with the reason, status 400,
+    nothing saved."""
+
+    def post(self, request: HttpRequest, deployment_id: int) -> HttpResponse:
+        deployment = _deployment_or_404(request, deployment_id)
+        host, into = request.POST.get("host", "").strip()[:64], request.POST.get("into", "").strip()[:64]
+        try:
+            merged = fingerprint_host_merge(deployment=deployment, host_key=host, into_host_key=into)
+        except SizingError as error:
+            return DeploymentDetailPageView()._render(request, deployment, status=400,
+                                                      machines_error=machine_refusal_text(error))
+        messages.success(request, _("Hosts merged: %(host)s has %(count)s versions") % {
+            "host": merged[-1].host, "count": len(merged)})
+        return HttpResponseRedirect(reverse("frontend:deployment", args=[deployment.pk]) + "#machines-card")
 
 
 class DeploymentDeleteView(LoginRequiredMixin, View):

@@ -33,8 +33,10 @@ from sizing.fingerprint.detect import PieceKind, decode_input, parse_any
 from sizing.fingerprint.diff import fingerprint_diff
 from sizing.fingerprint.environment import MeasuredEnvironment, measured_environment
 from sizing.fingerprint.errors import FingerprintError
+from sizing.fingerprint.identity import identity_from_facts
 from sizing.fingerprint.probe import is_probe_output, probe_pieces
 from sizing.fingerprint_services import fingerprint_from_texts
+from sizing.machine_services import fingerprint_host_choose
 from sizing.models import Deployment, Fingerprint, Gpu, LlmModel, Organisation
 from sizing.services import estimate_report, estimate_request_build, json_safe
 
@@ -256,7 +258,9 @@ def _captured_at(facts: Mapping[str, Any]) -> datetime:
 def fingerprint_upload(*, deployment: Deployment, user: Any, uploads: Sequence[Upload], label: str = "",
                        host: str = "") -> Fingerprint:
     """Parse and store what one machine measured. `host` names the machine for pasted outputs (a probe file
-    names its own host). Raises SizingError (a 400) with nothing stored when any upload is refused."""
+    names its own host). The upload joins the deployment's host whose GPUs' UUIDs (else name) it shows, or starts a
+    new host (sizing.machine_services.fingerprint_host_choose). Raises SizingError (a 400) with nothing stored when
+    any upload is refused."""
     texts = _texts_read(uploads)
     facts = fingerprint_from_texts(texts=[text for _, text in texts])
     if not facts.get("gpus"):
@@ -270,9 +274,13 @@ def fingerprint_upload(*, deployment: Deployment, user: Any, uploads: Sequence[U
     if existing is not None:
         raise _invalid("files", f"these outputs were already uploaded to this deployment as fingerprint "
                                 f"{existing.pk} ({existing})", fingerprint=existing.pk)
-    host_name = (facts.get("host") or {}).get("name") or host.strip() or "unnamed host"
+    # which host this is a version of: its GPUs' UUIDs, else its name; neither: a host of its own, named after its
+    # GPUs (sizing.fingerprint.identity), until a person merges it into another
+    identity = identity_from_facts(facts, given_name=host)
+    choice = fingerprint_host_choose(deployment=deployment, facts=facts, identity=identity, upload_sha256=sha)
     return Fingerprint.objects.create(
-        deployment=deployment, host=host_name[:255], captured_at=_captured_at(facts), label=label.strip()[:100],
+        deployment=deployment, host=choice.name[:255], host_key=choice.key, host_named=choice.named,
+        gpu_uuids=list(identity.gpu_uuids), captured_at=_captured_at(facts), label=label.strip()[:100],
         facts=json_safe(facts), raw=[{"name": name, "text": text} for name, text in texts],
         size_bytes=sum(len(text.encode()) for _, text in texts), sha256=sha, created_by=user,
     )

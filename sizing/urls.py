@@ -20,6 +20,7 @@ from sizing.deployment_apis import (
     FingerprintListApi,
 )
 from sizing.fingerprint_apis import FingerprintParseApi, FingerprintProbeApi
+from sizing.machine_apis import DeploymentHostListApi, DeploymentHostMergeApi, DeploymentMachinesApi
 from sizing.simulation_apis import PerfCalibrationListApi, SimulationDetailApi, SimulationListApi
 from sizing.workload_apis import (
     WorkloadPreviewApi,
@@ -41,6 +42,9 @@ urlpatterns = [
     path("fingerprints/<id:fingerprint_id>/", FingerprintDetailApi.as_view(), name="fingerprint-detail"),
     path("deployments/", DeploymentListApi.as_view(), name="deployment-list"),
     path("deployments/<id:deployment_id>/", DeploymentDetailApi.as_view(), name="deployment-detail"),
+    path("deployments/<id:deployment_id>/hosts/", DeploymentHostListApi.as_view(), name="deployment-hosts"),
+    path("deployments/<id:deployment_id>/hosts/merge", DeploymentHostMergeApi.as_view(), name="deployment-host-merge"),
+    path("deployments/<id:deployment_id>/machines/", DeploymentMachinesApi.as_view(), name="deployment-machines"),
     path("gpus/", GpuListApi.as_view(), name="gpu-list"),
     path("models/", ModelListApi.as_view(), name="model-list"),
     path("models/checkpoint", ModelCheckpointApi.as_view(), name="model-checkpoint"),

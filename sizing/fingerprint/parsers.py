@@ -74,6 +74,7 @@ class GpuFacts:
     virtualization_mode: str | None = None
     bus_id: str | None = None
     uuid: str | None = None
+    serial: str | None = None  # the board's serial number (nvidia-smi -q "Serial Number", -q -x <serial>)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -238,6 +239,7 @@ def parse_nvidia_smi_q(text: str) -> Facts:
             virtualization_mode=_clean(values.get("GPU Virtualization Mode/Virtualization Mode")),
             bus_id=_clean(values.get("PCI/Bus Id")) or bus_id,
             uuid=_clean(values.get("GPU UUID")),
+            serial=_clean(values.get("Serial Number")),
         ))
     attached = _int(header.get("Attached GPUs"))
     if not blocks:
@@ -336,6 +338,7 @@ def parse_nvidia_smi_xml(text: str) -> Facts:
             virtualization_mode=_clean(node.findtext("gpu_virtualization_mode/virtualization_mode")),
             bus_id=_clean(node.findtext("pci/pci_bus_id")) or _clean(node.get("id")),
             uuid=_clean(node.findtext("uuid")),
+            serial=_clean(node.findtext("serial")),
         ))
     attached = _int(root.findtext("attached_gpus"))
     if not gpus:

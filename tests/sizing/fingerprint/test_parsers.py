@@ -38,7 +38,7 @@ def test_q_text_l40s_reads_every_fact():
         memory_reserved_bytes=585 * MIB, processes_memory_bytes=0, pcie_generation_current=1, pcie_generation_max=4,
         pcie_width_current=16, pcie_width_max=16, mig_mode=None, ecc_mode="enabled", persistence_mode="enabled",
         driver_model=None, virtualization_mode=None, bus_id="00000000:41:00.0",
-        uuid="GPU-4b1c7e2a-90d3-4f11-8a6e-1d2c3b4a5f60"),)
+        uuid="GPU-4b1c7e2a-90d3-4f11-8a6e-1d2c3b4a5f60", serial="1000000000001"),)
 
 
 def test_q_text_filtered_to_one_of_four_gpus_says_so():
