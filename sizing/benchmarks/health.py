@@ -43,6 +43,15 @@ Thresholds, and why:
   request refused or load shed), ``recover`` when it closed again. Each trip must be followed by a shed of the
   same breaker (any breaker when unnamed) within 2 s (`BREAKER_MAX_REACTION_S`, issue 6 part 6) and before its
   recover; a trip never followed by a shed fails.
+- **Peak against the commitment**: the highest reading of each GPU against the committed figure per GPU, within
+  the gauge's step (`GpuSeries.resolution_bytes`: nvidia-smi, NVML and DCGM report whole MiB, so 1 MiB; AIPerf's
+  GB with two decimals, 10 MB): a peak fails only when it is more than one step above the commitment, never on
+  equality or a difference the gauge cannot show; the check's `extra` carries ``tolerance_bytes``.
+- **Restarts are events**: one restart seen on two GPUs (and in a counter) is one restart. Sightings within
+  60 s (`RESTART_SAME_EVENT_S`), or two sampling intervals of the slowest-sampled GPU when longer, are one event
+  (`restart_events`).
+- **Zones**: nvidia-smi and engine logs write local times without a zone; the caller's zone (`events_tz`, the
+  zone the monitoring log was read in) applies to the events and breaker logs too, so every time is in one zone.
 - **Coverage**: per GPU, the time between consecutive samples, each gap counted up to 3× the series' median
   sampling interval (at least 60 s): a monitoring outage does not count as watched time. The log's coverage is
   the least covered GPU's (server series when the log has no GPU).
@@ -50,7 +59,10 @@ Thresholds, and why:
 The verdict (`health_verdict`): **fail** when any check other than coverage failed (a violation seen is a
 violation, however short the log); else **insufficient** when coverage is below `hours_required`, or a check
 could not be judged (`passed` None: no GPU memory series, no commitment, too few hours for the climb test);
-else **pass**. `first_violation` is the earliest time a failed check points to (ISO 8601 UTC).
+else **pass**. `first_violation` is the earliest time a failed check points to (ISO 8601 UTC). The climb test
+keeps its 24 hourly buckets whatever `hours_required` says (a shorter fit would read a daily traffic ramp as a
+leak): with `hours_required` below 24 a pass still needs 24 h of data, which `verdict_requirements` states before
+an upload and the verdict's ``requirements`` after it (note ``hours_below_climb_minimum``).
 
 >>> from sizing.benchmarks.timeline import GpuSample, GpuSeries, MemoryTimeline, MIB
 >>> samples = tuple(GpuSample(time_s=600.0 * i, memory_used_bytes=(70_000 + i % 3) * MIB,
@@ -67,7 +79,7 @@ import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from enum import StrEnum
 from itertools import pairwise
 from statistics import NormalDist
@@ -82,6 +94,7 @@ from sizing.benchmarks.timeline import (
     MemoryTimeline,
     ServerSeries,
     TimelineEvent,
+    gauge_resolution_bytes,
     iso_utc,
     parse_event_log,
     parse_time,
@@ -106,6 +119,8 @@ KV_HIGH_FRACTION = 0.9
 BREAKER_MAX_REACTION_S = 2.0
 GAP_FACTOR = 3.0
 GAP_MIN_S = 60.0
+RESTART_SAME_EVENT_S = 60.0  # restarts seen within a minute (on several GPUs, in memory and in a counter) are one
+RESTART_SAME_EVENT_SAMPLES = 2  # ... or within two sampling intervals of the slowest series, when that is longer
 
 
 class CheckCode(StrEnum):
@@ -629,9 +644,10 @@ class BreakerLogError(ValueError):
     """The breaker events log cannot be read; the message says where and why."""
 
 
-def parse_breaker_events(text: str) -> tuple[BreakerEvent, ...]:
+def parse_breaker_events(text: str, *, tz: tzinfo = UTC) -> tuple[BreakerEvent, ...]:
     """The events of a breaker log (JSON lines ``{time, kind, breaker?, detail?}``), in time order; BreakerLogError
-    naming the line otherwise.
+    naming the line otherwise. An ISO time without a zone is in `tz` (the zone the monitoring log's own local
+    times are read in); POSIX seconds and times with a zone keep theirs.
 
     >>> events = parse_breaker_events('{"time": "2026-11-30T13:41:02Z", "kind": "trip", "breaker": "kv"}\\n'
     ...                               '{"time": "2026-11-30T13:41:03.200Z", "kind": "shed", "breaker": "kv"}')
@@ -652,7 +668,7 @@ def parse_breaker_events(text: str) -> tuple[BreakerEvent, ...]:
         when = record.get("time")
         try:
             time_s = float(when) if isinstance(when, int | float) and not isinstance(when, bool) else parse_time(
-                str(when))
+                str(when), tz=tz)
         except ValueError:
             raise BreakerLogError(f"breaker log line {number}: 'time' {when!r} is not ISO 8601 or POSIX "
                                   "seconds") from None
@@ -707,21 +723,121 @@ def breaker_reactions(events: Iterable[BreakerEvent], *,
 
 
 # ---------------------------------------------------------------------------------------------------------------
+# Restarts as events
+
+
+@dataclass(frozen=True, kw_only=True)
+class RestartEvent:
+    """One restart (or outage) of the server, however many places showed it: the GPUs whose memory fell, a
+    counter that went down, a restart line of the log. `kind` is "restart", or "down" when no GPU came back."""
+
+    time_s: float | None
+    kind: str
+    gpus: tuple[str, ...]
+    sources: tuple[str, ...]  # "memory", "counter" / "log" (the timeline's restart events)
+    messages: tuple[str, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"time": iso_utc(self.time_s), "kind": self.kind, "gpus": list(self.gpus),
+                "sources": list(self.sources), "messages": list(self.messages)}
+
+
+def restart_window_s(series: Iterable[GpuSeries]) -> float:
+    """How close two sightings of a restart must be to count as one: `RESTART_SAME_EVENT_S`, or two sampling
+    intervals of the slowest-sampled GPU when that is longer (GPUs logged in turn fall at adjacent samples)."""
+    intervals = []
+    for one in series:
+        times = [s.time_s for s in _dated(one)]
+        if len(times) >= 2:
+            intervals.append(float(np.median(np.diff(np.asarray(times, dtype=np.float64)))))
+    return max([RESTART_SAME_EVENT_S, *(RESTART_SAME_EVENT_SAMPLES * i for i in intervals)])
+
+
+def group_restarts(sightings: Iterable[tuple[float | None, str, str | None, str, str]], *,
+                   window_s: float = RESTART_SAME_EVENT_S) -> list[RestartEvent]:
+    """Restart events from sightings ``(time, kind, gpu, source, message)``: dated sightings within `window_s` of
+    the previous one of a group join it (one restart seen on two GPUs at the same time is one restart); undated
+    ones are one event each. A group is "down" only when every sighting in it is.
+
+    >>> events = group_restarts([(100.0, "restart", "0", "memory", "a"), (100.0, "restart", "1", "memory", "b"),
+    ...                          (104.0, "restart", None, "counter", "c"), (900.0, "down", "0", "memory", "d")])
+    >>> [(e.time_s, e.kind, e.gpus, e.sources) for e in events]
+    [(100.0, 'restart', ('0', '1'), ('memory', 'counter')), (900.0, 'down', ('0',), ('memory',))]
+    """
+    items = sorted(sightings, key=lambda item: (item[0] is None, item[0] or 0.0))
+    groups: list[list[tuple[float | None, str, str | None, str, str]]] = []
+    for item in items:
+        last = groups[-1][-1] if groups else None
+        if (item[0] is not None and last is not None and last[0] is not None
+                and item[0] - last[0] <= window_s):
+            groups[-1].append(item)
+        else:
+            groups.append([item])
+
+    def unique(values: Iterable[str | None]) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(v for v in values if v))
+
+    return [RestartEvent(time_s=group[0][0], kind="down" if all(g[1] == "down" for g in group) else "restart",
+                         gpus=unique(g[2] for g in group), sources=unique(g[3] for g in group),
+                         messages=unique(g[4] for g in group)) for group in groups]
+
+
+def restart_events(timeline: MemoryTimeline, events: Iterable[TimelineEvent] | None = None) -> list[RestartEvent]:
+    """The restarts of a timeline, one per event: falls to near zero in each GPU's memory and the restart events
+    of the log (`events`, default the timeline's), grouped by `group_restarts` over `restart_window_s`."""
+    sightings: list[tuple[float | None, str, str | None, str, str]] = [
+        (e.time_s, e.kind, e.gpu, "memory", e.message) for series in timeline.gpus for e in memory_restarts(series)]
+    sightings += [(e.time_s, "restart", e.gpu, "log", e.message)
+                  for e in (timeline.events if events is None else events) if e.kind == EventKind.RESTART.value]
+    return group_restarts(sightings, window_s=restart_window_s(timeline.gpus))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# What a verdict needs
+
+
+def verdict_requirements(*, hours_required: float, climb_options: Mapping[str, Any] | None = None,
+                         ) -> dict[str, Any]:
+    """What a "pass" needs, known before the upload: `hours_required` of coverage and, for the climb test,
+    ``climb_min_buckets`` buckets of ``climb_bucket_s`` (24 hourly buckets by default). ``hours_for_pass`` is the
+    larger of the two in hours: a log shorter than the climb test's minimum is "insufficient" even when it covers
+    the hours required, and ``climb_limits_pass`` says so (code ``hours_below_climb_minimum`` in ``notes``).
+
+    >>> needs = verdict_requirements(hours_required=1)
+    >>> needs["climb_min_buckets"], needs["hours_for_pass"], needs["notes"]
+    (24, 24.0, ['hours_below_climb_minimum'])
+    """
+    options = dict(climb_options or {})
+    bucket_s = float(options.get("bucket_s", CLIMB_BUCKET_S))
+    min_hours = float(options.get("min_hours", CLIMB_MIN_HOURS))
+    buckets = max(2, math.ceil(min_hours * 3600 / bucket_s))
+    climb_hours = buckets * bucket_s / 3600
+    limits = climb_hours > hours_required
+    return {"hours_required": hours_required, "climb_bucket_s": bucket_s, "climb_min_buckets": buckets,
+            "climb_min_hours": climb_hours, "hours_for_pass": float(max(hours_required, climb_hours)),
+            "climb_limits_pass": limits, "notes": ["hours_below_climb_minimum"] if limits else []}
+
+
+# ---------------------------------------------------------------------------------------------------------------
 # Analysis and verdict
 
 
-def _events_with_text(timeline: MemoryTimeline, events_text: str | None) -> list[TimelineEvent]:
+def _events_with_text(timeline: MemoryTimeline, events_text: str | None, tz: tzinfo = UTC) -> list[TimelineEvent]:
+    """The timeline's events and those of the engine/kernel log, its times without a zone read in `tz` (the
+    same zone as the monitoring log's own local times, so an OOM line sits where the samples show it)."""
     events = list(timeline.events)
     if events_text:
         start = timeline.start_s
-        year = datetime.fromtimestamp(start, UTC).year if start is not None else None  # for year-less log times
-        events.extend(parse_event_log(events_text, year=year))
-    return events
+        year = datetime.fromtimestamp(start, tz).year if start is not None else None  # for year-less log times
+        events.extend(parse_event_log(events_text, year=year, tz=tz))
+    return sorted(events, key=lambda e: (e.time_s is None, e.time_s or 0.0))
 
 
 def memory_analysis(timeline: MemoryTimeline, *, committed_bytes_per_gpu: int | None = None,
-                    events_text: str | None = None, promised_concurrency: int | None = None) -> dict[str, Any]:
-    """Everything the timeline shows, for the detail page and charts.
+                    events_text: str | None = None, promised_concurrency: int | None = None,
+                    events_tz: tzinfo = UTC) -> dict[str, Any]:
+    """Everything the timeline shows, for the detail page and charts. `events_tz` is the zone of the events log's
+    times written without one (give the zone the monitoring log was read in).
 
     Returns ``{"start", "end", "coverage_hours", "gpus": [{"gpu", "name", "peak_bytes", "peak_at", "total_bytes",
     "committed_bytes", "headroom_bytes", "climb": Climb.as_dict(), "ooms": [MemoryEvent.as_dict()], "restarts":
@@ -745,7 +861,9 @@ def memory_analysis(timeline: MemoryTimeline, *, committed_bytes_per_gpu: int | 
     servers += _kv_from_stats(timeline)
     return {"start": iso_utc(timeline.start_s), "end": iso_utc(timeline.end_s),
             "coverage_hours": coverage_hours(timeline), "gpus": gpus, "servers": [s.as_dict() for s in servers],
-            "events": [e.as_dict() for e in _events_with_text(timeline, events_text)]}
+            "events": [e.as_dict() for e in _events_with_text(timeline, events_text, events_tz)],
+            "restart_events": [r.as_dict() for r in restart_events(timeline, _events_with_text(
+                timeline, events_text, events_tz))]}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -780,29 +898,45 @@ def _check_coverage(timeline: MemoryTimeline, hours: float, hours_required: floa
 
 
 def _check_peak(timeline: MemoryTimeline, committed: int | None) -> _Check:
+    """The highest reading against the commitment, within the gauge's step (`gauge_resolution_bytes`): a reading
+    fails only when it is more than one step above it, never on equality or a difference the gauge cannot show."""
     peaks = [p for p in (gpu_peak(s) for s in timeline.gpus) if p is not None]
-    extra: dict[str, Any] = {"committed_bytes_per_gpu": committed, "gpus": [p.as_dict() for p in peaks]}
-    if not peaks:
-        return _Check(code=CheckCode.PEAK_WITHIN_COMMITMENT, passed=None, extra=extra,
+    tolerance = gauge_resolution_bytes(s for s in timeline.gpus if s.peak_bytes is not None)
+    highest = max(peaks, key=lambda p: p.peak_bytes) if peaks else None
+    extra: dict[str, Any] = {"committed_bytes_per_gpu": committed, "gpus": [p.as_dict() for p in peaks],
+                             "peak_bytes": highest.peak_bytes if highest else None, "tolerance_bytes": tolerance}
+    if highest is None:
+        return _Check(code=CheckCode.PEAK_WITHIN_COMMITMENT, passed=None, extra={**extra, "reason": "no_gpu_series"},
                       message="The log has no GPU memory series: the peak cannot be compared with the commitment.")
     if not committed:
-        return _Check(code=CheckCode.PEAK_WITHIN_COMMITMENT, passed=None, extra=extra,
+        return _Check(code=CheckCode.PEAK_WITHIN_COMMITMENT, passed=None, extra={**extra, "reason": "no_commitment"},
                       message="No committed figure per GPU was given: the peak cannot be judged.")
-    over = [p for p in peaks if p.peak_bytes > committed]
-    highest = max(peaks, key=lambda p: p.peak_bytes)
+    limit = committed + tolerance
+    over = [p for p in peaks if p.peak_bytes > limit]
     extra["max_peak_bytes"] = highest.peak_bytes
     extra["headroom_bytes"] = committed - highest.peak_bytes
+    extra["limit_bytes"] = limit
     if not over:
+        within = highest.peak_bytes > committed
+        extra["reason"] = "within_resolution" if within else "within_commitment"
+        spare = (f"{_mib(highest.peak_bytes - committed)} above it, less than the gauge's step of {_mib(tolerance)}"
+                 ", which cannot tell it from the commitment" if within else
+                 f"{_mib(committed - highest.peak_bytes)} to spare, judged within the gauge's step of "
+                 f"{_mib(tolerance)}")
         return _Check(code=CheckCode.PEAK_WITHIN_COMMITMENT, passed=True, extra=extra,
                       message=f"The highest peak, {_mib(highest.peak_bytes)} on GPU {highest.gpu} at "
                               f"{iso_utc(highest.at_s)}, stays within the commitment of {_mib(committed)} per GPU "
-                              f"({_mib(committed - highest.peak_bytes)} to spare).")
-    first_over = _earliest(s.time_s for series in timeline.gpus for s in series.samples
-                           if s.memory_used_bytes is not None and s.memory_used_bytes > committed)
+                              f"({spare}).")
+    dated = sorted((s.time_s, series.gpu, s.memory_used_bytes) for series in timeline.gpus for s in series.samples
+                   if s.time_s is not None and s.memory_used_bytes is not None and s.memory_used_bytes > limit)
+    first_time, first_gpu, first_value = dated[0] if dated else (None, over[0].gpu, over[0].peak_bytes)
+    extra.update(reason="above_commitment", over_bytes=highest.peak_bytes - committed,
+                 first_violation_bytes=first_value, first_violation_gpu=first_gpu)
     names = ", ".join(f"GPU {p.gpu} ({_mib(p.peak_bytes)} at {iso_utc(p.at_s)})" for p in over)
-    return _Check(code=CheckCode.PEAK_WITHIN_COMMITMENT, passed=False, extra=extra, first_violation_s=first_over,
-                  message=f"Memory went above the commitment of {_mib(committed)} per GPU on {names}; first at "
-                          f"{iso_utc(first_over)}.")
+    return _Check(code=CheckCode.PEAK_WITHIN_COMMITMENT, passed=False, extra=extra, first_violation_s=first_time,
+                  message=f"Memory went above the commitment of {_mib(committed)} per GPU by more than the gauge's "
+                          f"step of {_mib(tolerance)} on {names}; first {_mib(first_value)} on GPU {first_gpu} at "
+                          f"{iso_utc(first_time)}.")
 
 
 def _check_oom(timeline: MemoryTimeline, events: list[TimelineEvent]) -> _Check:
@@ -827,13 +961,23 @@ def _check_oom(timeline: MemoryTimeline, events: list[TimelineEvent]) -> _Check:
 def _check_restart(timeline: MemoryTimeline, events: list[TimelineEvent]) -> _Check:
     seen = [e for series in timeline.gpus for e in memory_restarts(series)]
     logged = [e for e in events if e.kind == EventKind.RESTART.value]
-    extra = {"memory": [e.as_dict() for e in seen], "logged": [e.as_dict() for e in logged]}
-    if not seen and not logged:
-        return _Check(code=CheckCode.NO_RESTART, passed=True, extra=extra, message="No server restart.")
-    first = _earliest([*(e.time_s for e in seen), *(e.time_s for e in logged)])
-    parts = [e.message for e in [*seen, *logged][:3]]
-    return _Check(code=CheckCode.NO_RESTART, passed=False, extra=extra, first_violation_s=first,
-                  message=f"{len(seen) + len(logged)} restart(s) or outage(s): " + "; ".join(parts) + ".")
+    grouped = restart_events(timeline, events)
+    extra = {"memory": [e.as_dict() for e in seen], "logged": [e.as_dict() for e in logged],
+             "events": [e.as_dict() for e in grouped], "count": len(grouped),
+             "restarts": sum(1 for e in grouped if e.kind == "restart"),
+             "downs": sum(1 for e in grouped if e.kind == "down"),
+             "same_event_s": restart_window_s(timeline.gpus)}
+    if not grouped:
+        return _Check(code=CheckCode.NO_RESTART, passed=True, extra={**extra, "reason": "none"},
+                      message="No server restart.")
+    parts = []
+    for event in grouped[:3]:
+        where = f" (GPU {', '.join(event.gpus)})" if event.gpus else ""
+        parts.append(("outage" if event.kind == "down" else "restart") + f" at {iso_utc(event.time_s)}{where}")
+    return _Check(code=CheckCode.NO_RESTART, passed=False, extra={**extra, "reason": "restarted"},
+                  first_violation_s=_earliest(e.time_s for e in grouped),
+                  message=f"{len(grouped)} restart(s) or outage(s), each counted once however many GPUs showed it: "
+                          + "; ".join(parts) + ".")
 
 
 def _check_climb(timeline: MemoryTimeline, committed: int | None, **options: Any) -> _Check:
@@ -917,7 +1061,7 @@ def health_verdict(timeline: MemoryTimeline, *, committed_bytes_per_gpu: int | N
                    breaker_events: str | Sequence[BreakerEvent] | None = None, events_text: str | None = None,
                    promised_concurrency: int | None = None,
                    max_reaction_s: float = BREAKER_MAX_REACTION_S, climb_options: Mapping[str, Any] | None = None,
-                   ) -> dict[str, Any]:
+                   events_tz: tzinfo = UTC) -> dict[str, Any]:
     """The post-launch health verdict of a monitoring log (issue 6 part 6; rules in the module docstring).
 
     `breaker_events` is the breaker log's text (JSON lines) or parsed events: the ``breaker_reaction`` check is
@@ -930,10 +1074,16 @@ def health_verdict(timeline: MemoryTimeline, *, committed_bytes_per_gpu: int | N
     ``no_oom``, ``no_restart``, ``no_sustained_climb``, ``peak_within_commitment``, ``kv_headroom`` (when the log
     has KV or preemption figures), ``breaker_reaction`` (when breaker events are given). ``passed`` is None when a
     check cannot be judged; a failed check's ``extra`` holds its ``first_violation``. BreakerLogError when the
-    breaker log cannot be read.
+    breaker log cannot be read. `events_tz` is the zone of the events and breaker logs' times written without
+    one: give the zone the monitoring log was read in, so every time of the log is in one zone.
+
+    Also ``"figures"``: ``peak_bytes`` (the highest memory used on any GPU, None without a series),
+    ``committed_bytes_per_gpu``, ``tolerance_bytes`` (the gauge's step the peak is judged within),
+    ``coverage_hours``, ``hours_required``, ``restarts`` (events, each counted once however many GPUs showed it);
+    and ``"requirements"`` (`verdict_requirements`: what a pass needs, the climb test's buckets included).
     """
     hours = coverage_hours(timeline)
-    events = _events_with_text(timeline, events_text)
+    events = _events_with_text(timeline, events_text, events_tz)
     checks = [
         _check_coverage(timeline, hours, hours_required),
         _check_oom(timeline, events),
@@ -945,7 +1095,8 @@ def health_verdict(timeline: MemoryTimeline, *, committed_bytes_per_gpu: int | N
     if kv is not None:
         checks.append(kv)
     if breaker_events is not None:
-        parsed = parse_breaker_events(breaker_events) if isinstance(breaker_events, str) else tuple(breaker_events)
+        parsed = (parse_breaker_events(breaker_events, tz=events_tz) if isinstance(breaker_events, str)
+                  else tuple(breaker_events))
         checks.append(_check_breaker(parsed, max_reaction_s))
     failed = [c for c in checks if c.code != CheckCode.COVERAGE and c.passed is False]
     if failed:
@@ -954,5 +1105,11 @@ def health_verdict(timeline: MemoryTimeline, *, committed_bytes_per_gpu: int | N
         verdict = Verdict.INSUFFICIENT
     else:
         verdict = Verdict.PASS
+    peak = checks[4].extra
+    restart = checks[2].extra
     return {"verdict": verdict.value, "checks": [c.as_dict() for c in checks],
-            "first_violation": iso_utc(_earliest(c.first_violation_s for c in failed)), "coverage_hours": hours}
+            "first_violation": iso_utc(_earliest(c.first_violation_s for c in failed)), "coverage_hours": hours,
+            "figures": {"peak_bytes": peak["peak_bytes"], "committed_bytes_per_gpu": committed_bytes_per_gpu,
+                        "tolerance_bytes": peak["tolerance_bytes"], "coverage_hours": hours,
+                        "hours_required": hours_required, "restarts": restart["count"]},
+            "requirements": verdict_requirements(hours_required=hours_required, climb_options=climb_options)}

@@ -14,8 +14,11 @@ The verdict is "fail" when any check fails, "unknown" when no check could pass (
 How each check reads the timeline (times are POSIX seconds; `window` keeps samples and events with
 start ≤ time ≤ end, and drops undated ones; without a window everything counts):
 
-- ``peak_within_commitment``: per GPU series, the samples' memory used; the first sample above
-  `committed_bytes_per_gpu` is the violation.
+- ``peak_within_commitment``: per GPU series, the samples' memory used, against `committed_bytes_per_gpu` within
+  the gauge's step (`GpuSeries.resolution_bytes`: DCGM's FB_USED, nvidia-smi and NVML report whole MiB, so
+  1 MiB; AIPerf's two-decimal GB, 10 MB): the first sample more than one step above the commitment is the
+  violation (time and value). Equality, or a difference below the step, never fails: the gauge cannot tell them
+  apart from the commitment. The check's ``extra`` and the figures carry ``tolerance_bytes``.
 - ``kv_below_full``: per server series, ``kv_cache_usage`` (a fraction); the first sample at ≥ 1.0 is the
   violation (`health.kv_summary`).
 - ``no_preemption``: the preemption counter's increase between consecutive samples in the window, summed over the
@@ -25,8 +28,9 @@ start ≤ time ≤ end, and drops undated ones; without a window everything coun
 - ``no_oom``: OOM and XID events of the timeline, and OOMs seen in a GPU series' shape (full, then a fall:
   `health.memory_ooms`). Unknown when the timeline has neither a GPU series in the window nor any event (nothing
   could have shown an OOM).
-- ``no_restart``: a server counter that falls or a new ``process_start_time_seconds`` (the timeline's restart
-  logic), restart events of the timeline, and GPU memory falling to near zero (`health.memory_restarts`, "restart"
+- ``no_restart``: restarts counted per event (one restart seen on two GPUs and in a counter within a minute is
+  one: `health.group_restarts`): a server counter that falls or a new ``process_start_time_seconds`` (the
+  timeline's restart logic), restart events of the timeline, and GPU memory falling to near zero (`health.memory_restarts`, "restart"
   or "down"). With `allow_restarts` (a failure-injection run) restarts pass but are still counted and named.
   Unknown when neither a server series with a counter or process start time, nor a GPU series, has two samples
   in the window.
@@ -34,7 +38,9 @@ start ≤ time ≤ end, and drops undated ones; without a window everything coun
 Figures (METRICS.md, "Server-side"): KV usage peak, p95 (linear interpolation, the highest of the servers') and
 seconds at ≥ 90 % (each sample held until the next, the longest of the servers'); preemptions; waiting-queue peak
 and mean and running peak, of the per-scrape sums over the servers (samples sharing a time are added; the mean is
-over scrapes); the GPU peaks. AIPerf's aggregate-only server statistics carry no time slices and are not read here.
+over scrapes); the GPU peaks (``gpu_peak_bytes``, the highest per-GPU peak) and ``tolerance_bytes``. Each check
+also has a stable ``reason`` code and an ``extra`` of the numbers behind its English ``detail``. AIPerf's
+aggregate-only server statistics carry no time slices and are not read here.
 
 >>> from sizing.benchmarks.timeline import ServerSample, ServerSeries, MemoryTimeline
 >>> server = ServerSeries(engine="vllm", instance="engine=0", samples=tuple(
@@ -56,14 +62,24 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
-from sizing.benchmarks.health import KvSummary, MemoryEvent, kv_summary, memory_ooms, memory_restarts
+from sizing.benchmarks.health import (
+    KvSummary,
+    MemoryEvent,
+    group_restarts,
+    kv_summary,
+    memory_ooms,
+    memory_restarts,
+    restart_window_s,
+)
 from sizing.benchmarks.timeline import (
+    MIB,
     EventKind,
     GpuSeries,
     MemoryTimeline,
     ServerSample,
     ServerSeries,
     _counter_restarts,
+    gauge_resolution_bytes,
     iso_utc,
 )
 from sizing.estimator.units import format_bytes
@@ -93,10 +109,12 @@ class _Check:
     value: Any = None  # the measured figure the check judged (bytes, fraction, count)
     first_violation_s: float | None = None
     violation_value: Any = None  # the figure at the first violating time slice
+    reason: str = ""  # a stable code of why (e.g. "within_resolution"), for words in another language
+    extra: dict[str, Any] | None = None  # the numbers behind the words
 
     def as_dict(self) -> dict[str, Any]:
         return {"code": self.code.value, "verdict": self.verdict.value, "detail": self.detail, "value": self.value,
-                "first_violation_s": self.first_violation_s}
+                "first_violation_s": self.first_violation_s, "reason": self.reason, "extra": dict(self.extra or {})}
 
 
 def _inside(time_s: float | None, window: tuple[float, float] | None) -> bool:
@@ -140,49 +158,68 @@ def _windowed_servers(timeline: MemoryTimeline, window: tuple[float, float] | No
 # The checks
 
 
+def _mib(n_bytes: float) -> str:
+    return f"{n_bytes / MIB:,.0f} MiB" if float(n_bytes / MIB).is_integer() else f"{n_bytes / MIB:,.2f} MiB"
+
+
 def _check_gpu(gpus: Sequence[GpuSeries], committed: int | None) -> tuple[_Check, list[dict[str, Any]]]:
     peaks = []
     for series in gpus:
         best = max(series.samples, key=lambda s: s.memory_used_bytes or 0)
         peaks.append({"gpu": series.gpu, "peak_bytes": best.memory_used_bytes, "peak_at_s": best.time_s,
-                      "samples": len(series.samples)})
+                      "samples": len(series.samples), "resolution_bytes": series.resolution_bytes})
     code = CheckCode.PEAK_WITHIN_COMMITMENT
+    tolerance = gauge_resolution_bytes(gpus)
+    extra: dict[str, Any] = {"committed_bytes_per_gpu": committed, "tolerance_bytes": tolerance,
+                             "gpu_peak_bytes": None}
     if not peaks:
-        return _Check(code=code, verdict=Verdict.UNKNOWN,
+        return _Check(code=code, verdict=Verdict.UNKNOWN, reason="no_gpu_series", extra=extra,
                       detail="No GPU memory series in the window: the peak per GPU was not measured."), peaks
     highest = max(peaks, key=lambda p: p["peak_bytes"])
+    extra.update(gpu_peak_bytes=highest["peak_bytes"], gpu=highest["gpu"], peak_at_s=highest["peak_at_s"])
+    peak_words = (f"GPU memory peaked at {_gib(highest['peak_bytes'])} ({_mib(highest['peak_bytes'])}) on GPU "
+                  f"{highest['gpu']} {_when(highest['peak_at_s'])}")
     if committed is None:
-        return _Check(code=code, verdict=Verdict.UNKNOWN, value=highest["peak_bytes"],
-                      detail=f"GPU memory peaked at {_gib(highest['peak_bytes'])} on GPU {highest['gpu']} "
-                             f"{_when(highest['peak_at_s'])}, but no committed budget per GPU was given to compare "
-                             "it with."), peaks
+        return _Check(code=code, verdict=Verdict.UNKNOWN, value=highest["peak_bytes"], reason="no_commitment",
+                      extra=extra, detail=f"{peak_words}, but no committed budget per GPU was given to compare it "
+                                          "with."), peaks
+    limit = committed + tolerance
+    extra["limit_bytes"] = limit
     over = [(s.time_s, series.gpu, s.memory_used_bytes) for series in gpus for s in series.samples
-            if (s.memory_used_bytes or 0) > committed]
+            if (s.memory_used_bytes or 0) > limit]
     if not over:
+        spare = committed - highest["peak_bytes"]
+        within = spare < 0
+        extra["spare_bytes"] = spare
+        how = (f"{_mib(-spare)} above it, less than the gauge's step of {_mib(tolerance)}, which cannot tell it "
+               "from the commitment" if within else
+               f"{_mib(spare)} to spare, judged within the gauge's step of {_mib(tolerance)}")
         return _Check(code=code, verdict=Verdict.PASS, value=highest["peak_bytes"],
-                      detail=f"GPU memory peaked at {_gib(highest['peak_bytes'])} on GPU {highest['gpu']} "
-                             f"{_when(highest['peak_at_s'])}, within the committed {_gib(committed)} per GPU "
-                             f"({_gib(committed - highest['peak_bytes'])} to spare)."), peaks
+                      reason="within_resolution" if within else "within_commitment", extra=extra,
+                      detail=f"{peak_words}, within the committed {_gib(committed)} ({_mib(committed)}) per GPU: "
+                             f"{how}."), peaks
     dated = [item for item in over if item[0] is not None]
     first = min(dated) if dated else over[0]
     gpus_over = sorted({gpu for _, gpu, _ in over})
+    extra.update(first_violation_bytes=first[2], first_violation_gpu=first[1], over_bytes=first[2] - committed)
     return _Check(code=code, verdict=Verdict.FAIL, value=highest["peak_bytes"], first_violation_s=first[0],
-                  violation_value=first[2],
-                  detail=f"GPU memory went above the committed {_gib(committed)} per GPU on GPU "
-                         f"{', '.join(gpus_over)}: first {_gib(first[2])} on GPU {first[1]} {_when(first[0])}; "
-                         f"the peak was {_gib(highest['peak_bytes'])} on GPU {highest['gpu']}."), peaks
+                  violation_value=first[2], reason="above_commitment", extra=extra,
+                  detail=f"GPU memory went above the committed {_gib(committed)} ({_mib(committed)}) per GPU by "
+                         f"more than the gauge's step of {_mib(tolerance)} on GPU {', '.join(gpus_over)}: first "
+                         f"{_mib(first[2])} on GPU {first[1]} {_when(first[0])}, {_mib(first[2] - committed)} "
+                         f"over; the peak was {_gib(highest['peak_bytes'])} on GPU {highest['gpu']}."), peaks
 
 
 def _check_kv(summaries: Sequence[KvSummary], servers: Sequence[ServerSeries]) -> _Check:
     code = CheckCode.KV_BELOW_FULL
     measured = [s for s in summaries if s.kv_peak is not None]
     if not measured:
-        return _Check(code=code, verdict=Verdict.UNKNOWN,
+        return _Check(code=code, verdict=Verdict.UNKNOWN, reason="no_kv_series",
                       detail="No KV-cache usage series in the window: the KV peak was not measured.")
     peak = max(s.kv_peak for s in measured if s.kv_peak is not None)
     full = [s for s in measured if s.kv_peak is not None and s.kv_peak >= KV_FULL]
     if not full:
-        return _Check(code=code, verdict=Verdict.PASS, value=peak,
+        return _Check(code=code, verdict=Verdict.PASS, value=peak, reason="below_full", extra={"kv_peak": peak},
                       detail=f"KV-cache usage peaked at {peak:.1%}, below 100 %.")
     first = _earliest(s.first_full_s for s in full)
     value = next((sample.kv_cache_usage for server in servers for sample in server.samples
@@ -190,6 +227,7 @@ def _check_kv(summaries: Sequence[KvSummary], servers: Sequence[ServerSeries]) -
                   and sample.kv_cache_usage >= KV_FULL), peak)
     names = ", ".join(s.instance or s.engine for s in full)
     return _Check(code=code, verdict=Verdict.FAIL, value=peak, first_violation_s=first, violation_value=value,
+                  reason="full", extra={"kv_peak": peak, "first_full_value": value},
                   detail=f"KV-cache usage reached {value:.1%} {_when(first)} ({names}): the cache was full.")
 
 
@@ -197,7 +235,7 @@ def _check_preemption(summaries: Sequence[KvSummary], promised: int | None) -> _
     code = CheckCode.NO_PREEMPTION
     counted = [s for s in summaries if s.preemptions is not None]
     if not counted:
-        return _Check(code=code, verdict=Verdict.UNKNOWN,
+        return _Check(code=code, verdict=Verdict.UNKNOWN, reason="no_counter",
                       detail="No preemption counter in the window: preemptions were not measured.")
     total = sum(s.preemptions or 0.0 for s in counted)
     beyond = sum(s.preemptions_beyond_promise or 0.0 for s in counted)
@@ -206,11 +244,14 @@ def _check_preemption(summaries: Sequence[KvSummary], promised: int | None) -> _
                    if beyond else "")
     if judged <= 0:
         scope = f" at or below the promised {promised} running requests" if promised is not None else ""
-        return _Check(code=code, verdict=Verdict.PASS, value=judged,
+        return _Check(code=code, verdict=Verdict.PASS, value=judged, reason="none",
+                      extra={"preemptions": judged, "beyond_promise": beyond, "promised_concurrency": promised},
                       detail=f"No preemption{scope}{beyond_text}.")
     first = _earliest(s.first_preemption_s for s in counted if (s.preemptions or 0) - (s.preemptions_beyond_promise
                                                                                         or 0) > 0)
     return _Check(code=code, verdict=Verdict.FAIL, value=judged, first_violation_s=first, violation_value=judged,
+                  reason="preempted",
+                  extra={"preemptions": judged, "beyond_promise": beyond, "promised_concurrency": promised},
                   detail=f"{judged:g} preemption(s) in the window, the first counted {_when(first)}{beyond_text}.")
 
 
@@ -223,33 +264,37 @@ def _check_oom(gpus: Sequence[GpuSeries], timeline: MemoryTimeline, window: tupl
     count = len(shapes) + len(logged)
     if not count:
         if not gpus and not timeline.events:
-            return _Check(code=code, verdict=Verdict.UNKNOWN,
+            return _Check(code=code, verdict=Verdict.UNKNOWN, reason="unwatched",
                           detail="No GPU memory series and no event log: an OOM or XID error would not have been "
                                  "seen.")
-        return _Check(code=code, verdict=Verdict.PASS, value=0, detail="No out-of-memory event and no XID error.")
+        return _Check(code=code, verdict=Verdict.PASS, value=0, reason="none", extra={"events": 0},
+                      detail="No out-of-memory event and no XID error.")
     first = _earliest([*(e.time_s for e in shapes), *(e.time_s for e in logged)])
     parts = [e.message for e in shapes[:3]]
     parts += [(f"XID {e.code}" if e.kind == EventKind.XID.value else "OOM error") +
               (f" on GPU {e.gpu}" if e.gpu else "") + f" {_when(e.time_s)}" for e in logged[:3]]
     return _Check(code=code, verdict=Verdict.FAIL, value=count, first_violation_s=first, violation_value=count,
+                  reason="events", extra={"events": count, "from_memory": len(shapes), "logged": len(logged)},
                   detail=f"{count} out-of-memory/XID event(s): " + "; ".join(parts) + ".")
 
 
 def _restart_events(timeline: MemoryTimeline, window: tuple[float, float] | None) -> list[tuple[float | None, str]]:
-    """(time, message) of each restart in the window, duplicates (the parser's own events) removed."""
-    found: dict[tuple[float | None, str], None] = {}
+    """(time, message) of each restart in the window, one per event: the same restart seen in several places (a
+    counter, the log, the memory of each GPU it ran on) within `health.restart_window_s` is counted once."""
+    sightings: list[tuple[float | None, str, str | None, str, str]] = []
     for server in timeline.servers:
         for event in _counter_restarts(server):
             if _inside(event.time_s, window):
-                found[(event.time_s, event.message)] = None
+                sightings.append((event.time_s, "restart", None, "counter", event.message))
     for logged in timeline.events:
         if logged.kind == EventKind.RESTART.value and _inside(logged.time_s, window):
-            found[(logged.time_s, logged.message)] = None
+            sightings.append((logged.time_s, "restart", logged.gpu, "log", logged.message))
     for series in timeline.gpus:
         for fall in memory_restarts(series):
             if _inside(fall.time_s, window):
-                found[(fall.time_s, fall.message)] = None
-    return sorted(found, key=lambda item: (item[0] is None, item[0] or 0.0))
+                sightings.append((fall.time_s, fall.kind, series.gpu, "memory", fall.message))
+    events = group_restarts(sightings, window_s=restart_window_s(timeline.gpus))
+    return [(event.time_s, "; ".join(event.messages)) for event in events]
 
 
 def _restart_watchable(gpus: Sequence[GpuSeries], servers: Sequence[ServerSeries]) -> bool:
@@ -267,18 +312,20 @@ def _check_restart(timeline: MemoryTimeline, window: tuple[float, float] | None,
     restarts = _restart_events(timeline, window)
     if not restarts:
         if not _restart_watchable(gpus, servers):
-            return _Check(code=code, verdict=Verdict.UNKNOWN,
+            return _Check(code=code, verdict=Verdict.UNKNOWN, reason="unwatched",
                           detail="No server counter, process start time or GPU memory series with two samples in "
                                  "the window: a restart would not have been seen.")
-        return _Check(code=code, verdict=Verdict.PASS, value=0, detail="No server restart.")
+        return _Check(code=code, verdict=Verdict.PASS, value=0, reason="none", extra={"restarts": 0},
+                      detail="No server restart.")
     first = restarts[0][0]
     named = "; ".join(message for _, message in restarts[:3])
     if allow:
-        return _Check(code=code, verdict=Verdict.PASS, value=len(restarts),
+        return _Check(code=code, verdict=Verdict.PASS, value=len(restarts), reason="allowed",
+                      extra={"restarts": len(restarts), "first_s": first},
                       detail=f"{len(restarts)} server restart(s), allowed in this run (failure injection), the "
                              f"first {_when(first)}: {named}.")
     return _Check(code=code, verdict=Verdict.FAIL, value=len(restarts), first_violation_s=first,
-                  violation_value=len(restarts),
+                  violation_value=len(restarts), reason="restarted", extra={"restarts": len(restarts)},
                   detail=f"{len(restarts)} server restart(s), the first {_when(first)}: {named}.")
 
 
@@ -301,7 +348,7 @@ def _per_scrape_sums(servers: Sequence[ServerSeries], name: str) -> list[float]:
 
 def _figures(*, summaries: Sequence[KvSummary], servers: Sequence[ServerSeries], peaks: list[dict[str, Any]],
              committed: int | None, promised: int | None, window: tuple[float, float] | None,
-             restarts: int | None, allow_restarts: bool) -> dict[str, Any]:
+             restarts: int | None, allow_restarts: bool, tolerance: int) -> dict[str, Any]:
     kv = [s for s in summaries if s.kv_peak is not None]
     above = [s.seconds_above_high for s in kv if s.seconds_above_high is not None]
     counted = [s for s in summaries if s.preemptions is not None]
@@ -313,6 +360,7 @@ def _figures(*, summaries: Sequence[KvSummary], servers: Sequence[ServerSeries],
         "window": {"start_s": window[0], "end_s": window[1]} if window is not None else None,
         "committed_bytes_per_gpu": committed,
         "gpu_peak_bytes": max((p["peak_bytes"] for p in peaks), default=None),
+        "tolerance_bytes": tolerance,
         "gpus": peaks,
         "kv_peak": max((s.kv_peak for s in kv if s.kv_peak is not None), default=None),
         "kv_p95": max((s.kv_p95 for s in kv if s.kv_p95 is not None), default=None),
@@ -408,7 +456,7 @@ def load_memory_verdict(timeline: MemoryTimeline | None, *, committed_bytes_per_
         "figures": _figures(summaries=summaries, servers=servers, peaks=peaks, committed=committed_bytes_per_gpu,
                             promised=promised_concurrency, window=window,
                             restarts=restart_check.value if restart_check.verdict is not Verdict.UNKNOWN else None,
-                            allow_restarts=allow_restarts),
+                            allow_restarts=allow_restarts, tolerance=gauge_resolution_bytes(gpus)),
         "first_violation": first_violation,
     }
 

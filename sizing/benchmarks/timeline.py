@@ -8,7 +8,9 @@ usage, running and
 waiting requests, and the preemption counter; aggregate-only server figures (AIPerf's server-metrics export); and
 events (XID errors from DCGM; OOM/XID lines from a log text via `parse_event_log`).
 
-Units: bytes (`int`, MiB × 1,048,576; AIPerf's GB × 1,000,000,000), times as POSIX seconds (`float`, UTC),
+Units: bytes (`int`, MiB × 1,048,576; AIPerf's GB × 1,000,000,000; each GPU series keeps its gauge's step in
+`resolution_bytes`: 1 MiB for nvidia-smi and DCGM, 10 MB for AIPerf's two decimals), times as POSIX seconds
+(`float`, UTC),
 utilisation in percent (0–100), KV-cache usage as a fraction (0–1, as the engines export it). `as_dict()` writes
 times as ISO 8601 UTC strings.
 
@@ -150,6 +152,9 @@ class GpuSeries:
     pci_bus_id: str | None = None
     host: str | None = None
     samples: tuple[GpuSample, ...] = ()
+    # the gauge's step: nvidia-smi, NVML and DCGM's FB_USED report whole MiB; AIPerf's GB with two decimals step
+    # by 10 MB (`gauge_resolution_bytes`). A reading within one step of a figure cannot be told from it.
+    resolution_bytes: int = MIB
 
     @property
     def peak_bytes(self) -> int | None:
@@ -169,7 +174,7 @@ class GpuSeries:
     def as_dict(self) -> dict[str, Any]:
         return {"gpu": self.gpu, "name": self.name, "uuid": self.uuid, "pci_bus_id": self.pci_bus_id,
                 "host": self.host, "peak_bytes": self.peak_bytes, "total_bytes": self.total_bytes,
-                "samples": [s.as_dict() for s in self.samples]}
+                "resolution_bytes": self.resolution_bytes, "samples": [s.as_dict() for s in self.samples]}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -1140,6 +1145,31 @@ _AIPERF_POWER = ("nvidia_power_usage", "gpu_power_usage", "amd_power")
 _AIPERF_TEMP = ("nvidia_temperature", "gpu_temperature", "amd_temperature")
 
 
+def _raw_first(data: Mapping[str, Any], names: Sequence[str]) -> Any:
+    return next((data[name] for name in names if data.get(name) is not None), None)
+
+
+def _decimals(value: Any) -> int:
+    """Decimals a reading is written with: 71.42 → 2, 71.0 → 0; 9 for a computed one (an exponent, or more than
+    9 decimals: no rounding of the gauge's to undo).
+
+    >>> _decimals(71.42), _decimals(71.0), _decimals(71), _decimals(71.42399978637695)
+    (2, 0, 0, 9)
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return 0
+    text = repr(float(value))
+    if "e" in text or "E" in text:
+        return 9
+    return min(9, len(text.partition(".")[2].rstrip("0")))
+
+
+def gauge_resolution_bytes(series: Iterable[GpuSeries]) -> int:
+    """The coarsest gauge step of the series (`GpuSeries.resolution_bytes`; 1 MiB when there is none): how far a
+    reading may lie from the memory it stands for, so the tolerance a peak is compared with a figure at."""
+    return max((s.resolution_bytes for s in series), default=MIB)
+
+
 def _first(data: Mapping[str, Any], names: Sequence[str]) -> float | None:
     for name in names:
         value = data.get(name)
@@ -1165,6 +1195,7 @@ def parse_aiperf_gpu_telemetry(text: str) -> MemoryTimeline:
     truncated = False
     hosts = set()
     records: list[tuple[int, dict[str, Any]]] = []
+    steps: dict[str, int] = {}  # per GPU, the most decimals a memory reading carries
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -1194,6 +1225,8 @@ def parse_aiperf_gpu_telemetry(text: str) -> MemoryTimeline:
         key = f"{record.get('hostname')}/{index}" if multi_host else index
         used = _first(data, _AIPERF_USED)
         total = _first(data, _AIPERF_TOTAL)
+        if used is not None:
+            steps[key] = max(steps.get(key, 0), _decimals(_raw_first(data, _AIPERF_USED)))
         rows.setdefault(key, []).append(GpuSample(
             time_s=time_s, memory_used_bytes=round(used * GB) if used is not None else None,
             memory_total_bytes=round(total * GB) if total is not None else None,
@@ -1206,7 +1239,8 @@ def parse_aiperf_gpu_telemetry(text: str) -> MemoryTimeline:
     if all(s.memory_used_bytes is None for samples in rows.values() for s in samples):
         raise TimelineRefusal("an AIPerf GPU telemetry export without memory figures (nvidia_memory_used)")
     notes.append("memory in GB as AIPerf writes it (1 GB = 1,000,000,000 bytes, two decimals: ±5 MB)")
-    gpus = tuple(GpuSeries(gpu=key, samples=_time_sorted(samples), **info[key])
+    gpus = tuple(GpuSeries(gpu=key, samples=_time_sorted(samples),
+                           resolution_bytes=max(MIB, round(GB / 10 ** steps.get(key, 0))), **info[key])
                  for key, samples in sorted(rows.items(), key=lambda item: _natural_key(item[0])))
     return MemoryTimeline(format=TimelineFormat.AIPERF_GPU_TELEMETRY.value, sources=("aiperf",), gpus=gpus,
                           truncated=truncated, notes=tuple(notes))
@@ -1377,7 +1411,8 @@ def merge_timelines(*timelines: MemoryTimeline) -> MemoryTimeline:
                 held = gpus[key]
                 gpus[key] = replace(held, name=held.name or series.name, uuid=held.uuid or series.uuid,
                                     pci_bus_id=held.pci_bus_id or series.pci_bus_id,
-                                    samples=_time_sorted([*held.samples, *series.samples]))
+                                    samples=_time_sorted([*held.samples, *series.samples]),
+                                    resolution_bytes=max(held.resolution_bytes, series.resolution_bytes))
             else:
                 gpus[key] = series
         for server in timeline.servers:

@@ -25,6 +25,7 @@ from sizing.benchmarks.health import (
     memory_restarts,
     parse_breaker_events,
     theil_sen,
+    verdict_requirements,
 )
 from sizing.benchmarks.timeline import (
     MIB,
@@ -36,6 +37,7 @@ from sizing.benchmarks.timeline import (
     iso_utc,
     merge_timelines,
     parse_timeline,
+    utc_offset,
 )
 from tests.sizing.benchmarks.fixtures.timeline import make_fixtures
 
@@ -86,7 +88,10 @@ def test_healthy_plateau_passes() -> None:
     assert peak["extra"]["max_peak_bytes"] == 76_034_342_912
     assert peak["extra"]["headroom_bytes"] == 2_608_857_088
     assert peak["message"] == ("The highest peak, 72512 MiB on GPU 0 at 2026-12-02T15:41:02.123Z, stays within the "
-                               "commitment of 75000 MiB per GPU (2488 MiB to spare).")
+                               "commitment of 75000 MiB per GPU (2488 MiB to spare, judged within the gauge's step "
+                               "of 1 MiB).")
+    assert (peak["extra"]["reason"], peak["extra"]["tolerance_bytes"]) == ("within_commitment", 1_048_576)
+    assert result["figures"]["peak_bytes"] == 76_034_342_912
     assert [g["peak_bytes"] for g in peak["extra"]["gpus"]] == [76_034_342_912, 75_296_145_408]
     # the engine's start (3 MiB, then 71,000) is the launch, not a restart
     assert checks["no_restart"]["message"] == "No server restart."
@@ -429,7 +434,7 @@ def test_coverage_counts_gaps_only_up_to_three_sampling_intervals() -> None:
 def test_memory_analysis_shape() -> None:
     analysis = memory_analysis(timeline_of("oom_restart_2gpu_72h.csv"), committed_bytes_per_gpu=COMMITTED,
                                events_text=fixture("oom_events.log"))
-    assert set(analysis) == {"start", "end", "coverage_hours", "gpus", "servers", "events"}
+    assert set(analysis) == {"start", "end", "coverage_hours", "gpus", "servers", "events", "restart_events"}
     gpu0 = analysis["gpus"][0]
     assert set(gpu0) == {"gpu", "name", "peak_bytes", "peak_at", "total_bytes", "committed_bytes", "headroom_bytes",
                          "climb", "ooms", "restarts"}
@@ -447,3 +452,124 @@ def test_docstring_examples_hold() -> None:
     results = doctest.testmod(health_module)
     assert results.attempted > 10
     assert results.failed == 0
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Issue 20: one zone for every time of a log, restarts per event, the peak within the gauge's step, what a pass needs
+
+SMI_HEADER = "timestamp, index, memory.used [MiB], memory.total [MiB]\n"
+
+
+def _smi_log(rows: list[tuple[str, int, int]]) -> str:
+    return SMI_HEADER + "".join(f"{stamp}, {index}, {used} MiB, 81559 MiB\n" for stamp, index, used in rows)
+
+
+def test_the_events_log_is_read_in_the_zone_of_the_samples() -> None:
+    # given: nvidia-smi's local times in UTC+08:00 (21:41 local = 13:41 UTC) and a vLLM OOM line at 21:45 local
+    times = [f"2026/11/30 21:{41 + i:02d}:00.000" for i in range(6)]
+    log = _smi_log([(t, 0, 70_000) for t in times])
+    zone = utc_offset(480)
+    events = "ERROR 11-30 21:45:00 [core.py:700] torch.OutOfMemoryError: CUDA out of memory.\n"
+
+    # when: the log and its events log are read in the same zone
+    timeline = parse_timeline(log, tz=zone)
+    result = health_verdict(timeline, committed_bytes_per_gpu=COMMITTED, hours_required=1, events_text=events,
+                            events_tz=zone)
+    analysis = memory_analysis(timeline, committed_bytes_per_gpu=COMMITTED, events_text=events, events_tz=zone)
+
+    # then: the samples start at 13:41 UTC and the OOM sits at 13:45 UTC, among them (not 8 h later)
+    assert iso_utc(timeline.start_s) == "2026-11-30T13:41:00Z"
+    oom = checks_by_code(result)["no_oom"]
+    assert oom["passed"] is False
+    assert oom["extra"]["first_violation"] == "2026-11-30T13:45:00Z"
+    assert [e["time"] for e in analysis["events"]] == ["2026-11-30T13:45:00Z"]
+
+
+def test_breaker_times_without_a_zone_take_the_logs_zone() -> None:
+    # given: a trip and its shed at 21:41 local time in UTC+08:00, written without a zone
+    text = ('{"time": "2026-11-30T21:41:02", "kind": "trip"}\n'
+            '{"time": "2026-11-30T21:41:03+08:00", "kind": "shed"}\n')
+
+    # when
+    events = parse_breaker_events(text, tz=utc_offset(480))
+
+    # then: both at 13:41 UTC, one second apart
+    assert [iso_utc(e.time_s) for e in events] == ["2026-11-30T13:41:02Z", "2026-11-30T13:41:03Z"]
+
+
+def test_one_restart_on_two_gpus_at_the_same_time_is_one_restart() -> None:
+    # given: two GPUs logged every minute, both fall to 300 MiB at 13:45 and come back at 13:47
+    rows = []
+    for minute in range(10):
+        used = 300 if minute in (4, 5) else 70_000
+        for gpu in (0, 1):
+            rows.append((f"2026/11/30 13:{41 + minute:02d}:00.000", gpu, used))
+    timeline = parse_timeline(_smi_log(rows))
+
+    # when
+    result = health_verdict(timeline, committed_bytes_per_gpu=COMMITTED, hours_required=1)
+
+    # then: each GPU shows the fall, but it is one restart
+    restart = checks_by_code(result)["no_restart"]
+    assert restart["passed"] is False
+    assert len(restart["extra"]["memory"]) == 2
+    assert restart["extra"]["count"] == 1
+    assert restart["extra"]["events"][0]["gpus"] == ["0", "1"]
+    assert restart["extra"]["events"][0]["time"] == "2026-11-30T13:45:00Z"
+    assert result["figures"]["restarts"] == 1
+    assert restart["message"].startswith("1 restart(s) or outage(s)")
+
+
+def test_two_restarts_an_hour_apart_are_two() -> None:
+    # given: one GPU sampled every 5 minutes, falling at 13:51 and again at 14:51
+    rows = []
+    for step in range(30):
+        used = 300 if step in (2, 14) else 70_000
+        hour, minute = divmod(41 + 5 * step, 60)
+        rows.append((f"2026/11/30 {13 + hour:02d}:{minute:02d}:00.000", 0, used))
+
+    # when
+    result = health_verdict(parse_timeline(_smi_log(rows)), committed_bytes_per_gpu=COMMITTED, hours_required=1)
+
+    # then
+    assert checks_by_code(result)["no_restart"]["extra"]["count"] == 2
+
+
+@pytest.mark.parametrize(("used_mib", "passed", "reason"), [
+    (75_000, True, "within_commitment"), (75_001, True, "within_resolution"), (75_002, False, "above_commitment")],
+    ids=["equal", "one-mib-over", "two-mib-over"])
+def test_the_peak_is_judged_within_the_gauges_mib(used_mib: int, passed: bool, reason: str) -> None:
+    # given: nvidia-smi reads whole MiB; the commitment is 75,000 MiB
+    rows = [(f"2026/11/30 13:{41 + i:02d}:00.000", 0, used_mib if i == 3 else 70_000) for i in range(6)]
+
+    # when
+    result = health_verdict(parse_timeline(_smi_log(rows)), committed_bytes_per_gpu=COMMITTED, hours_required=1)
+
+    # then
+    peak = checks_by_code(result)["peak_within_commitment"]
+    assert (peak["passed"], peak["extra"]["reason"]) == (passed, reason)
+    assert (result["figures"]["peak_bytes"], result["figures"]["tolerance_bytes"]) == (used_mib * MIB, MIB)
+
+
+def test_a_one_hour_requirement_says_the_climb_test_needs_24_hours() -> None:
+    # given: one hour of clean samples, with 1 h required
+    rows = [(f"2026/11/30 {13 + (41 + i) // 60:02d}:{(41 + i) % 60:02d}:00.000", 0, 70_000) for i in range(61)]
+
+    # when
+    result = health_verdict(parse_timeline(_smi_log(rows)), committed_bytes_per_gpu=COMMITTED, hours_required=1)
+
+    # then: insufficient, and the verdict says why before anyone reads the checks
+    assert result["verdict"] == "insufficient"
+    assert checks_by_code(result)["coverage"]["passed"] is True
+    assert checks_by_code(result)["no_sustained_climb"]["passed"] is None
+    assert result["requirements"] == {
+        "hours_required": 1, "climb_bucket_s": 3600.0, "climb_min_buckets": 24, "climb_min_hours": 24.0,
+        "hours_for_pass": 24.0, "climb_limits_pass": True, "notes": ["hours_below_climb_minimum"]}
+
+
+def test_72_hours_required_covers_the_climb_test() -> None:
+    # given / when
+    needs = verdict_requirements(hours_required=72)
+
+    # then
+    assert (needs["hours_for_pass"], needs["climb_limits_pass"], needs["notes"]) == (72.0, False, [])

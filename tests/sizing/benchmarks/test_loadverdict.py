@@ -70,9 +70,11 @@ def test_a_clean_run_passes_every_check() -> None:
     assert result["unverified"] == []
     assert result["first_violation"] is None
     assert result["figures"]["gpu_peak_bytes"] == int(70.5 * GiB)
+    # 70.5 GiB = 72,192 MiB; 75 GiB = 76,800 MiB: 4,608 MiB to spare
     assert check(result, CheckCode.PEAK_WITHIN_COMMITMENT)["detail"] == (
-        "GPU memory peaked at 70.50 GiB on GPU 0 at 2027-01-15T08:00:01Z, within the committed 75.00 GiB per GPU "
-        "(4.50 GiB to spare).")
+        "GPU memory peaked at 70.50 GiB (72,192 MiB) on GPU 0 at 2027-01-15T08:00:01Z, within the committed "
+        "75.00 GiB (76,800 MiB) per GPU: 4,608 MiB to spare, judged within the gauge's step of 1 MiB.")
+    assert result["figures"]["tolerance_bytes"] == 1_048_576
 
 
 def test_kv_reaching_full_fails_at_its_first_time_slice() -> None:
@@ -218,8 +220,12 @@ def test_gpu_memory_above_the_budget_fails_at_the_first_sample_over_it() -> None
     peak = check(result, CheckCode.PEAK_WITHIN_COMMITMENT)
     assert (peak["verdict"], peak["first_violation_s"], peak["value"]) == ("fail", T0 + 2, 76 * GiB)
     assert result["first_violation"]["value"] == 76 * GiB
-    assert peak["detail"] == ("GPU memory went above the committed 75.00 GiB per GPU on GPU 0: first 76.00 GiB on "
-                              "GPU 0 at 2027-01-15T08:00:02Z; the peak was 76.00 GiB on GPU 0.")
+    # 76 GiB = 77,824 MiB, 1,024 MiB over 76,800 MiB: far beyond the gauge's 1 MiB step
+    assert peak["detail"] == ("GPU memory went above the committed 75.00 GiB (76,800 MiB) per GPU by more than the "
+                              "gauge's step of 1 MiB on GPU 0: first 77,824 MiB on GPU 0 at 2027-01-15T08:00:02Z, "
+                              "1,024 MiB over; the peak was 76.00 GiB on GPU 0.")
+    assert (peak["reason"], peak["extra"]["first_violation_bytes"], peak["extra"]["tolerance_bytes"]) == (
+        "above_commitment", 76 * GiB, MIB)
     assert [g["peak_bytes"] for g in result["figures"]["gpus"]] == [76 * GiB, 60 * GiB]
 
 
@@ -378,17 +384,72 @@ def test_the_result_is_json_safe() -> None:
     assert json.loads(json.dumps(result, allow_nan=False)) == result
 
 
-@pytest.mark.parametrize(("used_mib", "verdict"), [(75_000, "pass"), (75_001, "fail")],
-                         ids=["at-the-budget", "one-mib-over"])
-def test_the_budget_is_inclusive(used_mib: int, verdict: str) -> None:
-    # given: a budget of 75,000 MiB = 78,643,200,000 bytes
+@pytest.mark.parametrize(("used_mib", "verdict", "reason"), [
+    (74_999, "pass", "within_commitment"), (75_000, "pass", "within_commitment"),
+    (75_001, "pass", "within_resolution"), (75_002, "fail", "above_commitment")],
+    ids=["below", "at-the-budget", "one-mib-over-inside-the-gauge-step", "two-mib-over"])
+def test_the_budget_is_judged_within_the_gauge_step(used_mib: int, verdict: str, reason: str) -> None:
+    # given: a budget of 75,000 MiB = 78,643,200,000 bytes and a DCGM-like gauge that reads whole MiB
     line = timeline(gpus=[GpuSeries(gpu="0", samples=(GpuSample(time_s=T0, memory_used_bytes=used_mib * MIB),))])
 
     # when
     result = load_memory_verdict(line, committed_bytes_per_gpu=78_643_200_000, promised_concurrency=None)
 
-    # then: peak ≤ budget passes
-    assert check(result, CheckCode.PEAK_WITHIN_COMMITMENT)["verdict"] == verdict
+    # then: a reading fails only when more than one 1 MiB step above the budget
+    peak = check(result, CheckCode.PEAK_WITHIN_COMMITMENT)
+    assert (peak["verdict"], peak["reason"]) == (verdict, reason)
+    assert (result["figures"]["gpu_peak_bytes"], result["figures"]["tolerance_bytes"]) == (used_mib * MIB, MIB)
+    assert result["figures"]["committed_bytes_per_gpu"] == 78_643_200_000
+
+
+def test_a_commitment_between_two_mib_readings_passes_at_the_reading_above_it() -> None:
+    # given: the demo's commitment, 21,766,298,664 bytes = 20,757.96 MiB, and the simulator's DCGM gauge reading
+    # 20,758 MiB = 21,766,340,608 bytes (41,944 bytes above it: the gauge cannot show less than a MiB)
+    line = timeline(gpus=[GpuSeries(gpu="0", samples=tuple(
+        GpuSample(time_s=T0 + i, memory_used_bytes=20_758 * MIB) for i in range(3)))])
+
+    # when
+    result = load_memory_verdict(line, committed_bytes_per_gpu=21_766_298_664, promised_concurrency=None)
+
+    # then
+    peak = check(result, CheckCode.PEAK_WITHIN_COMMITMENT)
+    assert (peak["verdict"], peak["reason"]) == ("pass", "within_resolution")
+    assert peak["extra"]["spare_bytes"] == 21_766_298_664 - 21_766_340_608
+    assert "less than the gauge's step of 1 MiB" in peak["detail"]
+
+
+def test_a_deliberately_over_committed_run_fails_at_its_first_sample_over() -> None:
+    # given: the engine holds 20,758 MiB from the first scrape; the commitment says 18 GiB (18,432 MiB)
+    line = timeline(gpus=[GpuSeries(gpu="0", samples=tuple(
+        GpuSample(time_s=T0 + i, memory_used_bytes=20_758 * MIB) for i in range(3)))])
+
+    # when
+    result = load_memory_verdict(line, committed_bytes_per_gpu=18 * GiB, promised_concurrency=None)
+
+    # then: the first violation is the first scrape, with its value
+    assert result["verdict"] == "fail"
+    assert result["first_violation"]["check"] == "peak_within_commitment"
+    assert (result["first_violation"]["time_s"], result["first_violation"]["value"]) == (T0, 20_758 * MIB)
+    peak = check(result, CheckCode.PEAK_WITHIN_COMMITMENT)
+    assert peak["extra"]["over_bytes"] == (20_758 - 18_432) * MIB
+
+
+def test_an_aiperf_gauge_in_hundredths_of_a_gb_is_judged_within_10_mb() -> None:
+    # given: AIPerf's GB with two decimals, 20.00 GB = 20,000,000,000 bytes against a 19,995,000,000-byte budget
+    # (5 MB below the reading: inside AIPerf's 10 MB step)
+    series = GpuSeries(gpu="0", resolution_bytes=10_000_000, samples=(
+        GpuSample(time_s=T0, memory_used_bytes=20_000_000_000),))
+
+    # when
+    inside = load_memory_verdict(timeline(gpus=[series]), committed_bytes_per_gpu=19_995_000_000,
+                                 promised_concurrency=None)
+    beyond = load_memory_verdict(timeline(gpus=[series]), committed_bytes_per_gpu=19_989_999_999,
+                                 promised_concurrency=None)
+
+    # then
+    assert check(inside, CheckCode.PEAK_WITHIN_COMMITMENT)["verdict"] == "pass"
+    assert check(beyond, CheckCode.PEAK_WITHIN_COMMITMENT)["verdict"] == "fail"
+    assert inside["figures"]["tolerance_bytes"] == 10_000_000
 
 
 def test_docstring_examples_hold() -> None:

@@ -598,3 +598,31 @@ def test_tgi_and_trtllm_texts_are_detected_as_prometheus() -> None:
     assert detect_timeline_format(TGI_SCRAPE.split("\n", 2)[2]) == "prometheus_scrapes"  # without HELP/TYPE
     assert detect_timeline_format("trtllm_num_requests_running 3\n") == "prometheus_scrapes"
     assert detect_timeline_format(TRITON_SCRAPE.split("\n", 1)[1]) == "prometheus_scrapes"
+
+
+def test_each_gpu_series_keeps_its_gauges_step() -> None:
+    # given: nvidia-smi (whole MiB) and AIPerf telemetry in GB with two decimals (steps of 0.01 GB = 10,000,000 B)
+    smi = parse_timeline("timestamp, index, memory.used [MiB]\n2026/11/30 13:41:02, 0, 71000 MiB\n")
+    aiperf = parse_aiperf_gpu_telemetry(
+        '{"gpu_index": 0, "timestamp_ns": 1767225600000000000, "telemetry_data": {"nvidia_memory_used": 71.42}}\n'
+        '{"gpu_index": 0, "timestamp_ns": 1767225601000000000, "telemetry_data": {"nvidia_memory_used": 71.5}}\n')
+
+    # when
+    merged = merge_timelines(smi, aiperf)
+
+    # then: the coarsest step of a GPU is kept when two logs of it are joined
+    assert smi.gpus[0].resolution_bytes == MIB
+    assert aiperf.gpus[0].resolution_bytes == 10_000_000
+    assert merged.gpus[0].resolution_bytes == 10_000_000
+
+
+def test_an_aiperf_reading_with_many_decimals_keeps_the_mib_step() -> None:
+    # given: a GB figure converted from MiB without rounding (71.42399978637695 GB)
+    line = ('{"gpu_index": 0, "timestamp_ns": 1767225600000000000, '
+            '"telemetry_data": {"nvidia_memory_used": 71.42399978637695}}')
+
+    # when
+    series = parse_aiperf_gpu_telemetry(line).gpus[0]
+
+    # then: never finer than the MiB the driver reports
+    assert series.resolution_bytes == MIB
