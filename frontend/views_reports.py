@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from typing import Any
 
 from django import forms
@@ -411,8 +412,13 @@ def _audit_rows(version: ReportVersion) -> list[dict[str, Any]]:
             parts.append(_("Item: %(item)s") % {"item": detail["item"]})
         if detail.get("refreshed"):
             parts.append(_("The open draft was gathered again"))
+        # a signing is logged at the signature's own time (the PDF's and the verification's), not when the row was
+        # written a moment later
+        at = event.at
+        if event.action == "signed" and detail.get("signed_at"):
+            at = datetime.fromisoformat(str(detail["signed_at"]))
         rows.append({"event": event, "label": action_label(event.action), "detail": " · ".join(parts),
-                     "at": _time(event.at)})
+                     "at": _time(at)})
     return rows
 
 

@@ -473,14 +473,16 @@ def version_sign(*, version_id: int, user_id: int) -> None:
     if version.author_id is not None and version.author_id == signer.pk:  # the service refused it; so does the worker
         return
     try:
-        when = timezone.now()
+        # one signing time: the page's, the signature's (CMS signing-time and /M, to the second) and the record's
+        when = timezone.now().replace(microsecond=0)
         content = _signed_content(version, signer, when)
         _progress(version_id, 0.2, "rendering the PDF")
         pdf = render_report_pdf(content)
         _progress(version_id, 0.6, "signing")
         identity = signing_identity()
         signed = sign_pdf(pdf, identity=identity, reason=f"Memory commitment {version.label}",
-                          location=None, version_label=version.label, signer_name=_name(signer))
+                          location=None, version_label=version.label, signer_name=_name(signer),
+                          signing_time=when)
         with transaction.atomic():
             locked = _locked(version)
             if locked.status != ReportVersion.Status.APPROVED:
@@ -493,7 +495,7 @@ def version_sign(*, version_id: int, user_id: int) -> None:
             locked.progress, locked.progress_message, locked.error = 1.0, "signed", None
             locked.status = ReportVersion.Status.SIGNED
             locked.save()  # approved → signed: the last write this row takes
-            audit(locked, signer, ReportAuditEvent.Action.SIGNED, sha256=locked.sha256)
+            audit(locked, signer, ReportAuditEvent.Action.SIGNED, sha256=locked.sha256, signed_at=when.isoformat())
     except SoftTimeLimitExceeded:  # over its time budget (sizing.job_budgets): approved, with the budget
         ReportVersion.objects.filter(pk=version_id, status=ReportVersion.Status.APPROVED).update(
             progress=0.0, progress_message="", error=over_budget_error(JobKind.REPORT_SIGN))
