@@ -85,7 +85,8 @@ def fingerprint_host_merge(*, deployment: Deployment, host_key: str, into_host_k
     source_name, target_name = source[-1].host, target[-1].host
     conflict = merge_conflict(_uuid_set(source), _uuid_set(target))
     if conflict is not None:
-        only_source, only_target = conflict
+        spelled = {str(uuid).casefold(): str(uuid) for row in [*source, *target] for uuid in row.gpu_uuids}
+        only_source, only_target = ([spelled.get(uuid, uuid) for uuid in side] for side in conflict)
         raise _invalid(
             "into", f"{source_name} and {target_name} are two machines: their GPUs' UUIDs differ ({source_name} has "
                     f"{', '.join(only_source)}; {target_name} has {', '.join(only_target)}); nothing was merged",

@@ -136,11 +136,12 @@ def natural_key(identity: HostIdentity, *, upload_sha256: str) -> str:
 
 
 def gpu_summary(facts: Mapping[str, Any]) -> str:
-    """ "8× NVIDIA H100 80GB HBM3" (each model with its count, in the order first seen); "GPU" without names."""
+    """ "8× NVIDIA H100 80GB HBM3" (each model with its count, in the order first seen; a name the nvidia-smi table
+    cut short ends in "…"); "GPU" without names."""
     counts: dict[str, int] = {}
     for gpu in facts.get("gpus") or []:
         if isinstance(gpu, Mapping):
-            name = str(gpu.get("name") or "GPU")
+            name = str(gpu.get("name") or "GPU") + ("…" if gpu.get("name_truncated") else "")
             counts[name] = counts.get(name, 0) + 1
     return ", ".join(f"{count}× {name}" for name, count in counts.items()) or "GPU"
 

@@ -11,7 +11,8 @@ from sizing.fingerprint.identity import KnownHost, host_for, identity_from_facts
 
 def assign_host_keys(apps, schema_editor):
     Fingerprint = apps.get_model("sizing", "Fingerprint")
-    deployment_ids = Fingerprint.objects.values_list("deployment_id", flat=True).distinct()
+    # order_by(): the model's ordering would put captured_at into the DISTINCT and repeat deployments
+    deployment_ids = Fingerprint.objects.order_by().values_list("deployment_id", flat=True).distinct()
     for deployment_id in deployment_ids:
         rows = list(Fingerprint.objects.filter(deployment_id=deployment_id).order_by("captured_at", "pk"))
         hosts: dict[str, dict] = {}  # key → {"name", "named", "identities"}, in the order created
