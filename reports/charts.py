@@ -26,6 +26,19 @@ _LEGEND_ROW = 20.0
 _FONT = "'Noto Sans CJK SC', 'Noto Sans', sans-serif"
 
 
+def percent_text(fraction: float) -> str:
+    """A fraction (0-1) as a percentage for people: one decimal between 1% and 99%, two nearer the ends, trailing
+    zeros dropped ("98.7%", "0.31%", "0.64%", "99.9%", "100%"); a tiny non-zero one as "< 0.01%". The report's tables
+    and this chart's legend share it, so one share reads the same in both."""
+    if 0 < fraction < 0.0001:
+        return "< 0.01%"
+    if 0.9999 < fraction < 1:
+        return "> 99.99%"
+    places = 1 if 0.01 <= fraction <= 0.99 else 2
+    text = f"{fraction * 100:,.{places}f}".rstrip("0").rstrip(".")
+    return f"{text}%"
+
+
 def _number(value: float) -> str:
     """Format a coordinate with three decimals, without trailing zeros."""
     text = f"{value:.3f}".rstrip("0").rstrip(".")
@@ -92,7 +105,7 @@ def memory_bill_svg(
         y = _LEGEND_Y + index * _LEGEND_ROW
         colour = PALETTE[index % len(PALETTE)]
         share = n_bytes / capacity_bytes if capacity_bytes else 0.0
-        figures = f"{format_bytes(n_bytes)} · {format_bytes(n_bytes, 'GB')} · {share:.1%}"
+        figures = f"{format_bytes(n_bytes)} · {format_bytes(n_bytes, 'GB')} · {percent_text(share)}"
         parts += [
             f'<rect x="{_number(_BAR_X)}" y="{_number(y)}" width="12" height="12" fill="{colour}"/>',
             f'<text x="{_number(_BAR_X + 18)}" y="{_number(y + 10)}">{escape(str(item["label"]))}</text>',

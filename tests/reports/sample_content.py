@@ -9,9 +9,17 @@ The deployment: Qwen2.5-72B-Instruct in BF16 on 4 × H100 80GB HBM3 with tensor 
   28,504 blocks × 16 tokens = 456,064 tokens × 81,920 = 37,360,762,880 bytes
 - required = peak = weights + activations + non-torch + KV cache + CUDA graphs = 77,513,904,128 bytes (72.19 GiB)
 
-The Chinese version is the same deployment; texts that people write for the report (title, labels, load, basis,
-protection, fallback, assumptions, exclusions, missing evidence, changes) are in Chinese, texts that the system
-produces (fingerprint findings, load-test criteria, the configuration) stay as they are.
+- the committed peak with its confidence (issue 20): the model's figure without the margin is 77,503,544,128 bytes;
+  the margin, 1.9% of what lives outside the budget (545,259,520 bytes of CUDA graphs, rounded), is 10,360,000
+  bytes; committed peak = 77,503,544,128 + 10,360,000 = 77,513,904,128 bytes (72.19 GiB) at 99.9%
+- the load tests' figures carry the raw floats a verdict stores (1,712.4000000000001 ms, 61.83614 ms): the report
+  rounds them (1,712.4 ms, 61.8 ms)
+
+The Chinese version is the same deployment; every text written for people (title, labels, findings as the
+evidence words them, load, basis, protection, fallback, checklist, waivers, confidence, acceptance, assumptions,
+exclusions, missing evidence, changes) is in Chinese, as `reports.evidence` gathers it for a Chinese report. Texts the
+system still writes in English (load-test criteria details, the monitoring detail, the estimate's source) stay English
+in both: the renderer words them itself or leaves them out of a Chinese report. The configuration stays verbatim.
 """
 
 from __future__ import annotations
@@ -90,6 +98,46 @@ SAMPLE_CONTENT: dict[str, Any] = {
             },
         ],
     },
+    "machines": [
+        {
+            "host": host,
+            "version": version,
+            "captured_at": captured_at,
+            "gpus": [
+                {
+                    "index": i,
+                    "name": "NVIDIA H100 80GB HBM3",
+                    "memory_bytes": 85_520_809_984,
+                    "uuid": f"GPU-{host[-2:]}{i}a7c9e2-5b1f-4d3a-9e8c-7f6b5a4c3d2e",
+                }
+                for i in range(4)
+            ],
+            "driver": "550.127.05",
+            "cuda": "12.4",
+            "findings": findings,
+        }
+        for host, version, captured_at, findings in (
+            (
+                "gpu-node-01",
+                3,
+                "2025-03-10T06:12:44+00:00",
+                [
+                    {
+                        "code": "memory_in_use",
+                        "severity": "warning",
+                        "text": "GPU 2: 0.5 GiB of GPU memory already in use by other processes (of 79.6 GiB)",
+                    }
+                ],
+            ),
+            (
+                "gpu-node-02",
+                1,
+                "2025-03-10T06:20:03+00:00",
+                [{"code": "ecc_off", "severity": "info", "text": "GPU 1: ECC is off (more usable memory, no error "
+                                                                 "correction)"}],
+            ),
+        )
+    ],
     "launch_args": [
         "--model",
         "Qwen/Qwen2.5-72B-Instruct",
@@ -186,12 +234,29 @@ SAMPLE_CONTENT: dict[str, Any] = {
                     "errors": 0,
                     "attainment": 0.987,
                     "recovery_s": None,
-                    "ttft_p99_ms": 1712.4,
-                    "tpot_p99_ms": 61.8,
+                    "ttft_p99_ms": 1712.4000000000001,
+                    "tpot_p99_ms": 61.83614,
+                    "gpu_peak_bytes": 77_309_411_328,
+                    "tolerance_bytes": 1_048_576,
                 },
                 "criteria": [
-                    {"code": "no_oom", "verdict": "pass", "detail": "no out-of-memory error in 3 min"},
-                    {"code": "slo_attainment", "verdict": "pass", "detail": "98.7% of requests met every SLO (≥ 95%)"},
+                    {
+                        "code": "client_fidelity",
+                        "verdict": "pass",
+                        "measured": True,
+                        "limit": True,
+                        "detail": "The client sent the load it was asked to (schedule lag and send rate within "
+                        "METRICS.md's limits).",
+                    },
+                    {
+                        "code": "slo_attainment",
+                        "verdict": "pass",
+                        "measured": 0.987,
+                        "limit": 0.95,
+                        "detail": "4262 of 4318 requests in the measurement window (98.70%) met every SLO",
+                    },
+                    {"code": "memory", "verdict": "pass", "measured": "pass", "limit": "pass",
+                     "detail": "The memory verdict passed."},
                 ],
             },
             {
@@ -210,7 +275,10 @@ SAMPLE_CONTENT: dict[str, Any] = {
                 },
                 "criteria": [
                     {"code": "no_oom", "verdict": "pass", "detail": "no out-of-memory error"},
-                    {"code": "no_preemption_storm", "verdict": "pass", "detail": "3 preemptions (limit 50)"},
+                    {"code": "no_preemption_storm", "verdict": "pass", "measured": 3, "limit": 50,
+                     "detail": "3 preemptions (limit 50)"},
+                    {"code": "error_rate", "verdict": "pass", "measured": 0.0, "limit": 0.0,
+                     "detail": "0 of 1207 requests in the measurement window failed (0.00%)"},
                 ],
             },
             {
@@ -228,8 +296,12 @@ SAMPLE_CONTENT: dict[str, Any] = {
                     "tpot_p99_ms": 77.9,
                 },
                 "criteria": [
-                    {"code": "recovery_time", "verdict": "fail", "detail": "recovered in 41.2 s (limit 30 s)"},
-                    {"code": "no_oom", "verdict": "pass", "detail": "no out-of-memory error"},
+                    {"code": "fault_injected", "verdict": "pass", "measured": 1, "limit": 1,
+                     "detail": "1 fault(s) injected, the first (kill-worker) at 40.0 s into the test."},
+                    {"code": "recovery_time", "verdict": "fail", "measured": 41.2, "limit": 30.0,
+                     "detail": "recovered in 41.2 s (limit 30 s)"},
+                    {"code": "a_future_criterion", "verdict": "pass",
+                     "detail": "A check this renderer has no words for passed."},
                 ],
             },
         ],
@@ -239,6 +311,56 @@ SAMPLE_CONTENT: dict[str, Any] = {
             "hours": 18.5,
             "detail": "18.5 of 72 hours sampled; no OOM, no sustained climb so far",
         },
+    },
+    "checklist": [
+        {"code": "machines", "text": "The customer's machines chosen (each a host with its fingerprint version)",
+         "state": "done", "detail": "2 chosen: gpu-node-01 v3, gpu-node-02 v1"},
+        {"code": "load_test_pulse", "text": "A passed load test of the pulse scenario", "state": "done",
+         "detail": "“Pulse: 50% of peak concurrency within 10 s, held 3 min” passed."},
+        {"code": "load_test_failure", "text": "A passed load test of the failure-injection scenario",
+         "state": "failed", "detail": "No passed load test of the failure-injection scenario."},
+        {"code": "workload", "text": "The workload profile and the rate (for the KV overflow probability)",
+         "state": "waived", "detail": "Waived: the customer's traffic log arrives after go-live."},
+        {"code": "monitoring", "text": "Post-launch monitoring passed (72 hours: no OOM, no sustained climb)",
+         "state": "missing", "detail": "No post-launch monitoring log yet."},
+    ],
+    "waivers": [
+        {
+            "item": "workload",
+            "item_text": "The workload profile and the rate (for the KV overflow probability)",
+            "reason": "The customer's traffic log arrives after go-live; the busiest hour is stated by contract.",
+            "requested_by": "Li Wei",
+            "requested_at": "2025-03-13T02:15:00+00:00",
+            "granted_by": "Zhang Min",
+            "granted_at": "2025-03-13T07:40:00+00:00",
+            "decision_reason": "The contract caps the rate at 12 requests per second; the gateway enforces it.",
+        }
+    ],
+    "confidence": {
+        "peak_bytes_per_gpu": 77_513_904_128,
+        "probability": 0.999,
+        "method": "reserved_budget",
+        "method_text": "The engine reserves its budget when it starts (71.68 GiB per GPU, held by its own flag); what "
+        "lives outside it is estimated at 0.51 GiB, with a margin of 1.9% of that (0.01 GiB).",
+        "base_bytes_per_gpu": 77_503_544_128,
+        "margin_bytes_per_gpu": 10_360_000,
+        "kv_risk": 0.0031,
+        "samples": None,
+        "error_band": {"engine": "vllm", "band": "0.8–0.10", "n": 7, "max_abs_error": 0.0123},
+        "evidence": [
+            {"kind": "load_test", "name": "Pulse: 50% of peak concurrency within 10 s, held 3 min",
+             "effect": "measured 72.00 GiB, within the bound"},
+        ],
+    },
+    "acceptance": {
+        "health_report": {
+            "id": 5,
+            "verdict": "pass",
+            "sha256": "9f2c4e7a1b3d5f6e8a0c2b4d6f8e0a1c3b5d7f9e1a2c4b6d8f0e2a4c6b8d0f1e",
+            "signed_at": "2025-03-18T04:00:00+00:00",
+            "coverage_hours": 72.25,
+        },
+        "text": "Final acceptance rests on memory health report 5 (72.2 h, passed, SHA-256 9f2c4e7a1b3d5f6e).",
     },
     "missing": [
         "A passing failure-injection load test (recovery within 30 s).",
@@ -293,6 +415,52 @@ def _chinese(english: dict[str, Any]) -> dict[str, Any]:
         "出现任何显存不足错误时，以 --gpu-memory-utilization 0.85 重启引擎，并在一个工作日内报告",
     ]
     content["evidence"]["monitoring"]["name"] = "上线后监控（gpu-node-01）"
+    names = {
+        "pulse": "脉冲：10 秒内升至峰值并发的 50%，保持 3 分钟",
+        "long_tail": "长尾：峰值的 10%，其中 10% 的请求为 4096 个 token",
+        "failure": "故障：运行中途终止一个工作进程",
+    }
+    for test in content["evidence"]["load_tests"]:
+        test["name"] = names[test["scenario"]]
+    machine_findings = {
+        "memory_in_use": "GPU 2：其他进程已占用 0.5 GiB 显存（共 79.6 GiB）",
+        "ecc_off": "GPU 1：ECC 已关闭（可用显存更多，但没有纠错）",
+    }
+    for machine in content["machines"]:
+        for finding in machine["findings"]:
+            finding["text"] = machine_findings[finding["code"]]
+    content["hardware"]["findings"] = [
+        {"code": "driver_supports_cuda", "severity": "info", "text": "驱动 550.127.05 支持 CUDA 12.4"},
+        {"code": "ecc_enabled", "severity": "info", "text": "4 张 GPU 均已启用 ECC；容量为启用 ECC 时的数值"},
+        {"code": "gpu_memory_in_use", "severity": "warning", "text": "采集时 GPU 2 有 512 MiB 显存被其他进程占用"},
+    ]
+    content["evidence"]["fingerprints"] = [
+        {"host": machine["host"], "captured_at": machine["captured_at"], "findings": machine["findings"]}
+        for machine in content["machines"]
+    ]
+    checklist = {
+        "machines": ("已选定客户的机器（每台主机及其指纹版本）", "已选定 2 台：gpu-node-01 v3，gpu-node-02 v1"),
+        "load_test_pulse": ("脉冲场景的压测已通过", "“脉冲：10 秒内升至峰值并发的 50%，保持 3 分钟”已通过"),
+        "load_test_failure": ("故障注入场景的压测已通过", "故障注入场景尚无通过的压测"),
+        "workload": ("负载画像与速率（用于 KV 缓存溢出概率）", "已豁免：客户的流量日志在上线后提供"),
+        "monitoring": ("上线后监控已通过（72 小时：无显存耗尽，无持续增长）", "尚无上线后监控日志"),
+    }
+    for item in content["checklist"]:
+        item["text"], item["detail"] = checklist[item["code"]]
+    waiver = content["waivers"][0]
+    waiver["item_text"] = checklist["workload"][0]
+    waiver["reason"] = "客户的流量日志在上线后提供；高峰时段的负载已在合同中约定"
+    waiver["requested_by"] = "李伟"
+    waiver["granted_by"] = "张敏"
+    waiver["decision_reason"] = "合同将速率上限定为每秒 12 个请求，由网关强制执行"
+    confidence = content["confidence"]
+    confidence["method_text"] = (
+        "引擎在启动时预留其预算（每张 GPU 71.68 GiB，由其自身参数控制）；预算之外的部分估算为 0.51 GiB，"
+        "并留出其 1.9% 的余量（0.01 GiB）"
+    )
+    confidence["evidence"][0]["name"] = names["pulse"]
+    confidence["evidence"][0]["effect"] = "实测 72.00 GiB，在上限之内"
+    content["acceptance"]["text"] = "最终验收以显存健康报告 5 为依据（72.2 小时，已通过，SHA-256 9f2c4e7a1b3d5f6e）"
     content["missing"] = ["通过的故障注入压测（30 秒内恢复）", "72 小时的上线后监控（目前 18.5 小时）"]
     content["assumptions"] = [
         "负载不超过所述负载：每秒 12 个请求，输入不超过 8192 个 token，输出不超过 1024 个 token",
