@@ -301,7 +301,8 @@ class PerfCalibration(models.Model):
 class Deployment(models.Model):
     """A customer deployment: the plan (model, GPU, count, TP, engine and its release, image) and the fingerprints of
     the machines it runs on. Fingerprints are checked against the plan when they are read, so a changed plan
-    re-checks them."""
+    re-checks them. The machines the commitment rests on are chosen by a person (`machines`: DeploymentMachine, one
+    fingerprint version per host; sizing.deployment_selectors.chosen_machines), never taken from the newest upload."""
 
     organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE, related_name="deployments")
     name = models.CharField(max_length=200)
