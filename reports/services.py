@@ -122,7 +122,8 @@ def version_draft(*, version_id: int, user_id: int | None) -> None:
             if not locked.drafting:
                 return
             locked.content, locked.changes, locked.drafted_at = content, changes, timezone.now()
-            locked.progress, locked.progress_message, locked.error = 1.0, "drafted", None
+            # the message is cleared: an approved version with a message is one being signed (the page follows it)
+            locked.progress, locked.progress_message, locked.error = 1.0, "", None
             locked.save()
             # a waiver of an item now done is moot; the others go back to requested: the reviewer judges anew
             done = {item["code"] for item in content.get("checklist") or () if item["state"] == "done"}

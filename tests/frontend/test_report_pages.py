@@ -405,7 +405,7 @@ def test_signing_needs_the_permission(author: Client, reviewer: Client, report: 
     assert "Your role (Reviewer) does not allow this. It needs one of: Signer" in _html(refused)
     version = report.versions.get()
     assert (version.status, version.progress_message, version.sha256) == ("approved", "", "")
-    assert _actions(report)[-2:] == ["submitted", "approved"]
+    assert _actions(report)[-2:] == ["waiver_grant", "approved"]
 
 
 def test_a_draft_is_edited_one_sentence_per_line(author: Client, report: Report):
@@ -517,7 +517,7 @@ def test_sign_then_verify_the_pdf_and_a_tampered_copy(eager_signing, author: Cli
     second = _html(author.get(_page(_drafted(report, 2), 2)))
     assert 'id="no-changes"' not in second
     assert '<li class="report-step is-current" data-step="draft" aria-current="step">Draft</li>' in second
-    assert _actions(report)[-4:] == ["submitted", "approved", "signed", "verified"]
+    assert _actions(report)[-4:] == ["waiver_grant", "approved", "signed", "verified"]
 
 
 def test_an_oversized_upload_is_refused_and_nothing_checked(settings, author: Client, report: Report):
