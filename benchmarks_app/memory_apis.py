@@ -57,9 +57,14 @@ class MemoryLogListApi(ListApiMixin, APIView):
         deployment = serializers.IntegerField(required=False, min_value=1)
         committed_gib_per_gpu = serializers.FloatField(required=False, min_value=0.1, max_value=4096,
                                                        help_text="the committed peak per GPU, GiB")
-        hours_required = serializers.IntegerField(required=False, min_value=1, max_value=24 * 90, default=72)
-        utc_offset_minutes = serializers.IntegerField(required=False, min_value=-14 * 60, max_value=14 * 60,
-                                                      default=0, help_text="zone of nvidia-smi's local times")
+        hours_required = serializers.IntegerField(
+            required=False, min_value=1, max_value=24 * 90, default=72,
+            help_text="hours of monitoring a verdict needs; a pass also needs the climb test's 24 hourly buckets, "
+                      "so below 24 the log must still cover 24 h (the verdict's requirements say so)")
+        utc_offset_minutes = serializers.IntegerField(
+            required=False, min_value=-14 * 60, max_value=14 * 60, default=0,
+            help_text="minutes east of UTC of every time the files write without a zone (nvidia-smi's samples, "
+                      "the events log's lines, the breaker log's times); default 0 (UTC)")
 
     @list_schema(MemoryLogListOutputSerializer, ordering=ordering_fields,
                  filters=[filter_parameter("deployment", int, description="linked to this deployment")])

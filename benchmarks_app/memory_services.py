@@ -69,28 +69,31 @@ def memory_log_import(*, organisation: Organisation, user: Any, name: str, data:
                       hours_required: int = 72, utc_offset_minutes: int = 0, events: bytes | None = None,
                       breaker: bytes | None = None) -> MemoryLog:
     """Read, analyse, judge and keep a monitoring log; a SizingError (400) with nothing stored when any of the
-    files cannot be read."""
+    files cannot be read. `utc_offset_minutes` is the zone of every time the files write without one (nvidia-smi's
+    samples, the engine log's OOM lines, the breaker log's trips): all are read in it and kept in UTC."""
     if len(data) > MAX_BYTES:
         raise _invalid("file", f"{name}: the file is {len(data):,} bytes; the limit is {MAX_BYTES:,} bytes (50 MiB)",
                        size_bytes=len(data), limit_bytes=MAX_BYTES)
     text = _text("file", name, data, MAX_BYTES)
     events_text = _text("events", "events log", events, TEXT_MAX_BYTES)
     breaker_text = _text("breaker", "breaker log", breaker, TEXT_MAX_BYTES)
+    zone = utc_offset(utc_offset_minutes)  # one zone for every time written without one, in all three files
     try:
-        timeline = parse_timeline(text, tz=utc_offset(utc_offset_minutes))
+        timeline = parse_timeline(text, tz=zone)
     except TimelineRefusal as refusal:
         raise _invalid("file", f"{name}: {refusal.reason}") from None
     breaker_events = None
     if breaker_text:
         try:
-            breaker_events = parse_breaker_events(breaker_text)
+            breaker_events = parse_breaker_events(breaker_text, tz=zone)
         except BreakerLogError as error:
             raise _invalid("breaker", f"breaker log: {error}") from None
     analysis = memory_analysis(timeline, committed_bytes_per_gpu=committed_bytes_per_gpu,
-                               events_text=events_text or None)
+                               events_text=events_text or None, events_tz=zone)
     verdict = health_verdict(timeline, committed_bytes_per_gpu=committed_bytes_per_gpu,
                              hours_required=hours_required, breaker_events=breaker_events,
-                             events_text=events_text or None)
+                             events_text=events_text or None, events_tz=zone)
+    verdict["zone"] = {"utc_offset_minutes": utc_offset_minutes}
     return MemoryLog.objects.create(
         organisation=organisation, deployment=deployment, name=name[:255], format=timeline.format,
         size_bytes=len(data), sha256=hashlib.sha256(data).hexdigest(), content=text, events_text=events_text,

@@ -139,6 +139,9 @@ class LoadTestForm(forms.Form):
     slo_e2e_ms = forms.FloatField(min_value=0.001, required=False, label=gettext_lazy("E2E limit (ms)"))
     committed_gib_per_gpu = forms.FloatField(min_value=0.001, max_value=1_000_000, required=False,
                                              label=gettext_lazy("Committed memory per GPU (GiB)"))
+    # the deployment's exact figure behind the GiB shown (two decimals lose up to 5 MiB: enough to turn a peak
+    # equal to the commitment into a violation); used while the GiB field still shows it
+    committed_bytes_per_gpu = forms.IntegerField(min_value=1, required=False, widget=forms.HiddenInput)
     input_tokens = forms.IntegerField(min_value=1, max_value=1_000_000, required=False, initial=512,
                                       label=gettext_lazy("Input tokens per request"))
     output_tokens = forms.IntegerField(min_value=1, max_value=100_000, required=False, initial=128,
@@ -167,7 +170,10 @@ class LoadTestForm(forms.Form):
         if slo:
             data["slo"] = slo
         committed = values.get("committed_gib_per_gpu")
-        if committed:
+        exact = values.get("committed_bytes_per_gpu")
+        if committed and exact and round(exact / GIB, 2) == round(committed, 2):
+            data["committed_bytes_per_gpu"] = exact  # the deployment's figure, as the GiB field shows it rounded
+        elif committed:
             data["committed_bytes_per_gpu"] = round(committed * GIB)
         if values["scenario"] == LoadTest.Scenario.CUSTOM:
             data.update(concurrency=values.get("concurrency"), rate=values.get("rate"),

@@ -33,6 +33,7 @@ from benchmarks_app.memory_services import TEXT_MAX_BYTES, memory_log_delete, me
 from benchmarks_app.models import MemoryLog
 from frontend.forms import OrganisationRowsForm
 from sizing.benchmarks.detect import MAX_BYTES
+from sizing.benchmarks.health import verdict_requirements
 from sizing.deployment_selectors import deployment_list_for_organisation
 from sizing.estimator.errors import SizingError, SizingErrorCode
 from sizing.finding_text import NO_VALUE
@@ -78,6 +79,15 @@ def gib_number(value: Any, decimals: int = 2) -> str:
 def gib(value: Any) -> str:
     """Bytes in GiB: 76034342912 → "70.81 GiB" (a dash for no value)."""
     return _("%(value)s GiB") % {"value": gib_number(value)} if _is_number(value) else NO_VALUE
+
+
+def mib(value: Any) -> str:
+    """Bytes in MiB, whole when whole: 1048576 → "1 MiB", 1006632 → "0.96 MiB"."""
+    if not _is_number(value):
+        return NO_VALUE
+    number = value / MIB
+    text = f"{number:,.0f}" if float(number).is_integer() else f"{number:,.2f}"
+    return _("%(value)s MiB") % {"value": _minus(text)}
 
 
 def mib_per_hour(value: Any) -> str:
@@ -205,9 +215,27 @@ def _no_oom(passed: bool | None, e: Mapping[str, Any]) -> str:
     return _join([text, *([note] if note else [])])
 
 
+def _restart_event(event: Mapping[str, Any]) -> str:
+    values = {"time": time_text(event.get("time")), "gpus": ", ".join(str(g) for g in event.get("gpus") or [])}
+    if event.get("kind") == "down":
+        if values["gpus"]:
+            return _("the server went down at %(time)s (GPU %(gpus)s) and did not come back before the log ends") % \
+                values
+        return _("the server went down at %(time)s and did not come back before the log ends") % values
+    if values["gpus"]:
+        return _("a restart at %(time)s (GPU %(gpus)s)") % values
+    return _("a restart at %(time)s, reported by the log") % values
+
+
 def _no_restart(passed: bool | None, e: Mapping[str, Any]) -> str:
     if passed:
         return _("No server restart")
+    if isinstance(e.get("events"), list) and e["events"]:  # one per restart, however many GPUs showed it
+        events = list(e["events"])
+        return ngettext("%(count)s restart or outage, counted once however many GPUs showed it: %(events)s",
+                        "%(count)s restarts or outages, each counted once however many GPUs showed it: %(events)s",
+                        len(events)) % {"count": len(events), "events": _join([_restart_event(v)
+                                                                              for v in events[:3]])}
     seen, logged = list(e["memory"]), list(e["logged"])
     parts = []
     for reported, event in [*((False, e) for e in seen), *((True, e) for e in logged)][:3]:
@@ -276,17 +304,31 @@ def _peak_within_commitment(passed: bool | None, e: Mapping[str, Any]) -> str:
         if not peaks:
             return _("The log has no GPU memory series: the peak cannot be compared with the commitment")
         return _("No committed figure per GPU was given: the peak cannot be judged")
+    tolerance = e.get("tolerance_bytes")
+    step = mib(tolerance) if _is_number(tolerance) else None
     if passed:
         highest = max(peaks, key=lambda p: p["peak_bytes"])
+        values = {"peak": gib(highest["peak_bytes"]), "gpu": highest["gpu"], "time": time_text(highest["peak_at"]),
+                  "committed": gib(committed), "spare": mib(committed - highest["peak_bytes"]),
+                  "above": mib(highest["peak_bytes"] - committed), "step": step}
+        if step is None:
+            return _("The highest peak, %(peak)s on GPU %(gpu)s at %(time)s, stays within the commitment of "
+                     "%(committed)s per GPU (%(spare)s to spare)") % values
+        if highest["peak_bytes"] > committed:
+            return _("The highest peak, %(peak)s on GPU %(gpu)s at %(time)s, is %(above)s above the commitment of "
+                     "%(committed)s per GPU: less than the gauge's step of %(step)s, which cannot tell it from the "
+                     "commitment, so it passes") % values
         return _("The highest peak, %(peak)s on GPU %(gpu)s at %(time)s, stays within the commitment of "
-                 "%(committed)s per GPU (%(spare)s to spare)") % {
-            "peak": gib(highest["peak_bytes"]), "gpu": highest["gpu"], "time": time_text(highest["peak_at"]),
-            "committed": gib(committed), "spare": gib(committed - highest["peak_bytes"])}
-    over = [p for p in peaks if p["peak_bytes"] > committed]
+                 "%(committed)s per GPU (%(spare)s to spare, judged within the gauge's step of %(step)s)") % values
+    limit = committed + (tolerance if _is_number(tolerance) else 0)
+    over = [p for p in peaks if p["peak_bytes"] > limit]
     names = ", ".join(_("GPU %(gpu)s (%(peak)s at %(time)s)") % {
         "gpu": p["gpu"], "peak": gib(p["peak_bytes"]), "time": time_text(p["peak_at"])} for p in over)
-    return _("Memory went above the commitment of %(committed)s per GPU on %(gpus)s; first at %(time)s") % {
-        "committed": gib(committed), "gpus": names, "time": time_text(e["first_violation"])}
+    values = {"committed": gib(committed), "gpus": names, "time": time_text(e["first_violation"]), "step": step}
+    if step is None:
+        return _("Memory went above the commitment of %(committed)s per GPU on %(gpus)s; first at %(time)s") % values
+    return _("Memory went above the commitment of %(committed)s per GPU by more than the gauge's step of %(step)s "
+             "on %(gpus)s; first at %(time)s") % values
 
 
 def _kv_headroom(passed: bool | None, e: Mapping[str, Any]) -> str:
@@ -379,6 +421,26 @@ def check_rows(verdict: Mapping[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+def requirements_text(requirements: Mapping[str, Any] | None) -> str:
+    """What a pass needs, in words, when the climb test asks for more hours than required ("" otherwise)."""
+    if not isinstance(requirements, Mapping) or not requirements.get("climb_limits_pass"):
+        return ""
+    return _("A pass needs at least %(hours)s h of data: the climb test fits %(buckets)s hourly buckets, more than "
+             "the %(required)s h required, so a shorter log can only be insufficient") % {
+        "hours": hours_number(requirements.get("hours_for_pass")), "buckets": requirements.get("climb_min_buckets"),
+        "required": hours_number(requirements.get("hours_required"))}
+
+
+def upload_requirements_text() -> str:
+    """What a verdict needs, for the upload form (before the upload)."""
+    needs = verdict_requirements(hours_required=HOURS_REQUIRED)
+    return _("A pass needs the hours of monitoring required (%(default)s h unless you change it), a committed figure "
+             "per GPU, and at least %(buckets)s hourly buckets of data for the climb test: with fewer than "
+             "%(climb)s h required, a log shorter than %(climb)s h can only be insufficient") % {
+        "default": hours_number(float(HOURS_REQUIRED)), "buckets": needs["climb_min_buckets"],
+        "climb": hours_number(needs["climb_min_hours"])}
+
+
 def event_label(kind: Any) -> str:
     return {"oom": _("Out-of-memory error"), "xid": _("XID error"), "restart": _("Restart"),
             "smi_error": _("nvidia-smi error")}.get(str(kind), str(kind))
@@ -459,7 +521,7 @@ class MemoryLogUploadForm(OrganisationRowsForm):
                                         label=gettext_lazy("Hours of monitoring required"))
     utc_offset_minutes = forms.TypedChoiceField(choices=[(m, offset_text(m)) for m in UTC_OFFSETS], coerce=int,
                                                 required=False, empty_value=0,
-                                                label=gettext_lazy("Zone of nvidia-smi's times"))
+                                                label=gettext_lazy("Zone of the logs' times"))
 
 
 _NAMES = {"events log": gettext_lazy("events log"), "breaker log": gettext_lazy("breaker log")}
@@ -578,6 +640,7 @@ class MemoryLogListPageView(LoginRequiredMixin, View):
                 "offset": str(offset or 0),
             },
             "offsets": [{"value": str(m), "label": offset_text(m)} for m in UTC_OFFSETS],
+            "requirements_text": upload_requirements_text(),
             "i18n_strings": memory_page_strings(),
         }
         return render(request, self.template_name, context, status=status)
@@ -608,8 +671,10 @@ class MemoryLogListPageView(LoginRequiredMixin, View):
             except SizingError as error:
                 refusal = upload_refusal(error)
             else:
-                messages.success(request, _("Log %(name)s imported: %(verdict)s") % {
-                    "name": name, "verdict": verdict_label((log.verdict or {}).get("verdict"))})
+                verdict = (log.verdict or {}).get("verdict")
+                announce = {"pass": messages.success, "fail": messages.error}.get(str(verdict), messages.warning)
+                announce(request, _("Log %(name)s imported: %(verdict)s") % {
+                    "name": name, "verdict": verdict_label(verdict or "insufficient")})
                 return HttpResponseRedirect(reverse("frontend:memory-log", args=[log.pk]))
         return self._render(request, form=form, refusal=refusal, status=400)
 
@@ -636,8 +701,10 @@ def _climb_cells(climb: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def gpu_rows(analysis: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """One row per GPU: peak and when, total, commitment, headroom, climb, OOMs and restarts."""
+def gpu_rows(analysis: Mapping[str, Any], *, tolerance_bytes: Any = None) -> list[dict[str, Any]]:
+    """One row per GPU: peak and when, total, commitment, headroom (marked over only beyond the gauge's step
+    `tolerance_bytes`), climb, OOMs and restarts."""
+    tolerance = tolerance_bytes if _is_number(tolerance_bytes) else 0
     rows = []
     for gpu in analysis.get("gpus") or []:
         headroom = gpu.get("headroom_bytes")
@@ -645,7 +712,7 @@ def gpu_rows(analysis: Mapping[str, Any]) -> list[dict[str, Any]]:
             "gpu": gpu.get("gpu"), "name": gpu.get("name") or "",
             "peak": gib_number(gpu.get("peak_bytes")), "peak_at": time_text(gpu.get("peak_at")),
             "total": gib_number(gpu.get("total_bytes")), "committed": gib_number(gpu.get("committed_bytes")),
-            "headroom": gib_number(headroom), "over": _is_number(headroom) and headroom < 0,
+            "headroom": gib_number(headroom), "over": _is_number(headroom) and headroom < -tolerance,
             "climb": _climb_cells(gpu.get("climb") or {}),
             "ooms": len(gpu.get("ooms") or []),
             "restarts": len([e for e in gpu.get("restarts") or [] if e.get("kind") == "restart"]),
@@ -711,7 +778,9 @@ def _facts(log: MemoryLog, analysis: Mapping[str, Any]) -> list[tuple[str, str]]
             "hours": hours_number(analysis.get("coverage_hours")), "required": hours_number(log.hours_required)}),
         (_("Committed memory per GPU"), gib(log.committed_bytes_per_gpu) if log.committed_bytes_per_gpu
          else _("not given")),
-        (_("Zone of nvidia-smi's times"), offset_text(log.utc_offset_minutes)),
+        (_("Zone of the logs' times"), _("%(zone)s: times written without a zone (nvidia-smi, the events and "
+                                           "breaker logs) were read in it; shown here in UTC") % {
+            "zone": offset_text(log.utc_offset_minutes)}),
         (_("Engine or kernel events log"), _("given") if getattr(log, "has_events", False) else _("not given")),
         (_("Circuit-breaker events log"), _("given") if getattr(log, "has_breaker", False) else _("not given")),
         (_("Imported"), log.created_at.strftime("%Y-%m-%d %H:%M") + (
@@ -736,7 +805,11 @@ class MemoryLogDetailPageView(LoginRequiredMixin, View):
             "verdict_summary": verdict_summary(value),
             "first_violation": time_text(verdict.get("first_violation")) if verdict.get("first_violation") else "",
             "coverage": hours_number(verdict.get("coverage_hours")),
-            "checks": check_rows(verdict), "gpu_rows": gpu_rows(analysis), "server_rows": server_rows(analysis),
+            "requirements": requirements_text(verdict.get("requirements")),
+            "zone": offset_text(log.utc_offset_minutes),
+            "checks": check_rows(verdict),
+            "gpu_rows": gpu_rows(analysis, tolerance_bytes=(verdict.get("figures") or {}).get("tolerance_bytes")),
+            "server_rows": server_rows(analysis),
             "events": [{"time": time_text(e.get("time")), "kind": e.get("kind"), "label": event_label(e.get("kind")),
                         "gpu": e.get("gpu") or "", "message": e.get("message") or ""} for e in events[:EVENTS_LIMIT]],
             "events_more": max(0, len(events) - EVENTS_LIMIT),

@@ -508,8 +508,8 @@ def _fidelity_criterion(fidelity: bool | None, invalid_reasons: list[str]) -> di
         return _criterion(CriterionCode.CLIENT_FIDELITY, "unknown", None, True,
                           "The client fidelity is not known for this run.")
     return _criterion(CriterionCode.CLIENT_FIDELITY, "pass", True, True,
-                      "The client sent the load it was asked to (schedule lag and send rate within METRICS.md's "
-                      "limits).")
+                      "The client sent the load it was asked to (schedule lag p99 within 10 ms and at least 95% "
+                      "of the offered rate).")
 
 
 def _outage(run: ImportedRun, measured: list[RequestRecord], attainment: float, figures: dict[str, Any],

@@ -93,3 +93,33 @@ def test_another_organisations_logs_are_invisible(api_client, db):
     rival.force_authenticate(user=other)
     assert rival.get(f"/api/v1/memory-logs/{stored['id']}/").status_code == 404
     assert rival.get("/api/v1/memory-logs/").json()["results"] == []
+
+
+def test_one_zone_for_the_samples_the_events_and_the_breaker_log(api_client):
+    # given: a server at UTC+08:00 whose nvidia-smi log, vLLM log and breaker log all write local time; the
+    # breaker trips at 14:41:02 local, written without a zone
+    breaker = io.BytesIO(b'{"time": "2026-11-30T14:41:02", "kind": "trip", "breaker": "kv"}\n'
+                         b'{"time": "2026-11-30T14:41:03", "kind": "shed", "breaker": "kv"}\n')
+    breaker.name = "breaker.jsonl"
+    files = {"file": io.BytesIO((TIMELINE / "oom_restart_2gpu_72h.csv").read_bytes()),
+             "events": io.BytesIO((TIMELINE / "oom_events.log").read_bytes()), "breaker": breaker}
+    files["file"].name, files["events"].name = "gpu.csv", "events.log"
+
+    # when
+    response = api_client.post("/api/v1/memory-logs/", {**files, "committed_gib_per_gpu": COMMITTED_GIB,
+                                                         "utc_offset_minutes": 480}, format="multipart")
+
+    # then: samples, the OOM line and the trip are all 8 h earlier in UTC
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["analysis"]["start"] == "2026-11-30T05:41:02.123Z"  # 13:41:02.123 local
+    oom = next(c for c in body["verdict"]["checks"] if c["code"] == "no_oom")
+    assert [e["time"] for e in oom["extra"]["logged"] if e["kind"] == "oom"] == ["2026-12-01T11:41:03Z"]
+    breaker_check = next(c for c in body["verdict"]["checks"] if c["code"] == "breaker_reaction")
+    assert breaker_check["extra"]["reactions"][0]["trip"] == "2026-11-30T06:41:02Z"
+    # one restart although both GPUs fell; the figures another report reads
+    restart = next(c for c in body["verdict"]["checks"] if c["code"] == "no_restart")
+    assert restart["extra"]["count"] == 1
+    assert body["verdict"]["figures"]["restarts"] == 1
+    assert body["verdict"]["figures"]["peak_bytes"] == max(g["peak_bytes"] for g in body["analysis"]["gpus"])
+    assert body["verdict"]["figures"]["tolerance_bytes"] == MIB

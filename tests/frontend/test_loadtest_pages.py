@@ -276,6 +276,25 @@ def test_a_valid_form_queues_the_test_and_opens_its_page(signed_in: Client, endp
     assert "Load test quick pulse queued" in page
 
 
+@pytest.mark.parametrize(("gib", "exact", "expected"), [
+    ("20.27", "21766298664", 21_766_298_664),  # the GiB field still shows the deployment's figure: its bytes
+    ("20.5", "21766298664", round(20.5 * GIB)),  # the user changed it: what they typed
+    ("20.27", "", round(20.27 * GIB)),  # no page script: the GiB typed
+], ids=["shown-figure-keeps-its-bytes", "changed-figure", "no-exact-figure"])
+def test_the_committed_figure_keeps_the_deployments_bytes_while_it_is_shown(
+        signed_in: Client, endpoint: Endpoint, gib: str, exact: str, expected: int) -> None:
+    # given: the demo deployment commits 21,766,298,664 bytes (20.2716 GiB), which the page shows as 20.27 GiB;
+    # 20.27 GiB is 21,764,979,098 bytes, 1.26 MB less: below a simulator gauge reading of 20,757 MiB
+    form = {**PULSE, "endpoint": str(endpoint.pk), "committed_gib_per_gpu": gib, "committed_bytes_per_gpu": exact}
+
+    # when
+    response = signed_in.post(reverse("frontend:load-tests"), form)
+
+    # then
+    assert response.status_code == 302, _html(response)
+    assert LoadTest.objects.get().committed_bytes_per_gpu == expected
+
+
 def test_the_deployment_fills_the_defaults_server_side_too(signed_in: Client, endpoint: Endpoint,
                                                            deployment: Deployment):
     # given no peak and no SLO typed, a deployment chosen (as without the page script)

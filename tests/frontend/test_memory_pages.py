@@ -158,7 +158,8 @@ def test_a_healthy_log_passes_and_its_page_draws_it(signed_in: Client, deploymen
         assert f'<tr data-check="{code}" data-passed="true" class="check-pass">' in html
     peak = _row(html, '<tr data-check="peak_within_commitment"')
     assert ("The highest peak, 70.81 GiB on GPU 0 at 2026-12-02 15:41:02 UTC, stays within the commitment of "
-            "73.24 GiB per GPU (2.43 GiB to spare)") in peak
+            "73.24 GiB per GPU (2,488 MiB to spare, judged within the gauge&#x27;s step of 1 MiB)") in peak
+    # 2,488 MiB = 75,000 − 72,512 MiB
     assert 'lang="en"' not in peak
     assert "The log covers 72 h of the 72 h required" in html
     # the verdict as evidence: the API's JSON, linked
@@ -231,9 +232,12 @@ def test_an_oom_with_a_restart_and_a_slow_breaker(signed_in: Client) -> None:
         assert f'<tr data-check="{code}" data-passed="false" class="check-fail">' in html
     assert ("3 out-of-memory or XID events: GPU 0 full (79.30 GiB) at 2026-12-01 19:41:02 UTC, then down to "
             "0.00 GiB; out-of-memory error at 2026-12-01 19:41:03 UTC; XID 31 at 2026-12-01 19:41:05 UTC") in html
-    assert "2 restarts or outages: GPU 0: memory fell from 79.30 GiB to 0.00 GiB" in html
+    # both GPUs fell at 19:46:02 and came back: one restart of the server, not two
+    assert ("1 restart or outage, counted once however many GPUs showed it: a restart at 2026-12-01 19:46:02 UTC "
+            "(GPU 0, 1)") in html
     assert ("1 of 3 trips not acted on within 2 s: trip at 2026-11-30 15:41:02 UTC acted on after 3.5 s") in html
-    assert "Memory went above the commitment of 73.24 GiB per GPU on GPU 0 (79.30 GiB at" in html
+    assert ("Memory went above the commitment of 73.24 GiB per GPU by more than the gauge&#x27;s step of 1 MiB on "
+            "GPU 0 (79.30 GiB at") in html
     # the chart marks the events; the per-GPU table counts them; the logged lines are listed
     kinds = {marker["kind"] for marker in _blob(html, "memory-data")["markers"]}
     assert kinds == {"oom", "restart", "oom_logged", "xid"}
@@ -526,3 +530,73 @@ def test_the_list_reads_the_logs_in_a_fixed_number_of_queries(signed_in: Client,
         response = signed_in.get(reverse("frontend:memory-logs"))
     assert response.status_code == 200
     assert response.content.decode().count('<span class="health-badge health-pass">Pass</span>') == 20
+
+
+# --- issue 20: banners the colour of the verdict, one zone for all three files, what a pass needs ----------------
+
+
+@pytest.mark.parametrize(("name", "fields", "level", "css"), [
+    ("healthy_2gpu_72h.csv", {"committed_gib_per_gpu": COMMITTED_GIB}, "success", "alert-ok"),
+    ("healthy_2gpu_72h.csv", {}, "warning", "alert-warn"),
+    ("oom_restart_2gpu_72h.csv", {"committed_gib_per_gpu": COMMITTED_GIB}, "error", "alert-error"),
+], ids=["pass-green", "insufficient-amber", "fail-red"])
+def test_the_import_banner_takes_the_verdicts_colour(signed_in: Client, name: str, fields: dict, level: str,
+                                                     css: str) -> None:
+    # when
+    response = upload(signed_in, name, **fields)
+
+    # then
+    html = signed_in.get(response["Location"]).content.decode()
+    assert f'<div class="alert {css}" data-level="{level}">Log {name} imported: ' in html
+    assert "frontend/memory.css" in html
+
+
+def test_an_insufficient_verdict_card_is_amber_not_green(signed_in: Client) -> None:
+    # when
+    response = upload(signed_in, "healthy_2gpu_72h.csv")
+
+    # then
+    html = signed_in.get(response["Location"]).content.decode()
+    assert 'class="verdict health-verdict verdict-neutral health-verdict-warn"' in html
+    assert "verdict-ok" not in html
+
+
+def test_the_zone_applies_to_the_events_log_as_to_the_samples(signed_in: Client) -> None:
+    # given: the fixture's samples and its engine log are both local times; the server ran at UTC+08:00
+
+    # when
+    response = upload(signed_in, "oom_restart_2gpu_72h.csv", committed_gib_per_gpu=COMMITTED_GIB,
+                      events="oom_events.log", utc_offset_minutes="480")
+
+    # then: the memory OOM (19:41:02 local) and the logged OOM line (19:41:03 local) are both 8 h earlier in
+    # UTC, one second apart, and the page says which zone it read them in
+    html = signed_in.get(response["Location"]).content.decode()
+    assert ("GPU 0 full (79.30 GiB) at 2026-12-01 11:41:02 UTC, then down to 0.00 GiB; out-of-memory error at "
+            "2026-12-01 11:41:03 UTC") in html
+    assert "19:41:03 UTC" not in html
+    assert "Times written without a zone were read as UTC+08:00; every time here is in UTC." in html
+    log = MemoryLog.objects.get()
+    assert log.utc_offset_minutes == 480
+    assert log.verdict["zone"] == {"utc_offset_minutes": 480}
+
+
+def test_the_form_says_what_a_pass_needs_before_the_upload(signed_in: Client) -> None:
+    # when
+    html = signed_in.get(reverse("frontend:memory-logs")).content.decode()
+
+    # then
+    assert ("A pass needs the hours of monitoring required (72 h unless you change it), a committed figure per GPU, "
+            "and at least 24 hourly buckets of data for the climb test: with fewer than 24 h required, a log shorter "
+            "than 24 h can only be insufficient") in html
+    assert "Zone of the logs' times" in html
+
+
+def test_a_requirement_below_the_climb_tests_day_says_so_on_the_page(signed_in: Client) -> None:
+    # when: a five-minute log, with only 1 h required
+    response = upload(signed_in, "cut_last_line.csv", committed_gib_per_gpu=COMMITTED_GIB, hours_required="1")
+
+    # then
+    html = signed_in.get(response["Location"]).content.decode()
+    assert 'data-verdict="insufficient"' in html
+    assert ("A pass needs at least 24 h of data: the climb test fits 24 hourly buckets, more than the 1 h "
+            "required, so a shorter log can only be insufficient") in html

@@ -112,6 +112,8 @@
     if (isNumber(defaults.committed_bytes_per_gpu)) {
       var gib = Math.round(defaults.committed_bytes_per_gpu / GIB * 100) / 100;
       setNumber(form, "committed_gib_per_gpu", gib);
+      // the exact bytes travel beside the rounded GiB, so the test judges the deployment's own figure
+      setNumber(form, "committed_bytes_per_gpu", defaults.committed_bytes_per_gpu);
       parts.push(format(T.defaults_committed, { value: decimal2.format(gib) }));
     }
     note.textContent = parts.length ? format(T.defaults_from, { name: name, parts: parts.join("; ") })
