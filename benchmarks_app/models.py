@@ -299,3 +299,6 @@ class LoadTestShard(models.Model):
 
     def __str__(self) -> str:
         return f"{self.job} #{self.index}"
+
+
+from benchmarks_app.sentinel_models import MemoryHealthReport  # noqa: E402, F401 - the sentinel's model (issue 20)

@@ -45,6 +45,7 @@ from frontend.views_reports import (
     ReportVersionNewView,
     ReportWaiverView,
 )
+from frontend.views_sentinel import DeploymentSentinelPageView, HealthReportPdfView
 
 app_name = "frontend"
 
@@ -78,6 +79,8 @@ urlpatterns = [
     path("endpoints/", EndpointListPageView.as_view(), name="endpoints"),
     path("endpoints/<id:endpoint_id>/edit/", EndpointEditPageView.as_view(), name="endpoint-edit"),
     path("endpoints/<id:endpoint_id>/delete/", EndpointDeleteView.as_view(), name="endpoint-delete"),
+    path("deployments/<id:deployment_id>/sentinel/", DeploymentSentinelPageView.as_view(), name="deployment-sentinel"),
+    path("health-reports/<id:report_id>/pdf/", HealthReportPdfView.as_view(), name="health-report-pdf"),
     path("memory/", MemoryLogListPageView.as_view(), name="memory-logs"),
     path("memory/<id:log_id>/", MemoryLogDetailPageView.as_view(), name="memory-log"),
     path("memory/<id:log_id>/delete/", MemoryLogDeleteView.as_view(), name="memory-log-delete"),

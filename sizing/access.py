@@ -111,6 +111,9 @@ POLICIES: dict[str, Policy] = {
     "benchmarks:benchmark-series-detail": WORK,
     "benchmarks:memory-log-list": WORK,
     "benchmarks:memory-log-detail": WORK,
+    "benchmarks:health-report-list": SHARED,  # the 72-hour sentinel's memory health reports (issue 20)
+    "benchmarks:health-report-detail": SHARED,
+    "benchmarks:health-report-pdf": SHARED,
     "benchmarks:endpoint-list": ADMIN_MANAGED,
     "benchmarks:endpoint-detail": ADMIN_MANAGED,
     "benchmarks:load-test-list": WORK,
@@ -157,6 +160,8 @@ POLICIES: dict[str, Policy] = {
     "frontend:endpoint-edit": ADMIN_MANAGED,
     "frontend:endpoint-delete": ADMIN_MANAGED,
     "frontend:memory-logs": WORK,
+    "frontend:deployment-sentinel": SHARED,
+    "frontend:health-report-pdf": SHARED,
     "frontend:memory-log": WORK,
     "frontend:memory-log-delete": WORK,
     "frontend:load-tests": WORK,

@@ -40,6 +40,7 @@ class JobKind(StrEnum):
     LOADTEST_REAP = "loadtest_reap"
     REPORT_SIGN = "report_sign"
     REPORT_DRAFT = "report_draft"
+    SENTINEL_HEALTH = "sentinel_health"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -75,6 +76,8 @@ TIME_BUDGETS: dict[JobKind, TimeBudget] = {
     JobKind.REPORT_SIGN: TimeBudget(soft_s=300, hard_s=360),
     # gathering one version's evidence: an estimate, the KV overflow simulation (2,000 requests) and the checklist
     JobKind.REPORT_DRAFT: TimeBudget(soft_s=300, hard_s=360),
+    # judging a 72-hour sentinel file (~1 s for 26,000 samples) and rendering and signing its health report
+    JobKind.SENTINEL_HEALTH: TimeBudget(soft_s=300, hard_s=360),
 }
 
 # A job's simulated work: requests simulated × tokens per request (input + output), summed over every simulation

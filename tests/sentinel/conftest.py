@@ -1,0 +1,32 @@
+"""The sentinel's tests: the worker's task runs eagerly in the test's process, with a fresh self-signed organisation
+certificate per test; files come from the synthetic generator (cached per session: each is ~6.5 MB)."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+from benchmarks_app.sentinel_synthetic import synthetic_sentinel_text
+from deploy.celery import app as celery_app
+from sizing.models import Deployment
+
+
+@pytest.fixture(autouse=True)
+def eager_tasks(settings, tmp_path):
+    settings.VAR_DIR = tmp_path
+    previous = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = True
+    yield
+    celery_app.conf.task_always_eager = previous
+
+
+@functools.cache
+def synthetic(**options: object) -> str:
+    return synthetic_sentinel_text(**options)
+
+
+@pytest.fixture
+def deployment(organisation) -> Deployment:
+    return Deployment.objects.create(organisation=organisation, name="客服大模型", customer="Acme Bank",
+                                     engine="vllm", gpu_count=2, tp=2)
