@@ -9,6 +9,7 @@ chosen machine; the verification page accepts it; the page reads in Chinese."""
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import subprocess
 from collections.abc import Iterator
@@ -58,8 +59,12 @@ def deployment(catalog: None, organisation: Organisation, user) -> Deployment:
         organisation=organisation, name="客服大模型", customer=CUSTOMER, engine="vllm", gpu_count=1, tp=1,
         model=LlmModel.objects.get(slug=MODEL, organisation__isnull=True), gpu=Gpu.objects.get(slug=H100),
         slo={"ttft_ms": 2000.0, "tpot_ms": 150.0})
-    fingerprint_upload(deployment=deployment, user=user, uploads=[
-        Upload(name, (SCENARIO / name).read_bytes()) for name in ("nvidia_smi_q_x.xml", "hostname.txt", "topo.txt")])
+    probe = {"probe": "llm-sizing gpu_probe 1", "host": (SCENARIO / "hostname.txt").read_text().strip(),
+             "captured_at": "2026-11-30T10:00:00Z",
+             "pieces": [{"name": name, "command": name, "exit_code": 0, "output": (SCENARIO / file).read_text()}
+                        for name, file in (("nvidia_smi_xml", "nvidia_smi_q_x.xml"), ("nvidia_smi_topo", "topo.txt"))]}
+    fingerprint_upload(deployment=deployment, user=user,
+                       uploads=[Upload("fingerprint.json", json.dumps(probe).encode())])
     LoadTest.objects.create(organisation=organisation, deployment=deployment, endpoint_name="sim",
                             name="脉冲压测 1", scenario="pulse", plan={}, status=LoadTest.Status.DONE,
                             verdict={"verdict": "fail", "criteria": [], "figures": {"requests": 100, "errors": 9}})
