@@ -447,7 +447,9 @@ def judge(run: ImportedRun, *, slo: Mapping[str, float] | None = None, memory: M
     unverified.
 
     Returns ``{"scenario", "verdict": "pass" | "fail" | "invalid", "summary" (English), "criteria": [{"code",
-    "verdict": "pass" | "fail" | "unknown", "measured", "limit", "detail"}], "figures": {...}, "memory"}``.
+    "verdict": "pass" | "fail" | "unknown", "measured", "limit", "detail"}], "figures": {...}, "memory"}``;
+    ``figures`` repeats the memory verdict's ``gpu_peak_bytes`` (the highest per-GPU peak, bytes, None when not
+    measured), ``committed_bytes_per_gpu`` and ``tolerance_bytes`` (the gauge's step the peak was judged within).
     Criterion codes, in order: ``client_fidelity``, ``fault_injected`` (failure), ``slo_attainment``,
     ``error_rate`` (when a max_error_rate applies), ``recovery_time`` (failure), ``memory``. PlanError (a
     ValueError) for an unknown scenario kind, SLO key or criterion.
@@ -475,6 +477,10 @@ def judge(run: ImportedRun, *, slo: Mapping[str, float] | None = None, memory: M
         "slo": slos, "ttft_basis": ttft_basis, "concurrency": run.load.concurrency,
         "peak_concurrency": recorded.get("peak_concurrency"), "recovery_s": None,
     }
+    # the memory figures a report reads beside the suite's (None when memory was not measured)
+    memory_figures = (memory or {}).get("figures") if isinstance((memory or {}).get("figures"), Mapping) else {}
+    figures.update({key: memory_figures.get(key) for key in ("gpu_peak_bytes", "committed_bytes_per_gpu",
+                                                             "tolerance_bytes")})
 
     criteria_out.append(_fidelity_criterion(_fidelity(run, fidelity_valid), invalid_reasons))
     judged = measured

@@ -650,3 +650,19 @@ def test_a_faults_time_is_said_on_the_tests_own_clock_when_the_result_gives_it()
 
     assert _test_time({"t_s": 19.8, "run_t_s": 25.0}) == "25.0 s into the test"
     assert _test_time({"t_s": 19.8}) == "19.8 s after the measurement window's first request"
+
+
+def test_the_suite_figures_carry_the_memory_peak_and_its_tolerance() -> None:
+    # given: a memory verdict whose GPU peak (20,757 MiB) was judged within DCGM's 1 MiB step
+    memory = {"verdict": "pass", "unverified": [], "figures": {
+        "gpu_peak_bytes": 20_757 * 1_048_576, "committed_bytes_per_gpu": 21_766_298_664, "tolerance_bytes": 1_048_576}}
+
+    # when
+    result = judge(run_of(steady(0.0, 20)), memory=memory, fidelity_valid=True)
+    unmeasured = judge(run_of(steady(0.0, 20)), memory=None, fidelity_valid=True)
+
+    # then
+    figures = result["figures"]
+    assert (figures["gpu_peak_bytes"], figures["committed_bytes_per_gpu"], figures["tolerance_bytes"]) == (
+        21_765_292_032, 21_766_298_664, 1_048_576)
+    assert (unmeasured["figures"]["gpu_peak_bytes"], unmeasured["figures"]["tolerance_bytes"]) == (None, None)
