@@ -392,3 +392,348 @@ def test_a_plan_that_cannot_be_estimated_renders_a_draft_that_says_so() -> None:
     assert html.count("No memory estimate: the plan cannot be estimated (see the missing evidence).") == 3
     assert "not estimated" in html
     assert render_report_pdf(content).startswith(b"%PDF")
+
+
+# --- issue 20: a PDF a customer's lawyer can read ---------------------------------------------------------------------
+
+
+def _pdf_text(tmp_path: Path, content: dict[str, Any], name: str = "report.pdf") -> str:
+    """The rendered PDF's text, spaces collapsed and blank lines dropped."""
+    path = tmp_path / name
+    path.write_bytes(render_report_pdf(content))
+    return "\n".join(line for line in _text(path).splitlines() if line.strip())
+
+
+def _old_content(content: dict[str, Any]) -> dict[str, Any]:
+    """The content of a version made before issue 20: no machines, checklist, waivers, confidence or acceptance, and
+    criteria with their English detail only."""
+    old = copy.deepcopy(content)
+    for key in ("machines", "checklist", "waivers", "confidence", "acceptance"):
+        old.pop(key)
+    for test in old["evidence"]["load_tests"]:
+        test["criteria"] = [{k: c[k] for k in ("code", "verdict", "detail")} for c in test["criteria"]]
+        test["figures"].pop("gpu_peak_bytes", None)
+        test["figures"].pop("tolerance_bytes", None)
+    return old
+
+
+def test_every_figure_is_rounded_to_its_precision_with_its_unit(tmp_path: Path) -> None:
+    # given the raw floats a new user found in a signed PDF
+    content = copy.deepcopy(SAMPLE_CONTENT)
+    figures = content["evidence"]["load_tests"][2]["figures"]
+    figures["ttft_p99_ms"], figures["tpot_p99_ms"] = 1115.4901699999996, 166.8841406451613
+    figures["recovery_s"], figures["attainment"] = 41.23456789, 0.91234567
+    content["evidence"]["monitoring"]["hours"] = 18.4999999
+
+    # when
+    text = _pdf_text(tmp_path, content)
+
+    # then: ms to one decimal, seconds to one, shares to one between 1% and 99%, GiB to two, thousands separated
+    assert "1,115.5 ms" in text
+    assert "166.9 ms" in text
+    assert "41.2 s" in text
+    assert "91.2%" in text
+    assert "Sampled: 18.5 h" in text
+    assert "1,712.4 ms 61.8 ms 72.00 GiB" in text  # the pulse test's raw 1712.4000000000001 and 61.83614
+    assert "Max model length 32,768 tokens" in text
+    assert "TTFT ≤ 2,000 ms; TPOT ≤ 80 ms" in text  # limits as they were set
+    # no figure with four or more decimals anywhere (versions such as 550.127.05 have three at most)
+    assert re.findall(r"\d\.\d{4,}", text) == []
+
+
+@pytest.mark.parametrize(
+    ("language", "count", "concurrency", "queue", "tokens"),
+    [
+        pytest.param("en", 1, "Concurrency per tenant 1 request", "Queue limit 1 request", "Max input tokens 1 token",
+                     id="en-one"),
+        pytest.param("en", 49, "Concurrency per tenant 49 requests", "Queue limit 49 requests",
+                     "Max input tokens 49 tokens", id="en-many"),
+        pytest.param("zh-hans", 1, "每租户并发数 1 个请求", "队列上限 1 个请求", "最大输入 token 数 1 个 token",
+                     id="zh-no-plural"),
+    ],
+)
+def test_counts_take_their_plural_form(
+    tmp_path: Path, language: str, count: int, concurrency: str, queue: str, tokens: str
+) -> None:
+    # given
+    sample = SAMPLE_CONTENT_ZH if language == "zh-hans" else SAMPLE_CONTENT
+    content = _with(
+        sample, protection__per_tenant_concurrency=count, protection__queue_limit=count,
+        protection__max_input_tokens=count,
+    )
+
+    # when
+    text = _pdf_text(tmp_path, content)
+
+    # then
+    assert concurrency in text
+    assert queue in text
+    assert tokens in text
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_no_internal_code_or_file_name_is_printed(tmp_path: Path, language: str) -> None:
+    # given: the content's criteria, findings, checklist items and waivers all carry codes
+    content = SAMPLE_CONTENT_ZH if language == "zh-hans" else SAMPLE_CONTENT
+    codes = {criterion["code"] for test in content["evidence"]["load_tests"] for criterion in test["criteria"]}
+    codes |= {finding["code"] for machine in content["machines"] for finding in machine["findings"]}
+    codes |= {finding["code"] for finding in content["hardware"]["findings"]}
+    codes |= {item["code"] for item in content["checklist"]} | {waiver["item"] for waiver in content["waivers"]}
+
+    # when
+    text = _pdf_text(tmp_path, content)
+
+    # then: none of the codes with an underscore (those without are ordinary words: "memory", "machines")
+    printed = {code for code in codes if "_" in code and code in text}
+    assert printed == set()
+    assert "METRICS.md" not in text
+    assert "client_fidelity" not in text
+
+
+def test_criteria_are_worded_from_their_code_and_figures(tmp_path: Path) -> None:
+    # when
+    text = _pdf_text(tmp_path, SAMPLE_CONTENT)
+
+    # then
+    assert "Client fidelity Pass The client sent the load it was asked to" in text
+    assert "SLO attainment Pass 98.7% of the requests met every SLO; at least 95% required" in text
+    assert "Memory verdict Pass The memory checks passed: GPU memory peaked at 72.00 GiB (± 1 MiB)" in text
+    assert "Failure injected Pass 1 failure injected" in text
+    assert (
+        "Time to recover Fail Requests succeeded again 41.2 s after the failure; recovery within 30 s required" in text
+    )
+    # an unknown code: its English detail, in an English report only
+    assert "Other criterion Pass A check this renderer has no words for passed." in text
+
+
+def test_a_chinese_report_never_shows_an_english_detail(tmp_path: Path) -> None:
+    # given: an unknown criterion and a finding the evidence could not word in Chinese
+    content = copy.deepcopy(SAMPLE_CONTENT_ZH)
+    content["machines"][0]["findings"].append(
+        {"code": "some_new_check", "severity": "warning", "text": "a new check the translation does not know yet"}
+    )
+
+    # when
+    text = _pdf_text(tmp_path, content)
+
+    # then: a generic line in Chinese for each
+    assert "其他判定项 通过 压测的另一项判定：通过" in text
+    assert "A check this renderer has no words for" not in text
+    assert "指纹检查的一项发现，尚无中文表述" in text
+    assert "a new check the translation does not know yet" not in text
+
+
+# Latin words a Chinese report may carry: product, engine and unit names, abbreviations and the identifiers of
+# the deployment (hosts, model, GPUs, flags, the breaker's metric), besides the verbatim configuration blocks
+_LATIN_ALLOWED = {
+    "GiB", "GB", "MiB", "KV", "GPU", "CUDA", "vLLM", "vllm", "SLO", "P99", "UTC", "UTC+08:00", "SHA-256", "BF16",
+    "HTTP", "XID", "ECC", "bfloat16", "TP", "B", "UUID", "LoRA", "non-torch", "token", "v1", "v3",
+    "Qwen2.5-32B-Instruct",
+    "vllm:kv_cache_usage_perc", "Acme", "Integrator", "customer-service-prod", "Qwen/Qwen2.5-72B-Instruct",
+    "Qwen2.5-72B-Instruct", "NVIDIA", "H100", "80GB", "HBM3", "x", "gpu-node-01", "gpu-node-02",
+}
+
+
+def test_a_chinese_report_has_no_english_fragment(zh_pdf: Path) -> None:
+    # given: the verbatim blocks (configuration, launch command) are the engine's words and stay as they are
+    verbatim = {
+        " ".join(line.split())
+        for block in (SAMPLE_CONTENT_ZH["protection"]["config"], "\n".join(SAMPLE_CONTENT_ZH["launch_args"]))
+        for line in block.splitlines()
+    }
+    verbatim |= {" ".join(f"{a} {b}".split()) + " \\" for a, b in zip(SAMPLE_CONTENT_ZH["launch_args"][::2],
+                                                                       SAMPLE_CONTENT_ZH["launch_args"][1::2],
+                                                                       strict=False)}
+
+    # when
+    lines = [line for line in _text(zh_pdf).splitlines() if line not in verbatim and not line.startswith("--")]
+    words = {
+        word.strip(".,;:()")
+        for line in lines
+        for word in re.findall(r"[A-Za-z][A-Za-z0-9_.:/+\-]*", re.sub(r"--[\w-]+", "", line))
+    }
+
+    # then: apart from the allowed names, flags (--...) and hexadecimal ids, nothing Latin is left
+    stray = {
+        word for word in words
+        if word not in _LATIN_ALLOWED and not word.startswith("GPU-") and not re.fullmatch(r"[0-9a-f]{8,}", word)
+        and len(word) > 1  # the DRAFT watermark's letters come out one per line
+    }
+    assert stray == set()
+
+
+@pytest.mark.parametrize(
+    ("language", "page_text"), [("zh-hans", "第{page}页/共{pages}页"), ("en", "Page {page} of {pages}")]
+)
+def test_every_page_carries_its_number(tmp_path: Path, language: str, page_text: str) -> None:
+    # given
+    path = tmp_path / "report.pdf"
+    path.write_bytes(render_report_pdf(SAMPLE_CONTENT_ZH if language == "zh-hans" else SAMPLE_CONTENT))
+    pages = int(re.search(r"^Pages:\s+(\d+)$", _poppler("pdfinfo", str(path)), re.MULTILINE).group(1))
+
+    # when / then: each page's own text ends with "page X of Y" (pdftotext drops the CJK font's narrow spaces)
+    for page in range(1, pages + 1):
+        text = _poppler("pdftotext", "-f", str(page), "-l", str(page), "-layout", str(path), "-")
+        compact = text.replace(" ", "") if language == "zh-hans" else " ".join(text.split())
+        assert page_text.format(page=page, pages=pages) in compact, page
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_the_exceptions_are_printed_under_their_own_heading(tmp_path: Path, language: str) -> None:
+    # when
+    content = SAMPLE_CONTENT_ZH if language == "zh-hans" else SAMPLE_CONTENT
+    text = _pdf_text(tmp_path, content)
+    none_text = _pdf_text(tmp_path, _with(content, waivers=[]), "none.pdf")
+    absent = copy.deepcopy(content)
+    absent.pop("waivers")
+    absent_text = _pdf_text(tmp_path, absent, "absent.pdf")
+
+    # then: who asked, who granted, when and why; "None" without waivers
+    if language == "en":
+        lines = text.splitlines()
+        heading = lines.index("Exceptions")
+        assert lines[heading + 1] == "The workload profile and the rate (for the KV overflow probability)"
+        assert "Requested by Li Wei, 2025-03-13 02:15 UTC" in text
+        assert "Granted by Zhang Min, 2025-03-13 07:40 UTC" in text
+        assert "Reason for granting The contract caps the rate at 12 requests per second; the gateway" in text
+        for other in (none_text, absent_text):
+            assert "Exceptions\nNone\n" in other
+    else:
+        assert "\n例外\n负载画像与速率（用于 KV 缓存溢出概率）\n" in text
+        assert "申请人 李伟，2025-03-13 10:15 UTC+08:00" in text
+        assert "批准人 张敏，2025-03-13 15:40 UTC+08:00" in text
+        assert "批准理由 合同将速率上限定为每秒 12 个请求，由网关强制执行" in text
+        for other in (none_text, absent_text):
+            assert "\n例外\n无\n" in other
+
+
+@pytest.mark.parametrize(
+    ("language", "statement", "evidence"),
+    [
+        pytest.param("en", "Peak GPU memory ≤ 72.19 GiB per GPU, confidence 99.9%",
+                     "Load test “Pulse: 50% of peak concurrency within 10 s, held 3 min”: measured 72.00 GiB, within",
+                     id="en"),
+        pytest.param("zh-hans", "显存峰值 ≤ 72.19 GiB（每卡），置信度 99.9%",
+                     "压测“脉冲：10 秒内升至峰值并发的 50%，保持 3 分钟”：实测 72.00 GiB，在上限之内", id="zh"),
+    ],
+)
+def test_commitment_one_states_the_peak_with_its_confidence(
+    tmp_path: Path, language: str, statement: str, evidence: str
+) -> None:
+    # when
+    text = _pdf_text(tmp_path, SAMPLE_CONTENT_ZH if language == "zh-hans" else SAMPLE_CONTENT)
+
+    # then: the line, then the method and the measurement that moved it
+    section = text[text.index("4 ") :]
+    assert section.index(statement) < section.index(evidence)
+    assert statement in text
+    assert evidence in text
+    if language == "zh-hans":
+        assert "实测误差 vllm 0.8–0.10：7 份启动日志，最大误差 1.2%" in text
+        assert "这是排队与抢占的风险，而不是显存耗尽的风险" in text
+    else:
+        assert "Measured error vllm 0.8–0.10: 7 boot logs, largest error 1.2%" in text
+        assert "Margin 0.01 GiB (0.01 GB)" in text
+
+
+def test_the_checklist_states_are_translated(zh_pdf: Path) -> None:
+    # when
+    text = _text(zh_pdf)
+
+    # then
+    assert "证据检查清单" in text
+    for row in (
+        "已选定客户的机器（每台主机及其指纹版本） 完成",
+        "故障注入场景的压测已通过 失败 故障注入场景尚无通过的压测",
+        "负载画像与速率（用于 KV 缓存溢出概率） 豁免",
+        "缺失 尚无上线后监控日志",
+    ):
+        assert row in text, row
+
+
+def test_the_final_acceptance_names_the_memory_health_report(zh_pdf: Path) -> None:
+    # when
+    # (the DRAFT watermark comes out one letter a line)
+    text = "\n".join(line for line in _text(zh_pdf).splitlines() if len(line.strip()) > 1)
+
+    # then
+    assert "12 最终验收\n最终验收以显存健康报告 5 为依据" in text
+    assert "显存健康报告 编号 5" in text
+    assert "覆盖时长 72.2 小时" in text
+    assert f"SHA-256 {SAMPLE_CONTENT_ZH['acceptance']['health_report']['sha256']}" in text
+
+
+def test_the_chosen_machines_replace_the_single_host(tmp_path: Path) -> None:
+    # when
+    text = _pdf_text(tmp_path, SAMPLE_CONTENT)
+
+    # then: every chosen host with its fingerprint version, GPUs with their UUIDs
+    hardware = text[text.index("1 Hardware, driver and CUDA") : text.index("2 Model, formats")]
+    assert "gpu-node-01, fingerprint version 3" in hardware
+    assert "gpu-node-02, fingerprint version 1" in hardware
+    assert "GPU-023a7c9e2-5b1f-4d3a-9e8c-7f6b5a4c3d2e" in hardware
+    assert "GPUs measured" not in hardware
+
+
+def test_old_content_renders_as_before(tmp_path: Path) -> None:
+    # given a version signed before issue 20
+    old = _old_content(SAMPLE_CONTENT)
+
+    # when
+    html = render_report_html(old)
+    text = _pdf_text(tmp_path, old)
+
+    # then: sections 1-11, the single host, the old statement of commitment 1, criteria still without codes
+    for key in REPORT_SECTIONS[:-1]:
+        assert f'id="section-{key}"' in html, key
+    assert 'id="section-acceptance"' not in html
+    assert "GPUs measured" in text
+    assert "At the stated load, the GPU memory used on each card of this deployment" in text
+    assert "Evidence checklist" not in text
+    assert "Exceptions\nNone\n" in text
+    assert "SLO attainment Pass 98.7% of the requests met every SLO" in text  # the figures' attainment
+    assert "client_fidelity" not in text
+
+
+@pytest.mark.parametrize(
+    ("language", "zone", "created", "signed", "note"),
+    [
+        pytest.param("zh-hans", None, "日期 2025-03-14 17:30 UTC+08:00", "签署时间：2025-03-20 16:00:17 UTC+08:00",
+                     "时间均为 UTC+08:00", id="zh-default"),
+        pytest.param("en", None, "Date 2025-03-14 09:30 UTC", "Signed at: 2025-03-20 08:00:17 UTC",
+                     "Times are in UTC.", id="en-default"),
+        pytest.param("en", "Europe/Berlin", "Date 2025-03-14 10:30 UTC+01:00",
+                     "Signed at: 2025-03-20 09:00:17 UTC+01:00", "Times are in Europe/Berlin.", id="en-iana"),
+    ],
+)
+def test_times_are_shown_in_the_reports_zone(
+    tmp_path: Path, language: str, zone: str | None, created: str, signed: str, note: str
+) -> None:
+    # given a signed version: one signing time, the one the PDF signature states
+    sample = SAMPLE_CONTENT_ZH if language == "zh-hans" else SAMPLE_CONTENT
+    content = _with(sample, report__status="signed", signature__signer="Wang Fang",
+                    signature__signed_at="2025-03-20T08:00:17+00:00")
+    if zone:
+        content["report"]["timezone"] = zone
+
+    # when
+    text = _pdf_text(tmp_path, content)
+
+    # then
+    assert created in text
+    assert signed in text
+    assert note in text
+
+
+def test_the_configuration_is_never_wrapped_mid_token(tmp_path: Path) -> None:
+    # given a configuration line of 158 characters with no space to break at (5 pt, the smallest size, fits it)
+    long_line = "--override-generation-config=" + '{"temperature":0.7,"top_p":0.8,"repetition_penalty":1.05,' \
+        '"max_new_tokens":1024,"stop":["<|im_end|>","<|endoftext|>"],"seed":1234}'
+    content = _with(SAMPLE_CONTENT, protection__config=SAMPLE_CONTENT["protection"]["config"] + "\n" + long_line)
+
+    # when
+    lines = _pdf_text(tmp_path, content).splitlines()
+
+    # then: the line comes out whole, as one line, so copying it gives the exact text
+    assert len(long_line) == 158
+    assert long_line in lines
