@@ -382,6 +382,7 @@ class Sentinel:
         self.start_epoch = 0.0
         self.interval = args.interval
         self.last_off = -1.0
+        self.last_full_off = -1.0
         self.samples = 0
         self.size = 0
         self.pids: Optional[List[int]] = None
@@ -467,6 +468,7 @@ class Sentinel:
                 self.write({"type": "note", **self.stamp(now), "kind": "partial_line_dropped",
                             "detail": "the last line was cut (a crash or a reboot while writing) and was dropped"})
             last = existing.last_sample or {}
+            self.last_full_off = float(last.get("off_s", -1.0))
             self.pids = last.get("pids")
             self.seen_pids = bool(self.pids)
             engine = last.get("engine") or {}
@@ -575,6 +577,7 @@ class Sentinel:
             self.write(record)
             self.samples += 1
             self.last_off = record["off_s"]
+            self.last_full_off = record["off_s"]
 
     def fast_sample(self, now: float) -> None:
         engine = self.engine_reading(now)
@@ -613,7 +616,10 @@ class Sentinel:
         try:
             while self.stop_reason is None:
                 now = self.clock.time()
-                if now >= end_at:
+                if now >= end_at:  # a last sample at the end, so that the file covers the whole duration
+                    if self.last_full_off < float(self.header["duration_s"]):
+                        self.read_logs(now)
+                        self.full_sample(now)
                     self.stop_reason = "duration"
                     break
                 if now - self.start_epoch <= self.last_off:  # the clock went back: never overlap what is written
