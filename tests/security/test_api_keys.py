@@ -184,7 +184,7 @@ def test_no_response_or_log_line_carries_a_secret(catalog, caplog):
            "run_id": objects["run"].pk, "series_id": objects["series"].pk, "log_id": objects["memory_log"].pk,
            "endpoint_id": objects["endpoint"].pk, "report_id": objects["report"].pk, "number": 1,
            "key_id": objects["api_key"].pk, "user_id": objects["user"].pk, "name": objects["deployment"].customer,
-           "quote_id": objects["quote"].pk}
+           "quote_id": objects["quote"].pk, "item": "monitoring"}
     endpoint_url = f"/api/v1/endpoints/{objects['endpoint'].pk}/"
 
     # when the endpoint's key is changed and a bad change is refused, and every route is read

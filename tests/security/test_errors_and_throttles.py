@@ -264,7 +264,7 @@ def test_another_organisations_fingerprint_is_refused_by_the_boot_log_comparison
 
 def test_a_reports_pdf_is_served_to_a_client_that_accepts_only_pdf(api_client, user, catalog):
     # given a report of a deployment (its first version, a draft)
-    from reports.services import report_create
+    from reports.services import report_create, version_draft
     from sizing.deployment_services import deployment_create
     from sizing.selectors import gpu_get, model_get_for_organisation
 
@@ -273,6 +273,8 @@ def test_a_reports_pdf_is_served_to_a_client_that_accepts_only_pdf(api_client, u
         "name": "pdf", "customer": "Bank", "gpu_count": 1, "tp": 1, "gpu": gpu_get(slug="nvidia-l40s-48gb"),
         "model": model_get_for_organisation(organisation=organisation, slug="meta-llama/Meta-Llama-3-8B")})
     report = report_create(organisation=organisation, user=user, data={"deployment": deployment.pk})
+    version = report.versions.get()
+    version_draft(version_id=version.pk, user_id=user.pk)  # the drafting worker's part
     # when: what a PDF client sends
     response = api_client.get(f"/api/v1/reports/{report.pk}/pdf", HTTP_ACCEPT="application/pdf")
     # then

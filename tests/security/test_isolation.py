@@ -86,7 +86,8 @@ def _kind(route: Route, kwarg: str) -> str:
 
 # the URL kwargs that name an organisation's object, and what the walk fills them with
 OBJECT_IDS = ("deployment_id", "fingerprint_id", "estimate_id", "job_id", "workload_profile_id", "run_id",
-              "series_id", "log_id", "endpoint_id", "report_id", "number", "key_id", "user_id", "name", "quote_id")
+              "series_id", "log_id", "endpoint_id", "report_id", "number", "key_id", "user_id", "name", "quote_id",
+              "item")
 
 
 def _ids(objects: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -98,7 +99,7 @@ def _ids(objects: dict[str, Any]) -> dict[str, dict[str, Any]]:
         "run_id": objects["run"].pk, "series_id": objects["series"].pk, "log_id": objects["memory_log"].pk,
         "endpoint_id": objects["endpoint"].pk, "report_id": objects["report"].pk, "number": 1,
         "key_id": objects["api_key"].pk, "user_id": objects["user"].pk, "name": objects["deployment"].customer,
-        "quote_id": objects["quote"].pk,
+        "quote_id": objects["quote"].pk, "item": "monitoring",  # a checklist item of the report's version
     }
 
 
