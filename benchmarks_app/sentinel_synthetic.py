@@ -48,14 +48,14 @@ class SyntheticGauges:
 def simulator_gauges(*, model: str = "meta-llama/Meta-Llama-3-8B", gpu: str = "nvidia-h100-sxm-80gb",
                      gpus: int = 2, tp: int = 2) -> SyntheticGauges:
     """The simulator's GPU memory for a catalog plan (SimEngine.from_plan's SimGpuMemory)."""
-    from benchmarks_app.simserver.catalog import catalog_plan
+    from benchmarks_app.simserver.catalog import catalog_gpu, catalog_plan
     from benchmarks_app.simserver.engine import SimEngine
 
     plan = catalog_plan(model=model, gpu=gpu, gpus=gpus, tp=tp)
     memory = SimEngine.from_plan(plan).gpu_memory
     assert memory is not None  # noqa: S101 - from_plan always sets it
     return SyntheticGauges(used_mib=memory.used_bytes // MIB, total_mib=memory.total_bytes // MIB,
-                           gpus=memory.gpus_per_replica, name=plan.memory.gpu)
+                           gpus=memory.gpus_per_replica, name=str(getattr(catalog_gpu(gpu), "name", gpu)))
 
 
 def _iso(epoch_s: float, zone: timezone) -> str:
