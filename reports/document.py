@@ -2,16 +2,30 @@
 
 Each report version stores a JSON-safe `content` dict; the document is a pure function of it, so a signed version can
 always be re-rendered identically (`render_report_pdf(content)` gives the same bytes for the same content, fonts and
-WeasyPrint version). Fixed labels are translated into `content["language"]`; texts inside the content (labels of the
-bill, findings, criteria details, the configuration, assumptions ...) are shown exactly as given, so whoever builds the
-content writes its people-facing texts in the report's language. Every text is HTML-escaped by the template.
+WeasyPrint version). Fixed labels are translated into `content["language"]`; the people-facing texts inside the
+content (labels of the bill, load, basis, fallback, checklist, waivers, assumptions ...) are shown as given, so whoever
+builds the content writes them in the report's language; the configuration and launch arguments are shown verbatim. Every text is HTML-escaped by the template.
 
-The content contract (all byte figures are ints in bytes; times are ISO 8601 strings with an offset, shown in UTC):
+Figures are formatted here, never taken as text: milliseconds to one decimal, seconds and hours to one (a trailing
+zero dropped), GiB and GB to two, shares as percentages (one decimal between 1% and 99%, two nearer the ends),
+thousands separated, counts with their plural forms (ngettext). No code of the content (criteria, findings,
+checklist items) is printed: criteria are worded here from their code and numbers (an unknown code shows its English
+`detail` in an English report, a generic translated line in a Chinese one); a finding shows its `text` (worded again
+from `extra` when it carries one); a Chinese report leaves out, or replaces with a generic line, any system text with
+no Chinese in it (a monitoring detail, the estimate's source, a finding the evidence could not word).
+
+Times are shown in the report's zone, named in the title page's note: `report.timezone` (an IANA name) when given,
+else UTC+08:00 for "zh-hans" and UTC for "en". `signature.signed_at` is shown to the second: it is the time the PDF
+signature states (`reports.signing.sign_pdf(signing_time=...)`), so the page, the signature and the audit log agree.
+
+The content contract (all byte figures are ints in bytes; times are ISO 8601 strings with an offset; a key marked
+`?` is absent from content made before it existed, and the document renders that content as it did):
 
     {
      "language": "en" | "zh-hans",
      "report": {"id": int, "version": int, "title": str, "created_at": ISO, "changes": [str]  # [] for version 1
-                "status": "draft" | "in_review" | "approved" | "signed"},
+                "status": "draft" | "in_review" | "approved" | "signed",
+                "timezone"?: str},  # IANA name ("Asia/Shanghai") the times are shown in
      "organisation": {"name": str},
      "customer": {"name": str},
      "deployment": {"id": int, "name": str, "model": {"slug": str, "parameters": int | None},
@@ -23,7 +37,12 @@ The content contract (all byte figures are ints in bytes; times are ISO 8601 str
                | {"measured": True, "host": str, "captured_at": ISO,
                   "gpus": [{"index": int, "name": str, "memory_bytes": int}], "driver": str | None,
                   "cuda": str | None, "findings": [{"code": str, "severity": "error" | "warning" | "info",
-                  "text": str}]},
+                  "text": str, "extra"?: {...}}]},  # `extra`: the numbers sizing.finding_text words it from
+     "machines"?: [{"host": str, "version": int,  # the deployment's chosen machines, each with its fingerprint
+                    "captured_at": ISO,             # version (issue 20); when present, section 1 shows all of them
+                    "gpus": [{"index": int, "name": str, "memory_bytes": int, "uuid": str | None}],  # instead of
+                    "driver": str | None, "cuda": str | None,                                         # `hardware`
+                    "findings": [{"code", "severity", "text", "extra"?}]}],  # [] = none chosen: "not measured"
      "launch_args": [str],  # the engine's arguments, one token each: ["--model", "Qwen/...", "--dtype", "bfloat16"]
      "release"?: {"engine": str, "label": str,  # the engine release the commitment holds for (absent before issue 18)
                   "version": str,  # the release whose rules the estimate follows ("0.11.0"); "" without rules
@@ -36,8 +55,18 @@ The content contract (all byte figures are ints in bytes; times are ISO 8601 str
      "commitment": {"peak_bytes_per_gpu": int, "kv_overflow_probability": float | None,  # 0-1
                     "load": str,   # the load the commitment holds at, in words
                     "basis": str},  # why this is the peak (reserves at start vs grows on demand, DESIGN §11)
+     "confidence"?: {"peak_bytes_per_gpu": int, "probability": float | None,  # 0.999; None: no computed confidence
+                     "method": "reserved_budget" | "simulated_percentile", "method_text": str,
+                     "base_bytes_per_gpu": int, "margin_bytes_per_gpu": int,
+                     "kv_risk": float | None,  # P(KV demand > capacity): queueing/preemption, not OOM
+                     "samples": int | None,
+                     "error_band": {"engine": str, "band": str, "n": int, "max_abs_error": float} | None,
+                     "evidence": [{"kind": "load_test" | "memory_log" | "sentinel", "name": str, "effect": str}]},
+                    # commitment 1 then reads "Peak GPU memory ≤ X GiB per GPU, confidence 99.9%", the method,
+                    # its figures and the measurements that moved it
      "protection": {"engine_budget": str, "max_input_tokens": int | None, "max_output_tokens": int | None,
                     "per_tenant_concurrency": int | None, "queue_limit": int | None,
+                    "concurrency_basis"?: str,  # why that concurrency, in words
                     "request_timeout_s": float | None,
                     "breaker": {"metric": str, "threshold": float,  # in the metric's own unit, shown as given
                                 "for_s": float, "action": str, "recover_within_s": float},
@@ -49,11 +78,25 @@ The content contract (all byte figures are ints in bytes; times are ISO 8601 str
                                   "partial": bool, "finished_at": ISO | None,
                                   "figures": {"requests": int, "errors": int, "attainment": float | None,  # 0-1
                                               "recovery_s": float | None, "ttft_p99_ms": float | None,
-                                              "tpot_p99_ms": float | None},
-                                  "criteria": [{"code": str, "verdict": str, "detail": str}]}],
+                                              "tpot_p99_ms": float | None, "gpu_peak_bytes"?: int | None,
+                                              "tolerance_bytes"?: int | None},
+                                  # criteria of benchmarks_app.loadgen.scenarios.judge (client_fidelity,
+                                  # fault_injected, slo_attainment, error_rate, recovery_time, memory) or checks of
+                                  # sizing.benchmarks.loadverdict; `measured`/`limit` (or `value`) and `extra` are
+                                  # the numbers the words are built from, `detail` the English fallback
+                                  "criteria": [{"code": str, "verdict": "pass" | "fail" | "unknown", "detail": str,
+                                                "measured"?: Any, "limit"?: Any, "value"?: Any, "extra"?: {...}}]}],
                   "monitoring": {"name": str, "verdict": "pass" | "fail" | "insufficient", "hours": float,
-                                 "detail": str} | None},
+                                 "detail": str, "peak_bytes"?: int | None} | None},
      "missing": [str],  # evidence still missing; shown in a warning box (a signed report may still list some)
+     "checklist"?: [{"code": str, "text": str, "state": "done" | "failed" | "missing" | "waived", "detail": str}],
+                   # the evidence checklist as it stood, in section 8 (state translated: 完成/失败/缺失/豁免)
+     "waivers"?: [{"item": str, "item_text": str, "reason": str, "requested_by": str, "requested_at": ISO,
+                   "granted_by": str, "granted_at": ISO, "decision_reason": str}],
+                   # granted waivers, under "Exceptions" / "例外" in section 8; absent or [] → "None" / "无"
+     "acceptance"?: {"health_report": {"id": int, "verdict": "pass" | "fail", "sha256": str, "signed_at": ISO,
+                                       "coverage_hours": float} | None,
+                     "text": str},  # the final acceptance (验收), section 12, on the memory health report
      "assumptions": [str], "exclusions": [str],
      "signature": {"author": str, "reviewer": str | None, "approver": str | None, "signer": str | None,
                    "signed_at": ISO | None}
@@ -61,7 +104,12 @@ The content contract (all byte figures are ints in bytes; times are ISO 8601 str
 
 A version rendered for signing must already say so: status "signed" with `signature.signer` and `signed_at` filled
 (the DRAFT watermark shows on every page of any other status). Sections are numbered 1-11 after the title page and
-always present, so that "section 5" means the same thing in every version; an empty section says so plainly.
+always present, so that "section 5" means the same thing in every version; an empty section says so plainly. Content
+of issue 20 and later adds section 12 (final acceptance) after the signatures and, inside section 8, the evidence
+checklist and the exceptions; the chosen machines replace section 1's single host and the confidence leads section 4,
+so no section number moves. Every page carries "Page X of Y" ("第 X 页 / 共 Y 页"). Code blocks (launch command,
+configuration, install line) are set unwrapped in a size that fits their longest line (8 pt down to 5 pt), so no token
+is split and copying them gives the exact text.
 """
 
 from __future__ import annotations
@@ -702,11 +750,15 @@ def _figure(value: Any) -> float | None:
     return float(value)
 
 
-def _criterion_text(criterion: Mapping[str, Any], figures: Mapping[str, Any]) -> str | None:
-    """A criterion of a load test in the report's language, from its code, its `measured` and `limit` figures and the
-    test's figures; None for a code not known here."""
+def _criterion_text(criterion: Mapping[str, Any], test_figures: Mapping[str, Any]) -> str | None:
+    """A criterion of a load test in the report's language, from its code, its `measured` (or a memory check's
+    `value`) and `limit`, its `extra` numbers (sizing.benchmarks.loadverdict) and the test's figures; None for a code
+    not known here."""
     code, state = str(criterion.get("code")), str(criterion.get("verdict"))
-    measured, limit = _figure(criterion.get("measured")), _figure(criterion.get("limit"))
+    extra = criterion.get("extra") if isinstance(criterion.get("extra"), Mapping) else {}
+    figures = {**test_figures, **extra}
+    measured = _figure(criterion.get("measured", criterion.get("value")))
+    limit = _figure(criterion.get("limit"))
     passed, failed = state == "pass", state == "fail"
     if code == "client_fidelity":
         if passed:
@@ -761,10 +813,19 @@ def _criterion_text(criterion: Mapping[str, Any], figures: Mapping[str, Any]) ->
         if tolerance:
             values["peak"] = gettext("%(peak)s (± %(tolerance)s)") % {
                 "peak": _gib(peak), "tolerance": _mib_or_gib(tolerance)}
+        committed = _figure(figures.get("committed_bytes_per_gpu"))
+        if code == "peak_within_commitment" and committed is not None:
+            values["committed"] = _gib(committed)
+            if passed:
+                return gettext("GPU memory peaked at %(peak)s, within the committed %(committed)s per GPU") % values
+            return gettext("GPU memory peaked at %(peak)s, above the committed %(committed)s per GPU") % values
         if passed:
             return gettext("The memory checks passed: GPU memory peaked at %(peak)s") % values
         return gettext("A memory check failed: GPU memory peaked at %(peak)s") % values
     if code == "kv_below_full":
+        kv_peak = _figure(figures.get("kv_peak"))
+        if passed and kv_peak is not None:
+            return gettext("KV-cache usage peaked at %(peak)s") % {"peak": _percent(kv_peak)}
         return {"pass": gettext("The KV cache never filled"), "fail": gettext("The KV cache was full")}.get(
             state, gettext("No KV-cache usage was scraped"))
     if code in ("no_preemption", "no_preemption_storm"):
@@ -775,6 +836,11 @@ def _criterion_text(criterion: Mapping[str, Any], figures: Mapping[str, Any]) ->
             return ngettext("%(count)s preemption", "%(count)s preemptions", count) % {"count": _integer(count)}
         return gettext("No preemption") if passed else gettext("Requests were preempted")
     if code == "no_oom":
+        events = _figure(figures.get("events"))
+        if failed and events:
+            count = int(events)
+            return ngettext("%(count)s out-of-memory or XID event", "%(count)s out-of-memory or XID events",
+                            count) % {"count": _integer(count)}
         return {"pass": gettext("No out-of-memory event and no XID error"),
                 "fail": gettext("An out-of-memory event or an XID error occurred")}.get(
             state, gettext("Nothing could have shown an out-of-memory event: no GPU memory series and no events"))

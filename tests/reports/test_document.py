@@ -737,3 +737,29 @@ def test_the_configuration_is_never_wrapped_mid_token(tmp_path: Path) -> None:
     # then: the line comes out whole, as one line, so copying it gives the exact text
     assert len(long_line) == 158
     assert long_line in lines
+
+
+@pytest.mark.parametrize(
+    ("language", "expected"),
+    [
+        pytest.param("en", "GPU memory peaked at 72.00 GiB (± 1 MiB), within the committed 72.19 GiB per GPU",
+                     id="en"),
+        pytest.param("zh-hans", "显存峰值为 72.00 GiB（± 1 MiB），在每张 GPU 承诺的 72.19 GiB 之内", id="zh"),
+    ],
+)
+def test_a_memory_check_is_worded_from_its_extra_numbers(language: str, expected: str) -> None:
+    # given a memory check of sizing.benchmarks.loadverdict with its reason and numbers (its detail in English)
+    content = copy.deepcopy(SAMPLE_CONTENT_ZH if language == "zh-hans" else SAMPLE_CONTENT)
+    content["evidence"]["load_tests"][1]["criteria"] = [{
+        "code": "peak_within_commitment", "verdict": "pass", "value": 77_309_411_328, "reason": "within_commitment",
+        "extra": {"committed_bytes_per_gpu": 77_513_904_128, "tolerance_bytes": 1_048_576,
+                  "gpu_peak_bytes": 77_309_411_328},
+        "detail": "GPU memory peaked at 72.00 GiB on GPU 0 at 2025-03-12T11:02:00Z, within the committed 72.19 GiB",
+    }]
+
+    # when (the HTML: pdftotext -layout interleaves the lines of a wrapped table row)
+    html = render_report_html(content)
+
+    # then
+    assert f"<td>{expected}</td>" in html
+    assert "2025-03-12T11:02:00Z" not in html
