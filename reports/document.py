@@ -4,7 +4,8 @@ Each report version stores a JSON-safe `content` dict; the document is a pure fu
 always be re-rendered identically (`render_report_pdf(content)` gives the same bytes for the same content, fonts and
 WeasyPrint version). Fixed labels are translated into `content["language"]`; the people-facing texts inside the
 content (labels of the bill, load, basis, fallback, checklist, waivers, assumptions ...) are shown as given, so whoever
-builds the content writes them in the report's language; the configuration and launch arguments are shown verbatim. Every text is HTML-escaped by the template.
+builds the content writes them in the report's language; the configuration and launch arguments are shown verbatim.
+Every text is HTML-escaped by the template.
 
 Figures are formatted here, never taken as text: milliseconds to one decimal, seconds and hours to one (a trailing
 zero dropped), GiB and GB to two, shares as percentages (one decimal between 1% and 99%, two nearer the ends),
