@@ -39,7 +39,7 @@ def test_sentinel_endpoints_require_authentication(db, deployment):
     assert APIClient().get("/api/v1/health-reports/1/").status_code in (401, 403)
 
 
-def test_a_steady_72_hours_gives_a_signed_passing_report_in_chinese(api_client, deployment,
+def test_a_steady_72_hours_gives_a_signed_passing_report_in_chinese(api_client, deployment, tmp_path,
                                                                     django_capture_on_commit_callbacks):
     # when
     with django_capture_on_commit_callbacks(execute=True):
@@ -71,6 +71,9 @@ def test_a_steady_72_hours_gives_a_signed_passing_report_in_chinese(api_client, 
     assert "第1页/共2页" in text
     for code in ("no_sustained_climb", "breaker_response", "failure_recovered"):
         assert code not in text  # no internal codes
+    (tmp_path / "report.pdf").write_bytes(data)
+    fonts = subprocess.run(["pdffonts", str(tmp_path / "report.pdf")], capture_output=True, check=True)  # noqa: S603, S607
+    assert b"-CJK-SC" in fonts.stdout  # the Chinese is drawn with an embedded CJK font, not boxes
     verification = verify_pdf(data, trusted=trusted_certificates())
     assert verification.verdict == "valid", verification
     report = latest_health_report(deployment)
