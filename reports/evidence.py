@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 from django.utils import timezone
+from django.utils.translation import get_language, gettext_lazy, override
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy, override
 
 from benchmarks_app.models import LoadTest, MemoryLog
 from reports.models import Report
@@ -55,6 +55,7 @@ from sizing.simulation_services import simulation_plan, simulation_run
 RESERVING_ENGINES = ("vllm", "sglang", "trtllm")
 GIB = 1024**3
 SIMULATED_REQUESTS = 2000
+PEAK_SAMPLES = 2000  # KV timeline buckets (each its maximum) for an engine that grows on demand: ≥ 1,000 for 99.9 %
 LIMIT_SAMPLES = 20_000  # lengths drawn per class for the request limits
 BREAKER_KV = {"metric": "vllm:kv_cache_usage_perc", "threshold": 0.95, "for_s": 5.0,
               "action": "refuse new requests (HTTP 503) until it falls below the threshold", "recover_within_s": 30.0}
@@ -121,9 +122,12 @@ def _load_tests(deployment: Deployment) -> list[dict[str, Any]]:
                         "attainment": figures.get("attainment"), "recovery_s": figures.get("recovery_s"),
                         "gpu_peak_bytes": figures.get("gpu_peak_bytes"),
                         "tolerance_bytes": figures.get("tolerance_bytes"),
+                        "committed_bytes_per_gpu": figures.get("committed_bytes_per_gpu"),
                         "ttft_p99_ms": (metrics.get("ttft_ms") or {}).get("p99"),
                         "tpot_p99_ms": (metrics.get("tpot_ms") or {}).get("p99")},
-            "criteria": [{"code": str(c.get("code")), "verdict": str(c.get("verdict")), "detail": str(c.get("detail"))}
+            # the numbers each criterion carries (the document words them in the report's language)
+            "criteria": [{"code": str(c.get("code")), "verdict": str(c.get("verdict")), "detail": str(c.get("detail")),
+                          **{key: c[key] for key in ("measured", "limit", "value", "extra") if key in c}}
                          for c in verdict.get("criteria") or []],
         })
     return tests
@@ -143,16 +147,17 @@ def _monitoring(deployment: Deployment) -> dict[str, Any] | None:
             "tolerance_bytes": int(tolerance) if isinstance(tolerance, int | float) else GAUGE_RESOLUTION_BYTES}
 
 
-def _overflow(deployment: Deployment, parameters: Mapping[str, Any]) -> tuple[dict[str, Any] | None, str]:
-    """The simulation at the deployment's load (its KV overflow probability and KV timeline), and the load in
-    words."""
+def _overflow(deployment: Deployment, parameters: Mapping[str, Any], *,
+              timeline_points: int = 300) -> tuple[dict[str, Any] | None, str]:
+    """The simulation at the deployment's load (its KV overflow probability and its KV timeline in
+    `timeline_points` buckets), and the load in words."""
     if deployment.workload is None or not deployment.rate_per_s:
         return None, _("not simulated: the deployment names no workload profile and rate")
     profile = profile_from_dict(deployment.workload.profile)
     plan = simulation_plan(gpu=deployment.gpu, model=deployment.model, parameters=parameters,
                            organisation=deployment.organisation)
     result = simulation_run(plan=plan, profile=profile, load="rate", rate=deployment.rate_per_s,
-                            requests=SIMULATED_REQUESTS)
+                            requests=SIMULATED_REQUESTS, timeline_points=timeline_points)
     load = _("%(rate)s requests/s of the workload “%(name)s” (%(requests)s simulated requests)") % {
         "rate": f"{deployment.rate_per_s:g}", "name": deployment.workload.name, "requests": f"{SIMULATED_REQUESTS:,}"}
     return result, load
@@ -286,7 +291,9 @@ def _report_content(*, report: Report, number: int, changes: list[str], author: 
             "kv_capacity_tokens": int(estimate["kv_capacity_tokens"]), "engine_reserves": reserves,
         }
         try:
-            simulation, load = _overflow(deployment, parameters)
+            # an engine that grows on demand takes its peak from the KV timeline: enough buckets for the percentile
+            simulation, load = _overflow(deployment, parameters,
+                                         timeline_points=300 if reserves else PEAK_SAMPLES)
         except SizingError as error:
             simulation, load = None, _("not simulated: %(reason)s") % {"reason": error.message}
             checklist.add("workload", FAILED, load)
@@ -306,6 +313,14 @@ def _report_content(*, report: Report, number: int, changes: list[str], author: 
                                  reserves=reserves, simulation=simulation, probability=probability,
                                  measurements=_measurements(tests, monitoring, health))
         content["confidence"] = confidence
+        capacity_bytes = int(estimate["capacity_bytes_per_gpu"])
+        fit_values = {"peak": _gib(confidence["peak_bytes_per_gpu"]), "capacity": _gib(capacity_bytes)}
+        if confidence["peak_bytes_per_gpu"] <= capacity_bytes:
+            checklist.add("peak_fits", DONE, _("%(peak)s committed per GPU of the card's %(capacity)s.") % fit_values)
+        else:
+            checklist.add("peak_fits", FAILED, _(
+                "The committed peak of %(peak)s per GPU, with its margin, is above the card's %(capacity)s: lower "
+                "the engine's budget or choose a larger card.") % fit_values)
         content["commitment"] = {"peak_bytes_per_gpu": confidence["peak_bytes_per_gpu"],
                                  "estimated_bytes_per_gpu": int(estimate["required_bytes_per_gpu"]),
                                  "confidence": confidence["probability"],
@@ -371,6 +386,7 @@ CHECKLIST_TEXTS = {
     "machines_match": gettext_lazy("The measured machines match the plan (GPU, count, interconnect, whole cards)"),
     "plan": gettext_lazy("The plan names the model and the GPU, and is estimated"),
     "release": gettext_lazy("The engine release is one whose memory rules are modelled"),
+    "peak_fits": gettext_lazy("The committed peak, with its margin, fits the card's memory"),
     "workload": gettext_lazy("The workload profile and the rate (for the KV overflow probability)"),
     "monitoring": gettext_lazy("Post-launch monitoring passed (72 hours: no OOM, no sustained climb)"),
 }
@@ -494,6 +510,7 @@ def _confidence(*, engine: str, release: str | None, estimate: Mapping[str, Any]
     required = int(estimate["required_bytes_per_gpu"])
     percent = f"{PROBABILITY:.1%}"
     assumed = False
+    parts: list[str] = []
     if reserves:
         model = reserved_confidence(engine=engine, release=release, required_bytes=required,
                                     budget_bytes=int(estimate["budget_bytes_per_gpu"]), kv_risk=probability)
@@ -502,20 +519,26 @@ def _confidence(*, engine: str, release: str | None, estimate: Mapping[str, Any]
                   "q": f"{(model.relative_margin or 0.0):.1%}", "margin": _gib(model.margin_bytes),
                   "percent": percent, "engine": engine, "n": errors.n if errors else 0,
                   "band": errors.band if errors else "", "dof": max(0, (errors.n if errors else 0) - 1)}
-        text = _("The engine reserves its budget when it starts (%(budget)s per GPU, held by its own flag); what "
-                 "lives outside it is estimated at %(outside)s, with a margin of %(q)s of that (%(margin)s).") % values
-        if errors is None or errors.assumed:
-            assumed = True
-            text += " " + _("No boot log of %(engine)s has been measured against this service's estimate yet: the "
-                            "margin is assumed, not measured.") % values
-        elif errors.pooled:
-            text += " " + _("The margin is the one-sided %(percent)s prediction bound of this service's error "
-                            "against all %(n)s real boot logs of %(engine)s measured (fewer than 3 in this release's "
-                            "band; Student's t with %(dof)s degrees of freedom).") % values
+        if model.outside_bytes == 0:
+            parts.append(_("The engine reserves its budget when it starts (%(budget)s per GPU, held by its own flag) "
+                           "and in this release nothing the estimate counts lives outside it, so no margin is "
+                           "added: the engine itself holds the peak to its budget") % values)
         else:
-            text += " " + _("The margin is the one-sided %(percent)s prediction bound of this service's error "
-                            "against %(n)s real boot logs of %(engine)s %(band)s (Student's t with %(dof)s degrees "
-                            "of freedom).") % values
+            parts.append(_("The engine reserves its budget when it starts (%(budget)s per GPU, held by its own "
+                           "flag); what lives outside it is estimated at %(outside)s, with a margin of %(q)s of "
+                           "that (%(margin)s)") % values)
+            if errors is None or errors.assumed:
+                assumed = True
+                parts.append(_("No boot log of %(engine)s has been measured against this service's estimate yet: "
+                               "the margin is assumed, not measured") % values)
+            elif errors.pooled:
+                parts.append(_("The margin is the one-sided %(percent)s prediction bound of this service's error "
+                               "against all %(n)s real boot logs of %(engine)s measured (fewer than 3 in this "
+                               "release's band; Student's t with %(dof)s degrees of freedom)") % values)
+            else:
+                parts.append(_("The margin is the one-sided %(percent)s prediction bound of this service's error "
+                               "against %(n)s real boot logs of %(engine)s %(band)s (Student's t with %(dof)s "
+                               "degrees of freedom)") % values)
     else:
         kv_bytes = int(estimate["kv_cache_bytes_per_gpu"])
         fractions = list((simulation or {}).get("timeline", {}).get("kv_used_fraction") or [])
@@ -523,21 +546,23 @@ def _confidence(*, engine: str, release: str | None, estimate: Mapping[str, Any]
             model = simulated_confidence(fixed_bytes=required - kv_bytes,
                                          kv_demand_bytes=[f * kv_bytes for f in fractions], kv_risk=probability)
             values = {"percent": percent, "n": f"{model.samples:,}"}
-            text = (_("The engine grows its memory on demand: the peak is the largest of %(n)s samples of the "
-                      "simulated memory demand (fewer than the %(percent)s percentile needs).") % values
-                    if model.percentile_is_max else
-                    _("The engine grows its memory on demand: the peak is the %(percent)s percentile of %(n)s "
-                      "samples of the simulated memory demand.") % values)
+            parts.append(_("The engine grows its memory on demand: the peak is the largest of %(n)s samples of the "
+                           "simulated memory demand (fewer than the %(percent)s percentile needs)") % values
+                         if model.percentile_is_max else
+                         _("The engine grows its memory on demand: the peak is the %(percent)s percentile of %(n)s "
+                           "samples of the simulated memory demand (each the largest of its stretch of the "
+                           "simulated time)") % values)
         else:
             model = simulated_confidence(fixed_bytes=required - kv_bytes, kv_demand_bytes=[float(kv_bytes)],
                                          kv_risk=None)
             assumed = True
-            text = _("The engine grows its memory on demand; without a simulation of the workload the peak is the "
-                     "estimate's demand at its stated concurrency, with no computed confidence.")
+            parts.append(_("The engine grows its memory on demand; without a simulation of the workload the peak is "
+                           "the estimate's demand at its stated concurrency, with no computed confidence"))
     if probability is not None:
-        text += " " + _("At the stated load the KV demand exceeds the cache %(p)s of the time (simulated): that is "
-                        "the risk of queueing and preemption, not of running out of memory.") % {
-            "p": f"{probability:.2%}"}
+        parts.append(_("At the stated load the KV demand exceeds the cache %(p)s of the time (simulated): that is "
+                       "the risk of queueing and preemption, not of running out of memory") % {
+            "p": f"{probability:.2%}"})
+    text = _sentences(parts)
     moved = with_measurements(model, measurements)
     effects = []
     for effect in moved.effects:
@@ -560,6 +585,13 @@ def _confidence(*, engine: str, release: str | None, estimate: Mapping[str, Any]
                            if errors is not None and not errors.assumed else None),
             "evidence": [{"kind": e["kind"], "name": e["name"], "effect": e["text"], "moved": e["effect"]}
                          for e in effects]}
+
+
+def _sentences(parts: list[str]) -> str:
+    """Sentences (written without their full stop) as one paragraph in the active language."""
+    if (get_language() or "en").startswith("zh"):
+        return "".join(f"{part}。" for part in parts)
+    return " ".join(f"{part}." for part in parts)
 
 
 def _concurrency_basis(capacity: int, per_request: float | None, concurrency: int | None, *, mean: bool) -> str:

@@ -101,10 +101,12 @@ def slo_from(data: Mapping[str, Any] | None) -> Slo | None:
 def simulation_run(*, plan: ServingPlan, profile: WorkloadProfile, load: str, rate: float | None = None,
                    concurrency: int | None = None, requests: int = SIMULATION_DEFAULT_REQUESTS, seed: int = 0,
                    hour: int | None = None, slo: Slo | None = None,
-                   progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-    """One simulation as JSON: the CLI contract's keys, the timeline, histograms and the plan it ran."""
+                   progress: Callable[[int, int], None] | None = None, timeline_points: int = 300) -> dict[str, Any]:
+    """One simulation as JSON: the CLI contract's keys, the timeline (`timeline_points` buckets), histograms and the
+    plan it ran."""
     result = simulate_plan(plan, profile, load=LoadKind(load), rate_per_s=rate, concurrency=concurrency,
-                           requests=requests, seed=seed, hour=hour, slo=slo, progress=progress)
+                           requests=requests, seed=seed, hour=hour, slo=slo, progress=progress,
+                           timeline_points=timeline_points)
     payload = result.as_dict()
     payload["verdict"] = slo_verdict(result, slo) if slo else None
     payload["plan"] = plan.describe()

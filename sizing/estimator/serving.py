@@ -83,8 +83,10 @@ def serving_plan(request: EstimateRequest, *, efficiencies: Efficiencies | None 
 
 def simulate_plan(plan: ServingPlan, profile: WorkloadProfile, *, load: LoadKind, rate_per_s: float | None = None,
                   concurrency: int | None = None, requests: int = 1000, seed: int = 0, hour: int | None = None,
-                  slo: Slo | None = None, progress: Progress | None = None) -> SimulationResult:
-    """Simulate `requests` requests of the profile (its mix at `hour`, default the busiest) at one load."""
+                  slo: Slo | None = None, progress: Progress | None = None,
+                  timeline_points: int = 300) -> SimulationResult:
+    """Simulate `requests` requests of the profile (its mix at `hour`, default the busiest) at one load; the KV
+    timeline thinned to `timeline_points` buckets (each bucket's maximum)."""
     if load is LoadKind.RATE and (rate_per_s is None or rate_per_s <= 0):
         raise invalid_argument("rate", "an open-loop run needs a rate > 0 requests per second")
     if load is LoadKind.CONCURRENCY and (concurrency is None or concurrency < 1):
@@ -92,7 +94,7 @@ def simulate_plan(plan: ServingPlan, profile: WorkloadProfile, *, load: LoadKind
     sample = workload_sample(profile, rate_per_s=rate_per_s if load is LoadKind.RATE else None, requests=requests,
                              seed=seed, hour=hour)
     return simulate(model=plan.model, config=plan.config, requests=sample, load=load, concurrency=concurrency,
-                    rate_per_s=rate_per_s, slo=slo, progress=progress)
+                    rate_per_s=rate_per_s, slo=slo, progress=progress, timeline_points=timeline_points)
 
 
 def slo_verdict(result: SimulationResult, slo: Slo) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from playwright.sync_api import Page, expect
 
 from benchmarks_app.models import LoadTest
 from deploy.celery import app as celery_app
+from reports.models import Report
 from sizing.deployment_services import Upload, fingerprint_upload
 from sizing.models import Deployment, Fingerprint, Gpu, LlmModel, Membership, Organisation
 
@@ -168,7 +169,8 @@ def test_a_chinese_commitment_is_gated_waived_approved_signed_and_verified(
     assert re.sub(r"\s+", "", REASON) in squeezed
     assert "置信度" in text
     assert "99.9%" in text
-    assert "启动日志" in squeezed  # the method: the estimator's error against real boot logs
+    confidence = Report.objects.get().versions.get(number=1).content["confidence"]
+    assert re.sub(r"\s+", "", confidence["method_text"])[:40] in squeezed  # how the confidence was obtained
     assert "hgx-h100-01" in text
     saved = tmp_path / "signed.pdf"
     saved.write_bytes(pdf)

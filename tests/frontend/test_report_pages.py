@@ -263,6 +263,7 @@ def test_the_page_shows_the_checklist_the_figures_and_the_audit_log(author: Clie
     checklist = page.split('id="checklist">')[1].split("</ul>")[0]
     states = dict(re.findall(r'data-item="(\w+)" data-state="(\w+)"', checklist))
     assert states == {"machines": "missing", "machines_match": "missing", "plan": "done", "release": "done",
+                      "peak_fits": "done",
                       "workload": "missing", "load_test_pulse": "missing", "load_test_long_tail": "missing",
                       "load_test_failure": "missing", "monitoring": "missing"}
     assert checklist.count('data-form="waiver-request"') == 7
