@@ -14,7 +14,10 @@ Timings (`perf_counter_ns` by default; the clock is injectable):
   usage on every event (`continuous_usage_stats`); otherwise unknown (1 per event is assumed downstream, and the
   chunking is "unknown" when the final N_out differs from C);
 - `t_end`: the arrival of the last event carrying `usage` when none of the content events came after it (the final
-  usage event), else the `[DONE]` event, else the stream's close;
+  usage event), else the `[DONE]` event, else the stream's close; for a request that failed (an error event, an
+  HTTP error, a broken connection, a timeout), the moment the failure was seen, so a failed request's E2E says how
+  long it was in flight (a failure-injection run tells the requests a fault cut from those sent after it);
+  `incomplete_at_end` keeps none;
 - `N_out`, `N_in`, `N_cached`: the last `usage` seen (`completion_tokens`, `prompt_tokens`,
   `prompt_tokens_details.cached_tokens`).
 
@@ -272,6 +275,8 @@ class StreamClient:
             record.fail(Status.HTTP_ERROR, f"unexpected {type(error).__name__}: {error}")
         finally:
             watchdog.stop()
+        if record.t_end_ns is None and record.status not in (None, Status.OK, Status.INCOMPLETE_AT_END):
+            record.t_end_ns = self._clock()  # the failure was seen now: the request was in flight until then
         self._judge(record)
         return record
 

@@ -39,7 +39,8 @@ being forgiven, while one late straggler (a single error after the recovery) nev
 `t_f` that fail because of the fault are casualties, not signs of a slow recovery: they do not count in (1) or (2).
 The outage is ``[t_f, t_f + time to recover]`` (to the end of the run when not recovered); attainment and the error
 rate are judged on the requests that were not in flight during it (sent after it ended, or ended before it began;
-a record without an E2E ends at its send time).
+a failed request ends when its failure was seen, which our generator records as its E2E; a record without an E2E
+ends at its last event, else at its send time).
 
 >>> plan = scenario_plan("pulse", endpoint=EndpointSpec(base_url="http://gpu-1:8000", model="m"),
 ...                      peak_concurrency=9, scale=0.1)
@@ -370,11 +371,17 @@ def recovery(records: Sequence[RequestRecord], *, fault_s: float, attainment: fl
 
 def _in_flight(record: RequestRecord, start: float, end: float | None) -> bool:
     """Whether the request was in flight at some moment of [start, end] (end None: to the end of the run); a
-    record without a send time cannot be shown to be outside: it counts as in flight."""
+    record without a send time cannot be shown to be outside: it counts as in flight. Its end is its E2E (our
+    generator records one for failed requests too: the moment the failure was seen); without one, its last event
+    (TTFT plus the inter-chunk gaps), when it had any: it was in flight at least until then."""
     if record.start_s is None:
         return True
     sent = record.start_s
-    finished = sent + (record.e2e_ms or 0.0) / 1000
+    if record.e2e_ms is not None:
+        lasted_ms = record.e2e_ms
+    else:
+        lasted_ms = (record.ttft_ms or 0.0) + sum(record.itl_ms or ()) if record.ttft_ms is not None else 0.0
+    finished = sent + lasted_ms / 1000
     return finished >= start and (end is None or sent <= end)
 
 

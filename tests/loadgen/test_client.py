@@ -277,6 +277,7 @@ def test_a_connection_that_breaks_mid_stream_is_an_error_that_keeps_what_was_mea
                             "connection without sending complete message body")
     assert _ms(record.ttft_ns) == 10.0
     assert _gaps_ms(record) == [5.0]
+    assert _e2e_ms(record) == 15.0  # the break was seen with the second event's read
 
 
 def test_an_error_event_inside_the_stream_is_an_http_error_with_its_code() -> None:
@@ -295,6 +296,8 @@ def test_an_error_event_inside_the_stream_is_an_http_error_with_its_code() -> No
     assert record.status is Status.HTTP_ERROR
     assert (record.http_status, record.error) == (503, "error event: replica died")
     assert _ms(record.ttft_ns) == 10.0
+    # the request was in flight until the error event came, 10 + 5 ms after it was sent (t_end = the failure)
+    assert _e2e_ms(record) == 15.0
 
 
 def test_an_event_that_is_not_json_is_an_error() -> None:

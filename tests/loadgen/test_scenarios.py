@@ -666,3 +666,22 @@ def test_the_suite_figures_carry_the_memory_peak_and_its_tolerance() -> None:
     assert (figures["gpu_peak_bytes"], figures["committed_bytes_per_gpu"], figures["tolerance_bytes"]) == (
         21_765_292_032, 21_766_298_664, 1_048_576)
     assert (unmeasured["figures"]["gpu_peak_bytes"], unmeasured["figures"]["tolerance_bytes"]) == (None, None)
+
+
+def test_a_casualty_without_an_e2e_is_in_flight_until_its_last_event() -> None:
+    # given: the straggler run, but its two casualties written as an older generator wrote failed requests: no E2E,
+    # only the events they had (sent at 48.25 s and 48.75 s, first token 300 ms later, then 20 gaps of 100 ms: their
+    # last events at 48.25 + 0.3 + 2.0 = 50.55 s and 51.05 s, after the fault at 50 s)
+    records = [r for r in outage_with_a_straggler() if not (r.status == "error" and r.start_s in (48.25, 48.75))]
+    casualties = [RequestRecord(status="error", error="http_error(503)", start_s=start, e2e_ms=None, ttft_ms=300.0,
+                                itl_ms=(100.0,) * 20) for start in (48.25, 48.75)]
+    run = run_of([*records, *casualties], kind="failure", criteria={"attainment": 0.98, "recovery_s": 10},
+                 faults=[FAULT_AT_50])
+
+    # when
+    result = judge(run, fidelity_valid=True, memory={"verdict": "pass", "unverified": []})
+
+    # then: they are left out as in flight during the outage, as when their E2E is known: 54 judged, 53 good
+    figures = result["figures"]
+    assert (figures["excluded_requests"], figures["judged_requests"], figures["good"]) == (8, 54, 53)
+    assert result["verdict"] == "pass"
