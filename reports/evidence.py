@@ -336,7 +336,7 @@ def _report_content(*, report: Report, number: int, changes: list[str], author: 
         concurrency = max(1, math.floor(capacity / per_request)) if per_request else None
         budget_flag = next((str(arg) for arg in estimate.get("launch_args") or ()
                             if "memory-utilization" in str(arg) or "mem-fraction" in str(arg)),
-                           "the engine's memory limit (no flag: it grows on demand)")
+                           _("the engine's memory limit (no flag: it grows on demand)"))
         breaker = BREAKER_KV if reserves else {**BREAKER_KV, "metric": "DCGM_FI_DEV_FB_USED / FB_TOTAL"}
         config_lines = [*launch, "", "# request limits (gateway)",
                         f"max_input_tokens: {limits['max_input_tokens']}",
@@ -368,7 +368,8 @@ def _report_content(*, report: Report, number: int, changes: list[str], author: 
     checklist.add("monitoring", *_monitoring_state(monitoring, health))
     content["acceptance"] = _acceptance(health)
     content["evidence"] = {
-        "estimate": {"source": f"{engine} memory model of this service, with the organisation's calibrations",
+        "estimate": {"source": _("the %(engine)s memory model of this service, with the organisation's "
+                                 "calibrations") % {"engine": engine},
                      "computed_at": timezone.now().isoformat()},
         "fingerprints": [{"host": m["host"], "captured_at": m["captured_at"], "findings": m["findings"]}
                          for m in machines],
