@@ -642,9 +642,20 @@ def _memory_criterion(memory: Mapping[str, Any] | None) -> dict[str, Any]:
         return _criterion(CriterionCode.MEMORY, "fail", "fail", "pass",
                           "The memory verdict failed: " + str(first.get("detail") or "a memory check failed."))
     unverified = list(memory.get("unverified") or [])
+    words = [MEMORY_CHECK_WORDS.get(str(code), str(code).replace("_", " ")) for code in unverified]
     return _criterion(CriterionCode.MEMORY, "pass", "pass", "pass",
-                      "The memory verdict passed" + (f" (not measured: {', '.join(unverified)})" if unverified
+                      "The memory verdict passed" + (f" (not measured: {', '.join(words)})" if words
                                                      else "") + ".")
+
+
+# the memory verdict's checks (sizing.benchmarks.loadverdict.CheckCode) and the suite's criteria, in words: the
+# English texts name them so, never by code (the codes stay in the JSON for pages and reports to word)
+MEMORY_CHECK_WORDS = {"peak_within_commitment": "the GPU memory peak against the commitment",
+                      "kv_below_full": "the KV-cache usage", "no_preemption": "preemptions",
+                      "no_oom": "out-of-memory and XID events", "no_restart": "server restarts"}
+CRITERION_WORDS = {"client_fidelity": "client fidelity", "fault_injected": "fault injection",
+                   "slo_attainment": "SLO attainment", "error_rate": "error rate", "recovery_time": "recovery time",
+                   "memory": "memory"}
 
 
 def _summary(kind: str, verdict: SuiteVerdict, criteria: Sequence[Mapping[str, Any]], invalid: Sequence[str]) -> str:
@@ -652,7 +663,8 @@ def _summary(kind: str, verdict: SuiteVerdict, criteria: Sequence[Mapping[str, A
     if verdict is SuiteVerdict.INVALID:
         text = f"{title}: INVALID, not a server result: " + "; ".join(invalid) + "."
     else:
-        failed = [c["code"].replace("_", " ") for c in criteria if c["verdict"] == "fail"]
+        failed = [CRITERION_WORDS.get(c["code"], c["code"].replace("_", " ")) for c in criteria
+                  if c["verdict"] == "fail"]
         text = f"{title}: {verdict.value.upper()}" + (f" ({', '.join(failed)} failed)." if failed else ".")
     memory = next(c for c in criteria if c["code"] == CriterionCode.MEMORY.value)
     if memory["verdict"] == "unknown":

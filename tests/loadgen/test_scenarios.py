@@ -685,3 +685,19 @@ def test_a_casualty_without_an_e2e_is_in_flight_until_its_last_event() -> None:
     figures = result["figures"]
     assert (figures["excluded_requests"], figures["judged_requests"], figures["good"]) == (8, 54, 53)
     assert result["verdict"] == "pass"
+
+
+def test_the_english_texts_name_checks_in_words_not_codes() -> None:
+    # given: a memory verdict that passed without a GPU series, and a run that misses its SLOs
+    memory = {"verdict": "pass", "unverified": ["peak_within_commitment", "no_oom"]}
+    slow = [ok(float(i), ttft_ms=9000.0) for i in range(20)]
+
+    # when
+    passed = judge(run_of(steady(0.0, 20)), memory=memory, fidelity_valid=True)
+    failed = judge(run_of(slow), slo={"ttft_ms": 1000.0}, memory=memory, fidelity_valid=True)
+
+    # then
+    assert criterion(passed, CriterionCode.MEMORY)["detail"] == (
+        "The memory verdict passed (not measured: the GPU memory peak against the commitment, out-of-memory and XID "
+        "events).")
+    assert failed["summary"] == "Pulse: FAIL (SLO attainment failed)."
