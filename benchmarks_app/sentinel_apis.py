@@ -17,6 +17,7 @@ from rest_framework.views import APIView
 from benchmarks_app.sentinel_models import MemoryHealthReport
 from benchmarks_app.sentinel_services import health_report_get, health_report_list, sentinel_import
 from reports.apis import PdfRenderer
+from reports.models import Report
 from sizing.api_lists import ListApiMixin, list_schema
 from sizing.benchmarks.detect import MAX_BYTES
 from sizing.deployment_selectors import deployment_get_for_organisation
@@ -54,7 +55,7 @@ class HealthReportListApi(ListApiMixin, APIView):
     class SentinelUploadInputSerializer(serializers.Serializer):
         file = serializers.FileField(help_text="the sentinel's file (deploy/tools/memory_sentinel.py, format "
                                                "memory-sentinel/1, JSON lines); at most 50 MiB")
-        language = serializers.ChoiceField(choices=["en", "zh-hans"], required=False,
+        language = serializers.ChoiceField(choices=Report.Language.choices, required=False,
                                            help_text="the report's language; default: the deployment's report's")
 
     @list_schema(HealthReportOutputSerializer, ordering=ordering_fields)

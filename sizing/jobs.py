@@ -125,7 +125,8 @@ def _lost(message: str, **extra: Any) -> dict[str, Any]:
 def jobs_reap(*, now: datetime | None = None) -> dict[str, int]:
     """End every job that no worker will finish, as failed with the reason and what it had done: a job no worker
     took within JOB_QUEUE_TIMEOUT_S of being queued, one running past its budget (`_run_budget_s`), and the load
-    tests whose workers stopped beating (`loadtest_reap`). Returns the number ended per kind."""
+    tests whose workers stopped beating (`loadtest_reap`); report drafts and signings, and memory health reports,
+    alike. Returns the number ended per kind."""
     from benchmarks_app.loadtest_services import loadtest_reap
     from benchmarks_app.models import BenchmarkRun
     from reports.models import ReportVersion
@@ -183,6 +184,20 @@ def jobs_reap(*, now: datetime | None = None) -> dict[str, int]:
         progress=0.0, progress_message="",
         error=_lost(f"gathering the evidence did not end within {queue_s + draft_s:.0f} s (no worker on the "
                     "reports queue, or it was lost): draft the version again"))
+
+    from benchmarks_app.sentinel_models import MemoryHealthReport
+
+    health_s = _run_budget_s("benchmarks_app.tasks.sentinel_health_report_task")
+    ended["health_reports"] = MemoryHealthReport.objects.filter(
+        status=MemoryHealthReport.Status.QUEUED, created_at__lt=queued_before).update(
+        status=MemoryHealthReport.Status.FAILED, finished_at=now,
+        error=_lost(f"no worker took this health report within {queue_s:.0f} s: start a worker on the reports "
+                    "queue, then import the file again", queue_timeout_s=queue_s))
+    ended["health_reports"] += MemoryHealthReport.objects.filter(
+        status=MemoryHealthReport.Status.RUNNING, created_at__lt=queued_before - timedelta(seconds=health_s)).update(
+        status=MemoryHealthReport.Status.FAILED, finished_at=now,
+        error=_lost(f"stopped: no result within {health_s:.0f} s of its start (its worker was lost or it ran over "
+                    "its time budget): import the file again", budget_s=health_s))
 
     ended["load_tests"] = loadtest_reap(now=now)
     if any(ended.values()):

@@ -13,6 +13,7 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError
 
 from benchmarks_app.models import BenchmarkRequest, BenchmarkRun, Endpoint, LoadTest, LoadTestShard
+from benchmarks_app.sentinel_models import MemoryHealthReport
 from deploy.celery import app as celery_app
 from reports.models import Report, ReportVersion
 from sizing.jobs import (
@@ -146,12 +147,21 @@ def test_the_reaper_ends_every_kind_of_job_nobody_will_finish_and_leaves_fresh_o
     version = ReportVersion.objects.create(report=report, number=1, status=ReportVersion.Status.APPROVED,
                                            content={}, progress_message="rendering the PDF",
                                            sign_requested_at=forever)
+    drafting = ReportVersion.objects.create(report=report, number=2, content={}, draft_requested_at=forever,
+                                            progress_message="queued: gathering the evidence")
+    fresh_draft = ReportVersion.objects.create(report=report, number=3, content={}, draft_requested_at=now)
+    health = [MemoryHealthReport.objects.create(organisation=organisation, deployment=deployment, file_name="s",
+                                                file_size_bytes=1, file_sha256="0" * 64, file_gz=b"", host="h",
+                                                watched_from=now, watched_to=now) for _ in range(3)]
+    _age(MemoryHealthReport, health[0].pk, created_at=queued_long)
+    _age(MemoryHealthReport, health[1].pk, created_at=forever, status=MemoryHealthReport.Status.RUNNING)
 
     # when: beat's task, as a worker runs it (nobody reads a job)
     ended = jobs_reap_task.apply().get()
 
     # then
-    assert ended == {"estimates": 2, "simulations": 2, "benchmark_imports": 1, "report_signing": 1, "load_tests": 0}
+    assert ended == {"estimates": 2, "simulations": 2, "benchmark_imports": 1, "report_signing": 1,
+                     "report_drafting": 1, "health_reports": 2, "load_tests": 0}
     statuses = [Estimate.objects.get(pk=e.pk).status for e in estimates]
     assert statuses == ["failed", "failed", "pending"]
     assert "no worker took this estimate" in Estimate.objects.get(pk=estimates[0].pk).error["message"]
@@ -164,6 +174,10 @@ def test_the_reaper_ends_every_kind_of_job_nobody_will_finish_and_leaves_fresh_o
     assert BenchmarkRun.objects.get(pk=runs[0].pk).error["extra"]["stored"] == "1,000 of 4,000 requests stored"
     version.refresh_from_db()
     assert (version.status, version.progress_message, version.error["code"]) == ("approved", "", "job_lost")
+    drafting.refresh_from_db()
+    fresh_draft.refresh_from_db()
+    assert (drafting.status, drafting.error["code"], fresh_draft.error) == ("draft", "job_lost", None)
+    assert [MemoryHealthReport.objects.get(pk=h.pk).status for h in health] == ["failed", "failed", "queued"]
     # and a second pass finds nothing left
     assert jobs_reap() == dict.fromkeys(ended, 0)
 
