@@ -1077,10 +1077,10 @@ def health_verdict(timeline: MemoryTimeline, *, committed_bytes_per_gpu: int | N
     breaker log cannot be read. `events_tz` is the zone of the events and breaker logs' times written without
     one: give the zone the monitoring log was read in, so every time of the log is in one zone.
 
-    Also ``"figures"``: ``peak_bytes`` (the highest memory used on any GPU, None without a series),
-    ``committed_bytes_per_gpu``, ``tolerance_bytes`` (the gauge's step the peak is judged within),
-    ``coverage_hours``, ``hours_required``, ``restarts`` (events, each counted once however many GPUs showed it);
-    and ``"requirements"`` (`verdict_requirements`: what a pass needs, the climb test's buckets included).
+    Also, at the top level and in ``"figures"``: ``peak_bytes`` (the highest memory used on any GPU, None without
+    a series), ``tolerance_bytes`` (the gauge's step the peak is judged within); in ``"figures"`` also
+    ``committed_bytes_per_gpu``, ``coverage_hours``, ``hours_required``, ``restarts`` (events, each counted once
+    however many GPUs showed it); and ``"requirements"`` (`verdict_requirements`: what a pass needs, the climb test's buckets included).
     """
     hours = coverage_hours(timeline)
     events = _events_with_text(timeline, events_text, events_tz)
@@ -1109,6 +1109,7 @@ def health_verdict(timeline: MemoryTimeline, *, committed_bytes_per_gpu: int | N
     restart = checks[2].extra
     return {"verdict": verdict.value, "checks": [c.as_dict() for c in checks],
             "first_violation": iso_utc(_earliest(c.first_violation_s for c in failed)), "coverage_hours": hours,
+            "peak_bytes": peak["peak_bytes"], "tolerance_bytes": peak["tolerance_bytes"],
             "figures": {"peak_bytes": peak["peak_bytes"], "committed_bytes_per_gpu": committed_bytes_per_gpu,
                         "tolerance_bytes": peak["tolerance_bytes"], "coverage_hours": hours,
                         "hours_required": hours_required, "restarts": restart["count"]},

@@ -91,7 +91,8 @@ def test_healthy_plateau_passes() -> None:
                                "commitment of 75000 MiB per GPU (2488 MiB to spare, judged within the gauge's step "
                                "of 1 MiB).")
     assert (peak["extra"]["reason"], peak["extra"]["tolerance_bytes"]) == ("within_commitment", 1_048_576)
-    assert result["figures"]["peak_bytes"] == 76_034_342_912
+    assert result["figures"]["peak_bytes"] == result["peak_bytes"] == 76_034_342_912
+    assert result["tolerance_bytes"] == 1_048_576
     assert [g["peak_bytes"] for g in peak["extra"]["gpus"]] == [76_034_342_912, 75_296_145_408]
     # the engine's start (3 MiB, then 71,000) is the launch, not a restart
     assert checks["no_restart"]["message"] == "No server restart."
