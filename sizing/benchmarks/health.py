@@ -1080,7 +1080,8 @@ def health_verdict(timeline: MemoryTimeline, *, committed_bytes_per_gpu: int | N
     Also, at the top level and in ``"figures"``: ``peak_bytes`` (the highest memory used on any GPU, None without
     a series), ``tolerance_bytes`` (the gauge's step the peak is judged within); in ``"figures"`` also
     ``committed_bytes_per_gpu``, ``coverage_hours``, ``hours_required``, ``restarts`` (events, each counted once
-    however many GPUs showed it); and ``"requirements"`` (`verdict_requirements`: what a pass needs, the climb test's buckets included).
+    however many GPUs showed it); and ``"requirements"`` (`verdict_requirements`: what a pass needs, the climb
+    test's buckets included).
     """
     hours = coverage_hours(timeline)
     events = _events_with_text(timeline, events_text, events_tz)
