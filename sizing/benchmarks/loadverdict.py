@@ -28,12 +28,12 @@ start ≤ time ≤ end, and drops undated ones; without a window everything coun
 - ``no_oom``: OOM and XID events of the timeline, and OOMs seen in a GPU series' shape (full, then a fall:
   `health.memory_ooms`). Unknown when the timeline has neither a GPU series in the window nor any event (nothing
   could have shown an OOM).
-- ``no_restart``: restarts counted per event (one restart seen on two GPUs and in a counter within a minute is
-  one: `health.group_restarts`): a server counter that falls or a new ``process_start_time_seconds`` (the
-  timeline's restart logic), restart events of the timeline, and GPU memory falling to near zero (`health.memory_restarts`, "restart"
-  or "down"). With `allow_restarts` (a failure-injection run) restarts pass but are still counted and named.
-  Unknown when neither a server series with a counter or process start time, nor a GPU series, has two samples
-  in the window.
+- ``no_restart``: restarts counted per event (one restart seen on two GPUs and in a counter within a minute is one:
+  `health.group_restarts`): a server counter that falls or a new ``process_start_time_seconds`` (the timeline's
+  restart logic), restart events of the timeline, and GPU memory falling to near zero (`health.memory_restarts`,
+  "restart" or "down"). With `allow_restarts` (a failure-injection run) restarts pass but are still counted and named.
+  Unknown when neither a server series with a counter or process start time, nor a GPU series, has two samples in the
+  window.
 
 Figures (METRICS.md, "Server-side"): KV usage peak, p95 (linear interpolation, the highest of the servers') and
 seconds at ≥ 90 % (each sample held until the next, the longest of the servers'); preemptions; waiting-queue peak
