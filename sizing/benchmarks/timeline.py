@@ -844,7 +844,8 @@ def _looks_like_prometheus(text: str) -> bool:
     return False
 
 
-def _scrape_record(value: Any) -> tuple[float, str] | None:
+def _scrape_record(value: Any, *, tz: tzinfo = UTC) -> tuple[float, str] | None:
+    """(POSIX seconds, exposition) of a JSON-lines scrape record; a time without a zone is in `tz`."""
     if not isinstance(value, dict):
         return None
     when = value.get("time", value.get("timestamp"))
@@ -852,7 +853,7 @@ def _scrape_record(value: Any) -> tuple[float, str] | None:
     if when is None or not isinstance(body, str):
         return None
     try:
-        return (float(when) if isinstance(when, int | float) else parse_time(str(when))), body
+        return (float(when) if isinstance(when, int | float) else parse_time(str(when), tz=tz)), body
     except ValueError:
         return None
 
@@ -869,7 +870,7 @@ def _split_scrapes(text: str, *, tz: tzinfo) -> tuple[list[_Scrape], bool, list[
             if not line.strip():
                 continue
             try:
-                record = _scrape_record(bounded_loads(line))
+                record = _scrape_record(bounded_loads(line), tz=tz)
             except json.JSONDecodeError:
                 record = None
                 if number == len(lines):

@@ -626,3 +626,15 @@ def test_an_aiperf_reading_with_many_decimals_keeps_the_mib_step() -> None:
 
     # then: never finer than the MiB the driver reports
     assert series.resolution_bytes == MIB
+
+
+def test_json_lines_scrapes_without_a_zone_take_the_logs_zone() -> None:
+    # given: a scrape record written with the server's local time (UTC+08:00), no zone
+    text = ('{"time": "2026-11-30T21:41:02", "text": "DCGM_FI_DEV_FB_USED{gpu=\\"0\\"} 70000\\n"}\n'
+            '{"time": "2026-11-30T21:41:07", "text": "DCGM_FI_DEV_FB_USED{gpu=\\"0\\"} 70001\\n"}\n')
+
+    # when
+    timeline = parse_timeline(text, tz=utc_offset(480))
+
+    # then: read in that zone, like nvidia-smi's times
+    assert iso_utc(timeline.start_s) == "2026-11-30T13:41:02Z"
