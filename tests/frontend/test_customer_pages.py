@@ -114,8 +114,11 @@ def test_the_deployment_page_shows_the_checklist_and_the_load_tests(signed_in: C
 
     # then the checklist
     assert 'id="checklist-card"' in html
-    assert '<li class="checklist-item is-done" data-code="load_test_pulse" data-done="true">' in html
-    assert '<li class="checklist-item" data-code="load_test_long_tail" data-done="false">' in html
+    assert ('<li class="checklist-item is-done" data-code="load_test_pulse" data-done="true" data-state="done">'
+            in html)
+    # a failed test is failed evidence, never done (issue 20)
+    assert ('<li class="checklist-item is-failed" data-code="load_test_long_tail" data-done="false" '
+            'data-state="failed">' in html)
     assert "1 of 8 done" in html
     assert f'href="{reverse("frontend:memory-logs")}"' in html
     # and the load tests, newest first, with their verdicts

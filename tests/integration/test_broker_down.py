@@ -14,11 +14,12 @@ from collections.abc import Iterator
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from benchmarks_app.models import BenchmarkRun, Endpoint, LoadTest, LoadTestShard
 from deploy.celery import app as celery_app
-from reports.models import ReportVersion
+from reports.models import Report, ReportVersion
 from sizing.models import Deployment, Estimate, Gpu, LlmModel, Membership, Organisation, SimulationJob
 from sizing.services import catalog_load
 from tests.benchmarks_app.vllm_files import vllm_file
@@ -81,13 +82,12 @@ def team() -> dict:
 
 
 def _approved_version_url(team: dict) -> str:
-    """A report version approved while the broker is still up (drafting and reviewing queue nothing)."""
-    created = team["admin"].post("/api/v1/reports/", {"deployment": team["deployment"].pk}, format="json")
-    assert created.status_code == 201, created.content
-    base = created.json()["url"]
-    assert team["admin"].post(base + "versions/1/submit").status_code == 200
-    assert team["reviewer"].post(base + "versions/1/approve").json()["status"] == "approved"
-    return base + "versions/1/sign"
+    """A report version drafted and approved (as the workers and the reviewer left it: approving queues nothing)."""
+    deployment = team["deployment"]
+    report = Report.objects.create(organisation=deployment.organisation, deployment=deployment, title="t")
+    ReportVersion.objects.create(report=report, number=1, status=ReportVersion.Status.APPROVED,
+                                 drafted_at=timezone.now(), content={"checklist": []})
+    return f"/api/v1/reports/{report.pk}/versions/1/sign"
 
 
 def _posts(team: dict, sign_url: str) -> dict:
@@ -108,6 +108,8 @@ def _posts(team: dict, sign_url: str) -> dict:
             "endpoint": team["endpoint"].pk, "scenario": "pulse", "peak_concurrency": 4}, format="json"),
         "benchmark upload": lambda: admin.post("/api/v1/benchmark-runs/", {"file": upload}, format="multipart"),
         "report sign": lambda: team["signer"].post(sign_url),
+        "report draft": lambda: admin.post("/api/v1/reports/", {"deployment": team["deployment"].pk},
+                                           format="json"),
     }
 
 
@@ -124,6 +126,8 @@ def _stuck() -> dict[str, int]:
             status__in=(BenchmarkRun.Status.IMPORTING, BenchmarkRun.Status.RUNNING)).count(),
         "report versions": ReportVersion.objects.filter(status=ReportVersion.Status.APPROVED).exclude(
             progress_message="").count(),
+        "report drafts": ReportVersion.objects.filter(status=ReportVersion.Status.DRAFT, drafted_at__isnull=True,
+                                                      error__isnull=True).count(),
     }
 
 
@@ -135,7 +139,7 @@ def test_every_job_post_answers_503_and_leaves_no_row_waiting_once_the_broker_is
     answers = {name: post() for name, post in _posts(team, sign_url).items()}
     broker["back"]()
 
-    # then: 503 with the job queue's message, six of six
+    # then: 503 with the job queue's message, seven of seven
     for name, response in answers.items():
         assert response.status_code == 503, (name, response.status_code, response.content[:300])
         body = response.json()
@@ -151,5 +155,7 @@ def test_every_job_post_answers_503_and_leaves_no_row_waiting_once_the_broker_is
         assert set(codes) == {"job_queue_unavailable"}, model
     # the upload's run and the load test's run
     assert sorted(BenchmarkRun.objects.values_list("status", flat=True)) == ["failed", "failed"]
-    version = ReportVersion.objects.get()
+    version = ReportVersion.objects.get(status=ReportVersion.Status.APPROVED)
     assert (version.status, version.error["code"]) == ("approved", "job_queue_unavailable")
+    draft = ReportVersion.objects.get(status=ReportVersion.Status.DRAFT)
+    assert (draft.drafted_at, draft.error["code"]) == (None, "job_queue_unavailable")
