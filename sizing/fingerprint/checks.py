@@ -71,12 +71,16 @@ def _gib(value: int) -> str:
     return f"{value / GIB:.1f} GiB"
 
 
-_MODEL_TOKEN = re.compile(r"\b([A-Z]{1,3}\d{2,4}[A-Z]?|RTX\s?\d{4}|MI\d{3}X?)\b", re.IGNORECASE)
+_MODEL_TOKEN = re.compile(r"\b([A-Z]{1,3}\d{1,4}[A-Z]?|RTX\s?\d{4}|MI\d{3}X?)\b", re.IGNORECASE)
+# words in GPU names that look like designations and are not: memory kinds and form factors ("HBM3", "SXM5")
+_NOT_A_MODEL = re.compile(r"^(HBM\d\w?|SXM\d?|GDDR\d\w?|PCIE\d?|NVL\d*)$")
 
 
 def _model_tokens(name: str) -> set[str]:
-    """The model designations in a name ("NVIDIA A100-SXM4-80GB" → {"A100"}; "GeForce RTX 4090" → {"RTX4090"})."""
-    return {token.upper().replace(" ", "") for token in _MODEL_TOKEN.findall(name)}
+    """The model designations in a name ("NVIDIA A100-SXM4-80GB" → {"A100"}; "GeForce RTX 4090" → {"RTX4090"};
+    "NVIDIA L4" → {"L4"}: one digit counts, memory kinds and form factors do not)."""
+    tokens = {token.upper().replace(" ", "") for token in _MODEL_TOKEN.findall(name)}
+    return {token for token in tokens if not _NOT_A_MODEL.match(token)}
 
 
 def _version(text: str | None) -> tuple[int, ...] | None:

@@ -66,6 +66,29 @@ def test_a_plan_claiming_h800_on_the_hgx_h100_is_a_model_contradiction():
                       "params": {"planned": "NVIDIA H800 SXM5 80GB", "found": "NVIDIA H100 80GB HBM3"}}]
 
 
+def test_a_plan_on_an_l4_found_running_on_the_hgx_h100_is_a_model_contradiction():
+    # given the README demo's plan (1× L4 24GB: a one-digit designation) and the H100 board chosen for it
+    machines = [{"host": "hgx-h100-01", "facts": scenario("h100_sxm_8x_nvswitch")}]
+    l4 = {"gpu_name": "NVIDIA L4 24GB", "gpu_form_factor": "PCIe", "gpu_memory_bytes": 22_491 * MIB}
+
+    # when
+    found = plan_contradictions({**l4, "gpu_count": 1, "tp": 1}, machines)
+
+    # then "L4" is not "H100" (the memory kind "HBM3" is no designation)
+    assert _codes(found) == [("gpu_model_differs", "hgx-h100-01")]
+
+
+@pytest.mark.parametrize(("name", "tokens"), [("NVIDIA L4", {"L4"}), ("Tesla T4", {"T4"}),
+                                              ("NVIDIA H100 80GB HBM3", {"H100"}),
+                                              ("NVIDIA H800 SXM5 80GB", {"H800"}),
+                                              ("NVIDIA A100-SXM4-80GB", {"A100"}),
+                                              ("NVIDIA GeForce RTX 4090", {"RTX4090"})])
+def test_model_designations_in_gpu_names(name: str, tokens: set[str]):
+    from sizing.fingerprint.checks import _model_tokens
+
+    assert _model_tokens(name) == tokens
+
+
 def test_the_mig_box_is_a_slice_where_the_plan_assumes_whole_cards():
     # given 1× A100-SXM4-80GB with MIG enabled, two 3g.40gb slices of 40,192 MiB
     machines = [{"host": "a2-ultragpu-1g-mig", "facts": scenario("a100_sxm_mig")}]
