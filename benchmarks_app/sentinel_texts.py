@@ -151,8 +151,23 @@ def _failure(e: Mapping[str, Any], passed: bool) -> tuple[str, str]:
         "time": moment(first.get("began_at")), "after": seconds(first.get("recovery_s")), "bound": bound}
 
 
+def _peak(e: Mapping[str, Any], passed: bool) -> tuple[str, str]:
+    title = _("Peak within the commitment")
+    numbers = {"peak": gib(e.get("peak_bytes")), "gpu": e.get("peak_gpu"),
+               "committed": gib(e.get("committed_bytes_per_gpu")), "tolerance": "1 MiB"}
+    if e.get("peak_bytes") is None:
+        return title, _("The file has no GPU memory reading")
+    if e.get("committed_bytes_per_gpu") is None:
+        return title, _("The highest peak is %(peak)s on GPU %(gpu)s, but no signed memory commitment holds it: "
+                        "sign the commitment first") % numbers
+    if passed:
+        return title, _("The highest peak, %(peak)s on GPU %(gpu)s, is within the committed %(committed)s per GPU "
+                        "(a reading counts as above only beyond the gauge's step of %(tolerance)s)") % numbers
+    return title, _("GPU %(gpu)s peaked at %(peak)s, above the committed %(committed)s per GPU") % numbers
+
+
 TEXTS = {"coverage": _coverage, "no_oom": _oom, "no_sustained_climb": _climb, "breaker_response": _breaker,
-         "failure_recovered": _failure}
+         "failure_recovered": _failure, "peak_within_commitment": _peak}
 
 
 def criteria_in_words(criteria: list[Mapping[str, Any]], *, language: str) -> list[dict[str, Any]]:

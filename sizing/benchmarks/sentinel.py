@@ -98,6 +98,7 @@ class CriterionCode(StrEnum):
     NO_SUSTAINED_CLIMB = "no_sustained_climb"
     BREAKER_RESPONSE = "breaker_response"
     FAILURE_RECOVERED = "failure_recovered"
+    PEAK_WITHIN_COMMITMENT = "peak_within_commitment"
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -485,6 +486,33 @@ def _no_climb(timeline: MemoryTimeline, committed_bytes: int | None) -> Criterio
                              f"(GPU {steepest['gpu']})")
 
 
+GAUGE_STEP_BYTES = MIB  # nvidia-smi reports whole MiB: a peak within one step of the commitment is not above it
+
+
+def _peak(timeline: MemoryTimeline, committed_bytes: int | None) -> Criterion:
+    """The highest memory used on a card against the signed commitment's peak per GPU, within the gauge's step
+    (a reading more than 1 MiB above it is above it); with no signed commitment there is nothing to hold the peak
+    to, and the criterion says so (it fails: the health report is the commitment's acceptance)."""
+    peaks = [(series.gpu, series.peak_bytes) for series in timeline.gpus if series.peak_bytes is not None]
+    evidence: dict[str, Any] = {"committed_bytes_per_gpu": committed_bytes, "tolerance_bytes": GAUGE_STEP_BYTES,
+                                "gpus": [{"gpu": gpu, "peak_bytes": peak} for gpu, peak in peaks]}
+    if not peaks:
+        return Criterion(code=CriterionCode.PEAK_WITHIN_COMMITMENT, passed=False, evidence=evidence,
+                         message="no GPU memory reading in the file")
+    gpu, peak = max(peaks, key=lambda item: item[1])
+    evidence.update(peak_bytes=peak, peak_gpu=gpu)
+    if committed_bytes is None:
+        return Criterion(code=CriterionCode.PEAK_WITHIN_COMMITMENT, passed=False, evidence=evidence,
+                         message="no signed commitment to hold the peak to: sign the memory commitment first")
+    above = peak - committed_bytes
+    evidence["margin_bytes"] = -above
+    if above > GAUGE_STEP_BYTES:
+        return Criterion(code=CriterionCode.PEAK_WITHIN_COMMITMENT, passed=False, evidence=evidence,
+                         message=f"GPU {gpu} peaked {above / MIB:,.1f} MiB above the committed peak per GPU")
+    return Criterion(code=CriterionCode.PEAK_WITHIN_COMMITMENT, passed=True, evidence=evidence,
+                     message=f"the highest peak (GPU {gpu}) is within the committed peak per GPU")
+
+
 def _kv_stretches(readings: Sequence[tuple[float, float]], threshold: float) -> list[tuple[float, float | None]]:
     """(first reading above, first reading back at or below | None) for each run of readings above the threshold."""
     stretches: list[tuple[float, float | None]] = []
@@ -637,6 +665,7 @@ def evaluate(sentinel: SentinelFile, *, breaker: BreakerRule | None = None, hour
         _no_climb(timeline, committed_bytes_per_gpu),
         _breaker(sentinel, breaker or BreakerRule()),
         _failure(sentinel, restart_recovery_s),
+        _peak(timeline, committed_bytes_per_gpu),
     )
     peaks = [series.peak_bytes for series in timeline.gpus if series.peak_bytes is not None]
     return HealthEvaluation(verdict="pass" if all(c.passed for c in criteria) else "fail", criteria=criteria,

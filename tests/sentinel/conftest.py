@@ -26,7 +26,20 @@ def synthetic(**options: object) -> str:
     return synthetic_sentinel_text(**options)
 
 
+COMMITTED_BYTES_PER_GPU = 76_000 * 2**20  # above the synthetic cards' peak (71,904 MiB steady)
+
+
 @pytest.fixture
 def deployment(organisation) -> Deployment:
-    return Deployment.objects.create(organisation=organisation, name="客服大模型", customer="Acme Bank",
-                                     engine="vllm", gpu_count=2, tp=2)
+    """A deployment with a signed memory commitment (its peak per GPU is what the health report holds the peak to)."""
+    from django.utils import timezone
+
+    from reports.models import Report, ReportVersion
+
+    deployment = Deployment.objects.create(organisation=organisation, name="客服大模型", customer="Acme Bank",
+                                           engine="vllm", gpu_count=2, tp=2)
+    report = Report.objects.create(organisation=organisation, deployment=deployment, title="显存承诺书")
+    ReportVersion.objects.create(report=report, number=1, status=ReportVersion.Status.SIGNED,
+                                 signed_at=timezone.now(), drafted_at=timezone.now(),
+                                 content={"commitment": {"peak_bytes_per_gpu": COMMITTED_BYTES_PER_GPU}})
+    return deployment

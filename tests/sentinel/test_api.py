@@ -6,6 +6,7 @@ organisations see nothing; `latest_health_report` gives the newest finished repo
 from __future__ import annotations
 
 import io
+import re
 import subprocess
 
 import pytest
@@ -50,7 +51,7 @@ def test_a_steady_72_hours_gives_a_signed_passing_report_in_chinese(api_client, 
     body = api_client.get(response.json()["url"]).json()
     assert (body["status"], body["verdict"], body["coverage_hours"]) == ("done", "pass", 72.0)
     assert [c["code"] for c in body["criteria"]] == ["coverage", "no_oom", "no_sustained_climb",
-                                                      "breaker_response", "failure_recovered"]
+                                                      "breaker_response", "failure_recovered", "peak_within_commitment"]
     assert {c["verdict"] for c in body["criteria"]} == {"pass"}
     assert body["host"] == "gpu-sim-01"
     assert len(body["gpu_uuids"]) == 2
@@ -97,7 +98,10 @@ def test_a_slow_climb_fails_naming_the_climb_in_english(api_client, deployment, 
     assert "Memory health report" in text
     assert "No sustained climb" in text
     assert "GPU 0 climbs 40.0 MiB/h" in text
-    assert "would reach the card's capacity (79.65 GiB) in 169.5 h" in text
+    # towards the signed commitment's 76,000 MiB (74.22 GiB): about (76,000 − 74,784) / 40 ≈ 30 h from the end
+    reach = re.search(r"would\s+reach\s+the\s+commitment\s+\(74\.22\s+GiB\)\s+in\s+([\d.]+)\s+h", text)
+    assert reach is not None, text
+    assert 25.0 <= float(reach.group(1)) <= 35.0
     assert "Verdict: Fail" in text
     assert "Page 1 of" in text
 
