@@ -398,6 +398,7 @@ def _checklist_rows(content: Mapping[str, Any], waivers: Mapping[str, Any], *, v
 
 
 def _audit_rows(version: ReportVersion) -> list[dict[str, Any]]:
+    texts = {item.get("code"): item.get("text") for item in (version.content or {}).get("checklist") or ()}
     rows = []
     for event in version.audit.all():
         detail = event.detail or {}
@@ -408,8 +409,8 @@ def _audit_rows(version: ReportVersion) -> list[dict[str, Any]]:
             parts.append(f"SHA-256 {detail['sha256']}")
         if detail.get("verdict"):
             parts.append(_("Verdict: %(verdict)s") % {"verdict": verdict_words(str(detail["verdict"]))[0]})
-        if detail.get("item"):
-            parts.append(_("Item: %(item)s") % {"item": detail["item"]})
+        if detail.get("item"):  # the checklist item in the report's words, not its code
+            parts.append(_("Item: %(item)s") % {"item": texts.get(detail["item"], detail["item"])})
         if detail.get("refreshed"):
             parts.append(_("The open draft was gathered again"))
         # a signing is logged at the signature's own time (the PDF's and the verification's), not when the row was
