@@ -4,7 +4,8 @@ three days, with the injected failure and one breaker episode in it.
 
 The GPU memory per card is the simulator's (`SimGpuMemory` of `SimEngine.from_plan`: the estimate's peak per card,
 held from the first second, as vLLM reserves it) for a catalog model on catalog GPUs, or given in MiB. On top of it:
-a few MiB of deterministic jitter, a linear climb of `climb_mib_per_h` (0: steady), the KV-cache usage following a
+a few MiB of deterministic jitter below it (an engine that reserves holds its figure as a ceiling: buffers it frees
+show as dips, nothing goes above), a linear climb of `climb_mib_per_h` (0: steady), the KV-cache usage following a
 day's traffic (0.25 at night to 0.75 in the afternoon), and, unless turned off:
 
 - the injected failure at hour 30: the engine killed, its GPUs empty and its metrics endpoint down for 90 s, then
@@ -156,7 +157,7 @@ def synthetic_sentinel_lines(*, hours: float = 72.0, interval_s: float = 10.0, c
                       "engine": {"up": False, "error": "[Errno 111] Connection refused"}}
         else:
             climb = climb_mib_per_h * off / 3600.0
-            rows = [[i, min(gauges.total_mib, int(gauges.used_mib + climb + rng.randint(-4, 4))), gauges.total_mib,
+            rows = [[i, min(gauges.total_mib, int(gauges.used_mib + climb + rng.randint(-4, 0))), gauges.total_mib,
                      int(30 + 60 * kv_at(off))] for i in range(gauges.gpus)]
             record = {"type": "sample", **stamp(off), "gpus": rows, "pids": pids, "engine": engine(off)}
         yield dumps(record)

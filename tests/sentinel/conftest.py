@@ -26,7 +26,7 @@ def synthetic(**options: object) -> str:
     return synthetic_sentinel_text(**options)
 
 
-COMMITTED_BYTES_PER_GPU = 76_000 * 2**20  # above the synthetic cards' peak (71,904 MiB steady)
+COMMITTED_BYTES_PER_GPU = 76_000 * 2**20  # above the synthetic cards' peak (71,900 MiB steady)
 
 
 @pytest.fixture
