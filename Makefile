@@ -59,6 +59,8 @@ test: system-packages-test translations
 
 lint: install
 	@$(VENV)/bin/ruff check .
+	@$(VENV)/bin/lint-imports
+	@$(VENV)/bin/deptry .
 
 clean:
 	rm -rf $(VENV) .tools var
