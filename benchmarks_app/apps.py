@@ -7,3 +7,9 @@ class BenchmarksAppConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "benchmarks_app"
     verbose_name = "Benchmarks"
+
+    def ready(self) -> None:
+        from benchmarks_app.loadtest_metrics import LoadTestsCollector
+        from sizing.observability import scrape_collector_add
+
+        scrape_collector_add(LoadTestsCollector)  # /metrics: sizing_loadtests_active, after the queue lengths

@@ -28,7 +28,8 @@ Metrics (Prometheus, at /metrics behind `Authorization: Bearer $SIZING_METRICS_T
   from the broker at scrape time (Redis: LLEN of the queue's lists, over kombu's priority steps; the filesystem
   broker: its message files for the queue), and `celery_broker_up` (0 when the broker could not be read: no queue
   length is exported then).
-- `sizing_loadtests_active{status}`: load tests queued and running, counted in the database at scrape time.
+- `sizing_loadtests_active{status}`: load tests queued and running, counted in the database at scrape time
+  (benchmarks_app.loadtest_metrics, added by its app with `scrape_collector_add`: sizing imports no higher app).
 
 Several processes: with `PROMETHEUS_MULTIPROC_DIR` set (in the environment, before the process starts, and
 emptied before the service starts), prometheus_client keeps the counters and histograms in files there and /metrics
@@ -45,7 +46,6 @@ from __future__ import annotations
 
 import hmac
 import logging
-import math
 import os
 import re
 import threading
@@ -140,27 +140,6 @@ class QueueDepthCollector(Collector):
         yield depth
 
 
-class LoadTestsCollector(Collector):
-    """Load tests queued and running, counted in the database when scraped."""
-
-    def collect(self) -> Iterator[GaugeMetricFamily]:
-        from django.db.models import Count
-
-        from benchmarks_app.models import LoadTest
-
-        family = GaugeMetricFamily("sizing_loadtests_active", "Load tests queued or running", labels=["status"])
-        counts = dict.fromkeys((LoadTest.Status.QUEUED, LoadTest.Status.RUNNING), math.nan)
-        try:
-            found = dict(LoadTest.objects.filter(status__in=list(counts)).order_by().values_list("status")
-                         .annotate(n=Count("pk")).values_list("status", "n"))
-            counts = {status: float(found.get(status, 0)) for status in counts}
-        except Exception as exc:  # NaN rather than a failed scrape
-            logger.warning("active load tests not counted: %s", error_text(exc))
-        for status, count in counts.items():
-            family.add_metric([str(status)], count)
-        yield family
-
-
 def broker_connection(timeout_s: float | None = None) -> Any:
     """A kombu connection to settings.CELERY_BROKER_URL (read now, so tests may override it), with short timeouts."""
     from django.conf import settings
@@ -190,6 +169,16 @@ def _timeout() -> float:
     return float(settings.SIZING_OBSERVABILITY_TIMEOUT_S)
 
 
+_SCRAPE_COLLECTORS: list[Callable[[], Collector]] = []
+
+
+def scrape_collector_add(factory: Callable[[], Collector]) -> None:
+    """Have /metrics compute one more collector at scrape time (an app's `ready()` adds its own, once); they come
+    after the queue lengths, in the order added."""
+    if factory not in _SCRAPE_COLLECTORS:
+        _SCRAPE_COLLECTORS.append(factory)
+
+
 def scrape_registry() -> CollectorRegistry:
     """What /metrics exposes: this process's metrics (or every process's, added up from PROMETHEUS_MULTIPROC_DIR),
     plus the collectors computed at scrape time."""
@@ -199,7 +188,8 @@ def scrape_registry() -> CollectorRegistry:
     else:
         registry.register(_Registered(REGISTRY))
     registry.register(QueueDepthCollector())
-    registry.register(LoadTestsCollector())
+    for factory in _SCRAPE_COLLECTORS:
+        registry.register(factory())
     return registry
 
 
