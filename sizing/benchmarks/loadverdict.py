@@ -78,7 +78,7 @@ from sizing.benchmarks.timeline import (
     MemoryTimeline,
     ServerSample,
     ServerSeries,
-    _counter_restarts,
+    counter_restarts,
     gauge_resolution_bytes,
     iso_utc,
 )
@@ -283,7 +283,7 @@ def _restart_events(timeline: MemoryTimeline, window: tuple[float, float] | None
     counter, the log, the memory of each GPU it ran on) within `health.restart_window_s` is counted once."""
     sightings: list[tuple[float | None, str, str | None, str, str]] = []
     for server in timeline.servers:
-        for event in _counter_restarts(server):
+        for event in counter_restarts(server):
             if _inside(event.time_s, window):
                 sightings.append((event.time_s, "restart", None, "counter", event.message))
     for logged in timeline.events:

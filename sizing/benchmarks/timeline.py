@@ -1101,7 +1101,7 @@ def _scrapes_timeline(scrapes: list[_Scrape], *, truncated: bool, notes: list[st
     servers = tuple(ServerSeries(engine=engine, instance=instance, samples=_time_sorted(rows))
                     for (engine, instance), rows in sorted(server_rows.items()))
     for server in servers:
-        events.extend(_counter_restarts(server))
+        events.extend(counter_restarts(server))
     return MemoryTimeline(format=TimelineFormat.PROMETHEUS_SCRAPES.value, sources=tuple(sorted(sources)), gpus=gpus,
                           servers=servers, events=tuple(sorted(events, key=lambda e: e.time_s or 0.0)),
                           truncated=truncated, notes=tuple(notes))
@@ -1113,7 +1113,7 @@ def _time_sorted(rows: list[Any]) -> tuple[Any, ...]:
     return tuple(rows)  # undated scrapes keep the file's order
 
 
-def _counter_restarts(server: ServerSeries) -> list[TimelineEvent]:
+def counter_restarts(server: ServerSeries) -> list[TimelineEvent]:
     """Restart events of one server: a counter that goes down, or a new process start time."""
     found: list[TimelineEvent] = []
     previous: ServerSample | None = None

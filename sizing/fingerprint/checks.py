@@ -76,7 +76,7 @@ _MODEL_TOKEN = re.compile(r"\b([A-Z]{1,3}\d{1,4}[A-Z]?|RTX\s?\d{4}|MI\d{3}X?)\b"
 _NOT_A_MODEL = re.compile(r"^(HBM\d\w?|SXM\d?|GDDR\d\w?|PCIE\d?|NVL\d*)$")
 
 
-def _model_tokens(name: str) -> set[str]:
+def model_tokens(name: str) -> set[str]:
     """The model designations in a name ("NVIDIA A100-SXM4-80GB" → {"A100"}; "GeForce RTX 4090" → {"RTX4090"};
     "NVIDIA L4" → {"L4"}: one digit counts, memory kinds and form factors do not)."""
     tokens = {token.upper().replace(" ", "") for token in _MODEL_TOKEN.findall(name)}
@@ -124,8 +124,8 @@ def plan_check(fingerprint: Mapping[str, Any], plan: Plan) -> list[dict[str, Any
             f"the plan counts {plan.gpu_count} GPU(s); the machine shows {len(gpus)}",
             planned=plan.gpu_count, found=len(gpus)))
     if plan.gpu_name and names:
-        claimed = _model_tokens(plan.gpu_name)
-        unlike = [name for name in names if claimed and not claimed & _model_tokens(name)]
+        claimed = model_tokens(plan.gpu_name)
+        unlike = [name for name in names if claimed and not claimed & model_tokens(name)]
         if unlike:
             findings.append(_finding(
                 "gpu_model_mismatch", "error",

@@ -29,7 +29,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sizing.fingerprint.checks import MEMORY_TOLERANCE, _model_tokens, nvlink_islands
+from sizing.fingerprint.checks import MEMORY_TOLERANCE, model_tokens, nvlink_islands
 
 CODES = ("gpu_model_differs", "gpu_variant_differs", "gpu_count_short", "tp_exceeds_gpus", "tp_over_pcie",
          "mig_slices", "gpu_memory_smaller")
@@ -61,10 +61,10 @@ def _model_contradictions(plan: Mapping[str, Any], host: str, gpus: Sequence[Map
                           ) -> list[dict[str, Any]]:
     planned = plan.get("gpu_name")
     names = sorted({str(gpu["name"]) for gpu in gpus if gpu.get("name")})
-    claimed = _model_tokens(planned) if planned else set()
+    claimed = model_tokens(planned) if planned else set()
     if not claimed or not names:
         return []
-    unlike = [name for name in names if not claimed & _model_tokens(name)]
+    unlike = [name for name in names if not claimed & model_tokens(name)]
     if unlike:
         return [_contradiction("gpu_model_differs", host, planned=planned, found=", ".join(unlike))]
     planned_form = _form_factor(plan.get("gpu_form_factor")) or _form_factor(planned)

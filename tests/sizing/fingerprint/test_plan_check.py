@@ -84,9 +84,9 @@ def test_a_plan_on_an_l4_found_running_on_the_hgx_h100_is_a_model_contradiction(
                                               ("NVIDIA A100-SXM4-80GB", {"A100"}),
                                               ("NVIDIA GeForce RTX 4090", {"RTX4090"})])
 def test_model_designations_in_gpu_names(name: str, tokens: set[str]):
-    from sizing.fingerprint.checks import _model_tokens
+    from sizing.fingerprint.checks import model_tokens
 
-    assert _model_tokens(name) == tokens
+    assert model_tokens(name) == tokens
 
 
 def test_the_mig_box_is_a_slice_where_the_plan_assumes_whole_cards():
