@@ -5,17 +5,20 @@ its evidence (sizing.benchmarks.sentinel), with the numbers rounded and their un
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
+from django.utils.translation import get_language, override
 from django.utils.translation import gettext as _
-from django.utils.translation import override
 
 from sizing.estimator.units import format_bytes
 
+CHINA_STANDARD_TIME = timezone(timedelta(hours=8))  # as the commitment's PDF: Chinese reports in UTC+08:00
 
-def moment(iso: str | None) -> str:
-    """An ISO 8601 time in UTC to the second ("2026-11-30 13:41:02 UTC")."""
+
+def moment(iso: str | None, *, seconds_shown: bool = True) -> str:
+    """An ISO 8601 time in the active language's zone, as the commitment's PDF shows times: UTC+08:00 in Chinese
+    ("2026-11-30 21:41:02 UTC+08:00"), UTC otherwise ("2026-11-30 13:41:02 UTC")."""
     if not iso:
         return "—"
     try:
@@ -24,7 +27,9 @@ def moment(iso: str | None) -> str:
         return iso
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
-    return when.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    chinese = (get_language() or "en").startswith("zh")
+    zone, name = (CHINA_STANDARD_TIME, "UTC+08:00") if chinese else (UTC, "UTC")
+    return when.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S" if seconds_shown else "%Y-%m-%d %H:%M") + f" {name}"
 
 
 def seconds(value: float | None) -> str:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from html import escape
 from typing import Any
 
@@ -30,6 +30,7 @@ from django.utils.translation import gettext, override
 from weasyprint import HTML
 from weasyprint.urls import URLFetcher
 
+from benchmarks_app.sentinel_texts import moment
 from reports.charts import PALETTE
 from sizing.estimator.units import GiB, format_bytes
 
@@ -37,15 +38,8 @@ _FONT = "'Noto Sans CJK SC', 'Noto Sans', sans-serif"
 
 
 def _moment(iso: str | None) -> str:
-    if not iso:
-        return "—"
-    try:
-        when = datetime.fromisoformat(iso.replace("Z", "+00:00"))
-    except ValueError:
-        return iso
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return when.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    """To the minute in the report's zone (UTC+08:00 in Chinese, as the commitment's PDF; UTC in English)."""
+    return moment(iso, seconds_shown=False)
 
 
 def _css_string(text: str) -> str:
@@ -179,7 +173,7 @@ def _context(content: Mapping[str, Any]) -> dict[str, Any]:
         "facts": facts, "source": source, "gpus": gpus,
         "chart": mark_safe(memory_timeline_svg((content.get("series") or {}).get("gpus") or [],  # noqa: S308
                                                language=content["language"])),
-        "signer": content["signature"]["signer"], "signed_at": _moment(content["signature"]["signed_at"]),
+        "signer": content["signature"]["signer"], "signed_at": moment(content["signature"]["signed_at"]),
         "page_counter_css": _page_counter_css(),
         "running_head": gettext("Memory health report %(id)s · %(customer)s") % {
             "id": content["report"]["id"], "customer": content["customer"]["name"]},
