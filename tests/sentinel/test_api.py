@@ -71,7 +71,8 @@ def test_a_steady_72_hours_gives_a_signed_passing_report_in_chinese(api_client, 
         assert title in text
     assert "第1页/共2页" in text
     assert "UTC+08:00" in text  # times in the Chinese report's zone, as the commitment's
-    assert " UTC\n" not in text and "UTC " not in text.replace("UTC+08:00", "")
+    assert " UTC\n" not in text
+    assert "UTC " not in text.replace("UTC+08:00", "")
     for code in ("no_sustained_climb", "breaker_response", "failure_recovered"):
         assert code not in text  # no internal codes
     (tmp_path / "report.pdf").write_bytes(data)
