@@ -14,7 +14,7 @@ from sizing.models import Deployment, Organisation
 
 class MemoryHealthReport(models.Model):
     """One sentinel file of one host of a deployment, judged and signed by a worker
-    (benchmarks_app.sentinel_services.sentinel_evaluate). `criteria` is a list of {code, verdict ("pass" | "fail"),
+    (reports.health_services.sentinel_evaluate). `criteria` is a list of {code, verdict ("pass" | "fail"),
     title, text, evidence} in the report's language; `verdict` is empty until the worker finished."""
 
     class Status(models.TextChoices):

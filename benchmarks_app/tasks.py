@@ -3,7 +3,6 @@
 from celery import shared_task
 
 from benchmarks_app.loadtest_services import loadtest_reap, loadtest_shard_run
-from benchmarks_app.sentinel_services import sentinel_evaluate
 from benchmarks_app.services import benchmark_requests_store
 from sizing.job_budgets import TIME_BUDGETS, JobKind, time_budget
 
@@ -31,12 +30,3 @@ def loadtest_shard_task(job_id: int, index: int) -> None:
 def loadtest_reap_task() -> int:
     with time_budget(JobKind.LOADTEST_REAP):  # stopped past it: the next beat tick reaps again
         return loadtest_reap()
-
-
-# the 72-hour sentinel's memory health report: judge, render and sign (never in the web request); redelivered, a report
-# already done is left alone
-@shared_task(acks_late=True, reject_on_worker_lost=True, queue="reports",
-             **TIME_BUDGETS[JobKind.SENTINEL_HEALTH].task_options())
-def sentinel_health_report_task(report_id: int) -> None:
-    with time_budget(JobKind.SENTINEL_HEALTH):
-        sentinel_evaluate(report_id=report_id)

@@ -18,7 +18,6 @@ from benchmarks_app.loadtest_apis import (
     LoadTestPlanApi,
 )
 from benchmarks_app.memory_apis import MemoryLogDetailApi, MemoryLogListApi
-from benchmarks_app.sentinel_apis import HealthReportDetailApi, HealthReportListApi, HealthReportPdfApi
 
 app_name = "benchmarks"
 
@@ -31,9 +30,6 @@ urlpatterns = [
     path("benchmark-runs/<id:run_id>/analysis", BenchmarkRunAnalysisApi.as_view(), name="benchmark-run-analysis"),
     path("memory-logs/", MemoryLogListApi.as_view(), name="memory-log-list"),
     path("memory-logs/<id:log_id>/", MemoryLogDetailApi.as_view(), name="memory-log-detail"),
-    path("deployments/<id:deployment_id>/health-reports/", HealthReportListApi.as_view(), name="health-report-list"),
-    path("health-reports/<id:report_id>/", HealthReportDetailApi.as_view(), name="health-report-detail"),
-    path("health-reports/<id:report_id>/pdf", HealthReportPdfApi.as_view(), name="health-report-pdf"),
     path("endpoints/", EndpointListApi.as_view(), name="endpoint-list"),
     path("endpoints/<id:endpoint_id>/", EndpointDetailApi.as_view(), name="endpoint-detail"),
     path("load-tests/", LoadTestListApi.as_view(), name="load-test-list"),

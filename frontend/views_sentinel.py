@@ -2,7 +2,7 @@
 the injected failure), the command to run on each GPU server, the upload (refused with its reason under its field,
 nothing stored), and the deployment's memory health reports with their progress while a worker judges and signs
 them, their criteria and the signed PDF. Reads are scoped to the user's organisation (another's id is a 404);
-writes go through benchmarks_app.sentinel_services, as the API's do."""
+writes go through reports.health_services, as the API's do."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from django.utils.translation import gettext as _
 from django.views import View
 
 from benchmarks_app.sentinel_models import MemoryHealthReport
-from benchmarks_app.sentinel_services import (
+from reports.health_services import (
     health_report_get,
     health_report_list,
     report_language,

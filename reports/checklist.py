@@ -43,7 +43,7 @@ def _scenario_states(deployment: Deployment) -> dict[str, str]:
 def _monitoring_state(deployment: Deployment) -> str:
     """The newest memory health report of a sentinel when there is one, else the newest memory log: done on a pass,
     failed on a fail, missing when none or it is too short to judge."""
-    from benchmarks_app.sentinel_services import latest_health_report
+    from reports.health_services import latest_health_report
 
     health = latest_health_report(deployment)
     if health is not None:

@@ -456,8 +456,8 @@ def _monitoring_state(monitoring: dict[str, Any] | None, health: dict[str, Any] 
 
 
 def _health(deployment: Deployment) -> dict[str, Any] | None:
-    """The newest memory health report of the deployment's 72-hour sentinel (benchmarks_app.sentinel_services)."""
-    from benchmarks_app.sentinel_services import latest_health_report
+    """The newest memory health report of the deployment's 72-hour sentinel (reports.health_services)."""
+    from reports.health_services import latest_health_report
 
     report = latest_health_report(deployment)
     if report is None:

@@ -3,7 +3,7 @@ PDF bytes with WeasyPrint, offline (every URL fetch refused), A4 with page numbe
 The criteria's titles and sentences come already in that language (benchmarks_app.sentinel_texts); the fixed labels
 are translated here. Numbers carry units: GiB to 2 decimals, seconds to 1 decimal, hours to 1 decimal.
 
-The content (benchmarks_app.sentinel_services._content):
+The content (reports.health_services._content):
 
     {"language": "en" | "zh-hans", "report": {"id": int, "created_at": ISO},
      "organisation": {"name": str}, "customer": {"name": str}, "deployment": {"id": int, "name": str},

@@ -2,6 +2,7 @@
 
 from celery import shared_task
 
+from reports.health_services import sentinel_evaluate
 from reports.services import version_draft, version_sign
 from sizing.job_budgets import TIME_BUDGETS, JobKind, time_budget
 
@@ -20,3 +21,12 @@ def report_sign_task(version_id: int, user_id: int) -> None:
 def report_draft_task(version_id: int, user_id: int | None) -> None:
     with time_budget(JobKind.REPORT_DRAFT):
         version_draft(version_id=version_id, user_id=user_id)
+
+
+# the 72-hour sentinel's memory health report: judge, render and sign (never in the web request); redelivered, a report
+# already done is left alone
+@shared_task(acks_late=True, reject_on_worker_lost=True, queue="reports",
+             **TIME_BUDGETS[JobKind.SENTINEL_HEALTH].task_options())
+def sentinel_health_report_task(report_id: int) -> None:
+    with time_budget(JobKind.SENTINEL_HEALTH):
+        sentinel_evaluate(report_id=report_id)

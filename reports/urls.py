@@ -13,11 +13,16 @@ from reports.apis import (
     ReportVersionWaiverDetailApi,
     ReportVersionWaiverListApi,
 )
+from reports.health_apis import HealthReportDetailApi, HealthReportListApi, HealthReportPdfApi
 
 app_name = "reports"
 
 urlpatterns = [
     path("reports/", ReportListApi.as_view(), name="report-list"),
+    # the 72-hour sentinel's memory health reports (issue 20), beside the commitment they accept
+    path("deployments/<id:deployment_id>/health-reports/", HealthReportListApi.as_view(), name="health-report-list"),
+    path("health-reports/<id:report_id>/", HealthReportDetailApi.as_view(), name="health-report-detail"),
+    path("health-reports/<id:report_id>/pdf", HealthReportPdfApi.as_view(), name="health-report-pdf"),
     path("reports/verify", ReportVerifyApi.as_view(), name="report-verify"),
     path("reports/<id:report_id>/", ReportDetailApi.as_view(), name="report-detail"),
     path("reports/<id:report_id>/pdf", ReportPdfApi.as_view(), name="report-pdf"),

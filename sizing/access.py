@@ -111,9 +111,9 @@ POLICIES: dict[str, Policy] = {
     "benchmarks:benchmark-series-detail": WORK,
     "benchmarks:memory-log-list": WORK,
     "benchmarks:memory-log-detail": WORK,
-    "benchmarks:health-report-list": SHARED,  # the 72-hour sentinel's memory health reports (issue 20)
-    "benchmarks:health-report-detail": SHARED,
-    "benchmarks:health-report-pdf": SHARED,
+    "reports:health-report-list": SHARED,  # the 72-hour sentinel's memory health reports (issue 20)
+    "reports:health-report-detail": SHARED,
+    "reports:health-report-pdf": SHARED,
     "benchmarks:endpoint-list": ADMIN_MANAGED,
     "benchmarks:endpoint-detail": ADMIN_MANAGED,
     "benchmarks:load-test-list": WORK,

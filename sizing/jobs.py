@@ -187,7 +187,7 @@ def jobs_reap(*, now: datetime | None = None) -> dict[str, int]:
 
     from benchmarks_app.sentinel_models import MemoryHealthReport
 
-    health_s = _run_budget_s("benchmarks_app.tasks.sentinel_health_report_task")
+    health_s = _run_budget_s("reports.tasks.sentinel_health_report_task")
     ended["health_reports"] = MemoryHealthReport.objects.filter(
         status=MemoryHealthReport.Status.QUEUED, created_at__lt=queued_before).update(
         status=MemoryHealthReport.Status.FAILED, finished_at=now,

@@ -1,6 +1,6 @@
 """The 72-hour sentinel's file (deploy/tools/memory_sentinel.py, format "memory-sentinel/1") read into frozen
 dataclasses, and the memory health criteria judged on it (issue 20). Pure Python, no Django; the service
-(benchmarks_app.sentinel_services) stores the file and the result, and renders the signed report.
+(reports.health_services) stores the file and the result, and renders the signed report.
 
 Reading (`parse_sentinel`) refuses, with a `SentinelRefusal` whose `code` is stable and whose `message` says what to
 do: an empty file (``empty``); a file another tool wrote, or with no header line (``foreign_file``); a format version

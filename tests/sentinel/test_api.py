@@ -14,7 +14,7 @@ from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
 from benchmarks_app.sentinel_models import MemoryHealthReport
-from benchmarks_app.sentinel_services import latest_health_report
+from reports.health_services import latest_health_report
 from reports.services import trusted_certificates
 from reports.signing import verify_pdf
 from sizing.models import Membership, Organisation

@@ -3,7 +3,7 @@
 `sentinel_import` reads the uploaded file in the request (a file that cannot be imported is a 400 naming the
 problem, nothing stored: see sizing.benchmarks.sentinel for the refusals; a file overlapping an earlier import of the
 same GPUs is refused here) and queues the evaluation; `sentinel_evaluate`, the worker's part
-(benchmarks_app.tasks.sentinel_health_report_task), judges the criteria, renders the 显存健康报告 / memory health
+(reports.tasks.sentinel_health_report_task), judges the criteria, renders the 显存健康报告 / memory health
 report in the report's language, signs it with the organisation's identity and keeps it. `latest_health_report`
 gives the newest finished report of a deployment (the commitment's final acceptance rests on it).
 """
@@ -107,7 +107,7 @@ def sentinel_import(*, deployment: Deployment, user: Any, name: str, data: bytes
         report_id = report.pk
 
         def enqueue() -> None:
-            from benchmarks_app.tasks import sentinel_health_report_task
+            from reports.tasks import sentinel_health_report_task
 
             sentinel_health_report_task.delay(report_id)
 

@@ -15,8 +15,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchmarks_app.sentinel_models import MemoryHealthReport
-from benchmarks_app.sentinel_services import health_report_get, health_report_list, sentinel_import
 from reports.apis import PdfRenderer
+from reports.health_services import health_report_get, health_report_list, sentinel_import
 from reports.models import Report
 from sizing.api_lists import ListApiMixin, list_schema
 from sizing.benchmarks.detect import MAX_BYTES
