@@ -7,3 +7,9 @@ class ReportsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "reports"
     verbose_name = "Reports"
+
+    def ready(self) -> None:
+        from reports.reapers import report_jobs_reap
+        from sizing.jobs import reaper_register
+
+        reaper_register(report_jobs_reap)  # beat's job reaper ends lost drafts, signings and health reports too

@@ -107,10 +107,11 @@ class JobQueueUnavailableMiddleware:
 # The reaper: jobs nobody will finish
 
 
-def _run_budget_s(*task_names: str) -> float:
+def job_run_budget_s(*task_names: str) -> float:
     """How long a job of these tasks may run: the longest of their Celery hard time limits (sizing/job_budgets.py)
-    plus a minute's grace, else JOB_RUN_TIMEOUT_S."""
-    from deploy.celery import app
+    plus a minute's grace, else JOB_RUN_TIMEOUT_S. The tasks are read from the current Celery app (deploy.celery
+    makes its app the default one, so every thread sees it)."""
+    from celery import current_app as app
 
     limits = [getattr(app.tasks.get(name), "time_limit", None) or app.conf.task_time_limit for name in task_names
               if name in app.tasks]
@@ -118,18 +119,32 @@ def _run_budget_s(*task_names: str) -> float:
     return max(known) + 60.0 if known and len(known) == len(limits) else float(settings.JOB_RUN_TIMEOUT_S)
 
 
-def _lost(message: str, **extra: Any) -> dict[str, Any]:
+def job_lost_error(message: str, **extra: Any) -> dict[str, Any]:
+    """The error stored on a job no worker will finish."""
     return {"code": JOB_LOST, "message": message, "extra": extra}
+
+
+
+
+
+# Each app's reaper of its own jobs: (now, queued_before, queue_s) → {kind: how many ended}; an app registers its own
+# in its AppConfig.ready (benchmarks_app: benchmark imports, load tests; reports: drafts, signings, health reports), so
+# this module imports no app above it
+Reaper = Callable[[datetime, datetime, float], dict[str, int]]
+_REAPERS: list[Reaper] = []
+
+
+def reaper_register(reaper: Reaper) -> None:
+    """Add an app's reaper to `jobs_reap` (once)."""
+    if reaper not in _REAPERS:
+        _REAPERS.append(reaper)
 
 
 def jobs_reap(*, now: datetime | None = None) -> dict[str, int]:
     """End every job that no worker will finish, as failed with the reason and what it had done: a job no worker
-    took within JOB_QUEUE_TIMEOUT_S of being queued, one running past its budget (`_run_budget_s`), and the load
-    tests whose workers stopped beating (`loadtest_reap`); report drafts and signings, and memory health reports,
-    alike. Returns the number ended per kind."""
-    from benchmarks_app.loadtest_services import loadtest_reap
-    from benchmarks_app.models import BenchmarkRun
-    from reports.models import ReportVersion
+    took within JOB_QUEUE_TIMEOUT_S of being queued, one running past its budget (`job_run_budget_s`): this app's
+    estimates and simulations here, the other apps' jobs by their registered reapers (`reaper_register`). Returns
+    the number ended per kind."""
     from sizing.models import Estimate, SimulationJob
 
     now = now or timezone.now()
@@ -137,69 +152,28 @@ def jobs_reap(*, now: datetime | None = None) -> dict[str, int]:
     queued_before = now - timedelta(seconds=queue_s)
     ended: dict[str, int] = {}
 
-    estimate_s = _run_budget_s("sizing.tasks.estimate_compute_task")
+    estimate_s = job_run_budget_s("sizing.tasks.estimate_compute_task")
     ended["estimates"] = Estimate.objects.filter(
         status=Estimate.Status.PENDING, created_at__lt=queued_before).update(
         status=Estimate.Status.FAILED, finished_at=now,
-        error=_lost(f"no worker took this estimate within {queue_s:.0f} s: start a worker on the estimates queue",
-                    queue_timeout_s=queue_s))
+        error=job_lost_error(f"no worker took this estimate within {queue_s:.0f} s: start a worker on the "
+                             "estimates queue", queue_timeout_s=queue_s))
     ended["estimates"] += Estimate.objects.filter(
         status=Estimate.Status.RUNNING, created_at__lt=queued_before - timedelta(seconds=estimate_s)).update(
         status=Estimate.Status.FAILED, finished_at=now,
-        error=_lost(f"stopped: no result within {estimate_s:.0f} s of its start (its worker was lost or it ran "
-                    "over its time budget)", budget_s=estimate_s))
+        error=job_lost_error(f"stopped: no result within {estimate_s:.0f} s of its start (its worker was lost or it "
+                             "ran over its time budget)", budget_s=estimate_s))
 
-    simulation_s = _run_budget_s("sizing.tasks.simulation_job_run_task", "sizing.tasks.quote_run_task")
+    simulation_s = job_run_budget_s("sizing.tasks.simulation_job_run_task", "sizing.tasks.quote_run_task")
     ended["simulations"] = SimulationJob.objects.filter(
         status=SimulationJob.Status.QUEUED, created_at__lt=queued_before).update(
         status=SimulationJob.Status.FAILED, finished_at=now,
-        error=_lost(f"no worker took this job within {queue_s:.0f} s: start a worker on the simulations queue",
-                    queue_timeout_s=queue_s))
+        error=job_lost_error(f"no worker took this job within {queue_s:.0f} s: start a worker on the simulations "
+                             "queue", queue_timeout_s=queue_s))
     ended["simulations"] += _reap_running_simulations(now=now, budget_s=simulation_s)
 
-    import_s = _run_budget_s("benchmarks_app.tasks.benchmark_requests_store_task")
-    importing = BenchmarkRun.objects.filter(status=BenchmarkRun.Status.IMPORTING,
-                                            created_at__lt=queued_before - timedelta(seconds=import_s))
-    ended["benchmark_imports"] = 0
-    for run in importing.only("pk", "progress_message"):
-        ended["benchmark_imports"] += BenchmarkRun.objects.filter(
-            pk=run.pk, status=BenchmarkRun.Status.IMPORTING).update(
-            status=BenchmarkRun.Status.FAILED, finished_at=now,
-            error=_lost(f"storing the per-request records did not end within {queue_s + import_s:.0f} s (no "
-                        "worker on the imports queue, or it was lost); the run's summary is kept",
-                        stored=run.progress_message or "none stored"))
-
-    sign_s = _run_budget_s("reports.tasks.report_sign_task")
-    ended["report_signing"] = ReportVersion.objects.filter(
-        status=ReportVersion.Status.APPROVED, sign_requested_at__lt=queued_before - timedelta(seconds=sign_s),
-        error__isnull=True).exclude(progress_message="").update(
-        progress=0.0, progress_message="",
-        error=_lost(f"signing did not end within {queue_s + sign_s:.0f} s (no worker on the reports queue, or it "
-                    "was lost); the version is still approved: sign it again"))
-
-    draft_s = _run_budget_s("reports.tasks.report_draft_task")
-    ended["report_drafting"] = ReportVersion.objects.filter(
-        status=ReportVersion.Status.DRAFT, drafted_at__isnull=True, error__isnull=True,
-        draft_requested_at__lt=queued_before - timedelta(seconds=draft_s)).update(
-        progress=0.0, progress_message="",
-        error=_lost(f"gathering the evidence did not end within {queue_s + draft_s:.0f} s (no worker on the "
-                    "reports queue, or it was lost): draft the version again"))
-
-    from benchmarks_app.sentinel_models import MemoryHealthReport
-
-    health_s = _run_budget_s("reports.tasks.sentinel_health_report_task")
-    ended["health_reports"] = MemoryHealthReport.objects.filter(
-        status=MemoryHealthReport.Status.QUEUED, created_at__lt=queued_before).update(
-        status=MemoryHealthReport.Status.FAILED, finished_at=now,
-        error=_lost(f"no worker took this health report within {queue_s:.0f} s: start a worker on the reports "
-                    "queue, then import the file again", queue_timeout_s=queue_s))
-    ended["health_reports"] += MemoryHealthReport.objects.filter(
-        status=MemoryHealthReport.Status.RUNNING, created_at__lt=queued_before - timedelta(seconds=health_s)).update(
-        status=MemoryHealthReport.Status.FAILED, finished_at=now,
-        error=_lost(f"stopped: no result within {health_s:.0f} s of its start (its worker was lost or it ran over "
-                    "its time budget): import the file again", budget_s=health_s))
-
-    ended["load_tests"] = loadtest_reap(now=now)
+    for reaper in _REAPERS:
+        ended.update(reaper(now, queued_before, queue_s))
     if any(ended.values()):
         logger.warning("reaped jobs nobody would finish: %s", ended)
     return ended
@@ -214,7 +188,7 @@ def _reap_running_simulations(*, now: datetime, budget_s: float) -> int:
     for job in running.only("pk", "progress", "progress_message"):
         ended += SimulationJob.objects.filter(pk=job.pk, status=SimulationJob.Status.RUNNING).update(
             status=SimulationJob.Status.FAILED, finished_at=now,
-            error=_lost(f"stopped: no result within {budget_s:.0f} s of its start (its worker was lost or it ran "
-                        "over its time budget)", budget_s=budget_s, progress=job.progress,
-                        progress_message=job.progress_message))
+            error=job_lost_error(f"stopped: no result within {budget_s:.0f} s of its start (its worker was lost or "
+                                 "it ran over its time budget)", budget_s=budget_s, progress=job.progress,
+                                 progress_message=job.progress_message))
     return ended

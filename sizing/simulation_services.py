@@ -466,7 +466,7 @@ def _search_fanout(parts: int) -> bool:
         return False
     if mode == "always":
         return True
-    from deploy.celery import app
+    from celery import current_app as app  # deploy.celery's app: the default one in every thread
 
     try:
         replies = app.control.inspect(timeout=1.0).ping() or {}
