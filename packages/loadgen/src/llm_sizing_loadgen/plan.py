@@ -33,8 +33,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sizing.estimator.errors import SizingError
-from sizing.estimator.workload import (
+from llm_sizing_loadgen.errors import SizingError
+from llm_sizing_loadgen.workload import (
     ArrivalKind,
     WorkloadProfile,
     fixed_profile,

@@ -1,5 +1,5 @@
 """The JSON Schema of a test plan (`docs/loadgen-plan.schema.json` is this dict, written by
-`python -m benchmarks_app.loadgen schema`). `plan.plan_from_dict` is the authority and gives the precise errors;
+`python -m llm_sizing_loadgen schema`). `plan.plan_from_dict` is the authority and gives the precise errors;
 the schema describes the same rules for editors and other tools (a test keeps the two in step)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ _NON_NEGATIVE = {"type": "number", "minimum": 0}
 _URL = {"type": "string", "pattern": "^https?://[^/\\s]+"}
 _LENGTH = {
     "type": "object",
-    "description": "A token length distribution (sizing.estimator.workload.LengthDistribution).",
+    "description": "A token length distribution (llm_sizing_loadgen.workload.LengthDistribution).",
     "required": ["kind"],
     "properties": {
         "kind": {"enum": ["fixed", "normal", "lognormal", "empirical"]},
@@ -30,7 +30,7 @@ PLAN_SCHEMA: dict[str, Any] = {
     "$id": "https://llm-sizing.example/schemas/loadgen-plan/v1.json",
     "title": "llm-sizing load generator test plan, version 1",
     "description": "What the load generator sends, to which endpoint, how fast and for how long. Run it with "
-                   "`python -m benchmarks_app.loadgen run plan.json --out result.json`. See docs/loadgen-plan.md.",
+                   "`python -m llm_sizing_loadgen run plan.json --out result.json`. See docs/loadgen-plan.md.",
     "type": "object",
     "required": ["endpoint", "load", "requests", "bounds"],
     "additionalProperties": False,
@@ -104,7 +104,7 @@ PLAN_SCHEMA: dict[str, Any] = {
                                   "description": "Sent as max_tokens; enforced with ignore_eos / min_tokens."},
                 "profile": {
                     "type": "object",
-                    "description": "A workload profile (sizing.estimator.workload.profile_from_dict): request "
+                    "description": "A workload profile (llm_sizing_loadgen.workload.profile_from_dict): request "
                                    "classes with shares and length distributions.",
                     "required": ["classes"],
                     "properties": {
