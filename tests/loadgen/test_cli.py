@@ -35,12 +35,13 @@ from llm_sizing_loadgen.__main__ import (
 )
 from llm_sizing_loadgen.client import RequestResult
 from llm_sizing_loadgen.plan import plan_from_dict
-from llm_sizing_loadgen.plan_schema import PLAN_SCHEMA
 from llm_sizing_loadgen.runner import LoadRunner, Progress, RunOutcome
+from llm_sizing_loadgen.schemas import plan_schema
 from sizing.benchmarks.detect import import_text
 from tests.loadgen.streams import FakeServer, ThreadedSseServer
 from tests.loadgen.virtual_time import VirtualClock, run_virtual
 
+PLAN_SCHEMA = plan_schema()  # written from the pydantic models (llm_sizing_loadgen.schemas)
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -22,9 +22,10 @@ from llm_sizing_loadgen.plan import (
     plan_from_json,
     plan_load,
 )
-from llm_sizing_loadgen.plan_schema import PLAN_SCHEMA
+from llm_sizing_loadgen.schemas import PlanDocument, plan_schema
 from llm_sizing_loadgen.workload import ArrivalKind
 
+PLAN_SCHEMA = plan_schema()  # written from the pydantic models (llm_sizing_loadgen.schemas)
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_FILE = ROOT / "docs" / "loadgen-plan.schema.json"
 
@@ -206,9 +207,11 @@ def test_plans_the_validator_accepts_fit_the_schema(data: dict[str, Any]) -> Non
     # when
     plan_from_dict(data)
 
-    # then
+    # then: the schema and the pydantic model it is written from accept the plan and its normal form
     assert list(Draft202012Validator(PLAN_SCHEMA).iter_errors(data)) == []
     assert list(Draft202012Validator(PLAN_SCHEMA).iter_errors(plan_from_dict(data).to_dict())) == []
+    PlanDocument.model_validate(data)
+    PlanDocument.model_validate(plan_from_dict(data).to_dict())
 
 
 @pytest.mark.parametrize("overrides", [

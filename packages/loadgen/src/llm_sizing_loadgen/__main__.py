@@ -32,9 +32,9 @@ from llm_sizing_loadgen import TOOL_NAME, __version__
 from llm_sizing_loadgen.client import Status
 from llm_sizing_loadgen.faults import fault_counts
 from llm_sizing_loadgen.plan import PlanError, TestPlan, plan_from_dict, plan_load
-from llm_sizing_loadgen.plan_schema import PLAN_SCHEMA
 from llm_sizing_loadgen.result import result_paths, write_result
 from llm_sizing_loadgen.runner import LoadRunner, Progress, RunError, RunOutcome, run_points
+from llm_sizing_loadgen.schemas import plan_schema, schema_text
 from llm_sizing_loadgen.scrape import scrape_counts
 
 EXIT_OK = 0
@@ -289,7 +289,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
     err = stderr or sys.stderr
     args = build_parser().parse_args(argv)
     if args.command == "schema":
-        out.write(json.dumps(PLAN_SCHEMA, indent=2, ensure_ascii=False) + "\n")
+        out.write(schema_text(plan_schema()))
         return EXIT_OK
     try:
         if args.command == "validate":

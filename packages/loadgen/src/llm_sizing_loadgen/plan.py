@@ -1,8 +1,8 @@
 """The test plan: what to send, to which endpoint, how fast and for how long; read from JSON with precise errors.
 
-The JSON form is documented in `docs/loadgen-plan.md` and its JSON Schema (`plan_schema.PLAN_SCHEMA`, written to
-`docs/loadgen-plan.schema.json`). `plan_from_dict` checks every field and reports *all* problems at once, each with
-its path (`load.rate: must be > 0 (got -2)`), as a `PlanError`.
+The JSON form is documented in `docs/loadgen-plan.md` and its JSON Schema (`schemas.plan_schema()`, written from
+pydantic models to `docs/loadgen-plan.schema.json`). `plan_from_dict` checks every field and reports *all* problems
+at once, each with its path (`load.rate: must be > 0 (got -2)`), as a `PlanError`.
 
 Rules a reader of a plan must know:
 
