@@ -17,14 +17,14 @@ PYTEST_ARGS ?=
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-.PHONY: install system-packages system-packages-test run test lint migrate catalogs translations clean
+.PHONY: install system-packages system-packages-test run test lint migrate catalogs translations clean loadgen-wheel loadgen-schemas
 
 .tools/bin/uv:
 	@echo "== uv $(UV_VERSION): installing it from PyPI into .tools/ (a few seconds)"
 	@$(PYTHON) -m venv .tools
 	@.tools/bin/pip install --disable-pip-version-check -qq uv==$(UV_VERSION)
 
-$(VENV)/.installed: pyproject.toml uv.lock | $(UV)
+$(VENV)/.installed: pyproject.toml packages/loadgen/pyproject.toml uv.lock | $(UV)
 	@echo "== Python packages: uv sync --locked into $(VENV)"
 	@set -o pipefail; $(UV) sync --locked --python "$$(command -v $(PYTHON))" 2>&1 | { grep -v '^ [-+~] ' || true; }  # not 100 names
 	@touch $@
@@ -61,6 +61,16 @@ lint: install
 	@$(VENV)/bin/ruff check .
 	@$(VENV)/bin/lint-imports
 	@$(VENV)/bin/deptry .
+	@cd packages/loadgen && ../../$(VENV)/bin/deptry .
+
+# The load generator's wheel for customer networks (packages/loadgen, built by its backend, hatchling) into dist/:
+# `pip install dist/llm_sizing_loadgen-*.whl`, then `llm-sizing-loadgen run plan.json --out result.json`
+loadgen-wheel: | $(UV)
+	@$(UV) build --package llm-sizing-loadgen --wheel --out-dir dist
+
+# The plan's and the result's JSON Schemas in docs/, written from their pydantic models
+loadgen-schemas: install
+	@$(PY) -m llm_sizing_loadgen.schemas docs
 
 clean:
-	rm -rf $(VENV) .tools var
+	rm -rf $(VENV) .tools var dist

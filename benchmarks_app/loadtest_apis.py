@@ -13,7 +13,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from benchmarks_app.loadgen.scenarios import SCENARIOS
 from benchmarks_app.loadtest_selectors import (
     loadtest_get_for_organisation,
     loadtest_list_for_organisation,
@@ -27,6 +26,7 @@ from benchmarks_app.loadtest_services import (
     requests_spec,
     tokens_per_request,
 )
+from benchmarks_app.loadtests.scenarios import SCENARIOS
 from benchmarks_app.models import LoadTest
 from sizing.api_errors import ApiErrorSerializer
 from sizing.api_lists import ListApiMixin, choice_filter, filter_parameter, id_filter, list_schema
@@ -183,7 +183,7 @@ class LoadTestCancelApi(APIView):
 
 class LoadTestPlanApi(APIView):
     @extend_schema(responses={200: OpenApiResponse(description="the plan JSON (docs/loadgen-plan.md)")},
-                   description="The test's plan as a file, to run with `python -m benchmarks_app.loadgen run "
+                   description="The test's plan as a file, to run with `python -m llm_sizing_loadgen run "
                                "plan.json --out result.json` inside a network the service cannot reach (set the "
                                "API key's environment variable there); upload the result as a benchmark run.")
     def get(self, request: Request, job_id: int) -> HttpResponse | Response:

@@ -5,11 +5,11 @@ memory commitment.
 The life of a test:
 
 1. `loadtest_create` checks the request (the endpoint must be one the organisation registered: load tests reach
-   nothing else), builds the plan from the scenario (`benchmarks_app.loadgen.scenarios`), and saves the job, its
+   nothing else), builds the plan from the scenario (`benchmarks_app.loadtests.scenarios`), and saves the job, its
    shards and an empty benchmark run ("measuring") in one transaction; after the commit the shards are sent as a
    Celery group, one task per shard, with a common start time a few seconds ahead.
 2. Each shard (`loadtest_shard_run`, a worker's part) waits for the common start, drives its share of the load
-   (`benchmarks_app.loadgen.shard.shard_plan`) and, from a writer thread, stores every finished request into the run
+   (`benchmarks_app.loadtests.shard.shard_plan`) and, from a writer thread, stores every finished request into the run
    twice a second, beats its heartbeat, publishes its progress and watches for a cancel. Its result document is
    kept when it ends.
 3. The last shard to end merges the shards' documents (`merge_documents`), re-imports the whole through our result
@@ -47,8 +47,12 @@ from django.db.models import F
 from django.utils import timezone
 
 from benchmarks_app.endpoint_services import endpoint_api_key
-from benchmarks_app.loadgen.client import RequestResult
-from benchmarks_app.loadgen.plan import (
+from benchmarks_app.loadtests.scenarios import scenario_plan
+from benchmarks_app.loadtests.shard import merge_documents, shard_plan
+from benchmarks_app.models import BenchmarkFile, BenchmarkRequest, BenchmarkRun, Endpoint, LoadTest, LoadTestShard
+from benchmarks_app.services import _record_row, requests_store, run_fields, run_verdict, server_series
+from llm_sizing_loadgen.client import RequestResult
+from llm_sizing_loadgen.plan import (
     Api,
     Bounds,
     EndpointSpec,
@@ -63,17 +67,13 @@ from benchmarks_app.loadgen.plan import (
     TestPlan,
     plan_from_dict,
 )
-from benchmarks_app.loadgen.result import request_entry, result_document, result_json
-from benchmarks_app.loadgen.runner import LoadRunner, Progress
-from benchmarks_app.loadgen.scenarios import scenario_plan
-from benchmarks_app.loadgen.shard import merge_documents, shard_plan
-from benchmarks_app.models import BenchmarkFile, BenchmarkRequest, BenchmarkRun, Endpoint, LoadTest, LoadTestShard
-from benchmarks_app.services import _record_row, requests_store, run_fields, run_verdict, server_series
+from llm_sizing_loadgen.result import request_entry, result_document, result_json
+from llm_sizing_loadgen.runner import LoadRunner, Progress
+from llm_sizing_loadgen.workload import fixed_profile, profile_from_dict
 from sizing.benchmarks.analysis import run_distributions
 from sizing.benchmarks.formats import llm_sizing
 from sizing.benchmarks.run import RequestRecord, metrics_from_requests
 from sizing.estimator.errors import SizingError, SizingErrorCode
-from sizing.estimator.workload import fixed_profile, profile_from_dict
 from sizing.job_budgets import JobKind, over_budget_message
 from sizing.jobs import job_publish_on_commit
 from sizing.models import Deployment, Organisation, WorkloadProfile

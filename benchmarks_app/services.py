@@ -19,7 +19,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from benchmarks_app.loadgen.scenarios import judge
+from benchmarks_app.loadtests.scenarios import judge
 from benchmarks_app.models import BenchmarkFile, BenchmarkRequest, BenchmarkRun, BenchmarkSeries
 from sizing.benchmarks.analysis import run_distributions
 from sizing.benchmarks.detect import MAX_BYTES, BenchmarkFormatError, decode, import_text

@@ -12,6 +12,7 @@ from django.utils.translation import pgettext
 from django.views.generic import TemplateView
 
 from frontend.forms import SizingVersionForm
+from llm_sizing_loadgen.workload import ArrivalKind, LengthKind
 from sizing.deployment_selectors import fingerprint_list_for_organisation
 from sizing.estimator.dtypes import KV_CACHE_DTYPES
 from sizing.estimator.engines import ENGINE_CHOICES, ENGINE_TRAITS
@@ -22,7 +23,6 @@ from sizing.estimator.version_choices import (
     VLLM_RELEASE_CHOICES,
     latest_vllm_release,
 )
-from sizing.estimator.workload import ArrivalKind, LengthKind
 from sizing.selectors import gpu_list, model_list_for_organisation
 from sizing.services import organisation_for_user
 from sizing.workload_selectors import workload_profile_list_for_organisation

@@ -184,7 +184,7 @@ def source_title(source: Any) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# A load test's verdict (BenchmarkRun.verdict, LoadTest.verdict: benchmarks_app.loadgen.scenarios.judge)
+# A load test's verdict (BenchmarkRun.verdict, LoadTest.verdict: benchmarks_app.loadtests.scenarios.judge)
 
 
 def verdict_label(verdict: Any) -> str:

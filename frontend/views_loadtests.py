@@ -52,7 +52,7 @@ from sizing.services import organisation_for_user
 
 GIB = 2**30
 LIST_LIMIT = 200  # tests the list shows (newest first)
-PLAN_COMMAND = "python -m benchmarks_app.loadgen run plan.json --out result.json"
+PLAN_COMMAND = "python -m llm_sizing_loadgen run plan.json --out result.json"
 SLO_KEYS = ("ttft_ms", "tpot_ms", "e2e_ms")
 # the service's field names → the form's
 SERVICE_FIELDS = {"ttft_ms": "slo_ttft_ms", "tpot_ms": "slo_tpot_ms", "e2e_ms": "slo_e2e_ms",
@@ -66,7 +66,7 @@ TIME_FORMAT = "%Y-%m-%d %H:%M:%S UTC"
 
 def scenario_words() -> dict[str, tuple[str, str]]:
     """Each scenario → (its name, what it does and when it passes), in the active language (the figures are
-    benchmarks_app.loadgen.scenarios.SHAPES')."""
+    benchmarks_app.loadtests.scenarios.SHAPES')."""
     return {
         "pulse": (_("Pulse"), _("Half the peak concurrency arrives within 10 s and is held for 3 minutes. Passes when "
                                 "at least 99% of the requests meet the SLOs, none fails, and the memory checks "

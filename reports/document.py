@@ -81,7 +81,7 @@ The content contract (all byte figures are ints in bytes; times are ISO 8601 str
                                               "recovery_s": float | None, "ttft_p99_ms": float | None,
                                               "tpot_p99_ms": float | None, "gpu_peak_bytes"?: int | None,
                                               "tolerance_bytes"?: int | None},
-                                  # criteria of benchmarks_app.loadgen.scenarios.judge (client_fidelity,
+                                  # criteria of benchmarks_app.loadtests.scenarios.judge (client_fidelity,
                                   # fault_injected, slo_attainment, error_rate, recovery_time, memory) or checks of
                                   # sizing.benchmarks.loadverdict; `measured`/`limit` (or `value`) and `extra` are
                                   # the numbers the words are built from, `detail` the English fallback
@@ -727,7 +727,7 @@ def _protection(protection: Mapping[str, Any], language: str) -> dict[str, Any]:
 
 def _criterion_name(code: str) -> str:
     names = {
-        # benchmarks_app.loadgen.scenarios.CriterionCode
+        # benchmarks_app.loadtests.scenarios.CriterionCode
         "client_fidelity": gettext("Client fidelity"),
         "fault_injected": gettext("Failure injected"),
         "slo_attainment": gettext("SLO attainment"),

@@ -35,6 +35,7 @@ from django.utils.translation import get_language, gettext_lazy, override
 from django.utils.translation import gettext as _
 
 from benchmarks_app.models import LoadTest, MemoryLog
+from llm_sizing_loadgen.workload import profile_from_dict
 from reports.models import Report
 from sizing.deployment_services import _estimate_parameters, deployment_release, fingerprint_report
 from sizing.estimator.confidence import (
@@ -46,7 +47,6 @@ from sizing.estimator.confidence import (
 )
 from sizing.estimator.errors import SizingError
 from sizing.estimator.versions import parse_version
-from sizing.estimator.workload import profile_from_dict
 from sizing.finding_text import finding_text
 from sizing.models import Deployment
 from sizing.services import estimate_report, json_safe

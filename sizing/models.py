@@ -190,7 +190,7 @@ class Calibration(models.Model):
 
 
 class WorkloadProfile(models.Model):
-    """A customer's traffic as request classes (sizing.estimator.workload): a shipped sample (organisation empty,
+    """A customer's traffic as request classes (llm_sizing_loadgen.workload): a shipped sample (organisation empty,
     visible to all, read-only), written by hand, or fitted to a CSV of request logs (with its fit report)."""
 
     class Source(models.TextChoices):

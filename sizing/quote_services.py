@@ -18,13 +18,13 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.urls import reverse
 
+from llm_sizing_loadgen.workload import WorkloadProfile, profile_from_dict
 from sizing.estimator.engines import Engine
 from sizing.estimator.errors import SizingError, invalid_argument
 from sizing.estimator.memory import EstimateRequest, estimate_memory
 from sizing.estimator.search import SECONDS_PER_HOUR, Candidate
 from sizing.estimator.serving import serving_plan, simulate_plan
 from sizing.estimator.simulator import LoadKind
-from sizing.estimator.workload import WorkloadProfile, profile_from_dict
 from sizing.jobs import job_publish_on_commit
 from sizing.models import Gpu, Organisation, SimulationJob
 from sizing.selectors import gpu_get

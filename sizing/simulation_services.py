@@ -14,6 +14,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from llm_sizing_loadgen.workload import WorkloadProfile, fixed_profile, profile_from_dict
 from sizing.deployment_selectors import fingerprint_get_for_organisation
 from sizing.deployment_services import fingerprint_parameters
 from sizing.estimator.engines import Engine
@@ -31,7 +32,6 @@ from sizing.estimator.serving import (
     slo_verdict,
 )
 from sizing.estimator.simulator import LoadKind, Slo
-from sizing.estimator.workload import WorkloadProfile, fixed_profile, profile_from_dict
 from sizing.job_budgets import JobKind, context_tokens_check, running_jobs_check, simulated_tokens_check
 from sizing.jobs import job_publish_on_commit
 from sizing.models import Gpu, LlmModel, Organisation, PerfCalibration, SimulationJob, SimulationJobPart

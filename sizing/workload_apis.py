@@ -12,8 +12,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from llm_sizing_loadgen.workload import profile_to_dict, sample_profile
 from sizing.api_lists import ListApiMixin, bool_filter, choice_filter, filter_parameter, list_schema
-from sizing.estimator.workload import profile_to_dict, sample_profile
 from sizing.models import WorkloadProfile
 from sizing.services import organisation_for_user
 from sizing.workload_selectors import workload_profile_get_for_organisation, workload_profile_list_for_organisation

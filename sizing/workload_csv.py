@@ -21,8 +21,8 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from llm_sizing_loadgen.workload import LoggedRequest
 from sizing.estimator.errors import SizingError, SizingErrorCode
-from sizing.estimator.workload import LoggedRequest
 
 # accepted header names for each column, after lower-casing and turning spaces and hyphens into underscores
 COLUMN_ALIASES: dict[str, tuple[str, ...]] = {

@@ -15,8 +15,7 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 
-from sizing.estimator.errors import SizingError, SizingErrorCode
-from sizing.estimator.workload import (
+from llm_sizing_loadgen.workload import (
     LengthFit,
     ProfileFit,
     profile_fit,
@@ -24,7 +23,8 @@ from sizing.estimator.workload import (
     profile_to_dict,
     sample_profile,
 )
-from sizing.estimator.workload import WorkloadProfile as Workload
+from llm_sizing_loadgen.workload import WorkloadProfile as Workload
+from sizing.estimator.errors import SizingError, SizingErrorCode
 from sizing.json_limits import decode_text
 from sizing.models import Organisation, WorkloadProfile
 from sizing.services import json_safe

@@ -29,9 +29,7 @@ from typing import Any
 import httpx
 import numpy as np
 
-from sizing.estimator.serving import ServingPlan
-from sizing.estimator.simulator import LoadKind, SimulationResult, simulate
-from sizing.estimator.workload import (
+from llm_sizing_loadgen.workload import (
     LengthDistribution,
     LengthKind,
     RequestClass,
@@ -39,6 +37,8 @@ from sizing.estimator.workload import (
     WorkloadProfile,
     workload_sample,
 )
+from sizing.estimator.serving import ServingPlan
+from sizing.estimator.simulator import LoadKind, SimulationResult, simulate
 
 ROOT = Path(__file__).resolve().parents[2]
 QUANTILES = (50, 90, 99)

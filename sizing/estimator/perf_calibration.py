@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from llm_sizing_loadgen.workload import fixed_profile, workload_sample
 from sizing.estimator.errors import invalid_argument
 from sizing.estimator.perf import Efficiencies, StepModel
 from sizing.estimator.simulator import LoadKind, ServingConfig, simulate
-from sizing.estimator.workload import fixed_profile, workload_sample
 
 # (field, lowest, highest): the search box of each efficiency
 BOUNDS: dict[str, tuple[float, float]] = {

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from llm_sizing_loadgen.workload import WorkloadProfile
 from sizing.estimator.architecture import Architecture
 from sizing.estimator.engines import Engine
 from sizing.estimator.errors import SizingError
@@ -23,7 +24,6 @@ from sizing.estimator.memory import EstimateRequest, estimate_memory
 from sizing.estimator.serving import serving_plan, simulate_plan, slo_verdict, verdict_text
 from sizing.estimator.simulator import LoadKind, Slo
 from sizing.estimator.tensors import check_tensor_parallel
-from sizing.estimator.workload import WorkloadProfile
 
 SECONDS_PER_HOUR = 3600
 

@@ -13,12 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from llm_sizing_loadgen.workload import WorkloadProfile, workload_sample
 from sizing.estimator.engines import Engine
 from sizing.estimator.errors import SizingError, SizingErrorCode, invalid_argument
 from sizing.estimator.memory import EstimateRequest, MemoryEstimate, estimate_memory
 from sizing.estimator.perf import Efficiencies, StepModel, step_model
 from sizing.estimator.simulator import LoadKind, ServingConfig, SimulationResult, Slo, simulate
-from sizing.estimator.workload import WorkloadProfile, workload_sample
 
 Progress = Callable[[int, int], None]  # (done, total): long work reports as it goes
 

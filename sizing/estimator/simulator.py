@@ -33,9 +33,9 @@ from typing import Any
 
 import numpy as np
 
+from llm_sizing_loadgen.workload import SampledRequests
 from sizing.estimator.errors import invalid_argument
 from sizing.estimator.perf import StepModel, prefill_pairs
-from sizing.estimator.workload import SampledRequests
 
 PERCENTILES = (50, 90, 95, 99)
 MIN_SAMPLES = {99: 100, 95: 20, 90: 10, 50: 1}  # below this many samples the percentile is reported as insufficient

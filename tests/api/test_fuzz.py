@@ -30,10 +30,10 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from benchmarks_app.endpoint_services import endpoint_create
+from llm_sizing_loadgen.workload import profile_to_dict, sample_profile
 from reports.services import report_create
 from sizing.apikeys import api_key_create
 from sizing.deployment_services import deployment_create
-from sizing.estimator.workload import profile_to_dict, sample_profile
 from sizing.models import Membership, Organisation
 from sizing.selectors import gpu_get, model_get_for_organisation
 from sizing.workload_services import workload_profile_create

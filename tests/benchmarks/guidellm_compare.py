@@ -115,7 +115,7 @@ def main() -> int:
             # the chat template adds a few tokens: send fewer words so the server counts the same input
             probe = httpx.post(url + "/v1/chat/completions", json={"model": MODEL, "max_tokens": 1, "messages": [
                 {"role": "user", "content": "x"}]}, timeout=30).json()["usage"]["prompt_tokens"] - 1
-            subprocess.run([sys.executable, "-m", "benchmarks_app.loadgen", "run", "--base-url", url,  # noqa: S603
+            subprocess.run([sys.executable, "-m", "llm_sizing_loadgen", "run", "--base-url", url,  # noqa: S603
                             "--model", MODEL, "--api", "chat", "--concurrency", str(args.concurrency),
                             "--requests", str(args.requests), "--input-tokens", str(max(1, input_tokens - probe)),
                             "--output-tokens", str(args.output_tokens), "--stream", "--out", str(ours), "--quiet"],

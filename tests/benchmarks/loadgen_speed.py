@@ -59,10 +59,10 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks_app.loadgen.client import RequestResult, Status, StreamClient  # noqa: E402
-from benchmarks_app.loadgen.plan import plan_from_dict  # noqa: E402
-from benchmarks_app.loadgen.prompts import PromptFactory  # noqa: E402
-from benchmarks_app.loadgen.runner import LoadRunner, RequestSource, RunOutcome, open_schedule  # noqa: E402
+from llm_sizing_loadgen.client import RequestResult, Status, StreamClient  # noqa: E402
+from llm_sizing_loadgen.plan import plan_from_dict  # noqa: E402
+from llm_sizing_loadgen.prompts import PromptFactory  # noqa: E402
+from llm_sizing_loadgen.runner import LoadRunner, RequestSource, RunOutcome, open_schedule  # noqa: E402
 
 MODEL = "meta-llama/Meta-Llama-3-8B"
 GPU = "nvidia-h100-sxm-80gb"

@@ -54,15 +54,15 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks_app.loadgen.client import ClientSettings, Status  # noqa: E402
-from benchmarks_app.loadgen.faults import STOP_GRACE_S, FaultInjector, command_fault  # noqa: E402
-from benchmarks_app.loadgen.plan import FaultKind, FaultSpec, MetricsSpec, plan_from_dict  # noqa: E402
-from benchmarks_app.loadgen.result import result_document, result_json  # noqa: E402
-from benchmarks_app.loadgen.runner import LoadRunner, Progress, RunOutcome, run_plan  # noqa: E402
-from benchmarks_app.loadgen.scrape import MetricsScraper  # noqa: E402
 from benchmarks_app.simserver.app import create_app  # noqa: E402
 from benchmarks_app.simserver.catalog import catalog_plan, served_max_model_len  # noqa: E402
 from benchmarks_app.simserver.engine import SimEngine, SimRequest  # noqa: E402
+from llm_sizing_loadgen.client import ClientSettings, Status  # noqa: E402
+from llm_sizing_loadgen.faults import STOP_GRACE_S, FaultInjector, command_fault  # noqa: E402
+from llm_sizing_loadgen.plan import FaultKind, FaultSpec, MetricsSpec, plan_from_dict  # noqa: E402
+from llm_sizing_loadgen.result import result_document, result_json  # noqa: E402
+from llm_sizing_loadgen.runner import LoadRunner, Progress, RunOutcome, run_plan  # noqa: E402
+from llm_sizing_loadgen.scrape import MetricsScraper  # noqa: E402
 from sizing.benchmarks.detect import import_text  # noqa: E402
 from sizing.estimator.perf import time_to_first_token_s  # noqa: E402
 from tests.loadgen.streams import FakeServer, ThreadedSseServer, event, send_one  # noqa: E402
@@ -151,7 +151,7 @@ def runner_figures() -> list[Figure]:
     with ThreadedSseServer(ttft_s=0.02, itl_s=0.02) as sse, tempfile.TemporaryDirectory() as folder:
         result = Path(folder) / "r.json"
         done = subprocess.run(  # noqa: S603 - our own module
-            [sys.executable, "-m", "benchmarks_app.loadgen", "run", "--base-url", sse.url, "--model", "m",
+            [sys.executable, "-m", "llm_sizing_loadgen", "run", "--base-url", sse.url, "--model", "m",
              "--concurrency", "2", "--requests", "10", "--input-tokens", "16", "--output-tokens", "4", "--stream",
              "--out", str(result), "--quiet"], cwd=ROOT, capture_output=True, text=True, timeout=120,
             env={**os.environ, "PYTHONPATH": str(ROOT)})

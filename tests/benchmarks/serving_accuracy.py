@@ -31,13 +31,13 @@ for path in (ROOT, Path(__file__).resolve().parent):
 
 from speed import gpu_spec  # noqa: E402
 
+from llm_sizing_loadgen.workload import fixed_profile  # noqa: E402
 from sizing.estimator.architecture import architecture_from_config, merge_quant_config  # noqa: E402
 from sizing.estimator.engines import Engine  # noqa: E402
 from sizing.estimator.errors import SizingError  # noqa: E402
 from sizing.estimator.memory import EstimateRequest  # noqa: E402
 from sizing.estimator.serving import serving_plan, simulate_plan  # noqa: E402
 from sizing.estimator.simulator import LoadKind  # noqa: E402
-from sizing.estimator.workload import fixed_profile  # noqa: E402
 
 DEFAULT_SHARED = ROOT.parent / "shared" / "data"
 CATALOG = ROOT / "sizing" / "catalog_data" / "gpus.json"

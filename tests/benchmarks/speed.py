@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from llm_sizing_loadgen.workload import sample_profile, workload_sample  # noqa: E402
 from sizing.estimator.architecture import Architecture, architecture_from_config, merge_quant_config  # noqa: E402
 from sizing.estimator.engines import Engine  # noqa: E402
 from sizing.estimator.errors import SizingError  # noqa: E402
@@ -43,7 +44,6 @@ from sizing.estimator.search import candidates_for, search  # noqa: E402
 from sizing.estimator.serving import saturation_rate, serving_plan  # noqa: E402
 from sizing.estimator.simulator import LoadKind, Slo, simulate  # noqa: E402
 from sizing.estimator.units import MiB  # noqa: E402
-from sizing.estimator.workload import sample_profile, workload_sample  # noqa: E402
 
 CATALOG = ROOT / "sizing" / "catalog_data"
 SINGLE_MODEL = "meta-llama/Meta-Llama-3-8B"

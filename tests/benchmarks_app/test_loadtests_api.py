@@ -237,7 +237,7 @@ def test_the_exported_plan_names_the_keys_variable_never_the_key(api_client, vll
     plan = json.loads(text)
     assert plan["endpoint"]["api_key_env"] == "LLM_API_KEY"
     assert plan["load"]["concurrency"] == 4  # 10% of 40
-    from benchmarks_app.loadgen.plan import plan_from_dict
+    from llm_sizing_loadgen.plan import plan_from_dict
 
     assert plan_from_dict(plan).scenario.kind == "long_tail"  # the agent reads it back
 
@@ -269,10 +269,10 @@ def test_an_air_gapped_agents_result_uploads_with_its_verdict(api_client, organi
     a test run from the service (the scenario and the scrapes travel in the file)."""
     import io
 
-    from benchmarks_app.loadgen.plan import EndpointSpec, MetricsSpec
-    from benchmarks_app.loadgen.result import result_document, result_json
-    from benchmarks_app.loadgen.runner import run_points
-    from benchmarks_app.loadgen.scenarios import scenario_plan
+    from benchmarks_app.loadtests.scenarios import scenario_plan
+    from llm_sizing_loadgen.plan import EndpointSpec, MetricsSpec
+    from llm_sizing_loadgen.result import result_document, result_json
+    from llm_sizing_loadgen.runner import run_points
     from tests.loadgen.virtual_time import run_virtual
     from tests.simserver.inprocess import catalog_engine, inprocess_simulator
 

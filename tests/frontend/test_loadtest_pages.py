@@ -36,7 +36,7 @@ PULSE = {"scenario": "pulse", "peak_concurrency": "8", "slo_ttft_ms": "5000", "s
 
 pytestmark = pytest.mark.django_db
 
-# A pulse verdict as benchmarks_app.loadgen.scenarios.judge writes it: 190 of 200 requests met the TTFT SLO of
+# A pulse verdict as benchmarks_app.loadtests.scenarios.judge writes it: 190 of 200 requests met the TTFT SLO of
 # 100 ms (95 %, 99 % required), no error, the memory verdict passed on the KV cache and preemptions.
 VERDICT: dict[str, Any] = {
     "scenario": "pulse", "verdict": "fail", "summary": "Pulse: FAIL (slo attainment failed).",
@@ -343,7 +343,7 @@ def test_a_running_tests_page_shows_its_progress_workers_and_cancel(signed_in: C
     assert 'id="cancel-button"' in html
     assert 'id="delete-button"' not in html
     assert reverse("benchmarks:load-test-plan", args=[job.pk]) in html
-    assert "python -m benchmarks_app.loadgen run plan.json --out result.json" in html
+    assert "python -m llm_sizing_loadgen run plan.json --out result.json" in html
     assert f'href="{reverse("frontend:benchmark", args=[job.run_id])}"' in html
     assert 'id="verdict-card"' not in html
 

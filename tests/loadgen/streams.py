@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from benchmarks_app.loadgen.client import ClientSettings, PreparedRequest, RequestResult, StreamClient
+from llm_sizing_loadgen.client import ClientSettings, PreparedRequest, RequestResult, StreamClient
 from tests.loadgen.virtual_time import VirtualClock
 
 MS = 1_000_000  # nanoseconds per millisecond

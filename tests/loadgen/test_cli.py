@@ -1,5 +1,6 @@
-"""The command line (`python -m benchmarks_app.loadgen`): flags mode and plan files against a real socket, sweeps,
-exit codes, Ctrl-C, the progress line, and the Django-free wheel installed and run on its own. No database.
+"""The command line (`python -m llm_sizing_loadgen`): flags mode and plan files against a real socket, sweeps,
+exit codes, Ctrl-C and the progress line (the Django-free wheel installed and run on its own: test_wheel.py). No
+database.
 
 Over a real socket on the real clock, whether the client kept up (exit 0) or not (exit 3, client fidelity INVALID)
 is the machine's load's to decide: those tests check that the exit code says what the written result says. Which
@@ -9,7 +10,6 @@ tests/benchmarks/loadgen_speed.py's."""
 
 from __future__ import annotations
 
-import ensurepip
 import io
 import json
 import os
@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks_app.loadgen.__main__ import (
+from llm_sizing_loadgen.__main__ import (
     EXIT_CANCELLED,
     EXIT_INVALID,
     EXIT_NOTHING_OK,
@@ -33,15 +33,15 @@ from benchmarks_app.loadgen.__main__ import (
     main,
     outcome_line,
 )
-from benchmarks_app.loadgen.client import RequestResult
-from benchmarks_app.loadgen.plan import plan_from_dict
-from benchmarks_app.loadgen.plan_schema import PLAN_SCHEMA
-from benchmarks_app.loadgen.runner import LoadRunner, Progress, RunOutcome
-from benchmarks_app.loadgen.wheel import build_wheel
+from llm_sizing_loadgen.client import RequestResult
+from llm_sizing_loadgen.plan import plan_from_dict
+from llm_sizing_loadgen.runner import LoadRunner, Progress, RunOutcome
+from llm_sizing_loadgen.schemas import plan_schema
 from sizing.benchmarks.detect import import_text
 from tests.loadgen.streams import FakeServer, ThreadedSseServer
 from tests.loadgen.virtual_time import VirtualClock, run_virtual
 
+PLAN_SCHEMA = plan_schema()  # written from the pydantic models (llm_sizing_loadgen.schemas)
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -223,7 +223,7 @@ def test_ctrl_c_stops_the_run_and_writes_what_was_measured(tmp_path: Path) -> No
     result = tmp_path / "r.json"
     with ThreadedSseServer(itl_s=0.01) as server:
         process = subprocess.Popen(  # noqa: S603 - our own module, fixed arguments
-            [sys.executable, "-m", "benchmarks_app.loadgen", "run", "--base-url", server.url, "--model", "m",
+            [sys.executable, "-m", "llm_sizing_loadgen", "run", "--base-url", server.url, "--model", "m",
              "--concurrency", "3", "--duration", "60", "--input-tokens", "8", "--output-tokens", "1000",
              "--out", str(result)],
             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -249,48 +249,6 @@ def test_ctrl_c_stops_the_run_and_writes_what_was_measured(tmp_path: Path) -> No
     assert (run.completed, run.failed, run.incomplete) == (0, 0, 3)
     assert server.server.requests == 3
     assert "incomplete_at_end 3 (cancelled)" in err
-
-
-def _bundled_pip() -> Path:
-    """The pip wheel the standard library ships for ensurepip: pip runs from it (`python pip.whl/pip ...`), so
-    the test installs the wheel as a user would even where the virtualenv has no pip (uv makes it without)."""
-    bundled = Path(ensurepip.__file__).parent / "_bundled"
-    [pip_wheel] = bundled.glob("pip-*.whl")
-    return pip_wheel
-
-
-def test_the_wheel_installs_and_runs_without_django_or_the_repository(tmp_path: Path) -> None:
-    # given: the wheel installed into a folder of its own
-    wheel = build_wheel(tmp_path / "dist")
-    site = tmp_path / "site"
-    subprocess.run([sys.executable, str(_bundled_pip() / "pip"), "install", "--quiet", "--no-deps",  # noqa: S603
-                    "--no-index", "--disable-pip-version-check", "--target", str(site), str(wheel)],
-                   check=True, capture_output=True)
-    result = tmp_path / "r.json"
-    script = (
-        "import sys\n"
-        f"sys.path.insert(0, {str(site)!r})\n"
-        f"sys.path[:] = [p for p in sys.path if p not in ('', {str(ROOT)!r})]\n"
-        "sys.modules['django'] = None  # any Django import fails\n"
-        "import benchmarks_app.loadgen.__main__ as cli, sizing.estimator.workload as workload\n"
-        f"assert cli.__file__.startswith({str(site)!r}) and workload.__file__.startswith({str(site)!r})\n"
-        "sys.exit(cli.main(sys.argv[1:]))\n")
-
-    # when
-    # requests of ~80 ms: a closed loop of them keeps its clients busy (the generator adds ~0.3 ms between them, a
-    # few ms on a loaded machine)
-    with ThreadedSseServer(ttft_s=0.02, itl_s=0.02) as server:
-        done = subprocess.run(  # noqa: S603 - our own script
-            [sys.executable, "-c", script, "run", "--base-url", server.url, "--model", "m", "--concurrency", "2",
-             "--requests", "4", "--input-tokens", "8", "--output-tokens", "2", "--out", str(result), "--quiet"],
-            cwd=tmp_path, capture_output=True, text=True, env={k: v for k, v in os.environ.items()
-                                                               if k != "PYTHONPATH"}, timeout=60)
-
-    # then
-    assert done.returncode == _fidelity_code(result), done.stderr
-    assert done.stderr.startswith("ok 4 (completed); ")
-    assert _imported(result).completed == 4
-    assert (site / "bin" / "llm-sizing-loadgen").exists()
 
 
 def _virtual_outcome(server: FakeServer, cancel_after: int | None = None, **plan: Any) -> RunOutcome:

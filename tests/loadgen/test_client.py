@@ -11,9 +11,9 @@ import json
 import httpx
 import pytest
 
-from benchmarks_app.loadgen.client import ClientSettings, PreparedRequest, RequestResult, Status, StreamClient
-from benchmarks_app.loadgen.plan import Api
-from benchmarks_app.loadgen.prompts import PromptFactory, request_body
+from llm_sizing_loadgen.client import ClientSettings, PreparedRequest, RequestResult, Status, StreamClient
+from llm_sizing_loadgen.plan import Api
+from llm_sizing_loadgen.prompts import PromptFactory, request_body
 from tests.loadgen.sse_server import SseServer
 from tests.loadgen.streams import (
     MS,

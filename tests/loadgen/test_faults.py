@@ -1,4 +1,4 @@
-"""Failure injection during a run (`benchmarks_app.loadgen.faults`): an HTTP fault that kills the simulator's
+"""Failure injection during a run (`llm_sizing_loadgen.faults`): an HTTP fault that kills the simulator's
 replica, commands that run, fail, time out or are killed when the run stops, faults skipped after the stop, the
 API key kept away from fault URLs, and the events read back by the importer. Runs and the stop's grace are on a
 virtual-time loop (`tests.loadgen.virtual_time`; the simulator in-process), so their times are exact; commands are
@@ -17,12 +17,12 @@ from typing import Any
 import httpx
 import pytest
 
-from benchmarks_app.loadgen import faults as faults_module
-from benchmarks_app.loadgen.client import Status
-from benchmarks_app.loadgen.faults import STOP_GRACE_S, FaultEvent, FaultInjector, command_fault
-from benchmarks_app.loadgen.plan import FaultKind, FaultSpec, plan_from_dict
-from benchmarks_app.loadgen.result import result_document, result_json
-from benchmarks_app.loadgen.runner import LoadRunner, RunOutcome, run_points
+from llm_sizing_loadgen import faults as faults_module
+from llm_sizing_loadgen.client import Status
+from llm_sizing_loadgen.faults import STOP_GRACE_S, FaultEvent, FaultInjector, command_fault
+from llm_sizing_loadgen.plan import FaultKind, FaultSpec, plan_from_dict
+from llm_sizing_loadgen.result import result_document, result_json
+from llm_sizing_loadgen.runner import LoadRunner, RunOutcome, run_points
 from sizing.benchmarks.detect import import_text
 from tests.loadgen.conftest import SIM_GPU, SIM_MODEL, SIM_SERVED_NAME
 from tests.loadgen.streams import FakeServer

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from benchmarks_app.loadgen.plan import (
+from llm_sizing_loadgen.plan import (
     Api,
     FaultKind,
     LoadMode,
@@ -22,9 +22,10 @@ from benchmarks_app.loadgen.plan import (
     plan_from_json,
     plan_load,
 )
-from benchmarks_app.loadgen.plan_schema import PLAN_SCHEMA
-from sizing.estimator.workload import ArrivalKind
+from llm_sizing_loadgen.schemas import PlanDocument, plan_schema
+from llm_sizing_loadgen.workload import ArrivalKind
 
+PLAN_SCHEMA = plan_schema()  # written from the pydantic models (llm_sizing_loadgen.schemas)
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_FILE = ROOT / "docs" / "loadgen-plan.schema.json"
 
@@ -191,7 +192,7 @@ def test_not_an_object_and_not_json() -> None:
 
 
 def test_the_docs_schema_is_the_code_schema() -> None:
-    # then: `python -m benchmarks_app.loadgen schema > docs/loadgen-plan.schema.json` keeps them equal
+    # then: `python -m llm_sizing_loadgen schema > docs/loadgen-plan.schema.json` keeps them equal
     assert json.loads(SCHEMA_FILE.read_text()) == PLAN_SCHEMA
     Draft202012Validator.check_schema(PLAN_SCHEMA)
 
@@ -206,9 +207,11 @@ def test_plans_the_validator_accepts_fit_the_schema(data: dict[str, Any]) -> Non
     # when
     plan_from_dict(data)
 
-    # then
+    # then: the schema and the pydantic model it is written from accept the plan and its normal form
     assert list(Draft202012Validator(PLAN_SCHEMA).iter_errors(data)) == []
     assert list(Draft202012Validator(PLAN_SCHEMA).iter_errors(plan_from_dict(data).to_dict())) == []
+    PlanDocument.model_validate(data)
+    PlanDocument.model_validate(plan_from_dict(data).to_dict())
 
 
 @pytest.mark.parametrize("overrides", [
@@ -362,7 +365,7 @@ def test_the_plan_module_examples_hold() -> None:
     # when
     import doctest
 
-    from benchmarks_app.loadgen import plan as plan_module
+    from llm_sizing_loadgen import plan as plan_module
 
     result = doctest.testmod(plan_module)
 

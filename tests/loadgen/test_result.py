@@ -12,16 +12,16 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from benchmarks_app.loadgen.client import RequestResult, Status
-from benchmarks_app.loadgen.plan import plan_from_dict
-from benchmarks_app.loadgen.result import (
+from llm_sizing_loadgen.client import RequestResult, Status
+from llm_sizing_loadgen.plan import plan_from_dict
+from llm_sizing_loadgen.result import (
     request_entry,
     result_document,
     result_json,
     result_paths,
     write_result,
 )
-from benchmarks_app.loadgen.runner import LoadRunner, RunOutcome
+from llm_sizing_loadgen.runner import LoadRunner, RunOutcome
 from sizing.benchmarks.detect import import_text
 from tests.loadgen.streams import MS, FakeServer
 from tests.loadgen.virtual_time import run_virtual
@@ -240,7 +240,7 @@ def test_the_result_module_examples_hold() -> None:
     # when
     import doctest
 
-    from benchmarks_app.loadgen import result as result_module
+    from llm_sizing_loadgen import result as result_module
 
     result = doctest.testmod(result_module)
 

@@ -15,9 +15,9 @@ import httpx
 import numpy as np
 import pytest
 
-from benchmarks_app.loadgen.client import RequestResult, Status
-from benchmarks_app.loadgen.plan import LoadMode, LoadSpec, PlanError, TestPlan, plan_from_dict
-from benchmarks_app.loadgen.runner import (
+from llm_sizing_loadgen.client import RequestResult, Status
+from llm_sizing_loadgen.plan import LoadMode, LoadSpec, PlanError, TestPlan, plan_from_dict
+from llm_sizing_loadgen.runner import (
     LoadRunner,
     Progress,
     RequestSource,
@@ -26,7 +26,7 @@ from benchmarks_app.loadgen.runner import (
     open_schedule,
     run_points,
 )
-from sizing.estimator.workload import ArrivalKind
+from llm_sizing_loadgen.workload import ArrivalKind
 from tests.loadgen.streams import MS, FakeServer
 from tests.loadgen.virtual_time import VirtualClock, run_virtual
 

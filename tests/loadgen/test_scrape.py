@@ -1,4 +1,4 @@
-"""Scraping the server's Prometheus metrics during a run (`benchmarks_app.loadgen.scrape`): the kept lines, the
+"""Scraping the server's Prometheus metrics during a run (`llm_sizing_loadgen.scrape`): the kept lines, the
 interval and the clock, failures recorded as errors (never zeros), the API key header, the CLI flags, and the
 scrapes read back by the importer into a timeline. Runs are on a virtual-time loop (`tests.loadgen.virtual_time`),
 against the simulator in-process where it helps, so the scrape times are exact; the tests over a real socket (a
@@ -17,15 +17,15 @@ from typing import Any
 import httpx
 import pytest
 
-from benchmarks_app.loadgen import scrape as scrape_module
-from benchmarks_app.loadgen.__main__ import EXIT_INVALID, EXIT_OK, main
-from benchmarks_app.loadgen.client import Status
-from benchmarks_app.loadgen.plan import MetricsSpec, PlanError, plan_from_dict
-from benchmarks_app.loadgen.result import result_document, result_json
-from benchmarks_app.loadgen.runner import LoadRunner, RunOutcome, run_plan, run_points
-from benchmarks_app.loadgen.scrape import KEPT_METRICS, MetricsScraper, ScrapeSample, keep_known_lines
 from benchmarks_app.simserver.engine import SimEngine
 from benchmarks_app.simserver.truth import free_port
+from llm_sizing_loadgen import scrape as scrape_module
+from llm_sizing_loadgen.__main__ import EXIT_INVALID, EXIT_OK, main
+from llm_sizing_loadgen.client import Status
+from llm_sizing_loadgen.plan import MetricsSpec, PlanError, plan_from_dict
+from llm_sizing_loadgen.result import result_document, result_json
+from llm_sizing_loadgen.runner import LoadRunner, RunOutcome, run_plan, run_points
+from llm_sizing_loadgen.scrape import KEPT_METRICS, MetricsScraper, ScrapeSample, keep_known_lines
 from sizing.benchmarks import timeline as timeline_module
 from sizing.benchmarks.detect import import_text
 from tests.loadgen.conftest import SIM_GPU, SIM_MODEL, SIM_SERVED_NAME
@@ -330,7 +330,7 @@ def test_the_cli_scrapes_with_the_metrics_flags_and_says_how_many(simserver: Ser
 
 def test_the_metrics_flags_override_a_plan_file(tmp_path: Path) -> None:
     # given
-    from benchmarks_app.loadgen.__main__ import _plan_for_run, build_parser
+    from llm_sizing_loadgen.__main__ import _plan_for_run, build_parser
 
     plan_file = tmp_path / "plan.json"
     plan_file.write_text(json.dumps({"endpoint": {"base_url": "http://a:1", "model": "m"},

@@ -15,13 +15,13 @@ import httpx
 import pytest
 import uvicorn
 
-from benchmarks_app.loadgen.client import Status
-from benchmarks_app.loadgen.plan import plan_from_dict
-from benchmarks_app.loadgen.result import result_document, result_json
-from benchmarks_app.loadgen.runner import open_schedule, run_plan
 from benchmarks_app.simserver.app import CHAT_REPLY_TOKENS, CHAT_TOKENS_PER_MESSAGE, create_app
 from benchmarks_app.simserver.catalog import catalog_plan, served_max_model_len
 from benchmarks_app.simserver.engine import SimEngine
+from llm_sizing_loadgen.client import Status
+from llm_sizing_loadgen.plan import plan_from_dict
+from llm_sizing_loadgen.result import result_document, result_json
+from llm_sizing_loadgen.runner import open_schedule, run_plan
 from sizing.benchmarks.detect import import_text
 
 MODEL = "meta-llama/Meta-Llama-3-8B"

@@ -9,16 +9,16 @@ same run on the real clock (README) passes with more."""
 
 from __future__ import annotations
 
-from benchmarks_app.loadgen.plan import EndpointSpec, MetricsSpec, RequestSpec
-from benchmarks_app.loadgen.result import result_document, result_json
-from benchmarks_app.loadgen.runner import run_points
-from benchmarks_app.loadgen.scenarios import judge, scenario_plan
+from benchmarks_app.loadtests.scenarios import judge, scenario_plan
 from benchmarks_app.simserver.catalog import catalog_plan
+from llm_sizing_loadgen.plan import EndpointSpec, MetricsSpec, RequestSpec
+from llm_sizing_loadgen.result import result_document, result_json
+from llm_sizing_loadgen.runner import run_points
+from llm_sizing_loadgen.workload import fixed_profile
 from sizing.benchmarks.formats import llm_sizing
 from sizing.benchmarks.loadverdict import load_memory_verdict
 from sizing.benchmarks.run import request_tpot_ms
 from sizing.estimator.units import GiB
-from sizing.estimator.workload import fixed_profile
 from tests.loadgen.virtual_time import run_virtual
 from tests.simserver.inprocess import catalog_engine, inprocess_simulator
 

@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
-from sizing.estimator.workload import profile_to_dict, sample_profile
+from llm_sizing_loadgen.workload import profile_to_dict, sample_profile
 from sizing.models import Membership, Organisation, WorkloadProfile
 from sizing.services import catalog_load
 from sizing.workload_services import workload_sample_load

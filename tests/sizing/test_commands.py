@@ -8,7 +8,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from sizing.estimator.workload import profile_to_dict, sample_profile
+from llm_sizing_loadgen.workload import profile_to_dict, sample_profile
 
 SIMULATE_KEYS = {"ttft_ms", "itl_ms", "tpot_ms", "e2e_ms", "output_tokens_per_s", "requests_per_s", "completed",
                  "rejected", "preempted", "kv_overflow_probability"}

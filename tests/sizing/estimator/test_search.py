@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from llm_sizing_loadgen.workload import fixed_profile
 from sizing.estimator.architecture import architecture_from_config
 from sizing.estimator.engines import Engine
 from sizing.estimator.hardware import GpuSpec
 from sizing.estimator.search import Candidate, candidates_for, evaluate_candidate, rank_outcomes, search
 from sizing.estimator.simulator import Slo
-from sizing.estimator.workload import fixed_profile
 
 LLAMA3_8B = {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
              "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256, "torch_dtype": "bfloat16",

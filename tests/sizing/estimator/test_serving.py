@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from llm_sizing_loadgen.workload import fixed_profile
 from sizing.estimator.architecture import architecture_from_config
 from sizing.estimator.engines import Engine
 from sizing.estimator.errors import SizingError
@@ -18,7 +19,6 @@ from sizing.estimator.serving import (
     simulate_plan,
 )
 from sizing.estimator.simulator import LoadKind, Slo
-from sizing.estimator.workload import fixed_profile
 
 LLAMA3_8B = {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
              "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256, "torch_dtype": "bfloat16",

@@ -5,12 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sizing.estimator.architecture import architecture_from_config
-from sizing.estimator.errors import SizingError
-from sizing.estimator.hardware import GpuSpec
-from sizing.estimator.perf import Efficiencies, prefill_pairs, step_model
-from sizing.estimator.simulator import LoadKind, ServingConfig, Slo, simulate
-from sizing.estimator.workload import (
+from llm_sizing_loadgen.workload import (
     LengthDistribution,
     LengthKind,
     RequestClass,
@@ -20,6 +15,11 @@ from sizing.estimator.workload import (
     sample_profile,
     workload_sample,
 )
+from sizing.estimator.architecture import architecture_from_config
+from sizing.estimator.errors import SizingError
+from sizing.estimator.hardware import GpuSpec
+from sizing.estimator.perf import Efficiencies, prefill_pairs, step_model
+from sizing.estimator.simulator import LoadKind, ServingConfig, Slo, simulate
 
 LLAMA3_8B = {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
              "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256, "torch_dtype": "bfloat16"}
@@ -207,7 +207,7 @@ def test_bursts_raise_the_tail_of_ttft():
         output=LengthDistribution(kind=LengthKind.FIXED, mean=100)),))
     from dataclasses import replace
 
-    from sizing.estimator.workload import ArrivalKind, ArrivalPattern
+    from llm_sizing_loadgen.workload import ArrivalKind, ArrivalPattern
     bursty = replace(base, arrival=ArrivalPattern(kind=ArrivalKind.BURST, burst_requests=300, burst_window_s=2.0,
                                                   burst_at_s=20.0))
     steady_run = simulate(model=MODEL, config=CONFIG, load=LoadKind.RATE, rate_per_s=5.0,

@@ -6,8 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sizing.estimator.errors import SizingError, SizingErrorCode
-from sizing.estimator.workload import (
+from llm_sizing_loadgen.workload import (
     ArrivalKind,
     ArrivalPattern,
     LengthDistribution,
@@ -22,6 +21,7 @@ from sizing.estimator.workload import (
     sample_profile,
     workload_sample,
 )
+from sizing.estimator.errors import SizingError, SizingErrorCode
 
 N = 200_000  # draws for the sampling means: standard errors well under the tolerances below
 

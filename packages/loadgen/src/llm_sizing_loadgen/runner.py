@@ -7,7 +7,7 @@ Loops:
   With `ramp_up_s` the clients start evenly spread over it (client i at i·ramp/C). With `error_pause_s` a client
   whose request failed waits that long before its next one (its next t_sched is after the pause).
 - open (`load.mode` "open"): the send times are computed before the run from the arrival process (Poisson,
-  constant, or Poisson plus a burst; `sizing.estimator.workload.arrival_times`), ramped linearly from 0 to the rate
+  constant, or Poisson plus a burst; `llm_sizing_loadgen.workload.arrival_times`), ramped linearly from 0 to the rate
   over `ramp_up_s`. Each request is launched at its `t_sched` whatever the server does; with a `concurrency` cap a
   request waits for a free slot and the wait shows as schedule lag (coordinated omission is never hidden).
 
@@ -52,8 +52,8 @@ from typing import Any
 import httpx
 import numpy as np
 
-from benchmarks_app.loadgen import TOOL_NAME, __version__
-from benchmarks_app.loadgen.client import (
+from llm_sizing_loadgen import TOOL_NAME, __version__
+from llm_sizing_loadgen.client import (
     ClientSettings,
     Clock,
     PreparedRequest,
@@ -61,11 +61,11 @@ from benchmarks_app.loadgen.client import (
     Status,
     StreamClient,
 )
-from benchmarks_app.loadgen.faults import FaultEvent, FaultInjector
-from benchmarks_app.loadgen.plan import LoadMode, LoadSpec, TestPlan
-from benchmarks_app.loadgen.prompts import PromptFactory, request_body
-from benchmarks_app.loadgen.scrape import MetricsScraper, ScrapeSample
-from sizing.estimator.workload import ArrivalKind, ArrivalPattern, SampledRequests, arrival_times, workload_sample
+from llm_sizing_loadgen.faults import FaultEvent, FaultInjector
+from llm_sizing_loadgen.plan import LoadMode, LoadSpec, TestPlan
+from llm_sizing_loadgen.prompts import PromptFactory, request_body
+from llm_sizing_loadgen.scrape import MetricsScraper, ScrapeSample
+from llm_sizing_loadgen.workload import ArrivalKind, ArrivalPattern, SampledRequests, arrival_times, workload_sample
 
 logger = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ shard was measuring (the latest window start to the earliest window end); the lo
 scrapes and faults come from the shard that has them, shifted too. The shards' own summaries are kept under
 `summary.shards`; the client fidelity of the whole is valid only when every shard's was.
 
->>> from benchmarks_app.loadgen.plan import plan_from_dict
+>>> from llm_sizing_loadgen.plan import plan_from_dict
 >>> plan = plan_from_dict({"endpoint": {"base_url": "http://127.0.0.1:8001", "model": "m"},
 ...                        "load": {"mode": "closed", "concurrency": 10}, "requests": {"input_tokens": 64,
 ...                        "output_tokens": 16}, "bounds": {"max_requests": 101}})
@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from benchmarks_app.loadgen.plan import LoadMode, PlanError, TestPlan
+from llm_sizing_loadgen.plan import LoadMode, PlanError, TestPlan
 
 SEED_STRIDE = 1  # shard i draws its requests and arrivals with seed + i
 

@@ -59,7 +59,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from benchmarks_app.loadgen.plan import (
+from llm_sizing_loadgen.plan import (
     Bounds,
     EndpointSpec,
     FaultKind,
@@ -72,9 +72,9 @@ from benchmarks_app.loadgen.plan import (
     ScenarioSpec,
     TestPlan,
 )
-from sizing.estimator.workload import LengthDistribution, LengthKind, RequestClass, WorkloadProfile, fixed_profile
+from llm_sizing_loadgen.workload import LengthDistribution, LengthKind, RequestClass, WorkloadProfile, fixed_profile
 
-if TYPE_CHECKING:  # the generator's wheel has no sizing.benchmarks: judging runs in the service, building anywhere
+if TYPE_CHECKING:  # building a plan needs no importer: only judging reads imported runs
     from sizing.benchmarks.run import ImportedRun, RequestRecord
 
 RAMP_S = 10.0  # every suite's clients start evenly over this (the pulse's "within 10 s")

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks_app.loadgen.plan import Api
+from llm_sizing_loadgen.plan import Api
 
 # 256 common words: each is a single token with its leading space in the BPE vocabularies named above
 WORDS = tuple(dict.fromkeys("""

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from benchmarks_app.loadgen.plan import MetricsSpec
+from llm_sizing_loadgen.plan import MetricsSpec
 
 logger = logging.getLogger(__name__)
 

@@ -14,18 +14,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from benchmarks_app.loadgen import scenarios as scenarios_module
-from benchmarks_app.loadgen.plan import (
-    EndpointSpec,
-    FaultKind,
-    FaultSpec,
-    LoadMode,
-    MetricsSpec,
-    PlanError,
-    RequestSpec,
-    plan_from_dict,
-)
-from benchmarks_app.loadgen.scenarios import (
+from benchmarks_app.loadtests import scenarios as scenarios_module
+from benchmarks_app.loadtests.scenarios import (
     INCOMPLETE,
     OK,
     OPEN_LOOP_KINDS,
@@ -38,8 +28,18 @@ from benchmarks_app.loadgen.scenarios import (
     scenario_criteria,
     scenario_plan,
 )
+from llm_sizing_loadgen.plan import (
+    EndpointSpec,
+    FaultKind,
+    FaultSpec,
+    LoadMode,
+    MetricsSpec,
+    PlanError,
+    RequestSpec,
+    plan_from_dict,
+)
+from llm_sizing_loadgen.workload import LengthKind, sample_profile, workload_sample
 from sizing.benchmarks.run import ImportedRun, LoadKind, LoadPattern, RequestRecord, RequestStatus
-from sizing.estimator.workload import LengthKind, sample_profile, workload_sample
 
 ENDPOINT = EndpointSpec(base_url="http://gpu-1:8000", model="llama")
 
@@ -271,20 +271,20 @@ def test_the_spelt_out_statuses_are_the_importers() -> None:
     assert OPEN_LOOP_KINDS == (LoadKind.RATE.value, LoadKind.OFFLINE.value)
 
 
-def test_plans_are_built_without_sizing_benchmarks_as_in_the_generator_wheel() -> None:
-    # given: a process where sizing.benchmarks and Django cannot be imported (the wheel holds neither)
+def test_plans_are_built_without_sizing_benchmarks_or_django() -> None:
+    # given: a process where sizing.benchmarks and Django cannot be imported (building a plan is pure)
     script = ("import sys\n"
               "sys.modules['sizing.benchmarks'] = None\n"
               "sys.modules['django'] = None\n"
-              "from benchmarks_app.loadgen.plan import EndpointSpec\n"
-              "from benchmarks_app.loadgen.scenarios import scenario_plan\n"
+              "from llm_sizing_loadgen.plan import EndpointSpec\n"
+              "from benchmarks_app.loadtests.scenarios import scenario_plan\n"
               "plan = scenario_plan('pulse', endpoint=EndpointSpec(base_url='http://h:1', model='m'), "
               "peak_concurrency=4)\n"
               "print(plan.load.concurrency)\n")
 
     # when
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False,  # noqa: S603
-                          timeout=60, cwd=Path(__file__).resolve().parents[2])
+                          timeout=60, cwd=Path(__file__).resolve().parents[3])
 
     # then
     assert (done.returncode, done.stdout) == (0, "2\n"), done.stderr
@@ -646,7 +646,7 @@ def test_a_failure_run_without_an_injected_fault_is_invalid(faults: list[dict[st
 
 
 def test_a_faults_time_is_said_on_the_tests_own_clock_when_the_result_gives_it() -> None:
-    from benchmarks_app.loadgen.scenarios import _test_time
+    from benchmarks_app.loadtests.scenarios import _test_time
 
     assert _test_time({"t_s": 19.8, "run_t_s": 25.0}) == "25.0 s into the test"
     assert _test_time({"t_s": 19.8}) == "19.8 s after the measurement window's first request"

@@ -1,11 +1,10 @@
-"""Command line: `python -m benchmarks_app.loadgen run plan.json --out result.json`, or the same with flags.
+"""Command line: `python -m llm_sizing_loadgen run plan.json --out result.json`, or the same with flags.
 
-    python -m benchmarks_app.loadgen run plan.json --out result.json
-    python -m benchmarks_app.loadgen run --base-url URL --model NAME (--concurrency C | --rate R) --requests N \\
+    python -m llm_sizing_loadgen run plan.json --out result.json
+    python -m llm_sizing_loadgen run --base-url URL --model NAME (--concurrency C | --rate R) --requests N \\
         --input-tokens N --output-tokens N [--stream] [--metrics-url URL [--scrape-interval S]] --out result.json
-    python -m benchmarks_app.loadgen validate plan.json
-    python -m benchmarks_app.loadgen schema              # the plan's JSON Schema
-    python -m benchmarks_app.loadgen wheel --out dist/   # a Django-free wheel of this generator
+    python -m llm_sizing_loadgen validate plan.json
+    python -m llm_sizing_loadgen schema              # the plan's JSON Schema
 
 With a plan, only --base-url, --model, --api-key-env, --metrics-url and --scrape-interval may be given as well
 (they override the plan's endpoint and metrics: the same plan, pointed at another address). A sweep writes one
@@ -29,14 +28,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from benchmarks_app.loadgen import TOOL_NAME, __version__
-from benchmarks_app.loadgen.client import Status
-from benchmarks_app.loadgen.faults import fault_counts
-from benchmarks_app.loadgen.plan import PlanError, TestPlan, plan_from_dict, plan_load
-from benchmarks_app.loadgen.plan_schema import PLAN_SCHEMA
-from benchmarks_app.loadgen.result import result_paths, write_result
-from benchmarks_app.loadgen.runner import LoadRunner, Progress, RunError, RunOutcome, run_points
-from benchmarks_app.loadgen.scrape import scrape_counts
+from llm_sizing_loadgen import TOOL_NAME, __version__
+from llm_sizing_loadgen.client import Status
+from llm_sizing_loadgen.faults import fault_counts
+from llm_sizing_loadgen.plan import PlanError, TestPlan, plan_from_dict, plan_load
+from llm_sizing_loadgen.result import result_paths, write_result
+from llm_sizing_loadgen.runner import LoadRunner, Progress, RunError, RunOutcome, run_points
+from llm_sizing_loadgen.schemas import plan_schema, schema_text
+from llm_sizing_loadgen.scrape import scrape_counts
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -59,7 +58,7 @@ def _numbers(text: str) -> list[float]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks_app.loadgen",
+    parser = argparse.ArgumentParser(prog="python -m llm_sizing_loadgen",
                                      description="LLM load generator (METRICS.md timings, streamed requests).")
     parser.add_argument("--version", action="version", version=f"{TOOL_NAME} {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -108,8 +107,6 @@ def build_parser() -> argparse.ArgumentParser:
     validate = commands.add_parser("validate", help="check a plan and print it with its defaults")
     validate.add_argument("plan")
     commands.add_parser("schema", help="print the plan's JSON Schema")
-    wheel = commands.add_parser("wheel", help="build a Django-free wheel of the generator")
-    wheel.add_argument("--out", default="dist", help="the folder for the wheel (default dist)")
     return parser
 
 
@@ -292,12 +289,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
     err = stderr or sys.stderr
     args = build_parser().parse_args(argv)
     if args.command == "schema":
-        out.write(json.dumps(PLAN_SCHEMA, indent=2, ensure_ascii=False) + "\n")
-        return EXIT_OK
-    if args.command == "wheel":
-        from benchmarks_app.loadgen.wheel import build_wheel
-
-        out.write(f"{build_wheel(args.out)}\n")
+        out.write(schema_text(plan_schema()))
         return EXIT_OK
     try:
         if args.command == "validate":

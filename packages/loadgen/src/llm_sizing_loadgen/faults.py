@@ -32,8 +32,8 @@ from dataclasses import dataclass
 
 import httpx
 
-from benchmarks_app.loadgen import TOOL_NAME, __version__
-from benchmarks_app.loadgen.plan import FaultKind, FaultSpec
+from llm_sizing_loadgen import TOOL_NAME, __version__
+from llm_sizing_loadgen.plan import FaultKind, FaultSpec
 
 logger = logging.getLogger(__name__)
 

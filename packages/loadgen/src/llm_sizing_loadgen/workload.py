@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from sizing.estimator.errors import SizingError, invalid_argument
+from llm_sizing_loadgen.errors import SizingError, invalid_argument
 
 HOURS = 24
 

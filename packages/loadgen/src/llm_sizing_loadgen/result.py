@@ -25,14 +25,14 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks_app.loadgen import TOOL_NAME, __version__
-from benchmarks_app.loadgen.client import RequestResult, Status
-from benchmarks_app.loadgen.faults import FaultEvent
-from benchmarks_app.loadgen.plan import LoadMode
-from benchmarks_app.loadgen.prompts import NONCE_WORDS
-from benchmarks_app.loadgen.runner import RunOutcome
-from benchmarks_app.loadgen.scrape import ScrapeSample
-from sizing.estimator.workload import ArrivalKind
+from llm_sizing_loadgen import TOOL_NAME, __version__
+from llm_sizing_loadgen.client import RequestResult, Status
+from llm_sizing_loadgen.faults import FaultEvent
+from llm_sizing_loadgen.plan import LoadMode
+from llm_sizing_loadgen.prompts import NONCE_WORDS
+from llm_sizing_loadgen.runner import RunOutcome
+from llm_sizing_loadgen.scrape import ScrapeSample
+from llm_sizing_loadgen.workload import ArrivalKind
 
 RESULT_FORMAT = "llm-sizing-loadgen-result"
 RESULT_VERSION = 1

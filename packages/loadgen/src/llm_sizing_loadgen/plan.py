@@ -1,8 +1,8 @@
 """The test plan: what to send, to which endpoint, how fast and for how long; read from JSON with precise errors.
 
-The JSON form is documented in `docs/loadgen-plan.md` and its JSON Schema (`plan_schema.PLAN_SCHEMA`, written to
-`docs/loadgen-plan.schema.json`). `plan_from_dict` checks every field and reports *all* problems at once, each with
-its path (`load.rate: must be > 0 (got -2)`), as a `PlanError`.
+The JSON form is documented in `docs/loadgen-plan.md` and its JSON Schema (`schemas.plan_schema()`, written from
+pydantic models to `docs/loadgen-plan.schema.json`). `plan_from_dict` checks every field and reports *all* problems
+at once, each with its path (`load.rate: must be > 0 (got -2)`), as a `PlanError`.
 
 Rules a reader of a plan must know:
 
@@ -33,8 +33,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sizing.estimator.errors import SizingError
-from sizing.estimator.workload import (
+from llm_sizing_loadgen.errors import SizingError
+from llm_sizing_loadgen.workload import (
     ArrivalKind,
     WorkloadProfile,
     fixed_profile,
