@@ -20,6 +20,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection
 from rest_framework.test import APIClient
@@ -205,5 +206,10 @@ def test_a_test_fans_out_over_two_worker_processes_into_one_run(client_and_endpo
     assert len(shard_summaries) == 2
     assert all(summary["sent"] > 0 for summary in shard_summaries)
     assert run["completed"] > 0
-    first, second = (datetime.fromisoformat(shard["started_at"].replace("Z", "+00:00")) for shard in body["shards"])
-    assert abs((first - second).total_seconds()) < 1.0  # both waited for the common start
+    # both waited for the common start (none began before it); a shard a busy machine let start late is within the
+    # late-start allowance (past it the shard fails) and the merge places its requests by their offset
+    common = datetime.fromisoformat(body["start_at"].replace("Z", "+00:00"))
+    for shard in body["shards"]:
+        started = datetime.fromisoformat(shard["started_at"].replace("Z", "+00:00"))
+        assert started >= common, (started, common)
+        assert (started - common).total_seconds() <= settings.LOADTEST_LATE_START_S
