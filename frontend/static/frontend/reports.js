@@ -33,88 +33,77 @@
     if (node) node.textContent = text;
   }
 
-  function renderProgress(version) {
-    var bar = document.getElementById("signing-bar");
-    if (bar && isNumber(version.progress)) bar.style.width = Math.round(version.progress * 100) + "%";
+  function showBar(id, fraction) {
+    var bar = document.getElementById(id);
+    if (bar && isNumber(fraction)) bar.style.width = Math.round(fraction * 100) + "%";
+  }
+
+  function percentText(version) {
+    return format(T.percent_value, { value: Math.round((version.progress || 0) * 100) });
+  }
+
+  // Poll the version every second until `step(version)` says it has ended (it then reloads the page); three failed
+  // reads in a row show `poll_failed` in the error box until a read succeeds again.
+  async function follow(url, errorBoxId, step) {
+    var errorBox = document.getElementById(errorBoxId);
+    var failures = 0;
+    while (true) {
+      await sleep(POLL_MS);
+      var result = null;
+      try {
+        result = await S.request(url, { headers: { Accept: "application/json" } });
+      } catch (error) {
+        result = null;
+      }
+      if (!result || !result.ok || !result.body) {
+        failures += 1;
+        if (failures >= 3 && errorBox) {
+          errorBox.textContent = T.poll_failed;
+          errorBox.hidden = false;
+        }
+        continue;
+      }
+      failures = 0;
+      if (errorBox) errorBox.hidden = true;
+      if (step(result.body)) {
+        window.location.reload();
+        return;
+      }
+    }
+  }
+
+  // a signing: done once signed, failed once it carries an error or is no longer approved
+  function signingStep(version) {
+    if (version.status === "signed") {
+      showBar("signing-bar", 1);
+      setText("signing-state", T.signing_signed);
+      return true;
+    }
+    if (version.error || version.status !== "approved") {
+      setText("signing-state", T.signing_failed);
+      return true;
+    }
+    showBar("signing-bar", version.progress);
     var key = STEPS[version.progress_message];
-    if (key) setText("signing-state", T[key] + " " + format(T.percent_value, { value: Math.round((version.progress || 0) * 100) }));
+    if (key) setText("signing-state", T[key] + " " + percentText(version));
+    return false;
   }
 
-  async function followSigning(data) {
-    var errorBox = document.getElementById("signing-poll-error");
-    var failures = 0;
-    while (true) {
-      await sleep(POLL_MS);
-      var result = null;
-      try {
-        result = await S.request(data.api_url, { headers: { Accept: "application/json" } });
-      } catch (error) {
-        result = null;
-      }
-      if (!result || !result.ok || !result.body) {
-        failures += 1;
-        if (failures >= 3 && errorBox) {
-          errorBox.textContent = T.poll_failed;
-          errorBox.hidden = false;
-        }
-        continue;
-      }
-      failures = 0;
-      if (errorBox) errorBox.hidden = true;
-      var version = result.body;
-      if (version.status === "signed") {
-        var bar = document.getElementById("signing-bar");
-        if (bar) bar.style.width = "100%";
-        setText("signing-state", T.signing_signed);
-        window.location.reload();
-        return;
-      }
-      if (version.error || version.status !== "approved") {
-        setText("signing-state", T.signing_failed);
-        window.location.reload();
-        return;
-      }
-      renderProgress(version);
+  // a drafting: done once the version is drafted, failed once it carries an error
+  function draftingStep(version) {
+    showBar("drafting-bar", version.progress);
+    setText("drafting-state", T.drafting + " " + percentText(version));
+    if (!version.drafting || version.error) {
+      setText("drafting-state", version.error ? T.drafting_failed : T.drafting_done);
+      return true;
     }
-  }
-
-  async function followDrafting(data) {
-    var errorBox = document.getElementById("drafting-poll-error");
-    var failures = 0;
-    while (true) {
-      await sleep(POLL_MS);
-      var result = null;
-      try {
-        result = await S.request(data.api_url, { headers: { Accept: "application/json" } });
-      } catch (error) {
-        result = null;
-      }
-      if (!result || !result.ok || !result.body) {
-        failures += 1;
-        if (failures >= 3 && errorBox) {
-          errorBox.textContent = T.poll_failed;
-          errorBox.hidden = false;
-        }
-        continue;
-      }
-      failures = 0;
-      if (errorBox) errorBox.hidden = true;
-      var version = result.body;
-      var bar = document.getElementById("drafting-bar");
-      if (bar && isNumber(version.progress)) bar.style.width = Math.round(version.progress * 100) + "%";
-      setText("drafting-state", T.drafting + " " + format(T.percent_value, { value: Math.round((version.progress || 0) * 100) }));
-      if (!version.drafting || version.error) {
-        setText("drafting-state", version.error ? T.drafting_failed : T.drafting_done);
-        window.location.reload();
-        return;
-      }
-    }
+    return false;
   }
 
   var root = document.getElementById("report-page");
   if (!root) return;
   bindConfirms(root);
   var data = JSON.parse(document.getElementById("report-data").textContent);
-  if (data.signing) followSigning(data);
-  if (data.drafting) followDrafting(data);
+  if (data.signing) follow(data.api_url, "signing-poll-error", signingStep);
+  if (data.drafting) follow(data.api_url, "drafting-poll-error", draftingStep);
 })();
