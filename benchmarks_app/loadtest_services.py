@@ -50,7 +50,7 @@ from benchmarks_app.endpoint_services import endpoint_api_key
 from benchmarks_app.loadtests.scenarios import scenario_plan
 from benchmarks_app.loadtests.shard import merge_documents, shard_plan
 from benchmarks_app.models import BenchmarkFile, BenchmarkRequest, BenchmarkRun, Endpoint, LoadTest, LoadTestShard
-from benchmarks_app.services import _record_row, requests_store, run_fields, run_verdict, server_series
+from benchmarks_app.services import record_row, requests_store, run_fields, run_verdict, server_series
 from llm_sizing_loadgen.client import RequestResult
 from llm_sizing_loadgen.plan import (
     Api,
@@ -437,7 +437,7 @@ class _ShardWriter(threading.Thread):
     def _row(self, record: RequestResult) -> BenchmarkRequest:
         """The request as a stored row: times on the test's common clock, the index unique across shards."""
         parsed = llm_sizing.record_from_entry(request_entry(record, self.anchor_ns), origin=-self.offset_s)
-        row = _record_row(None, record.index * self.count + self.index, parsed)
+        row = record_row(None, record.index * self.count + self.index, parsed)
         row.run_id = self.run_id
         return row
 

@@ -182,7 +182,7 @@ def benchmark_import(
     return created
 
 
-def _record_row(run: BenchmarkRun | None, index: int, record: RequestRecord) -> BenchmarkRequest:
+def record_row(run: BenchmarkRun | None, index: int, record: RequestRecord) -> BenchmarkRequest:
     def count(value: int | None) -> int | None:
         return value if value is None or value >= 0 else None
 
@@ -203,7 +203,7 @@ def _copy_rows(run_id: int, start: int, chunk: Sequence[RequestRecord]) -> None:
     columns = ", ".join(f'"{name}"' for name in COPY_COLUMNS)
     with connection.cursor() as cursor, cursor.cursor.copy(f'COPY "{table}" ({columns}) FROM STDIN') as copy:
         for offset, record in enumerate(chunk):
-            row = _record_row(None, start + offset, record)
+            row = record_row(None, start + offset, record)
             copy.write_row((run_id, row.index, row.status, row.error, row.start_s, row.ttft_ms, row.ttft_sched_ms,
                             row.e2e_ms, row.tpot_ms, json.dumps(row.itl_ms), row.input_tokens, row.output_tokens))
 
@@ -217,7 +217,7 @@ def requests_store(row: BenchmarkRun, records: Sequence[RequestRecord], *, first
             _copy_rows(row.pk, first_index + start, chunk)
         else:
             BenchmarkRequest.objects.bulk_create(
-                [_record_row(row, first_index + start + offset, record) for offset, record in enumerate(chunk)])
+                [record_row(row, first_index + start + offset, record) for offset, record in enumerate(chunk)])
         yield len(chunk)
 
 

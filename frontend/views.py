@@ -60,7 +60,7 @@ def _kv_dtype_labels() -> dict[str, str]:
     }
 
 
-def _engine_labels() -> dict[str, str]:
+def engine_label_map() -> dict[str, str]:
     return {
         "vllm": "vLLM",
         "sglang": "SGLang",
@@ -72,7 +72,7 @@ def _engine_labels() -> dict[str, str]:
     }
 
 
-def _engine_names() -> dict[str, str]:
+def engine_name_map() -> dict[str, str]:
     """Short engine names for running text (the summary line, the allocation note)."""
     names = {engine.value: traits.label for engine, traits in ENGINE_TRAITS.items()}
     names["idealized"] = _("the idealized engine")
@@ -80,7 +80,7 @@ def _engine_names() -> dict[str, str]:
     return names
 
 
-def _choices(
+def select_choices(
     values: tuple[str, ...], labels: dict[str, str], fallback: dict[str, str] | None = None
 ) -> list[dict[str, str]]:
     """Pair the estimator's choice values with translated labels; a value added later shows with the
@@ -126,7 +126,7 @@ def _common_strings() -> dict[str, Any]:
         "source_title_catalog": _("From the GPU catalog"),
         # errors
         "network_error": _("The server could not be reached; please try again"),
-        "engine_names": _engine_names(),
+        "engine_names": engine_name_map(),
     }
 
 
@@ -156,12 +156,12 @@ def _vllm_release_labels() -> dict[str, str]:
     return labels
 
 
-def _usage_context_labels() -> dict[str, str]:
+def usage_context_label_map() -> dict[str, str]:
     labels = {"serve": _("vllm serve (the OpenAI-compatible server)"), "llm": _("Python LLM(...) (offline batches)")}
     return {value: labels.get(value, value) for value in USAGE_CONTEXT_CHOICES}
 
 
-def _install_labels() -> dict[str, str]:
+def install_label_map() -> dict[str, str]:
     labels = {"pip": _("pip (the PyPI wheel)"), "docker": _("Docker (the official vllm/vllm-openai image)")}
     return {value: labels.get(value, value) for value in INSTALL_CHOICES}
 
@@ -519,7 +519,7 @@ def colocated_page_strings() -> dict[str, Any]:
     }
 
 
-def _model_groups(user: Any) -> tuple[list[Any], list[Any], list[str]]:
+def model_option_groups(user: Any) -> tuple[list[Any], list[Any], list[str]]:
     """(catalog models, the organisation's uploads, slugs of the supported ones, uploads first). Each model
     carries `is_moe` for the templates, from its stored architecture summary."""
     organisation = organisation_for_user(user=user)
@@ -535,7 +535,7 @@ def _model_groups(user: Any) -> tuple[list[Any], list[Any], list[str]]:
     return catalog, own, supported
 
 
-def _gpus() -> list[Any]:
+def gpu_options() -> list[Any]:
     return list(gpu_list().order_by("vendor", "marketed_memory_gb", "name"))
 
 
@@ -547,20 +547,20 @@ def _default_model(own: list[Any], supported: list[str]) -> str:
     )
 
 
-def _form_context(user: Any, *, models_default: bool = True) -> dict[str, Any]:
+def sizing_form_context(user: Any, *, models_default: bool = True) -> dict[str, Any]:
     """What the pages' model and GPU selects need: the model groups, the preselected model (none when
     `models_default` is false) and the GPUs."""
-    catalog, own, supported = _model_groups(user)
+    catalog, own, supported = model_option_groups(user)
     return {
         "catalog_models": catalog,
         "own_models": own,
         "default_model": _default_model(own, supported) if models_default else "",
-        "gpus": _gpus(),
+        "gpus": gpu_options(),
     }
 
 
-def _weight_choices() -> list[dict[str, str]]:
-    return _choices(WEIGHT_FORMAT_CHOICES, _weight_format_labels(),
+def weight_format_choices() -> list[dict[str, str]]:
+    return select_choices(WEIGHT_FORMAT_CHOICES, _weight_format_labels(),
                     {slug: fmt.label for slug, fmt in FORMATS.items()})
 
 
@@ -575,15 +575,15 @@ class SizingPageView(LoginRequiredMixin, TemplateView):
         names = ("engine_version", "usage_context", "install")
         address = {name: self.request.GET[name] for name in names if self.request.GET.get(name)}
         version_form = SizingVersionForm(address or None, version_labels=_vllm_release_labels(),
-                                         usage_labels=_usage_context_labels(), install_labels=_install_labels())
+                                         usage_labels=usage_context_label_map(), install_labels=install_label_map())
         version_form.is_valid()
-        selects = _form_context(self.request.user)
+        selects = sizing_form_context(self.request.user)
         context.update(
             selects,
             fingerprint_choices=_fingerprint_choices(organisation_for_user(user=self.request.user)),
-            weight_choices=_weight_choices(),
-            kv_dtype_choices=_choices(KV_CACHE_DTYPES, _kv_dtype_labels()),
-            engine_choices=_choices(ENGINE_CHOICES, _engine_labels()),
+            weight_choices=weight_format_choices(),
+            kv_dtype_choices=select_choices(KV_CACHE_DTYPES, _kv_dtype_labels()),
+            engine_choices=select_choices(ENGINE_CHOICES, engine_label_map()),
             utilization_engines=UTILIZATION_ENGINES,
             gpu_memory={gpu.slug: gpu.memory_bytes for gpu in selects["gpus"]},
             version_form=version_form,
@@ -605,9 +605,9 @@ class ColocatedPageView(LoginRequiredMixin, TemplateView):
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
         context.update(
-            _form_context(self.request.user),
-            weight_choices=_weight_choices(),
-            engine_choices=_choices(ENGINE_CHOICES, _engine_labels()),
+            sizing_form_context(self.request.user),
+            weight_choices=weight_format_choices(),
+            engine_choices=select_choices(ENGINE_CHOICES, engine_label_map()),
             default_gpu_memory_utilization=COLOCATED_GPU_MEMORY_UTILIZATION,
             utilization_engines=UTILIZATION_ENGINES,
             min_deployments=COLOCATED_MIN_DEPLOYMENTS,
@@ -625,7 +625,7 @@ class BootLogPageView(LoginRequiredMixin, TemplateView):
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
         context.update(
-            _form_context(self.request.user, models_default=False),  # the model the log names
+            sizing_form_context(self.request.user, models_default=False),  # the model the log names
             i18n_strings=bootlog_page_strings(),
         )
         return context
@@ -729,8 +729,8 @@ class WorkloadsPageView(LoginRequiredMixin, TemplateView):
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
         context.update(
-            length_kind_choices=_choices(tuple(kind.value for kind in LengthKind), _length_kind_labels()),
-            arrival_kind_choices=_choices(tuple(kind.value for kind in ArrivalKind), _arrival_kind_labels()),
+            length_kind_choices=select_choices(tuple(kind.value for kind in LengthKind), _length_kind_labels()),
+            arrival_kind_choices=select_choices(tuple(kind.value for kind in ArrivalKind), _arrival_kind_labels()),
             length_sides=[("input", _("Input tokens")), ("output", _("Output tokens"))],
             workload_profiles=_workload_list(organisation_for_user(user=self.request.user)),
             max_csv_mib=round(settings.SIZING_MAX_WORKLOAD_CSV_BYTES / 2**20, 1),
@@ -769,7 +769,7 @@ def performance_page_strings() -> dict[str, Any]:
     return {
         "network_error": _("The server could not be reached; please try again"),
         "download_plot": _("Download plot as a PNG"),
-        "engine_names": _engine_names(),
+        "engine_names": engine_name_map(),
         # jobs
         "kind_simulate": _("Simulation"),
         "kind_sweep": _("Load sweep"),
@@ -933,7 +933,7 @@ def performance_page_strings() -> dict[str, Any]:
     }
 
 
-def _profile_choices(organisation: Any) -> dict[str, list[dict[str, Any]]]:
+def profile_choices(organisation: Any) -> dict[str, list[dict[str, Any]]]:
     """The workload profiles the traffic select offers: the shipped samples and the organisation's own."""
     rows = _workload_list(organisation)
     return {"samples": [row for row in rows if row["sample"]], "own": [row for row in rows if not row["sample"]]}
@@ -958,14 +958,14 @@ class PerformancePageView(LoginRequiredMixin, TemplateView):
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
-        weight_choices = _weight_choices()
+        weight_choices = weight_format_choices()
         context.update(
-            _form_context(self.request.user),
+            sizing_form_context(self.request.user),
             weight_choices=weight_choices,
-            kv_dtype_choices=_choices(KV_CACHE_DTYPES, _kv_dtype_labels()),
-            engine_choices=_choices(ENGINE_CHOICES, _engine_labels()),
-            load_kind_choices=_choices(("rate", "concurrency", "offline"), _load_kind_labels()),
-            profiles=_profile_choices(organisation_for_user(user=self.request.user)),
+            kv_dtype_choices=select_choices(KV_CACHE_DTYPES, _kv_dtype_labels()),
+            engine_choices=select_choices(ENGINE_CHOICES, engine_label_map()),
+            load_kind_choices=select_choices(("rate", "concurrency", "offline"), _load_kind_labels()),
+            profiles=profile_choices(organisation_for_user(user=self.request.user)),
             fingerprint_choices=_fingerprint_choices(organisation_for_user(user=self.request.user)),
             default_gpu_memory_utilization=DEFAULT_GPU_MEMORY_UTILIZATION,
             utilization_engines=UTILIZATION_ENGINES,

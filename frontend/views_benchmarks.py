@@ -36,7 +36,7 @@ from benchmarks_app.selectors import (
 from benchmarks_app.services import benchmark_import, benchmark_run_delete
 from benchmarks_app.tasks import benchmark_requests_store_task
 from frontend.forms import OrganisationRowsForm
-from frontend.views import _engine_labels, _engine_names, _gpus, _model_groups
+from frontend.views import engine_label_map, engine_name_map, gpu_options, model_option_groups
 from frontend.views_memory import gib, time_text
 from sizing.benchmarks.analysis import KNEE_THROUGHPUT_SHARE
 from sizing.benchmarks.detect import IMPORTERS, MAX_BYTES
@@ -84,7 +84,7 @@ def _metric_label(key: str) -> str:
     return metric_labels().get(key, (key, key))[0]
 
 
-def _number(value: Any, unit: str = "") -> str:
+def number_text(value: Any, unit: str = "") -> str:
     """Milliseconds with two decimals below 10, one below 1,000, none above; tokens and counts whole where whole."""
     if value is None or isinstance(value, bool) or not isinstance(value, int | float):
         return NO_VALUE
@@ -105,7 +105,7 @@ def _signed(value: Any, unit: str = "") -> str:
         return NO_VALUE
     if value == 0:
         return "0"
-    return ("+" if value > 0 else "−") + _number(abs(value), unit)
+    return ("+" if value > 0 else "−") + number_text(abs(value), unit)
 
 
 def _share(value: Any, *, signed: bool = False) -> str:
@@ -127,11 +127,11 @@ def load_text(load: Mapping[str, Any] | None) -> str:
     kind = load.get("kind")
     if kind == "concurrency" and load.get("concurrency") is not None:
         return ngettext("%(count)s concurrent client", "%(count)s concurrent clients",
-                        int(load["concurrency"])) % {"count": _number(load["concurrency"])}
+                        int(load["concurrency"])) % {"count": number_text(load["concurrency"])}
     if kind == "rate" and load.get("rate") is not None:
-        text = _("%(rate)s requests/s") % {"rate": _number(load["rate"])}
+        text = _("%(rate)s requests/s") % {"rate": number_text(load["rate"])}
         if load.get("concurrency"):
-            text += " · " + _("at most %(count)s at once") % {"count": _number(load["concurrency"])}
+            text += " · " + _("at most %(count)s at once") % {"count": number_text(load["concurrency"])}
         return text
     if kind == "offline":
         return _("offline (all at once)")
@@ -156,7 +156,7 @@ def _model_text(run: BenchmarkRun) -> str:
 def _engine_text(run: BenchmarkRun) -> str:
     if not run.engine:
         return NO_VALUE
-    name = _engine_names().get(run.engine, run.engine)
+    name = engine_name_map().get(run.engine, run.engine)
     return f"{name} {run.engine_version}" if run.engine_version else name
 
 
@@ -209,7 +209,7 @@ def _state_label(state: Any) -> str:
 
 
 def _seconds(value: Any) -> str:
-    return _("%(value)s s") % {"value": _number(value)} if isinstance(value, int | float) and not isinstance(
+    return _("%(value)s s") % {"value": number_text(value)} if isinstance(value, int | float) and not isinstance(
         value, bool) else NO_VALUE
 
 
@@ -224,13 +224,13 @@ def _criterion_figures(criterion: Mapping[str, Any]) -> tuple[str, str]:
             _("not recovered") if criterion.get("verdict") == "fail" else NO_VALUE)
         return measured_text, f"≤ {_seconds(limit)}"
     if code == "fault_injected":
-        return _number(measured), f"≥ {_number(limit)}"
+        return number_text(measured), f"≥ {number_text(limit)}"
     if code == "client_fidelity":
         words = {True: _("valid"), False: _("invalid")}
         return words.get(measured, NO_VALUE) if isinstance(measured, bool) else NO_VALUE, _("valid")
     if code == "memory":
         return verdict_label(measured) if measured else NO_VALUE, verdict_label("pass")
-    return _number(measured), _number(limit)
+    return number_text(measured), number_text(limit)
 
 
 def _criterion_text(criterion: Mapping[str, Any], figures: Mapping[str, Any], scenario: str) -> str:
@@ -250,12 +250,12 @@ def _criterion_text(criterion: Mapping[str, Any], figures: Mapping[str, Any], sc
         count = int(criterion["measured"])
         return ngettext("%(count)s failure injected, the first at %(time)s s",
                         "%(count)s failures injected, the first at %(time)s s", count) % {
-            "count": count, "time": _number(float(faults[0]["t_s"]))}
+            "count": count, "time": number_text(float(faults[0]["t_s"]))}
     if code in ("slo_attainment", "error_rate") and state == "unknown":
         return (_("No request finished outside the outage: not measured") if outage
                 else _("No request finished in the measurement window: not measured"))
     if code == "slo_attainment":
-        values = {"good": _number(int(figures["good"])), "requests": _number(int(figures["judged_requests"])),
+        values = {"good": number_text(int(figures["good"])), "requests": number_text(int(figures["judged_requests"])),
                   "share": _share(criterion["measured"]), "limit": _share(criterion["limit"])}
         if outage:
             return _("%(good)s of %(requests)s requests outside the outage met every SLO (%(share)s); at least "
@@ -263,8 +263,8 @@ def _criterion_text(criterion: Mapping[str, Any], figures: Mapping[str, Any], sc
         return _("%(good)s of %(requests)s requests in the measurement window met every SLO (%(share)s); at least "
                  "%(limit)s required, errors counting as misses") % values
     if code == "error_rate":
-        values = {"errors": _number(int(figures["judged_errors"])),
-                  "requests": _number(int(figures["judged_requests"])), "share": _share(criterion["measured"]),
+        values = {"errors": number_text(int(figures["judged_errors"])),
+                  "requests": number_text(int(figures["judged_requests"])), "share": _share(criterion["measured"]),
                   "limit": _share(criterion["limit"])}
         if outage:
             return _("%(errors)s of %(requests)s requests outside the outage failed (%(share)s); at most %(limit)s "
@@ -272,12 +272,12 @@ def _criterion_text(criterion: Mapping[str, Any], figures: Mapping[str, Any], sc
         return _("%(errors)s of %(requests)s requests in the measurement window failed (%(share)s); at most "
                  "%(limit)s allowed") % values
     if code == "recovery_time":
-        limit = _number(float(criterion["limit"]))
+        limit = number_text(float(criterion["limit"]))
         if criterion.get("measured") is None:
             return _("The endpoint had not recovered when the test ended; recovery within %(limit)s s "
                      "required") % {"limit": limit}
         return _("Requests succeeded again %(seconds)s s after the failure; recovery within %(limit)s s "
-                 "required") % {"seconds": _number(float(criterion["measured"])), "limit": limit}
+                 "required") % {"seconds": number_text(float(criterion["measured"])), "limit": limit}
     if code == "memory":
         return {"pass": _("The memory checks passed"),
                 "fail": _("A memory check failed: see the memory checks"),
@@ -321,8 +321,8 @@ def _posix_time(value: Any) -> str:
     return time_text(datetime.fromtimestamp(value, tz=UTC).isoformat())
 
 
-def _slo_text(slo: Mapping[str, Any]) -> str:
-    parts = [f"{_metric_label(key)} ≤ {_number(slo[key])} ms" for key in SLO_FIELDS
+def slo_summary(slo: Mapping[str, Any]) -> str:
+    parts = [f"{_metric_label(key)} ≤ {number_text(slo[key])} ms" for key in SLO_FIELDS
              if isinstance(slo.get(key), int | float)]
     return ", ".join(parts)
 
@@ -377,26 +377,26 @@ def run_verdict_context(verdict: Mapping[str, Any] | None) -> dict[str, Any] | N
                 (_("KV-cache usage peak"), _share(memory_figures.get("kv_peak"))),
                 (_("KV-cache usage P95"), _share(memory_figures.get("kv_p95"))),
                 (_("Seconds at 90% KV-cache usage or more"), _seconds(memory_figures.get("kv_seconds_above_90"))),
-                (_("Preemptions"), _number(memory_figures.get("preemptions"))),
-                (_("Running requests, peak"), _number(memory_figures.get("running_peak"))),
-                (_("Waiting requests, peak"), _number(memory_figures.get("waiting_peak"))),
+                (_("Preemptions"), number_text(memory_figures.get("preemptions"))),
+                (_("Running requests, peak"), number_text(memory_figures.get("running_peak"))),
+                (_("Waiting requests, peak"), number_text(memory_figures.get("waiting_peak"))),
                 (_("GPU memory peak"), gib(memory_figures.get("gpu_peak_bytes"))),
                 (_("Committed memory per GPU"), gib(memory_figures.get("committed_bytes_per_gpu"))),
             ) if value != NO_VALUE]}
     slo = figures.get("slo") if isinstance(figures.get("slo"), Mapping) else {}
     counts = [(label, value) for label, value in (
-        (_("Requests judged"), _number(figures.get("judged_requests"))),
-        (_("Met every SLO"), _number(figures.get("good"))),
-        (_("Errors"), _number(figures.get("judged_errors"))),
-        (_("Incomplete (cut by the test's end, left out)"), _number(figures.get("incomplete"))),
-        (_("In flight during the outage (left out)"), _number(figures.get("excluded_requests"))),
+        (_("Requests judged"), number_text(figures.get("judged_requests"))),
+        (_("Met every SLO"), number_text(figures.get("good"))),
+        (_("Errors"), number_text(figures.get("judged_errors"))),
+        (_("Incomplete (cut by the test's end, left out)"), number_text(figures.get("incomplete"))),
+        (_("In flight during the outage (left out)"), number_text(figures.get("excluded_requests"))),
         (_("Time to recover"), _seconds(figures.get("recovery_s"))),
     ) if value != NO_VALUE]
     return {
         "verdict": overall, "label": verdict_label(overall), "summary": summary,
         "scenario": scenario, "partial": bool(verdict.get("partial")), "criteria": rows, "memory": memory_context,
         "memory_unverified": memory_context is None or memory_context["verdict"] == "unknown",
-        "slo_text": _slo_text(slo), "counts": counts,
+        "slo_text": slo_summary(slo), "counts": counts,
         "ttft_basis": _("TTFT from the scheduled send time (open loop)")
         if figures.get("ttft_basis") == "ttft_sched_ms" else "",
     }
@@ -504,7 +504,7 @@ def benchmark_page_strings() -> dict[str, Any]:
         "ms_value": _("{value} ms"),
         "us_value": _("{value} µs"),
         "job_number": _("Job {id}"),
-        "engine_names": _engine_names(),
+        "engine_names": engine_name_map(),
         # the servers' metrics scraped during a load test
         **server_chart_strings(),
     }
@@ -558,7 +558,7 @@ def _json(value: Any) -> str:
 
 def _cell(run: BenchmarkRun, key: str, field: str) -> dict[str, Any]:
     value = _metric(run, key, field)
-    return {"text": _number(value, _unit(key)), "insufficient": _insufficient(run, key, field)}
+    return {"text": number_text(value, _unit(key)), "insufficient": _insufficient(run, key, field)}
 
 
 def _status_counts(run: BenchmarkRun) -> dict[str, Any]:
@@ -652,7 +652,7 @@ def _filter_choices(organisation: Organisation) -> dict[str, list[dict[str, str]
     gpus = dict(runs.exclude(gpu=None).values_list("gpu__slug", "gpu__name").distinct())
     engines = sorted({e for e in runs.values_list("engine", flat=True).distinct() if e})
     tools = sorted({t for t in runs.values_list("tool", flat=True).distinct() if t})
-    engine_labels = _engine_labels()
+    engine_labels = engine_label_map()
     return {
         "deployment": [{"value": str(d.pk), "label": d.name}
                        for d in deployment_list_for_organisation(organisation=organisation)],
@@ -669,7 +669,7 @@ def _list_row(run: BenchmarkRun) -> dict[str, Any]:
         "run": run, "tool": _tool_text(run), "model": _model_text(run), "gpu": _gpu_text(run),
         "engine": _engine_text(run), "load": load_text(run.load), "counts": counts,
         "ttft_p50": _cell(run, "ttft_ms", "p50"), "ttft_p99": _cell(run, "ttft_ms", "p99"),
-        "tpot_p50": _cell(run, "tpot_ms", "p50"), "output_tokens_per_s": _number(run.output_tokens_per_s),
+        "tpot_p50": _cell(run, "tpot_ms", "p50"), "output_tokens_per_s": number_text(run.output_tokens_per_s),
         "status_label": status_label(run.status), "progress_percent": round((run.progress or 0) * 100),
     }
 
@@ -691,15 +691,15 @@ class BenchmarkListPageView(LoginRequiredMixin, View):
             gpu=filters["gpu"] or None, engine=filters["engine"] or None, tool=filters["tool"] or None,
         ).defer(*LIST_DEFERRED).annotate(record_counts=KeyTransform("status_counts", "distributions"))
         runs = list(rows[:LIST_LIMIT + 1])
-        catalog, own, _supported = _model_groups(request.user)
+        catalog, own, _supported = model_option_groups(request.user)
         form = form or BenchmarkUploadForm(organisation=organisation)
-        engine_labels = _engine_labels()
+        engine_labels = engine_label_map()
         context = {
             "rows": [_list_row(run) for run in runs[:LIST_LIMIT]], "truncated": len(runs) > LIST_LIMIT,
             "list_limit": LIST_LIMIT, "filters": filters, "filtered": any(filters.values()),
             "choices": _filter_choices(organisation),
             "form": form, "refusal": refusal, "max_upload_mib": _mib_text(MAX_BYTES),
-            "catalog_models": catalog, "own_models": own, "gpus": _gpus(),
+            "catalog_models": catalog, "own_models": own, "gpus": gpu_options(),
             "deployments": list(deployment_list_for_organisation(organisation=organisation)),
             "engine_choices": [{"value": e, "label": engine_labels.get(e, e)} for e in ENGINE_CHOICES],
             "form_values": {key: form[key].value() or "" for key in ("deployment", "model", "gpu", "engine")},
@@ -757,11 +757,11 @@ def _metric_rows(run: BenchmarkRun) -> list[dict[str, Any]]:
         rows.append({
             "key": key, "label": short, "title": title, "unit": _("ms") if unit == "ms" else _("tokens")
             if unit == "tokens" else "",
-            "cells": [{"field": field, "text": _number(stat.get(field), unit),
+            "cells": [{"field": field, "text": number_text(stat.get(field), unit),
                        "insufficient": field in (stat.get("insufficient") or [])} for field in STAT_FIELDS],
-            "n": _number(stat.get("n")), "n_value": stat.get("n"), "source": stat.get("source"),
+            "n": number_text(stat.get("n")), "n_value": stat.get("n"), "source": stat.get("source"),
             "source_label": source_label(stat.get("source")), "source_title": source_title(stat.get("source")),
-            "range": f"{_number(stat.get('min'), unit)} – {_number(stat.get('max'), unit)}"
+            "range": f"{number_text(stat.get('min'), unit)} – {number_text(stat.get('max'), unit)}"
             if stat.get("min") is not None else NO_VALUE,
         })
     return rows
@@ -772,7 +772,7 @@ def _goodput_context(run: BenchmarkRun, slo: Mapping[str, float]) -> dict[str, A
     if goodput is None:
         return None
     return {**goodput, "attainment_text": _share(goodput.get("attainment")),
-            "rate_text": _number(goodput.get("goodput_requests_per_s"))}
+            "rate_text": number_text(goodput.get("goodput_requests_per_s"))}
 
 
 def compare_missing(run: BenchmarkRun) -> list[str]:
@@ -802,14 +802,14 @@ def _facts(run: BenchmarkRun) -> list[tuple[str, str]]:
         (_("Backend the tool called"), run.backend or NO_VALUE),
         (_("Load"), load_text(run.load)),
         (_("Started"), run.started_at.strftime("%Y-%m-%d %H:%M:%S UTC") if run.started_at else NO_VALUE),
-        (_("Duration"), _("%(value)s s") % {"value": _number(run.duration_s)} if run.duration_s else NO_VALUE),
-        (_("Output throughput"), _("%(value)s tokens/s") % {"value": _number(run.output_tokens_per_s)}
+        (_("Duration"), _("%(value)s s") % {"value": number_text(run.duration_s)} if run.duration_s else NO_VALUE),
+        (_("Output throughput"), _("%(value)s tokens/s") % {"value": number_text(run.output_tokens_per_s)}
          if run.output_tokens_per_s is not None else NO_VALUE),
-        (_("Request throughput"), _("%(value)s requests/s") % {"value": _number(run.requests_per_s)}
+        (_("Request throughput"), _("%(value)s requests/s") % {"value": number_text(run.requests_per_s)}
          if run.requests_per_s is not None else NO_VALUE),
-        (_("Total token throughput"), _("%(value)s tokens/s") % {"value": _number(run.total_tokens_per_s)}
+        (_("Total token throughput"), _("%(value)s tokens/s") % {"value": number_text(run.total_tokens_per_s)}
          if run.total_tokens_per_s is not None else NO_VALUE),
-        (_("Per-request records"), _number(run.request_count)),
+        (_("Per-request records"), number_text(run.request_count)),
         (_("Imported"), run.created_at.strftime("%Y-%m-%d %H:%M") + (
             f" · {run.created_by.get_username()}" if run.created_by else "")),
     ]
@@ -848,8 +848,8 @@ class BenchmarkDetailPageView(LoginRequiredMixin, View):
         slo = run_slo(run)
         missing = compare_missing(run)
         distributions = run.distributions or {}
-        catalog, own, _supported = _model_groups(request.user)
-        engine_labels = _engine_labels()
+        catalog, own, _supported = model_option_groups(request.user)
+        engine_labels = engine_label_map()
         context = {
             "run": run, "facts": _facts(run), "counts": _status_counts(run), "metric_rows": _metric_rows(run),
             "notes": list(run.notes or []), "status_label": status_label(run.status),
@@ -869,7 +869,7 @@ class BenchmarkDetailPageView(LoginRequiredMixin, View):
             "slo_rows": [(key, _metric_label(key), slo.get(key)) for key in SLO_FIELDS],
             "goodput": _goodput_context(run, slo),
             "missing": missing, "missing_items": list(zip(missing, _missing_words(missing), strict=True)),
-            "links": _links_initial(run), "catalog_models": catalog, "own_models": own, "gpus": _gpus(),
+            "links": _links_initial(run), "catalog_models": catalog, "own_models": own, "gpus": gpu_options(),
             "deployments": list(deployment_list_for_organisation(organisation=organisation)),
             "engine_choices": [{"value": e, "label": engine_labels.get(e, e)} for e in ENGINE_CHOICES],
             "reported_json": _json(run.reported or {}), "settings_json": _json(run.settings or {}),
@@ -901,13 +901,13 @@ def knee_text(report: Mapping[str, Any]) -> str:
     if knee is None:
         return _("Too few runs with a throughput (fewer than three) to find a knee")
     point = next((p for p in points if p.get("x") == knee), {})
-    load = (_("%(rate)s requests/s achieved") % {"rate": _number(knee)} if axis == "achieved_rate"
+    load = (_("%(rate)s requests/s achieved") % {"rate": number_text(knee)} if axis == "achieved_rate"
             else load_text({"kind": axis, axis: knee}))
     best = max((p.get("output_tokens_per_s") or 0 for p in points), default=0)
     return _("The knee is at %(load)s: the output throughput reaches %(share)s of the series' best there (%(tokens)s "
              "of %(best)s tokens/s); more load beyond it mostly adds latency") % {
         "load": load, "share": f"{KNEE_THROUGHPUT_SHARE * 100:.0f}%",
-        "tokens": _number(point.get("output_tokens_per_s")), "best": _number(best)}
+        "tokens": number_text(point.get("output_tokens_per_s")), "best": number_text(best)}
 
 
 class BenchmarkSeriesPageView(LoginRequiredMixin, View):
@@ -923,10 +923,10 @@ class BenchmarkSeriesPageView(LoginRequiredMixin, View):
             run = runs.get(point.get("run"))
             rows.append({
                 "point": point, "run": run, "is_knee": report.get("knee") is not None and point["x"] == report["knee"],
-                "x": _number(point["x"]) if axis != "index" else str(point["x"]),
-                "output_tokens_per_s": _number(point.get("output_tokens_per_s")),
-                "requests_per_s": _number(point.get("requests_per_s")),
-                **{key: _number(point.get(key), "ms") for key in (
+                "x": number_text(point["x"]) if axis != "index" else str(point["x"]),
+                "output_tokens_per_s": number_text(point.get("output_tokens_per_s")),
+                "requests_per_s": number_text(point.get("requests_per_s")),
+                **{key: number_text(point.get(key), "ms") for key in (
                     "ttft_p50_ms", "ttft_p99_ms", "tpot_p50_ms", "tpot_p99_ms", "e2e_p50_ms")},
                 "failed": point.get("failed"), "status_label": status_label(run.status) if run else "",
             })
@@ -951,7 +951,8 @@ class BenchmarkSeriesPageView(LoginRequiredMixin, View):
 def _difference(key: str, a: Any, b: Any, unit: str) -> dict[str, Any]:
     numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (a, b))
     if not numbers:
-        return {"a": _number(a, unit), "b": _number(b, unit), "delta": NO_VALUE, "percent": NO_VALUE, "class": ""}
+        return {"a": number_text(a, unit), "b": number_text(b, unit), "delta": NO_VALUE, "percent": NO_VALUE,
+                "class": ""}
     delta = b - a
     percent = delta / a if a else None
     verdict = ""
@@ -959,7 +960,7 @@ def _difference(key: str, a: Any, b: Any, unit: str) -> dict[str, Any]:
         verdict = "is-worse" if delta > 0 else "is-better"
     elif delta and key in HIGHER_IS_BETTER:
         verdict = "is-better" if delta > 0 else "is-worse"
-    return {"a": _number(a, unit), "b": _number(b, unit), "delta": _signed(delta, unit),
+    return {"a": number_text(a, unit), "b": number_text(b, unit), "delta": _signed(delta, unit),
             "percent": _share(percent, signed=True) if percent is not None else NO_VALUE, "class": verdict}
 
 

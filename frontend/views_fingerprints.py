@@ -24,7 +24,7 @@ from django.views import View
 
 from benchmarks_app.models import BenchmarkRun, LoadTest
 from frontend.forms import OrganisationRowsForm
-from frontend.views import _engine_labels, _install_labels, _model_groups, _usage_context_labels
+from frontend.views import engine_label_map, install_label_map, model_option_groups, usage_context_label_map
 from frontend.views_benchmarks import verdict_label
 from frontend.views_reports import deployment_reports
 from reports.checklist import checklist_summary, commitment_checklist
@@ -255,9 +255,9 @@ def _fingerprint_or_404(request: HttpRequest, fingerprint_id: int) -> Fingerprin
 
 def _plan_form_context(request: HttpRequest, form: DeploymentForm) -> dict[str, Any]:
     """What the plan form's selects need: the model groups with the chosen slug, the GPUs, the engines."""
-    catalog, own, _supported = _model_groups(request.user)
+    catalog, own, _supported = model_option_groups(request.user)
     selected_model = form["model"].value() or ""
-    engine_labels = _engine_labels()
+    engine_labels = engine_label_map()
     workload = form["workload"].value()
     return {"form": form,
             "workloads": list(workload_profile_list_for_organisation(organisation=form.organisation)),
@@ -268,8 +268,8 @@ def _plan_form_context(request: HttpRequest, form: DeploymentForm) -> dict[str, 
             "gpus": list(gpu_list().order_by("vendor", "marketed_memory_gb", "name")),
             "engine_choices": [{"value": e, "label": engine_labels.get(e, e)} for e in ENGINE_CHOICES],
             "selected_engine": form["engine"].value() or "vllm",
-            "usage_choices": list(_usage_context_labels().items()),
-            "install_choices": list(_install_labels().items()),
+            "usage_choices": list(usage_context_label_map().items()),
+            "install_choices": list(install_label_map().items()),
             "selected_usage_context": form["usage_context"].value() or "",
             "selected_install": form["install"].value() or "",
             "slo_fields": [(key, form[f"slo_{key}"].label, form[f"slo_{key}"]) for key in ("ttft_ms", "tpot_ms",
@@ -325,7 +325,7 @@ def _compare_choices(organisation: Organisation) -> list[dict[str, Any]]:
 def _plan_summary(deployment: Deployment) -> dict[str, Any]:
     return {"model": deployment.model.slug if deployment.model else None,
             "gpu": deployment.gpu.name if deployment.gpu else None, "gpu_count": deployment.gpu_count,
-            "tp": deployment.tp, "engine": _engine_labels().get(deployment.engine, deployment.engine),
+            "tp": deployment.tp, "engine": engine_label_map().get(deployment.engine, deployment.engine),
             "image_cuda_version": deployment.image_cuda_version, "max_model_len": deployment.max_model_len}
 
 

@@ -36,11 +36,11 @@ from benchmarks_app.loadtest_selectors import (
 from benchmarks_app.loadtest_services import loadtest_cancel, loadtest_create, loadtest_delete
 from benchmarks_app.models import LoadTest
 from frontend.views_benchmarks import (
-    _number,
-    _slo_text,
     load_text,
+    number_text,
     run_verdict_context,
     server_chart_strings,
+    slo_summary,
     verdict_label,
 )
 from frontend.views_memory import gib
@@ -195,7 +195,7 @@ _REFUSALS: tuple[tuple[re.Pattern[str], Callable[[Mapping[str, str]], str]], ...
     (re.compile(r"^a custom load needs a duration"), lambda m: _("A custom load needs a duration")),
     (re.compile(r"^the test would last (?P<total>[\d.e+]+) s; the limit is (?P<limit>[\d.e+]+) s"),
      lambda m: _("The test would last %(total)s s; the limit is %(limit)s s: lower the time scale or the "
-                 "duration") % {"total": _number(float(m["total"])), "limit": _number(float(m["limit"]))}),
+                 "duration") % {"total": number_text(float(m["total"])), "limit": number_text(float(m["limit"]))}),
     (re.compile(r"^a failure-injection test needs a way to cause the failure: .* on endpoint "
                 r"(?P<quote>['\"])(?P<name>.*)(?P=quote) "),
      lambda m: _("A failure-injection test needs a way to cause the failure: an admin registers the command that "
@@ -275,16 +275,16 @@ def progress_context(progress: Mapping[str, Any]) -> dict[str, Any]:
     live = progress.get("live") or {}
     fraction = progress.get("fraction")
     return {
-        "done": _number(progress.get("done") or 0), "sent": _number(progress.get("sent") or 0),
-        "ok": _number(progress.get("ok") or 0), "failed": _number(progress.get("failed") or 0),
+        "done": number_text(progress.get("done") or 0), "sent": number_text(progress.get("sent") or 0),
+        "ok": number_text(progress.get("ok") or 0), "failed": number_text(progress.get("failed") or 0),
         "failed_value": progress.get("failed") or 0,
-        "in_flight": _number(progress.get("in_flight") or 0), "stored": _number(progress.get("stored") or 0),
+        "in_flight": number_text(progress.get("in_flight") or 0), "stored": number_text(progress.get("stored") or 0),
         "rate": _("%(value)s requests/s") % {"value": f"{float(progress.get('rate_per_s') or 0):,.1f}"},
         "elapsed": _("%(value)s s") % {"value": f"{float(progress.get('elapsed_s') or 0):,.1f}"},
-        "ttft": _("%(p50)s / %(p99)s ms") % {"p50": _number(live.get("ttft_p50_ms"), "ms"),
-                                             "p99": _number(live.get("ttft_p99_ms"), "ms")},
-        "tpot": _("%(p50)s / %(p99)s ms") % {"p50": _number(live.get("tpot_p50_ms"), "ms"),
-                                             "p99": _number(live.get("tpot_p99_ms"), "ms")},
+        "ttft": _("%(p50)s / %(p99)s ms") % {"p50": number_text(live.get("ttft_p50_ms"), "ms"),
+                                             "p99": number_text(live.get("ttft_p99_ms"), "ms")},
+        "tpot": _("%(p50)s / %(p99)s ms") % {"p50": number_text(live.get("tpot_p50_ms"), "ms"),
+                                             "p99": number_text(live.get("tpot_p99_ms"), "ms")},
         "percent": _percent(fraction if isinstance(fraction, int | float) else None),
         "fraction_known": isinstance(fraction, int | float),
     }
@@ -300,15 +300,15 @@ def _load_words(plan: Mapping[str, Any]) -> str:
         return NO_VALUE
     ramp = load.get("ramp_up_s")
     if isinstance(ramp, int | float) and ramp > 0:
-        text += " · " + _("started over %(value)s s") % {"value": _number(ramp)}
+        text += " · " + _("started over %(value)s s") % {"value": number_text(ramp)}
     return text
 
 
 def _requests_words(plan: Mapping[str, Any]) -> str:
     requests = plan.get("requests") or {}
     if isinstance(requests.get("input_tokens"), int) and isinstance(requests.get("output_tokens"), int):
-        return _("%(input)s input and %(output)s output tokens") % {"input": _number(requests["input_tokens"]),
-                                                                    "output": _number(requests["output_tokens"])}
+        return _("%(input)s input and %(output)s output tokens") % {"input": number_text(requests["input_tokens"]),
+                                                                    "output": number_text(requests["output_tokens"])}
     profile = requests.get("profile") or {}
     return str(profile.get("name") or NO_VALUE) if isinstance(profile, Mapping) else NO_VALUE
 
@@ -320,14 +320,14 @@ def _facts(job: LoadTest) -> list[tuple[str, str]]:
         (_("Scenario"), scenario_words().get(job.scenario, (job.scenario, ""))[0]),
         (_("Endpoint"), job.endpoint_name + (f" ({job.endpoint.get_kind_display()})" if job.endpoint else "")),
         (_("Load"), _load_words(plan)),
-        (_("Duration"), _("%(value)s s") % {"value": _number(round(duration, 2))}
+        (_("Duration"), _("%(value)s s") % {"value": number_text(round(duration, 2))}
          if isinstance(duration, int | float) and math.isfinite(duration) else NO_VALUE),
         (_("Requests"), _requests_words(plan)),
-        (_("Peak concurrency"), _number(job.peak_concurrency) if job.peak_concurrency else NO_VALUE),
-        (_("SLOs"), _slo_text(job.slo or {}) or _("none")),
+        (_("Peak concurrency"), number_text(job.peak_concurrency) if job.peak_concurrency else NO_VALUE),
+        (_("SLOs"), slo_summary(job.slo or {}) or _("none")),
         (_("Committed memory per GPU"), gib(job.committed_bytes_per_gpu) if job.committed_bytes_per_gpu
          else NO_VALUE),
-        (_("Workers"), _number(job.workers)),
+        (_("Workers"), number_text(job.workers)),
         (_("Created"), _time(job.created_at) + (f" · {job.created_by.get_username()}" if job.created_by else "")),
         (_("Started"), _time(job.started_at)),
         (_("Ended"), _time(job.finished_at)),
@@ -337,7 +337,7 @@ def _facts(job: LoadTest) -> list[tuple[str, str]]:
 def _shard_rows(job: LoadTest) -> list[dict[str, Any]]:
     return [{"shard": shard, "number": shard.index + 1, "status_label": status_label(shard.status),
              "worker": shard.worker or NO_VALUE, "heartbeat": _time(shard.heartbeat_at),
-             "started": _time(shard.started_at), "stored": _number(shard.stored),
+             "started": _time(shard.started_at), "stored": number_text(shard.stored),
              "error": shard.error} for shard in job.shards.all()]
 
 

@@ -15,12 +15,12 @@ from frontend.views import (
     PERFORMANCE_DEFAULT_TTFT_S,
     SEARCH_WEIGHT_FORMATS,
     SLO_PERCENTILES,
-    _choices,
-    _engine_labels,
-    _engine_names,
-    _form_context,
-    _profile_choices,
-    _weight_choices,
+    engine_label_map,
+    engine_name_map,
+    profile_choices,
+    select_choices,
+    sizing_form_context,
+    weight_format_choices,
 )
 from sizing.estimator.engines import ENGINE_CHOICES
 from sizing.quote_services import QUOTE_DEFAULT_MAX_GPUS, QUOTE_DEFAULT_TOP, QUOTE_MAX_GPUS, QUOTE_MAX_TOP
@@ -36,7 +36,7 @@ def quote_page_strings() -> dict[str, Any]:
     return {
         "network_error": _("The server could not be reached; please try again"),
         "download_plot": _("Download plot as a PNG"),
-        "engine_names": _engine_names(),
+        "engine_names": engine_name_map(),
         "quote_number": _("Quote {id}"),
         "running": _("Running…"),
         "status_queued": _("Waiting for a worker…"),
@@ -93,14 +93,14 @@ class QuotePageView(LoginRequiredMixin, TemplateView):
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
-        form = _form_context(self.request.user)
+        form = sizing_form_context(self.request.user)
         context.update(
             form,
             priced_gpus=[gpu for gpu in form["gpus"] if gpu.price_per_hour_usd is not None],
             unpriced_gpus=[gpu for gpu in form["gpus"] if gpu.price_per_hour_usd is None],
-            engine_choices=_choices(ENGINE_CHOICES, _engine_labels()),
-            weight_choices=[c for c in _weight_choices() if c["value"] in SEARCH_WEIGHT_FORMATS],
-            profiles=_profile_choices(organisation_for_user(user=self.request.user)),
+            engine_choices=select_choices(ENGINE_CHOICES, engine_label_map()),
+            weight_choices=[c for c in weight_format_choices() if c["value"] in SEARCH_WEIGHT_FORMATS],
+            profiles=profile_choices(organisation_for_user(user=self.request.user)),
             slo_percentiles=SLO_PERCENTILES,
             default_rate=QUOTE_DEFAULT_RATE_PER_S,
             default_input_tokens=QUOTE_DEFAULT_INPUT_TOKENS,

@@ -37,7 +37,7 @@ from django.utils.translation import gettext as _
 from benchmarks_app.models import LoadTest, MemoryLog
 from llm_sizing_loadgen.workload import profile_from_dict
 from reports.models import Report
-from sizing.deployment_services import _estimate_parameters, deployment_release, fingerprint_report
+from sizing.deployment_services import deployment_release, estimate_parameters, fingerprint_report
 from sizing.estimator.confidence import (
     PROBABILITY,
     Measurement,
@@ -251,7 +251,7 @@ def _report_content(*, report: Report, number: int, changes: list[str], author: 
     if deployment.model is None or deployment.gpu is None:
         checklist.add("plan", MISSING, _("The deployment names no model or GPU: there is no memory estimate."))
     else:
-        parameters = _estimate_parameters(deployment)
+        parameters = estimate_parameters(deployment)
         try:
             estimate = estimate_report(gpu=deployment.gpu, model=deployment.model, parameters=parameters,
                                        organisation=deployment.organisation)

@@ -306,7 +306,7 @@ def deployment_plan(deployment: Deployment, *, required_bytes_per_gpu: int | Non
     )
 
 
-def _estimate_parameters(deployment: Deployment) -> dict[str, Any]:
+def estimate_parameters(deployment: Deployment) -> dict[str, Any]:
     tp = deployment.tp or 1
     count = deployment.gpu_count if deployment.gpu_count and deployment.gpu_count % tp == 0 else tp
     return {"gpus": count, "tp": tp, "engine": deployment.engine or Engine.VLLM.value,
@@ -352,7 +352,7 @@ def deployment_launch(*, deployment: Deployment) -> dict[str, Any]:
     if deployment.model is not None and deployment.gpu is not None:
         try:
             estimate = estimate_report(gpu=deployment.gpu, model=deployment.model,
-                                       parameters=_estimate_parameters(deployment),
+                                       parameters=estimate_parameters(deployment),
                                        organisation=deployment.organisation)
         except SizingError as failure:
             error = failure.message
@@ -403,7 +403,7 @@ def deployment_commitment(*, deployment: Deployment) -> dict[str, Any]:
     the plan names no model or GPU or cannot be estimated."""
     if deployment.model is None or deployment.gpu is None:
         return {}
-    parameters = _estimate_parameters(deployment)
+    parameters = estimate_parameters(deployment)
     try:
         estimate = estimate_report(gpu=deployment.gpu, model=deployment.model, parameters=parameters,
                                    organisation=deployment.organisation)
@@ -424,7 +424,7 @@ def fingerprint_estimate_effect(*, deployment: Deployment, environment: Measured
     missing = [key for key in ("model", "gpu") if getattr(deployment, key) is None]
     if missing:
         return {"missing": missing}
-    parameters = _estimate_parameters(deployment)
+    parameters = estimate_parameters(deployment)
     model, gpu = deployment.model, deployment.gpu
     try:
         catalog = estimate_report(gpu=gpu, model=model, parameters=parameters, organisation=deployment.organisation)

@@ -263,10 +263,10 @@ def quote_offer_latencies(job: SimulationJob, ranked: list[Mapping[str, Any]]) -
     """TTFT, TPOT and E2E at the SLO's percentile for each offer, keyed by the candidate's label. The search keeps
     P95 only, so each offer is simulated again exactly as the search did (same requests, seed and rate: the same
     run) and read at the percentile. Called by the worker as it finishes a quote's search."""
-    from sizing.simulation_services import _context, _search_arguments
+    from sizing.simulation_services import job_context, search_arguments
 
-    context = _context(organisation=job.organisation, inputs=job.inputs)
-    arguments = _search_arguments(job, context)
+    context = job_context(organisation=job.organisation, inputs=job.inputs)
+    arguments = search_arguments(job, context)
     arch = estimate_request_build(gpu=context.gpu, model=context.model, parameters=context.parameters).arch
     slo = arguments["slo"]
     out = {}

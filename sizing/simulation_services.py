@@ -161,7 +161,7 @@ class _JobContext:
     environment: dict[str, Any] | None = None  # the measured machine the job runs on (a fingerprint)
 
 
-def _context(*, organisation: Organisation, inputs: Mapping[str, Any]) -> _JobContext:
+def job_context(*, organisation: Organisation, inputs: Mapping[str, Any]) -> _JobContext:
     model = model_get_for_organisation(organisation=organisation, slug=str(inputs.get("model", "")))
     if model is None:
         raise invalid_argument("model", f"unknown model {inputs.get('model')!r}; see GET /api/v1/models/")
@@ -226,7 +226,7 @@ def simulation_job_validate(*, organisation: Organisation, inputs: Mapping[str, 
     if kind == "search" and inputs.get("fingerprint") is not None:
         raise invalid_argument("fingerprint", "a deployment search compares GPU models and counts; a fingerprint "
                                               "describes one machine: simulate on it instead")
-    context = _context(organisation=organisation, inputs=inputs)
+    context = job_context(organisation=organisation, inputs=inputs)
     _lengths_check(context=context, inputs=inputs)
     if kind == "search":
         if not inputs.get("rate"):
@@ -409,7 +409,7 @@ def simulation_job_run(*, job_id: int) -> None:
 
 
 def _run(job: SimulationJob) -> Any:
-    context = _context(organisation=job.organisation, inputs=job.inputs)
+    context = job_context(organisation=job.organisation, inputs=job.inputs)
     result = _run_kind(job, context)
     if isinstance(result, dict) and context.environment is not None:
         result["environment"] = json_safe(context.environment)
@@ -475,7 +475,7 @@ def _search_fanout(parts: int) -> bool:
     return len(replies) > 1
 
 
-def _search_arguments(job: SimulationJob, context: _JobContext) -> dict[str, Any]:
+def search_arguments(job: SimulationJob, context: _JobContext) -> dict[str, Any]:
     inputs = job.inputs
     return {"profile": context.profile, "rate_per_s": float(inputs["rate"]), "slo": context.slo,
             "requests": int((inputs.get("search") or {}).get("requests") or SEARCH_DEFAULT_REQUESTS),
@@ -490,7 +490,7 @@ def _search_start(job: SimulationJob, context: _JobContext) -> Any:
     parts = -(-len(candidates) // chunk)
     if not _search_fanout(parts):
         outcomes = evaluate_candidates(arch, candidates, progress=_Progress(job.pk, "candidate"),
-                                       **_search_arguments(job, context))
+                                       **search_arguments(job, context))
         return _search_result(job, [o.as_dict() for o in outcomes])
     SimulationJob.objects.filter(pk=job.pk).update(parts_total=parts, progress_message=f"0/{parts} parts")
     from sizing.tasks import simulation_search_part_task
@@ -506,12 +506,12 @@ def simulation_search_part(*, job_id: int, index: int) -> None:
     if job.status != SimulationJob.Status.RUNNING or job.parts.filter(index=index).exists():
         return
     try:
-        context = _context(organisation=job.organisation, inputs=job.inputs)
+        context = job_context(organisation=job.organisation, inputs=job.inputs)
         candidates = _search_candidates(context=context, inputs=job.inputs)
         arch = estimate_request_build(gpu=context.gpu, model=context.model, parameters=context.parameters).arch
         chunk = settings.SIZING_SEARCH_CHUNK
         outcomes = evaluate_candidates(arch, candidates[index * chunk:(index + 1) * chunk],
-                                       **_search_arguments(job, context))
+                                       **search_arguments(job, context))
     except SizingError as error:
         _finish(job_id, error={"code": error.code.value, "message": error.message, "extra": json_safe(error.extra)})
         return
