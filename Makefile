@@ -59,6 +59,7 @@ test: system-packages-test translations
 
 lint: install
 	@$(VENV)/bin/ruff check .
+	@$(VENV)/bin/ruff format --check .
 	@$(VENV)/bin/lint-imports
 	@$(VENV)/bin/deptry .
 	@cd packages/loadgen && ../../$(VENV)/bin/deptry .

@@ -33,8 +33,11 @@ def benchmark_run_goodput(*, run: BenchmarkRun, slo: Mapping[str, float]) -> dic
     incomplete requests are left out); None without per-request records or SLOs."""
     if not run.request_count or not slo:
         return None
-    counted = (BenchmarkRequest.objects.filter(run=run).exclude(status=RequestStatus.INCOMPLETE.value)
-               .annotate(ttft_slo_ms=Coalesce("ttft_sched_ms", "ttft_ms")))
+    counted = (
+        BenchmarkRequest.objects.filter(run=run)
+        .exclude(status=RequestStatus.INCOMPLETE.value)
+        .annotate(ttft_slo_ms=Coalesce("ttft_sched_ms", "ttft_ms"))
+    )
     good = counted.filter(status=RequestStatus.OK.value)
     for key in SLO_KEYS:
         if key in slo:
@@ -43,16 +46,30 @@ def benchmark_run_goodput(*, run: BenchmarkRun, slo: Mapping[str, float]) -> dic
             good = good.filter(**{f"{column}__isnull": False, f"{column}__lte": slo[key]})
     total = counted.count()
     good_count = good.count()
-    return {"slo": dict(slo), "requests": total, "good": good_count,
-            "errors": counted.filter(~Q(status=RequestStatus.OK.value)).count(),
-            "attainment": good_count / total if total else None,
-            "goodput_requests_per_s": good_count / run.duration_s if run.duration_s else None}
+    return {
+        "slo": dict(slo),
+        "requests": total,
+        "good": good_count,
+        "errors": counted.filter(~Q(status=RequestStatus.OK.value)).count(),
+        "attainment": good_count / total if total else None,
+        "goodput_requests_per_s": good_count / run.duration_s if run.duration_s else None,
+    }
 
 
 def benchmark_series_report(*, series: BenchmarkSeries) -> dict[str, Any]:
     runs = list(series.runs.order_by("series_index"))
-    report = series_points([{"load": run.load, "metrics": run.metrics, "output_tokens_per_s": run.output_tokens_per_s,
-                             "requests_per_s": run.requests_per_s, "failed": run.failed} for run in runs])
+    report = series_points(
+        [
+            {
+                "load": run.load,
+                "metrics": run.metrics,
+                "output_tokens_per_s": run.output_tokens_per_s,
+                "requests_per_s": run.requests_per_s,
+                "failed": run.failed,
+            }
+            for run in runs
+        ]
+    )
     for point, run in zip(report["points"], sorted(runs, key=lambda r: _x(r, report["axis"])), strict=True):
         point.update(run=run.pk, name=run.name)
     return json_safe({"id": series.pk, "name": series.name, **report})

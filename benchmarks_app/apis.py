@@ -50,12 +50,49 @@ class BenchmarkRunOutputSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = BenchmarkRun
-        fields = ["id", "url", "name", "status", "progress", "progress_message", "error", "deployment", "series",
-                  "series_index", "model", "model_name", "gpu", "gpu_count", "tp", "engine", "engine_version",
-                  "format", "tool", "tool_version", "label", "backend", "started_at", "duration_s", "load",
-                  "settings", "completed", "failed", "incomplete", "metrics", "reported", "notes",
-                  "output_tokens_per_s", "requests_per_s", "total_tokens_per_s", "request_count", "file_name",
-                  "verdict", "server_series", "created_at", "finished_at"]
+        fields = [
+            "id",
+            "url",
+            "name",
+            "status",
+            "progress",
+            "progress_message",
+            "error",
+            "deployment",
+            "series",
+            "series_index",
+            "model",
+            "model_name",
+            "gpu",
+            "gpu_count",
+            "tp",
+            "engine",
+            "engine_version",
+            "format",
+            "tool",
+            "tool_version",
+            "label",
+            "backend",
+            "started_at",
+            "duration_s",
+            "load",
+            "settings",
+            "completed",
+            "failed",
+            "incomplete",
+            "metrics",
+            "reported",
+            "notes",
+            "output_tokens_per_s",
+            "requests_per_s",
+            "total_tokens_per_s",
+            "request_count",
+            "file_name",
+            "verdict",
+            "server_series",
+            "created_at",
+            "finished_at",
+        ]
 
     def get_url(self, obj: BenchmarkRun) -> str:
         return f"/api/v1/benchmark-runs/{obj.pk}/"
@@ -78,8 +115,9 @@ class BenchmarkRunListOutputSerializer(BenchmarkRunOutputSerializer):
 
 
 def _not_found(run_id: int) -> Response:
-    return Response({"code": "not_found", "message": f"no benchmark run {run_id}", "extra": {}},
-                    status=status.HTTP_404_NOT_FOUND)
+    return Response(
+        {"code": "not_found", "message": f"no benchmark run {run_id}", "extra": {}}, status=status.HTTP_404_NOT_FOUND
+    )
 
 
 class BenchmarkRunListApi(ListApiMixin, APIView):
@@ -88,51 +126,71 @@ class BenchmarkRunListApi(ListApiMixin, APIView):
     publishes_jobs = True  # an upload queues the storing of its records: 503 when the broker is down
 
     class BenchmarkUploadInputSerializer(serializers.Serializer):
-        file = serializers.FileField(help_text="a result file of vllm bench serve, SGLang bench_serving, GuideLLM, "
-                                               "AIPerf/GenAI-Perf, llmperf, inference-perf or our load generator; "
-                                               "at most 50 MiB")
+        file = serializers.FileField(
+            help_text="a result file of vllm bench serve, SGLang bench_serving, GuideLLM, "
+            "AIPerf/GenAI-Perf, llmperf, inference-perf or our load generator; "
+            "at most 50 MiB"
+        )
         deployment = serializers.IntegerField(required=False, min_value=1)
-        model = serializers.CharField(required=False, max_length=200, help_text="model slug (default: the file's "
-                                                                                "model, matched to the catalog)")
+        model = serializers.CharField(
+            required=False, max_length=200, help_text="model slug (default: the file's model, matched to the catalog)"
+        )
         gpu = serializers.CharField(required=False, max_length=80)
         gpu_count = serializers.IntegerField(required=False, min_value=1, max_value=1024)
         tp = serializers.IntegerField(required=False, min_value=1, max_value=64)
         engine = serializers.ChoiceField(choices=ENGINE_CHOICES, required=False)
         engine_version = serializers.CharField(required=False, max_length=60, allow_blank=True)
 
-    @list_schema(BenchmarkRunListOutputSerializer, ordering=ordering_fields,
-                 filters=[filter_parameter("deployment", int, description="linked to this deployment"),
-                          filter_parameter("model", description="model slug"),
-                          filter_parameter("gpu", description="GPU slug"),
-                          filter_parameter("engine", description="e.g. vllm, sglang"),
-                          filter_parameter("tool", description="the benchmark tool that wrote the file")])
+    @list_schema(
+        BenchmarkRunListOutputSerializer,
+        ordering=ordering_fields,
+        filters=[
+            filter_parameter("deployment", int, description="linked to this deployment"),
+            filter_parameter("model", description="model slug"),
+            filter_parameter("gpu", description="GPU slug"),
+            filter_parameter("engine", description="e.g. vllm, sglang"),
+            filter_parameter("tool", description="the benchmark tool that wrote the file"),
+        ],
+    )
     def get(self, request: Request) -> Response:
         query = request.query_params
         rows = benchmark_run_list_for_organisation(
-            organisation=organisation_for_user(user=request.user), deployment=id_filter(request, "deployment"),
-            model=query.get("model"), gpu=query.get("gpu"), engine=query.get("engine"), tool=query.get("tool"))
+            organisation=organisation_for_user(user=request.user),
+            deployment=id_filter(request, "deployment"),
+            model=query.get("model"),
+            gpu=query.get("gpu"),
+            engine=query.get("engine"),
+            tool=query.get("tool"),
+        )
         return self.list_response(request, rows, BenchmarkRunListOutputSerializer)
 
-    @extend_schema(request={"multipart/form-data": BenchmarkUploadInputSerializer},
-                   responses={201: BenchmarkRunOutputSerializer(many=True)},
-                   description="Import a result file; its runs (several for a sweep) are answered at once, their "
-                               "per-request records stored by a worker (status importing, then done).")
+    @extend_schema(
+        request={"multipart/form-data": BenchmarkUploadInputSerializer},
+        responses={201: BenchmarkRunOutputSerializer(many=True)},
+        description="Import a result file; its runs (several for a sweep) are answered at once, their "
+        "per-request records stored by a worker (status importing, then done).",
+    )
     def post(self, request: Request) -> Response:
         upload = request.FILES.get("file")
         if upload is not None and upload.size > MAX_BYTES:  # before reading it
-            message = (f"{upload.name}: the file is {upload.size:,} bytes; the limit is {MAX_BYTES:,} bytes (50 MiB):"
-                       " split the run, or upload the summary without per-request details")
-            raise SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message,
-                              extra={"size_bytes": upload.size, "limit_bytes": MAX_BYTES,
-                                     "fields": {"file": [message]}})
+            message = (
+                f"{upload.name}: the file is {upload.size:,} bytes; the limit is {MAX_BYTES:,} bytes (50 MiB):"
+                " split the run, or upload the summary without per-request details"
+            )
+            raise SizingError(
+                code=SizingErrorCode.INVALID_ARGUMENT,
+                message=message,
+                extra={"size_bytes": upload.size, "limit_bytes": MAX_BYTES, "fields": {"file": [message]}},
+            )
         serializer = self.BenchmarkUploadInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         values = serializer.validated_data
         organisation = organisation_for_user(user=request.user)
         links: dict[str, Any] = {}
         if "deployment" in values:
-            links["deployment"] = deployment_get_for_organisation(organisation=organisation,
-                                                                  deployment_id=values["deployment"])
+            links["deployment"] = deployment_get_for_organisation(
+                organisation=organisation, deployment_id=values["deployment"]
+            )
             if links["deployment"] is None:
                 raise serializers.ValidationError({"deployment": [f"unknown deployment {values['deployment']}"]})
         if "model" in values:
@@ -145,17 +203,29 @@ class BenchmarkRunListApi(ListApiMixin, APIView):
                 raise serializers.ValidationError({"gpu": [f"unknown GPU {values['gpu']!r}"]})
         file = values["file"]
         runs = benchmark_import(
-            organisation=organisation, user=request.user, name=str(file.name), data=file.read(MAX_BYTES + 1),
-            gpu_count=values.get("gpu_count"), tp=values.get("tp"), engine=values.get("engine", ""),
-            engine_version=values.get("engine_version", ""), store_requests=benchmark_requests_store_task.delay,
-            **links)
+            organisation=organisation,
+            user=request.user,
+            name=str(file.name),
+            data=file.read(MAX_BYTES + 1),
+            gpu_count=values.get("gpu_count"),
+            tp=values.get("tp"),
+            engine=values.get("engine", ""),
+            engine_version=values.get("engine_version", ""),
+            store_requests=benchmark_requests_store_task.delay,
+            **links,
+        )
         return Response(BenchmarkRunOutputSerializer(runs, many=True).data, status=status.HTTP_201_CREATED)
 
 
 class BenchmarkRunDetailApi(APIView):
-    @extend_schema(parameters=[OpenApiParameter("requests_page", int, required=False,
-                                                description=f"per-request records, {REQUESTS_PAGE} a page")],
-                   responses={200: OpenApiResponse(description="the run; with requests_page, its records")})
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "requests_page", int, required=False, description=f"per-request records, {REQUESTS_PAGE} a page"
+            )
+        ],
+        responses={200: OpenApiResponse(description="the run; with requests_page, its records")},
+    )
     def get(self, request: Request, run_id: int) -> Response:
         run = benchmark_run_get_for_organisation(organisation=organisation_for_user(user=request.user), run_id=run_id)
         if run is None:
@@ -166,9 +236,20 @@ class BenchmarkRunDetailApi(APIView):
             if not page.isdigit():
                 raise serializers.ValidationError({"requests_page": ["a page number from 0"]})
             start = int(page) * REQUESTS_PAGE
-            payload["requests"] = list(benchmark_requests(run=run)[start:start + REQUESTS_PAGE].values(
-                "index", "status", "error", "start_s", "ttft_ms", "e2e_ms", "tpot_ms", "itl_ms", "input_tokens",
-                "output_tokens"))
+            payload["requests"] = list(
+                benchmark_requests(run=run)[start : start + REQUESTS_PAGE].values(
+                    "index",
+                    "status",
+                    "error",
+                    "start_s",
+                    "ttft_ms",
+                    "e2e_ms",
+                    "tpot_ms",
+                    "itl_ms",
+                    "input_tokens",
+                    "output_tokens",
+                )
+            )
         return Response(payload)
 
     @extend_schema(responses={204: None})
@@ -196,8 +277,9 @@ def _links(request: Request, values: dict[str, Any]) -> dict[str, Any]:
     organisation = organisation_for_user(user=request.user)
     resolved = dict(values)
     if values.get("deployment") is not None:
-        resolved["deployment"] = deployment_get_for_organisation(organisation=organisation,
-                                                                 deployment_id=values["deployment"])
+        resolved["deployment"] = deployment_get_for_organisation(
+            organisation=organisation, deployment_id=values["deployment"]
+        )
         if resolved["deployment"] is None:
             raise serializers.ValidationError({"deployment": [f"unknown deployment {values['deployment']}"]})
     if values.get("model") is not None:
@@ -212,9 +294,12 @@ def _links(request: Request, values: dict[str, Any]) -> dict[str, Any]:
 
 
 class BenchmarkRunLinksApi(APIView):
-    @extend_schema(request=BenchmarkRunUpdateInputSerializer, responses=BenchmarkRunOutputSerializer,
-                   description="Set what the run ran on (deployment, model, GPU, TP, engine) when the file did not "
-                               "say; measured-versus-estimated and calibration need the model and the GPU.")
+    @extend_schema(
+        request=BenchmarkRunUpdateInputSerializer,
+        responses=BenchmarkRunOutputSerializer,
+        description="Set what the run ran on (deployment, model, GPU, TP, engine) when the file did not "
+        "say; measured-versus-estimated and calibration need the model and the GPU.",
+    )
     def patch(self, request: Request, run_id: int) -> Response:
         run = benchmark_run_get_for_organisation(organisation=organisation_for_user(user=request.user), run_id=run_id)
         if run is None:
@@ -226,12 +311,17 @@ class BenchmarkRunLinksApi(APIView):
 
 
 class BenchmarkRunAnalysisApi(APIView):
-    @extend_schema(parameters=[*(OpenApiParameter(f"slo_{key}", float, required=False) for key in SLO_KEYS),
-                               OpenApiParameter("compare", bool, required=False,
-                                                description="false: leave out measured against estimated")],
-                   responses={200: OpenApiResponse(description="{distributions, goodput, compare}")},
-                   description="The run's latency CDFs, its goodput under the SLOs given (default: its "
-                               "deployment's), and what the performance model predicts for the same settings.")
+    @extend_schema(
+        parameters=[
+            *(OpenApiParameter(f"slo_{key}", float, required=False) for key in SLO_KEYS),
+            OpenApiParameter(
+                "compare", bool, required=False, description="false: leave out measured against estimated"
+            ),
+        ],
+        responses={200: OpenApiResponse(description="{distributions, goodput, compare}")},
+        description="The run's latency CDFs, its goodput under the SLOs given (default: its "
+        "deployment's), and what the performance model predicts for the same settings.",
+    )
     def get(self, request: Request, run_id: int) -> Response:
         run = benchmark_run_get_for_organisation(organisation=organisation_for_user(user=request.user), run_id=run_id)
         if run is None:
@@ -246,30 +336,41 @@ class BenchmarkRunAnalysisApi(APIView):
                     raise serializers.ValidationError({f"slo_{key}": ["a number of milliseconds"]}) from None
         slo = run_slo(run, given)
         skip_compare = request.query_params.get("compare") in ("0", "false")
-        return Response({"distributions": run.distributions, "slo": slo,
-                         "goodput": benchmark_run_goodput(run=run, slo=slo),
-                         "compare": None if skip_compare else benchmark_run_compare(run=run)})
+        return Response(
+            {
+                "distributions": run.distributions,
+                "slo": slo,
+                "goodput": benchmark_run_goodput(run=run, slo=slo),
+                "compare": None if skip_compare else benchmark_run_compare(run=run),
+            }
+        )
 
 
 class BenchmarkSeriesDetailApi(APIView):
     @extend_schema(responses={200: OpenApiResponse(description="{axis, points, knee}")})
     def get(self, request: Request, series_id: int) -> Response:
-        series = benchmark_series_get_for_organisation(organisation=organisation_for_user(user=request.user),
-                                                       series_id=series_id)
+        series = benchmark_series_get_for_organisation(
+            organisation=organisation_for_user(user=request.user), series_id=series_id
+        )
         if series is None:
-            return Response({"code": "not_found", "message": f"no benchmark series {series_id}", "extra": {}},
-                            status=status.HTTP_404_NOT_FOUND)
+            return Response(
+                {"code": "not_found", "message": f"no benchmark series {series_id}", "extra": {}},
+                status=status.HTTP_404_NOT_FOUND,
+            )
         return Response(benchmark_series_report(series=series))
 
 
 class BenchmarkCalibrateApi(APIView):
     class BenchmarkCalibrateInputSerializer(serializers.Serializer):
         runs = serializers.ListField(child=serializers.IntegerField(min_value=1), min_length=1, max_length=50)
-        save = serializers.BooleanField(required=False, default=False,
-                                        help_text="keep the fitted efficiencies for this GPU and engine")
+        save = serializers.BooleanField(
+            required=False, default=False, help_text="keep the fitted efficiencies for this GPU and engine"
+        )
 
-    @extend_schema(request=BenchmarkCalibrateInputSerializer, responses={202: OpenApiResponse(
-        description="the calibrate job (GET /api/v1/simulations/ID/ for its result)")})
+    @extend_schema(
+        request=BenchmarkCalibrateInputSerializer,
+        responses={202: OpenApiResponse(description="the calibrate job (GET /api/v1/simulations/ID/ for its result)")},
+    )
     def post(self, request: Request) -> Response:
         serializer = self.BenchmarkCalibrateInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -280,17 +381,29 @@ class BenchmarkCalibrateApi(APIView):
             if run is None:
                 raise serializers.ValidationError({"runs": [f"unknown benchmark run {run_id}"]})
             runs.append(run)
-        job = benchmark_runs_calibrate(organisation=organisation, user=request.user, runs=runs,
-                                       save=serializer.validated_data["save"])
-        return Response({"id": job.pk, "url": f"/api/v1/simulations/{job.pk}/", "kind": job.kind,
-                         "status": job.status}, status=status.HTTP_202_ACCEPTED)
+        job = benchmark_runs_calibrate(
+            organisation=organisation, user=request.user, runs=runs, save=serializer.validated_data["save"]
+        )
+        return Response(
+            {"id": job.pk, "url": f"/api/v1/simulations/{job.pk}/", "kind": job.kind, "status": job.status},
+            status=status.HTTP_202_ACCEPTED,
+        )
 
 
 class BenchmarkRunExportApi(APIView):
-    @extend_schema(parameters=[OpenApiParameter("kind", str, enum=list(EXPORT_FORMATS), required=False,
-                                                description="ours (default: our load generator's JSON, which "
-                                                            "re-imports) or llm-d (Benchmark Report v0.2)")],
-                   responses={200: OpenApiResponse(description="the run as a JSON file to download")})
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "kind",
+                str,
+                enum=list(EXPORT_FORMATS),
+                required=False,
+                description="ours (default: our load generator's JSON, which "
+                "re-imports) or llm-d (Benchmark Report v0.2)",
+            )
+        ],
+        responses={200: OpenApiResponse(description="the run as a JSON file to download")},
+    )
     def get(self, request: Request, run_id: int) -> Response:
         run = benchmark_run_get_for_organisation(organisation=organisation_for_user(user=request.user), run_id=run_id)
         if run is None:

@@ -16,8 +16,16 @@ from sizing.simulation_services import simulation_job_create, simulation_plan, s
 COMPARE_MAX_REQUESTS = 1000  # simulated requests per comparison (the run's own count when smaller, at least 50)
 COMPARE_MIN_REQUESTS = 50
 # (canonical metric, field) pairs compared; throughputs compared as they are
-COMPARED = (("ttft_ms", "mean"), ("ttft_ms", "p50"), ("ttft_ms", "p99"), ("tpot_ms", "mean"), ("tpot_ms", "p50"),
-            ("itl_ms", "mean"), ("e2e_ms", "mean"), ("e2e_ms", "p99"))
+COMPARED = (
+    ("ttft_ms", "mean"),
+    ("ttft_ms", "p50"),
+    ("ttft_ms", "p99"),
+    ("tpot_ms", "mean"),
+    ("tpot_ms", "p50"),
+    ("itl_ms", "mean"),
+    ("e2e_ms", "mean"),
+    ("e2e_ms", "p99"),
+)
 
 
 def _metric(run: BenchmarkRun, key: str, field: str) -> float | None:
@@ -35,8 +43,11 @@ def run_traffic(run: BenchmarkRun) -> dict[str, Any] | None:
     load = run.load or {}
     kind = load.get("kind")
     requests = max(COMPARE_MIN_REQUESTS, min(COMPARE_MAX_REQUESTS, (run.completed or 0) + (run.failed or 0)))
-    traffic: dict[str, Any] = {"input_tokens": round(input_tokens), "output_tokens": max(1, round(output_tokens)),
-                               "requests": requests}
+    traffic: dict[str, Any] = {
+        "input_tokens": round(input_tokens),
+        "output_tokens": max(1, round(output_tokens)),
+        "requests": requests,
+    }
     if kind == "concurrency" and load.get("concurrency"):
         traffic.update(load="concurrency", concurrency=int(load["concurrency"]))
     elif kind == "rate" and load.get("rate"):
@@ -68,8 +79,14 @@ def benchmark_run_compare(*, run: BenchmarkRun) -> dict[str, Any]:
     try:
         plan = simulation_plan(gpu=run.gpu, model=run.model, parameters=parameters, organisation=run.organisation)
         profile = simulation_profile(input_tokens=traffic["input_tokens"], output_tokens=traffic["output_tokens"])
-        predicted = simulation_run(plan=plan, profile=profile, load=traffic["load"], rate=traffic.get("rate"),
-                                   concurrency=traffic.get("concurrency"), requests=traffic["requests"])
+        predicted = simulation_run(
+            plan=plan,
+            profile=profile,
+            load=traffic["load"],
+            rate=traffic.get("rate"),
+            concurrency=traffic.get("concurrency"),
+            requests=traffic["requests"],
+        )
     except SizingError as error:
         return {"error": error.message}
     rows = []
@@ -80,8 +97,14 @@ def benchmark_run_compare(*, run: BenchmarkRun) -> dict[str, Any]:
     rows.append(_row("output_tokens_per_s", run.output_tokens_per_s, predicted.get("output_tokens_per_s")))
     rows.append(_row("requests_per_s", run.requests_per_s, predicted.get("requests_per_s")))
     errors = [abs(row["error"]) for row in rows if row["error"] is not None]
-    return json_safe({"traffic": traffic, "plan": predicted.get("plan"), "rows": rows,
-                      "median_abs_error": sorted(errors)[len(errors) // 2] if errors else None})
+    return json_safe(
+        {
+            "traffic": traffic,
+            "plan": predicted.get("plan"),
+            "rows": rows,
+            "median_abs_error": sorted(errors)[len(errors) // 2] if errors else None,
+        }
+    )
 
 
 def _row(key: str, measured: float | None, predicted: float | None) -> dict[str, Any]:
@@ -93,14 +116,21 @@ def measurement_of(run: BenchmarkRun) -> dict[str, Any]:
     """The run as one measurement of the `calibrate` job (its traffic and its mean TTFT, TPOT and output rate)."""
     traffic = run_traffic(run)
     if traffic is None:
-        raise invalid_argument("runs", f"run {run.pk} ({run.name}): no input/output lengths or load to "
-                                          "calibrate with")
-    return json_safe({**traffic, "label": run.name[:100], "output_tokens_per_s": run.output_tokens_per_s,
-                      "ttft_ms": _metric(run, "ttft_ms", "mean"), "tpot_ms": _metric(run, "tpot_ms", "mean")})
+        raise invalid_argument("runs", f"run {run.pk} ({run.name}): no input/output lengths or load to calibrate with")
+    return json_safe(
+        {
+            **traffic,
+            "label": run.name[:100],
+            "output_tokens_per_s": run.output_tokens_per_s,
+            "ttft_ms": _metric(run, "ttft_ms", "mean"),
+            "tpot_ms": _metric(run, "tpot_ms", "mean"),
+        }
+    )
 
 
-def benchmark_runs_calibrate(*, organisation: Organisation, user: Any, runs: Sequence[BenchmarkRun],
-                             save: bool = False) -> SimulationJob:
+def benchmark_runs_calibrate(
+    *, organisation: Organisation, user: Any, runs: Sequence[BenchmarkRun], save: bool = False
+) -> SimulationJob:
     """A `calibrate` job fitting the efficiencies of the runs' GPU and engine to what they measured (all runs of
     one GPU model and engine, each with a catalog model)."""
     if not runs:
@@ -109,15 +139,27 @@ def benchmark_runs_calibrate(*, organisation: Organisation, user: Any, runs: Seq
     for run in runs:
         missing = [name for name in ("model", "gpu") if getattr(run, name) is None]
         if missing:
-            raise invalid_argument("runs", f"run {run.pk} ({run.name}) has no {' or '.join(missing)}: set it on "
-                                              "the run first")
+            raise invalid_argument(
+                "runs", f"run {run.pk} ({run.name}) has no {' or '.join(missing)}: set it on the run first"
+            )
         if run.gpu_id != first.gpu_id or (run.engine or "vllm") != (first.engine or "vllm"):
             raise invalid_argument("runs", "calibrate runs of one GPU model and one engine at a time")
         if run.model_id != first.model_id:
-            raise invalid_argument("runs", "calibrate runs of one model at a time (the efficiencies are the "
-                                              "GPU's and engine's; the model fixes the work per token)")
-    inputs = {"kind": "calibrate", "model": first.model.slug, "gpu": first.gpu.slug,
-              "gpus": first.gpu_count or first.tp or 1, "tp": first.tp, "engine": first.engine or "vllm",
-              "measurements": [measurement_of(run) for run in runs], "save": save}
-    return simulation_job_create(organisation=organisation, user=user,
-                                 inputs={k: v for k, v in inputs.items() if v is not None})
+            raise invalid_argument(
+                "runs",
+                "calibrate runs of one model at a time (the efficiencies are the "
+                "GPU's and engine's; the model fixes the work per token)",
+            )
+    inputs = {
+        "kind": "calibrate",
+        "model": first.model.slug,
+        "gpu": first.gpu.slug,
+        "gpus": first.gpu_count or first.tp or 1,
+        "tp": first.tp,
+        "engine": first.engine or "vllm",
+        "measurements": [measurement_of(run) for run in runs],
+        "save": save,
+    }
+    return simulation_job_create(
+        organisation=organisation, user=user, inputs={k: v for k, v in inputs.items() if v is not None}
+    )

@@ -33,14 +33,27 @@ SECRET_FIELDS = ("api_key",)
 
 class EndpointOutputSerializer(serializers.ModelSerializer):
     url = serializers.SerializerMethodField()
-    has_api_key = serializers.BooleanField(read_only=True, help_text="whether an API key is stored (it is never "
-                                                                     "shown back)")
+    has_api_key = serializers.BooleanField(
+        read_only=True, help_text="whether an API key is stored (it is never shown back)"
+    )
     created_by = serializers.SerializerMethodField()
 
     class Meta:
         model = Endpoint
-        fields = ["id", "url", "name", "kind", "base_url", "model_name", "metrics_url", "failure_command",
-                  "has_api_key", "created_by", "created_at", "updated_at"]
+        fields = [
+            "id",
+            "url",
+            "name",
+            "kind",
+            "base_url",
+            "model_name",
+            "metrics_url",
+            "failure_command",
+            "has_api_key",
+            "created_by",
+            "created_at",
+            "updated_at",
+        ]
 
     def get_url(self, obj: Endpoint) -> str:
         return f"/api/v1/endpoints/{obj.pk}/"
@@ -51,62 +64,86 @@ class EndpointOutputSerializer(serializers.ModelSerializer):
 
 class EndpointInputSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=NAME_MAX_LENGTH, help_text="unique in your organisation")
-    base_url = serializers.CharField(max_length=URL_MAX_LENGTH, help_text=(
-        "the server's root, http or https, without /v1, credentials or #fragment, e.g. http://10.0.0.5:8000 "
-        "(private and loopback addresses are allowed)"))
+    base_url = serializers.CharField(
+        max_length=URL_MAX_LENGTH,
+        help_text=(
+            "the server's root, http or https, without /v1, credentials or #fragment, e.g. http://10.0.0.5:8000 "
+            "(private and loopback addresses are allowed)"
+        ),
+    )
     kind = serializers.ChoiceField(choices=Endpoint.Kind.choices, help_text="the serving engine")
-    model_name = serializers.CharField(max_length=MODEL_NAME_MAX_LENGTH,
-                                       help_text="the model name the server serves (as GET /v1/models lists it)")
-    metrics_url = serializers.CharField(max_length=URL_MAX_LENGTH, required=False, allow_blank=True,
-                                        help_text="Prometheus metrics URL, e.g. http://10.0.0.5:8000/metrics")
-    failure_command = serializers.JSONField(required=False, help_text=(
-        "what a failure-injection test runs to kill a worker or drop a replica, without a shell, on the load-test "
-        "worker: a list of strings (argv, 1–64 words of at most 1,000 characters) or a command line split as a "
-        "shell would, e.g. \"kubectl delete pod vllm-0\"; [] or \"\" for none"))
-    api_key = serializers.CharField(max_length=API_KEY_MAX_LENGTH, required=False, allow_blank=True, write_only=True,
-                                    style={"input_type": "password"},
-                                    help_text="stored encrypted, never shown back; on update an empty or absent "
-                                              "key keeps the stored one")
-    clear_api_key = serializers.BooleanField(required=False, write_only=True,
-                                             help_text="on update: remove the stored API key")
+    model_name = serializers.CharField(
+        max_length=MODEL_NAME_MAX_LENGTH, help_text="the model name the server serves (as GET /v1/models lists it)"
+    )
+    metrics_url = serializers.CharField(
+        max_length=URL_MAX_LENGTH,
+        required=False,
+        allow_blank=True,
+        help_text="Prometheus metrics URL, e.g. http://10.0.0.5:8000/metrics",
+    )
+    failure_command = serializers.JSONField(
+        required=False,
+        help_text=(
+            "what a failure-injection test runs to kill a worker or drop a replica, without a shell, on the load-test "
+            "worker: a list of strings (argv, 1–64 words of at most 1,000 characters) or a command line split as a "
+            'shell would, e.g. "kubectl delete pod vllm-0"; [] or "" for none'
+        ),
+    )
+    api_key = serializers.CharField(
+        max_length=API_KEY_MAX_LENGTH,
+        required=False,
+        allow_blank=True,
+        write_only=True,
+        style={"input_type": "password"},
+        help_text="stored encrypted, never shown back; on update an empty or absent key keeps the stored one",
+    )
+    clear_api_key = serializers.BooleanField(
+        required=False, write_only=True, help_text="on update: remove the stored API key"
+    )
 
 
 def _not_found(endpoint_id: int) -> Response:
-    return Response({"code": "not_found", "message": f"no endpoint {endpoint_id}", "extra": {}},
-                    status=status.HTTP_404_NOT_FOUND)
+    return Response(
+        {"code": "not_found", "message": f"no endpoint {endpoint_id}", "extra": {}}, status=status.HTTP_404_NOT_FOUND
+    )
 
 
 @method_decorator(sensitive_post_parameters(*SECRET_FIELDS), name="dispatch")
 class EndpointListApi(ListApiMixin, APIView):
     ordering_fields = {"name": "name", "kind": "kind", "created_at": "created_at", "updated_at": "updated_at"}
 
-    @list_schema(EndpointOutputSerializer, ordering=ordering_fields,
-                 filters=[filter_parameter("kind", enum=Endpoint.Kind.values)],
-                 description="The organisation's registered endpoints (load tests can target these only).")
+    @list_schema(
+        EndpointOutputSerializer,
+        ordering=ordering_fields,
+        filters=[filter_parameter("kind", enum=Endpoint.Kind.values)],
+        description="The organisation's registered endpoints (load tests can target these only).",
+    )
     def get(self, request: Request) -> Response:
         rows = endpoint_list_for_organisation(organisation=organisation_for_user(user=request.user))
         if kind := choice_filter(request, "kind", Endpoint.Kind.choices):
             rows = rows.filter(kind=kind)
         return self.list_response(request, rows, EndpointOutputSerializer)
 
-    @extend_schema(request=EndpointInputSerializer, responses={201: EndpointOutputSerializer},
-                   description="Register an endpoint (admins of the organisation only).")
+    @extend_schema(
+        request=EndpointInputSerializer,
+        responses={201: EndpointOutputSerializer},
+        description="Register an endpoint (admins of the organisation only).",
+    )
     @sensitive_variables()  # Django's error reports show no variable of it or below
     def post(self, request: Request) -> Response:
         serializer = EndpointInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = dict(serializer.validated_data)
-        created = endpoint_create(organisation=organisation_for_user(user=request.user), user=request.user,
-                                  data=data)
+        created = endpoint_create(organisation=organisation_for_user(user=request.user), user=request.user, data=data)
         return Response(EndpointOutputSerializer(created).data, status=status.HTTP_201_CREATED)
 
 
 @method_decorator(sensitive_post_parameters(*SECRET_FIELDS), name="dispatch")
 class EndpointDetailApi(APIView):
-
     def _found(self, request: Request, endpoint_id: int) -> Endpoint | None:
-        return endpoint_get_for_organisation(organisation=organisation_for_user(user=request.user),
-                                             endpoint_id=endpoint_id)
+        return endpoint_get_for_organisation(
+            organisation=organisation_for_user(user=request.user), endpoint_id=endpoint_id
+        )
 
     @sensitive_variables()
     def _update(self, request: Request, endpoint_id: int, *, partial: bool) -> Response:
@@ -126,15 +163,21 @@ class EndpointDetailApi(APIView):
         found = self._found(request, endpoint_id)
         return _not_found(endpoint_id) if found is None else Response(EndpointOutputSerializer(found).data)
 
-    @extend_schema(request=EndpointInputSerializer, responses=EndpointOutputSerializer,
-                   description="Replace the endpoint's fields (admins only). The API key is kept unless a new one "
-                               "is given or clear_api_key is true.")
+    @extend_schema(
+        request=EndpointInputSerializer,
+        responses=EndpointOutputSerializer,
+        description="Replace the endpoint's fields (admins only). The API key is kept unless a new one "
+        "is given or clear_api_key is true.",
+    )
     def put(self, request: Request, endpoint_id: int) -> Response:
         return self._update(request, endpoint_id, partial=False)
 
-    @extend_schema(request=EndpointInputSerializer, responses=EndpointOutputSerializer,
-                   description="Change some of the endpoint's fields (admins only). The API key is kept unless a new "
-                               "one is given or clear_api_key is true.")
+    @extend_schema(
+        request=EndpointInputSerializer,
+        responses=EndpointOutputSerializer,
+        description="Change some of the endpoint's fields (admins only). The API key is kept unless a new "
+        "one is given or clear_api_key is true.",
+    )
     def patch(self, request: Request, endpoint_id: int) -> Response:
         return self._update(request, endpoint_id, partial=True)
 

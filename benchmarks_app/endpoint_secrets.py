@@ -75,8 +75,10 @@ def secret_decrypt(token: str) -> str:
     try:
         return _fernet().decrypt(token.encode("ascii")).decode()
     except (InvalidToken, UnicodeError, ValueError):
-        raise SecretUnreadable("the stored secret cannot be decrypted with SIZING_SECRETS_KEY (or its fallbacks): "
-                               "was the key material changed? enter the endpoint's API key again") from None
+        raise SecretUnreadable(
+            "the stored secret cannot be decrypted with SIZING_SECRETS_KEY (or its fallbacks): "
+            "was the key material changed? enter the endpoint's API key again"
+        ) from None
 
 
 @sensitive_variables()  # Django's error reports show none of its (or Fernet's) variables

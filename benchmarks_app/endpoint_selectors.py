@@ -13,5 +13,8 @@ def endpoint_list_for_organisation(*, organisation: Organisation) -> QuerySet[En
 
 
 def endpoint_get_for_organisation(*, organisation: Organisation, endpoint_id: int) -> Endpoint | None:
-    return (Endpoint.objects.filter(organisation=organisation, pk=endpoint_id)
-            .select_related("organisation", "created_by").first())
+    return (
+        Endpoint.objects.filter(organisation=organisation, pk=endpoint_id)
+        .select_related("organisation", "created_by")
+        .first()
+    )

@@ -36,16 +36,20 @@ _KEY_UNSAFE = re.compile(r"[\x00-\x1f\x7f]")  # a key goes into an HTTP header: 
 
 
 def _invalid(field: str, reason: str, message: str, **extra: Any) -> SizingError:
-    return SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message,
-                       extra={**extra, "reason": reason, "fields": {field: [message]}})
+    return SizingError(
+        code=SizingErrorCode.INVALID_ARGUMENT,
+        message=message,
+        extra={**extra, "reason": reason, "fields": {field: [message]}},
+    )
 
 
 def _text(values: Mapping[str, Any], key: str) -> str:
     return str(values.get(key) or "").strip()
 
 
-def _endpoint_clean(*, organisation: Organisation, data: Mapping[str, Any], exclude_pk: int | None = None,
-                    creating: bool) -> dict[str, Any]:
+def _endpoint_clean(
+    *, organisation: Organisation, data: Mapping[str, Any], exclude_pk: int | None = None, creating: bool
+) -> dict[str, Any]:
     """The ENDPOINT_FIELDS of `data` checked and normalised (on create all but metrics_url are required)."""
     values: dict[str, Any] = {}
     present = {key for key in ENDPOINT_FIELDS if key in data}
@@ -54,11 +58,19 @@ def _endpoint_clean(*, organisation: Organisation, data: Mapping[str, Any], excl
         if not name:
             raise _invalid("name", "name_required", "give the endpoint a name")
         if len(name) > NAME_MAX_LENGTH:
-            raise _invalid("name", "name_too_long", f"the name has {len(name)} characters; the limit is "
-                                                    f"{NAME_MAX_LENGTH}", limit=NAME_MAX_LENGTH)
+            raise _invalid(
+                "name",
+                "name_too_long",
+                f"the name has {len(name)} characters; the limit is {NAME_MAX_LENGTH}",
+                limit=NAME_MAX_LENGTH,
+            )
         if Endpoint.objects.filter(organisation=organisation, name=name).exclude(pk=exclude_pk).exists():
-            raise _invalid("name", "name_taken", f"your organisation already has an endpoint named {name!r}; choose "
-                                                 "another name", name=name)
+            raise _invalid(
+                "name",
+                "name_taken",
+                f"your organisation already has an endpoint named {name!r}; choose another name",
+                name=name,
+            )
         values["name"] = name
     if creating or "base_url" in present:
         url = url_normalised(str(data.get("base_url") or ""))
@@ -76,12 +88,16 @@ def _endpoint_clean(*, organisation: Organisation, data: Mapping[str, Any], excl
     if creating or "model_name" in present:
         model_name = _text(data, "model_name")
         if not model_name:
-            raise _invalid("model_name", "model_required", "give the model name the server serves (as GET "
-                                                           "/v1/models lists it)")
+            raise _invalid(
+                "model_name", "model_required", "give the model name the server serves (as GET /v1/models lists it)"
+            )
         if len(model_name) > MODEL_NAME_MAX_LENGTH:
-            raise _invalid("model_name", "model_too_long", f"the model name has {len(model_name)} characters; the "
-                                                           f"limit is {MODEL_NAME_MAX_LENGTH}",
-                           limit=MODEL_NAME_MAX_LENGTH)
+            raise _invalid(
+                "model_name",
+                "model_too_long",
+                f"the model name has {len(model_name)} characters; the limit is {MODEL_NAME_MAX_LENGTH}",
+                limit=MODEL_NAME_MAX_LENGTH,
+            )
         values["model_name"] = model_name
     if "metrics_url" in present:
         url = url_normalised(str(data.get("metrics_url") or ""))
@@ -104,32 +120,52 @@ def _failure_command_clean(value: Any) -> list[str]:
         try:
             argv = shlex.split(value)
         except ValueError as error:
-            raise _invalid("failure_command", "command_syntax", f"the command line cannot be split into words: "
-                                                                f"{error} (check the quotes)") from None
+            raise _invalid(
+                "failure_command",
+                "command_syntax",
+                f"the command line cannot be split into words: {error} (check the quotes)",
+            ) from None
     elif isinstance(value, list | tuple):
         argv = list(value)
         if not all(isinstance(word, str) for word in argv):
-            raise _invalid("failure_command", "command_type", "the failure command is a list of strings (argv) or "
-                                                              "a command line")
+            raise _invalid(
+                "failure_command", "command_type", "the failure command is a list of strings (argv) or a command line"
+            )
     else:
-        raise _invalid("failure_command", "command_type", "the failure command is a list of strings (argv) or a "
-                                                          "command line")
+        raise _invalid(
+            "failure_command", "command_type", "the failure command is a list of strings (argv) or a command line"
+        )
     if len(argv) > FAILURE_COMMAND_MAX_ARGS:
-        raise _invalid("failure_command", "command_too_long", f"the failure command has {len(argv)} words; the "
-                                                              f"limit is {FAILURE_COMMAND_MAX_ARGS}",
-                       count=len(argv), limit=FAILURE_COMMAND_MAX_ARGS)
+        raise _invalid(
+            "failure_command",
+            "command_too_long",
+            f"the failure command has {len(argv)} words; the limit is {FAILURE_COMMAND_MAX_ARGS}",
+            count=len(argv),
+            limit=FAILURE_COMMAND_MAX_ARGS,
+        )
     for index, word in enumerate(argv):
         if "\x00" in word:
-            raise _invalid("failure_command", "command_nul", f"word {index + 1} of the failure command contains a "
-                                                             "NUL character", word=index + 1)
+            raise _invalid(
+                "failure_command",
+                "command_nul",
+                f"word {index + 1} of the failure command contains a NUL character",
+                word=index + 1,
+            )
         if len(word) > FAILURE_COMMAND_MAX_ARG_LENGTH:
-            raise _invalid("failure_command", "command_word_too_long", f"word {index + 1} of the failure command has "
-                                                                      f"{len(word)} characters; the limit is "
-                                                                      f"{FAILURE_COMMAND_MAX_ARG_LENGTH}",
-                           word=index + 1, length=len(word), limit=FAILURE_COMMAND_MAX_ARG_LENGTH)
+            raise _invalid(
+                "failure_command",
+                "command_word_too_long",
+                f"word {index + 1} of the failure command has "
+                f"{len(word)} characters; the limit is "
+                f"{FAILURE_COMMAND_MAX_ARG_LENGTH}",
+                word=index + 1,
+                length=len(word),
+                limit=FAILURE_COMMAND_MAX_ARG_LENGTH,
+            )
     if argv and not argv[0].strip():
-        raise _invalid("failure_command", "command_program", "the failure command's first word (the program to "
-                                                             "run) is empty")
+        raise _invalid(
+            "failure_command", "command_program", "the failure command's first word (the program to run) is empty"
+        )
     return argv
 
 
@@ -138,8 +174,12 @@ def _api_key_clean(api_key: Any) -> str:
     """The key as given (surrounding spaces removed); a 400 that never repeats it when it cannot be a key."""
     key = str(api_key or "").strip()
     if len(key) > API_KEY_MAX_LENGTH:
-        raise _invalid("api_key", "key_too_long", f"the API key is longer than {API_KEY_MAX_LENGTH} characters",
-                       limit=API_KEY_MAX_LENGTH)
+        raise _invalid(
+            "api_key",
+            "key_too_long",
+            f"the API key is longer than {API_KEY_MAX_LENGTH} characters",
+            limit=API_KEY_MAX_LENGTH,
+        )
     if _KEY_UNSAFE.search(key):
         raise _invalid("api_key", "key_characters", "the API key contains line breaks or control characters")
     return key
@@ -153,8 +193,12 @@ def endpoint_create(*, organisation: Organisation, user: Any, data: Mapping[str,
     with transaction.atomic():
         values = _endpoint_clean(organisation=organisation, data=data, creating=True)
         api_key = _api_key_clean(data.get("api_key"))
-        return Endpoint.objects.create(organisation=organisation, created_by=user,
-                                       api_key_encrypted=secret_encrypt(api_key) if api_key else "", **values)
+        return Endpoint.objects.create(
+            organisation=organisation,
+            created_by=user,
+            api_key_encrypted=secret_encrypt(api_key) if api_key else "",
+            **values,
+        )
 
 
 @sensitive_variables("data", "api_key")
@@ -165,8 +209,7 @@ def endpoint_update(*, endpoint: Endpoint, data: Mapping[str, Any]) -> Endpoint:
     api_key = _api_key_clean(data.get("api_key"))
     clear = bool(data.get("clear_api_key"))
     if clear and api_key:
-        raise _invalid("clear_api_key", "key_conflict", "either enter a new API key or remove the stored one, "
-                                                        "not both")
+        raise _invalid("clear_api_key", "key_conflict", "either enter a new API key or remove the stored one, not both")
     for field, value in values.items():
         setattr(endpoint, field, value)
     if clear:
@@ -218,7 +261,13 @@ def simulator_endpoint_ensure(*, organisation: Organisation, base_url: str, mode
         raise _invalid("base_url", problem.reason, problem.message)
     with transaction.atomic():
         endpoint, created = Endpoint.objects.update_or_create(
-            organisation=organisation, name=SIMULATOR_ENDPOINT_NAME,
-            defaults={"base_url": url, "kind": Endpoint.Kind.SIMULATOR, "model_name": model_name,
-                      "metrics_url": url.rstrip("/") + "/metrics"})
+            organisation=organisation,
+            name=SIMULATOR_ENDPOINT_NAME,
+            defaults={
+                "base_url": url,
+                "kind": Endpoint.Kind.SIMULATOR,
+                "model_name": model_name,
+                "metrics_url": url.rstrip("/") + "/metrics",
+            },
+        )
     return endpoint, created

@@ -47,8 +47,7 @@ def url_problem(value: str, *, base: bool) -> UrlProblem | None:
     if parts.scheme.lower() not in ("http", "https"):
         return UrlProblem("url_scheme", "the URL must start with http:// or https://")
     if parts.username is not None or parts.password is not None or "@" in parts.netloc:
-        return UrlProblem("url_credentials", "no user name or password in the URL: enter the API key in its own "
-                                             "field")
+        return UrlProblem("url_credentials", "no user name or password in the URL: enter the API key in its own field")
     if "#" in value:
         return UrlProblem("url_fragment", "no #fragment in the URL")
     host = parts.netloc.rsplit(":", 1)[0] if port is not None or parts.netloc.endswith(":") else parts.netloc

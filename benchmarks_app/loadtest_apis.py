@@ -56,10 +56,32 @@ class LoadTestOutputSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = LoadTest
-        fields = ["id", "url", "name", "scenario", "status", "cancel_requested", "progress", "endpoint",
-                  "endpoint_name", "deployment", "workers", "peak_concurrency", "slo", "committed_bytes_per_gpu",
-                  "run", "run_url", "verdict", "error", "shards", "created_by", "created_at", "start_at",
-                  "started_at", "finished_at"]
+        fields = [
+            "id",
+            "url",
+            "name",
+            "scenario",
+            "status",
+            "cancel_requested",
+            "progress",
+            "endpoint",
+            "endpoint_name",
+            "deployment",
+            "workers",
+            "peak_concurrency",
+            "slo",
+            "committed_bytes_per_gpu",
+            "run",
+            "run_url",
+            "verdict",
+            "error",
+            "shards",
+            "created_by",
+            "created_at",
+            "start_at",
+            "started_at",
+            "finished_at",
+        ]
 
     def get_url(self, obj: LoadTest) -> str:
         return f"/api/v1/load-tests/{obj.pk}/"
@@ -86,49 +108,76 @@ class LoadTestSloSerializer(serializers.Serializer):
 class LoadTestInputSerializer(serializers.Serializer):
     endpoint = serializers.IntegerField(min_value=1, help_text="a registered endpoint of your organisation")
     scenario = serializers.ChoiceField(choices=LoadTest.Scenario.choices)
-    deployment = serializers.IntegerField(required=False, allow_null=True, min_value=1, help_text=(
-        "the deployment tested: its SLOs, peak concurrency and memory commitment are the defaults"))
+    deployment = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        help_text=("the deployment tested: its SLOs, peak concurrency and memory commitment are the defaults"),
+    )
     name = serializers.CharField(required=False, allow_blank=True, max_length=255)
-    peak_concurrency = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=1_000_000,
-                                                help_text="the promised peak; pulse loads 50% of it, long tail 10%")
+    peak_concurrency = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=1_000_000,
+        help_text="the promised peak; pulse loads 50% of it, long tail 10%",
+    )
     slo = LoadTestSloSerializer(required=False, help_text="default: the deployment's")
     committed_bytes_per_gpu = serializers.IntegerField(required=False, allow_null=True, min_value=1)
-    workers = serializers.IntegerField(required=False, min_value=1, max_value=1024,
-                                       help_text="Celery workers sharing the load (one shard each)")
-    scale = serializers.FloatField(required=False, min_value=0.001, max_value=1.0,
-                                   help_text="multiplies every duration of the scenario (1 = the field's)")
+    workers = serializers.IntegerField(
+        required=False, min_value=1, max_value=1024, help_text="Celery workers sharing the load (one shard each)"
+    )
+    scale = serializers.FloatField(
+        required=False,
+        min_value=0.001,
+        max_value=1.0,
+        help_text="multiplies every duration of the scenario (1 = the field's)",
+    )
     duration_s = serializers.FloatField(required=False, allow_null=True, min_value=1)
     max_requests = serializers.IntegerField(required=False, allow_null=True, min_value=1)
     input_tokens = serializers.IntegerField(required=False, allow_null=True, min_value=1)
     output_tokens = serializers.IntegerField(required=False, allow_null=True, min_value=1)
-    workload = serializers.IntegerField(required=False, allow_null=True, min_value=1,
-                                        help_text="a workload profile instead of fixed lengths")
+    workload = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, help_text="a workload profile instead of fixed lengths"
+    )
     api = serializers.ChoiceField(choices=[("completions", "completions"), ("chat", "chat")], required=False)
-    attainment = serializers.FloatField(required=False, min_value=0.5, max_value=1.0,
-                                        help_text="share of requests that must meet the SLOs (default 0.99)")
+    attainment = serializers.FloatField(
+        required=False,
+        min_value=0.5,
+        max_value=1.0,
+        help_text="share of requests that must meet the SLOs (default 0.99)",
+    )
     recovery_s = serializers.FloatField(required=False, min_value=1, help_text="failure: the longest recovery")
-    concurrency = serializers.IntegerField(required=False, allow_null=True, min_value=1,
-                                           help_text="custom: closed loop with this many clients")
-    rate = serializers.FloatField(required=False, allow_null=True, min_value=0.001,
-                                  help_text="custom: open loop at this many requests per second")
+    concurrency = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, help_text="custom: closed loop with this many clients"
+    )
+    rate = serializers.FloatField(
+        required=False, allow_null=True, min_value=0.001, help_text="custom: open loop at this many requests per second"
+    )
     ramp_up_s = serializers.FloatField(required=False, allow_null=True, min_value=0)
     seed = serializers.IntegerField(required=False, min_value=0)
 
 
 def _not_found(job_id: int) -> Response:
-    return Response({"code": "not_found", "message": f"no load test {job_id}", "extra": {}},
-                    status=status.HTTP_404_NOT_FOUND)
+    return Response(
+        {"code": "not_found", "message": f"no load test {job_id}", "extra": {}}, status=status.HTTP_404_NOT_FOUND
+    )
 
 
 class LoadTestListApi(ListApiMixin, APIView):
     ordering_fields = {"created_at": "created_at", "name": "name", "status": "status", "scenario": "scenario"}
 
-    @list_schema(LoadTestOutputSerializer, ordering=ordering_fields,
-                 filters=[filter_parameter("deployment", int, description="for this deployment"),
-                          filter_parameter("endpoint", int, description="against this endpoint"),
-                          filter_parameter("status", enum=LoadTest.Status.values),
-                          filter_parameter("scenario", enum=LoadTest.Scenario.values)],
-                 description="The organisation's load tests.")
+    @list_schema(
+        LoadTestOutputSerializer,
+        ordering=ordering_fields,
+        filters=[
+            filter_parameter("deployment", int, description="for this deployment"),
+            filter_parameter("endpoint", int, description="against this endpoint"),
+            filter_parameter("status", enum=LoadTest.Status.values),
+            filter_parameter("scenario", enum=LoadTest.Scenario.values),
+        ],
+        description="The organisation's load tests.",
+    )
     def get(self, request: Request) -> Response:
         rows = loadtest_list_for_organisation(organisation=organisation_for_user(user=request.user))
         if (deployment := id_filter(request, "deployment")) is not None:
@@ -142,16 +191,26 @@ class LoadTestListApi(ListApiMixin, APIView):
         return self.list_response(request, rows, LoadTestOutputSerializer)
 
     @extend_schema(
-        request=LoadTestInputSerializer, responses={202: LoadTestOutputSerializer},
+        request=LoadTestInputSerializer,
+        responses={202: LoadTestOutputSerializer},
         description="Start a load test against a registered endpoint: queued at once (202), run by a worker on the "
-                    "loadtests queue; follow `url` for progress and the verdict.",
-        examples=[OpenApiExample("pulse", request_only=True, value={
-            "endpoint": 1, "scenario": "pulse", "deployment": 1, "peak_concurrency": 64, "workers": 1})])
+        "loadtests queue; follow `url` for progress and the verdict.",
+        examples=[
+            OpenApiExample(
+                "pulse",
+                request_only=True,
+                value={"endpoint": 1, "scenario": "pulse", "deployment": 1, "peak_concurrency": 64, "workers": 1},
+            )
+        ],
+    )
     def post(self, request: Request) -> Response:
         serializer = LoadTestInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        job = loadtest_create(organisation=organisation_for_user(user=request.user), user=request.user,
-                              data=dict(serializer.validated_data))
+        job = loadtest_create(
+            organisation=organisation_for_user(user=request.user),
+            user=request.user,
+            data=dict(serializer.validated_data),
+        )
         body = LoadTestOutputSerializer(job).data
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
 
@@ -172,8 +231,9 @@ class LoadTestDetailApi(APIView):
 
 
 class LoadTestCancelApi(APIView):
-    @extend_schema(request=None, responses=LoadTestOutputSerializer,
-                   description="Stop the test; what was measured is kept.")
+    @extend_schema(
+        request=None, responses=LoadTestOutputSerializer, description="Stop the test; what was measured is kept."
+    )
     def post(self, request: Request, job_id: int) -> Response:
         job = loadtest_get_for_organisation(organisation=organisation_for_user(user=request.user), job_id=job_id)
         if job is None:
@@ -182,10 +242,12 @@ class LoadTestCancelApi(APIView):
 
 
 class LoadTestPlanApi(APIView):
-    @extend_schema(responses={200: OpenApiResponse(description="the plan JSON (docs/loadgen-plan.md)")},
-                   description="The test's plan as a file, to run with `python -m llm_sizing_loadgen run "
-                               "plan.json --out result.json` inside a network the service cannot reach (set the "
-                               "API key's environment variable there); upload the result as a benchmark run.")
+    @extend_schema(
+        responses={200: OpenApiResponse(description="the plan JSON (docs/loadgen-plan.md)")},
+        description="The test's plan as a file, to run with `python -m llm_sizing_loadgen run "
+        "plan.json --out result.json` inside a network the service cannot reach (set the "
+        "API key's environment variable there); upload the result as a benchmark run.",
+    )
     def get(self, request: Request, job_id: int) -> HttpResponse | Response:
         job = loadtest_get_for_organisation(organisation=organisation_for_user(user=request.user), job_id=job_id)
         if job is None:
@@ -201,14 +263,22 @@ class LoadTestPlanApi(APIView):
 
 
 class LoadTestDefaultsApi(APIView):
-    @extend_schema(parameters=[OpenApiParameter("deployment", int, required=False),
-                               OpenApiParameter("input_tokens", int, required=False, description="default 512"),
-                               OpenApiParameter("output_tokens", int, required=False, description="default 128"),
-                               OpenApiParameter("workload", int, required=False)],
-                   responses={200: OpenApiResponse(description="scenarios, and a deployment's SLOs, peak "
-                                                               "concurrency at these lengths and committed memory "
-                                                               "per GPU"),
-                              404: OpenApiResponse(ApiErrorSerializer, description="no such deployment")})
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("deployment", int, required=False),
+            OpenApiParameter("input_tokens", int, required=False, description="default 512"),
+            OpenApiParameter("output_tokens", int, required=False, description="default 128"),
+            OpenApiParameter("workload", int, required=False),
+        ],
+        responses={
+            200: OpenApiResponse(
+                description="scenarios, and a deployment's SLOs, peak "
+                "concurrency at these lengths and committed memory "
+                "per GPU"
+            ),
+            404: OpenApiResponse(ApiErrorSerializer, description="no such deployment"),
+        },
+    )
     def get(self, request: Request) -> Response:
         organisation = organisation_for_user(user=request.user)
         raw = id_filter(request, "deployment")
@@ -218,7 +288,9 @@ class LoadTestDefaultsApi(APIView):
         if raw is not None:
             deployment = deployment_get_for_organisation(organisation=organisation, deployment_id=raw)
             if deployment is None:
-                return Response({"code": "not_found", "message": f"no deployment {raw}", "extra": {}},
-                                status=status.HTTP_404_NOT_FOUND)
+                return Response(
+                    {"code": "not_found", "message": f"no deployment {raw}", "extra": {}},
+                    status=status.HTTP_404_NOT_FOUND,
+                )
             defaults = deployment_defaults(deployment, tokens_per_request=tokens_per_request(spec))
         return Response({"scenarios": SCENARIOS, "defaults": defaults})

@@ -25,8 +25,13 @@ class LoadTestsCollector(Collector):
         family = GaugeMetricFamily("sizing_loadtests_active", "Load tests queued or running", labels=["status"])
         counts = dict.fromkeys((LoadTest.Status.QUEUED, LoadTest.Status.RUNNING), math.nan)
         try:
-            found = dict(LoadTest.objects.filter(status__in=list(counts)).order_by().values_list("status")
-                         .annotate(n=Count("pk")).values_list("status", "n"))
+            found = dict(
+                LoadTest.objects.filter(status__in=list(counts))
+                .order_by()
+                .values_list("status")
+                .annotate(n=Count("pk"))
+                .values_list("status", "n")
+            )
             counts = {status: float(found.get(status, 0)) for status in counts}
         except Exception as exc:  # NaN rather than a failed scrape
             logger.warning("active load tests not counted: %s", error_text(exc))

@@ -89,12 +89,19 @@ NAME_MAX_LENGTH = 255
 
 
 def _invalid(field: str, message: str, **extra: Any) -> SizingError:
-    return SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message,
-                       extra={**extra, "fields": {field: [message]}})
+    return SizingError(
+        code=SizingErrorCode.INVALID_ARGUMENT, message=message, extra={**extra, "fields": {field: [message]}}
+    )
 
 
-def _number(data: Mapping[str, Any], key: str, *, minimum: float | None = None, maximum: float | None = None,
-            integer: bool = False) -> float | None:
+def _number(
+    data: Mapping[str, Any],
+    key: str,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    integer: bool = False,
+) -> float | None:
     value = data.get(key)
     if value is None or value == "":
         return None
@@ -118,16 +125,21 @@ def _number(data: Mapping[str, Any], key: str, *, minimum: float | None = None, 
 
 
 def endpoint_spec(endpoint: Endpoint, *, api: Api = Api.COMPLETIONS) -> EndpointSpec:
-    return EndpointSpec(base_url=endpoint.base_url, model=endpoint.model_name, api=api,
-                        engine=endpoint.get_kind_display())
+    return EndpointSpec(
+        base_url=endpoint.base_url, model=endpoint.model_name, api=api, engine=endpoint.get_kind_display()
+    )
 
 
 def endpoint_metrics(endpoint: Endpoint) -> MetricsSpec | None:
     """The endpoint's Prometheus metrics (the simulator serves them beside its API)."""
-    url = endpoint.metrics_url or (endpoint.base_url.rstrip("/") + "/metrics"
-                                   if endpoint.kind == Endpoint.Kind.SIMULATOR else "")
-    engine = endpoint.kind if endpoint.kind in ("vllm", "sglang", "tgi", "trtllm") else (
-        "vllm" if endpoint.kind == Endpoint.Kind.SIMULATOR else None)
+    url = endpoint.metrics_url or (
+        endpoint.base_url.rstrip("/") + "/metrics" if endpoint.kind == Endpoint.Kind.SIMULATOR else ""
+    )
+    engine = (
+        endpoint.kind
+        if endpoint.kind in ("vllm", "sglang", "tgi", "trtllm")
+        else ("vllm" if endpoint.kind == Endpoint.Kind.SIMULATOR else None)
+    )
     return MetricsSpec(url=url, interval_s=1.0, engine=engine) if url else None
 
 
@@ -136,16 +148,23 @@ def endpoint_fault(endpoint: Endpoint, *, scale: float) -> FaultSpec:
     endpoint (back after SIMULATOR_KILL_S × scale); elsewhere, the operator's command registered on the endpoint."""
     if endpoint.kind == Endpoint.Kind.SIMULATOR:
         seconds = max(1.0, SIMULATOR_KILL_S * scale)
-        return FaultSpec(at_s=0.0, kind=FaultKind.HTTP, url=endpoint.base_url.rstrip("/") + "/control",
-                         method="POST", body={"action": "kill_replica", "replica": 0, "seconds": seconds},
-                         label=f"simulator: replica 0 killed for {seconds:g} s")
+        return FaultSpec(
+            at_s=0.0,
+            kind=FaultKind.HTTP,
+            url=endpoint.base_url.rstrip("/") + "/control",
+            method="POST",
+            body={"action": "kill_replica", "replica": 0, "seconds": seconds},
+            label=f"simulator: replica 0 killed for {seconds:g} s",
+        )
     if not endpoint.failure_command:
-        raise _invalid("scenario", f"a failure-injection test needs a way to cause the failure: an admin registers "
-                                   f"the command that kills a worker or drops a replica on endpoint "
-                                   f"{endpoint.name!r} (its failure command)")
+        raise _invalid(
+            "scenario",
+            f"a failure-injection test needs a way to cause the failure: an admin registers "
+            f"the command that kills a worker or drops a replica on endpoint "
+            f"{endpoint.name!r} (its failure command)",
+        )
     argv = tuple(str(part) for part in endpoint.failure_command)
-    return FaultSpec(at_s=0.0, kind=FaultKind.COMMAND, argv=argv, timeout_s=60.0,
-                     label=f"operator command: {argv[0]}")
+    return FaultSpec(at_s=0.0, kind=FaultKind.COMMAND, argv=argv, timeout_s=60.0, label=f"operator command: {argv[0]}")
 
 
 def deployment_defaults(deployment: Deployment | None, *, tokens_per_request: float) -> dict[str, Any]:
@@ -162,7 +181,8 @@ def deployment_defaults(deployment: Deployment | None, *, tokens_per_request: fl
         found["peak_concurrency"] = max(1, math.floor(capacity / tokens_per_request))
         found["peak_concurrency_source"] = (
             f"the estimate's KV cache holds {capacity:,} tokens; at {tokens_per_request:,.0f} tokens per request "
-            f"(input + output) that is {found['peak_concurrency']:,} requests at once")
+            f"(input + output) that is {found['peak_concurrency']:,} requests at once"
+        )
     return found
 
 
@@ -177,19 +197,33 @@ def requests_spec(organisation: Organisation, data: Mapping[str, Any]) -> Reques
     workload_id = _number(data, "workload", minimum=1, maximum=2**63 - 1, integer=True)
     if workload_id is not None:
         workload_id = int(workload_id)
-        row = (WorkloadProfile.objects.filter(pk=workload_id, organisation=organisation).first()
-               or WorkloadProfile.objects.filter(pk=workload_id, organisation__isnull=True).first())
+        row = (
+            WorkloadProfile.objects.filter(pk=workload_id, organisation=organisation).first()
+            or WorkloadProfile.objects.filter(pk=workload_id, organisation__isnull=True).first()
+        )
         if row is None:
             raise _invalid("workload", f"no workload profile {workload_id}")
         return RequestSpec(profile=profile_from_dict(row.profile), fixed=False)
     input_tokens = _number(data, "input_tokens", minimum=1, maximum=1_000_000, integer=True)
     output_tokens = _number(data, "output_tokens", minimum=1, maximum=100_000, integer=True)
-    return RequestSpec(profile=fixed_profile(input_tokens=int(input_tokens or DEFAULT_INPUT_TOKENS),
-                                             output_tokens=int(output_tokens or DEFAULT_OUTPUT_TOKENS)), fixed=True)
+    return RequestSpec(
+        profile=fixed_profile(
+            input_tokens=int(input_tokens or DEFAULT_INPUT_TOKENS),
+            output_tokens=int(output_tokens or DEFAULT_OUTPUT_TOKENS),
+        ),
+        fixed=True,
+    )
 
 
-def _custom_plan(data: Mapping[str, Any], *, endpoint: EndpointSpec, requests: RequestSpec,
-                 metrics: MetricsSpec | None, criteria: Mapping[str, Any], peak: int | None) -> TestPlan:
+def _custom_plan(
+    data: Mapping[str, Any],
+    *,
+    endpoint: EndpointSpec,
+    requests: RequestSpec,
+    metrics: MetricsSpec | None,
+    criteria: Mapping[str, Any],
+    peak: int | None,
+) -> TestPlan:
     concurrency = _number(data, "concurrency", minimum=1, maximum=100_000, integer=True)
     rate = _number(data, "rate", minimum=0.001, maximum=100_000)
     if (concurrency is None) == (rate is None) and rate is None:
@@ -200,18 +234,31 @@ def _custom_plan(data: Mapping[str, Any], *, endpoint: EndpointSpec, requests: R
         raise _invalid("duration_s", "a custom load needs a duration or a number of requests")
     ramp = _number(data, "ramp_up_s", minimum=0, maximum=3600) or 0.0
     if rate is not None:
-        load = LoadSpec(mode=LoadMode.OPEN, rate=rate, concurrency=int(concurrency) if concurrency else None,
-                        ramp_up_s=ramp)
+        load = LoadSpec(
+            mode=LoadMode.OPEN, rate=rate, concurrency=int(concurrency) if concurrency else None, ramp_up_s=ramp
+        )
     else:
         load = LoadSpec(mode=LoadMode.CLOSED, concurrency=int(concurrency or 1), ramp_up_s=ramp)
-    return TestPlan(endpoint=endpoint, load=load, requests=requests,
-                    bounds=Bounds(max_requests=int(max_requests) if max_requests else None, max_duration_s=duration),
-                    warmup_s=ramp, metrics=metrics,
-                    scenario=ScenarioSpec(kind="custom", peak_concurrency=peak, criteria=dict(criteria)))
+    return TestPlan(
+        endpoint=endpoint,
+        load=load,
+        requests=requests,
+        bounds=Bounds(max_requests=int(max_requests) if max_requests else None, max_duration_s=duration),
+        warmup_s=ramp,
+        metrics=metrics,
+        scenario=ScenarioSpec(kind="custom", peak_concurrency=peak, criteria=dict(criteria)),
+    )
 
 
-def loadtest_plan(*, organisation: Organisation, endpoint: Endpoint, scenario: str, data: Mapping[str, Any],
-                  peak_concurrency: int | None, slo: Mapping[str, float]) -> TestPlan:
+def loadtest_plan(
+    *,
+    organisation: Organisation,
+    endpoint: Endpoint,
+    scenario: str,
+    data: Mapping[str, Any],
+    peak_concurrency: int | None,
+    slo: Mapping[str, float],
+) -> TestPlan:
     """The plan a scenario makes for this endpoint (the API key is never in it)."""
     api = Api.CHAT if data.get("api") == "chat" else Api.COMPLETIONS
     spec = endpoint_spec(endpoint, api=api)
@@ -226,20 +273,33 @@ def loadtest_plan(*, organisation: Organisation, endpoint: Endpoint, scenario: s
     if recovery is not None:
         criteria["recovery_s"] = recovery
     if scenario == LoadTest.Scenario.CUSTOM:
-        plan = _custom_plan(data, endpoint=spec, requests=requests, metrics=metrics, criteria=criteria,
-                            peak=peak_concurrency)
+        plan = _custom_plan(
+            data, endpoint=spec, requests=requests, metrics=metrics, criteria=criteria, peak=peak_concurrency
+        )
     else:
         if peak_concurrency is None:
-            raise _invalid("peak_concurrency", "give the deployment's peak concurrency (the scenarios load a share "
-                                               "of it), or choose a deployment whose estimate gives it")
+            raise _invalid(
+                "peak_concurrency",
+                "give the deployment's peak concurrency (the scenarios load a share "
+                "of it), or choose a deployment whose estimate gives it",
+            )
         fault = endpoint_fault(endpoint, scale=scale) if scenario == LoadTest.Scenario.FAILURE else None
         duration = _number(data, "duration_s", minimum=1, maximum=settings.LOADTEST_MAX_DURATION_S)
         max_requests = _number(data, "max_requests", minimum=1, maximum=10_000_000, integer=True)
         try:
-            plan = scenario_plan(scenario, endpoint=spec, peak_concurrency=peak_concurrency, requests=requests,
-                                 duration_s=duration, scale=scale, fault=fault, metrics=metrics, criteria=criteria,
-                                 seed=int(_number(data, "seed", minimum=0, integer=True) or 0),
-                                 max_requests=int(max_requests) if max_requests else None)
+            plan = scenario_plan(
+                scenario,
+                endpoint=spec,
+                peak_concurrency=peak_concurrency,
+                requests=requests,
+                duration_s=duration,
+                scale=scale,
+                fault=fault,
+                metrics=metrics,
+                criteria=criteria,
+                seed=int(_number(data, "seed", minimum=0, integer=True) or 0),
+                max_requests=int(max_requests) if max_requests else None,
+            )
         except PlanError as error:
             path, message = error.problems[0] if error.problems else ("", str(error))
             raise _invalid("scenario", f"{path}: {message}" if path else message) from None
@@ -247,8 +307,9 @@ def loadtest_plan(*, organisation: Organisation, endpoint: Endpoint, scenario: s
             raise _invalid("scenario", str(error)) from None
     total = plan.bounds.max_duration_s
     if total is not None and total > settings.LOADTEST_MAX_DURATION_S:
-        raise _invalid("duration_s", f"the test would last {total:g} s; the limit is "
-                                     f"{settings.LOADTEST_MAX_DURATION_S:g} s")
+        raise _invalid(
+            "duration_s", f"the test would last {total:g} s; the limit is {settings.LOADTEST_MAX_DURATION_S:g} s"
+        )
     return plan
 
 
@@ -262,8 +323,11 @@ def loadtest_create(*, organisation: Organisation, user: Any, data: Mapping[str,
     input_tokens/output_tokens or workload (id), api, attainment, recovery_s; custom loads concurrency or rate."""
     endpoint = Endpoint.objects.filter(pk=data.get("endpoint"), organisation=organisation).first()
     if endpoint is None:
-        raise _invalid("endpoint", f"no endpoint {data.get('endpoint')!r} is registered in your organisation: load "
-                                   "tests reach registered endpoints only")
+        raise _invalid(
+            "endpoint",
+            f"no endpoint {data.get('endpoint')!r} is registered in your organisation: load "
+            "tests reach registered endpoints only",
+        )
     scenario = str(data.get("scenario") or "")
     if scenario not in LoadTest.Scenario.values:
         raise _invalid("scenario", f"scenario must be one of {', '.join(LoadTest.Scenario.values)}")
@@ -272,8 +336,7 @@ def loadtest_create(*, organisation: Organisation, user: Any, data: Mapping[str,
         deployment = Deployment.objects.filter(pk=data.get("deployment"), organisation=organisation).first()
         if deployment is None:
             raise _invalid("deployment", f"no deployment {data.get('deployment')!r}")
-    defaults = deployment_defaults(deployment, tokens_per_request=tokens_per_request(
-        requests_spec(organisation, data)))
+    defaults = deployment_defaults(deployment, tokens_per_request=tokens_per_request(requests_spec(organisation, data)))
     peak = _number(data, "peak_concurrency", minimum=1, maximum=1_000_000, integer=True)
     peak = int(peak) if peak is not None else defaults.get("peak_concurrency")
     slo = data.get("slo")
@@ -291,32 +354,60 @@ def loadtest_create(*, organisation: Organisation, user: Any, data: Mapping[str,
     committed = _number(data, "committed_bytes_per_gpu", minimum=1, integer=True)
     committed = int(committed) if committed is not None else defaults.get("committed_bytes_per_gpu")
     workers = int(_number(data, "workers", minimum=1, maximum=settings.LOADTEST_MAX_WORKERS, integer=True) or 1)
-    plan = loadtest_plan(organisation=organisation, endpoint=endpoint, scenario=scenario, data=data,
-                         peak_concurrency=peak, slo=slo_clean)
+    plan = loadtest_plan(
+        organisation=organisation, endpoint=endpoint, scenario=scenario, data=data, peak_concurrency=peak, slo=slo_clean
+    )
     try:
         for index in range(workers):
             shard_plan(plan, index, workers)
     except PlanError as error:
         raise _invalid("workers", error.problems[0][1] if error.problems else str(error)) from None
     name = str(data.get("name") or "").strip() or (
-        f"{LoadTest.Scenario(scenario).label} · {endpoint.name} · {timezone.now():%Y-%m-%d %H:%M}")
+        f"{LoadTest.Scenario(scenario).label} · {endpoint.name} · {timezone.now():%Y-%m-%d %H:%M}"
+    )
     with transaction.atomic():
         run = BenchmarkRun.objects.create(
-            organisation=organisation, created_by=user, name=str(name)[:NAME_MAX_LENGTH], deployment=deployment,
-            model=deployment.model if deployment else None, model_name=endpoint.model_name[:255],
-            gpu=deployment.gpu if deployment else None, gpu_count=deployment.gpu_count if deployment else None,
-            tp=deployment.tp if deployment else None, engine=endpoint.kind if endpoint.kind != "openai" else "",
-            format=llm_sizing.FORMAT, tool="llm_sizing", label=str(scenario), backend=endpoint.get_kind_display(),
-            status=BenchmarkRun.Status.RUNNING, progress=0.0, progress_message="queued")
+            organisation=organisation,
+            created_by=user,
+            name=str(name)[:NAME_MAX_LENGTH],
+            deployment=deployment,
+            model=deployment.model if deployment else None,
+            model_name=endpoint.model_name[:255],
+            gpu=deployment.gpu if deployment else None,
+            gpu_count=deployment.gpu_count if deployment else None,
+            tp=deployment.tp if deployment else None,
+            engine=endpoint.kind if endpoint.kind != "openai" else "",
+            format=llm_sizing.FORMAT,
+            tool="llm_sizing",
+            label=str(scenario),
+            backend=endpoint.get_kind_display(),
+            status=BenchmarkRun.Status.RUNNING,
+            progress=0.0,
+            progress_message="queued",
+        )
         job = LoadTest.objects.create(
-            organisation=organisation, created_by=user, endpoint=endpoint, endpoint_name=endpoint.name,
-            deployment=deployment, name=str(name)[:NAME_MAX_LENGTH], scenario=scenario,
-            plan=json_safe(plan.to_dict()), workers=workers, peak_concurrency=peak, slo=slo_clean,
-            committed_bytes_per_gpu=committed, run=run)
+            organisation=organisation,
+            created_by=user,
+            endpoint=endpoint,
+            endpoint_name=endpoint.name,
+            deployment=deployment,
+            name=str(name)[:NAME_MAX_LENGTH],
+            scenario=scenario,
+            plan=json_safe(plan.to_dict()),
+            workers=workers,
+            peak_concurrency=peak,
+            slo=slo_clean,
+            committed_bytes_per_gpu=committed,
+            run=run,
+        )
         LoadTestShard.objects.bulk_create([LoadTestShard(job=job, index=index) for index in range(workers)])
         job_id = job.pk
-        job_publish_on_commit(kind="load_test", job_id=job_id, publish=lambda: loadtest_dispatch(job_id=job_id),
-                              fail=lambda error: loadtest_publish_failed(job_id=job_id, error=error))
+        job_publish_on_commit(
+            kind="load_test",
+            job_id=job_id,
+            publish=lambda: loadtest_dispatch(job_id=job_id),
+            fail=lambda error: loadtest_publish_failed(job_id=job_id, error=error),
+        )
     return job
 
 
@@ -325,13 +416,15 @@ def loadtest_publish_failed(*, job_id: int, error: dict[str, Any]) -> None:
     now = timezone.now()
     with transaction.atomic():
         if not LoadTest.objects.filter(pk=job_id, status=LoadTest.Status.QUEUED).update(
-                status=LoadTest.Status.FAILED, error=error, finished_at=now):
+            status=LoadTest.Status.FAILED, error=error, finished_at=now
+        ):
             return
         LoadTestShard.objects.filter(job_id=job_id, status=LoadTestShard.Status.QUEUED).update(
-            status=LoadTestShard.Status.FAILED, error=error["message"])
-        BenchmarkRun.objects.filter(pk__in=LoadTest.objects.filter(pk=job_id).values("run_id"),
-                                    status=BenchmarkRun.Status.RUNNING).update(
-            status=BenchmarkRun.Status.FAILED, error=error, progress_message="", finished_at=now)
+            status=LoadTestShard.Status.FAILED, error=error["message"]
+        )
+        BenchmarkRun.objects.filter(
+            pk__in=LoadTest.objects.filter(pk=job_id).values("run_id"), status=BenchmarkRun.Status.RUNNING
+        ).update(status=BenchmarkRun.Status.FAILED, error=error, progress_message="", finished_at=now)
 
 
 def loadtest_dispatch(*, job_id: int) -> None:
@@ -364,8 +457,11 @@ def loadtest_cancel(*, job: LoadTest) -> LoadTest:
 def loadtest_delete(*, job: LoadTest) -> None:
     """Delete a finished test and its benchmark run."""
     if job.status not in LoadTest.FINAL:
-        raise SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message="cancel the test before deleting it",
-                          extra={"fields": {"status": ["the test is still " + job.status]}})
+        raise SizingError(
+            code=SizingErrorCode.INVALID_ARGUMENT,
+            message="cancel the test before deleting it",
+            extra={"fields": {"status": ["the test is still " + job.status]}},
+        )
     with transaction.atomic():
         if job.run_id:
             BenchmarkRun.objects.filter(pk=job.run_id).delete()
@@ -380,8 +476,9 @@ class _ShardWriter(threading.Thread):
     """Stores the shard's finished requests into the run every FLUSH_INTERVAL_S, beats its heartbeat, publishes the
     progress and passes a cancel on to the runner. Runs beside the event loop, with its own database connection."""
 
-    def __init__(self, *, job_id: int, shard_id: int, run_id: int | None, index: int, count: int,
-                 anchor_ns: int, offset_s: float) -> None:
+    def __init__(
+        self, *, job_id: int, shard_id: int, run_id: int | None, index: int, count: int, anchor_ns: int, offset_s: float
+    ) -> None:
         super().__init__(name=f"loadtest-{job_id}-{index}", daemon=True)
         self.job_id, self.shard_id, self.run_id = job_id, shard_id, run_id
         self.index, self.count = index, count
@@ -443,11 +540,22 @@ class _ShardWriter(threading.Thread):
 
 
 def _progress_dict(progress: Progress) -> dict[str, Any]:
-    return json_safe({"elapsed_s": round(progress.elapsed_s, 3), "sent": progress.sent, "done": progress.done,
-                      "ok": progress.ok, "failed": progress.failed, "in_flight": progress.in_flight,
-                      "rate_per_s": round(progress.rate_per_s, 3), "ttft_p50_ms": progress.ttft_p50_ms,
-                      "ttft_p99_ms": progress.ttft_p99_ms, "tpot_p50_ms": progress.tpot_p50_ms,
-                      "tpot_p99_ms": progress.tpot_p99_ms, "fraction": progress.fraction})
+    return json_safe(
+        {
+            "elapsed_s": round(progress.elapsed_s, 3),
+            "sent": progress.sent,
+            "done": progress.done,
+            "ok": progress.ok,
+            "failed": progress.failed,
+            "in_flight": progress.in_flight,
+            "rate_per_s": round(progress.rate_per_s, 3),
+            "ttft_p50_ms": progress.ttft_p50_ms,
+            "ttft_p99_ms": progress.ttft_p99_ms,
+            "tpot_p50_ms": progress.tpot_p50_ms,
+            "tpot_p99_ms": progress.tpot_p99_ms,
+            "fraction": progress.fraction,
+        }
+    )
 
 
 def _claim(job_id: int, index: int) -> tuple[LoadTest, LoadTestShard] | None:
@@ -494,15 +602,24 @@ def loadtest_shard_run(*, job_id: int, index: int) -> None:
         start_at = job.start_at or timezone.now()
         wait_s = (start_at - timezone.now()).total_seconds()
         if job.workers > 1 and wait_s < -settings.LOADTEST_LATE_START_S:
-            raise RuntimeError(f"this shard started {-wait_s:.0f} s after the common start: there were not "
-                               f"{job.workers} free workers on the loadtests queue; run fewer workers or add some")
+            raise RuntimeError(
+                f"this shard started {-wait_s:.0f} s after the common start: there were not "
+                f"{job.workers} free workers on the loadtests queue; run fewer workers or add some"
+            )
         if wait_s > 0:
             time.sleep(min(wait_s, settings.LOADTEST_START_LEAD_S * 4))
         started_at = timezone.now()
         offset_s = (started_at - start_at).total_seconds() if job.workers > 1 else 0.0
         LoadTestShard.objects.filter(pk=shard.pk).update(started_at=started_at)
-        writer = _ShardWriter(job_id=job.pk, shard_id=shard.pk, run_id=job.run_id, index=index, count=job.workers,
-                              anchor_ns=time.perf_counter_ns(), offset_s=offset_s)
+        writer = _ShardWriter(
+            job_id=job.pk,
+            shard_id=shard.pk,
+            run_id=job.run_id,
+            index=index,
+            count=job.workers,
+            anchor_ns=time.perf_counter_ns(),
+            offset_s=offset_s,
+        )
         runner = LoadRunner(plan, api_key=api_key, on_progress=writer.on_progress, on_request=writer.on_request)
         writer.runner = runner
         writer.start()
@@ -511,8 +628,7 @@ def loadtest_shard_run(*, job_id: int, index: int) -> None:
         finally:
             writer.stop()
         document = result_document(outcome)
-        status = (LoadTestShard.Status.CANCELLED if outcome.stop_reason == "cancelled"
-                  else LoadTestShard.Status.DONE)
+        status = LoadTestShard.Status.CANCELLED if outcome.stop_reason == "cancelled" else LoadTestShard.Status.DONE
     except SoftTimeLimitExceeded:  # over its time budget (sizing.job_budgets): what was measured is kept
         error = over_budget_message(JobKind.LOADTEST_SHARD)
     except Exception as exc:  # the shard must end, with the reason
@@ -521,13 +637,17 @@ def loadtest_shard_run(*, job_id: int, index: int) -> None:
     _shard_end(job_id, index, status=status, document=document, error=error, started_at=started_at)
 
 
-def _shard_end(job_id: int, index: int, *, status: str, document: dict[str, Any] | None, error: str,
-               started_at: datetime | None) -> None:
+def _shard_end(
+    job_id: int, index: int, *, status: str, document: dict[str, Any] | None, error: str, started_at: datetime | None
+) -> None:
     with transaction.atomic():
         job = LoadTest.objects.select_for_update().get(pk=job_id)
         updated = LoadTestShard.objects.filter(job=job, index=index, status=LoadTestShard.Status.RUNNING).update(
-            status=status, result=result_json(document) if document is not None else "", error=error[:4000],
-            heartbeat_at=timezone.now())
+            status=status,
+            result=result_json(document) if document is not None else "",
+            error=error[:4000],
+            heartbeat_at=timezone.now(),
+        )
         if not updated:
             return  # the reaper already gave up on this shard
         if status == LoadTestShard.Status.FAILED and not job.cancel_requested:
@@ -546,8 +666,9 @@ def _finalise(job: LoadTest) -> None:
     """End the job (called under its row lock once every shard has ended): the run's figures, the verdict, the
     status. Never raises: a failure to merge ends the job failed with the reason."""
     shards = list(job.shards.order_by("index"))
-    failures = [f"shard {shard.index + 1}: {shard.error}" for shard in shards
-                if shard.status == LoadTestShard.Status.FAILED]
+    failures = [
+        f"shard {shard.index + 1}: {shard.error}" for shard in shards if shard.status == LoadTestShard.Status.FAILED
+    ]
     run = BenchmarkRun.objects.filter(pk=job.run_id).first()
     verdict: dict[str, Any] = {}
     error: dict[str, Any] | None = None
@@ -570,41 +691,66 @@ def _finalise(job: LoadTest) -> None:
     if verdict and status != LoadTest.Status.DONE:
         verdict = {**verdict, "partial": True}  # judged over what was measured before the test stopped
     now = timezone.now()
-    LoadTest.objects.filter(pk=job.pk).update(status=status, verdict=json_safe(verdict), error=error,
-                                              finished_at=now)
+    LoadTest.objects.filter(pk=job.pk).update(status=status, verdict=json_safe(verdict), error=error, finished_at=now)
     if run is not None:
-        message = {LoadTest.Status.DONE: "measured", LoadTest.Status.CANCELLED: "cancelled: what was measured is "
-                   "kept", LoadTest.Status.FAILED: "failed: what was measured is kept"}[status]
+        message = {
+            LoadTest.Status.DONE: "measured",
+            LoadTest.Status.CANCELLED: "cancelled: what was measured is kept",
+            LoadTest.Status.FAILED: "failed: what was measured is kept",
+        }[status]
         BenchmarkRun.objects.filter(pk=run.pk).update(
             status=BenchmarkRun.Status.FAILED if status == LoadTest.Status.FAILED else BenchmarkRun.Status.DONE,
-            progress=1.0, progress_message=message, finished_at=now, error=error, verdict=json_safe(verdict))
+            progress=1.0,
+            progress_message=message,
+            finished_at=now,
+            error=error,
+            verdict=json_safe(verdict),
+        )
     job.status = status
 
 
 def _import_merged(job: LoadTest, run: BenchmarkRun, shards: Sequence[LoadTestShard]) -> dict[str, Any]:
     documents = [json.loads(shard.result) for shard in shards]
-    start = job.start_at if job.workers > 1 and job.start_at else min(
-        (shard.started_at for shard in shards if shard.started_at), default=None)
-    offsets = [((shard.started_at - start).total_seconds() if start and shard.started_at and job.workers > 1
-                else 0.0) for shard in shards]
-    started_at = (start or timezone.now()).strftime("%Y-%m-%dT%H:%M:%S.%fZ") if job.workers > 1 else \
-        documents[0]["run"]["started_at"]
+    start = (
+        job.start_at
+        if job.workers > 1 and job.start_at
+        else min((shard.started_at for shard in shards if shard.started_at), default=None)
+    )
+    offsets = [
+        ((shard.started_at - start).total_seconds() if start and shard.started_at and job.workers > 1 else 0.0)
+        for shard in shards
+    ]
+    started_at = (
+        (start or timezone.now()).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        if job.workers > 1
+        else documents[0]["run"]["started_at"]
+    )
     merged = merge_documents(documents, offsets_s=offsets, started_at=started_at, plan=job.plan)
     text = result_json(merged)
     (imported,) = llm_sizing.read(text)
     stored = BenchmarkFile.objects.create(
-        organisation=job.organisation, name=f"load-test-{job.pk}.json", format=llm_sizing.FORMAT,
-        size_bytes=len(text.encode()), sha256=_sha256(text), content=text, uploaded_by=job.created_by)
+        organisation=job.organisation,
+        name=f"load-test-{job.pk}.json",
+        format=llm_sizing.FORMAT,
+        size_bytes=len(text.encode()),
+        sha256=_sha256(text),
+        content=text,
+        uploaded_by=job.created_by,
+    )
     fields = run_fields(imported)
     fields.pop("model_name", None)
     BenchmarkRequest.objects.filter(run=run).delete()
     for _ in requests_store(run, imported.requests):
         pass
     fidelity = ((merged.get("summary") or {}).get("client_fidelity") or {}).get("valid")
-    verdict = run_verdict(imported, slo=job.slo or {}, committed_bytes_per_gpu=job.committed_bytes_per_gpu,
-                          peak_concurrency=job.peak_concurrency, fidelity_valid=fidelity)
-    BenchmarkRun.objects.filter(pk=run.pk).update(file=stored, server_series=server_series(imported.timeline),
-                                                  **fields)
+    verdict = run_verdict(
+        imported,
+        slo=job.slo or {},
+        committed_bytes_per_gpu=job.committed_bytes_per_gpu,
+        peak_concurrency=job.peak_concurrency,
+        fidelity_valid=fidelity,
+    )
+    BenchmarkRun.objects.filter(pk=run.pk).update(file=stored, server_series=server_series(imported.timeline), **fields)
     return verdict
 
 
@@ -614,21 +760,37 @@ def _sha256(text: str) -> str:
 
 def _figures_from_rows(run: BenchmarkRun) -> None:
     """The run's figures from the requests stored so far (a test that did not end cleanly: no merged document)."""
-    records = [RequestRecord(status=row.status, error=row.error or None, start_s=row.start_s, ttft_ms=row.ttft_ms,
-                             ttft_sched_ms=row.ttft_sched_ms, e2e_ms=row.e2e_ms, tpot_ms=row.tpot_ms,
-                             itl_ms=tuple(row.itl_ms or ()), input_tokens=row.input_tokens,
-                             output_tokens=row.output_tokens)
-               for row in BenchmarkRequest.objects.filter(run=run).order_by("start_s", "index")]
+    records = [
+        RequestRecord(
+            status=row.status,
+            error=row.error or None,
+            start_s=row.start_s,
+            ttft_ms=row.ttft_ms,
+            ttft_sched_ms=row.ttft_sched_ms,
+            e2e_ms=row.e2e_ms,
+            tpot_ms=row.tpot_ms,
+            itl_ms=tuple(row.itl_ms or ()),
+            input_tokens=row.input_tokens,
+            output_tokens=row.output_tokens,
+        )
+        for row in BenchmarkRequest.objects.filter(run=run).order_by("start_s", "index")
+    ]
     completed = sum(1 for record in records if record.status == "ok")
     incomplete = sum(1 for record in records if record.status == "incomplete")
-    notes = [*(run.notes or []),
-             f"The test did not end cleanly: these figures are over the {len(records):,} request(s) stored before "
-             "it stopped (no measurement window, no throughputs)."]
+    notes = [
+        *(run.notes or []),
+        f"The test did not end cleanly: these figures are over the {len(records):,} request(s) stored before "
+        "it stopped (no measurement window, no throughputs).",
+    ]
     BenchmarkRun.objects.filter(pk=run.pk).update(
-        completed=completed, incomplete=incomplete, failed=len(records) - completed - incomplete,
-        request_count=len(records), notes=notes,
+        completed=completed,
+        incomplete=incomplete,
+        failed=len(records) - completed - incomplete,
+        request_count=len(records),
+        notes=notes,
         metrics=json_safe({key: stat.as_dict() for key, stat in metrics_from_requests(records).items()}),
-        distributions=json_safe(run_distributions(records)))
+        distributions=json_safe(run_distributions(records)),
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -643,8 +805,11 @@ def loadtest_reap(*, now: datetime | None = None) -> int:
     now = now or timezone.now()
     stale = now - timedelta(seconds=settings.LOADTEST_HEARTBEAT_TIMEOUT_S)
     unclaimed = now - timedelta(seconds=settings.LOADTEST_QUEUE_TIMEOUT_S)
-    candidates = LoadTest.objects.filter(status__in=(LoadTest.Status.QUEUED, LoadTest.Status.RUNNING)).filter(
-        shards__status__in=(LoadTestShard.Status.QUEUED, LoadTestShard.Status.RUNNING)).distinct()
+    candidates = (
+        LoadTest.objects.filter(status__in=(LoadTest.Status.QUEUED, LoadTest.Status.RUNNING))
+        .filter(shards__status__in=(LoadTestShard.Status.QUEUED, LoadTestShard.Status.RUNNING))
+        .distinct()
+    )
     ended = 0
     for job_id in candidates.values_list("pk", flat=True):
         with transaction.atomic():
@@ -653,18 +818,19 @@ def loadtest_reap(*, now: datetime | None = None) -> int:
                 continue
             lost = job.shards.filter(status=LoadTestShard.Status.RUNNING, heartbeat_at__lt=stale)
             started = job.start_at or job.created_at
-            never = job.shards.filter(status=LoadTestShard.Status.QUEUED) if started < unclaimed else \
-                job.shards.none()
+            never = job.shards.filter(status=LoadTestShard.Status.QUEUED) if started < unclaimed else job.shards.none()
             changed = 0
             for shard in lost:
                 seconds = (now - shard.heartbeat_at).total_seconds() if shard.heartbeat_at else 0
                 changed += LoadTestShard.objects.filter(pk=shard.pk, status=LoadTestShard.Status.RUNNING).update(
                     status=LoadTestShard.Status.FAILED,
                     error=f"the worker running it ({shard.worker or 'unknown'}) was lost: no heartbeat for "
-                          f"{seconds:.0f} s")
-            changed += never.update(status=LoadTestShard.Status.FAILED,
-                                    error="no worker on the loadtests queue took it: start a worker with "
-                                          "`-Q loadtests`")
+                    f"{seconds:.0f} s",
+                )
+            changed += never.update(
+                status=LoadTestShard.Status.FAILED,
+                error="no worker on the loadtests queue took it: start a worker with `-Q loadtests`",
+            )
             if not changed:
                 continue
             LoadTest.objects.filter(pk=job_id).update(cancel_requested=True)

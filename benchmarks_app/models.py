@@ -59,13 +59,13 @@ class BenchmarkRun(models.Model):
     organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE, related_name="benchmark_runs")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     file = models.ForeignKey(BenchmarkFile, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs")
-    series = models.ForeignKey(BenchmarkSeries, null=True, blank=True, on_delete=models.SET_NULL,
-                               related_name="runs")
+    series = models.ForeignKey(BenchmarkSeries, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs")
     series_index = models.PositiveIntegerField(default=0)
     index_in_file = models.PositiveIntegerField(default=0)
     name = models.CharField(max_length=255)
-    deployment = models.ForeignKey(Deployment, null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="benchmark_runs")
+    deployment = models.ForeignKey(
+        Deployment, null=True, blank=True, on_delete=models.SET_NULL, related_name="benchmark_runs"
+    )
     model = models.ForeignKey(LlmModel, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     model_name = models.CharField(max_length=255, blank=True, help_text=_("The model as the file names it"))
     gpu = models.ForeignKey(Gpu, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
@@ -97,10 +97,18 @@ class BenchmarkRun(models.Model):
     progress = models.FloatField(default=1.0)
     progress_message = models.CharField(max_length=300, blank=True)
     error = models.JSONField(null=True, blank=True)
-    server_series = models.JSONField(default=dict, blank=True, help_text=_(
-        "The endpoint's metrics scraped during the run (KV-cache usage, running and waiting requests), for charts"))
-    verdict = models.JSONField(default=dict, blank=True, help_text=_(
-        "The scenario's pass/fail with its criteria and the memory verdict (our load tests)"))
+    server_series = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text=_(
+            "The endpoint's metrics scraped during the run (KV-cache usage, running and waiting requests), for charts"
+        ),
+    )
+    verdict = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text=_("The scenario's pass/fail with its criteria and the memory verdict (our load tests)"),
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
@@ -141,8 +149,9 @@ class MemoryLog(models.Model):
     what it shows (per-GPU peaks, climb, OOMs, restarts, KV) and the health verdict against the commitment."""
 
     organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE, related_name="memory_logs")
-    deployment = models.ForeignKey(Deployment, null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="memory_logs")
+    deployment = models.ForeignKey(
+        Deployment, null=True, blank=True, on_delete=models.SET_NULL, related_name="memory_logs"
+    )
     name = models.CharField(max_length=255)
     format = models.CharField(max_length=40)
     size_bytes = models.PositiveBigIntegerField()
@@ -185,19 +194,33 @@ class Endpoint(models.Model):
 
     organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE, related_name="endpoints")
     name = models.CharField(max_length=200)
-    base_url = models.CharField(max_length=URL_MAX_LENGTH, validators=[validate_base_url],
-                                help_text=_("The server's root, e.g. http://10.0.0.5:8000 (load tests add /v1/...)"))
+    base_url = models.CharField(
+        max_length=URL_MAX_LENGTH,
+        validators=[validate_base_url],
+        help_text=_("The server's root, e.g. http://10.0.0.5:8000 (load tests add /v1/...)"),
+    )
     kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.VLLM)
     model_name = models.CharField(max_length=255, help_text=_("The model name the server serves (the API's model)"))
-    metrics_url = models.CharField(max_length=URL_MAX_LENGTH, blank=True, validators=[validate_metrics_url],
-                                   help_text=_("Prometheus metrics, e.g. http://10.0.0.5:8000/metrics"))
-    api_key_encrypted = models.TextField(blank=True, editable=False,
-                                         help_text="Fernet token of the API key; empty when none is set")
-    failure_command = models.JSONField(default=list, blank=True, help_text=_(
-        "The command a failure-injection test runs to kill a worker or drop a replica (argv, run without a shell by "
-        "the load-test worker), e.g. kubectl delete pod vllm-0"))
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="+")
+    metrics_url = models.CharField(
+        max_length=URL_MAX_LENGTH,
+        blank=True,
+        validators=[validate_metrics_url],
+        help_text=_("Prometheus metrics, e.g. http://10.0.0.5:8000/metrics"),
+    )
+    api_key_encrypted = models.TextField(
+        blank=True, editable=False, help_text="Fernet token of the API key; empty when none is set"
+    )
+    failure_command = models.JSONField(
+        default=list,
+        blank=True,
+        help_text=_(
+            "The command a failure-injection test runs to kill a worker or drop a replica (argv, run without a shell by "
+            "the load-test worker), e.g. kubectl delete pod vllm-0"
+        ),
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -237,12 +260,14 @@ class LoadTest(models.Model):
     FINAL = (Status.DONE, Status.CANCELLED, Status.FAILED)
 
     organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE, related_name="load_tests")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     endpoint = models.ForeignKey(Endpoint, null=True, on_delete=models.SET_NULL, related_name="load_tests")
     endpoint_name = models.CharField(max_length=200, help_text=_("The endpoint's name when the test was made"))
-    deployment = models.ForeignKey(Deployment, null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="load_tests")
+    deployment = models.ForeignKey(
+        Deployment, null=True, blank=True, on_delete=models.SET_NULL, related_name="load_tests"
+    )
     name = models.CharField(max_length=255)
     scenario = models.CharField(max_length=10, choices=Scenario.choices)
     plan = models.JSONField(help_text=_("The test plan as run (the load generator's JSON form; no API key)"))

@@ -8,11 +8,20 @@ from benchmarks_app.models import BenchmarkRequest, BenchmarkRun, BenchmarkSerie
 from sizing.models import Organisation
 
 
-def benchmark_run_list_for_organisation(*, organisation: Organisation, deployment: int | None = None,
-                                        model: str | None = None, gpu: str | None = None, engine: str | None = None,
-                                        tool: str | None = None) -> QuerySet[BenchmarkRun]:
-    rows = (BenchmarkRun.objects.filter(organisation=organisation)
-            .select_related("deployment", "model", "gpu", "series", "file").defer("file__content"))
+def benchmark_run_list_for_organisation(
+    *,
+    organisation: Organisation,
+    deployment: int | None = None,
+    model: str | None = None,
+    gpu: str | None = None,
+    engine: str | None = None,
+    tool: str | None = None,
+) -> QuerySet[BenchmarkRun]:
+    rows = (
+        BenchmarkRun.objects.filter(organisation=organisation)
+        .select_related("deployment", "model", "gpu", "series", "file")
+        .defer("file__content")
+    )
     if deployment is not None:
         rows = rows.filter(deployment_id=deployment)
     if model:

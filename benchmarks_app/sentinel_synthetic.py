@@ -46,8 +46,9 @@ class SyntheticGauges:
     name: str = "NVIDIA H100 80GB HBM3"
 
 
-def simulator_gauges(*, model: str = "meta-llama/Meta-Llama-3-8B", gpu: str = "nvidia-h100-sxm-80gb",
-                     gpus: int = 2, tp: int = 2) -> SyntheticGauges:
+def simulator_gauges(
+    *, model: str = "meta-llama/Meta-Llama-3-8B", gpu: str = "nvidia-h100-sxm-80gb", gpus: int = 2, tp: int = 2
+) -> SyntheticGauges:
     """The simulator's GPU memory for a catalog plan (SimEngine.from_plan's SimGpuMemory)."""
     from benchmarks_app.simserver.catalog import catalog_gpu, catalog_plan
     from benchmarks_app.simserver.engine import SimEngine
@@ -55,35 +56,64 @@ def simulator_gauges(*, model: str = "meta-llama/Meta-Llama-3-8B", gpu: str = "n
     plan = catalog_plan(model=model, gpu=gpu, gpus=gpus, tp=tp)
     memory = SimEngine.from_plan(plan).gpu_memory
     assert memory is not None  # noqa: S101 - from_plan always sets it
-    return SyntheticGauges(used_mib=memory.used_bytes // MIB, total_mib=memory.total_bytes // MIB,
-                           gpus=memory.gpus_per_replica, name=str(getattr(catalog_gpu(gpu), "name", gpu)))
+    return SyntheticGauges(
+        used_mib=memory.used_bytes // MIB,
+        total_mib=memory.total_bytes // MIB,
+        gpus=memory.gpus_per_replica,
+        name=str(getattr(catalog_gpu(gpu), "name", gpu)),
+    )
 
 
 def _iso(epoch_s: float, zone: timezone) -> str:
     return datetime.fromtimestamp(epoch_s, UTC).astimezone(zone).isoformat(timespec="milliseconds")
 
 
-def synthetic_sentinel_lines(*, hours: float = 72.0, interval_s: float = 10.0, climb_mib_per_h: float = 0.0,
-                             gauges: SyntheticGauges | None = None, failure: bool = True, breaker: bool = True,
-                             oom_at_h: float | None = None, seed: int = 0, host: str = "gpu-sim-01",
-                             zone_minutes: int = 480, start_s: float = START_EPOCH_S) -> Iterator[str]:
+def synthetic_sentinel_lines(
+    *,
+    hours: float = 72.0,
+    interval_s: float = 10.0,
+    climb_mib_per_h: float = 0.0,
+    gauges: SyntheticGauges | None = None,
+    failure: bool = True,
+    breaker: bool = True,
+    oom_at_h: float | None = None,
+    seed: int = 0,
+    host: str = "gpu-sim-01",
+    zone_minutes: int = 480,
+    start_s: float = START_EPOCH_S,
+) -> Iterator[str]:
     """The file's lines (each ending in a newline), in order."""
     gauges = gauges or SyntheticGauges(used_mib=71_900, total_mib=81_559, gpus=2)
     zone = timezone(timedelta(minutes=zone_minutes))
     sign = "+" if zone_minutes >= 0 else "-"
     uuids = [f"GPU-5e171e7a-0000-4000-8000-{host.encode().hex()[:8]}{i:04d}" for i in range(gauges.gpus)]
     duration_s = hours * 3600.0
-    header = {"type": "header", "tool": "memory-sentinel", "format": "memory-sentinel/1", "version": "1.0.0",
-              "host": host, "boot_id": f"synthetic-{seed}",
-              "gpus": [{"index": i, "uuid": u, "name": gauges.name, "memory_total_mib": gauges.total_mib}
-                       for i, u in enumerate(uuids)],
-              "interval_s": interval_s, "duration_s": duration_s,
-              "zone": f"{sign}{abs(zone_minutes) // 60:02d}:{abs(zone_minutes) % 60:02d}",
-              "start": _iso(start_s, zone), "start_epoch_s": start_s,
-              "metrics_url": "http://127.0.0.1:8000/metrics", "engine_logs": ["/var/log/vllm/engine.log"],
-              "breaker_logs": ["/var/log/gateway/breaker.log"], "breaker_trip_pattern": "breaker (open|tripped)",
-              "breaker_recover_pattern": "breaker closed", "max_bytes": 48 * MIB, "cap_policy": "thin-then-stop",
-              "python": "3.11", "synthetic": True}
+    header = {
+        "type": "header",
+        "tool": "memory-sentinel",
+        "format": "memory-sentinel/1",
+        "version": "1.0.0",
+        "host": host,
+        "boot_id": f"synthetic-{seed}",
+        "gpus": [
+            {"index": i, "uuid": u, "name": gauges.name, "memory_total_mib": gauges.total_mib}
+            for i, u in enumerate(uuids)
+        ],
+        "interval_s": interval_s,
+        "duration_s": duration_s,
+        "zone": f"{sign}{abs(zone_minutes) // 60:02d}:{abs(zone_minutes) % 60:02d}",
+        "start": _iso(start_s, zone),
+        "start_epoch_s": start_s,
+        "metrics_url": "http://127.0.0.1:8000/metrics",
+        "engine_logs": ["/var/log/vllm/engine.log"],
+        "breaker_logs": ["/var/log/gateway/breaker.log"],
+        "breaker_trip_pattern": "breaker (open|tripped)",
+        "breaker_recover_pattern": "breaker closed",
+        "max_bytes": 48 * MIB,
+        "cap_policy": "thin-then-stop",
+        "python": "3.11",
+        "synthetic": True,
+    }
 
     def dumps(record: dict) -> str:
         return json.dumps(record, separators=(",", ":")) + "\n"
@@ -108,15 +138,37 @@ def synthetic_sentinel_lines(*, hours: float = 72.0, interval_s: float = 10.0, c
     off = 0.0
     pending: list[tuple[float, str]] = []  # (time, line) of events between samples
     if breaker and above_to < duration_s:
-        pending.append((above_from + BREAKER_TRIP_AFTER_S,
-                        event(above_from + BREAKER_TRIP_AFTER_S, "breaker_trip", "breaker_log",
-                              "WARN gateway: circuit breaker (open) kv_cache_usage 0.97 > 0.95 for 5s")))
-        pending.append((above_to + BREAKER_RECOVER_AFTER_S,
-                        event(above_to + BREAKER_RECOVER_AFTER_S, "breaker_recover", "breaker_log",
-                              "INFO gateway: circuit breaker closed")))
+        pending.append(
+            (
+                above_from + BREAKER_TRIP_AFTER_S,
+                event(
+                    above_from + BREAKER_TRIP_AFTER_S,
+                    "breaker_trip",
+                    "breaker_log",
+                    "WARN gateway: circuit breaker (open) kv_cache_usage 0.97 > 0.95 for 5s",
+                ),
+            )
+        )
+        pending.append(
+            (
+                above_to + BREAKER_RECOVER_AFTER_S,
+                event(
+                    above_to + BREAKER_RECOVER_AFTER_S,
+                    "breaker_recover",
+                    "breaker_log",
+                    "INFO gateway: circuit breaker closed",
+                ),
+            )
+        )
     if oom_s < duration_s:
-        pending.append((oom_s, event(oom_s, "oom", "engine_log", "torch.OutOfMemoryError: CUDA out of memory. "
-                                                                 "Tried to allocate 2.00 GiB")))
+        pending.append(
+            (
+                oom_s,
+                event(
+                    oom_s, "oom", "engine_log", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"
+                ),
+            )
+        )
     fast_times: list[float] = []
     if breaker and above_to < duration_s:  # the sentinel reads the metrics every second around the episode
         fast_times = [above_from - 3 + k for k in range(int(BREAKER_ABOVE_S) + 40)]
@@ -129,8 +181,15 @@ def synthetic_sentinel_lines(*, hours: float = 72.0, interval_s: float = 10.0, c
 
     def engine(when: float) -> dict:
         kv = kv_at(when)
-        return {"up": True, "engine": "vllm", "kv": kv, "running": round(kv * 40), "waiting": 0,
-                "preemptions": preemptions, "process_start": start_s - 600 if when < down_to else down_to - 30}
+        return {
+            "up": True,
+            "engine": "vllm",
+            "kv": kv,
+            "running": round(kv * 40),
+            "waiting": 0,
+            "preemptions": preemptions,
+            "process_start": start_s - 600 if when < down_to else down_to - 30,
+        }
 
     while off <= duration_s:
         due = [line for when, line in pending if when <= off]
@@ -144,8 +203,9 @@ def synthetic_sentinel_lines(*, hours: float = 72.0, interval_s: float = 10.0, c
         if state == "up" and down_from <= off < down_to:
             state = "down"
             yield event(off, "process_exit", "pids", f"the engine's GPU processes {pids} are gone")
-            yield event(off, "engine_down", "metrics", "the metrics endpoint does not answer: [Errno 111] "
-                                                       "Connection refused")
+            yield event(
+                off, "engine_down", "metrics", "the metrics endpoint does not answer: [Errno 111] Connection refused"
+            )
         elif state == "down" and off >= down_to:
             state = "up"
             pids = [5151 + i for i in range(gauges.gpus)]
@@ -153,12 +213,24 @@ def synthetic_sentinel_lines(*, hours: float = 72.0, interval_s: float = 10.0, c
             yield event(off, "engine_up", "metrics", "the metrics endpoint answers again")
         if state == "down":
             rows = [[i, 3 + rng.randint(0, 2), gauges.total_mib, 0] for i in range(gauges.gpus)]
-            record = {"type": "sample", **stamp(off), "gpus": rows, "pids": [],
-                      "engine": {"up": False, "error": "[Errno 111] Connection refused"}}
+            record = {
+                "type": "sample",
+                **stamp(off),
+                "gpus": rows,
+                "pids": [],
+                "engine": {"up": False, "error": "[Errno 111] Connection refused"},
+            }
         else:
             climb = climb_mib_per_h * off / 3600.0
-            rows = [[i, min(gauges.total_mib, int(gauges.used_mib + climb + rng.randint(-4, 0))), gauges.total_mib,
-                     int(30 + 60 * kv_at(off))] for i in range(gauges.gpus)]
+            rows = [
+                [
+                    i,
+                    min(gauges.total_mib, int(gauges.used_mib + climb + rng.randint(-4, 0))),
+                    gauges.total_mib,
+                    int(30 + 60 * kv_at(off)),
+                ]
+                for i in range(gauges.gpus)
+            ]
             record = {"type": "sample", **stamp(off), "gpus": rows, "pids": pids, "engine": engine(off)}
         yield dumps(record)
         samples += 1

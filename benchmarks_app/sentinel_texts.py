@@ -58,19 +58,31 @@ def _limit_word(source: str | None) -> str:
 
 def _coverage(e: Mapping[str, Any], passed: bool) -> tuple[str, str]:
     title = _("72 hours watched")
-    numbers = {"hours": hours(e["coverage_hours"]), "required": hours(e["hours_required"]),
-               "interval": seconds(e["interval_s"]), "limit": seconds(e["interval_limit_s"])}
+    numbers = {
+        "hours": hours(e["coverage_hours"]),
+        "required": hours(e["hours_required"]),
+        "interval": seconds(e["interval_s"]),
+        "limit": seconds(e["interval_limit_s"]),
+    }
     if passed:
         text = _("%(hours)s watched (%(required)s required), a sample every %(interval)s") % numbers
     else:
-        text = _("%(hours)s watched, a sample every %(interval)s; a pass needs %(required)s with a sample at least "
-                 "every %(limit)s") % numbers
+        text = (
+            _(
+                "%(hours)s watched, a sample every %(interval)s; a pass needs %(required)s with a sample at least "
+                "every %(limit)s"
+            )
+            % numbers
+        )
     if e.get("max_interval_s") and e["max_interval_s"] > e["interval_s"]:
         text += _("; thinned to one sample every %(interval)s to stay within the file's size cap") % {
-            "interval": seconds(e["max_interval_s"])}
+            "interval": seconds(e["max_interval_s"])
+        }
     if e.get("resumes"):
         text += _("; resumed %(count)s time(s) after a stop (%(gap)s not watched)") % {
-            "count": e["resumes"], "gap": seconds(e.get("resume_gaps_s"))}
+            "count": e["resumes"],
+            "gap": seconds(e.get("resume_gaps_s")),
+        }
     return title, text
 
 
@@ -81,8 +93,10 @@ def _oom(e: Mapping[str, Any], passed: bool) -> tuple[str, str]:
     events = e.get("events") or [{}]
     first = events[0]
     return title, _("%(count)s out-of-memory or XID event(s); the first at %(time)s: %(detail)s") % {
-        "count": e["logged"] + e["in_memory"], "time": moment(first.get("time")),
-        "detail": str(first.get("detail") or "")[:160]}
+        "count": e["logged"] + e["in_memory"],
+        "time": moment(first.get("time")),
+        "detail": str(first.get("detail") or "")[:160],
+    }
 
 
 def _climb(e: Mapping[str, Any], passed: bool) -> tuple[str, str]:
@@ -91,50 +105,76 @@ def _climb(e: Mapping[str, Any], passed: bool) -> tuple[str, str]:
     sustained = [g for g in gpus if g.get("sustained")]
     if sustained:
         worst = max(sustained, key=lambda g: g.get("slope_mib_per_h") or 0.0)
-        return title, _("GPU %(gpu)s climbs %(slope)s (95%% interval %(low)s to %(high)s) and would reach "
-                        "%(limit)s (%(limit_size)s) in %(hours)s") % {
-            "gpu": worst["gpu"], "slope": mib_per_hour(worst.get("slope_mib_per_h")),
+        return title, _(
+            "GPU %(gpu)s climbs %(slope)s (95%% interval %(low)s to %(high)s) and would reach "
+            "%(limit)s (%(limit_size)s) in %(hours)s"
+        ) % {
+            "gpu": worst["gpu"],
+            "slope": mib_per_hour(worst.get("slope_mib_per_h")),
             "low": mib_per_hour(worst.get("slope_low_mib_per_h")),
-            "high": mib_per_hour(worst.get("slope_high_mib_per_h")), "limit": _limit_word(worst.get("limit_source")),
-            "limit_size": gib(worst.get("limit_bytes")), "hours": hours(worst.get("hours_to_limit"))}
+            "high": mib_per_hour(worst.get("slope_high_mib_per_h")),
+            "limit": _limit_word(worst.get("limit_source")),
+            "limit_size": gib(worst.get("limit_bytes")),
+            "hours": hours(worst.get("hours_to_limit")),
+        }
     if not passed or not gpus:
         return title, _("Too little data to judge a climb: the test needs 24 hourly buckets")
     steepest = max(gpus, key=lambda g: g.get("slope_mib_per_h") or 0.0)
-    return title, _("The steepest slope is %(slope)s on GPU %(gpu)s (95%% interval %(low)s to %(high)s): no "
-                    "significant rise that would reach the limit within 720 h") % {
-        "slope": mib_per_hour(steepest.get("slope_mib_per_h")), "gpu": steepest["gpu"],
+    return title, _(
+        "The steepest slope is %(slope)s on GPU %(gpu)s (95%% interval %(low)s to %(high)s): no "
+        "significant rise that would reach the limit within 720 h"
+    ) % {
+        "slope": mib_per_hour(steepest.get("slope_mib_per_h")),
+        "gpu": steepest["gpu"],
         "low": mib_per_hour(steepest.get("slope_low_mib_per_h")),
-        "high": mib_per_hour(steepest.get("slope_high_mib_per_h"))}
+        "high": mib_per_hour(steepest.get("slope_high_mib_per_h")),
+    }
 
 
 def _breaker(e: Mapping[str, Any], passed: bool) -> tuple[str, str]:
     title = _("Circuit breaker response")
-    numbers = {"threshold": percent(e["threshold"]), "for": seconds(e["for_s"]),
-               "trip_bound": seconds(e["trip_within_s"]), "recovery_bound": seconds(e["recover_within_s"]),
-               "peak": percent(e.get("kv_peak")), "count": e.get("episodes_total", 0)}
+    numbers = {
+        "threshold": percent(e["threshold"]),
+        "for": seconds(e["for_s"]),
+        "trip_bound": seconds(e["trip_within_s"]),
+        "recovery_bound": seconds(e["recover_within_s"]),
+        "peak": percent(e.get("kv_peak")),
+        "count": e.get("episodes_total", 0),
+    }
     if not e.get("kv_readings"):
-        return title, _("The file has no KV cache figures, so the breaker cannot be judged: run the sentinel with "
-                        "--metrics-url")
+        return title, _(
+            "The file has no KV cache figures, so the breaker cannot be judged: run the sentinel with --metrics-url"
+        )
     episodes = e.get("episodes") or []
     if not episodes:
-        return title, _("KV cache usage never stayed above %(threshold)s for %(for)s (peak %(peak)s): the breaker "
-                        "was not needed") % numbers
+        return title, _(
+            "KV cache usage never stayed above %(threshold)s for %(for)s (peak %(peak)s): the breaker was not needed"
+        ) % numbers
     if not e.get("breaker_watched"):
-        return title, _("KV cache usage stayed above %(threshold)s for %(for)s %(count)s time(s), but the sentinel "
-                        "watched no breaker log line (--breaker-trip-pattern)") % numbers
+        return title, _(
+            "KV cache usage stayed above %(threshold)s for %(for)s %(count)s time(s), but the sentinel "
+            "watched no breaker log line (--breaker-trip-pattern)"
+        ) % numbers
     if passed:
-        return title, _("%(count)s time(s) above %(threshold)s for %(for)s: the breaker tripped at most %(trip)s "
-                        "after the first reading above (bound %(trip_bound)s) and recovered at most %(recovery)s "
-                        "after usage fell back (bound %(recovery_bound)s)") % {
-            **numbers, "trip": seconds(e.get("slowest_trip_s")), "recovery": seconds(e.get("slowest_recovery_s"))}
+        return title, _(
+            "%(count)s time(s) above %(threshold)s for %(for)s: the breaker tripped at most %(trip)s "
+            "after the first reading above (bound %(trip_bound)s) and recovered at most %(recovery)s "
+            "after usage fell back (bound %(recovery_bound)s)"
+        ) % {**numbers, "trip": seconds(e.get("slowest_trip_s")), "recovery": seconds(e.get("slowest_recovery_s"))}
     failed = [x for x in episodes if not x.get("passed")]
     first = failed[0] if failed else episodes[0]
-    return title, _("%(failed)s of %(count)s breaker response(s) out of bounds; the first at %(time)s: trip after "
-                    "%(trip)s (bound %(trip_bound)s), recovery after %(recovery)s (bound %(recovery_bound)s)") % {
-        **numbers, "failed": len(failed), "time": moment(first.get("above_at")),
+    return title, _(
+        "%(failed)s of %(count)s breaker response(s) out of bounds; the first at %(time)s: trip after "
+        "%(trip)s (bound %(trip_bound)s), recovery after %(recovery)s (bound %(recovery_bound)s)"
+    ) % {
+        **numbers,
+        "failed": len(failed),
+        "time": moment(first.get("above_at")),
         "trip": seconds(first.get("trip_after_s")) if first.get("trip_after_s") is not None else _("no trip"),
-        "recovery": seconds(first.get("recovered_after_s")) if first.get("recovered_after_s") is not None
-        else _("no recovery")}
+        "recovery": seconds(first.get("recovered_after_s"))
+        if first.get("recovered_after_s") is not None
+        else _("no recovery"),
+    }
 
 
 def _failure(e: Mapping[str, Any], passed: bool) -> tuple[str, str]:
@@ -142,37 +182,57 @@ def _failure(e: Mapping[str, Any], passed: bool) -> tuple[str, str]:
     outages = e.get("outages") or []
     bound = seconds(e["recovery_within_s"])
     if not outages:
-        return title, _("No engine restart in the 72 hours: the failure (stopping the engine once) was not "
-                        "injected")
+        return title, _("No engine restart in the 72 hours: the failure (stopping the engine once) was not injected")
     if passed:
         return title, _("%(count)s engine restart(s), each serving again within %(bound)s (slowest %(slowest)s)") % {
-            "count": e["outages_total"], "bound": bound, "slowest": seconds(e.get("slowest_recovery_s"))}
+            "count": e["outages_total"],
+            "bound": bound,
+            "slowest": seconds(e.get("slowest_recovery_s")),
+        }
     late = [o for o in outages if o.get("recovery_s") is None or o["recovery_s"] > e["recovery_within_s"]]
     first = late[0] if late else outages[0]
     if first.get("recovery_s") is None:
-        return title, _("The engine stopped at %(time)s and did not serve again before the file ends (bound "
-                        "%(bound)s)") % {"time": moment(first.get("began_at")), "bound": bound}
+        return title, _(
+            "The engine stopped at %(time)s and did not serve again before the file ends (bound %(bound)s)"
+        ) % {"time": moment(first.get("began_at")), "bound": bound}
     return title, _("The engine stopped at %(time)s and served again after %(after)s (bound %(bound)s)") % {
-        "time": moment(first.get("began_at")), "after": seconds(first.get("recovery_s")), "bound": bound}
+        "time": moment(first.get("began_at")),
+        "after": seconds(first.get("recovery_s")),
+        "bound": bound,
+    }
 
 
 def _peak(e: Mapping[str, Any], passed: bool) -> tuple[str, str]:
     title = _("Peak within the commitment")
-    numbers = {"peak": gib(e.get("peak_bytes")), "gpu": e.get("peak_gpu"),
-               "committed": gib(e.get("committed_bytes_per_gpu")), "tolerance": "1 MiB"}
+    numbers = {
+        "peak": gib(e.get("peak_bytes")),
+        "gpu": e.get("peak_gpu"),
+        "committed": gib(e.get("committed_bytes_per_gpu")),
+        "tolerance": "1 MiB",
+    }
     if e.get("peak_bytes") is None:
         return title, _("The file has no GPU memory reading")
     if e.get("committed_bytes_per_gpu") is None:
-        return title, _("The highest peak is %(peak)s on GPU %(gpu)s, but no signed memory commitment holds it: "
-                        "sign the commitment first") % numbers
+        return title, _(
+            "The highest peak is %(peak)s on GPU %(gpu)s, but no signed memory commitment holds it: "
+            "sign the commitment first"
+        ) % numbers
     if passed:
-        return title, _("The highest peak, %(peak)s on GPU %(gpu)s, is within the committed %(committed)s per GPU "
-                        "(a reading counts as above only beyond the gauge's step of %(tolerance)s)") % numbers
+        return title, _(
+            "The highest peak, %(peak)s on GPU %(gpu)s, is within the committed %(committed)s per GPU "
+            "(a reading counts as above only beyond the gauge's step of %(tolerance)s)"
+        ) % numbers
     return title, _("GPU %(gpu)s peaked at %(peak)s, above the committed %(committed)s per GPU") % numbers
 
 
-TEXTS = {"coverage": _coverage, "no_oom": _oom, "no_sustained_climb": _climb, "breaker_response": _breaker,
-         "failure_recovered": _failure, "peak_within_commitment": _peak}
+TEXTS = {
+    "coverage": _coverage,
+    "no_oom": _oom,
+    "no_sustained_climb": _climb,
+    "breaker_response": _breaker,
+    "failure_recovered": _failure,
+    "peak_within_commitment": _peak,
+}
 
 
 def criteria_in_words(criteria: list[Mapping[str, Any]], *, language: str) -> list[dict[str, Any]]:

@@ -39,17 +39,22 @@ NAME_MAX_LENGTH = 255
 
 
 def _invalid(field: str, message: str, **extra: Any) -> SizingError:
-    return SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message,
-                       extra={**extra, "fields": {field: [message]}})
+    return SizingError(
+        code=SizingErrorCode.INVALID_ARGUMENT, message=message, extra={**extra, "fields": {field: [message]}}
+    )
 
 
 def benchmark_file_read(*, name: str, data: bytes) -> tuple[str, str, list[ImportedRun]]:
     """(text, format, runs) of an uploaded file; a 400 (SizingError) that lists every format tried and why it
     refused the file when none reads it."""
     if len(data) > MAX_BYTES:
-        raise _invalid("file", f"{name}: the file is {len(data):,} bytes; the limit is {MAX_BYTES:,} bytes "
-                               "(50 MiB): split the run, or upload the summary without per-request details",
-                       size_bytes=len(data), limit_bytes=MAX_BYTES)
+        raise _invalid(
+            "file",
+            f"{name}: the file is {len(data):,} bytes; the limit is {MAX_BYTES:,} bytes "
+            "(50 MiB): split the run, or upload the summary without per-request details",
+            size_bytes=len(data),
+            limit_bytes=MAX_BYTES,
+        )
     try:
         text = decode(data)
         fmt, runs = import_text(text)
@@ -86,15 +91,26 @@ def _name(run: ImportedRun, file_name: str, index: int, count: int) -> str:
 def run_fields(run: ImportedRun) -> dict[str, Any]:
     """The BenchmarkRun fields an imported run fills (what it measured and how), for a new row or an update."""
     return {
-        "model_name": (run.model or "")[:255], "format": run.format, "tool": run.tool,
-        "tool_version": (run.tool_version or "")[:60], "label": (run.label or "")[:255],
-        "backend": (run.backend or "")[:120], "started_at": _started_at(run.started_at), "duration_s": run.duration_s,
-        "load": json_safe(run.load.as_dict()), "settings": json_safe(dict(run.settings)),
-        "completed": run.completed, "failed": run.failed, "incomplete": run.incomplete,
+        "model_name": (run.model or "")[:255],
+        "format": run.format,
+        "tool": run.tool,
+        "tool_version": (run.tool_version or "")[:60],
+        "label": (run.label or "")[:255],
+        "backend": (run.backend or "")[:120],
+        "started_at": _started_at(run.started_at),
+        "duration_s": run.duration_s,
+        "load": json_safe(run.load.as_dict()),
+        "settings": json_safe(dict(run.settings)),
+        "completed": run.completed,
+        "failed": run.failed,
+        "incomplete": run.incomplete,
         "metrics": json_safe({key: stat.as_dict() for key, stat in run.metrics.items()}),
-        "reported": json_safe(dict(run.reported)), "notes": list(run.notes),
-        "output_tokens_per_s": run.output_tokens_per_s, "requests_per_s": run.requests_per_s,
-        "total_tokens_per_s": run.total_tokens_per_s, "request_count": len(run.requests),
+        "reported": json_safe(dict(run.reported)),
+        "notes": list(run.notes),
+        "output_tokens_per_s": run.output_tokens_per_s,
+        "requests_per_s": run.requests_per_s,
+        "total_tokens_per_s": run.total_tokens_per_s,
+        "request_count": len(run.requests),
         "distributions": json_safe(run_distributions(run.requests)),
     }
 
@@ -109,13 +125,24 @@ def server_series(timeline: Any) -> dict[str, Any]:
     for server in getattr(timeline, "servers", None) or ():
         samples = list(server.samples)
         step = max(1, math.ceil(len(samples) / SERVER_SERIES_POINTS))
-        servers.append({"engine": server.engine, "instance": server.instance,
-                        "samples": [sample.as_dict() for sample in samples[::step]]})
+        servers.append(
+            {
+                "engine": server.engine,
+                "instance": server.instance,
+                "samples": [sample.as_dict() for sample in samples[::step]],
+            }
+        )
     return json_safe({"servers": servers}) if servers else {}
 
 
-def run_verdict(run: ImportedRun, *, slo: Mapping[str, float], committed_bytes_per_gpu: int | None,
-                peak_concurrency: int | None, fidelity_valid: bool | None = None) -> dict[str, Any]:
+def run_verdict(
+    run: ImportedRun,
+    *,
+    slo: Mapping[str, float],
+    committed_bytes_per_gpu: int | None,
+    peak_concurrency: int | None,
+    fidelity_valid: bool | None = None,
+) -> dict[str, Any]:
     """A load-test run's verdict (our generator's result with a scenario): the memory verdict from the metrics
     scraped during it, and the scenario's pass/fail against the SLOs. {} for a run without a scenario."""
     if not run.scenario:
@@ -124,16 +151,31 @@ def run_verdict(run: ImportedRun, *, slo: Mapping[str, float], committed_bytes_p
     peak = peak_concurrency or run.scenario.get("peak_concurrency")
     memory = None
     if run.timeline is not None:
-        memory = load_memory_verdict(run.timeline, committed_bytes_per_gpu=committed_bytes_per_gpu,
-                                     promised_concurrency=peak, window=None, allow_restarts=kind == "failure")
+        memory = load_memory_verdict(
+            run.timeline,
+            committed_bytes_per_gpu=committed_bytes_per_gpu,
+            promised_concurrency=peak,
+            window=None,
+            allow_restarts=kind == "failure",
+        )
     return json_safe(judge(run, slo=slo, memory=memory, fidelity_valid=fidelity_valid))
 
 
 @transaction.atomic
 def benchmark_import(
-    *, organisation: Organisation, user: Any, name: str, data: bytes, deployment: Deployment | None = None,
-    model: LlmModel | None = None, gpu: Gpu | None = None, gpu_count: int | None = None, tp: int | None = None,
-    engine: str = "", engine_version: str = "", store_requests: Callable[[int], None] | None = None,
+    *,
+    organisation: Organisation,
+    user: Any,
+    name: str,
+    data: bytes,
+    deployment: Deployment | None = None,
+    model: LlmModel | None = None,
+    gpu: Gpu | None = None,
+    gpu_count: int | None = None,
+    tp: int | None = None,
+    engine: str = "",
+    engine_version: str = "",
+    store_requests: Callable[[int], None] | None = None,
 ) -> list[BenchmarkRun]:
     """Read and keep a result file: the file, a series when it holds several runs, one row per run. Per-request
     records are stored after the commit by `store_requests(file_id)` (a worker task; None: stored here, now).
@@ -147,38 +189,67 @@ def benchmark_import(
         tp = tp or deployment.tp
         engine = engine or deployment.engine
     stored_file = BenchmarkFile.objects.create(
-        organisation=organisation, name=name[:NAME_MAX_LENGTH], format=fmt, size_bytes=len(data),
-        sha256=hashlib.sha256(data).hexdigest(), content=text, uploaded_by=user)
+        organisation=organisation,
+        name=name[:NAME_MAX_LENGTH],
+        format=fmt,
+        size_bytes=len(data),
+        sha256=hashlib.sha256(data).hexdigest(),
+        content=text,
+        uploaded_by=user,
+    )
     series = None
     if len(runs) > 1:
-        series = BenchmarkSeries.objects.create(organisation=organisation, name=name[:NAME_MAX_LENGTH],
-                                                file=stored_file)
+        series = BenchmarkSeries.objects.create(
+            organisation=organisation, name=name[:NAME_MAX_LENGTH], file=stored_file
+        )
     created = []
     for index, run in enumerate(runs):
         has_requests = bool(run.requests)
-        created.append(BenchmarkRun.objects.create(
-            organisation=organisation, created_by=user, file=stored_file, series=series, series_index=index,
-            index_in_file=index, name=_name(run, name, index, len(runs)), deployment=deployment,
-            model=model or _model_for(organisation, run.model), gpu=gpu, gpu_count=gpu_count, tp=tp,
-            engine=engine or "", engine_version=engine_version, **run_fields(run),
-            server_series=server_series(run.timeline),
-            verdict=run_verdict(run, slo=(deployment.slo if deployment else None) or {},
-                                committed_bytes_per_gpu=None, peak_concurrency=None),
-            status=BenchmarkRun.Status.IMPORTING if has_requests else BenchmarkRun.Status.DONE,
-            progress=0.0 if has_requests else 1.0,
-            progress_message="per-request records queued" if has_requests else "",
-            finished_at=None if has_requests else timezone.now(),
-        ))
+        created.append(
+            BenchmarkRun.objects.create(
+                organisation=organisation,
+                created_by=user,
+                file=stored_file,
+                series=series,
+                series_index=index,
+                index_in_file=index,
+                name=_name(run, name, index, len(runs)),
+                deployment=deployment,
+                model=model or _model_for(organisation, run.model),
+                gpu=gpu,
+                gpu_count=gpu_count,
+                tp=tp,
+                engine=engine or "",
+                engine_version=engine_version,
+                **run_fields(run),
+                server_series=server_series(run.timeline),
+                verdict=run_verdict(
+                    run,
+                    slo=(deployment.slo if deployment else None) or {},
+                    committed_bytes_per_gpu=None,
+                    peak_concurrency=None,
+                ),
+                status=BenchmarkRun.Status.IMPORTING if has_requests else BenchmarkRun.Status.DONE,
+                progress=0.0 if has_requests else 1.0,
+                progress_message="per-request records queued" if has_requests else "",
+                finished_at=None if has_requests else timezone.now(),
+            )
+        )
     if any(run.requests for run in runs):
         if store_requests is None:
             _store(stored_file, runs)
         else:
             file_id = stored_file.pk
-            job_publish_on_commit(kind="benchmark_import", job_id=file_id, publish=lambda: store_requests(file_id),
-                                  fail=lambda error: BenchmarkRun.objects.filter(
-                                      file_id=file_id, status=BenchmarkRun.Status.IMPORTING).update(
-                                      status=BenchmarkRun.Status.FAILED, error=error, progress_message="",
-                                      finished_at=timezone.now()))
+            job_publish_on_commit(
+                kind="benchmark_import",
+                job_id=file_id,
+                publish=lambda: store_requests(file_id),
+                fail=lambda error: BenchmarkRun.objects.filter(
+                    file_id=file_id, status=BenchmarkRun.Status.IMPORTING
+                ).update(
+                    status=BenchmarkRun.Status.FAILED, error=error, progress_message="", finished_at=timezone.now()
+                ),
+            )
     return created
 
 
@@ -187,14 +258,35 @@ def record_row(run: BenchmarkRun | None, index: int, record: RequestRecord) -> B
         return value if value is None or value >= 0 else None
 
     return BenchmarkRequest(
-        run=run, index=index, status=record.status, error=(record.error or "")[:2000], start_s=record.start_s,
-        ttft_ms=record.ttft_ms, ttft_sched_ms=record.ttft_sched_ms, e2e_ms=record.e2e_ms,
-        tpot_ms=request_tpot_ms(record), itl_ms=list(record.itl_ms),
-        input_tokens=count(record.input_tokens), output_tokens=count(record.output_tokens))
+        run=run,
+        index=index,
+        status=record.status,
+        error=(record.error or "")[:2000],
+        start_s=record.start_s,
+        ttft_ms=record.ttft_ms,
+        ttft_sched_ms=record.ttft_sched_ms,
+        e2e_ms=record.e2e_ms,
+        tpot_ms=request_tpot_ms(record),
+        itl_ms=list(record.itl_ms),
+        input_tokens=count(record.input_tokens),
+        output_tokens=count(record.output_tokens),
+    )
 
 
-COPY_COLUMNS = ("run_id", "index", "status", "error", "start_s", "ttft_ms", "ttft_sched_ms", "e2e_ms", "tpot_ms",
-                "itl_ms", "input_tokens", "output_tokens")
+COPY_COLUMNS = (
+    "run_id",
+    "index",
+    "status",
+    "error",
+    "start_s",
+    "ttft_ms",
+    "ttft_sched_ms",
+    "e2e_ms",
+    "tpot_ms",
+    "itl_ms",
+    "input_tokens",
+    "output_tokens",
+)
 
 
 def _copy_rows(run_id: int, start: int, chunk: Sequence[RequestRecord]) -> None:
@@ -204,25 +296,41 @@ def _copy_rows(run_id: int, start: int, chunk: Sequence[RequestRecord]) -> None:
     with connection.cursor() as cursor, cursor.cursor.copy(f'COPY "{table}" ({columns}) FROM STDIN') as copy:
         for offset, record in enumerate(chunk):
             row = record_row(None, start + offset, record)
-            copy.write_row((run_id, row.index, row.status, row.error, row.start_s, row.ttft_ms, row.ttft_sched_ms,
-                            row.e2e_ms, row.tpot_ms, json.dumps(row.itl_ms), row.input_tokens, row.output_tokens))
+            copy.write_row(
+                (
+                    run_id,
+                    row.index,
+                    row.status,
+                    row.error,
+                    row.start_s,
+                    row.ttft_ms,
+                    row.ttft_sched_ms,
+                    row.e2e_ms,
+                    row.tpot_ms,
+                    json.dumps(row.itl_ms),
+                    row.input_tokens,
+                    row.output_tokens,
+                )
+            )
 
 
 def requests_store(row: BenchmarkRun, records: Sequence[RequestRecord], *, first_index: int = 0) -> Iterator[int]:
     """Store `records` as the run's request rows from index `first_index` on, in batches (PostgreSQL's COPY, else
     bulk INSERTs); yields the size of each batch stored."""
     for start in range(0, len(records), BULK_BATCH):
-        chunk = records[start:start + BULK_BATCH]
+        chunk = records[start : start + BULK_BATCH]
         if connection.vendor == "postgresql":
             _copy_rows(row.pk, first_index + start, chunk)
         else:
             BenchmarkRequest.objects.bulk_create(
-                [record_row(row, first_index + start + offset, record) for offset, record in enumerate(chunk)])
+                [record_row(row, first_index + start + offset, record) for offset, record in enumerate(chunk)]
+            )
         yield len(chunk)
 
 
-def _store(stored_file: BenchmarkFile, runs: list[ImportedRun],
-           progress: Callable[[int, int], None] | None = None) -> None:
+def _store(
+    stored_file: BenchmarkFile, runs: list[ImportedRun], progress: Callable[[int, int], None] | None = None
+) -> None:
     rows = {row.index_in_file: row for row in BenchmarkRun.objects.filter(file=stored_file)}
     total = sum(len(run.requests) for run in runs)
     done = 0
@@ -236,8 +344,11 @@ def _store(stored_file: BenchmarkFile, runs: list[ImportedRun],
             if progress is not None:
                 progress(done, total)
         BenchmarkRun.objects.filter(pk=row.pk).update(
-            status=BenchmarkRun.Status.DONE, progress=1.0, progress_message=f"{len(run.requests):,} requests stored",
-            finished_at=timezone.now())
+            status=BenchmarkRun.Status.DONE,
+            progress=1.0,
+            progress_message=f"{len(run.requests):,} requests stored",
+            finished_at=timezone.now(),
+        )
 
 
 def benchmark_requests_store(*, file_id: int) -> None:
@@ -257,36 +368,61 @@ def benchmark_requests_store(*, file_id: int) -> None:
             return
         last[0] = now
         runs_of_file.filter(status=BenchmarkRun.Status.IMPORTING).update(
-            progress=done / total if total else 1.0, progress_message=f"{done:,} of {total:,} requests stored")
+            progress=done / total if total else 1.0, progress_message=f"{done:,} of {total:,} requests stored"
+        )
 
     try:
         _fmt, runs = import_text(stored_file.content)
         with transaction.atomic():
             _store(stored_file, runs, progress)
     except SoftTimeLimitExceeded:  # over its time budget (sizing.job_budgets)
-        runs_of_file.update(status=BenchmarkRun.Status.FAILED, finished_at=timezone.now(),
-                            error=over_budget_error(JobKind.BENCHMARK_IMPORT))
+        runs_of_file.update(
+            status=BenchmarkRun.Status.FAILED,
+            finished_at=timezone.now(),
+            error=over_budget_error(JobKind.BENCHMARK_IMPORT),
+        )
     except Exception:  # the run must end, with the reason, whatever happened
         logger.exception("storing the requests of benchmark file %s failed", file_id)
-        runs_of_file.update(status=BenchmarkRun.Status.FAILED, finished_at=timezone.now(),
-                            error={"code": "internal_error", "message": "storing the per-request records "
-                                   "failed; the error is in the worker's log", "extra": {}})
+        runs_of_file.update(
+            status=BenchmarkRun.Status.FAILED,
+            finished_at=timezone.now(),
+            error={
+                "code": "internal_error",
+                "message": "storing the per-request records failed; the error is in the worker's log",
+                "extra": {},
+            },
+        )
 
 
 def benchmark_run_summary(run: ImportedRun) -> dict[str, Any]:
     """The CLI contract's view of a run: tool, counts, the four latencies and the throughputs."""
+
     def metric(key: str) -> dict[str, Any] | None:
         stat = run.metrics.get(key)
         return stat.as_dict() if stat is not None else None
 
-    return json_safe({
-        "tool": run.tool, "tool_version": run.tool_version, "format": run.format, "label": run.label,
-        "model": run.model, "completed": run.completed, "failed": run.failed, "incomplete": run.incomplete,
-        "ttft_ms": metric("ttft_ms"), "tpot_ms": metric("tpot_ms"), "itl_ms": metric("itl_ms"),
-        "e2e_ms": metric("e2e_ms"), "output_tokens_per_s": run.output_tokens_per_s,
-        "requests_per_s": run.requests_per_s, "total_tokens_per_s": run.total_tokens_per_s,
-        "load": run.load.as_dict(), "request_count": len(run.requests), "notes": list(run.notes),
-    })
+    return json_safe(
+        {
+            "tool": run.tool,
+            "tool_version": run.tool_version,
+            "format": run.format,
+            "label": run.label,
+            "model": run.model,
+            "completed": run.completed,
+            "failed": run.failed,
+            "incomplete": run.incomplete,
+            "ttft_ms": metric("ttft_ms"),
+            "tpot_ms": metric("tpot_ms"),
+            "itl_ms": metric("itl_ms"),
+            "e2e_ms": metric("e2e_ms"),
+            "output_tokens_per_s": run.output_tokens_per_s,
+            "requests_per_s": run.requests_per_s,
+            "total_tokens_per_s": run.total_tokens_per_s,
+            "load": run.load.as_dict(),
+            "request_count": len(run.requests),
+            "notes": list(run.notes),
+        }
+    )
 
 
 def benchmark_run_delete(*, run: BenchmarkRun) -> None:
@@ -304,19 +440,49 @@ def benchmark_run_export(*, run: BenchmarkRun, kind: str) -> dict[str, Any]:
     if kind not in EXPORT_FORMATS:
         raise _invalid("kind", f"export kind must be one of {', '.join(EXPORT_FORMATS)}")
     data = {
-        "name": run.name, "tool": run.tool, "tool_version": run.tool_version or None, "format": run.format,
-        "label": run.label or None, "model_name": run.model_name or None,
-        "model": run.model.slug if run.model else None, "gpu": run.gpu.slug if run.gpu else None,
-        "gpu_count": run.gpu_count, "tp": run.tp, "engine": run.engine or None,
-        "engine_version": run.engine_version or None, "backend": run.backend or None,
-        "started_at": run.started_at.isoformat() if run.started_at else None, "duration_s": run.duration_s,
-        "load": run.load, "settings": run.settings, "completed": run.completed, "failed": run.failed,
-        "incomplete": run.incomplete, "metrics": run.metrics, "reported": run.reported, "notes": run.notes,
-        "output_tokens_per_s": run.output_tokens_per_s, "requests_per_s": run.requests_per_s,
+        "name": run.name,
+        "tool": run.tool,
+        "tool_version": run.tool_version or None,
+        "format": run.format,
+        "label": run.label or None,
+        "model_name": run.model_name or None,
+        "model": run.model.slug if run.model else None,
+        "gpu": run.gpu.slug if run.gpu else None,
+        "gpu_count": run.gpu_count,
+        "tp": run.tp,
+        "engine": run.engine or None,
+        "engine_version": run.engine_version or None,
+        "backend": run.backend or None,
+        "started_at": run.started_at.isoformat() if run.started_at else None,
+        "duration_s": run.duration_s,
+        "load": run.load,
+        "settings": run.settings,
+        "completed": run.completed,
+        "failed": run.failed,
+        "incomplete": run.incomplete,
+        "metrics": run.metrics,
+        "reported": run.reported,
+        "notes": run.notes,
+        "output_tokens_per_s": run.output_tokens_per_s,
+        "requests_per_s": run.requests_per_s,
         "total_tokens_per_s": run.total_tokens_per_s,
     }
-    requests = BenchmarkRequest.objects.filter(run=run).order_by("index").values(
-        "index", "status", "error", "start_s", "ttft_ms", "e2e_ms", "tpot_ms", "itl_ms", "input_tokens",
-        "output_tokens").iterator(chunk_size=5000)
+    requests = (
+        BenchmarkRequest.objects.filter(run=run)
+        .order_by("index")
+        .values(
+            "index",
+            "status",
+            "error",
+            "start_s",
+            "ttft_ms",
+            "e2e_ms",
+            "tpot_ms",
+            "itl_ms",
+            "input_tokens",
+            "output_tokens",
+        )
+        .iterator(chunk_size=5000)
+    )
     exported = export_ours(data, requests) if kind == "ours" else export_llm_d(data, requests)
     return json_safe(exported)

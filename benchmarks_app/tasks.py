@@ -10,8 +10,9 @@ from sizing.job_budgets import TIME_BUDGETS, JobKind, time_budget
 # their rows failed with "stopped: over its time budget of N s"
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True, queue="imports",
-             **TIME_BUDGETS[JobKind.BENCHMARK_IMPORT].task_options())
+@shared_task(
+    acks_late=True, reject_on_worker_lost=True, queue="imports", **TIME_BUDGETS[JobKind.BENCHMARK_IMPORT].task_options()
+)
 def benchmark_requests_store_task(file_id: int) -> None:
     with time_budget(JobKind.BENCHMARK_IMPORT):
         benchmark_requests_store(file_id=file_id)
@@ -19,8 +20,9 @@ def benchmark_requests_store_task(file_id: int) -> None:
 
 # acks_late: a shard's message is acknowledged when it ends; a worker killed mid-run leaves it unacknowledged, and a
 # redelivered copy finds the shard taken and stops (the reaper ends the job as failed with what was measured)
-@shared_task(acks_late=True, reject_on_worker_lost=True, queue="loadtests",
-             **TIME_BUDGETS[JobKind.LOADTEST_SHARD].task_options())
+@shared_task(
+    acks_late=True, reject_on_worker_lost=True, queue="loadtests", **TIME_BUDGETS[JobKind.LOADTEST_SHARD].task_options()
+)
 def loadtest_shard_task(job_id: int, index: int) -> None:
     with time_budget(JobKind.LOADTEST_SHARD):
         loadtest_shard_run(job_id=job_id, index=index)

@@ -22,9 +22,11 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     # the split view serves its script from ?script (no inline script: it passes the Content-Security-Policy); its
     # page (drf-spectacular's template, no user content) has one inline <style> block: allowed on this page only
-    path("api/docs/",
-         csp_update({"style-src": [UNSAFE_INLINE]})(SpectacularSwaggerSplitView.as_view(url_name="schema")),
-         name="swagger-ui"),
+    path(
+        "api/docs/",
+        csp_update({"style-src": [UNSAFE_INLINE]})(SpectacularSwaggerSplitView.as_view(url_name="schema")),
+        name="swagger-ui",
+    ),
     path("admin/", admin.site.urls),
     path("", include("frontend.urls")),
 ]

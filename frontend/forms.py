@@ -69,8 +69,14 @@ class SizingVersionForm(forms.Form):
     usage_context = forms.ChoiceField(required=False)
     install = forms.ChoiceField(required=False)
 
-    def __init__(self, *args: Any, version_labels: dict[str, str], usage_labels: dict[str, str],
-                 install_labels: dict[str, str], **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        version_labels: dict[str, str],
+        usage_labels: dict[str, str],
+        install_labels: dict[str, str],
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         choices = list(version_labels.items())
         asked = str(self.data.get("engine_version") or "").strip() if self.is_bound else ""

@@ -66,8 +66,9 @@ urlpatterns = [
     path("deployments/<id:deployment_id>/upload/", DeploymentUploadView.as_view(), name="deployment-upload"),
     path("deployments/<id:deployment_id>/delete/", DeploymentDeleteView.as_view(), name="deployment-delete"),
     path("deployments/<id:deployment_id>/machines/", DeploymentMachinesView.as_view(), name="deployment-machines"),
-    path("deployments/<id:deployment_id>/hosts/merge/", DeploymentHostMergeView.as_view(),
-         name="deployment-host-merge"),
+    path(
+        "deployments/<id:deployment_id>/hosts/merge/", DeploymentHostMergeView.as_view(), name="deployment-host-merge"
+    ),
     path("fingerprints/diff", FingerprintDiffPageView.as_view(), name="fingerprint-diff"),
     path("fingerprints/<id:fingerprint_id>/", FingerprintDetailPageView.as_view(), name="fingerprint"),
     path("fingerprints/<id:fingerprint_id>/delete/", FingerprintDeleteView.as_view(), name="fingerprint-delete"),
@@ -92,12 +93,22 @@ urlpatterns = [
     path("reports/verify/", ReportVerifyPageView.as_view(), name="report-verify"),
     path("reports/<id:report_id>/", ReportDetailPageView.as_view(), name="report"),
     path("reports/<id:report_id>/versions/new/", ReportVersionNewView.as_view(), name="report-version-new"),
-    *[path(f"reports/<id:report_id>/versions/<id:number>/{action}/",
-           ReportVersionActionView.as_view(action_name=action), name=f"report-version-{action}")
-      for action in ("submit", "return", "approve", "sign", "edit")],
-    *[path(f"reports/<id:report_id>/versions/<id:number>/waivers/<slug:item>/{action}/",
-           ReportWaiverView.as_view(action_name=action), name=f"report-version-waiver-{action}")
-      for action in ("request", "withdraw", "decide")],
+    *[
+        path(
+            f"reports/<id:report_id>/versions/<id:number>/{action}/",
+            ReportVersionActionView.as_view(action_name=action),
+            name=f"report-version-{action}",
+        )
+        for action in ("submit", "return", "approve", "sign", "edit")
+    ],
+    *[
+        path(
+            f"reports/<id:report_id>/versions/<id:number>/waivers/<slug:item>/{action}/",
+            ReportWaiverView.as_view(action_name=action),
+            name=f"report-version-waiver-{action}",
+        )
+        for action in ("request", "withdraw", "decide")
+    ],
     path("customers/", CustomerListPageView.as_view(), name="customers"),
     path("account/api-keys/", ApiKeyPageView.as_view(), name="api-keys"),
     path("account/api-keys/<id:key_id>/revoke/", ApiKeyRevokeView.as_view(), name="api-key-revoke"),

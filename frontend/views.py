@@ -86,8 +86,7 @@ def select_choices(
     """Pair the estimator's choice values with translated labels; a value added later shows with the
     estimator's own label (`fallback`), or as itself."""
     fallback = fallback or {}
-    return [{"value": value, "label": labels.get(value) or fallback.get(value) or value.upper()}
-            for value in values]
+    return [{"value": value, "label": labels.get(value) or fallback.get(value) or value.upper()} for value in values]
 
 
 def _common_strings() -> dict[str, Any]:
@@ -134,15 +133,18 @@ def _vllm_release_labels() -> dict[str, str]:
     """The vLLM releases the sizing page offers, each with what changes in the memory rules at it."""
     notes = {
         "latest": _("the newest release modelled"),
-        "0.33.0": _("profiling counts start-up buffers (from 0.27); cards of 160 GiB or more get the big batch "
-                    "defaults (from 0.29); the FlashInfer sampler is on again (from 0.21)"),
+        "0.33.0": _(
+            "profiling counts start-up buffers (from 0.27); cards of 160 GiB or more get the big batch "
+            "defaults (from 0.29); the FlashInfer sampler is on again (from 0.21)"
+        ),
         "0.20.0": _("gpu_memory_utilization 0.92 by default; CUDA graphs are measured inside the budget"),
         "0.19.0": _("the last release with gpu_memory_utilization 0.90 and CUDA graphs outside the budget"),
         "0.17.0": _("the Triton top-k/top-p sampler: a smaller sampling peak"),
         "0.11.0": _("V1 only; NCCL's NVLS buffers on NVSwitch boards (about 2 GiB at TP > 1)"),
         "0.10.2": _("V1 on every GPU (no V0 fallback below compute capability 8.0)"),
-        "0.9.2": _("the hidden states stay alive while sampling; the CUDA context is no longer subtracted "
-                   "(from 0.9.1)"),
+        "0.9.2": _(
+            "the hidden states stay alive while sampling; the CUDA context is no longer subtracted (from 0.9.1)"
+        ),
         "0.9.0": _("the A100-80GB leaves the big-card batch defaults; profiling subtracts the CUDA context"),
         "0.8.5": _("V1 by default (V0 fallback on older GPUs); profiling subtracts the CUDA context"),
         "0.7.3": _("V0; profiling leaves the CUDA context and fragmentation out"),
@@ -284,7 +286,8 @@ def sizing_page_strings() -> dict[str, Any]:
         "term_scheduler": _("Batch defaults"),
         "term_sampler": _("Sampler"),
         "choice_not_offered": _("Select a valid choice. %(value)s is not one of the available choices.").replace(
-            "%(value)s", "{value}"),
+            "%(value)s", "{value}"
+        ),
         "utilization_default": _("default {value}"),
         # bill rows beside the components
         "cuda_visible": _("CUDA-visible total"),
@@ -335,8 +338,7 @@ def sizing_page_strings() -> dict[str, Any]:
         "formula_estimator": _("As the estimator writes it"),
         "formula_weights": _("Weights = this GPU's share of the tensors in {format} (TP {tp}, PP {pp}) = {weights}"),
         "formula_weights_overhead": _(
-            "Weights = this GPU's share of the tensors in {format} (TP {tp}, PP {pp}) × overhead {overhead} = "
-            "{weights}"
+            "Weights = this GPU's share of the tensors in {format} (TP {tp}, PP {pp}) × overhead {overhead} = {weights}"
         ),
         "formula_budget_cuda_vllm": _(
             "Engine budget = CUDA-visible total × gpu_memory_utilization = {cuda} × {utilization} = {budget}"
@@ -360,9 +362,7 @@ def sizing_page_strings() -> dict[str, Any]:
         "formula_cuda_graphs_inside": _(
             "CUDA graphs, measured while profiling, inside the engine budget (vLLM 0.20 and later), {source}: {value}"
         ),
-        "formula_headroom_cuda": _(
-            "Memory left = CUDA-visible total − required = {cuda} − {required} = {headroom}"
-        ),
+        "formula_headroom_cuda": _("Memory left = CUDA-visible total − required = {cuda} − {required} = {headroom}"),
         "formula_headroom_card": _(
             "Memory left = card capacity − required = {capacity} − {required} = {headroom}: the engine does not use it"
         ),
@@ -459,8 +459,9 @@ def bootlog_page_strings() -> dict[str, Any]:
     return {
         **_common_strings(),
         "compare": _("Compare"),
-        "calibration_saved": _("Kept as a calibration: estimates of this model on this GPU, engine and TP now "
-                               "use these measured terms"),
+        "calibration_saved": _(
+            "Kept as a calibration: estimates of this model on this GPU, engine and TP now use these measured terms"
+        ),
         "comparing": _("Comparing…"),
         "compare_failed": _("The log could not be compared"),
         "paste_or_choose": _("Please paste a startup log or choose a file"),
@@ -542,8 +543,10 @@ def gpu_options() -> list[Any]:
 def _default_model(own: list[Any], supported: list[str]) -> str:
     """The organisation's newest supported upload, else the configured default, else the first supported."""
     preferred = settings.SIZING_DEFAULT_MODEL
-    return own[0].slug if own and own[0].supported else (
-        preferred if preferred in supported else next(iter(supported), "")
+    return (
+        own[0].slug
+        if own and own[0].supported
+        else (preferred if preferred in supported else next(iter(supported), ""))
     )
 
 
@@ -560,8 +563,9 @@ def sizing_form_context(user: Any, *, models_default: bool = True) -> dict[str, 
 
 
 def weight_format_choices() -> list[dict[str, str]]:
-    return select_choices(WEIGHT_FORMAT_CHOICES, _weight_format_labels(),
-                    {slug: fmt.label for slug, fmt in FORMATS.items()})
+    return select_choices(
+        WEIGHT_FORMAT_CHOICES, _weight_format_labels(), {slug: fmt.label for slug, fmt in FORMATS.items()}
+    )
 
 
 class SizingPageView(LoginRequiredMixin, TemplateView):
@@ -574,8 +578,12 @@ class SizingPageView(LoginRequiredMixin, TemplateView):
         context = super().get_context_data(**kwargs)
         names = ("engine_version", "usage_context", "install")
         address = {name: self.request.GET[name] for name in names if self.request.GET.get(name)}
-        version_form = SizingVersionForm(address or None, version_labels=_vllm_release_labels(),
-                                         usage_labels=usage_context_label_map(), install_labels=install_label_map())
+        version_form = SizingVersionForm(
+            address or None,
+            version_labels=_vllm_release_labels(),
+            usage_labels=usage_context_label_map(),
+            install_labels=install_label_map(),
+        )
         version_form.is_valid()
         selects = sizing_form_context(self.request.user)
         context.update(
@@ -588,8 +596,11 @@ class SizingPageView(LoginRequiredMixin, TemplateView):
             gpu_memory={gpu.slug: gpu.memory_bytes for gpu in selects["gpus"]},
             version_form=version_form,
             version_fields={
-                name: {"choices": list(version_form.fields[name].choices), "selected": version_form.selected(name),
-                       "errors": version_form.errors.get(name, [])}
+                name: {
+                    "choices": list(version_form.fields[name].choices),
+                    "selected": version_form.selected(name),
+                    "errors": version_form.errors.get(name, []),
+                }
                 for name in names
             },
             i18n_strings=sizing_page_strings(),
@@ -700,8 +711,10 @@ def workloads_page_strings() -> dict[str, Any]:
         "fit_peak_rate": _("Busiest hour's rate"),
         "rate_value": _("{value} requests/s"),
         "fit_dispersion": _("Dispersion index"),
-        "fit_dispersion_title": _("Variance ÷ mean of the requests per minute: about 1 for random (Poisson) arrivals, "
-                                  "well above 1 for bursty traffic"),
+        "fit_dispersion_title": _(
+            "Variance ÷ mean of the requests per minute: about 1 for random (Poisson) arrivals, "
+            "well above 1 for bursty traffic"
+        ),
         "fit_columns": _("Columns read: {columns}"),
         "input": _("Input"),
         "output": _("Output"),
@@ -716,9 +729,16 @@ def workloads_page_strings() -> dict[str, Any]:
 
 def _workload_list(organisation: Any) -> list[dict[str, Any]]:
     """What the page's profile list shows before the script fetches anything."""
-    return [{"id": row.pk, "name": row.name, "sample": row.organisation_id is None, "source": row.source,
-             "has_fit": row.fit is not None}
-            for row in workload_profile_list_for_organisation(organisation=organisation)]
+    return [
+        {
+            "id": row.pk,
+            "name": row.name,
+            "sample": row.organisation_id is None,
+            "source": row.source,
+            "has_fit": row.fit is not None,
+        }
+        for row in workload_profile_list_for_organisation(organisation=organisation)
+    ]
 
 
 class WorkloadsPageView(LoginRequiredMixin, TemplateView):
@@ -778,8 +798,7 @@ def performance_page_strings() -> dict[str, Any]:
         "kind_calibrate": _("Calibration"),
         "running": _("Running…"),
         "status_queued": _("Waiting for a worker…"),
-        "queued_long": _("No worker has taken the job yet: please check that a worker serves the simulations "
-                         "queue"),
+        "queued_long": _("No worker has taken the job yet: please check that a worker serves the simulations queue"),
         "status_running": _("Running…"),
         "status_done": _("Done"),
         "status_failed": _("Failed"),
@@ -841,8 +860,10 @@ def performance_page_strings() -> dict[str, Any]:
         "fig_failed": _("Failed (longer than the whole KV cache)"),
         "fig_preempted": _("Preemptions"),
         "fig_kv_overflow": _("KV cache overflow probability"),
-        "fig_kv_overflow_title": _("Share of the busy time in which the requests wanted more KV cache than there is: "
-                                   "then the engine preempts or waits"),
+        "fig_kv_overflow_title": _(
+            "Share of the busy time in which the requests wanted more KV cache than there is: "
+            "then the engine preempts or waits"
+        ),
         "fig_kv_peak": _("KV cache peak"),
         "fig_max_running": _("Most requests running at once"),
         "fig_max_waiting": _("Most requests waiting at once"),
@@ -893,10 +914,13 @@ def performance_page_strings() -> dict[str, Any]:
         "largest_within": _("Largest within the SLOs"),
         "meets": _("Meets the SLOs"),
         "misses": _("Misses the SLOs"),
-        "knee_rate": _("The deployment saturates at about {load}: above it the output throughput stops following "
-                       "the load and requests queue"),
-        "knee_concurrency": _("The output throughput reaches {share} of its best at {load}: more clients mostly "
-                              "add waiting"),
+        "knee_rate": _(
+            "The deployment saturates at about {load}: above it the output throughput stops following "
+            "the load and requests queue"
+        ),
+        "knee_concurrency": _(
+            "The output throughput reaches {share} of its best at {load}: more clients mostly add waiting"
+        ),
         "knee_none": _("No knee among the swept loads: the lowest one already saturates the deployment"),
         "sweep_largest": _("The largest swept load that meets the SLOs is {load}"),
         "sweep_largest_top": _("Every swept load meets the SLOs, up to {load}: the limit lies higher"),
@@ -906,18 +930,21 @@ def performance_page_strings() -> dict[str, Any]:
         "knee_tag": _("knee"),
         # the SLO search
         "slo_largest": _("The largest rate meeting the SLOs is {rate} ({tokens})"),
-        "slo_largest_floor": _("Meets the SLOs at {rate} ({tokens}), the highest rate the search probes: the limit "
-                               "lies higher"),
+        "slo_largest_floor": _(
+            "Meets the SLOs at {rate} ({tokens}), the highest rate the search probes: the limit lies higher"
+        ),
         "slo_none": _("Not even the lowest rate probed meets the SLOs"),
         "slo_limit": _("What breaks first above it: {reason}"),
         "slo_limit_none": _("Why: {reason}"),
         # the deployment search
         "search_summary": _("{candidates} candidates · {fitting} fit in memory · {meeting} meet the SLOs at {rate}"),
         "search_cheapest": _("Cheapest meeting the SLOs: {label}, {cost}"),
-        "search_none": _("No candidate meets the SLOs at this load: add GPUs, larger GPU types or FP8 formats, or "
-                         "relax the SLOs"),
-        "candidate_label": _("{gpus} × {gpu_name} · TP {tp} × {replicas} replica(s) · {engine} · weights {weights} · "
-                             "KV {kv_dtype}"),
+        "search_none": _(
+            "No candidate meets the SLOs at this load: add GPUs, larger GPU types or FP8 formats, or relax the SLOs"
+        ),
+        "candidate_label": _(
+            "{gpus} × {gpu_name} · TP {tp} × {replicas} replica(s) · {engine} · weights {weights} · KV {kv_dtype}"
+        ),
         "candidate_seqs": _("max_num_seqs {value}"),
         "use_candidate": _("Use"),
         "use_candidate_title": _("Put this deployment into the form"),
@@ -983,4 +1010,3 @@ class PerformancePageView(LoginRequiredMixin, TemplateView):
             i18n_strings=performance_page_strings(),
         )
         return context
-

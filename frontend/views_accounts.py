@@ -28,8 +28,9 @@ from sizing.services import organisation_for_user
 
 ROLE_DESCRIPTIONS = {
     "admin": gettext_lazy("Endpoints, the organisation's users and models; everything an engineer does"),
-    "engineer": gettext_lazy("Everything in the organisation: deployments, measurements, runs, load tests, report "
-                             "drafts"),
+    "engineer": gettext_lazy(
+        "Everything in the organisation: deployments, measurements, runs, load tests, report drafts"
+    ),
     "reviewer": gettext_lazy("Reads everything; returns or approves report versions in review"),
     "signer": gettext_lazy("Reads everything; signs approved report versions (and reviews)"),
     "sales": gettext_lazy("Reads deployments and reports; runs quick estimates and quotes"),
@@ -55,8 +56,10 @@ class ApiKeyForm(forms.Form):
 
 def _key_rows(request: HttpRequest) -> list[dict[str, Any]]:
     labels = {"active": _("Active"), "revoked": _("Revoked"), "expired": _("Expired")}
-    return [{"key": key, "status": api_key_status(key), "status_label": labels[api_key_status(key)]}
-            for key in api_key_list_for_user(user=request.user)]
+    return [
+        {"key": key, "status": api_key_status(key), "status_label": labels[api_key_status(key)]}
+        for key in api_key_list_for_user(user=request.user)
+    ]
 
 
 @method_decorator(never_cache, name="dispatch")
@@ -75,17 +78,28 @@ class ApiKeyPageView(LoginRequiredMixin, View):
                 row, key = api_key_create(user=request.user, name=form.cleaned_data["name"])
             except ApiValidationError as error:
                 detail = error.detail if isinstance(error.detail, dict) else {}
-                form.add_error("name", _("You have the most active keys allowed: revoke one you no longer use")
-                               if "active keys" in str(detail.get("name", "")) else str(detail.get("name", "")))
+                form.add_error(
+                    "name",
+                    _("You have the most active keys allowed: revoke one you no longer use")
+                    if "active keys" in str(detail.get("name", ""))
+                    else str(detail.get("name", "")),
+                )
             else:
                 return self._render(request, ApiKeyForm(), created=row, created_key=key, status=201)
         return self._render(request, form, status=400)
 
-    def _render(self, request: HttpRequest, form: ApiKeyForm, *, created: Any = None, created_key: str = "",
-                status: int = 200) -> HttpResponse:
-        context = {"form": form, "rows": _key_rows(request), "created": created, "created_key": created_key,
-                   "role": role_of(request.user), "api_root": request.build_absolute_uri("/api/v1/"),
-                   "docs_url": reverse("swagger-ui")}
+    def _render(
+        self, request: HttpRequest, form: ApiKeyForm, *, created: Any = None, created_key: str = "", status: int = 200
+    ) -> HttpResponse:
+        context = {
+            "form": form,
+            "rows": _key_rows(request),
+            "created": created,
+            "created_key": created_key,
+            "role": role_of(request.user),
+            "api_root": request.build_absolute_uri("/api/v1/"),
+            "docs_url": reverse("swagger-ui"),
+        }
         return render(request, self.template_name, context, status=status)
 
 
@@ -95,16 +109,18 @@ class ApiKeyRevokeView(LoginRequiredMixin, View):
         if key is None:
             raise Http404(_("No such API key"))
         api_key_revoke(key=key)
-        messages.success(request, _("The key %(name)s is revoked: scripts using it are refused from now on") % {
-            "name": key.name})
+        messages.success(
+            request, _("The key %(name)s is revoked: scripts using it are refused from now on") % {"name": key.name}
+        )
         return HttpResponseRedirect(reverse("frontend:api-keys"))
 
 
 class MemberForm(forms.Form):
     username = forms.CharField(max_length=150, label=gettext_lazy("User name"))
     email = forms.EmailField(required=False, label=gettext_lazy("Email (optional)"))
-    role = forms.ChoiceField(choices=Membership.Role.choices, initial=Membership.Role.ENGINEER,
-                             label=gettext_lazy("Role"))
+    role = forms.ChoiceField(
+        choices=Membership.Role.choices, initial=Membership.Role.ENGINEER, label=gettext_lazy("Role")
+    )
 
 
 def _role_rows() -> list[tuple[str, str, str]]:
@@ -124,8 +140,9 @@ class UserListPageView(LoginRequiredMixin, View):
         form = MemberForm(request.POST)
         if form.is_valid():
             try:
-                membership, password = member_create(organisation=organisation_for_user(user=request.user),
-                                                     **form.cleaned_data)
+                membership, password = member_create(
+                    organisation=organisation_for_user(user=request.user), **form.cleaned_data
+                )
             except SizingError as error:
                 field = next(iter((error.extra or {}).get("fields") or {}), None)
                 form.add_error(field if field in form.fields else None, refusal_text(error))
@@ -133,11 +150,24 @@ class UserListPageView(LoginRequiredMixin, View):
                 return self._render(request, MemberForm(), password_for=membership, password=password, status=201)
         return self._render(request, form, status=400)
 
-    def _render(self, request: HttpRequest, form: MemberForm, *, password_for: Membership | None = None,
-                password: str = "", status: int = 200) -> HttpResponse:
+    def _render(
+        self,
+        request: HttpRequest,
+        form: MemberForm,
+        *,
+        password_for: Membership | None = None,
+        password: str = "",
+        status: int = 200,
+    ) -> HttpResponse:
         organisation = organisation_for_user(user=request.user)
-        context = {"form": form, "members": members_of(organisation=organisation), "organisation": organisation,
-                   "roles": _role_rows(), "password_for": password_for, "password": password}
+        context = {
+            "form": form,
+            "members": members_of(organisation=organisation),
+            "organisation": organisation,
+            "roles": _role_rows(),
+            "password_for": password_for,
+            "password": password,
+        }
         return render(request, self.template_name, context, status=status)
 
 
@@ -154,13 +184,21 @@ class UserEditView(LoginRequiredMixin, View):
         try:
             if action == "role":
                 member_update(membership=membership, role=str(request.POST.get("role") or ""))
-                messages.success(request, _("%(name)s is now: %(role)s") % {
-                    "name": name, "role": Membership.Role(membership.role).label})
+                messages.success(
+                    request,
+                    _("%(name)s is now: %(role)s") % {"name": name, "role": Membership.Role(membership.role).label},
+                )
             elif action in ("deactivate", "activate"):
                 member_update(membership=membership, active=action == "activate")
-                messages.success(request, (_("%(name)s can sign in again") if action == "activate" else
-                                           _("%(name)s can no longer sign in; their API keys stop working"))
-                                 % {"name": name})
+                messages.success(
+                    request,
+                    (
+                        _("%(name)s can sign in again")
+                        if action == "activate"
+                        else _("%(name)s can no longer sign in; their API keys stop working")
+                    )
+                    % {"name": name},
+                )
             elif action == "password":
                 password = member_password_reset(membership=membership)
                 view = UserListPageView()

@@ -22,13 +22,17 @@ from sizing.services import organisation_for_user
 
 def _newest_signed(organisation: Organisation) -> dict[str, ReportVersion]:
     """Customer name → the newest signed report version of its deployments."""
-    versions = (ReportVersion.objects.filter(status=ReportVersion.Status.SIGNED,
-                                             report__organisation=organisation,
-                                             report__deployment__organisation=organisation)
-                .exclude(report__deployment__customer="")
-                .select_related("report", "report__deployment")
-                .defer("pdf", "content")
-                .order_by("-signed_at", "-pk"))
+    versions = (
+        ReportVersion.objects.filter(
+            status=ReportVersion.Status.SIGNED,
+            report__organisation=organisation,
+            report__deployment__organisation=organisation,
+        )
+        .exclude(report__deployment__customer="")
+        .select_related("report", "report__deployment")
+        .defer("pdf", "content")
+        .order_by("-signed_at", "-pk")
+    )
     newest: dict[str, ReportVersion] = {}
     for version in versions:
         newest.setdefault(version.report.deployment.customer, version)
@@ -44,9 +48,15 @@ class CustomerListPageView(LoginRequiredMixin, View):
         for deployment in deployment_list_for_organisation(organisation=organisation).exclude(customer=""):
             customers.setdefault(deployment.customer, []).append(deployment)
         signed = _newest_signed(organisation)
-        rows = [{"name": name, "deployments": sorted(deployments, key=lambda d: d.name),
-                 "count": len(deployments), "signed": signed.get(name)}
-                for name, deployments in sorted(customers.items(), key=lambda item: item[0].casefold())]
+        rows = [
+            {
+                "name": name,
+                "deployments": sorted(deployments, key=lambda d: d.name),
+                "count": len(deployments),
+                "signed": signed.get(name),
+            }
+            for name, deployments in sorted(customers.items(), key=lambda item: item[0].casefold())
+        ]
         return render(request, self.template_name, {"rows": rows})
 
 
@@ -55,14 +65,25 @@ class CustomerDetailPageView(LoginRequiredMixin, View):
 
     def get(self, request: HttpRequest, name: str) -> HttpResponse:
         organisation = organisation_for_user(user=request.user)
-        deployments = list(deployment_list_for_organisation(organisation=organisation).filter(customer=name)
-                           .order_by("name", "pk")) if name else []
+        deployments = (
+            list(
+                deployment_list_for_organisation(organisation=organisation).filter(customer=name).order_by("name", "pk")
+            )
+            if name
+            else []
+        )
         if not deployments:
             raise Http404(_("No such customer"))
         rows = []
         for deployment in deployments:
             items = commitment_checklist(deployment)
-            rows.append({"deployment": deployment, "summary": checklist_summary(items),
-                         "missing": [item["text"] for item in items if not item["done"]]})
-        return render(request, self.template_name, {"name": name, "rows": rows,
-                                                    "signed": _newest_signed(organisation).get(name)})
+            rows.append(
+                {
+                    "deployment": deployment,
+                    "summary": checklist_summary(items),
+                    "missing": [item["text"] for item in items if not item["done"]],
+                }
+            )
+        return render(
+            request, self.template_name, {"name": name, "rows": rows, "signed": _newest_signed(organisation).get(name)}
+        )

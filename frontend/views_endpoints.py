@@ -71,38 +71,37 @@ def _reason_texts() -> dict[str, Callable[[Mapping[str, Any]], str]]:
     return {
         "name_required": lambda extra: _("give the endpoint a name"),
         "name_too_long": lambda extra: _("the name has more than %(limit)s characters") % {"limit": NAME_MAX_LENGTH},
-        "name_taken": lambda extra: _("your organisation already has an endpoint named “%(name)s”; choose another "
-                                      "name") % {"name": extra.get("name", "")},
+        "name_taken": lambda extra: _("your organisation already has an endpoint named “%(name)s”; choose another name")
+        % {"name": extra.get("name", "")},
         "url_required": lambda extra: _("give the endpoint's base URL, e.g. http://10.0.0.5:8000"),
         "url_too_long": lambda extra: _("the URL has more than %(limit)s characters") % {"limit": URL_MAX_LENGTH},
         "url_spaces": lambda extra: _("the URL contains spaces or control characters"),
         "url_malformed": lambda extra: _("not a URL: write it like http://10.0.0.5:8000"),
         "url_scheme": lambda extra: _("the URL must start with http:// or https://"),
-        "url_credentials": lambda extra: _("no user name or password in the URL: enter the API key in its own "
-                                           "field"),
+        "url_credentials": lambda extra: _("no user name or password in the URL: enter the API key in its own field"),
         "url_fragment": lambda extra: _("no #fragment in the URL"),
         "url_host": lambda extra: _("the URL names no valid host: write it like http://10.0.0.5:8000"),
         "url_query": lambda extra: _("the base URL takes no query string"),
         "url_v1": lambda extra: _("give the server's root without /v1 (the load tests add /v1/...)"),
         "kind_unknown": lambda extra: _("choose the kind of server"),
         "model_required": lambda extra: _("give the model name the server serves (as GET /v1/models lists it)"),
-        "model_too_long": lambda extra: _("the model name has more than %(limit)s characters") % {
-            "limit": MODEL_NAME_MAX_LENGTH},
-        "key_too_long": lambda extra: _("the API key has more than %(limit)s characters") % {
-            "limit": API_KEY_MAX_LENGTH},
+        "model_too_long": lambda extra: _("the model name has more than %(limit)s characters")
+        % {"limit": MODEL_NAME_MAX_LENGTH},
+        "key_too_long": lambda extra: _("the API key has more than %(limit)s characters")
+        % {"limit": API_KEY_MAX_LENGTH},
         "key_characters": lambda extra: _("the API key contains line breaks or control characters"),
         "key_conflict": lambda extra: _("either enter a new API key or remove the stored one, not both"),
         "command_syntax": lambda extra: _("the command line cannot be split into words: check the quotes"),
-        "command_type": lambda extra: _("write the command line, e.g. %(example)s") % {
-            "example": FAILURE_COMMAND_EXAMPLE},
-        "command_too_long": lambda extra: _("the command has %(count)s words; the limit is %(limit)s") % {
-            "count": extra.get("count", "?"), "limit": FAILURE_COMMAND_MAX_ARGS},
-        "command_word_too_long": lambda extra: _("word %(word)s of the command has %(length)s characters; the limit "
-                                                 "is %(limit)s") % {"word": extra.get("word", "?"),
-                                                                    "length": extra.get("length", "?"),
-                                                                    "limit": FAILURE_COMMAND_MAX_ARG_LENGTH},
-        "command_nul": lambda extra: _("word %(word)s of the command contains a NUL character") % {
-            "word": extra.get("word", "?")},
+        "command_type": lambda extra: _("write the command line, e.g. %(example)s")
+        % {"example": FAILURE_COMMAND_EXAMPLE},
+        "command_too_long": lambda extra: _("the command has %(count)s words; the limit is %(limit)s")
+        % {"count": extra.get("count", "?"), "limit": FAILURE_COMMAND_MAX_ARGS},
+        "command_word_too_long": lambda extra: _(
+            "word %(word)s of the command has %(length)s characters; the limit is %(limit)s"
+        )
+        % {"word": extra.get("word", "?"), "length": extra.get("length", "?"), "limit": FAILURE_COMMAND_MAX_ARG_LENGTH},
+        "command_nul": lambda extra: _("word %(word)s of the command contains a NUL character")
+        % {"word": extra.get("word", "?")},
         "command_program": lambda extra: _("the command's first word, the program to run, is empty"),
     }
 
@@ -141,9 +140,14 @@ def _endpoint_or_404(request: HttpRequest, endpoint_id: int) -> Endpoint:
 
 
 def _initial(endpoint: Endpoint) -> dict[str, Any]:
-    return {"name": endpoint.name, "kind": endpoint.kind, "base_url": endpoint.base_url,
-            "model_name": endpoint.model_name, "metrics_url": endpoint.metrics_url,
-            "failure_command": command_line(endpoint.failure_command)}
+    return {
+        "name": endpoint.name,
+        "kind": endpoint.kind,
+        "base_url": endpoint.base_url,
+        "model_name": endpoint.model_name,
+        "metrics_url": endpoint.metrics_url,
+        "failure_command": command_line(endpoint.failure_command),
+    }
 
 
 def command_line(argv: Any) -> str:
@@ -151,8 +155,9 @@ def command_line(argv: Any) -> str:
     return shlex.join(str(word) for word in argv) if isinstance(argv, list) and argv else ""
 
 
-def _render(request: HttpRequest, *, form: EndpointForm | None = None, editing: Endpoint | None = None,
-            status: int = 200) -> HttpResponse:
+def _render(
+    request: HttpRequest, *, form: EndpointForm | None = None, editing: Endpoint | None = None, status: int = 200
+) -> HttpResponse:
     is_admin = may_name(request.user, "frontend:endpoints", "POST")
     if form is None and is_admin:
         form = EndpointForm(initial=_initial(editing)) if editing else EndpointForm()
@@ -161,9 +166,12 @@ def _render(request: HttpRequest, *, form: EndpointForm | None = None, editing: 
         endpoint.failure_command_line = command_line(endpoint.failure_command)  # type: ignore[attr-defined]
     context = {
         "endpoints": endpoints,
-        "is_admin": is_admin, "form": form, "editing": editing,
+        "is_admin": is_admin,
+        "form": form,
+        "editing": editing,
         "kind_choices": Endpoint.Kind.choices,
-        "simulator_url": SIMULATOR_URL, "simulator_command": SIMULATOR_COMMAND,
+        "simulator_url": SIMULATOR_URL,
+        "simulator_command": SIMULATOR_COMMAND,
         "failure_command_example": FAILURE_COMMAND_EXAMPLE,
         "failure_command_max_length": FAILURE_COMMAND_LINE_MAX_LENGTH,
     }
@@ -183,8 +191,9 @@ class EndpointListPageView(LoginRequiredMixin, View):
         form = EndpointForm(request.POST)
         if form.is_valid():
             try:
-                endpoint = endpoint_create(organisation=_organisation(request), user=request.user,
-                                           data=form.cleaned_data)
+                endpoint = endpoint_create(
+                    organisation=_organisation(request), user=request.user, data=form.cleaned_data
+                )
             except SizingError as error:
                 _service_error(form, error)
             else:

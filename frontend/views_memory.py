@@ -45,13 +45,56 @@ GIB = 2**30
 LIST_LIMIT = 200  # logs the list shows (newest first), as the API
 HOURS_REQUIRED = 72
 EVENTS_LIMIT = 100  # events of the logs listed on a log's page
-SMI_COMMAND = ("nvidia-smi --query-gpu=timestamp,index,memory.used,memory.total,utilization.gpu --format=csv -l 5 "
-               "> gpu-memory.csv")
+SMI_COMMAND = (
+    "nvidia-smi --query-gpu=timestamp,index,memory.used,memory.total,utilization.gpu --format=csv -l 5 > gpu-memory.csv"
+)
 # The zones in use, in minutes east of UTC (nvidia-smi writes the host's local time with no zone).
-UTC_OFFSETS = (-720, -660, -600, -570, -540, -480, -420, -360, -300, -240, -210, -180, -120, -60, 0, 60, 120, 180,
-               210, 240, 270, 300, 330, 345, 360, 390, 420, 480, 525, 540, 570, 600, 630, 660, 720, 765, 780, 840)
-FORMAT_NAMES = {"nvidia_smi_csv": "nvidia-smi CSV", "prometheus_scrapes": "Prometheus (DCGM, vLLM, SGLang)",
-                "aiperf_gpu_telemetry": "AIPerf GPU telemetry", "aiperf_server_metrics": "AIPerf server metrics"}
+UTC_OFFSETS = (
+    -720,
+    -660,
+    -600,
+    -570,
+    -540,
+    -480,
+    -420,
+    -360,
+    -300,
+    -240,
+    -210,
+    -180,
+    -120,
+    -60,
+    0,
+    60,
+    120,
+    180,
+    210,
+    240,
+    270,
+    300,
+    330,
+    345,
+    360,
+    390,
+    420,
+    480,
+    525,
+    540,
+    570,
+    600,
+    630,
+    660,
+    720,
+    765,
+    780,
+    840,
+)
+FORMAT_NAMES = {
+    "nvidia_smi_csv": "nvidia-smi CSV",
+    "prometheus_scrapes": "Prometheus (DCGM, vLLM, SGLang)",
+    "aiperf_gpu_telemetry": "AIPerf GPU telemetry",
+    "aiperf_server_metrics": "AIPerf server metrics",
+}
 LIST_DEFERRED = ("content", "events_text", "breaker_text", "analysis", "series", "verdict")
 DETAIL_DEFERRED = ("content", "events_text", "breaker_text")
 
@@ -163,8 +206,10 @@ def verdict_summary(verdict: Any) -> str:
     return {
         "pass": _("Every check passed over the hours required: the deployment stayed within its commitment"),
         "fail": _("At least one check failed: the deployment did not hold its commitment"),
-        "insufficient": _("No check failed, but the log cannot prove health: too few hours, no commitment, or a "
-                          "check that could not be judged"),
+        "insufficient": _(
+            "No check failed, but the log cannot prove health: too few hours, no commitment, or a "
+            "check that could not be judged"
+        ),
     }.get(str(verdict), "")
 
 
@@ -191,27 +236,47 @@ def _coverage(passed: bool | None, e: Mapping[str, Any]) -> str:
     if passed:
         return _("The log covers %(hours)s h of the %(required)s h required") % values
     if e.get("start") is None:
-        return _("The log carries no times, so no monitored hours; the verdict needs %(required)s h of "
-                 "monitoring") % values
+        return (
+            _("The log carries no times, so no monitored hours; the verdict needs %(required)s h of monitoring")
+            % values
+        )
     return _("The log covers %(hours)s h; the verdict needs %(required)s h of monitoring") % values
 
 
 def _no_oom(passed: bool | None, e: Mapping[str, Any]) -> str:
     smi = len(e.get("smi_errors") or [])
-    note = ngettext("nvidia-smi reported %(count)s error instead of samples",
-                    "nvidia-smi reported %(count)s errors instead of samples", smi) % {"count": smi} if smi else ""
+    note = (
+        ngettext(
+            "nvidia-smi reported %(count)s error instead of samples",
+            "nvidia-smi reported %(count)s errors instead of samples",
+            smi,
+        )
+        % {"count": smi}
+        if smi
+        else ""
+    )
     if passed:
         return _join([_("No out-of-memory event and no XID error"), *([note] if note else [])])
     ooms, logged = list(e["memory_ooms"]), list(e["logged"])
-    parts = [_("GPU %(gpu)s full (%(before)s) at %(time)s, then down to %(after)s") % {
-        "gpu": o["gpu"], "before": gib(o["before_bytes"]), "time": time_text(o["time"]),
-        "after": gib(o["after_bytes"] or 0)} for o in ooms[:3]]
-    parts += [(_("XID %(code)s at %(time)s") if item["kind"] == "xid" else _("out-of-memory error at %(time)s")) % {
-        "code": item.get("code"), "time": time_text(item["time"])} for item in logged[:3]]
+    parts = [
+        _("GPU %(gpu)s full (%(before)s) at %(time)s, then down to %(after)s")
+        % {
+            "gpu": o["gpu"],
+            "before": gib(o["before_bytes"]),
+            "time": time_text(o["time"]),
+            "after": gib(o["after_bytes"] or 0),
+        }
+        for o in ooms[:3]
+    ]
+    parts += [
+        (_("XID %(code)s at %(time)s") if item["kind"] == "xid" else _("out-of-memory error at %(time)s"))
+        % {"code": item.get("code"), "time": time_text(item["time"])}
+        for item in logged[:3]
+    ]
     count = len(ooms) + len(logged)
-    text = ngettext("%(count)s out-of-memory or XID event: %(events)s",
-                    "%(count)s out-of-memory or XID events: %(events)s", count) % {"count": count,
-                                                                                   "events": _join(parts)}
+    text = ngettext(
+        "%(count)s out-of-memory or XID event: %(events)s", "%(count)s out-of-memory or XID events: %(events)s", count
+    ) % {"count": count, "events": _join(parts)}
     return _join([text, *([note] if note else [])])
 
 
@@ -219,8 +284,9 @@ def _restart_event(event: Mapping[str, Any]) -> str:
     values = {"time": time_text(event.get("time")), "gpus": ", ".join(str(g) for g in event.get("gpus") or [])}
     if event.get("kind") == "down":
         if values["gpus"]:
-            return _("the server went down at %(time)s (GPU %(gpus)s) and did not come back before the log ends") % \
-                values
+            return (
+                _("the server went down at %(time)s (GPU %(gpus)s) and did not come back before the log ends") % values
+            )
         return _("the server went down at %(time)s and did not come back before the log ends") % values
     if values["gpus"]:
         return _("a restart at %(time)s (GPU %(gpus)s)") % values
@@ -232,26 +298,43 @@ def _no_restart(passed: bool | None, e: Mapping[str, Any]) -> str:
         return _("No server restart")
     if isinstance(e.get("events"), list) and e["events"]:  # one per restart, however many GPUs showed it
         events = list(e["events"])
-        return ngettext("%(count)s restart or outage, counted once however many GPUs showed it: %(events)s",
-                        "%(count)s restarts or outages, each counted once however many GPUs showed it: %(events)s",
-                        len(events)) % {"count": len(events), "events": _join([_restart_event(v)
-                                                                              for v in events[:3]])}
+        return ngettext(
+            "%(count)s restart or outage, counted once however many GPUs showed it: %(events)s",
+            "%(count)s restarts or outages, each counted once however many GPUs showed it: %(events)s",
+            len(events),
+        ) % {"count": len(events), "events": _join([_restart_event(v) for v in events[:3]])}
     seen, logged = list(e["memory"]), list(e["logged"])
     parts = []
     for reported, event in [*((False, e) for e in seen), *((True, e) for e in logged)][:3]:
-        values = {"gpu": event.get("gpu"), "before": gib(event.get("before_bytes")),
-                  "after": gib(event.get("after_bytes") or 0), "time": time_text(event.get("time"))}
+        values = {
+            "gpu": event.get("gpu"),
+            "before": gib(event.get("before_bytes")),
+            "after": gib(event.get("after_bytes") or 0),
+            "time": time_text(event.get("time")),
+        }
         if reported:
             parts.append(_("a restart reported by the log at %(time)s") % values)
         elif event.get("kind") == "down":
-            parts.append(_("GPU %(gpu)s: memory fell from %(before)s to %(after)s at %(time)s and did not come back "
-                           "before the log ends: the server went down") % values)
+            parts.append(
+                _(
+                    "GPU %(gpu)s: memory fell from %(before)s to %(after)s at %(time)s and did not come back "
+                    "before the log ends: the server went down"
+                )
+                % values
+            )
         else:
-            parts.append(_("GPU %(gpu)s: memory fell from %(before)s to %(after)s at %(time)s and came back: the "
-                           "server restarted") % values)
+            parts.append(
+                _(
+                    "GPU %(gpu)s: memory fell from %(before)s to %(after)s at %(time)s and came back: the "
+                    "server restarted"
+                )
+                % values
+            )
     count = len(seen) + len(logged)
-    return ngettext("%(count)s restart or outage: %(events)s", "%(count)s restarts or outages: %(events)s",
-                    count) % {"count": count, "events": _join(parts)}
+    return ngettext("%(count)s restart or outage: %(events)s", "%(count)s restarts or outages: %(events)s", count) % {
+        "count": count,
+        "events": _join(parts),
+    }
 
 
 def _limit_words(source: Any) -> str:
@@ -268,34 +351,58 @@ def _no_sustained_climb(passed: bool | None, e: Mapping[str, Any]) -> str:
     if passed is False:
         parts = []
         for c in (c for c in climbs if c["sustained"]):
-            values = {"gpu": c["gpu"], "slope": mib_per_hour(c["slope_bytes_per_hour"]), "confidence": confidence,
-                      "low": mib_per_hour(c["slope_low_bytes_per_hour"]),
-                      "high": mib_per_hour(c["slope_high_bytes_per_hour"]), "time": time_text(c["detected_at"]),
-                      "limit": _limit_words(c.get("limit_source")), "hours": whole_hours(c.get("hours_to_limit"))}
+            values = {
+                "gpu": c["gpu"],
+                "slope": mib_per_hour(c["slope_bytes_per_hour"]),
+                "confidence": confidence,
+                "low": mib_per_hour(c["slope_low_bytes_per_hour"]),
+                "high": mib_per_hour(c["slope_high_bytes_per_hour"]),
+                "time": time_text(c["detected_at"]),
+                "limit": _limit_words(c.get("limit_source")),
+                "hours": whole_hours(c.get("hours_to_limit")),
+            }
             if c.get("hours_to_limit") is None:
-                parts.append(_("GPU %(gpu)s rises %(slope)s (%(confidence)s CI %(low)s to %(high)s), proven by "
-                               "%(time)s; neither the commitment nor the card's total is known") % values)
+                parts.append(
+                    _(
+                        "GPU %(gpu)s rises %(slope)s (%(confidence)s CI %(low)s to %(high)s), proven by "
+                        "%(time)s; neither the commitment nor the card's total is known"
+                    )
+                    % values
+                )
             else:
-                parts.append(_("GPU %(gpu)s rises %(slope)s (%(confidence)s CI %(low)s to %(high)s) and reaches "
-                               "%(limit)s in %(hours)s h, proven by %(time)s") % values)
+                parts.append(
+                    _(
+                        "GPU %(gpu)s rises %(slope)s (%(confidence)s CI %(low)s to %(high)s) and reaches "
+                        "%(limit)s in %(hours)s h, proven by %(time)s"
+                    )
+                    % values
+                )
         return _("Sustained memory climb: %(gpus)s") % {"gpus": _join(parts)}
     if passed is None:
         if not climbs:
             return _("The log has no GPU memory series: a climb cannot be judged")
         needed = _needed_buckets(e)
-        parts = [_("GPU %(gpu)s has %(buckets)s of the %(needed)s hourly buckets the test needs") % {
-            "gpu": c["gpu"], "buckets": c["buckets"], "needed": needed} for c in climbs if not c["judged"]]
+        parts = [
+            _("GPU %(gpu)s has %(buckets)s of the %(needed)s hourly buckets the test needs")
+            % {"gpu": c["gpu"], "buckets": c["buckets"], "needed": needed}
+            for c in climbs
+            if not c["judged"]
+        ]
         return _("Too little data to judge a climb: %(gpus)s") % {"gpus": _join(parts)}
     steepest = max(climbs, key=lambda c: c.get("slope_bytes_per_hour") or 0.0)
     if (steepest.get("slope_low_bytes_per_hour") or 0.0) <= 0:
         reason = _("no significant rise")
     else:
         reason = _("a significant rise, but %(limit)s is %(hours)s h away, beyond the %(horizon)s h horizon") % {
-            "limit": _limit_words(steepest.get("limit_source")), "hours": whole_hours(steepest["hours_to_limit"]),
-            "horizon": hours_number(e["horizon_hours"])}
+            "limit": _limit_words(steepest.get("limit_source")),
+            "hours": whole_hours(steepest["hours_to_limit"]),
+            "horizon": hours_number(e["horizon_hours"]),
+        }
     return _("No sustained climb; the steepest slope is %(slope)s on GPU %(gpu)s (%(reason)s)") % {
-        "slope": mib_per_hour(steepest.get("slope_bytes_per_hour") or 0.0), "gpu": steepest["gpu"],
-        "reason": reason}
+        "slope": mib_per_hour(steepest.get("slope_bytes_per_hour") or 0.0),
+        "gpu": steepest["gpu"],
+        "reason": reason,
+    }
 
 
 def _peak_within_commitment(passed: bool | None, e: Mapping[str, Any]) -> str:
@@ -308,27 +415,56 @@ def _peak_within_commitment(passed: bool | None, e: Mapping[str, Any]) -> str:
     step = mib(tolerance) if _is_number(tolerance) else None
     if passed:
         highest = max(peaks, key=lambda p: p["peak_bytes"])
-        values = {"peak": gib(highest["peak_bytes"]), "gpu": highest["gpu"], "time": time_text(highest["peak_at"]),
-                  "committed": gib(committed), "spare": mib(committed - highest["peak_bytes"]),
-                  "above": mib(highest["peak_bytes"] - committed), "step": step}
+        values = {
+            "peak": gib(highest["peak_bytes"]),
+            "gpu": highest["gpu"],
+            "time": time_text(highest["peak_at"]),
+            "committed": gib(committed),
+            "spare": mib(committed - highest["peak_bytes"]),
+            "above": mib(highest["peak_bytes"] - committed),
+            "step": step,
+        }
         if step is None:
-            return _("The highest peak, %(peak)s on GPU %(gpu)s at %(time)s, stays within the commitment of "
-                     "%(committed)s per GPU (%(spare)s to spare)") % values
+            return (
+                _(
+                    "The highest peak, %(peak)s on GPU %(gpu)s at %(time)s, stays within the commitment of "
+                    "%(committed)s per GPU (%(spare)s to spare)"
+                )
+                % values
+            )
         if highest["peak_bytes"] > committed:
-            return _("The highest peak, %(peak)s on GPU %(gpu)s at %(time)s, is %(above)s above the commitment of "
-                     "%(committed)s per GPU: less than the gauge's step of %(step)s, which cannot tell it from the "
-                     "commitment, so it passes") % values
-        return _("The highest peak, %(peak)s on GPU %(gpu)s at %(time)s, stays within the commitment of "
-                 "%(committed)s per GPU (%(spare)s to spare, judged within the gauge's step of %(step)s)") % values
+            return (
+                _(
+                    "The highest peak, %(peak)s on GPU %(gpu)s at %(time)s, is %(above)s above the commitment of "
+                    "%(committed)s per GPU: less than the gauge's step of %(step)s, which cannot tell it from the "
+                    "commitment, so it passes"
+                )
+                % values
+            )
+        return (
+            _(
+                "The highest peak, %(peak)s on GPU %(gpu)s at %(time)s, stays within the commitment of "
+                "%(committed)s per GPU (%(spare)s to spare, judged within the gauge's step of %(step)s)"
+            )
+            % values
+        )
     limit = committed + (tolerance if _is_number(tolerance) else 0)
     over = [p for p in peaks if p["peak_bytes"] > limit]
-    names = ", ".join(_("GPU %(gpu)s (%(peak)s at %(time)s)") % {
-        "gpu": p["gpu"], "peak": gib(p["peak_bytes"]), "time": time_text(p["peak_at"])} for p in over)
+    names = ", ".join(
+        _("GPU %(gpu)s (%(peak)s at %(time)s)")
+        % {"gpu": p["gpu"], "peak": gib(p["peak_bytes"]), "time": time_text(p["peak_at"])}
+        for p in over
+    )
     values = {"committed": gib(committed), "gpus": names, "time": time_text(e["first_violation"]), "step": step}
     if step is None:
         return _("Memory went above the commitment of %(committed)s per GPU on %(gpus)s; first at %(time)s") % values
-    return _("Memory went above the commitment of %(committed)s per GPU by more than the gauge's step of %(step)s "
-             "on %(gpus)s; first at %(time)s") % values
+    return (
+        _(
+            "Memory went above the commitment of %(committed)s per GPU by more than the gauge's step of %(step)s "
+            "on %(gpus)s; first at %(time)s"
+        )
+        % values
+    )
 
 
 def _kv_headroom(passed: bool | None, e: Mapping[str, Any]) -> str:
@@ -340,18 +476,22 @@ def _kv_headroom(passed: bool | None, e: Mapping[str, Any]) -> str:
             return _("KV-cache usage unknown, with no preemption")
         if promised:
             return _("KV-cache usage peaked at %(peak)s, with no preemption within the promised concurrency") % {
-                "peak": share(peak)}
+                "peak": share(peak)
+            }
         return _("KV-cache usage peaked at %(peak)s, with no preemption") % {"peak": share(peak)}
     full = [s for s in servers if s.get("kv_peak") is not None and s["kv_peak"] >= 1.0]
     preemptions = sum((s.get("preemptions") or 0) - (s.get("preemptions_beyond_promise") or 0) for s in servers)
     parts = []
     if full:
-        parts.append(_("KV-cache usage reached %(full)s (%(servers)s)") % {
-            "full": share(1.0), "servers": ", ".join(s.get("instance") or s.get("engine") for s in full)})
+        parts.append(
+            _("KV-cache usage reached %(full)s (%(servers)s)")
+            % {"full": share(1.0), "servers": ", ".join(s.get("instance") or s.get("engine") for s in full)}
+        )
     if preemptions > 0:
         count = int(preemptions) if float(preemptions).is_integer() else preemptions
-        parts.append(ngettext("%(count)s preemption", "%(count)s preemptions", int(preemptions)) % {
-            "count": f"{count:g}"})
+        parts.append(
+            ngettext("%(count)s preemption", "%(count)s preemptions", int(preemptions)) % {"count": f"{count:g}"}
+        )
     if not parts:
         raise ValueError("a failed KV check without a full cache or a preemption")
     text = _join(parts)
@@ -365,18 +505,26 @@ def _breaker_reaction(passed: bool | None, e: Mapping[str, Any]) -> str:
     if passed and not reactions:
         return _("The circuit breaker never tripped")
     if passed:
-        return ngettext("The %(count)s trip was acted on within %(limit)s s (slowest %(slowest)s s)",
-                        "All %(count)s trips were acted on within %(limit)s s (slowest %(slowest)s s)",
-                        len(reactions)) % {"count": len(reactions), "limit": limit,
-                                           "slowest": seconds_number(e["slowest_reaction_s"])}
+        return ngettext(
+            "The %(count)s trip was acted on within %(limit)s s (slowest %(slowest)s s)",
+            "All %(count)s trips were acted on within %(limit)s s (slowest %(slowest)s s)",
+            len(reactions),
+        ) % {"count": len(reactions), "limit": limit, "slowest": seconds_number(e["slowest_reaction_s"])}
     late = [r for r in reactions if not r["passed"]]
-    parts = [(_("trip at %(time)s acted on after %(seconds)s s") if r.get("reaction_s") is not None else
-              _("trip at %(time)s never acted on")) % {"time": time_text(r["trip"]),
-                                                       "seconds": seconds_number(r.get("reaction_s"))}
-             for r in late[:3]]
-    return ngettext("%(late)s of %(count)s trip not acted on within %(limit)s s: %(trips)s",
-                    "%(late)s of %(count)s trips not acted on within %(limit)s s: %(trips)s", len(reactions)) % {
-        "late": len(late), "count": len(reactions), "limit": limit, "trips": _join(parts)}
+    parts = [
+        (
+            _("trip at %(time)s acted on after %(seconds)s s")
+            if r.get("reaction_s") is not None
+            else _("trip at %(time)s never acted on")
+        )
+        % {"time": time_text(r["trip"]), "seconds": seconds_number(r.get("reaction_s"))}
+        for r in late[:3]
+    ]
+    return ngettext(
+        "%(late)s of %(count)s trip not acted on within %(limit)s s: %(trips)s",
+        "%(late)s of %(count)s trips not acted on within %(limit)s s: %(trips)s",
+        len(reactions),
+    ) % {"late": len(late), "count": len(reactions), "limit": limit, "trips": _join(parts)}
 
 
 CHECKS: dict[str, Callable[[bool | None, Mapping[str, Any]], str]] = {
@@ -411,13 +559,21 @@ def check_rows(verdict: Mapping[str, Any]) -> list[dict[str, Any]]:
         text, translated = check_text(check)
         passed = check.get("passed")
         extra = check.get("extra") if isinstance(check.get("extra"), Mapping) else {}
-        rows.append({
-            "code": check.get("code"), "label": check_label(check), "text": text, "translated": translated,
-            "passed": passed, "state": {True: "pass", False: "fail"}.get(passed, "unknown"),
-            "symbol": {True: "✓", False: "✕"}.get(passed, "—"), "status": status_label(passed),
-            "first_violation": time_text(extra.get("first_violation")) if passed is False and
-            extra.get("first_violation") else "",
-        })
+        rows.append(
+            {
+                "code": check.get("code"),
+                "label": check_label(check),
+                "text": text,
+                "translated": translated,
+                "passed": passed,
+                "state": {True: "pass", False: "fail"}.get(passed, "unknown"),
+                "symbol": {True: "✓", False: "✕"}.get(passed, "—"),
+                "status": status_label(passed),
+                "first_violation": time_text(extra.get("first_violation"))
+                if passed is False and extra.get("first_violation")
+                else "",
+            }
+        )
     return rows
 
 
@@ -425,25 +581,37 @@ def requirements_text(requirements: Mapping[str, Any] | None) -> str:
     """What a pass needs, in words, when the climb test asks for more hours than required ("" otherwise)."""
     if not isinstance(requirements, Mapping) or not requirements.get("climb_limits_pass"):
         return ""
-    return _("A pass needs at least %(hours)s h of data: the climb test fits %(buckets)s hourly buckets, more than "
-             "the %(required)s h required, so a shorter log can only be insufficient") % {
-        "hours": hours_number(requirements.get("hours_for_pass")), "buckets": requirements.get("climb_min_buckets"),
-        "required": hours_number(requirements.get("hours_required"))}
+    return _(
+        "A pass needs at least %(hours)s h of data: the climb test fits %(buckets)s hourly buckets, more than "
+        "the %(required)s h required, so a shorter log can only be insufficient"
+    ) % {
+        "hours": hours_number(requirements.get("hours_for_pass")),
+        "buckets": requirements.get("climb_min_buckets"),
+        "required": hours_number(requirements.get("hours_required")),
+    }
 
 
 def upload_requirements_text() -> str:
     """What a verdict needs, for the upload form (before the upload)."""
     needs = verdict_requirements(hours_required=HOURS_REQUIRED)
-    return _("A pass needs the hours of monitoring required (%(default)s h unless you change it), a committed figure "
-             "per GPU, and at least %(buckets)s hourly buckets of data for the climb test: with fewer than "
-             "%(climb)s h required, a log shorter than %(climb)s h can only be insufficient") % {
-        "default": hours_number(float(HOURS_REQUIRED)), "buckets": needs["climb_min_buckets"],
-        "climb": hours_number(needs["climb_min_hours"])}
+    return _(
+        "A pass needs the hours of monitoring required (%(default)s h unless you change it), a committed figure "
+        "per GPU, and at least %(buckets)s hourly buckets of data for the climb test: with fewer than "
+        "%(climb)s h required, a log shorter than %(climb)s h can only be insufficient"
+    ) % {
+        "default": hours_number(float(HOURS_REQUIRED)),
+        "buckets": needs["climb_min_buckets"],
+        "climb": hours_number(needs["climb_min_hours"]),
+    }
 
 
 def event_label(kind: Any) -> str:
-    return {"oom": _("Out-of-memory error"), "xid": _("XID error"), "restart": _("Restart"),
-            "smi_error": _("nvidia-smi error")}.get(str(kind), str(kind))
+    return {
+        "oom": _("Out-of-memory error"),
+        "xid": _("XID error"),
+        "restart": _("Restart"),
+        "smi_error": _("nvidia-smi error"),
+    }.get(str(kind), str(kind))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -489,10 +657,16 @@ def _logs(organisation: Organisation) -> QuerySet[MemoryLog]:
 
 
 def _log_or_404(request: HttpRequest, log_id: int) -> MemoryLog:
-    log = (_logs(_organisation(request)).defer(*DETAIL_DEFERRED)
-           .annotate(has_events=ExpressionWrapper(~Q(events_text=""), output_field=BooleanField()),
-                     has_breaker=ExpressionWrapper(~Q(breaker_text=""), output_field=BooleanField()))
-           .filter(pk=log_id).first())
+    log = (
+        _logs(_organisation(request))
+        .defer(*DETAIL_DEFERRED)
+        .annotate(
+            has_events=ExpressionWrapper(~Q(events_text=""), output_field=BooleanField()),
+            has_breaker=ExpressionWrapper(~Q(breaker_text=""), output_field=BooleanField()),
+        )
+        .filter(pk=log_id)
+        .first()
+    )
     if log is None:
         raise Http404(_("No such memory log"))
     return log
@@ -515,44 +689,85 @@ class MemoryLogUploadForm(OrganisationRowsForm):
     events = forms.FileField(allow_empty_file=True, required=False, label=gettext_lazy("Engine or kernel events log"))
     breaker = forms.FileField(allow_empty_file=True, required=False, label=gettext_lazy("Circuit-breaker events log"))
     deployment = forms.IntegerField(min_value=1, required=False, label=gettext_lazy("Deployment"))
-    committed_gib_per_gpu = forms.FloatField(min_value=0.1, max_value=4096, required=False,
-                                             label=gettext_lazy("Committed memory per GPU (GiB)"))
-    hours_required = forms.IntegerField(min_value=1, max_value=24 * 90, required=False,
-                                        label=gettext_lazy("Hours of monitoring required"))
-    utc_offset_minutes = forms.TypedChoiceField(choices=[(m, offset_text(m)) for m in UTC_OFFSETS], coerce=int,
-                                                required=False, empty_value=0,
-                                                label=gettext_lazy("Zone of the logs' times"))
+    committed_gib_per_gpu = forms.FloatField(
+        min_value=0.1, max_value=4096, required=False, label=gettext_lazy("Committed memory per GPU (GiB)")
+    )
+    hours_required = forms.IntegerField(
+        min_value=1, max_value=24 * 90, required=False, label=gettext_lazy("Hours of monitoring required")
+    )
+    utc_offset_minutes = forms.TypedChoiceField(
+        choices=[(m, offset_text(m)) for m in UTC_OFFSETS],
+        coerce=int,
+        required=False,
+        empty_value=0,
+        label=gettext_lazy("Zone of the logs' times"),
+    )
 
 
 _NAMES = {"events log": gettext_lazy("events log"), "breaker log": gettext_lazy("breaker log")}
 _REFUSALS: tuple[tuple[re.Pattern[str], Callable[[dict[str, str]], str]], ...] = (
     (re.compile(r"^(?P<name>.*?): the file is empty$"), lambda m: _("%(name)s: the file is empty") % m),
-    (re.compile(r"^(?P<name>.*?): binary content(?: \(not a text result file\)|, not a text monitoring log)$"),
-     lambda m: _("%(name)s: binary content, not a text monitoring log") % m),
-    (re.compile(r"^(?P<name>.*?): not UTF-8 text \(byte (?P<byte>[\d,]+)\)$"),
-     lambda m: _("%(name)s: not UTF-8 text (at byte %(byte)s)") % m),
-    (re.compile(r"^(?P<name>.*?): a benchmark result(?: \(cut short: not valid JSON\))?, not a monitoring log"),
-     lambda m: _("%(name)s: a benchmark result, not a monitoring log: import it as a benchmark run on the "
-                 "Benchmarks page") % m),
-    (re.compile(r"^(?P<name>.*?): a circuit-breaker events log, not a monitoring log"),
-     lambda m: _("%(name)s: a circuit-breaker events log, not a monitoring log: upload it as the circuit-breaker "
-                 "events log, beside the monitoring log") % m),
-    (re.compile(r"^(?P<name>.*?): a log of OOM/XID events, not a memory timeline"),
-     lambda m: _("%(name)s: a log of out-of-memory and XID events, not a memory timeline: upload it as the engine "
-                 "or kernel events log, beside the monitoring log") % m),
-    (re.compile(r"^(?P<name>.*?): an nvidia-smi (?:-q -x XML report|-q report|table) \(a one-off snapshot\)"),
-     lambda m: _("%(name)s: a one-off nvidia-smi snapshot, not a monitoring log: log the memory over time with the "
-                 "command above, or add the snapshot to a deployment as a hardware fingerprint") % m),
-    (re.compile(r"^(?P<name>.*?): (?:rocm-smi|amd-smi|rocm-smi / amd-smi) (?:output|JSON): AMD monitoring logs"),
-     lambda m: _("%(name)s: AMD monitoring logs are not read yet; log nvidia-smi --query-gpu CSV or DCGM "
-                 "scrapes") % m),
-    (re.compile(r"^(?P<name>.*?): not a monitoring log read here: "),
-     lambda m: _("%(name)s: not a monitoring log read here: expected nvidia-smi --query-gpu CSV (with a timestamp "
-                 "column), Prometheus scrapes (DCGM, vLLM, SGLang), AIPerf GPU telemetry JSONL or AIPerf "
-                 "server-metrics JSON") % m),
-    (re.compile(r"^(?P<name>.*?): JSON that is none of the monitoring formats read here"),
-     lambda m: _("%(name)s: JSON, but none of the monitoring formats read here (nvidia-smi CSV, Prometheus "
-                 "scrapes, AIPerf GPU telemetry JSONL, AIPerf server-metrics JSON)") % m),
+    (
+        re.compile(r"^(?P<name>.*?): binary content(?: \(not a text result file\)|, not a text monitoring log)$"),
+        lambda m: _("%(name)s: binary content, not a text monitoring log") % m,
+    ),
+    (
+        re.compile(r"^(?P<name>.*?): not UTF-8 text \(byte (?P<byte>[\d,]+)\)$"),
+        lambda m: _("%(name)s: not UTF-8 text (at byte %(byte)s)") % m,
+    ),
+    (
+        re.compile(r"^(?P<name>.*?): a benchmark result(?: \(cut short: not valid JSON\))?, not a monitoring log"),
+        lambda m: _(
+            "%(name)s: a benchmark result, not a monitoring log: import it as a benchmark run on the Benchmarks page"
+        )
+        % m,
+    ),
+    (
+        re.compile(r"^(?P<name>.*?): a circuit-breaker events log, not a monitoring log"),
+        lambda m: _(
+            "%(name)s: a circuit-breaker events log, not a monitoring log: upload it as the circuit-breaker "
+            "events log, beside the monitoring log"
+        )
+        % m,
+    ),
+    (
+        re.compile(r"^(?P<name>.*?): a log of OOM/XID events, not a memory timeline"),
+        lambda m: _(
+            "%(name)s: a log of out-of-memory and XID events, not a memory timeline: upload it as the engine "
+            "or kernel events log, beside the monitoring log"
+        )
+        % m,
+    ),
+    (
+        re.compile(r"^(?P<name>.*?): an nvidia-smi (?:-q -x XML report|-q report|table) \(a one-off snapshot\)"),
+        lambda m: _(
+            "%(name)s: a one-off nvidia-smi snapshot, not a monitoring log: log the memory over time with the "
+            "command above, or add the snapshot to a deployment as a hardware fingerprint"
+        )
+        % m,
+    ),
+    (
+        re.compile(r"^(?P<name>.*?): (?:rocm-smi|amd-smi|rocm-smi / amd-smi) (?:output|JSON): AMD monitoring logs"),
+        lambda m: _("%(name)s: AMD monitoring logs are not read yet; log nvidia-smi --query-gpu CSV or DCGM scrapes")
+        % m,
+    ),
+    (
+        re.compile(r"^(?P<name>.*?): not a monitoring log read here: "),
+        lambda m: _(
+            "%(name)s: not a monitoring log read here: expected nvidia-smi --query-gpu CSV (with a timestamp "
+            "column), Prometheus scrapes (DCGM, vLLM, SGLang), AIPerf GPU telemetry JSONL or AIPerf "
+            "server-metrics JSON"
+        )
+        % m,
+    ),
+    (
+        re.compile(r"^(?P<name>.*?): JSON that is none of the monitoring formats read here"),
+        lambda m: _(
+            "%(name)s: JSON, but none of the monitoring formats read here (nvidia-smi CSV, Prometheus "
+            "scrapes, AIPerf GPU telemetry JSONL, AIPerf server-metrics JSON)"
+        )
+        % m,
+    ),
 )
 _SIZE = re.compile(r"^(?P<name>.*?): the file is [\d,]+ bytes; the limit is [\d,]+ bytes")
 
@@ -568,8 +783,11 @@ def upload_refusal(error: SizingError) -> dict[str, Any]:
     size = _SIZE.match(message)
     if size and _is_number(extra.get("size_bytes")) and _is_number(extra.get("limit_bytes")):
         translated = _("%(name)s: the file is %(size)s bytes; the limit is %(limit)s bytes (%(limit_mib)s MiB)") % {
-            "name": _NAMES.get(size["name"], size["name"]), "size": f"{extra['size_bytes']:,}",
-            "limit": f"{extra['limit_bytes']:,}", "limit_mib": _mib_text(extra["limit_bytes"])}
+            "name": _NAMES.get(size["name"], size["name"]),
+            "size": f"{extra['size_bytes']:,}",
+            "limit": f"{extra['limit_bytes']:,}",
+            "limit_mib": _mib_text(extra["limit_bytes"]),
+        }
     else:
         for pattern, words in _REFUSALS:
             match = pattern.match(message)
@@ -578,14 +796,16 @@ def upload_refusal(error: SizingError) -> dict[str, Any]:
                 values["name"] = str(_NAMES.get(values["name"], values["name"]))
                 translated = words(values)
                 break
-    return {"field": field, "message": translated or message, "translated": translated is not None,
-            "original": message}
+    return {"field": field, "message": translated or message, "translated": translated is not None, "original": message}
 
 
 def _oversize_error(name: str, size: int) -> SizingError:
     message = f"{name}: the file is {size:,} bytes; the limit is {MAX_BYTES:,} bytes (50 MiB)"
-    return SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message,
-                       extra={"size_bytes": size, "limit_bytes": MAX_BYTES, "fields": {"file": [message]}})
+    return SizingError(
+        code=SizingErrorCode.INVALID_ARGUMENT,
+        message=message,
+        extra={"size_bytes": size, "limit_bytes": MAX_BYTES, "fields": {"file": [message]}},
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -596,8 +816,11 @@ def _list_row(log: MemoryLog) -> dict[str, Any]:
     verdict = getattr(log, "verdict_value", None)
     coverage = getattr(log, "coverage_value", None)
     return {
-        "log": log, "verdict": verdict or "insufficient", "verdict_label": verdict_label(verdict or "insufficient"),
-        "coverage": hours_number(coverage), "format": _format_name(log.format),
+        "log": log,
+        "verdict": verdict or "insufficient",
+        "verdict_label": verdict_label(verdict or "insufficient"),
+        "coverage": hours_number(coverage),
+        "format": _format_name(log.format),
         "committed": gib_number(log.committed_bytes_per_gpu) if log.committed_bytes_per_gpu else NO_VALUE,
         "first_violation": time_text(getattr(log, "first_violation_value", None)),
     }
@@ -609,29 +832,48 @@ class MemoryLogListPageView(LoginRequiredMixin, View):
 
     template_name = "frontend/memory_logs.html"
 
-    def _render(self, request: HttpRequest, *, form: MemoryLogUploadForm | None = None,
-                refusal: dict[str, Any] | None = None, status: int = 200) -> HttpResponse:
+    def _render(
+        self,
+        request: HttpRequest,
+        *,
+        form: MemoryLogUploadForm | None = None,
+        refusal: dict[str, Any] | None = None,
+        status: int = 200,
+    ) -> HttpResponse:
         organisation = _organisation(request)
-        rows = (_logs(organisation).defer(*LIST_DEFERRED)
-                .annotate(verdict_value=KeyTransform("verdict", "verdict"),
-                          coverage_value=KeyTransform("coverage_hours", "verdict"),
-                          first_violation_value=KeyTransform("first_violation", "verdict")))
-        logs = list(rows[:LIST_LIMIT + 1])
+        rows = (
+            _logs(organisation)
+            .defer(*LIST_DEFERRED)
+            .annotate(
+                verdict_value=KeyTransform("verdict", "verdict"),
+                coverage_value=KeyTransform("coverage_hours", "verdict"),
+                first_violation_value=KeyTransform("first_violation", "verdict"),
+            )
+        )
+        logs = list(rows[: LIST_LIMIT + 1])
         form = form or MemoryLogUploadForm(organisation=organisation)
         errors: dict[str, list[dict[str, Any]]] = {
             "general" if name == "__all__" else name: [{"text": str(text), "english": False} for text in texts]
-            for name, texts in form.errors.items()}
+            for name, texts in form.errors.items()
+        }
         if refusal is not None:
             errors.setdefault(refusal["field"] or "general", []).append(
-                {"text": refusal["message"], "english": not refusal["translated"]})
+                {"text": refusal["message"], "english": not refusal["translated"]}
+            )
         committed = form["committed_gib_per_gpu"].value()
         hours = form["hours_required"].value()
         offset = form["utc_offset_minutes"].value()
         context = {
-            "rows": [_list_row(log) for log in logs[:LIST_LIMIT]], "truncated": len(logs) > LIST_LIMIT,
-            "list_limit": LIST_LIMIT, "form": form, "errors": errors, "refused": bool(errors),
-            "max_upload_mib": _mib_text(MAX_BYTES), "max_upload_bytes": MAX_BYTES,
-            "max_text_mib": _mib_text(TEXT_MAX_BYTES), "smi_command": SMI_COMMAND,
+            "rows": [_list_row(log) for log in logs[:LIST_LIMIT]],
+            "truncated": len(logs) > LIST_LIMIT,
+            "list_limit": LIST_LIMIT,
+            "form": form,
+            "errors": errors,
+            "refused": bool(errors),
+            "max_upload_mib": _mib_text(MAX_BYTES),
+            "max_upload_bytes": MAX_BYTES,
+            "max_text_mib": _mib_text(TEXT_MAX_BYTES),
+            "smi_command": SMI_COMMAND,
             "deployments": list(deployment_list_for_organisation(organisation=organisation)),
             "form_values": {
                 "deployment": str(form["deployment"].value() or ""),
@@ -661,20 +903,27 @@ class MemoryLogListPageView(LoginRequiredMixin, View):
                 if upload.size > MAX_BYTES:  # before reading it
                     raise _oversize_error(name, upload.size)
                 log = memory_log_import(
-                    organisation=organisation, user=request.user, name=name, data=upload.read(MAX_BYTES + 1),
+                    organisation=organisation,
+                    user=request.user,
+                    name=name,
+                    data=upload.read(MAX_BYTES + 1),
                     deployment=values["deployment"],
                     committed_bytes_per_gpu=round(committed * GIB) if committed else None,
                     hours_required=values.get("hours_required") or HOURS_REQUIRED,
                     utc_offset_minutes=values.get("utc_offset_minutes") or 0,
                     events=values["events"].read(TEXT_MAX_BYTES + 1) if values.get("events") else None,
-                    breaker=values["breaker"].read(TEXT_MAX_BYTES + 1) if values.get("breaker") else None)
+                    breaker=values["breaker"].read(TEXT_MAX_BYTES + 1) if values.get("breaker") else None,
+                )
             except SizingError as error:
                 refusal = upload_refusal(error)
             else:
                 verdict = (log.verdict or {}).get("verdict")
                 announce = {"pass": messages.success, "fail": messages.error}.get(str(verdict), messages.warning)
-                announce(request, _("Log %(name)s imported: %(verdict)s") % {
-                    "name": name, "verdict": verdict_label(verdict or "insufficient")})
+                announce(
+                    request,
+                    _("Log %(name)s imported: %(verdict)s")
+                    % {"name": name, "verdict": verdict_label(verdict or "insufficient")},
+                )
                 return HttpResponseRedirect(reverse("frontend:memory-log", args=[log.pk]))
         return self._render(request, form=form, refusal=refusal, status=400)
 
@@ -685,18 +934,28 @@ class MemoryLogListPageView(LoginRequiredMixin, View):
 
 def _climb_cells(climb: Mapping[str, Any]) -> dict[str, Any]:
     if not climb.get("judged"):
-        return {"slope": NO_VALUE, "interval": "", "hours_to_limit": NO_VALUE, "sustained": False,
-                "title": _("%(buckets)s hourly buckets of data: too few to judge a climb") % {
-                    "buckets": climb.get("buckets", 0)}}
+        return {
+            "slope": NO_VALUE,
+            "interval": "",
+            "hours_to_limit": NO_VALUE,
+            "sustained": False,
+            "title": _("%(buckets)s hourly buckets of data: too few to judge a climb")
+            % {"buckets": climb.get("buckets", 0)},
+        }
     hours = climb.get("hours_to_limit")
     return {
         "slope": mib_per_hour(climb.get("slope_bytes_per_hour")),
-        "interval": _("%(low)s to %(high)s") % {"low": mib_per_hour(climb.get("slope_low_bytes_per_hour")),
-                                                "high": mib_per_hour(climb.get("slope_high_bytes_per_hour"))},
-        "hours_to_limit": _("%(hours)s h to %(limit)s") % {"hours": whole_hours(hours),
-                                                           "limit": _limit_words(climb.get("limit_source"))}
-        if _is_number(hours) else NO_VALUE,
-        "sustained": bool(climb.get("sustained")), "title": "",
+        "interval": _("%(low)s to %(high)s")
+        % {
+            "low": mib_per_hour(climb.get("slope_low_bytes_per_hour")),
+            "high": mib_per_hour(climb.get("slope_high_bytes_per_hour")),
+        },
+        "hours_to_limit": _("%(hours)s h to %(limit)s")
+        % {"hours": whole_hours(hours), "limit": _limit_words(climb.get("limit_source"))}
+        if _is_number(hours)
+        else NO_VALUE,
+        "sustained": bool(climb.get("sustained")),
+        "title": "",
         "detected_at": time_text(climb.get("detected_at")) if climb.get("detected_at") else "",
     }
 
@@ -708,16 +967,22 @@ def gpu_rows(analysis: Mapping[str, Any], *, tolerance_bytes: Any = None) -> lis
     rows = []
     for gpu in analysis.get("gpus") or []:
         headroom = gpu.get("headroom_bytes")
-        rows.append({
-            "gpu": gpu.get("gpu"), "name": gpu.get("name") or "",
-            "peak": gib_number(gpu.get("peak_bytes")), "peak_at": time_text(gpu.get("peak_at")),
-            "total": gib_number(gpu.get("total_bytes")), "committed": gib_number(gpu.get("committed_bytes")),
-            "headroom": gib_number(headroom), "over": _is_number(headroom) and headroom < -tolerance,
-            "climb": _climb_cells(gpu.get("climb") or {}),
-            "ooms": len(gpu.get("ooms") or []),
-            "restarts": len([e for e in gpu.get("restarts") or [] if e.get("kind") == "restart"]),
-            "downs": len([e for e in gpu.get("restarts") or [] if e.get("kind") == "down"]),
-        })
+        rows.append(
+            {
+                "gpu": gpu.get("gpu"),
+                "name": gpu.get("name") or "",
+                "peak": gib_number(gpu.get("peak_bytes")),
+                "peak_at": time_text(gpu.get("peak_at")),
+                "total": gib_number(gpu.get("total_bytes")),
+                "committed": gib_number(gpu.get("committed_bytes")),
+                "headroom": gib_number(headroom),
+                "over": _is_number(headroom) and headroom < -tolerance,
+                "climb": _climb_cells(gpu.get("climb") or {}),
+                "ooms": len(gpu.get("ooms") or []),
+                "restarts": len([e for e in gpu.get("restarts") or [] if e.get("kind") == "restart"]),
+                "downs": len([e for e in gpu.get("restarts") or [] if e.get("kind") == "down"]),
+            }
+        )
     return rows
 
 
@@ -726,17 +991,20 @@ def server_rows(analysis: Mapping[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for server in analysis.get("servers") or []:
         above = server.get("seconds_above_high")
-        rows.append({
-            "engine": server.get("engine") or "", "instance": server.get("instance") or "",
-            "kv_peak": share(server.get("kv_peak")), "kv_peak_at": time_text(server.get("kv_peak_at"))
-            if server.get("kv_peak_at") else "",
-            "full": _is_number(server.get("kv_peak")) and server["kv_peak"] >= 1.0,
-            "kv_p95": share(server.get("kv_p95")),
-            "above_high": _("%(value)s min") % {"value": f"{above / 60:,.1f}"} if _is_number(above) else NO_VALUE,
-            "preemptions": f"{server['preemptions']:g}" if _is_number(server.get("preemptions")) else NO_VALUE,
-            "waiting_peak": f"{server['waiting_peak']:g}" if _is_number(server.get("waiting_peak")) else NO_VALUE,
-            "running_peak": f"{server['running_peak']:g}" if _is_number(server.get("running_peak")) else NO_VALUE,
-        })
+        rows.append(
+            {
+                "engine": server.get("engine") or "",
+                "instance": server.get("instance") or "",
+                "kv_peak": share(server.get("kv_peak")),
+                "kv_peak_at": time_text(server.get("kv_peak_at")) if server.get("kv_peak_at") else "",
+                "full": _is_number(server.get("kv_peak")) and server["kv_peak"] >= 1.0,
+                "kv_p95": share(server.get("kv_p95")),
+                "above_high": _("%(value)s min") % {"value": f"{above / 60:,.1f}"} if _is_number(above) else NO_VALUE,
+                "preemptions": f"{server['preemptions']:g}" if _is_number(server.get("preemptions")) else NO_VALUE,
+                "waiting_peak": f"{server['waiting_peak']:g}" if _is_number(server.get("waiting_peak")) else NO_VALUE,
+                "running_peak": f"{server['running_peak']:g}" if _is_number(server.get("running_peak")) else NO_VALUE,
+            }
+        )
     return rows
 
 
@@ -746,24 +1014,52 @@ def chart_markers(analysis: Mapping[str, Any]) -> list[dict[str, Any]]:
     markers = []
     for gpu in analysis.get("gpus") or []:
         for event in gpu.get("ooms") or []:
-            markers.append({"kind": "oom", "gpu": gpu.get("gpu"), "time": event.get("time"),
-                            "bytes": event.get("before_bytes"),
-                            "text": _("GPU %(gpu)s full (%(before)s), then down to %(after)s") % {
-                                "gpu": gpu.get("gpu"), "before": gib(event.get("before_bytes")),
-                                "after": gib(event.get("after_bytes") or 0)}})
+            markers.append(
+                {
+                    "kind": "oom",
+                    "gpu": gpu.get("gpu"),
+                    "time": event.get("time"),
+                    "bytes": event.get("before_bytes"),
+                    "text": _("GPU %(gpu)s full (%(before)s), then down to %(after)s")
+                    % {
+                        "gpu": gpu.get("gpu"),
+                        "before": gib(event.get("before_bytes")),
+                        "after": gib(event.get("after_bytes") or 0),
+                    },
+                }
+            )
         for event in gpu.get("restarts") or []:
             kind = "down" if event.get("kind") == "down" else "restart"
-            markers.append({"kind": kind, "gpu": gpu.get("gpu"), "time": event.get("time"),
-                            "bytes": event.get("after_bytes"),
-                            "text": _("GPU %(gpu)s: memory fell from %(before)s to %(after)s") % {
-                                "gpu": gpu.get("gpu"), "before": gib(event.get("before_bytes")),
-                                "after": gib(event.get("after_bytes") or 0)}})
+            markers.append(
+                {
+                    "kind": kind,
+                    "gpu": gpu.get("gpu"),
+                    "time": event.get("time"),
+                    "bytes": event.get("after_bytes"),
+                    "text": _("GPU %(gpu)s: memory fell from %(before)s to %(after)s")
+                    % {
+                        "gpu": gpu.get("gpu"),
+                        "before": gib(event.get("before_bytes")),
+                        "after": gib(event.get("after_bytes") or 0),
+                    },
+                }
+            )
     kinds = {"oom": "oom_logged", "xid": "xid", "restart": "restart_logged"}
     for event in analysis.get("events") or []:
         if event.get("kind") in kinds and event.get("time"):
-            markers.append({"kind": kinds[event["kind"]], "gpu": event.get("gpu"), "time": event["time"],
-                            "bytes": None, "text": (_("XID %(code)s") % {"code": event.get("code")}
-                                                    if event["kind"] == "xid" else event_label(event["kind"]))})
+            markers.append(
+                {
+                    "kind": kinds[event["kind"]],
+                    "gpu": event.get("gpu"),
+                    "time": event["time"],
+                    "bytes": None,
+                    "text": (
+                        _("XID %(code)s") % {"code": event.get("code")}
+                        if event["kind"] == "xid"
+                        else event_label(event["kind"])
+                    ),
+                }
+            )
     return markers
 
 
@@ -774,17 +1070,30 @@ def _facts(log: MemoryLog, analysis: Mapping[str, Any]) -> list[tuple[str, str]]
         (_("Format"), _format_name(log.format)),
         (_("Size"), _("%(value)s MiB") % {"value": f"{log.size_bytes / MIB:,.2f}"}),
         (_("Period"), f"{time_text(start)} – {time_text(end)}" if start and end else NO_VALUE),
-        (_("Hours covered"), _("%(hours)s h of the %(required)s h required") % {
-            "hours": hours_number(analysis.get("coverage_hours")), "required": hours_number(log.hours_required)}),
-        (_("Committed memory per GPU"), gib(log.committed_bytes_per_gpu) if log.committed_bytes_per_gpu
-         else _("not given")),
-        (_("Zone of the logs' times"), _("%(zone)s: times written without a zone (nvidia-smi, the events and "
-                                           "breaker logs) were read in it; shown here in UTC") % {
-            "zone": offset_text(log.utc_offset_minutes)}),
+        (
+            _("Hours covered"),
+            _("%(hours)s h of the %(required)s h required")
+            % {"hours": hours_number(analysis.get("coverage_hours")), "required": hours_number(log.hours_required)},
+        ),
+        (
+            _("Committed memory per GPU"),
+            gib(log.committed_bytes_per_gpu) if log.committed_bytes_per_gpu else _("not given"),
+        ),
+        (
+            _("Zone of the logs' times"),
+            _(
+                "%(zone)s: times written without a zone (nvidia-smi, the events and "
+                "breaker logs) were read in it; shown here in UTC"
+            )
+            % {"zone": offset_text(log.utc_offset_minutes)},
+        ),
         (_("Engine or kernel events log"), _("given") if getattr(log, "has_events", False) else _("not given")),
         (_("Circuit-breaker events log"), _("given") if getattr(log, "has_breaker", False) else _("not given")),
-        (_("Imported"), log.created_at.strftime("%Y-%m-%d %H:%M") + (
-            f" · {log.created_by.get_username()}" if log.created_by else "")),
+        (
+            _("Imported"),
+            log.created_at.strftime("%Y-%m-%d %H:%M")
+            + (f" · {log.created_by.get_username()}" if log.created_by else ""),
+        ),
     ]
 
 
@@ -801,7 +1110,10 @@ class MemoryLogDetailPageView(LoginRequiredMixin, View):
         servers = [s for s in series.get("servers") or [] if s.get("t")]
         events = analysis.get("events") or []
         context = {
-            "log": log, "facts": _facts(log, analysis), "verdict": value, "verdict_label": verdict_label(value),
+            "log": log,
+            "facts": _facts(log, analysis),
+            "verdict": value,
+            "verdict_label": verdict_label(value),
             "verdict_summary": verdict_summary(value),
             "first_violation": time_text(verdict.get("first_violation")) if verdict.get("first_violation") else "",
             "coverage": hours_number(verdict.get("coverage_hours")),
@@ -810,17 +1122,34 @@ class MemoryLogDetailPageView(LoginRequiredMixin, View):
             "checks": check_rows(verdict),
             "gpu_rows": gpu_rows(analysis, tolerance_bytes=(verdict.get("figures") or {}).get("tolerance_bytes")),
             "server_rows": server_rows(analysis),
-            "events": [{"time": time_text(e.get("time")), "kind": e.get("kind"), "label": event_label(e.get("kind")),
-                        "gpu": e.get("gpu") or "", "message": e.get("message") or ""} for e in events[:EVENTS_LIMIT]],
+            "events": [
+                {
+                    "time": time_text(e.get("time")),
+                    "kind": e.get("kind"),
+                    "label": event_label(e.get("kind")),
+                    "gpu": e.get("gpu") or "",
+                    "message": e.get("message") or "",
+                }
+                for e in events[:EVENTS_LIMIT]
+            ],
             "events_more": max(0, len(events) - EVENTS_LIMIT),
-            "notes": list(series.get("notes") or []), "truncated": bool(series.get("truncated")),
-            "has_gpus": bool(gpus), "has_servers": bool(servers),
+            "notes": list(series.get("notes") or []),
+            "truncated": bool(series.get("truncated")),
+            "has_gpus": bool(gpus),
+            "has_servers": bool(servers),
             "api_url": reverse("benchmarks:memory-log-detail", args=[log.pk]) + "?format=json",  # not DRF's HTML
             "chart_data": {
-                "gpus": gpus, "servers": servers, "committed_bytes": log.committed_bytes_per_gpu,
-                "start": analysis.get("start"), "end": analysis.get("end"), "markers": chart_markers(analysis),
-                "climbs": [{"gpu": g.get("gpu"), "detected_at": (g.get("climb") or {}).get("detected_at")}
-                           for g in analysis.get("gpus") or [] if (g.get("climb") or {}).get("detected_at")],
+                "gpus": gpus,
+                "servers": servers,
+                "committed_bytes": log.committed_bytes_per_gpu,
+                "start": analysis.get("start"),
+                "end": analysis.get("end"),
+                "markers": chart_markers(analysis),
+                "climbs": [
+                    {"gpu": g.get("gpu"), "detected_at": (g.get("climb") or {}).get("detected_at")}
+                    for g in analysis.get("gpus") or []
+                    if (g.get("climb") or {}).get("detected_at")
+                ],
             },
             "i18n_strings": memory_page_strings(),
         }

@@ -40,8 +40,7 @@ def quote_page_strings() -> dict[str, Any]:
         "quote_number": _("Quote {id}"),
         "running": _("Running…"),
         "status_queued": _("Waiting for a worker…"),
-        "queued_long": _("No worker has taken the job yet: please check that a worker serves the simulations "
-                         "queue"),
+        "queued_long": _("No worker has taken the job yet: please check that a worker serves the simulations queue"),
         "status_running": _("Running…"),
         "status_done": _("Done"),
         "status_failed": _("Failed"),
@@ -54,8 +53,9 @@ def quote_page_strings() -> dict[str, Any]:
         "usd_per_hour_value": _("{value}/h"),
         "rate_value": _("{value} requests/s"),
         "tokens_value": _("{value} tokens"),
-        "candidate_label": _("{gpus} × {gpu_name} · TP {tp} × {replicas} replica(s) · {engine} · weights {weights} · "
-                             "KV {kv_dtype}"),
+        "candidate_label": _(
+            "{gpus} × {gpu_name} · TP {tp} × {replicas} replica(s) · {engine} · weights {weights} · KV {kv_dtype}"
+        ),
         "deployment_summary": _("{gpus} × {gpu_name} · TP {tp} × {replicas} replica(s) · {engine}"),
         "weights_value": _("weights {value}"),
         "reason_over": _("{metric} P{percentile} {value} s > {limit} s"),
@@ -65,23 +65,31 @@ def quote_page_strings() -> dict[str, Any]:
         "metric_ttft": _("TTFT"),
         "metric_tpot": _("TPOT"),
         "metric_e2e": _("E2E"),
-        "quote_summary": _("{offers} offer(s) from {candidates} deployments sized: {fitting} fit in memory, "
-                           "{meeting} meet the SLOs"),
+        "quote_summary": _(
+            "{offers} offer(s) from {candidates} deployments sized: {fitting} fit in memory, {meeting} meet the SLOs"
+        ),
         "quote_cheapest": _("Cheapest: {label}, {cost}, {per_million} per million tokens"),
-        "quote_none": _("No deployment meets the SLOs at this load: allow more GPUs or other GPU types, or relax "
-                        "the SLOs"),
+        "quote_none": _(
+            "No deployment meets the SLOs at this load: allow more GPUs or other GPU types, or relax the SLOs"
+        ),
         "cheaper": _("Cheaper than the best offer"),
         "chart_offers": _("Offers"),
         "chart_rejected": _("Not offered"),
         "latency_head": _("{metric} P{percentile} (ms)"),
-        "assumption_prices": _("Prices are list prices from the GPU catalog, in USD per GPU-hour: no discounts, no "
-                               "host, network, storage or staff costs."),
+        "assumption_prices": _(
+            "Prices are list prices from the GPU catalog, in USD per GPU-hour: no discounts, no "
+            "host, network, storage or staff costs."
+        ),
         "assumption_requests": _("Each deployment was simulated with {requests} requests at {rate}."),
-        "assumption_profile": _("Traffic: the workload profile “{name}” at its busiest hour ({hour}:00), a mean "
-                                "of {input} input and {output} output tokens per request."),
+        "assumption_profile": _(
+            "Traffic: the workload profile “{name}” at its busiest hour ({hour}:00), a mean "
+            "of {input} input and {output} output tokens per request."
+        ),
         "assumption_lengths": _("Traffic: {input} input and {output} output tokens per request."),
-        "assumption_tokens": _("{tokens} tokens per hour (input and output); cost per million tokens = the cost per "
-                               "hour ÷ the tokens of an hour in millions."),
+        "assumption_tokens": _(
+            "{tokens} tokens per hour (input and output); cost per million tokens = the cost per "
+            "hour ÷ the tokens of an hour in millions."
+        ),
         "assumption_gpus": _("GPU counts tried: 1 to {max}; tensor parallel sizes: {tps}."),
     }
 

@@ -57,8 +57,12 @@ EDIT_MAX_LINES = 50  # sentences per list, as the API's VersionEditSerializer
 EDIT_MAX_LINE_CHARS = 2000
 REASON_MAX_CHARS = 2000
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S UTC"
-STEPS = (ReportVersion.Status.DRAFT, ReportVersion.Status.IN_REVIEW, ReportVersion.Status.APPROVED,
-         ReportVersion.Status.SIGNED)
+STEPS = (
+    ReportVersion.Status.DRAFT,
+    ReportVersion.Status.IN_REVIEW,
+    ReportVersion.Status.APPROVED,
+    ReportVersion.Status.SIGNED,
+)
 VERDICTS = ("valid", "tampered", "unsigned", "untrusted", "unreadable")
 EDITABLE = ("assumptions", "exclusions", "fallback")
 
@@ -68,15 +72,24 @@ EDITABLE = ("assumptions", "exclusions", "fallback")
 
 
 def status_label(status: str) -> str:
-    return {"draft": _("Draft"), "in_review": _("In review"), "approved": _("Approved"),
-            "signed": _("Signed")}.get(status, status)
+    return {"draft": _("Draft"), "in_review": _("In review"), "approved": _("Approved"), "signed": _("Signed")}.get(
+        status, status
+    )
 
 
 def action_label(action: str) -> str:
-    return {"created": _("Created"), "submitted": _("Submitted for review"), "returned": _("Returned to draft"),
-            "approved": _("Approved"), "signed": _("Signed"), "downloaded": _("Downloaded"),
-            "verified": _("Verified"), "waiver_ask": _("Waiver requested"), "waiver_grant": _("Waiver granted"),
-            "waiver_deny": _("Waiver refused")}.get(action, action)
+    return {
+        "created": _("Created"),
+        "submitted": _("Submitted for review"),
+        "returned": _("Returned to draft"),
+        "approved": _("Approved"),
+        "signed": _("Signed"),
+        "downloaded": _("Downloaded"),
+        "verified": _("Verified"),
+        "waiver_ask": _("Waiver requested"),
+        "waiver_grant": _("Waiver granted"),
+        "waiver_deny": _("Waiver refused"),
+    }.get(action, action)
 
 
 def state_label(state: str) -> str:
@@ -85,20 +98,30 @@ def state_label(state: str) -> str:
 
 
 def waiver_status_label(status: str) -> str:
-    return {"requested": _("Waiver requested"), "granted": _("Waiver granted"),
-            "refused": _("Waiver refused")}.get(status, status)
+    return {"requested": _("Waiver requested"), "granted": _("Waiver granted"), "refused": _("Waiver refused")}.get(
+        status, status
+    )
 
 
 def verdict_words(verdict: str) -> tuple[str, str]:
     """A verification's verdict → (its name, what it means), in the active language."""
     return {
-        "valid": (_("Valid"), _("The signature is intact and made with the organisation's certificate: this is the "
-                                "document as it was signed")),
-        "tampered": (_("Tampered"), _("The document was changed after it was signed: do not rely on it, ask for "
-                                      "the signed original")),
+        "valid": (
+            _("Valid"),
+            _(
+                "The signature is intact and made with the organisation's certificate: this is the "
+                "document as it was signed"
+            ),
+        ),
+        "tampered": (
+            _("Tampered"),
+            _("The document was changed after it was signed: do not rely on it, ask for the signed original"),
+        ),
         "unsigned": (_("Unsigned"), _("The document carries no signature: it commits to nothing")),
-        "untrusted": (_("Untrusted"), _("The signature is intact, but it was not made with the organisation's "
-                                        "certificate")),
+        "untrusted": (
+            _("Untrusted"),
+            _("The signature is intact, but it was not made with the organisation's certificate"),
+        ),
         "unreadable": (_("Unreadable"), _("The file could not be read as a PDF: nothing could be checked")),
     }.get(verdict, (verdict, ""))
 
@@ -152,67 +175,110 @@ _SECTION_WORDS: dict[str, Callable[[], str]] = {
 }
 
 _SCENARIOS: dict[str, Callable[[], str]] = {
-    "pulse": lambda: _("pulse"), "long-tail": lambda: _("long-tail"), "failure": lambda: _("failure-injection"),
+    "pulse": lambda: _("pulse"),
+    "long-tail": lambda: _("long-tail"),
+    "failure": lambda: _("failure-injection"),
     "failure-injection": lambda: _("failure-injection"),
 }
 
 Words = tuple[tuple[re.Pattern[str], Callable[[Mapping[str, str]], str | None]], ...]
 
 _MISSING: Words = (
-    (re.compile(r"^No fingerprint of the customer's machines"),
-     lambda m: _("No fingerprint of the customer's machines: the hardware, driver and CUDA are the plan's, not "
-                 "measured. Run the probe on a server and upload it on the deployment's page")),
-    (re.compile(r"^The deployment names no model or GPU"),
-     lambda m: _("The deployment names no model or GPU: there is no memory estimate")),
-    (re.compile(r"^No KV overflow probability"),
-     lambda m: _("No KV overflow probability: give the deployment its workload profile and rate")),
-    (re.compile(r"^No passed (?:(?P<scenario>[\w-]+) load test|load test of the (?P<named>[\w-]+) scenario)\.?$"),
-     lambda m: _("No passed %(scenario)s load test") % {
-         "scenario": _SCENARIOS.get(m["scenario"] or m["named"], lambda: m["scenario"] or m["named"])()}),
-    (re.compile(r"^No post-launch monitoring log yet"),
-     lambda m: _("No post-launch monitoring log yet (72 hours of sampling: no OOM, no sustained climb)")),
+    (
+        re.compile(r"^No fingerprint of the customer's machines"),
+        lambda m: _(
+            "No fingerprint of the customer's machines: the hardware, driver and CUDA are the plan's, not "
+            "measured. Run the probe on a server and upload it on the deployment's page"
+        ),
+    ),
+    (
+        re.compile(r"^The deployment names no model or GPU"),
+        lambda m: _("The deployment names no model or GPU: there is no memory estimate"),
+    ),
+    (
+        re.compile(r"^No KV overflow probability"),
+        lambda m: _("No KV overflow probability: give the deployment its workload profile and rate"),
+    ),
+    (
+        re.compile(r"^No passed (?:(?P<scenario>[\w-]+) load test|load test of the (?P<named>[\w-]+) scenario)\.?$"),
+        lambda m: _("No passed %(scenario)s load test")
+        % {"scenario": _SCENARIOS.get(m["scenario"] or m["named"], lambda: m["scenario"] or m["named"])()},
+    ),
+    (
+        re.compile(r"^No post-launch monitoring log yet"),
+        lambda m: _("No post-launch monitoring log yet (72 hours of sampling: no OOM, no sustained climb)"),
+    ),
 )
 
 _CHANGES: Words = (
-    (re.compile(r"^Changed: (?P<words>.+?)\.?$"),
-     lambda m: _("Changed: %(what)s") % {"what": _SECTION_WORDS[m["words"]]()} if m["words"] in _SECTION_WORDS
-     else None),
+    (
+        re.compile(r"^Changed: (?P<words>.+?)\.?$"),
+        lambda m: _("Changed: %(what)s") % {"what": _SECTION_WORDS[m["words"]]()}
+        if m["words"] in _SECTION_WORDS
+        else None,
+    ),
     (re.compile(r"^No change in content: re-issued\.?$"), lambda m: _("No change in content: re-issued")),
 )
 
 _REFUSALS: Words = (
-    (re.compile(r"^cannot .+: version (?P<number>\d+) is (?P<status>[\w ]+), not (?P<expected>[\w ]+)$"),
-     lambda m: _("Version %(number)s is %(status)s, not %(expected)s: that step is not open now") % {
-         "number": m["number"], "status": _status_words(m["status"]), "expected": _status_words(m["expected"])}),
-    (re.compile(r"^say why the version goes back to draft"),
-     lambda m: _("Say why the version goes back to draft")),
-    (re.compile(r"^only a version in review or approved goes back to draft \(version (?P<number>\d+) is "
-                r"(?P<status>[\w ]+)\)"),
-     lambda m: _("Only a version in review or approved goes back to draft (version %(number)s is %(status)s)") % {
-         "number": m["number"], "status": _status_words(m["status"])}),
-    (re.compile(r"^a signed report version never changes"),
-     lambda m: _("A signed version never changes: draft a new version instead")),
-    (re.compile(r"^version (?P<number>\d+) is (?P<status>[\w ]+): return it to draft or sign it"),
-     lambda m: _("Version %(number)s is %(status)s: return it to draft or sign it before drafting another") % {
-         "number": m["number"], "status": _status_words(m["status"])}),
+    (
+        re.compile(r"^cannot .+: version (?P<number>\d+) is (?P<status>[\w ]+), not (?P<expected>[\w ]+)$"),
+        lambda m: _("Version %(number)s is %(status)s, not %(expected)s: that step is not open now")
+        % {"number": m["number"], "status": _status_words(m["status"]), "expected": _status_words(m["expected"])},
+    ),
+    (re.compile(r"^say why the version goes back to draft"), lambda m: _("Say why the version goes back to draft")),
+    (
+        re.compile(
+            r"^only a version in review or approved goes back to draft \(version (?P<number>\d+) is "
+            r"(?P<status>[\w ]+)\)"
+        ),
+        lambda m: _("Only a version in review or approved goes back to draft (version %(number)s is %(status)s)")
+        % {"number": m["number"], "status": _status_words(m["status"])},
+    ),
+    (
+        re.compile(r"^a signed report version never changes"),
+        lambda m: _("A signed version never changes: draft a new version instead"),
+    ),
+    (
+        re.compile(r"^version (?P<number>\d+) is (?P<status>[\w ]+): return it to draft or sign it"),
+        lambda m: _("Version %(number)s is %(status)s: return it to draft or sign it before drafting another")
+        % {"number": m["number"], "status": _status_words(m["status"])},
+    ),
     (re.compile(r"^no deployment "), lambda m: _("Choose one of your organisation's deployments")),
-    (re.compile(r"^cannot submit it for review: (?P<count>\d+) checklist items? not done"),
-     lambda m: _("Submission refused: %(count)s checklist items are not done and carry no waiver request. Gather "
-                 "the evidence, or request a waiver of each with the reason") % dict(m)),
-    (re.compile(r"^cannot approve it: (?P<count>\d+) checklist items? not done"),
-     lambda m: _("Approval refused: %(count)s checklist items are not done and their waiver is not granted. Decide "
-                 "each waiver request first") % dict(m)),
-    (re.compile(r"^cannot [\w ]+: the evidence of version (?P<number>\d+) is still being gathered"),
-     lambda m: _("The evidence of version %(number)s is still being gathered: wait for it") % dict(m)),
-    (re.compile(r"^say why the commitment may stand without this evidence"),
-     lambda m: _("Say why the commitment may stand without this evidence")),
-    (re.compile(r"^say why the waiver is granted or refused"),
-     lambda m: _("Say why the waiver is granted or refused")),
-    (re.compile(r"^a waiver is granted or refused by a reviewer other than"),
-     lambda m: _("A reviewer other than the version's author and the one who asked grants or refuses a waiver")),
+    (
+        re.compile(r"^cannot submit it for review: (?P<count>\d+) checklist items? not done"),
+        lambda m: _(
+            "Submission refused: %(count)s checklist items are not done and carry no waiver request. Gather "
+            "the evidence, or request a waiver of each with the reason"
+        )
+        % dict(m),
+    ),
+    (
+        re.compile(r"^cannot approve it: (?P<count>\d+) checklist items? not done"),
+        lambda m: _(
+            "Approval refused: %(count)s checklist items are not done and their waiver is not granted. Decide "
+            "each waiver request first"
+        )
+        % dict(m),
+    ),
+    (
+        re.compile(r"^cannot [\w ]+: the evidence of version (?P<number>\d+) is still being gathered"),
+        lambda m: _("The evidence of version %(number)s is still being gathered: wait for it") % dict(m),
+    ),
+    (
+        re.compile(r"^say why the commitment may stand without this evidence"),
+        lambda m: _("Say why the commitment may stand without this evidence"),
+    ),
+    (re.compile(r"^say why the waiver is granted or refused"), lambda m: _("Say why the waiver is granted or refused")),
+    (
+        re.compile(r"^a waiver is granted or refused by a reviewer other than"),
+        lambda m: _("A reviewer other than the version's author and the one who asked grants or refuses a waiver"),
+    ),
     (re.compile(r"^language must be one of"), lambda m: _("Choose English or Simplified Chinese")),
-    (re.compile(r"^the title has (?P<count>\d+) characters; the limit is (?P<limit>\d+)"),
-     lambda m: _("The title has %(count)s characters; the limit is %(limit)s") % dict(m)),
+    (
+        re.compile(r"^the title has (?P<count>\d+) characters; the limit is (?P<limit>\d+)"),
+        lambda m: _("The title has %(count)s characters; the limit is %(limit)s") % dict(m),
+    ),
 )
 
 
@@ -252,11 +318,17 @@ def _texts(rules: Words, items: Any, *, language: str) -> list[dict[str, Any]]:
 
 
 class ReportForm(forms.Form):
-    deployment = forms.IntegerField(min_value=1, label=gettext_lazy("Deployment"),
-                                    error_messages={"required": gettext_lazy("Choose the deployment to report on"),
-                                                    "invalid": gettext_lazy("Choose the deployment to report on")})
-    language = forms.ChoiceField(choices=Report.Language.choices, initial=Report.Language.ENGLISH,
-                                 label=gettext_lazy("Language of the report"))
+    deployment = forms.IntegerField(
+        min_value=1,
+        label=gettext_lazy("Deployment"),
+        error_messages={
+            "required": gettext_lazy("Choose the deployment to report on"),
+            "invalid": gettext_lazy("Choose the deployment to report on"),
+        },
+    )
+    language = forms.ChoiceField(
+        choices=Report.Language.choices, initial=Report.Language.ENGLISH, label=gettext_lazy("Language of the report")
+    )
     title = forms.CharField(max_length=TITLE_MAX_LENGTH, required=False, label=gettext_lazy("Title (optional)"))
 
 
@@ -274,11 +346,13 @@ class EditForm(forms.Form):
     def _clean_lines(self, name: str) -> list[str]:
         lines = _lines(self.cleaned_data.get(name) or "")
         if len(lines) > EDIT_MAX_LINES:
-            raise forms.ValidationError(_("%(count)s sentences; at most %(limit)s") % {
-                "count": len(lines), "limit": EDIT_MAX_LINES})
+            raise forms.ValidationError(
+                _("%(count)s sentences; at most %(limit)s") % {"count": len(lines), "limit": EDIT_MAX_LINES}
+            )
         if any(len(line) > EDIT_MAX_LINE_CHARS for line in lines):
-            raise forms.ValidationError(_("A sentence is longer than %(limit)s characters") % {
-                "limit": EDIT_MAX_LINE_CHARS})
+            raise forms.ValidationError(
+                _("A sentence is longer than %(limit)s characters") % {"limit": EDIT_MAX_LINE_CHARS}
+            )
         return lines
 
     def clean_assumptions(self) -> list[str]:
@@ -300,16 +374,20 @@ def _organisation(request: HttpRequest) -> Organisation:
 
 
 def _report_or_404(request: HttpRequest, report_id: int) -> Report:
-    report = (Report.objects.select_related("deployment").filter(organisation=_organisation(request), pk=report_id)
-              .first())
+    report = (
+        Report.objects.select_related("deployment").filter(organisation=_organisation(request), pk=report_id).first()
+    )
     if report is None:
         raise Http404(_("No such report"))
     return report
 
 
 def _version_or_404(report: Report, number: int) -> ReportVersion:
-    version = (ReportVersion.objects.select_related("report", "author", "reviewer", "signer")
-               .filter(report=report, number=number).first())
+    version = (
+        ReportVersion.objects.select_related("report", "author", "reviewer", "signer")
+        .filter(report=report, number=number)
+        .first()
+    )
     if version is None:
         raise Http404(_("No such version"))
     return version
@@ -340,10 +418,17 @@ def report_rows(reports: Any) -> list[dict[str, Any]]:
     for report in reports:
         version = newest.get(report.pk)
         status = version.status if version else ""
-        rows.append({"report": report, "version": version, "status": status,
-                     "status_label": status_label(status) if status else NO_VALUE,
-                     "signed": status == ReportVersion.Status.SIGNED,
-                     "language": report.get_language_display(), "created": _time(report.created_at)})
+        rows.append(
+            {
+                "report": report,
+                "version": version,
+                "status": status,
+                "status_label": status_label(status) if status else NO_VALUE,
+                "signed": status == ReportVersion.Status.SIGNED,
+                "language": report.get_language_display(),
+                "created": _time(report.created_at),
+            }
+        )
     return rows
 
 
@@ -354,8 +439,11 @@ def _figures(content: Mapping[str, Any]) -> list[dict[str, str]]:
     probability = commitment.get("kv_overflow_probability")
     budget = protection.get("engine_budget")
     if isinstance(memory.get("budget_bytes_per_gpu"), int):
-        budget_text = f"{budget} · {_bytes_text(memory['budget_bytes_per_gpu'])}" if budget else _bytes_text(
-            memory["budget_bytes_per_gpu"])
+        budget_text = (
+            f"{budget} · {_bytes_text(memory['budget_bytes_per_gpu'])}"
+            if budget
+            else _bytes_text(memory["budget_bytes_per_gpu"])
+        )
     else:
         budget_text = str(budget or NO_VALUE)
     confidence = content.get("confidence") or {}
@@ -365,14 +453,18 @@ def _figures(content: Mapping[str, Any]) -> list[dict[str, str]]:
     return [
         {"key": "peak", "label": _("Peak GPU memory per card"), "value": peak},
         {"key": "capacity", "label": _("Card capacity"), "value": _bytes_text(memory.get("capacity_bytes_per_gpu"))},
-        {"key": "overflow", "label": _("KV overflow probability"),
-         "value": f"{probability * 100:.2f} %" if isinstance(probability, int | float) else _("not simulated")},
+        {
+            "key": "overflow",
+            "label": _("KV overflow probability"),
+            "value": f"{probability * 100:.2f} %" if isinstance(probability, int | float) else _("not simulated"),
+        },
         {"key": "budget", "label": _("Engine budget"), "value": budget_text},
     ]
 
 
-def _checklist_rows(content: Mapping[str, Any], waivers: Mapping[str, Any], *, version: ReportVersion,
-                    user: Any) -> list[dict[str, Any]]:
+def _checklist_rows(
+    content: Mapping[str, Any], waivers: Mapping[str, Any], *, version: ReportVersion, user: Any
+) -> list[dict[str, Any]]:
     """The version's checklist as it stood, each item with its waiver (requested, granted, refused) and what the user
     may do with it: the author requests or withdraws on a draft, a reviewer other than the author decides in review."""
     is_author = version.author_id is not None and version.author_id == getattr(user, "pk", None)
@@ -384,16 +476,25 @@ def _checklist_rows(content: Mapping[str, Any], waivers: Mapping[str, Any], *, v
         if state != "done" and waiver is not None and waiver.status == "granted":
             state = "waived"
         open_item = item.get("state") != "done"
-        rows.append({
-            "code": item.get("code"), "text": item.get("text"), "detail": item.get("detail"), "state": state,
-            "state_label": state_label(state), "waiver": waiver,
-            "waiver_label": waiver_status_label(waiver.status) if waiver else "",
-            "waiver_requested": _time(waiver.requested_at) if waiver else "",
-            "waiver_decided": _time(waiver.decided_at) if waiver and waiver.decided_at else "",
-            "may_request": open_item and is_author and version.status == ReportVersion.Status.DRAFT,
-            "may_decide": open_item and waiver is not None and may_decide
-            and version.status == ReportVersion.Status.IN_REVIEW and waiver.requested_by_id != getattr(user, "pk", 0),
-        })
+        rows.append(
+            {
+                "code": item.get("code"),
+                "text": item.get("text"),
+                "detail": item.get("detail"),
+                "state": state,
+                "state_label": state_label(state),
+                "waiver": waiver,
+                "waiver_label": waiver_status_label(waiver.status) if waiver else "",
+                "waiver_requested": _time(waiver.requested_at) if waiver else "",
+                "waiver_decided": _time(waiver.decided_at) if waiver and waiver.decided_at else "",
+                "may_request": open_item and is_author and version.status == ReportVersion.Status.DRAFT,
+                "may_decide": open_item
+                and waiver is not None
+                and may_decide
+                and version.status == ReportVersion.Status.IN_REVIEW
+                and waiver.requested_by_id != getattr(user, "pk", 0),
+            }
+        )
     return rows
 
 
@@ -418,21 +519,21 @@ def _audit_rows(version: ReportVersion) -> list[dict[str, Any]]:
         at = event.at
         if event.action == "signed" and detail.get("signed_at"):
             at = datetime.fromisoformat(str(detail["signed_at"]))
-        rows.append({"event": event, "label": action_label(event.action), "detail": " · ".join(parts),
-                     "at": _time(at)})
+        rows.append({"event": event, "label": action_label(event.action), "detail": " · ".join(parts), "at": _time(at)})
     return rows
 
 
 def _steps(status: str) -> list[dict[str, Any]]:
     index = STEPS.index(status) if status in STEPS else 0
-    return [{"key": step.value, "label": status_label(step.value), "done": i < index, "current": i == index}
-            for i, step in enumerate(STEPS)]
+    return [
+        {"key": step.value, "label": status_label(step.value), "done": i < index, "current": i == index}
+        for i, step in enumerate(STEPS)
+    ]
 
 
 def _signing(version: ReportVersion) -> bool:
     """Whether a signing is queued or running (the task clears the message only when it fails)."""
-    return (version.status == ReportVersion.Status.APPROVED and bool(version.progress_message)
-            and not version.error)
+    return version.status == ReportVersion.Status.APPROVED and bool(version.progress_message) and not version.error
 
 
 def _redirect(report: Report, number: int | None = None) -> HttpResponseRedirect:
@@ -450,16 +551,20 @@ class ReportListPageView(LoginRequiredMixin, View):
 
     template_name = "frontend/reports.html"
 
-    def _render(self, request: HttpRequest, *, form: ReportForm | None = None, refusal: str = "",
-                status: int = 200) -> HttpResponse:
+    def _render(
+        self, request: HttpRequest, *, form: ReportForm | None = None, refusal: str = "", status: int = 200
+    ) -> HttpResponse:
         organisation = _organisation(request)
-        reports = list(Report.objects.select_related("deployment").filter(organisation=organisation)
-                       [:LIST_LIMIT + 1])
-        form = form or ReportForm(initial={"language": Report.Language.ENGLISH,
-                                           "deployment": request.GET.get("deployment") or None})
+        reports = list(Report.objects.select_related("deployment").filter(organisation=organisation)[: LIST_LIMIT + 1])
+        form = form or ReportForm(
+            initial={"language": Report.Language.ENGLISH, "deployment": request.GET.get("deployment") or None}
+        )
         context = {
-            "rows": report_rows(reports[:LIST_LIMIT]), "truncated": len(reports) > LIST_LIMIT,
-            "list_limit": LIST_LIMIT, "form": form, "refusal": refusal,
+            "rows": report_rows(reports[:LIST_LIMIT]),
+            "truncated": len(reports) > LIST_LIMIT,
+            "list_limit": LIST_LIMIT,
+            "form": form,
+            "refusal": refusal,
             "values": {name: form[name].value() for name in form.fields},
             "deployments": list(deployment_list_for_organisation(organisation=organisation)),
             "languages": Report.Language.choices,
@@ -474,8 +579,9 @@ class ReportListPageView(LoginRequiredMixin, View):
         refusal = ""
         if form.is_valid():
             try:
-                report = report_create(organisation=_organisation(request), user=request.user,
-                                       data=dict(form.cleaned_data))
+                report = report_create(
+                    organisation=_organisation(request), user=request.user, data=dict(form.cleaned_data)
+                )
             except SizingError as error:
                 field = next(iter((error.extra or {}).get("fields") or {}), None)
                 if field in form.fields:
@@ -499,8 +605,15 @@ class ReportDetailPageView(LoginRequiredMixin, View):
         report = _report_or_404(request, report_id)
         return self.render_page(request, report)
 
-    def render_page(self, request: HttpRequest, report: Report, *, edit_form: EditForm | None = None,
-                    number: int | None = None, status: int = 200) -> HttpResponse:
+    def render_page(
+        self,
+        request: HttpRequest,
+        report: Report,
+        *,
+        edit_form: EditForm | None = None,
+        number: int | None = None,
+        status: int = 200,
+    ) -> HttpResponse:
         versions = list(report.versions.select_related("author", "reviewer", "signer").order_by("-number"))
         if not versions:
             raise Http404(_("No such version"))
@@ -515,38 +628,65 @@ class ReportDetailPageView(LoginRequiredMixin, View):
         can_sign = may_name(request.user, "frontend:report-version-sign", "POST")
         draft = version.status == ReportVersion.Status.DRAFT
         if edit_form is None and draft:
-            edit_form = EditForm(initial={key: "\n".join(str(line) for line in content.get(key) or ())
-                                          for key in EDITABLE})
+            edit_form = EditForm(
+                initial={key: "\n".join(str(line) for line in content.get(key) or ()) for key in EDITABLE}
+            )
         newest = versions[0]
         missing = _texts(_MISSING, content.get("missing"), language=report.language)
         waivers = {w.item: w for w in version.waivers.all()}
         checklist = _checklist_rows(content, waivers, version=version, user=request.user)
         context = {
-            "report": report, "deployment": report.deployment, "version": version, "content": content,
-            "versions": [{"version": row, "status_label": status_label(row.status), "author": _user_name(row.author),
-                          "created": _time(row.created_at), "selected": row.number == version.number}
-                         for row in versions],
-            "newest": newest, "is_newest": version.number == newest.number,
-            "status_label": status_label(version.status), "steps": _steps(version.status),
+            "report": report,
+            "deployment": report.deployment,
+            "version": version,
+            "content": content,
+            "versions": [
+                {
+                    "version": row,
+                    "status_label": status_label(row.status),
+                    "author": _user_name(row.author),
+                    "created": _time(row.created_at),
+                    "selected": row.number == version.number,
+                }
+                for row in versions
+            ],
+            "newest": newest,
+            "is_newest": version.number == newest.number,
+            "status_label": status_label(version.status),
+            "steps": _steps(version.status),
             "customer": (content.get("customer") or {}).get("name") or report.deployment.customer,
-            "missing": missing, "figures": _figures(content), "checklist": checklist,
-            "has_checklist": "checklist" in content, "drafting": version.drafting,
+            "missing": missing,
+            "figures": _figures(content),
+            "checklist": checklist,
+            "has_checklist": "checklist" in content,
+            "drafting": version.drafting,
             "draft_failed": version.drafting and bool(version.error),
             "changes": _texts(_CHANGES, version.changes, language=report.language),
             "audit": _audit_rows(version),
-            "people": [(_("Author"), _user_name(version.author)), (_("Reviewer"), _user_name(version.reviewer)),
-                       (_("Signer"), _user_name(version.signer)), (_("Submitted"), _time(version.submitted_at)),
-                       (_("Approved"), _time(version.approved_at)), (_("Signed"), _time(version.signed_at))],
-            "signer_name": _user_name(version.signer), "signed_time": _time(version.signed_at),
-            "is_author": is_author, "can_sign": can_sign, "draft": draft, "edit_form": edit_form,
+            "people": [
+                (_("Author"), _user_name(version.author)),
+                (_("Reviewer"), _user_name(version.reviewer)),
+                (_("Signer"), _user_name(version.signer)),
+                (_("Submitted"), _time(version.submitted_at)),
+                (_("Approved"), _time(version.approved_at)),
+                (_("Signed"), _time(version.signed_at)),
+            ],
+            "signer_name": _user_name(version.signer),
+            "signed_time": _time(version.signed_at),
+            "is_author": is_author,
+            "can_sign": can_sign,
+            "draft": draft,
+            "edit_form": edit_form,
             "can_review": may_name(request.user, "frontend:report-version-approve", "POST"),
             "can_write": may_name(request.user, "frontend:report-version-edit", "POST"),
             "can_new_version": newest.status in (ReportVersion.Status.DRAFT, ReportVersion.Status.SIGNED),
-            "signing": _signing(version), "progress_percent": round((version.progress or 0.0) * 100),
+            "signing": _signing(version),
+            "progress_percent": round((version.progress or 0.0) * 100),
             "progress_message": version.progress_message,
             "pdf_url": reverse("reports:report-version-pdf", args=[report.pk, version.number]),
             "page_data": {
-                "signing": _signing(version), "status": version.status,
+                "signing": _signing(version),
+                "status": version.status,
                 "drafting": version.drafting and not version.error,
                 "api_url": reverse("reports:report-version-detail", args=[report.pk, version.number]),
             },
@@ -568,29 +708,41 @@ class ReportVersionActionView(LoginRequiredMixin, View):
         try:
             if self.action_name == "submit":
                 version_submit(version=version, user=user)
-                messages.success(request, _("Version %(number)s submitted for review: a colleague other than its "
-                                            "author approves it") % {"number": number})
+                messages.success(
+                    request,
+                    _("Version %(number)s submitted for review: a colleague other than its author approves it")
+                    % {"number": number},
+                )
             elif self.action_name == "return":
                 reason = str(request.POST.get("reason") or "").strip()
                 if len(reason) > REASON_MAX_CHARS:
-                    messages.error(request, _("The reason has %(count)s characters; the limit is %(limit)s") % {
-                        "count": len(reason), "limit": REASON_MAX_CHARS})
+                    messages.error(
+                        request,
+                        _("The reason has %(count)s characters; the limit is %(limit)s")
+                        % {"count": len(reason), "limit": REASON_MAX_CHARS},
+                    )
                     return _redirect(report, number)
                 version_return(version=version, user=user, reason=reason)
                 messages.success(request, _("Version %(number)s returned to draft") % {"number": number})
             elif self.action_name == "approve":
                 version_approve(version=version, user=user)
-                messages.success(request, _("Version %(number)s approved: a signer of your organisation can sign it "
-                                            "now") % {"number": number})
+                messages.success(
+                    request,
+                    _("Version %(number)s approved: a signer of your organisation can sign it now")
+                    % {"number": number},
+                )
             elif self.action_name == "sign":
                 version_sign_start(version=version, user=user)
-                messages.success(request, _("Signing version %(number)s: the PDF is rendered and signed by a "
-                                            "worker") % {"number": number})
+                messages.success(
+                    request,
+                    _("Signing version %(number)s: the PDF is rendered and signed by a worker") % {"number": number},
+                )
             elif self.action_name == "edit":
                 form = EditForm(request.POST)
                 if not form.is_valid():
-                    return ReportDetailPageView().render_page(request, report, edit_form=form, number=number,
-                                                              status=400)
+                    return ReportDetailPageView().render_page(
+                        request, report, edit_form=form, number=number, status=400
+                    )
                 version_edit(version=version, user=user, data={key: form.cleaned_data[key] for key in EDITABLE})
                 messages.success(request, _("Assumptions, exclusions and fallback plan saved"))
         except SizingError as error:
@@ -601,8 +753,9 @@ class ReportVersionActionView(LoginRequiredMixin, View):
 
     def _denied_text(self) -> str:
         if self.action_name == "approve":
-            return _("You wrote this version: a reviewer other than its author approves it. Ask a colleague to "
-                     "review it")
+            return _(
+                "You wrote this version: a reviewer other than its author approves it. Ask a colleague to review it"
+            )
         if self.action_name == "sign":
             return _("You wrote this version, or your role cannot sign: a signer other than its author signs it")
         return _("You are not allowed to do this")
@@ -630,8 +783,9 @@ class ReportWaiverView(LoginRequiredMixin, View):
         try:
             if self.action_name == "request":
                 waiver_request(version=version, user=request.user, item=item, reason=reason)
-                messages.success(request, _("Waiver requested: a reviewer grants or refuses it when the version is "
-                                            "in review"))
+                messages.success(
+                    request, _("Waiver requested: a reviewer grants or refuses it when the version is in review")
+                )
             elif self.action_name == "withdraw":
                 waiver_withdraw(version=version, user=request.user, item=item)
                 messages.success(request, _("Waiver request withdrawn"))
@@ -642,8 +796,13 @@ class ReportWaiverView(LoginRequiredMixin, View):
         except SizingError as error:
             messages.error(request, _with_items(error))
         except PermissionDenied:
-            messages.error(request, _("Only the version's author requests or withdraws a waiver; a reviewer other "
-                                      "than the author decides it"))
+            messages.error(
+                request,
+                _(
+                    "Only the version's author requests or withdraws a waiver; a reviewer other "
+                    "than the author decides it"
+                ),
+            )
         return _redirect(report, number)
 
 
@@ -657,8 +816,9 @@ class ReportVersionNewView(LoginRequiredMixin, View):
         except SizingError as error:
             messages.error(request, refusal_text(error))
             return _redirect(report)
-        messages.success(request, _("Version %(number)s: a worker is gathering the evidence") % {
-            "number": version.number})
+        messages.success(
+            request, _("Version %(number)s: a worker is gathering the evidence") % {"number": version.number}
+        )
         return _redirect(report, version.number)
 
 
@@ -689,26 +849,39 @@ def verification_context(answer: Mapping[str, Any]) -> dict[str, Any]:
         problems.append({"text": text or (texts[index] if index < len(texts) else code), "translated": bool(text)})
     version = answer.get("version")
     return {
-        "verdict": verdict, "name": name, "sentence": sentence, "other_language": other,
-        "other_name": other_name, "other_sentence": other_sentence, "ok": verdict == "valid",
+        "verdict": verdict,
+        "name": name,
+        "sentence": sentence,
+        "other_language": other,
+        "other_name": other_name,
+        "other_sentence": other_sentence,
+        "ok": verdict == "valid",
         "signer": answer.get("signer_name") or answer.get("signer") or NO_VALUE,
         "signed_at": str(answer.get("signed_at") or NO_VALUE).replace("T", " "),
         "version_label": (version or {}).get("label") or answer.get("version_label") or NO_VALUE,
-        "version": version, "matches_record": bool(answer.get("matches_record")),
-        "sha256": answer.get("sha256") or "", "problems": problems,
-        "version_url": (reverse("frontend:report", args=[version["report"]]) + f"?version={version['number']}"
-                        if version else None),
+        "version": version,
+        "matches_record": bool(answer.get("matches_record")),
+        "sha256": answer.get("sha256") or "",
+        "problems": problems,
+        "version_url": (
+            reverse("frontend:report", args=[version["report"]]) + f"?version={version['number']}" if version else None
+        ),
     }
 
 
 class ReportVerifyPageView(LoginRequiredMixin, View):
     template_name = "frontend/report_verify.html"
 
-    def _render(self, request: HttpRequest, *, result: Mapping[str, Any] | None = None, error: str = "",
-                status: int = 200) -> HttpResponse:
+    def _render(
+        self, request: HttpRequest, *, result: Mapping[str, Any] | None = None, error: str = "", status: int = 200
+    ) -> HttpResponse:
         limit = settings.REPORTS_MAX_VERIFY_BYTES
-        return render(request, self.template_name, {"result": result, "error": error, "limit_bytes": limit,
-                                                     "limit_text": size_text(limit)}, status=status)
+        return render(
+            request,
+            self.template_name,
+            {"result": result, "error": error, "limit_bytes": limit, "limit_text": size_text(limit)},
+            status=status,
+        )
 
     def get(self, request: HttpRequest) -> HttpResponse:
         return self._render(request)
@@ -719,9 +892,12 @@ class ReportVerifyPageView(LoginRequiredMixin, View):
         if upload is None:
             return self._render(request, error=_("Choose the PDF to verify"), status=400)
         if upload.size > limit:
-            return self._render(request, error=_("The file is %(size)s; the limit is %(limit)s: nothing was "
-                                                 "checked") % {"size": size_text(upload.size),
-                                                               "limit": size_text(limit)}, status=400)
+            return self._render(
+                request,
+                error=_("The file is %(size)s; the limit is %(limit)s: nothing was checked")
+                % {"size": size_text(upload.size), "limit": size_text(limit)},
+                status=400,
+            )
         try:
             answer = report_verify(organisation=_organisation(request), user=request.user, data=upload.read())
         except SizingError as error:
@@ -732,4 +908,3 @@ class ReportVerifyPageView(LoginRequiredMixin, View):
 def deployment_reports(*, deployment: Deployment) -> list[dict[str, Any]]:
     """The deployment's reports with their newest version, for the deployment's page."""
     return report_rows(Report.objects.filter(deployment=deployment).select_related("deployment"))
-

@@ -47,9 +47,30 @@ class ReportVersionOutputSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ReportVersion
-        fields = ["id", "url", "number", "status", "drafting", "drafted_at", "changes", "author", "submitted_at",
-                  "reviewer", "approved_at", "signer", "signed_at", "sha256", "signer_certificate_sha256", "progress",
-                  "progress_message", "error", "created_at", "content", "waivers", "audit"]
+        fields = [
+            "id",
+            "url",
+            "number",
+            "status",
+            "drafting",
+            "drafted_at",
+            "changes",
+            "author",
+            "submitted_at",
+            "reviewer",
+            "approved_at",
+            "signer",
+            "signed_at",
+            "sha256",
+            "signer_certificate_sha256",
+            "progress",
+            "progress_message",
+            "error",
+            "created_at",
+            "content",
+            "waivers",
+            "audit",
+        ]
 
     def get_waivers(self, obj: ReportVersion) -> list[dict[str, Any]]:
         return [WaiverOutputSerializer(waiver).data for waiver in obj.waivers.all()]
@@ -70,8 +91,10 @@ class ReportVersionOutputSerializer(serializers.ModelSerializer):
         return self._user(obj.signer)
 
     def get_audit(self, obj: ReportVersion) -> list[dict[str, Any]]:
-        return [{"action": event.action, "actor": event.actor_name, "at": event.at.isoformat(),
-                 "detail": event.detail} for event in obj.audit.all()]
+        return [
+            {"action": event.action, "actor": event.actor_name, "at": event.at.isoformat(), "detail": event.detail}
+            for event in obj.audit.all()
+        ]
 
 
 class WaiverOutputSerializer(serializers.ModelSerializer):
@@ -80,8 +103,16 @@ class WaiverOutputSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ChecklistWaiver
-        fields = ["item", "reason", "requested_by", "requested_at", "status", "decided_by", "decided_at",
-                  "decision_reason"]
+        fields = [
+            "item",
+            "reason",
+            "requested_by",
+            "requested_at",
+            "status",
+            "decided_by",
+            "decided_at",
+            "decision_reason",
+        ]
 
 
 class ReportOutputSerializer(serializers.ModelSerializer):
@@ -98,8 +129,14 @@ class ReportOutputSerializer(serializers.ModelSerializer):
 
     def get_versions(self, obj: Report) -> list[dict[str, Any]]:
         rows = obj.versions.order_by("-number")
-        return [{key: value for key, value in ReportVersionOutputSerializer(row).data.items()
-                 if key not in ("content", "audit", "waivers")} for row in rows]
+        return [
+            {
+                key: value
+                for key, value in ReportVersionOutputSerializer(row).data.items()
+                if key not in ("content", "audit", "waivers")
+            }
+            for row in rows
+        ]
 
 
 class ReportInputSerializer(serializers.Serializer):
@@ -141,9 +178,11 @@ def _report(request: Request, report_id: int) -> Report | None:
 
 
 def _version(request: Request, report_id: int, number: int) -> ReportVersion | None:
-    return (ReportVersion.objects.select_related("report", "author", "reviewer", "signer")
-            .filter(report__organisation=organisation_for_user(user=request.user), report_id=report_id,
-                    number=number).first())
+    return (
+        ReportVersion.objects.select_related("report", "author", "reviewer", "signer")
+        .filter(report__organisation=organisation_for_user(user=request.user), report_id=report_id, number=number)
+        .first()
+    )
 
 
 class PdfRenderer(BaseRenderer):
@@ -155,8 +194,9 @@ class PdfRenderer(BaseRenderer):
     charset = None
     render_style = "binary"
 
-    def render(self, data: Any, accepted_media_type: str | None = None,
-               renderer_context: Mapping[str, Any] | None = None) -> bytes:
+    def render(
+        self, data: Any, accepted_media_type: str | None = None, renderer_context: Mapping[str, Any] | None = None
+    ) -> bytes:
         response = (renderer_context or {}).get("response")
         if response is not None:
             response["Content-Type"] = "application/json"
@@ -172,11 +212,17 @@ def _pdf(data: bytes, name: str) -> HttpResponse:
 class ReportListApi(ListApiMixin, APIView):
     ordering_fields = {"created_at": "created_at", "title": "title", "language": "language"}
 
-    @list_schema(ReportOutputSerializer, ordering=ordering_fields,
-                 filters=[filter_parameter("deployment", int, description="of this deployment"),
-                          filter_parameter("status", enum=ReportVersion.Status.values,
-                                           description="whose newest version has this status"),
-                          filter_parameter("language", enum=Report.Language.values)])
+    @list_schema(
+        ReportOutputSerializer,
+        ordering=ordering_fields,
+        filters=[
+            filter_parameter("deployment", int, description="of this deployment"),
+            filter_parameter(
+                "status", enum=ReportVersion.Status.values, description="whose newest version has this status"
+            ),
+            filter_parameter("language", enum=Report.Language.values),
+        ],
+    )
     def get(self, request: Request) -> Response:
         rows = Report.objects.filter(organisation=organisation_for_user(user=request.user))
         if (deployment := id_filter(request, "deployment")) is not None:
@@ -188,14 +234,20 @@ class ReportListApi(ListApiMixin, APIView):
             rows = rows.filter(language=language)
         return self.list_response(request, rows, ReportOutputSerializer)
 
-    @extend_schema(request=ReportInputSerializer, responses={201: ReportOutputSerializer},
-                   description="A report of a deployment, with its version 1: a worker gathers its evidence (the "
-                               "version's `drafting` is true, with `progress`, until it is done).")
+    @extend_schema(
+        request=ReportInputSerializer,
+        responses={201: ReportOutputSerializer},
+        description="A report of a deployment, with its version 1: a worker gathers its evidence (the "
+        "version's `drafting` is true, with `progress`, until it is done).",
+    )
     def post(self, request: Request) -> Response:
         serializer = ReportInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        report = report_create(organisation=organisation_for_user(user=request.user), user=request.user,
-                               data=dict(serializer.validated_data))
+        report = report_create(
+            organisation=organisation_for_user(user=request.user),
+            user=request.user,
+            data=dict(serializer.validated_data),
+        )
         return Response(ReportOutputSerializer(report).data, status=status.HTTP_201_CREATED)
 
 
@@ -207,9 +259,12 @@ class ReportDetailApi(APIView):
 
 
 class ReportVersionListApi(APIView):
-    @extend_schema(request=None, responses={201: ReportVersionOutputSerializer},
-                   description="Gather the evidence again: a new draft version saying what changed (an open draft "
-                               "is refreshed instead).")
+    @extend_schema(
+        request=None,
+        responses={201: ReportVersionOutputSerializer},
+        description="Gather the evidence again: a new draft version saying what changed (an open draft "
+        "is refreshed instead).",
+    )
     def post(self, request: Request, report_id: int) -> Response:
         report = _report(request, report_id)
         if report is None:
@@ -222,20 +277,29 @@ class ReportVersionDetailApi(APIView):
     @extend_schema(responses=ReportVersionOutputSerializer)
     def get(self, request: Request, report_id: int, number: int) -> Response:
         version = _version(request, report_id, number)
-        return _not_found(f"version {number} of report {report_id}") if version is None else Response(
-            ReportVersionOutputSerializer(version).data)
+        return (
+            _not_found(f"version {number} of report {report_id}")
+            if version is None
+            else Response(ReportVersionOutputSerializer(version).data)
+        )
 
-    @extend_schema(request=VersionEditSerializer, responses=ReportVersionOutputSerializer,
-                   description="Edit a draft's assumptions, exclusions or fallback plan; a version in review, "
-                               "approved or signed is refused (a signed one never changes: draft a new version).")
+    @extend_schema(
+        request=VersionEditSerializer,
+        responses=ReportVersionOutputSerializer,
+        description="Edit a draft's assumptions, exclusions or fallback plan; a version in review, "
+        "approved or signed is refused (a signed one never changes: draft a new version).",
+    )
     def patch(self, request: Request, report_id: int, number: int) -> Response:
         version = _version(request, report_id, number)
         if version is None:
             return _not_found(f"version {number} of report {report_id}")
         serializer = VersionEditSerializer(data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
-        return Response(ReportVersionOutputSerializer(
-            version_edit(version=version, user=request.user, data=dict(serializer.validated_data))).data)
+        return Response(
+            ReportVersionOutputSerializer(
+                version_edit(version=version, user=request.user, data=dict(serializer.validated_data))
+            ).data
+        )
 
 
 class ReportVersionActionApi(APIView):
@@ -243,8 +307,9 @@ class ReportVersionActionApi(APIView):
 
     action_name = ""
 
-    @extend_schema(request=ReturnSerializer, responses={200: ReportVersionOutputSerializer,
-                                                        202: ReportVersionOutputSerializer})
+    @extend_schema(
+        request=ReturnSerializer, responses={200: ReportVersionOutputSerializer, 202: ReportVersionOutputSerializer}
+    )
     def post(self, request: Request, report_id: int, number: int) -> Response:
         version = _version(request, report_id, number)
         if version is None:
@@ -264,23 +329,31 @@ class ReportVersionActionApi(APIView):
 
 
 class ReportVersionWaiverListApi(APIView):
-    @extend_schema(request=WaiverRequestSerializer, responses={201: WaiverOutputSerializer},
-                   description="The version's author asks to waive a checklist item that is not done, with the reason "
-                               "(a draft only; asking again replaces the reason).")
+    @extend_schema(
+        request=WaiverRequestSerializer,
+        responses={201: WaiverOutputSerializer},
+        description="The version's author asks to waive a checklist item that is not done, with the reason "
+        "(a draft only; asking again replaces the reason).",
+    )
     def post(self, request: Request, report_id: int, number: int) -> Response:
         version = _version(request, report_id, number)
         if version is None:
             return _not_found(f"version {number} of report {report_id}")
         serializer = WaiverRequestSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        waiver = waiver_request(version=version, user=request.user, item=serializer.validated_data["item"],
-                                reason=serializer.validated_data["reason"])
+        waiver = waiver_request(
+            version=version,
+            user=request.user,
+            item=serializer.validated_data["item"],
+            reason=serializer.validated_data["reason"],
+        )
         return Response(WaiverOutputSerializer(waiver).data, status=status.HTTP_201_CREATED)
 
 
 class ReportVersionWaiverDetailApi(APIView):
-    @extend_schema(request=None, responses={204: None},
-                   description="The version's author withdraws a waiver request of a draft.")
+    @extend_schema(
+        request=None, responses={204: None}, description="The version's author withdraws a waiver request of a draft."
+    )
     def delete(self, request: Request, report_id: int, number: int, item: str) -> Response:
         version = _version(request, report_id, number)
         if version is None:
@@ -290,17 +363,25 @@ class ReportVersionWaiverDetailApi(APIView):
 
 
 class ReportVersionWaiverDecisionApi(APIView):
-    @extend_schema(request=WaiverDecisionSerializer, responses={200: WaiverOutputSerializer},
-                   description="A reviewer (never the version's author or the one who asked) grants or refuses a "
-                               "waiver request of a version in review, with the reason.")
+    @extend_schema(
+        request=WaiverDecisionSerializer,
+        responses={200: WaiverOutputSerializer},
+        description="A reviewer (never the version's author or the one who asked) grants or refuses a "
+        "waiver request of a version in review, with the reason.",
+    )
     def post(self, request: Request, report_id: int, number: int, item: str) -> Response:
         version = _version(request, report_id, number)
         if version is None:
             return _not_found(f"version {number} of report {report_id}")
         serializer = WaiverDecisionSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        waiver = waiver_decide(version=version, user=request.user, item=item,
-                               grant=serializer.validated_data["grant"], reason=serializer.validated_data["reason"])
+        waiver = waiver_decide(
+            version=version,
+            user=request.user,
+            item=item,
+            grant=serializer.validated_data["grant"],
+            reason=serializer.validated_data["reason"],
+        )
         return Response(WaiverOutputSerializer(waiver).data)
 
 
@@ -318,14 +399,22 @@ class ReportVersionPdfApi(APIView):
 class ReportPdfApi(APIView):
     renderer_classes = [JSONRenderer, PdfRenderer]
 
-    @extend_schema(responses={(200, "application/pdf"): OpenApiResponse(
-        OpenApiTypes.BINARY, description="the newest signed version's PDF, else the newest version's (marked DRAFT)")})
+    @extend_schema(
+        responses={
+            (200, "application/pdf"): OpenApiResponse(
+                OpenApiTypes.BINARY,
+                description="the newest signed version's PDF, else the newest version's (marked DRAFT)",
+            )
+        }
+    )
     def get(self, request: Request, report_id: int) -> HttpResponse | Response:
         report = _report(request, report_id)
         if report is None:
             return _not_found(f"report {report_id}")
-        version = (report.versions.filter(status=ReportVersion.Status.SIGNED).order_by("-number").first()
-                   or report.versions.order_by("-number").first())
+        version = (
+            report.versions.filter(status=ReportVersion.Status.SIGNED).order_by("-number").first()
+            or report.versions.order_by("-number").first()
+        )
         if version is None:
             return _not_found(f"version of report {report_id}")
         return _pdf(version_pdf(version=version, user=request.user), f"report-{report_id}-v{version.number}.pdf")
@@ -334,9 +423,15 @@ class ReportPdfApi(APIView):
 class ReportVerifyApi(APIView):
     parser_classes = [MultiPartParser, FormParser]
 
-    @extend_schema(request={"multipart/form-data": VerifySerializer},
-                   responses={200: OpenApiResponse(description="verdict (valid, tampered, unsigned, untrusted, "
-                                                               "unreadable), signer, signing time, the version")})
+    @extend_schema(
+        request={"multipart/form-data": VerifySerializer},
+        responses={
+            200: OpenApiResponse(
+                description="verdict (valid, tampered, unsigned, untrusted, "
+                "unreadable), signer, signing time, the version"
+            )
+        },
+    )
     def post(self, request: Request) -> Response:
         serializer = VerifySerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -344,7 +439,9 @@ class ReportVerifyApi(APIView):
         from django.conf import settings
 
         if upload.size > settings.REPORTS_MAX_VERIFY_BYTES:
-            raise serializers.ValidationError({"file": [f"the file is {upload.size:,} bytes; the limit is "
-                                                        f"{settings.REPORTS_MAX_VERIFY_BYTES:,}"]})
-        return Response(report_verify(organisation=organisation_for_user(user=request.user), user=request.user,
-                                      data=upload.read()))
+            raise serializers.ValidationError(
+                {"file": [f"the file is {upload.size:,} bytes; the limit is {settings.REPORTS_MAX_VERIFY_BYTES:,}"]}
+            )
+        return Response(
+            report_verify(organisation=organisation_for_user(user=request.user), user=request.user, data=upload.read())
+        )

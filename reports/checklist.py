@@ -28,8 +28,9 @@ def passed_scenarios(deployment: Deployment) -> set[str]:
 def _scenario_states(deployment: Deployment) -> dict[str, str]:
     """done (a full pass), failed (tested, none passed: a failed, invalid, partial, cancelled or failed run) or
     missing (never finished a test), per scenario."""
-    rows = LoadTest.objects.filter(deployment=deployment, status__in=LoadTest.FINAL,
-                                   scenario__in=SCENARIOS_NEEDED).values_list("scenario", "status", "verdict")
+    rows = LoadTest.objects.filter(
+        deployment=deployment, status__in=LoadTest.FINAL, scenario__in=SCENARIOS_NEEDED
+    ).values_list("scenario", "status", "verdict")
     states = dict.fromkeys(SCENARIOS_NEEDED, "missing")
     for scenario, status, verdict in rows:
         verdict = verdict or {}
@@ -60,25 +61,49 @@ def commitment_checklist(deployment: Deployment) -> list[dict[str, Any]]:
 
     scenarios = _scenario_states(deployment)
     items = [
-        ("machines", "done" if chosen_machines(deployment) else "missing",
-         _("The customer's machines chosen (each a host with its fingerprint version)")),
-        ("plan", "done" if deployment.model_id is not None and deployment.gpu_id is not None else "missing",
-         _("The plan names the model and the GPU (for the memory estimate)")),
-        ("workload", "done" if deployment.workload_id is not None and deployment.rate_per_s else "missing",
-         _("The workload profile and the rate (for the KV overflow probability)")),
-        *((f"load_test_{scenario}", scenarios[scenario],
-           _("A passed load test of the %(scenario)s scenario") % {"scenario": SCENARIO_WORDS[scenario]})
-          for scenario in SCENARIOS_NEEDED),
-        ("monitoring", _monitoring_state(deployment),
-         _("Post-launch monitoring passed (72 hours: no OOM, no sustained climb)")),
-        ("signed_report", "done" if ReportVersion.objects.filter(report__deployment=deployment,
-                                                                 status=ReportVersion.Status.SIGNED).exists()
-         else "missing", _("A signed report version")),
+        (
+            "machines",
+            "done" if chosen_machines(deployment) else "missing",
+            _("The customer's machines chosen (each a host with its fingerprint version)"),
+        ),
+        (
+            "plan",
+            "done" if deployment.model_id is not None and deployment.gpu_id is not None else "missing",
+            _("The plan names the model and the GPU (for the memory estimate)"),
+        ),
+        (
+            "workload",
+            "done" if deployment.workload_id is not None and deployment.rate_per_s else "missing",
+            _("The workload profile and the rate (for the KV overflow probability)"),
+        ),
+        *(
+            (
+                f"load_test_{scenario}",
+                scenarios[scenario],
+                _("A passed load test of the %(scenario)s scenario") % {"scenario": SCENARIO_WORDS[scenario]},
+            )
+            for scenario in SCENARIOS_NEEDED
+        ),
+        (
+            "monitoring",
+            _monitoring_state(deployment),
+            _("Post-launch monitoring passed (72 hours: no OOM, no sustained climb)"),
+        ),
+        (
+            "signed_report",
+            "done"
+            if ReportVersion.objects.filter(report__deployment=deployment, status=ReportVersion.Status.SIGNED).exists()
+            else "missing",
+            _("A signed report version"),
+        ),
     ]
     return [{"code": code, "state": state, "done": state == "done", "text": text} for code, state, text in items]
 
 
 def checklist_summary(items: list[dict[str, Any]]) -> dict[str, int]:
     """How many items are done of how many, and how many failed."""
-    return {"done": sum(1 for item in items if item["done"]), "total": len(items),
-            "failed": sum(1 for item in items if item.get("state") == "failed")}
+    return {
+        "done": sum(1 for item in items if item["done"]),
+        "total": len(items),
+        "failed": sum(1 for item in items if item.get("state") == "failed"),
+    }

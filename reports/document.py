@@ -399,8 +399,12 @@ def _findings(findings: Sequence[Mapping[str, Any]], language: str) -> list[dict
 
 def _gpu_rows(gpus: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [
-        {"index": gpu.get("index", ""), "name": gpu.get("name") or "—", "memory": _size(gpu.get("memory_bytes") or 0),
-         "uuid": gpu.get("uuid") or ""}
+        {
+            "index": gpu.get("index", ""),
+            "name": gpu.get("name") or "—",
+            "memory": _size(gpu.get("memory_bytes") or 0),
+            "uuid": gpu.get("uuid") or "",
+        }
         for gpu in gpus
     ]
 
@@ -618,19 +622,29 @@ def _confidence(confidence: Mapping[str, Any] | None) -> dict[str, Any] | None:
             (
                 gettext("Measured error"),
                 gettext("%(engine)s %(band)s: %(logs)s, largest error %(error)s")
-                % {"engine": band["engine"], "band": band_name, "logs": logs,
-                   "error": _percent(abs(float(band.get("max_abs_error") or 0.0)))},
+                % {
+                    "engine": band["engine"],
+                    "band": band_name,
+                    "logs": logs,
+                    "error": _percent(abs(float(band.get("max_abs_error") or 0.0))),
+                },
             )
         )
     kv_risk = confidence.get("kv_risk")
     evidence = []
     for item in confidence.get("evidence") or []:
-        kinds = {"load_test": gettext("Load test"), "memory_log": gettext("Memory log"),
-                 "sentinel": gettext("Memory health report")}
+        kinds = {
+            "load_test": gettext("Load test"),
+            "memory_log": gettext("Memory log"),
+            "sentinel": gettext("Memory health report"),
+        }
         evidence.append(
             gettext("%(kind)s “%(name)s”: %(effect)s")
-            % {"kind": kinds.get(str(item.get("kind")), gettext("Measurement")), "name": item.get("name") or "",
-               "effect": item.get("effect") or ""}
+            % {
+                "kind": kinds.get(str(item.get("kind")), gettext("Measurement")),
+                "name": item.get("name") or "",
+                "effect": item.get("effect") or "",
+            }
         )
     return {
         "statement": statement,
@@ -783,7 +797,9 @@ def _criterion_text(criterion: Mapping[str, Any], test_figures: Mapping[str, Any
         text = gettext("%(share)s of the requests met every SLO") % {"share": _percent(share)}
         if limit is not None:
             text = gettext("%(share)s of the requests met every SLO; at least %(limit)s required") % {
-                "share": _percent(share), "limit": _percent(limit)}
+                "share": _percent(share),
+                "limit": _percent(limit),
+            }
         return text
     if code == "error_rate":
         requests, errors = _figure(figures.get("requests")), _figure(figures.get("errors"))
@@ -793,7 +809,9 @@ def _criterion_text(criterion: Mapping[str, Any], test_figures: Mapping[str, Any
         if limit is None:
             return gettext("%(share)s of the requests failed") % {"share": _percent(share)}
         return gettext("%(share)s of the requests failed; at most %(limit)s allowed") % {
-            "share": _percent(share), "limit": _percent(limit)}
+            "share": _percent(share),
+            "limit": _percent(limit),
+        }
     if code == "recovery_time":
         seconds = measured if measured is not None else _figure(figures.get("recovery_s"))
         if seconds is None:
@@ -813,7 +831,9 @@ def _criterion_text(criterion: Mapping[str, Any], test_figures: Mapping[str, Any
         tolerance = _figure(figures.get("tolerance_bytes"))
         if tolerance:
             values["peak"] = gettext("%(peak)s (± %(tolerance)s)") % {
-                "peak": _gib(peak), "tolerance": _mib_or_gib(tolerance)}
+                "peak": _gib(peak),
+                "tolerance": _mib_or_gib(tolerance),
+            }
         committed = _figure(figures.get("committed_bytes_per_gpu"))
         if code == "peak_within_commitment" and committed is not None:
             values["committed"] = _gib(committed)
@@ -828,7 +848,8 @@ def _criterion_text(criterion: Mapping[str, Any], test_figures: Mapping[str, Any
         if passed and kv_peak is not None:
             return gettext("KV-cache usage peaked at %(peak)s") % {"peak": _percent(kv_peak)}
         return {"pass": gettext("The KV cache never filled"), "fail": gettext("The KV cache was full")}.get(
-            state, gettext("No KV-cache usage was scraped"))
+            state, gettext("No KV-cache usage was scraped")
+        )
     if code in ("no_preemption", "no_preemption_storm"):
         if state not in ("pass", "fail"):
             return gettext("No preemption counter was scraped")
@@ -840,18 +861,19 @@ def _criterion_text(criterion: Mapping[str, Any], test_figures: Mapping[str, Any
         events = _figure(figures.get("events"))
         if failed and events:
             count = int(events)
-            return ngettext("%(count)s out-of-memory or XID event", "%(count)s out-of-memory or XID events",
-                            count) % {"count": _integer(count)}
-        return {"pass": gettext("No out-of-memory event and no XID error"),
-                "fail": gettext("An out-of-memory event or an XID error occurred")}.get(
-            state, gettext("Nothing could have shown an out-of-memory event: no GPU memory series and no events"))
+            return ngettext("%(count)s out-of-memory or XID event", "%(count)s out-of-memory or XID events", count) % {
+                "count": _integer(count)
+            }
+        return {
+            "pass": gettext("No out-of-memory event and no XID error"),
+            "fail": gettext("An out-of-memory event or an XID error occurred"),
+        }.get(state, gettext("Nothing could have shown an out-of-memory event: no GPU memory series and no events"))
     if code == "no_restart":
         if state not in ("pass", "fail"):
             return gettext("Too few server samples to see a restart")
         if measured:
             count = int(measured)
-            return ngettext("%(count)s server restart", "%(count)s server restarts", count) % {
-                "count": _integer(count)}
+            return ngettext("%(count)s server restart", "%(count)s server restarts", count) % {"count": _integer(count)}
         return gettext("No server restart") if passed else gettext("The server restarted")
     return None
 
@@ -864,8 +886,7 @@ def _criterion(criterion: Mapping[str, Any], figures: Mapping[str, Any], languag
         text = (detail if language == "en" and detail else None) or gettext(
             "A further criterion of the load test: %(verdict)s"
         ) % {"verdict": _verdict_label(verdict)}
-    return {"name": _criterion_name(code), "verdict": verdict, "verdict_label": _verdict_label(verdict),
-            "text": text}
+    return {"name": _criterion_name(code), "verdict": verdict, "verdict_label": _verdict_label(verdict), "text": text}
 
 
 def _load_test(test: Mapping[str, Any], zone: tzinfo, language: str) -> dict[str, Any]:
@@ -963,8 +984,12 @@ def _checklist(checklist: Sequence[Mapping[str, Any]] | None) -> list[dict[str, 
     if checklist is None:
         return None
     return [
-        {"text": str(item.get("text") or ""), "state": str(item.get("state") or "missing"),
-         "state_label": _state_label(str(item.get("state") or "missing")), "detail": str(item.get("detail") or "")}
+        {
+            "text": str(item.get("text") or ""),
+            "state": str(item.get("state") or "missing"),
+            "state_label": _state_label(str(item.get("state") or "missing")),
+            "detail": str(item.get("detail") or ""),
+        }
         for item in checklist
     ]
 
@@ -976,10 +1001,16 @@ def _waivers(waivers: Sequence[Mapping[str, Any]] | None, zone: tzinfo) -> list[
             "title": str(waiver.get("item_text") or ""),
             "rows": [
                 (gettext("Reason given"), str(waiver.get("reason") or "—")),
-                (gettext("Requested by"), gettext("%(name)s, %(time)s")
-                 % {"name": waiver.get("requested_by") or "—", "time": _moment(waiver.get("requested_at"), zone)}),
-                (gettext("Granted by"), gettext("%(name)s, %(time)s")
-                 % {"name": waiver.get("granted_by") or "—", "time": _moment(waiver.get("granted_at"), zone)}),
+                (
+                    gettext("Requested by"),
+                    gettext("%(name)s, %(time)s")
+                    % {"name": waiver.get("requested_by") or "—", "time": _moment(waiver.get("requested_at"), zone)},
+                ),
+                (
+                    gettext("Granted by"),
+                    gettext("%(name)s, %(time)s")
+                    % {"name": waiver.get("granted_by") or "—", "time": _moment(waiver.get("granted_at"), zone)},
+                ),
                 (gettext("Reason for granting"), str(waiver.get("decision_reason") or "—")),
             ],
         }
@@ -999,9 +1030,12 @@ def _acceptance(acceptance: Mapping[str, Any] | None, zone: tzinfo) -> dict[str,
             (gettext("Coverage"), _hours(float(health.get("coverage_hours") or 0.0))),
             (gettext("Signed at"), _moment(health.get("signed_at"), zone)),
         ]
-    return {"text": str(acceptance.get("text") or ""), "rows": rows,
-            "sha256": str(health.get("sha256") or "") if health else "",
-            "verdict": str(health.get("verdict")) if health else ""}
+    return {
+        "text": str(acceptance.get("text") or ""),
+        "rows": rows,
+        "sha256": str(health.get("sha256") or "") if health else "",
+        "verdict": str(health.get("verdict")) if health else "",
+    }
 
 
 def _signature(signature: Mapping[str, Any], status: str, zone: tzinfo) -> dict[str, Any]:
@@ -1035,8 +1069,10 @@ def _context(content: Mapping[str, Any]) -> dict[str, Any]:
     release = _release(content.get("release"))
     model_rows = _model_rows(content["deployment"], content["launch_args"])
     if release is not None:  # after the engine's row
-        engine_row = next((index for index, (label, _) in enumerate(model_rows)
-                           if label == gettext("Serving engine")), len(model_rows) - 1)
+        engine_row = next(
+            (index for index, (label, _) in enumerate(model_rows) if label == gettext("Serving engine")),
+            len(model_rows) - 1,
+        )
         model_rows.insert(engine_row + 1, (gettext("Engine version"), release["row"]))
     head = gettext("Report %(id)s, version %(version)s · %(customer)s") % {
         "id": report["id"],
@@ -1045,14 +1081,18 @@ def _context(content: Mapping[str, Any]) -> dict[str, Any]:
     }
     machines = content.get("machines")
     summary = [
-        (gettext("Peak GPU memory per card"),
-         _size(content["commitment"]["peak_bytes_per_gpu"]) if commitment else not_estimated),
+        (
+            gettext("Peak GPU memory per card"),
+            _size(content["commitment"]["peak_bytes_per_gpu"]) if commitment else not_estimated,
+        ),
     ]
     if confidence is not None and confidence["probability"] is not None:
         summary.append((gettext("Confidence"), confidence["probability"]))
     summary += [
-        (gettext("Probability that KV demand exceeds the KV cache"),
-         commitment["probability"] if commitment else not_estimated),
+        (
+            gettext("Probability that KV demand exceeds the KV cache"),
+            commitment["probability"] if commitment else not_estimated,
+        ),
         (gettext("Evidence still missing"), _integer(len(content["missing"]))),
     ] + ([(gettext("Engine version"), release["name"])] if release is not None else [])
     launch_command = _launch_command(content["launch_args"])

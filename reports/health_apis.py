@@ -32,10 +32,34 @@ class HealthReportOutputSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = MemoryHealthReport
-        fields = ["id", "url", "pdf_url", "deployment", "language", "status", "progress", "progress_message",
-                  "error", "file_name", "file_size_bytes", "file_sha256", "file_meta", "host", "gpu_uuids",
-                  "watched_from", "watched_to", "verdict", "criteria", "coverage_hours", "peak_bytes",
-                  "committed_bytes_per_gpu", "sha256", "signed_at", "created_at", "finished_at"]
+        fields = [
+            "id",
+            "url",
+            "pdf_url",
+            "deployment",
+            "language",
+            "status",
+            "progress",
+            "progress_message",
+            "error",
+            "file_name",
+            "file_size_bytes",
+            "file_sha256",
+            "file_meta",
+            "host",
+            "gpu_uuids",
+            "watched_from",
+            "watched_to",
+            "verdict",
+            "criteria",
+            "coverage_hours",
+            "peak_bytes",
+            "committed_bytes_per_gpu",
+            "sha256",
+            "signed_at",
+            "created_at",
+            "finished_at",
+        ]
 
     def get_url(self, obj: MemoryHealthReport) -> str:
         return f"/api/v1/health-reports/{obj.pk}/"
@@ -53,38 +77,53 @@ class HealthReportListApi(ListApiMixin, APIView):
     parser_classes = [MultiPartParser, FormParser]
 
     class SentinelUploadInputSerializer(serializers.Serializer):
-        file = serializers.FileField(help_text="the sentinel's file (deploy/tools/memory_sentinel.py, format "
-                                               "memory-sentinel/1, JSON lines); at most 50 MiB")
-        language = serializers.ChoiceField(choices=Report.Language.choices, required=False,
-                                           help_text="the report's language; default: the deployment's report's")
+        file = serializers.FileField(
+            help_text="the sentinel's file (deploy/tools/memory_sentinel.py, format "
+            "memory-sentinel/1, JSON lines); at most 50 MiB"
+        )
+        language = serializers.ChoiceField(
+            choices=Report.Language.choices,
+            required=False,
+            help_text="the report's language; default: the deployment's report's",
+        )
 
     @list_schema(HealthReportOutputSerializer, ordering=ordering_fields)
     def get(self, request: Request, deployment_id: int) -> Response:
-        deployment = deployment_get_for_organisation(organisation=organisation_for_user(user=request.user),
-                                                     deployment_id=deployment_id)
+        deployment = deployment_get_for_organisation(
+            organisation=organisation_for_user(user=request.user), deployment_id=deployment_id
+        )
         if deployment is None:
             return _not_found(f"deployment {deployment_id}")
         return self.list_response(request, health_report_list(deployment=deployment), HealthReportOutputSerializer)
 
-    @extend_schema(request={"multipart/form-data": SentinelUploadInputSerializer},
-                   responses={202: HealthReportOutputSerializer,
-                              404: OpenApiResponse(description="no such deployment")})
+    @extend_schema(
+        request={"multipart/form-data": SentinelUploadInputSerializer},
+        responses={202: HealthReportOutputSerializer, 404: OpenApiResponse(description="no such deployment")},
+    )
     def post(self, request: Request, deployment_id: int) -> Response:
-        deployment = deployment_get_for_organisation(organisation=organisation_for_user(user=request.user),
-                                                     deployment_id=deployment_id)
+        deployment = deployment_get_for_organisation(
+            organisation=organisation_for_user(user=request.user), deployment_id=deployment_id
+        )
         if deployment is None:
             return _not_found(f"deployment {deployment_id}")
         upload = request.FILES.get("file")
         if upload is not None and upload.size > MAX_BYTES:
             message = f"{upload.name}: the file is {upload.size:,} bytes; the limit is {MAX_BYTES:,} bytes (50 MiB)"
-            raise SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message,
-                              extra={"size_bytes": upload.size, "limit_bytes": MAX_BYTES,
-                                     "fields": {"file": [message]}})
+            raise SizingError(
+                code=SizingErrorCode.INVALID_ARGUMENT,
+                message=message,
+                extra={"size_bytes": upload.size, "limit_bytes": MAX_BYTES, "fields": {"file": [message]}},
+            )
         serializer = self.SentinelUploadInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         values = serializer.validated_data
-        report = sentinel_import(deployment=deployment, user=request.user, name=str(values["file"].name),
-                                 data=values["file"].read(MAX_BYTES + 1), language=values.get("language"))
+        report = sentinel_import(
+            deployment=deployment,
+            user=request.user,
+            name=str(values["file"].name),
+            data=values["file"].read(MAX_BYTES + 1),
+            language=values.get("language"),
+        )
         return Response(HealthReportOutputSerializer(report).data, status=status.HTTP_202_ACCEPTED)
 
 
@@ -100,9 +139,12 @@ class HealthReportDetailApi(APIView):
 class HealthReportPdfApi(APIView):
     renderer_classes = [JSONRenderer, PdfRenderer]
 
-    @extend_schema(responses={(200, "application/pdf"): OpenApiResponse(OpenApiTypes.BINARY,
-                                                                        description="the signed PDF"),
-                              404: OpenApiResponse(description="no such report, or not signed yet")})
+    @extend_schema(
+        responses={
+            (200, "application/pdf"): OpenApiResponse(OpenApiTypes.BINARY, description="the signed PDF"),
+            404: OpenApiResponse(description="no such report, or not signed yet"),
+        }
+    )
     def get(self, request: Request, report_id: int) -> HttpResponse | Response:
         report = health_report_get(organisation=organisation_for_user(user=request.user), report_id=report_id)
         if report is None or report.status != MemoryHealthReport.Status.DONE or not report.pdf:

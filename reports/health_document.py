@@ -62,9 +62,11 @@ def memory_timeline_svg(gpus: Sequence[Mapping[str, Any]], *, language: str) -> 
     dashed line; inline SVG, every text escaped. Empty string when there is nothing to draw."""
     lines = []
     for gpu in gpus:
-        points = [(datetime.fromisoformat(t.replace("Z", "+00:00")).timestamp(), used)
-                  for t, used in zip(gpu.get("t") or [], gpu.get("used_bytes") or [], strict=False)
-                  if t and used is not None]
+        points = [
+            (datetime.fromisoformat(t.replace("Z", "+00:00")).timestamp(), used)
+            for t, used in zip(gpu.get("t") or [], gpu.get("used_bytes") or [], strict=False)
+            if t and used is not None
+        ]
         if points:
             lines.append((str(gpu.get("gpu")), points, gpu.get("total_bytes")))
     if not lines:
@@ -87,36 +89,47 @@ def memory_timeline_svg(gpus: Sequence[Mapping[str, Any]], *, language: str) -> 
         title = gettext("GPU memory used per card over the watch")
         x_label = gettext("hours since the first sample")
         capacity = gettext("card capacity")
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="memory-timeline-chart" viewBox="0 0 {_n(width)} '
-             f'{_n(height + 18 * len(lines))}" width="100%" role="img" font-family="{escape(_FONT)}" font-size="10">',
-             f"<title>{escape(title)}</title>",
-             f'<rect x="{_n(left)}" y="{_n(upper)}" width="{_n(plot_w)}" height="{_n(plot_h)}" fill="#f8f9fa" '
-             'stroke="#adb5bd" stroke-width="0.5"/>']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="memory-timeline-chart" viewBox="0 0 {_n(width)} '
+        f'{_n(height + 18 * len(lines))}" width="100%" role="img" font-family="{escape(_FONT)}" font-size="10">',
+        f"<title>{escape(title)}</title>",
+        f'<rect x="{_n(left)}" y="{_n(upper)}" width="{_n(plot_w)}" height="{_n(plot_h)}" fill="#f8f9fa" '
+        'stroke="#adb5bd" stroke-width="0.5"/>',
+    ]
     step_h = 12 if span_h > 36 else 6 if span_h > 12 else 1
     tick = 0
     while tick <= span_h + 1e-9:
         tx = left + tick / span_h * plot_w
-        parts.append(f'<line x1="{_n(tx)}" y1="{_n(upper + plot_h)}" x2="{_n(tx)}" y2="{_n(upper + plot_h + 4)}" '
-                     'stroke="#495057" stroke-width="0.5"/>')
+        parts.append(
+            f'<line x1="{_n(tx)}" y1="{_n(upper + plot_h)}" x2="{_n(tx)}" y2="{_n(upper + plot_h + 4)}" '
+            'stroke="#495057" stroke-width="0.5"/>'
+        )
         parts.append(f'<text x="{_n(tx)}" y="{_n(upper + plot_h + 15)}" text-anchor="middle">{tick:g}</text>')
         tick += step_h
-    parts.append(f'<text x="{_n(left + plot_w / 2)}" y="{_n(upper + plot_h + 30)}" text-anchor="middle">'
-                 f"{escape(x_label)}</text>")
+    parts.append(
+        f'<text x="{_n(left + plot_w / 2)}" y="{_n(upper + plot_h + 30)}" text-anchor="middle">{escape(x_label)}</text>'
+    )
     for k in range(5):
         value = top_gib * k / 4
         ty = upper + plot_h - plot_h * k / 4
         parts.append(f'<text x="{_n(left - 4)}" y="{_n(ty + 3)}" text-anchor="end">{value:.0f} GiB</text>')
     totals = {t for *_, t in lines if t}
     for total in totals:
-        parts.append(f'<line class="capacity" x1="{_n(left)}" y1="{_n(y(total))}" x2="{_n(left + plot_w)}" '
-                     f'y2="{_n(y(total))}" stroke="#c92a2a" stroke-width="0.8" stroke-dasharray="4 2"/>')
-        parts.append(f'<text x="{_n(left + plot_w - 2)}" y="{_n(y(total) - 3)}" text-anchor="end" fill="#c92a2a">'
-                     f"{escape(capacity)} {escape(format_bytes(total, 'GiB'))}</text>")
+        parts.append(
+            f'<line class="capacity" x1="{_n(left)}" y1="{_n(y(total))}" x2="{_n(left + plot_w)}" '
+            f'y2="{_n(y(total))}" stroke="#c92a2a" stroke-width="0.8" stroke-dasharray="4 2"/>'
+        )
+        parts.append(
+            f'<text x="{_n(left + plot_w - 2)}" y="{_n(y(total) - 3)}" text-anchor="end" fill="#c92a2a">'
+            f"{escape(capacity)} {escape(format_bytes(total, 'GiB'))}</text>"
+        )
     for index, (name, points, _total) in enumerate(lines):
         colour = PALETTE[index % len(PALETTE)]
         path = " ".join(f"{_n(x(t))},{_n(y(used))}" for t, used in points)
-        parts.append(f'<polyline class="gpu" data-gpu="{escape(name)}" points="{path}" fill="none" '
-                     f'stroke="{colour}" stroke-width="0.9"/>')
+        parts.append(
+            f'<polyline class="gpu" data-gpu="{escape(name)}" points="{path}" fill="none" '
+            f'stroke="{colour}" stroke-width="0.9"/>'
+        )
         ly = height + 4 + 18 * index
         peak = max(used for _, used in points)
         with override(language):
@@ -131,9 +144,15 @@ def _context(content: Mapping[str, Any]) -> dict[str, Any]:
     file = content["file"]
     verdict = content["verdict"]
     verdict_words = {"pass": gettext("Pass"), "fail": gettext("Fail")}
-    gpus = [{"index": g.get("index"), "name": g.get("name") or "—", "uuid": g.get("uuid"),
-             "total": format_bytes(g["memory_total_bytes"], "GiB") if g.get("memory_total_bytes") else "—"}
-            for g in file.get("gpus") or []]
+    gpus = [
+        {
+            "index": g.get("index"),
+            "name": g.get("name") or "—",
+            "uuid": g.get("uuid"),
+            "total": format_bytes(g["memory_total_bytes"], "GiB") if g.get("memory_total_bytes") else "—",
+        }
+        for g in file.get("gpus") or []
+    ]
     peaks = {}
     for series in (content.get("series") or {}).get("gpus") or []:
         values = [v for v in series.get("used_bytes") or [] if v is not None]
@@ -149,8 +168,10 @@ def _context(content: Mapping[str, Any]) -> dict[str, Any]:
         (gettext("Watched to"), _moment(file.get("last_sample"))),
         (gettext("Hours watched"), gettext("%(value)s h") % {"value": f"{content['coverage_hours']:,.1f}"}),
         (gettext("Sampling interval"), gettext("%(value)s s") % {"value": f"{file.get('interval_s') or 0:,.1f}"}),
-        (gettext("Highest GPU memory used on a card"),
-         format_bytes(content["peak_bytes"], "GiB") if content.get("peak_bytes") is not None else "—"),
+        (
+            gettext("Highest GPU memory used on a card"),
+            format_bytes(content["peak_bytes"], "GiB") if content.get("peak_bytes") is not None else "—",
+        ),
     ]
     if content.get("committed_bytes_per_gpu"):
         facts.append((gettext("Committed peak per card"), format_bytes(content["committed_bytes_per_gpu"], "GiB")))
@@ -168,15 +189,23 @@ def _context(content: Mapping[str, Any]) -> dict[str, Any]:
         "title": gettext("Memory health report"),
         "organisation": content["organisation"]["name"],
         "report_id": content["report"]["id"],
-        "verdict": verdict, "verdict_label": verdict_words.get(verdict, verdict),
+        "verdict": verdict,
+        "verdict_label": verdict_words.get(verdict, verdict),
         "criteria": [{**c, "label": verdict_words.get(c["verdict"], c["verdict"])} for c in content["criteria"]],
-        "facts": facts, "source": source, "gpus": gpus,
-        "chart": mark_safe(memory_timeline_svg((content.get("series") or {}).get("gpus") or [],  # noqa: S308
-                                               language=content["language"])),
-        "signer": content["signature"]["signer"], "signed_at": moment(content["signature"]["signed_at"]),
+        "facts": facts,
+        "source": source,
+        "gpus": gpus,
+        "chart": mark_safe(  # noqa: S308
+            memory_timeline_svg(
+                (content.get("series") or {}).get("gpus") or [],
+                language=content["language"],
+            )
+        ),
+        "signer": content["signature"]["signer"],
+        "signed_at": moment(content["signature"]["signed_at"]),
         "page_counter_css": _page_counter_css(),
-        "running_head": gettext("Memory health report %(id)s · %(customer)s") % {
-            "id": content["report"]["id"], "customer": content["customer"]["name"]},
+        "running_head": gettext("Memory health report %(id)s · %(customer)s")
+        % {"id": content["report"]["id"], "customer": content["customer"]["name"]},
     }
 
 

@@ -11,19 +11,15 @@ SIGNED = "a signed report version never changes: make a new version instead"
 APPEND_ONLY = "the audit log is append-only"
 
 UPDATE_TRIGGERS = {
-    "reports_version_signed_no_update":
-        f"""CREATE TRIGGER reports_version_signed_no_update BEFORE UPDATE ON reports_reportversion
+    "reports_version_signed_no_update": f"""CREATE TRIGGER reports_version_signed_no_update BEFORE UPDATE ON reports_reportversion
             WHEN OLD.status = 'signed' BEGIN SELECT RAISE(ABORT, '{SIGNED}'); END""",
-    "reports_audit_no_update":
-        f"""CREATE TRIGGER reports_audit_no_update BEFORE UPDATE ON reports_reportauditevent
+    "reports_audit_no_update": f"""CREATE TRIGGER reports_audit_no_update BEFORE UPDATE ON reports_reportauditevent
             BEGIN SELECT RAISE(ABORT, '{APPEND_ONLY}'); END""",
 }
 DELETE_TRIGGERS = {
-    "reports_version_signed_no_delete":
-        f"""CREATE TRIGGER reports_version_signed_no_delete BEFORE DELETE ON reports_reportversion
+    "reports_version_signed_no_delete": f"""CREATE TRIGGER reports_version_signed_no_delete BEFORE DELETE ON reports_reportversion
             WHEN OLD.status = 'signed' BEGIN SELECT RAISE(ABORT, '{SIGNED}'); END""",
-    "reports_audit_no_delete":
-        f"""CREATE TRIGGER reports_audit_no_delete BEFORE DELETE ON reports_reportauditevent
+    "reports_audit_no_delete": f"""CREATE TRIGGER reports_audit_no_delete BEFORE DELETE ON reports_reportauditevent
             BEGIN SELECT RAISE(ABORT, '{APPEND_ONLY}'); END""",
 }
 GUARDED_TABLES = frozenset({"reports_reportversion", "reports_reportauditevent"})

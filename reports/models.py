@@ -33,8 +33,12 @@ class Report(models.Model):
         CHINESE = "zh-hans", "简体中文"
 
     organisation = models.ForeignKey(Organisation, on_delete=models.CASCADE, related_name="reports")
-    deployment = models.ForeignKey(Deployment, on_delete=models.PROTECT, related_name="reports",
-                                   help_text=_("A deployment with reports cannot be deleted"))
+    deployment = models.ForeignKey(
+        Deployment,
+        on_delete=models.PROTECT,
+        related_name="reports",
+        help_text=_("A deployment with reports cannot be deleted"),
+    )
     language = models.CharField(max_length=8, choices=Language.choices, default=Language.ENGLISH)
     title = models.CharField(max_length=255)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
@@ -78,11 +82,18 @@ class ReportVersion(models.Model):
     changes = models.JSONField(default=list, blank=True, help_text=_("What changed from the previous version"))
     author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     submitted_at = models.DateTimeField(null=True, blank=True)
-    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                 related_name="+", help_text=_("Who approved it (never its author)"))
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text=_("Who approved it (never its author)"),
+    )
     approved_at = models.DateTimeField(null=True, blank=True)
-    signer = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                               related_name="+")
+    signer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     signed_at = models.DateTimeField(null=True, blank=True)
     pdf = models.BinaryField(null=True, blank=True, editable=False, help_text=_("The signed PDF"))
     sha256 = models.CharField(max_length=64, blank=True, help_text=_("SHA-256 of the signed PDF"))
@@ -90,12 +101,17 @@ class ReportVersion(models.Model):
     progress = models.FloatField(default=0.0)
     progress_message = models.CharField(max_length=200, blank=True)
     error = models.JSONField(null=True, blank=True)
-    sign_requested_at = models.DateTimeField(null=True, blank=True, help_text=_(
-        "When its signing was last queued (the reaper fails a signing that never ends)"))
-    draft_requested_at = models.DateTimeField(null=True, blank=True, help_text=_(
-        "When the gathering of its evidence was last queued (a worker gathers it)"))
-    drafted_at = models.DateTimeField(null=True, blank=True, help_text=_(
-        "When its evidence was gathered; empty while a worker gathers it"))
+    sign_requested_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text=_("When its signing was last queued (the reaper fails a signing that never ends)"),
+    )
+    draft_requested_at = models.DateTimeField(
+        null=True, blank=True, help_text=_("When the gathering of its evidence was last queued (a worker gathers it)")
+    )
+    drafted_at = models.DateTimeField(
+        null=True, blank=True, help_text=_("When its evidence was gathered; empty while a worker gathers it")
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = ReportVersionQuerySet.as_manager()
@@ -149,13 +165,13 @@ class ChecklistWaiver(models.Model):
     version = models.ForeignKey(ReportVersion, on_delete=models.PROTECT, related_name="waivers")
     item = models.CharField(max_length=64, help_text=_("The checklist item's code"))
     reason = models.TextField(help_text=_("Why the commitment may stand without this evidence"))
-    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL,
-                                     related_name="+")
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     requested_by_name = models.CharField(max_length=150)
     requested_at = models.DateTimeField()
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.REQUESTED)
-    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="+")
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     decided_by_name = models.CharField(max_length=150, blank=True)
     decided_at = models.DateTimeField(null=True, blank=True)
     decision_reason = models.TextField(blank=True)

@@ -51,8 +51,13 @@ def _name(user: Any) -> str:
 
 
 def audit(version: ReportVersion, user: Any, action: str, **detail: Any) -> ReportAuditEvent:
-    return ReportAuditEvent.objects.create(version=version, actor=user if getattr(user, "pk", None) else None,
-                                           actor_name=_name(user)[:150], action=action, detail=detail)
+    return ReportAuditEvent.objects.create(
+        version=version,
+        actor=user if getattr(user, "pk", None) else None,
+        actor_name=_name(user)[:150],
+        action=action,
+        detail=detail,
+    )
 
 
 def report_create(*, organisation: Organisation, user: Any, data: Mapping[str, Any]) -> Report:
@@ -65,13 +70,16 @@ def report_create(*, organisation: Organisation, user: Any, data: Mapping[str, A
     if language not in Report.Language.values:
         raise _invalid("language", f"language must be one of {', '.join(Report.Language.values)}")
     title = str(data.get("title") or "").strip() or (
-        f"显存承诺书 · {deployment.customer or deployment.name}" if language == Report.Language.CHINESE
-        else f"Memory commitment · {deployment.customer or deployment.name}")
+        f"显存承诺书 · {deployment.customer or deployment.name}"
+        if language == Report.Language.CHINESE
+        else f"Memory commitment · {deployment.customer or deployment.name}"
+    )
     if len(title) > TITLE_MAX_LENGTH:
         raise _invalid("title", f"the title has {len(title)} characters; the limit is {TITLE_MAX_LENGTH}")
     with transaction.atomic():
-        report = Report.objects.create(organisation=organisation, deployment=deployment, language=language,
-                                       title=title, created_by=user)
+        report = Report.objects.create(
+            organisation=organisation, deployment=deployment, language=language, title=title, created_by=user
+        )
         version = ReportVersion.objects.create(report=report, number=1, author=user, content={})
         audit(version, user, ReportAuditEvent.Action.CREATED)
         _draft_start(version, user)
@@ -93,7 +101,8 @@ def _draft_start(version: ReportVersion, user: Any) -> None:
 
     def fail(error: dict[str, Any]) -> None:
         ReportVersion.objects.filter(pk=version_id, status=ReportVersion.Status.DRAFT).update(
-            progress=0.0, progress_message="", error=error)
+            progress=0.0, progress_message="", error=error
+        )
 
     job_publish_on_commit(kind="report_draft", job_id=version_id, publish=enqueue, fail=fail)
 
@@ -104,8 +113,11 @@ def version_draft(*, version_id: int, user_id: int | None) -> None:
     failure leaves the version a draft without content, with the reason (draft it again)."""
     from django.contrib.auth import get_user_model
 
-    version = ReportVersion.objects.select_related("report", "report__deployment", "report__organisation").filter(
-        pk=version_id).first()
+    version = (
+        ReportVersion.objects.select_related("report", "report__deployment", "report__organisation")
+        .filter(pk=version_id)
+        .first()
+    )
     if version is None or not version.drafting:
         return
     user = get_user_model().objects.filter(pk=user_id).first() if user_id else None
@@ -129,16 +141,21 @@ def version_draft(*, version_id: int, user_id: int | None) -> None:
             done = {item["code"] for item in content.get("checklist") or () if item["state"] == "done"}
             ChecklistWaiver.objects.filter(version=locked, item__in=done).delete()
             ChecklistWaiver.objects.filter(version=locked).exclude(status=ChecklistWaiver.Status.REQUESTED).update(
-                status=ChecklistWaiver.Status.REQUESTED, decided_by=None, decided_by_name="", decided_at=None,
-                decision_reason="")
+                status=ChecklistWaiver.Status.REQUESTED,
+                decided_by=None,
+                decided_by_name="",
+                decided_at=None,
+                decision_reason="",
+            )
     except SoftTimeLimitExceeded:
         ReportVersion.objects.filter(pk=version_id, drafted_at__isnull=True).update(
-            progress=0.0, progress_message="", error=over_budget_error(JobKind.REPORT_DRAFT))
+            progress=0.0, progress_message="", error=over_budget_error(JobKind.REPORT_DRAFT)
+        )
     except Exception as exc:  # the version stays a draft without content, with the reason
         logger.exception("drafting report version %s failed", version_id)
         ReportVersion.objects.filter(pk=version_id, drafted_at__isnull=True).update(
-            progress=0.0, progress_message="", error={"code": "drafting_failed", "message": str(exc)[:500],
-                                                      "extra": {}})
+            progress=0.0, progress_message="", error={"code": "drafting_failed", "message": str(exc)[:500], "extra": {}}
+        )
 
 
 def report_version_new(*, report: Report, user: Any) -> ReportVersion:
@@ -147,8 +164,11 @@ def report_version_new(*, report: Report, user: Any) -> ReportVersion:
     with transaction.atomic():
         latest = ReportVersion.objects.select_for_update().filter(report=report).order_by("-number").first()
         if latest is not None and latest.status in (ReportVersion.Status.IN_REVIEW, ReportVersion.Status.APPROVED):
-            raise _invalid("status", f"version {latest.number} is {latest.get_status_display().lower()}: return it "
-                                     "to draft or sign it before drafting another")
+            raise _invalid(
+                "status",
+                f"version {latest.number} is {latest.get_status_display().lower()}: return it "
+                "to draft or sign it before drafting another",
+            )
         if latest is not None and latest.status == ReportVersion.Status.DRAFT:
             latest.author = user
             audit(latest, user, ReportAuditEvent.Action.CREATED, refreshed=True)
@@ -189,14 +209,18 @@ def _locked(version: ReportVersion) -> ReportVersion:
 def _expect(version: ReportVersion, status: str, doing: str) -> None:
     if version.status != status:
         expected = ReportVersion.Status(status).label.lower()
-        raise _invalid("status", f"cannot {doing}: version {version.number} is "
-                                 f"{version.get_status_display().lower()}, not {expected}")
+        raise _invalid(
+            "status",
+            f"cannot {doing}: version {version.number} is {version.get_status_display().lower()}, not {expected}",
+        )
 
 
 def _drafted(version: ReportVersion, doing: str) -> None:
     if version.drafting:
-        raise _invalid("status", f"cannot {doing}: the evidence of version {version.number} is still being gathered "
-                                 "(see its progress)")
+        raise _invalid(
+            "status",
+            f"cannot {doing}: the evidence of version {version.number} is still being gathered (see its progress)",
+        )
 
 
 def _checklist(version: ReportVersion) -> list[dict[str, Any]]:
@@ -205,17 +229,27 @@ def _checklist(version: ReportVersion) -> list[dict[str, Any]]:
 
 def _open_items(version: ReportVersion, *, waivers: Mapping[str, ChecklistWaiver], accepted: set[str]) -> list[dict]:
     """The checklist items not done whose waiver is not in `accepted` states."""
-    return [item for item in _checklist(version) if item.get("state") != "done"
-            and (item["code"] not in waivers or waivers[item["code"]].status not in accepted)]
+    return [
+        item
+        for item in _checklist(version)
+        if item.get("state") != "done" and (item["code"] not in waivers or waivers[item["code"]].status not in accepted)
+    ]
 
 
 def _evidence_refusal(doing: str, items: list[dict[str, Any]], needs: str) -> SizingError:
     lines = [f"{item['text']} ({item['state']}): {item['detail']}" for item in items]
     message = f"cannot {doing}: {len(items)} checklist item{'s' if len(items) != 1 else ''} {needs}"
-    return SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message,
-                       extra={"fields": {"checklist": lines},
-                              "items": [{"code": item["code"], "state": item["state"], "text": item["text"],
-                                         "detail": item["detail"]} for item in items]})
+    return SizingError(
+        code=SizingErrorCode.INVALID_ARGUMENT,
+        message=message,
+        extra={
+            "fields": {"checklist": lines},
+            "items": [
+                {"code": item["code"], "state": item["state"], "text": item["text"], "detail": item["detail"]}
+                for item in items
+            ],
+        },
+    )
 
 
 def _waivers(version: ReportVersion) -> dict[str, ChecklistWaiver]:
@@ -231,12 +265,18 @@ def version_submit(*, version: ReportVersion, user: Any) -> ReportVersion:
         _drafted(locked, "submit it for review")
         if locked.error and not locked.content:
             raise _invalid("status", "cannot submit it for review: gathering its evidence failed; draft it again")
-        open_items = _open_items(locked, waivers=_waivers(locked),
-                                 accepted={ChecklistWaiver.Status.REQUESTED, ChecklistWaiver.Status.GRANTED})
+        open_items = _open_items(
+            locked,
+            waivers=_waivers(locked),
+            accepted={ChecklistWaiver.Status.REQUESTED, ChecklistWaiver.Status.GRANTED},
+        )
         if open_items:
-            raise _evidence_refusal("submit it for review", open_items,
-                                    "not done and without a waiver request (request a waiver with the reason, or "
-                                    "gather the evidence and draft again)")
+            raise _evidence_refusal(
+                "submit it for review",
+                open_items,
+                "not done and without a waiver request (request a waiver with the reason, or "
+                "gather the evidence and draft again)",
+            )
         locked.status, locked.submitted_at = ReportVersion.Status.IN_REVIEW, timezone.now()
         locked.save()
         audit(locked, user, ReportAuditEvent.Action.SUBMITTED)
@@ -263,15 +303,26 @@ def waiver_request(*, version: ReportVersion, user: Any, item: str, reason: str)
         found = next((entry for entry in _checklist(locked) if entry.get("code") == item), None)
         if found is None:
             codes = ", ".join(entry["code"] for entry in _checklist(locked))
-            raise _invalid("item", f"version {locked.number} has no checklist item {str(item)[:64]!r} (its items: "
-                                   f"{codes})")
+            raise _invalid(
+                "item", f"version {locked.number} has no checklist item {str(item)[:64]!r} (its items: {codes})"
+            )
         if found.get("state") == "done":
             raise _invalid("item", f"{found['text']} is done: there is nothing to waive")
         waiver, _created = ChecklistWaiver.objects.update_or_create(
-            version=locked, item=item,
-            defaults={"reason": reason, "requested_by": user, "requested_by_name": _name(user)[:150],
-                      "requested_at": timezone.now(), "status": ChecklistWaiver.Status.REQUESTED,
-                      "decided_by": None, "decided_by_name": "", "decided_at": None, "decision_reason": ""})
+            version=locked,
+            item=item,
+            defaults={
+                "reason": reason,
+                "requested_by": user,
+                "requested_by_name": _name(user)[:150],
+                "requested_at": timezone.now(),
+                "status": ChecklistWaiver.Status.REQUESTED,
+                "decided_by": None,
+                "decided_by_name": "",
+                "decided_at": None,
+                "decision_reason": "",
+            },
+        )
         audit(locked, user, ReportAuditEvent.Action.WAIVER_REQUESTED, item=item, reason=reason[:2000])
     return waiver
 
@@ -304,14 +355,22 @@ def waiver_decide(*, version: ReportVersion, user: Any, item: str, grant: bool, 
             raise _invalid("item", f"no waiver of {str(item)[:64]!r} was requested on version {locked.number}")
         me = getattr(user, "pk", None)
         if me is not None and me in (locked.author_id, waiver.requested_by_id):
-            raise _invalid("reviewer", "a waiver is granted or refused by a reviewer other than the version's author "
-                                       "and the one who asked for it")
+            raise _invalid(
+                "reviewer",
+                "a waiver is granted or refused by a reviewer other than the version's author "
+                "and the one who asked for it",
+            )
         waiver.status = ChecklistWaiver.Status.GRANTED if grant else ChecklistWaiver.Status.REFUSED
         waiver.decided_by, waiver.decided_by_name = user, _name(user)[:150]
         waiver.decided_at, waiver.decision_reason = timezone.now(), reason
         waiver.save()
-        audit(locked, user, ReportAuditEvent.Action.WAIVER_GRANTED if grant else ReportAuditEvent.Action.WAIVER_REFUSED,
-              item=item, reason=reason[:2000])
+        audit(
+            locked,
+            user,
+            ReportAuditEvent.Action.WAIVER_GRANTED if grant else ReportAuditEvent.Action.WAIVER_REFUSED,
+            item=item,
+            reason=reason[:2000],
+        )
     return waiver
 
 
@@ -322,8 +381,11 @@ def version_return(*, version: ReportVersion, user: Any, reason: str) -> ReportV
     with transaction.atomic():
         locked = _locked(version)
         if locked.status not in (ReportVersion.Status.IN_REVIEW, ReportVersion.Status.APPROVED):
-            raise _invalid("status", f"only a version in review or approved goes back to draft (version "
-                                     f"{locked.number} is {locked.get_status_display().lower()})")
+            raise _invalid(
+                "status",
+                f"only a version in review or approved goes back to draft (version "
+                f"{locked.number} is {locked.get_status_display().lower()})",
+            )
         locked.status, locked.reviewer, locked.approved_at = ReportVersion.Status.DRAFT, None, None
         locked.save()
         audit(locked, user, ReportAuditEvent.Action.RETURNED, reason=reason[:2000])
@@ -344,9 +406,12 @@ def version_approve(*, version: ReportVersion, user: Any) -> ReportVersion:
         _not_author(locked, user, "approves")
         open_items = _open_items(locked, waivers=_waivers(locked), accepted={ChecklistWaiver.Status.GRANTED})
         if open_items:
-            raise _evidence_refusal("approve it", open_items,
-                                    "not done and without a granted waiver (decide each waiver request; with one "
-                                    "refused, return the version to draft)")
+            raise _evidence_refusal(
+                "approve it",
+                open_items,
+                "not done and without a granted waiver (decide each waiver request; with one "
+                "refused, return the version to draft)",
+            )
         locked.status, locked.reviewer, locked.approved_at = ReportVersion.Status.APPROVED, user, timezone.now()
         locked.save()
         audit(locked, user, ReportAuditEvent.Action.APPROVED)
@@ -357,8 +422,9 @@ def content_with_decisions(version: ReportVersion) -> dict[str, Any]:
     """The version's content with its waivers as they stand: the granted ones under `waivers` (printed under
     "Exceptions") and their items' state "waived" in the checklist."""
     content = dict(version.content or {})
-    granted = {w.item: w for w in ChecklistWaiver.objects.filter(version=version,
-                                                                 status=ChecklistWaiver.Status.GRANTED)}
+    granted = {
+        w.item: w for w in ChecklistWaiver.objects.filter(version=version, status=ChecklistWaiver.Status.GRANTED)
+    }
     checklist = []
     for item in content.get("checklist") or ():
         entry = dict(item)
@@ -368,11 +434,19 @@ def content_with_decisions(version: ReportVersion) -> dict[str, Any]:
     if "checklist" in content:
         content["checklist"] = checklist
     texts = {item.get("code"): item.get("text") for item in content.get("checklist") or ()}
-    content["waivers"] = [{"item": w.item, "item_text": str(texts.get(w.item) or w.item), "reason": w.reason,
-                           "requested_by": w.requested_by_name, "requested_at": w.requested_at.isoformat(),
-                           "granted_by": w.decided_by_name, "granted_at": w.decided_at.isoformat()
-                           if w.decided_at else None, "decision_reason": w.decision_reason}
-                          for w in granted.values()]
+    content["waivers"] = [
+        {
+            "item": w.item,
+            "item_text": str(texts.get(w.item) or w.item),
+            "reason": w.reason,
+            "requested_by": w.requested_by_name,
+            "requested_at": w.requested_at.isoformat(),
+            "granted_by": w.decided_by_name,
+            "granted_at": w.decided_at.isoformat() if w.decided_at else None,
+            "decision_reason": w.decision_reason,
+        }
+        for w in granted.values()
+    ]
     return content
 
 
@@ -394,11 +468,13 @@ def _previous_certificates(paths: tuple[str, ...]) -> tuple[Any, ...]:
         except OSError as error:
             raise ImproperlyConfigured(f"REPORTS_SIGNING_PREVIOUS_CERTIFICATES: cannot read {path}: {error}") from None
         try:
-            certificates.append(x509.load_pem_x509_certificate(data) if b"-----BEGIN" in data
-                                else x509.load_der_x509_certificate(data))
+            certificates.append(
+                x509.load_pem_x509_certificate(data) if b"-----BEGIN" in data else x509.load_der_x509_certificate(data)
+            )
         except ValueError:
-            raise ImproperlyConfigured(f"REPORTS_SIGNING_PREVIOUS_CERTIFICATES: {path} is not an X.509 certificate "
-                                       "(PEM or DER)") from None
+            raise ImproperlyConfigured(
+                f"REPORTS_SIGNING_PREVIOUS_CERTIFICATES: {path} is not an X.509 certificate (PEM or DER)"
+            ) from None
     return tuple(certificates)
 
 
@@ -412,8 +488,12 @@ def trusted_certificates() -> list[Any]:
 
 def signing_identity() -> Any:
     """The organisation's signing identity from the settings (loaded once per process and settings)."""
-    return _identity(settings.REPORTS_SIGNING_P12 or None, settings.REPORTS_SIGNING_PASSPHRASE or None,
-                     settings.REPORTS_SIGNING_ORGANISATION, str(settings.VAR_DIR))
+    return _identity(
+        settings.REPORTS_SIGNING_P12 or None,
+        settings.REPORTS_SIGNING_PASSPHRASE or None,
+        settings.REPORTS_SIGNING_ORGANISATION,
+        str(settings.VAR_DIR),
+    )
 
 
 def version_sign_start(*, version: ReportVersion, user: Any) -> ReportVersion:
@@ -436,7 +516,8 @@ def version_sign_start(*, version: ReportVersion, user: Any) -> ReportVersion:
 
         def fail(error: dict[str, Any]) -> None:  # it stays approved, with the reason: sign it again
             ReportVersion.objects.filter(pk=version_id, status=ReportVersion.Status.APPROVED).update(
-                progress=0.0, progress_message="", error=error)
+                progress=0.0, progress_message="", error=error
+            )
 
         job_publish_on_commit(kind="report_sign", job_id=version_id, publish=enqueue, fail=fail)
     return locked
@@ -444,18 +525,21 @@ def version_sign_start(*, version: ReportVersion, user: Any) -> ReportVersion:
 
 def _progress(version_id: int, fraction: float, message: str) -> None:
     ReportVersion.objects.filter(pk=version_id).exclude(status=ReportVersion.Status.SIGNED).update(
-        progress=fraction, progress_message=message)
+        progress=fraction, progress_message=message
+    )
 
 
 def _signed_content(version: ReportVersion, signer: Any, when: Any) -> dict[str, Any]:
     content = content_with_decisions(version)
     content["report"] = {**content.get("report", {}), "status": "signed"}
-    content["signature"] = {**content.get("signature", {}),
-                            "author": _name(version.author) if version.author else content.get("signature", {})
-                            .get("author"),
-                            "reviewer": _name(version.reviewer) if version.reviewer else None,
-                            "approver": _name(version.reviewer) if version.reviewer else None,
-                            "signer": _name(signer), "signed_at": when.isoformat()}
+    content["signature"] = {
+        **content.get("signature", {}),
+        "author": _name(version.author) if version.author else content.get("signature", {}).get("author"),
+        "reviewer": _name(version.reviewer) if version.reviewer else None,
+        "approver": _name(version.reviewer) if version.reviewer else None,
+        "signer": _name(signer),
+        "signed_at": when.isoformat(),
+    }
     return content
 
 
@@ -481,9 +565,15 @@ def version_sign(*, version_id: int, user_id: int) -> None:
         pdf = render_report_pdf(content)
         _progress(version_id, 0.6, "signing")
         identity = signing_identity()
-        signed = sign_pdf(pdf, identity=identity, reason=f"Memory commitment {version.label}",
-                          location=None, version_label=version.label, signer_name=_name(signer),
-                          signing_time=when)
+        signed = sign_pdf(
+            pdf,
+            identity=identity,
+            reason=f"Memory commitment {version.label}",
+            location=None,
+            version_label=version.label,
+            signer_name=_name(signer),
+            signing_time=when,
+        )
         with transaction.atomic():
             locked = _locked(version)
             if locked.status != ReportVersion.Status.APPROVED:
@@ -499,12 +589,13 @@ def version_sign(*, version_id: int, user_id: int) -> None:
             audit(locked, signer, ReportAuditEvent.Action.SIGNED, sha256=locked.sha256, signed_at=when.isoformat())
     except SoftTimeLimitExceeded:  # over its time budget (sizing.job_budgets): approved, with the budget
         ReportVersion.objects.filter(pk=version_id, status=ReportVersion.Status.APPROVED).update(
-            progress=0.0, progress_message="", error=over_budget_error(JobKind.REPORT_SIGN))
+            progress=0.0, progress_message="", error=over_budget_error(JobKind.REPORT_SIGN)
+        )
     except Exception as exc:  # the version stays approved, with the reason
         logger.exception("signing report version %s failed", version_id)
         ReportVersion.objects.filter(pk=version_id, status=ReportVersion.Status.APPROVED).update(
-            progress=0.0, progress_message="", error={"code": "signing_failed", "message": str(exc)[:500],
-                                                      "extra": {}})
+            progress=0.0, progress_message="", error={"code": "signing_failed", "message": str(exc)[:500], "extra": {}}
+        )
 
 
 def version_pdf(*, version: ReportVersion, user: Any) -> bytes:
@@ -515,13 +606,20 @@ def version_pdf(*, version: ReportVersion, user: Any) -> bytes:
         from reports.document import render_report_pdf
 
         if version.drafting:
-            raise _invalid("status", f"version {version.number}'s evidence is still being gathered: its PDF comes "
-                                     "when it is drafted")
+            raise _invalid(
+                "status",
+                f"version {version.number}'s evidence is still being gathered: its PDF comes when it is drafted",
+            )
         content = content_with_decisions(version)
         content["report"] = {**content.get("report", {}), "status": version.status}
         data = render_report_pdf(content)
-    audit(version, user, ReportAuditEvent.Action.DOWNLOADED, sha256=hashlib.sha256(data).hexdigest(),
-          signed=version.status == ReportVersion.Status.SIGNED)
+    audit(
+        version,
+        user,
+        ReportAuditEvent.Action.DOWNLOADED,
+        sha256=hashlib.sha256(data).hexdigest(),
+        signed=version.status == ReportVersion.Status.SIGNED,
+    )
     return data
 
 
@@ -534,12 +632,26 @@ def report_verify(*, organisation: Organisation, user: Any, data: bytes) -> dict
         raise _invalid("file", f"the file is {len(data):,} bytes; the limit is {settings.REPORTS_MAX_VERIFY_BYTES:,}")
     result = verify_pdf(data, trusted=trusted_certificates())
     answer = dict(result.as_dict())
-    match = ReportVersion.objects.select_related("report").filter(
-        report__organisation=organisation, status=ReportVersion.Status.SIGNED,
-        sha256=hashlib.sha256(data).hexdigest()).first()
-    answer["version"] = ({"report": match.report_id, "number": match.number, "label": match.label,
-                          "title": match.report.title, "signed_at": match.signed_at.isoformat()
-                          if match.signed_at else None} if match else None)
+    match = (
+        ReportVersion.objects.select_related("report")
+        .filter(
+            report__organisation=organisation,
+            status=ReportVersion.Status.SIGNED,
+            sha256=hashlib.sha256(data).hexdigest(),
+        )
+        .first()
+    )
+    answer["version"] = (
+        {
+            "report": match.report_id,
+            "number": match.number,
+            "label": match.label,
+            "title": match.report.title,
+            "signed_at": match.signed_at.isoformat() if match.signed_at else None,
+        }
+        if match
+        else None
+    )
     answer["matches_record"] = match is not None
     if match is not None:
         audit(match, user, ReportAuditEvent.Action.VERIFIED, verdict=answer.get("verdict"))
@@ -563,14 +675,23 @@ def signed_versions_check(*, signatures: bool = True) -> dict[str, Any]:
             problems.append({"version": version.pk, "label": label, "problem": "the signed PDF is missing"})
             continue
         if pdf_sha256(pdf) != version.sha256:
-            problems.append({"version": version.pk, "label": label,
-                             "problem": f"SHA-256 {pdf_sha256(pdf)} differs from the recorded {version.sha256}"})
+            problems.append(
+                {
+                    "version": version.pk,
+                    "label": label,
+                    "problem": f"SHA-256 {pdf_sha256(pdf)} differs from the recorded {version.sha256}",
+                }
+            )
             continue
         if signatures:
             verdict = verify_pdf(pdf, trusted=trusted).as_dict().get("verdict")
             if verdict != "valid":
-                problems.append({"version": version.pk, "label": label,
-                                 "problem": f"the signature is {verdict} (list earlier certificates in "
-                                            "REPORTS_SIGNING_PREVIOUS_CERTIFICATES)"})
+                problems.append(
+                    {
+                        "version": version.pk,
+                        "label": label,
+                        "problem": f"the signature is {verdict} (list earlier certificates in "
+                        "REPORTS_SIGNING_PREVIOUS_CERTIFICATES)",
+                    }
+                )
     return {"checked": checked, "problems": problems}
-

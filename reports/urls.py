@@ -27,17 +27,31 @@ urlpatterns = [
     path("reports/<id:report_id>/", ReportDetailApi.as_view(), name="report-detail"),
     path("reports/<id:report_id>/pdf", ReportPdfApi.as_view(), name="report-pdf"),
     path("reports/<id:report_id>/versions/", ReportVersionListApi.as_view(), name="report-version-list"),
-    path("reports/<id:report_id>/versions/<id:number>/", ReportVersionDetailApi.as_view(),
-         name="report-version-detail"),
-    path("reports/<id:report_id>/versions/<id:number>/pdf", ReportVersionPdfApi.as_view(),
-         name="report-version-pdf"),
-    path("reports/<id:report_id>/versions/<id:number>/waivers/", ReportVersionWaiverListApi.as_view(),
-         name="report-version-waiver-list"),
-    path("reports/<id:report_id>/versions/<id:number>/waivers/<slug:item>", ReportVersionWaiverDetailApi.as_view(),
-         name="report-version-waiver-detail"),
-    path("reports/<id:report_id>/versions/<id:number>/waivers/<slug:item>/decision",
-         ReportVersionWaiverDecisionApi.as_view(), name="report-version-waiver-decision"),
-    *[path(f"reports/<id:report_id>/versions/<id:number>/{action}",
-           ReportVersionActionApi.as_view(action_name=action), name=f"report-version-{action}")
-      for action in ("submit", "return", "approve", "sign")],
+    path(
+        "reports/<id:report_id>/versions/<id:number>/", ReportVersionDetailApi.as_view(), name="report-version-detail"
+    ),
+    path("reports/<id:report_id>/versions/<id:number>/pdf", ReportVersionPdfApi.as_view(), name="report-version-pdf"),
+    path(
+        "reports/<id:report_id>/versions/<id:number>/waivers/",
+        ReportVersionWaiverListApi.as_view(),
+        name="report-version-waiver-list",
+    ),
+    path(
+        "reports/<id:report_id>/versions/<id:number>/waivers/<slug:item>",
+        ReportVersionWaiverDetailApi.as_view(),
+        name="report-version-waiver-detail",
+    ),
+    path(
+        "reports/<id:report_id>/versions/<id:number>/waivers/<slug:item>/decision",
+        ReportVersionWaiverDecisionApi.as_view(),
+        name="report-version-waiver-decision",
+    ),
+    *[
+        path(
+            f"reports/<id:report_id>/versions/<id:number>/{action}",
+            ReportVersionActionApi.as_view(action_name=action),
+            name=f"report-version-{action}",
+        )
+        for action in ("submit", "return", "approve", "sign")
+    ],
 ]

@@ -64,8 +64,19 @@ SIGN = Policy("sign", TEAM, frozenset({SIGNER}))
 
 # the OpenAPI schema and its documentation page are public (sales tooling generates clients from it); every
 # operation they describe is not
-PUBLIC_NAMES = frozenset({"health", "healthz", "readyz", "metrics", "frontend:login", "frontend:logout",
-                          "set_language", "schema", "swagger-ui"})
+PUBLIC_NAMES = frozenset(
+    {
+        "health",
+        "healthz",
+        "readyz",
+        "metrics",
+        "frontend:login",
+        "frontend:logout",
+        "set_language",
+        "schema",
+        "swagger-ui",
+    }
+)
 
 POLICIES: dict[str, Policy] = {
     # --- API: sizing
@@ -279,8 +290,9 @@ class RoleAccessMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         return self.get_response(request)
 
-    def process_view(self, request: HttpRequest, view_func: Callable[..., Any], view_args: Any,
-                     view_kwargs: Any) -> HttpResponse | None:
+    def process_view(
+        self, request: HttpRequest, view_func: Callable[..., Any], view_args: Any, view_kwargs: Any
+    ) -> HttpResponse | None:
         match = request.resolver_match
         if match is None or _is_api_view(view_func) or "admin" in match.namespaces:
             return None
@@ -304,7 +316,9 @@ def page_denied_message(user: Any, policy: Policy, method: str) -> str:
     roles = policy.read if method.upper() in SAFE_METHODS else policy.write
     role = role_of(user)
     return gettext("Your role (%(role)s) does not allow this. It needs one of: %(roles)s") % {
-        "role": labels.get(role, role), "roles": ", ".join(str(labels[r]) for r in ROLES if r in roles) or "—"}
+        "role": labels.get(role, role),
+        "roles": ", ".join(str(labels[r]) for r in ROLES if r in roles) or "—",
+    }
 
 
 def _is_api_view(view_func: Callable[..., Any]) -> bool:

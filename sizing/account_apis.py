@@ -50,10 +50,12 @@ class ApiKeyListApi(APIView):
     def get(self, request: Request) -> Response:
         return Response(ApiKeyOutputSerializer(api_key_list_for_user(user=request.user), many=True).data)
 
-    @extend_schema(request=InputSerializer, responses={201: ApiKeyCreatedSerializer},
-                   summary="Create an API key (shown once)",
-                   examples=[OpenApiExample("A key for a script", request_only=True,
-                                            value={"name": "CRM quote script"})])
+    @extend_schema(
+        request=InputSerializer,
+        responses={201: ApiKeyCreatedSerializer},
+        summary="Create an API key (shown once)",
+        examples=[OpenApiExample("A key for a script", request_only=True, value={"name": "CRM quote script"})],
+    )
     def post(self, request: Request) -> Response:
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)

@@ -23,8 +23,7 @@ TEMPORARY_PASSWORD_BYTES = 12
 
 
 def members_of(*, organisation: Organisation) -> Any:
-    return (Membership.objects.filter(organisation=organisation).select_related("user")
-            .order_by("user__username"))
+    return Membership.objects.filter(organisation=organisation).select_related("user").order_by("user__username")
 
 
 def member_get(*, organisation: Organisation, user_id: int) -> Membership | None:
@@ -33,8 +32,11 @@ def member_get(*, organisation: Organisation, user_id: int) -> Membership | None
 
 def _refusal(field: str, reason: str, message: str, **values: Any) -> SizingError:
     """A 400 naming the field, with a stable `reason` (pages word it in the user's language) and its values."""
-    return SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message,
-                       extra={"fields": {field: [message]}, "reason": reason, **values})
+    return SizingError(
+        code=SizingErrorCode.INVALID_ARGUMENT,
+        message=message,
+        extra={"fields": {field: [message]}, "reason": reason, **values},
+    )
 
 
 def _temporary_password() -> str:
@@ -51,8 +53,9 @@ def member_create(*, organisation: Organisation, username: str, role: str, email
     try:
         user_model.username_validator(username)
     except ValidationError:
-        raise _refusal("username", "username_characters",
-                       "a user name has letters, digits and @ . + - _ only") from None
+        raise _refusal(
+            "username", "username_characters", "a user name has letters, digits and @ . + - _ only"
+        ) from None
     if user_model.objects.filter(username__iexact=username).exists():
         raise _refusal("username", "username_taken", f"the user name {username!r} is taken", username=username)
     if role not in Membership.Role.values:
@@ -64,8 +67,13 @@ def member_create(*, organisation: Organisation, username: str, role: str, email
 
 
 def _other_active_admins(membership: Membership) -> int:
-    return (Membership.objects.filter(organisation=membership.organisation, role=Membership.Role.ADMIN,
-                                      user__is_active=True).exclude(pk=membership.pk).count())
+    return (
+        Membership.objects.filter(
+            organisation=membership.organisation, role=Membership.Role.ADMIN, user__is_active=True
+        )
+        .exclude(pk=membership.pk)
+        .count()
+    )
 
 
 @transaction.atomic
@@ -75,10 +83,12 @@ def member_update(*, membership: Membership, role: str | None = None, active: bo
     if role is not None and role not in Membership.Role.values:
         raise _refusal("role", "role_unknown", f"unknown role {role!r}; one of {', '.join(Membership.Role.values)}")
     stays_admin = (role or membership.role) == Membership.Role.ADMIN and (
-        active if active is not None else membership.user.is_active)
+        active if active is not None else membership.user.is_active
+    )
     if membership.role == Membership.Role.ADMIN and not stays_admin and _other_active_admins(membership) == 0:
-        raise _refusal("role", "last_admin", "this is the organisation's last active admin: make someone else an "
-                                             "admin first")
+        raise _refusal(
+            "role", "last_admin", "this is the organisation's last active admin: make someone else an admin first"
+        )
     if role is not None:
         membership.role = role
         membership.save(update_fields=["role"])

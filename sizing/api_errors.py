@@ -32,8 +32,9 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
     if isinstance(exc, SizingError):
         set_rollback()  # nothing half-saved under ATOMIC_REQUESTS
         too_many = exc.code is SizingErrorCode.TOO_MANY_JOBS  # a per-organisation job limit (sizing.job_budgets)
-        return Response(exc.as_dict(), status=status.HTTP_429_TOO_MANY_REQUESTS if too_many
-                        else status.HTTP_400_BAD_REQUEST)
+        return Response(
+            exc.as_dict(), status=status.HTTP_429_TOO_MANY_REQUESTS if too_many else status.HTTP_400_BAD_REQUEST
+        )
     if isinstance(exc, DjangoPermissionDenied):  # raised by services (e.g. editing a shared sample): same shape
         exc = exceptions.PermissionDenied(*exc.args)
     elif isinstance(exc, Http404):  # Django's (content negotiation's for an unknown ?format=): same shape
@@ -60,8 +61,9 @@ def _is_api(request: HttpRequest) -> bool:
 def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     """handler404: an unknown URL under /api/ answers in the error shape, elsewhere Django's page."""
     if _is_api(request):
-        return JsonResponse({"code": "not_found", "message": f"no API at {request.path}", "extra": {}},
-                            status=status.HTTP_404_NOT_FOUND)
+        return JsonResponse(
+            {"code": "not_found", "message": f"no API at {request.path}", "extra": {}}, status=status.HTTP_404_NOT_FOUND
+        )
     return defaults.page_not_found(request, exception)
 
 
@@ -69,13 +71,21 @@ def server_error(request: HttpRequest) -> HttpResponse:
     """handler500: a crash under /api/ answers in the error shape (the details go to the logs), elsewhere Django's
     page."""
     if _is_api(request):
-        return JsonResponse({"code": "server_error", "message": "the server failed to answer; the error is logged",
-                             "extra": {}}, status=status.HTTP_500_INTERNAL_SERVER_ERROR)
+        return JsonResponse(
+            {"code": "server_error", "message": "the server failed to answer; the error is logged", "extra": {}},
+            status=status.HTTP_500_INTERNAL_SERVER_ERROR,
+        )
     return defaults.server_error(request)
 
 
-_PAGE_CODES = {400: "bad_request", 403: "permission_denied", 404: "not_found", 405: "method_not_allowed",
-               413: "request_too_large", 500: "server_error"}
+_PAGE_CODES = {
+    400: "bad_request",
+    403: "permission_denied",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "request_too_large",
+    500: "server_error",
+}
 
 
 class ApiErrorPageMiddleware:
@@ -92,16 +102,22 @@ class ApiErrorPageMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
-        if (response.status_code >= 400 and _is_api(request) and not isinstance(response, Response)
-                and response.get("Content-Type", "").startswith("text/html")):
+        if (
+            response.status_code >= 400
+            and _is_api(request)
+            and not isinstance(response, Response)
+            and response.get("Content-Type", "").startswith("text/html")
+        ):
             status_code = response.status_code
             if status_code == status.HTTP_404_NOT_FOUND:
                 return not_found(request)
             if status_code >= 500:
                 return server_error(request)
             code = _PAGE_CODES.get(status_code, "error")
-            answer = JsonResponse({"code": code, "message": f"the request was refused ({code.replace('_', ' ')})",
-                                   "extra": {}}, status=status_code)
+            answer = JsonResponse(
+                {"code": code, "message": f"the request was refused ({code.replace('_', ' ')})", "extra": {}},
+                status=status_code,
+            )
             for header in ("Allow", "Retry-After"):
                 if header in response:
                     answer[header] = response[header]
@@ -112,11 +128,14 @@ class ApiErrorPageMiddleware:
 class ApiErrorSerializer(serializers.Serializer):
     """The schema of every error answer."""
 
-    code = serializers.CharField(help_text="stable, machine-readable: invalid_input, not_found, not_authenticated, "
-                                           "permission_denied, throttled, ...")
+    code = serializers.CharField(
+        help_text="stable, machine-readable: invalid_input, not_found, not_authenticated, "
+        "permission_denied, throttled, ..."
+    )
     message = serializers.CharField(help_text="for people, in English")
-    extra = serializers.DictField(help_text="details: `fields` (field -> messages) for invalid input, "
-                                            "`retry_after_s` when throttled")
+    extra = serializers.DictField(
+        help_text="details: `fields` (field -> messages) for invalid input, `retry_after_s` when throttled"
+    )
 
 
 class ApiAutoSchema(AutoSchema):
@@ -136,10 +155,13 @@ class ApiAutoSchema(AutoSchema):
             errors["415"] = "a request body of a media type the operation does not take"
             errors["413"] = "a request body over its size limit (JSON_MAX_BODY_BYTES for JSON; the message names it)"
         if self.method == "POST" and ("202" in responses or getattr(self.view, "publishes_jobs", False)):
-            errors["503"] = "the job queue is unavailable (job_queue_unavailable; the job is marked failed): retry " \
-                            "after extra.retry_after_s"
+            errors["503"] = (
+                "the job queue is unavailable (job_queue_unavailable; the job is marked failed): retry "
+                "after extra.retry_after_s"
+            )
         for code, description in errors.items():
             if code not in responses:
                 responses[code] = self._get_response_for_code(
-                    OpenApiResponse(ApiErrorSerializer, description=description), code, direction=direction)
+                    OpenApiResponse(ApiErrorSerializer, description=description), code, direction=direction
+                )
         return responses

@@ -37,8 +37,12 @@ class ListApiMixin:
     schema = ListSchema()
     ordering_fields: dict[str, str] = {}  # API name -> ORM field; each may be given with "-" for descending
 
-    def list_response(self, request: Request, rows: QuerySet[Any], serializer_class: type[serializers.BaseSerializer],
-                      ) -> Response:
+    def list_response(
+        self,
+        request: Request,
+        rows: QuerySet[Any],
+        serializer_class: type[serializers.BaseSerializer],
+    ) -> Response:
         rows = ordered(rows, request.query_params.get("ordering"), self.ordering_fields)
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(rows, request, view=self)
@@ -57,8 +61,9 @@ def ordered(rows: QuerySet[Any], raw: str | None, fields: dict[str, str]) -> Que
     for part in (piece.strip() for piece in raw.split(",")):
         name = part.removeprefix("-")
         if name not in fields:
-            raise serializers.ValidationError({"ordering": [
-                f"cannot order by {part!r}; allowed: {', '.join(ordering_choices(fields))}"]})
+            raise serializers.ValidationError(
+                {"ordering": [f"cannot order by {part!r}; allowed: {', '.join(ordering_choices(fields))}"]}
+            )
         keys.append(("-" if part.startswith("-") else "") + fields[name])
     return rows.order_by(*keys, "-pk" if keys[-1].startswith("-") else "pk")
 
@@ -67,14 +72,24 @@ def filter_parameter(name: str, kind: Any = str, description: str = "", enum: An
     return OpenApiParameter(name, kind, required=False, description=description, enum=enum)
 
 
-def list_schema(serializer_class: type[serializers.BaseSerializer], *, ordering: dict[str, str],
-                filters: list[OpenApiParameter] = (), not_found: str = "", **kwargs: Any) -> Any:
+def list_schema(
+    serializer_class: type[serializers.BaseSerializer],
+    *,
+    ordering: dict[str, str],
+    filters: list[OpenApiParameter] = (),
+    not_found: str = "",
+    **kwargs: Any,
+) -> Any:
     """extend_schema of a list GET: its filters, `ordering` (one of the allowed names, or several joined by commas),
     and the serializer as a paginated list (limit and offset come from the paginator); `not_found` describes the
     404 of a filter naming a row that is not there."""
     choices = ", ".join(ordering_choices(ordering))
-    parameter = OpenApiParameter("ordering", str, required=False,
-                                 description=f"order by these fields, comma-separated, - for descending: {choices}")
+    parameter = OpenApiParameter(
+        "ordering",
+        str,
+        required=False,
+        description=f"order by these fields, comma-separated, - for descending: {choices}",
+    )
     responses: Any = serializer_class(many=True)
     if not_found:
         responses = {200: responses, 404: OpenApiResponse(ApiErrorSerializer, description=not_found)}

@@ -53,14 +53,16 @@ def api_key_create(*, user: Any, name: str, expires_at: datetime | None = None) 
     active = ApiKey.objects.select_for_update().filter(user=user, revoked_at__isnull=True).count()
     if active >= MAX_ACTIVE_KEYS_PER_USER:
         raise exceptions.ValidationError(
-            {"name": [f"you have {active} active keys, the most allowed: revoke one you no longer use"]})
+            {"name": [f"you have {active} active keys, the most allowed: revoke one you no longer use"]}
+        )
     while True:
         prefix = KEY_PREFIX + secrets.token_hex(PREFIX_HEX // 2)
         if not ApiKey.objects.filter(prefix=prefix).exists():
             break
     key = f"{prefix}_{secrets.token_urlsafe(SECRET_BYTES)}"
-    row = ApiKey.objects.create(user=user, name=name[:100], prefix=prefix, key_sha256=_sha256(key),
-                                expires_at=expires_at)
+    row = ApiKey.objects.create(
+        user=user, name=name[:100], prefix=prefix, key_sha256=_sha256(key), expires_at=expires_at
+    )
     return row, key
 
 
@@ -199,5 +201,9 @@ class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
     name = "ApiKey"
 
     def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
-        return {"type": "http", "scheme": "bearer", "bearerFormat": "lls_<prefix>_<secret>",
-                "description": "A personal API key created on the API keys page (shown once)."}
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "bearerFormat": "lls_<prefix>_<secret>",
+            "description": "A personal API key created on the API keys page (shown once).",
+        }

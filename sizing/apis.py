@@ -63,19 +63,44 @@ class GpuOutputSerializer(serializers.ModelSerializer):
     class Meta:
         model = Gpu
         fields = [
-            "slug", "vendor", "name", "architecture", "form_factor", "marketed_memory_gb", "memory_type",
-            "nvidia_smi_memory_bytes", "memory_bytes", "cuda_total_bytes", "sm_count", "compute_capability",
-            "nvswitch", "memory_bandwidth_bytes_per_s", "tflops_dense",
-            "interconnect", "pcie_generation", "tdp_w", "price_per_hour_usd", "sources", "notes",
+            "slug",
+            "vendor",
+            "name",
+            "architecture",
+            "form_factor",
+            "marketed_memory_gb",
+            "memory_type",
+            "nvidia_smi_memory_bytes",
+            "memory_bytes",
+            "cuda_total_bytes",
+            "sm_count",
+            "compute_capability",
+            "nvswitch",
+            "memory_bandwidth_bytes_per_s",
+            "tflops_dense",
+            "interconnect",
+            "pcie_generation",
+            "tdp_w",
+            "price_per_hour_usd",
+            "sources",
+            "notes",
         ]
 
 
 class GpuListApi(ListApiMixin, APIView):
-    ordering_fields = {"slug": "slug", "vendor": "vendor", "name": "name", "memory_bytes": "memory_bytes",
-                       "price_per_hour_usd": "price_per_hour_usd"}
+    ordering_fields = {
+        "slug": "slug",
+        "vendor": "vendor",
+        "name": "name",
+        "memory_bytes": "memory_bytes",
+        "price_per_hour_usd": "price_per_hour_usd",
+    }
 
-    @list_schema(GpuOutputSerializer, ordering=ordering_fields,
-                 filters=[filter_parameter("vendor", description="e.g. nvidia, amd")])
+    @list_schema(
+        GpuOutputSerializer,
+        ordering=ordering_fields,
+        filters=[filter_parameter("vendor", description="e.g. nvidia, amd")],
+    )
     def get(self, request: Request) -> Response:
         rows = gpu_list()
         if request.query_params.get("vendor"):
@@ -88,8 +113,17 @@ class ModelOutputSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = LlmModel
-        fields = ["slug", "model_type", "catalog", "parameters_total", "supported", "unsupported_reason",
-                  "architecture", "source", "checkpoint"]
+        fields = [
+            "slug",
+            "model_type",
+            "catalog",
+            "parameters_total",
+            "supported",
+            "unsupported_reason",
+            "architecture",
+            "source",
+            "checkpoint",
+        ]
 
     def get_catalog(self, obj: LlmModel) -> bool:
         return obj.organisation_id is None
@@ -99,8 +133,11 @@ class ModelListApi(ListApiMixin, APIView):
     ordering_fields = {"slug": "slug", "model_type": "model_type", "parameters_total": "parameters_total"}
 
     class ModelUploadInputSerializer(serializers.Serializer):
-        slug = serializers.RegexField(r"^[A-Za-z0-9][A-Za-z0-9._\-]*(/[A-Za-z0-9._\-]+)?$", max_length=200,
-                                      help_text="A name for the model, e.g. my-org/my-finetune")
+        slug = serializers.RegexField(
+            r"^[A-Za-z0-9][A-Za-z0-9._\-]*(/[A-Za-z0-9._\-]+)?$",
+            max_length=200,
+            help_text="A name for the model, e.g. my-org/my-finetune",
+        )
         config = serializers.JSONField(required=False, help_text="config.json as a JSON object")
         config_file = serializers.FileField(required=False, help_text="config.json as an uploaded file")
 
@@ -120,10 +157,14 @@ class ModelListApi(ListApiMixin, APIView):
             attrs["config"] = config
             return attrs
 
-    @list_schema(ModelOutputSerializer, ordering=ordering_fields,
-                 filters=[filter_parameter("model_type", description="config.json's model_type, e.g. llama"),
-                          filter_parameter("catalog", bool, description="true: the shipped catalog only; false: "
-                                                                        "your uploads only")])
+    @list_schema(
+        ModelOutputSerializer,
+        ordering=ordering_fields,
+        filters=[
+            filter_parameter("model_type", description="config.json's model_type, e.g. llama"),
+            filter_parameter("catalog", bool, description="true: the shipped catalog only; false: your uploads only"),
+        ],
+    )
     def get(self, request: Request) -> Response:
         organisation = organisation_for_user(user=request.user)
         models = model_list_for_organisation(organisation=organisation)
@@ -140,8 +181,11 @@ class ModelListApi(ListApiMixin, APIView):
         serializer = self.ModelUploadInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         organisation = organisation_for_user(user=request.user)
-        model = model_create(organisation=organisation, slug=serializer.validated_data["slug"],
-                             config=serializer.validated_data["config"])
+        model = model_create(
+            organisation=organisation,
+            slug=serializer.validated_data["slug"],
+            config=serializer.validated_data["config"],
+        )
         return Response(ModelOutputSerializer(model).data, status=status.HTTP_201_CREATED)
 
 
@@ -152,86 +196,131 @@ class EstimateParametersSerializer(serializers.Serializer):
     gpus = serializers.IntegerField(required=False, min_value=1, max_value=1024)
     tp = serializers.IntegerField(required=False, min_value=1, max_value=64)
     pp = serializers.IntegerField(required=False, min_value=1, max_value=64)
-    dp = serializers.IntegerField(required=False, min_value=1, max_value=64,
-                                  help_text="data-parallel attention ranks in one server (with expert_parallel)")
+    dp = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=64,
+        help_text="data-parallel attention ranks in one server (with expert_parallel)",
+    )
     expert_parallel = serializers.BooleanField(required=False, help_text="spread MoE experts over TP x DP ranks")
     weights = serializers.ChoiceField(choices=WEIGHT_FORMAT_CHOICES, required=False)
     kv_dtype = serializers.ChoiceField(choices=KV_CACHE_DTYPES, required=False)
     engine = serializers.ChoiceField(choices=ENGINE_CHOICES, required=False)
     engine_version = serializers.CharField(
-        required=False, allow_blank=True, max_length=60,
+        required=False,
+        allow_blank=True,
+        max_length=60,
         help_text=f"the engine release the estimate holds for: {ACCEPTED_FORM} (empty or absent: latest, the newest "
-                  "release modelled; a newer one is estimated with the newest rules and a warning; one older than the "
-                  "oldest modelled is refused)")
+        "release modelled; a newer one is estimated with the newest rules and a warning; one older than the "
+        "oldest modelled is refused)",
+    )
     usage_context = serializers.ChoiceField(
-        choices=USAGE_CONTEXTS, required=False,
+        choices=USAGE_CONTEXTS,
+        required=False,
         help_text="vLLM: serve (`vllm serve`, the OpenAI server; default) or llm (Python `LLM(...)`): their batch "
-                  "defaults differ")
+        "defaults differ",
+    )
     engine_mode = serializers.ChoiceField(
-        choices=ENGINE_MODES, required=False,
-        help_text="vLLM 0.8-0.10: auto (vLLM's own choice between V1 and its V0 fallback; default), v0 or v1")
+        choices=ENGINE_MODES,
+        required=False,
+        help_text="vLLM 0.8-0.10: auto (vLLM's own choice between V1 and its V0 fallback; default), v0 or v1",
+    )
     install = serializers.ChoiceField(
-        choices=INSTALLS, required=False,
-        help_text="pip (default) or docker (the official image: vLLM 0.8-0.11's ships FlashInfer)")
+        choices=INSTALLS,
+        required=False,
+        help_text="pip (default) or docker (the official image: vLLM 0.8-0.11's ships FlashInfer)",
+    )
     flashinfer_sampler = serializers.BooleanField(
-        required=False, allow_null=True,
-        help_text="VLLM_USE_FLASHINFER_SAMPLER; null or absent: the version's default")
+        required=False, allow_null=True, help_text="VLLM_USE_FLASHINFER_SAMPLER; null or absent: the version's default"
+    )
     estimate_cudagraphs = serializers.BooleanField(
-        required=False, allow_null=True,
-        help_text="VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS; null or absent: the version's default")
+        required=False,
+        allow_null=True,
+        help_text="VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS; null or absent: the version's default",
+    )
     nccl_nvls = serializers.BooleanField(
-        required=False, allow_null=True,
-        help_text="NCCL_NVLS_ENABLE; null or absent: NCCL's default (NVLS on NVSwitch boards)")
+        required=False,
+        allow_null=True,
+        help_text="NCCL_NVLS_ENABLE; null or absent: NCCL's default (NVLS on NVSwitch boards)",
+    )
     enable_chunked_prefill = serializers.BooleanField(
-        required=False, allow_null=True,
-        help_text="null or absent: the engine's default for the version and context")
+        required=False, allow_null=True, help_text="null or absent: the engine's default for the version and context"
+    )
     kv_cache_memory_bytes = serializers.IntegerField(
-        required=False, allow_null=True, min_value=1,
-        help_text="vLLM 0.11+ --kv-cache-memory-bytes: the KV cache per GPU exactly (profiling still runs)")
-    gpu_memory_utilization = serializers.FloatField(required=False, min_value=0.01, max_value=1.0,
-                                                    help_text="default: the engine version's (vLLM 0.90, 0.92 "
-                                                              "from 0.20.0)")
+        required=False,
+        allow_null=True,
+        min_value=1,
+        help_text="vLLM 0.11+ --kv-cache-memory-bytes: the KV cache per GPU exactly (profiling still runs)",
+    )
+    gpu_memory_utilization = serializers.FloatField(
+        required=False,
+        min_value=0.01,
+        max_value=1.0,
+        help_text="default: the engine version's (vLLM 0.90, 0.92 from 0.20.0)",
+    )
     gpu_memory_bytes = serializers.IntegerField(required=False, min_value=1)
     gpu_cuda_total_bytes = serializers.IntegerField(
-        required=False, min_value=1,
+        required=False,
+        min_value=1,
         help_text="measured CUDA-visible total per GPU (cudaMemGetInfo; a vLLM boot log's total_gpu_memory), what "
-                  "vLLM multiplies by gpu_memory_utilization; default: gpu_memory_bytes less the catalog's driver "
-                  "reservation, else the catalog's cuda_total_bytes")
+        "vLLM multiplies by gpu_memory_utilization; default: gpu_memory_bytes less the catalog's driver "
+        "reservation, else the catalog's cuda_total_bytes",
+    )
     max_model_len = serializers.IntegerField(required=False, min_value=1, max_value=16_777_216)
     max_num_seqs = serializers.IntegerField(required=False, min_value=1, max_value=1_000_000)
     max_num_batched_tokens = serializers.IntegerField(required=False, min_value=1, max_value=16_777_216)
     block_size = serializers.IntegerField(required=False, min_value=1, max_value=1024)
     concurrency = serializers.IntegerField(required=False, min_value=1, max_value=1_000_000)
     tokens_per_request = serializers.IntegerField(required=False, min_value=1, max_value=16_777_216)
-    mem_fraction_static = serializers.FloatField(required=False, min_value=0.05, max_value=1.0,
-                                                 help_text="SGLang; default: SGLang's automatic choice")
-    kv_cache_free_gpu_mem_fraction = serializers.FloatField(required=False, min_value=0.01, max_value=1.0,
-                                                            help_text="TensorRT-LLM; default 0.9")
+    mem_fraction_static = serializers.FloatField(
+        required=False, min_value=0.05, max_value=1.0, help_text="SGLang; default: SGLang's automatic choice"
+    )
+    kv_cache_free_gpu_mem_fraction = serializers.FloatField(
+        required=False, min_value=0.01, max_value=1.0, help_text="TensorRT-LLM; default 0.9"
+    )
     enforce_eager = serializers.BooleanField(required=False, help_text="no CUDA graphs")
-    runtime_reserve_bytes = serializers.IntegerField(required=False, min_value=0,
-                                                     help_text="measured non-torch/runtime memory per GPU")
-    cuda_graph_bytes = serializers.IntegerField(required=False, min_value=0,
-                                                help_text="measured CUDA-graph memory per GPU")
-    activation_peak_bytes = serializers.IntegerField(required=False, min_value=0,
-                                                     help_text="measured activation peak per GPU")
-    weight_overhead = serializers.FloatField(required=False, min_value=1.0, max_value=2.0,
-                                             help_text="idealized engine: weights multiplier (field calculators: 1.05)")
-    shared_prefix_tokens = serializers.IntegerField(required=False, min_value=0, max_value=16_777_216,
-                                                    help_text="a prompt prefix all requests share, cached once")
+    runtime_reserve_bytes = serializers.IntegerField(
+        required=False, min_value=0, help_text="measured non-torch/runtime memory per GPU"
+    )
+    cuda_graph_bytes = serializers.IntegerField(
+        required=False, min_value=0, help_text="measured CUDA-graph memory per GPU"
+    )
+    activation_peak_bytes = serializers.IntegerField(
+        required=False, min_value=0, help_text="measured activation peak per GPU"
+    )
+    weight_overhead = serializers.FloatField(
+        required=False,
+        min_value=1.0,
+        max_value=2.0,
+        help_text="idealized engine: weights multiplier (field calculators: 1.05)",
+    )
+    shared_prefix_tokens = serializers.IntegerField(
+        required=False, min_value=0, max_value=16_777_216, help_text="a prompt prefix all requests share, cached once"
+    )
     prefix_caching = serializers.BooleanField(required=False, help_text="default true (vLLM V1, SGLang)")
-    parallel_samples = serializers.IntegerField(required=False, min_value=1, max_value=64,
-                                                help_text="n / beam width: sequences decoded per request")
-    output_tokens = serializers.IntegerField(required=False, min_value=1, max_value=16_777_216,
-                                             help_text="the decoded part of tokens_per_request (needed with n > 1)")
-    draft_model = serializers.CharField(required=False, max_length=200,
-                                        help_text="a speculative-decoding draft model (slug) served beside the model")
+    parallel_samples = serializers.IntegerField(
+        required=False, min_value=1, max_value=64, help_text="n / beam width: sequences decoded per request"
+    )
+    output_tokens = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=16_777_216,
+        help_text="the decoded part of tokens_per_request (needed with n > 1)",
+    )
+    draft_model = serializers.CharField(
+        required=False, max_length=200, help_text="a speculative-decoding draft model (slug) served beside the model"
+    )
     num_speculative_tokens = serializers.IntegerField(required=False, min_value=0, max_value=64)
     use_calibration = serializers.BooleanField(
-        required=False, help_text="apply the newest saved boot-log calibration of this model, GPU, engine and TP "
-                                  "(default true)")
+        required=False,
+        help_text="apply the newest saved boot-log calibration of this model, GPU, engine and TP (default true)",
+    )
     fingerprint = serializers.IntegerField(
-        required=False, min_value=1, help_text="size on a measured machine (GET /api/v1/fingerprints/): its memory "
-                                               "per GPU as the driver reports it replaces the catalog's")
+        required=False,
+        min_value=1,
+        help_text="size on a measured machine (GET /api/v1/fingerprints/): its memory "
+        "per GPU as the driver reports it replaces the catalog's",
+    )
 
     def validate_gpu(self, value: str) -> Gpu:
         gpu = gpu_get(slug=value)
@@ -250,17 +339,20 @@ class EstimateParametersSerializer(serializers.Serializer):
         return value.strip()
 
 
-def _on_measured_machine(request: Request, data: dict[str, Any]
-                         ) -> tuple[dict[str, Any], Fingerprint | None, MeasuredEnvironment | None]:
+def _on_measured_machine(
+    request: Request, data: dict[str, Any]
+) -> tuple[dict[str, Any], Fingerprint | None, MeasuredEnvironment | None]:
     """`data` with the measured memory per GPU of the `fingerprint` it names (none: unchanged)."""
     fingerprint_id = data.pop("fingerprint", None)
     if fingerprint_id is None:
         return data, None, None
-    fingerprint = fingerprint_get_for_organisation(organisation=organisation_for_user(user=request.user),
-                                                   fingerprint_id=fingerprint_id)
+    fingerprint = fingerprint_get_for_organisation(
+        organisation=organisation_for_user(user=request.user), fingerprint_id=fingerprint_id
+    )
     if fingerprint is None:
-        raise serializers.ValidationError({"fingerprint": [f"unknown fingerprint {fingerprint_id}; see GET "
-                                                           "/api/v1/fingerprints/"]})
+        raise serializers.ValidationError(
+            {"fingerprint": [f"unknown fingerprint {fingerprint_id}; see GET /api/v1/fingerprints/"]}
+        )
     data, environment = fingerprint_parameters(fingerprint=fingerprint, parameters=data)
     return data, fingerprint, environment
 
@@ -286,36 +378,44 @@ class EstimateQuickApi(APIView):
 
     @extend_schema(
         request=QuickEstimateInputSerializer,
-        responses=inline_serializer("QuickEstimate", {
-            "parameters_total": serializers.IntegerField(),
-            "parameters_active": serializers.IntegerField(),
-            "parameters_active_compute": serializers.IntegerField(),
-            "weight_bytes_per_gpu": serializers.IntegerField(),
-            "kv_bytes_per_token": serializers.IntegerField(),
-            "kv_capacity_tokens": serializers.IntegerField(),
-            "memory_per_gpu": serializers.DictField(child=serializers.IntegerField()),
-            "required_bytes_per_gpu": serializers.IntegerField(),
-            "usable_bytes_per_gpu": serializers.IntegerField(),
-            "fits": serializers.BooleanField(),
-            "per_gpu": serializers.ListField(child=serializers.DictField()),
-            "concurrency_curve": serializers.DictField(),
-            "warnings": serializers.ListField(child=serializers.CharField()),
-            "problems": serializers.ListField(child=serializers.CharField()),
-            "remedies": serializers.ListField(child=serializers.DictField()),
-            "checkpoint": serializers.DictField(allow_null=True),
-            "figure_sources": serializers.DictField(child=serializers.CharField()),
-            "engine_version": serializers.CharField(help_text="the release whose rules the bill follows (\"0.33.0\"); "
-                                                              "empty for engines without version rules"),
-            "engine_version_requested": serializers.CharField(help_text="what was asked for (latest, 0.40.1)"),
-            "defaults_assumed": serializers.DictField(help_text="flags left empty, resolved to the engine "
-                                                                "version's defaults"),
-            "term_sources": serializers.DictField(child=serializers.CharField(),
-                                                  help_text="bill line -> the version band or rule behind it"),
-            "launch_command": serializers.CharField(),
-            "launch_args": serializers.ListField(child=serializers.CharField()),
-            "environment": serializers.DictField(allow_null=True, help_text="with a fingerprint: the measured "
-                                                                            "machine and the plan's findings"),
-        }),
+        responses=inline_serializer(
+            "QuickEstimate",
+            {
+                "parameters_total": serializers.IntegerField(),
+                "parameters_active": serializers.IntegerField(),
+                "parameters_active_compute": serializers.IntegerField(),
+                "weight_bytes_per_gpu": serializers.IntegerField(),
+                "kv_bytes_per_token": serializers.IntegerField(),
+                "kv_capacity_tokens": serializers.IntegerField(),
+                "memory_per_gpu": serializers.DictField(child=serializers.IntegerField()),
+                "required_bytes_per_gpu": serializers.IntegerField(),
+                "usable_bytes_per_gpu": serializers.IntegerField(),
+                "fits": serializers.BooleanField(),
+                "per_gpu": serializers.ListField(child=serializers.DictField()),
+                "concurrency_curve": serializers.DictField(),
+                "warnings": serializers.ListField(child=serializers.CharField()),
+                "problems": serializers.ListField(child=serializers.CharField()),
+                "remedies": serializers.ListField(child=serializers.DictField()),
+                "checkpoint": serializers.DictField(allow_null=True),
+                "figure_sources": serializers.DictField(child=serializers.CharField()),
+                "engine_version": serializers.CharField(
+                    help_text='the release whose rules the bill follows ("0.33.0"); '
+                    "empty for engines without version rules"
+                ),
+                "engine_version_requested": serializers.CharField(help_text="what was asked for (latest, 0.40.1)"),
+                "defaults_assumed": serializers.DictField(
+                    help_text="flags left empty, resolved to the engine version's defaults"
+                ),
+                "term_sources": serializers.DictField(
+                    child=serializers.CharField(), help_text="bill line -> the version band or rule behind it"
+                ),
+                "launch_command": serializers.CharField(),
+                "launch_args": serializers.ListField(child=serializers.CharField()),
+                "environment": serializers.DictField(
+                    allow_null=True, help_text="with a fingerprint: the measured machine and the plan's findings"
+                ),
+            },
+        ),
     )
     def post(self, request: Request) -> Response:
         serializer = self.QuickEstimateInputSerializer(data=request.data)
@@ -326,15 +426,20 @@ class EstimateQuickApi(APIView):
         organisation = organisation_for_user(user=request.user)
         data = parameters_with_draft(parameters=data, organisation=organisation)
         data, fingerprint, environment = _on_measured_machine(request, data)
-        payload = estimate_report(gpu=gpu, model=model, config=data.pop("config", None), parameters=data,
-                                  organisation=organisation)
+        payload = estimate_report(
+            gpu=gpu, model=model, config=data.pop("config", None), parameters=data, organisation=organisation
+        )
         payload["model"] = model.slug if model else None
         payload["gpu_name"] = gpu.name
         payload["environment"] = None
         if fingerprint is not None and environment is not None:
             payload["environment"] = fingerprint_estimate_environment(
-                fingerprint=fingerprint, environment=environment, estimate=payload, gpu=gpu,
-                engine=data.get("engine") or "vllm")
+                fingerprint=fingerprint,
+                environment=environment,
+                estimate=payload,
+                gpu=gpu,
+                engine=data.get("engine") or "vllm",
+            )
             for finding in payload["environment"]["findings"]:
                 finding["text"] = finding_text(finding)
         return Response(payload)
@@ -363,19 +468,27 @@ class EstimateCreateApi(APIView):
         data, fingerprint, _environment = _on_measured_machine(request, data)
         if fingerprint is not None:
             data["fingerprint"] = fingerprint.pk  # kept with the inputs: which machine the memory came from
-        estimate = estimate_create(organisation=organisation_for_user(user=request.user),
-                                   requested_by=request.user, model=model, gpu=gpu, inputs=data)
+        estimate = estimate_create(
+            organisation=organisation_for_user(user=request.user),
+            requested_by=request.user,
+            model=model,
+            gpu=gpu,
+            inputs=data,
+        )
         return Response(EstimateOutputSerializer(estimate).data, status=status.HTTP_202_ACCEPTED)
 
 
 class EstimateDetailApi(APIView):
     @extend_schema(responses=EstimateOutputSerializer)
     def get(self, request: Request, estimate_id: int) -> Response:
-        estimate = estimate_get_for_organisation(organisation=organisation_for_user(user=request.user),
-                                                 estimate_id=estimate_id)
+        estimate = estimate_get_for_organisation(
+            organisation=organisation_for_user(user=request.user), estimate_id=estimate_id
+        )
         if estimate is None:
-            return Response({"code": "not_found", "message": f"no estimate {estimate_id}", "extra": {}},
-                            status=status.HTTP_404_NOT_FOUND)
+            return Response(
+                {"code": "not_found", "message": f"no estimate {estimate_id}", "extra": {}},
+                status=status.HTTP_404_NOT_FOUND,
+            )
         return Response(EstimateOutputSerializer(estimate).data)
 
 
@@ -385,10 +498,15 @@ class EstimateSolveApi(APIView):
 
     @extend_schema(
         request=EstimateSolveInputSerializer,
-        responses=inline_serializer("SolverResult", {
-            "target": serializers.CharField(), "value": serializers.IntegerField(),
-            "stops_because": serializers.CharField(), "estimate": serializers.DictField(allow_null=True),
-        }),
+        responses=inline_serializer(
+            "SolverResult",
+            {
+                "target": serializers.CharField(),
+                "value": serializers.IntegerField(),
+                "stops_because": serializers.CharField(),
+                "estimate": serializers.DictField(allow_null=True),
+            },
+        ),
     )
     def post(self, request: Request) -> Response:
         serializer = self.EstimateSolveInputSerializer(data=request.data)
@@ -398,8 +516,7 @@ class EstimateSolveApi(APIView):
         model = _resolve_model(request, data.pop("model")) if "model" in data else None
         data = parameters_with_draft(parameters=data, organisation=organisation_for_user(user=request.user))
         data, fingerprint, _environment = _on_measured_machine(request, data)
-        solved = estimate_solve(gpu=gpu, model=model, config=data.pop("config", None), parameters=data,
-                                target=target)
+        solved = estimate_solve(gpu=gpu, model=model, config=data.pop("config", None), parameters=data, target=target)
         solved["fingerprint"] = fingerprint.pk if fingerprint else None
         return Response(solved)
 
@@ -409,8 +526,9 @@ def _json_file_value(data: bytes) -> Any:
     try:
         value = json_limits.loads(data)
     except json_limits.JsonTooDeep as error:
-        raise serializers.ValidationError(f"not valid JSON: {error.msg}: JSON_MAX_DEPTH is "
-                                          f"{json_limits.JSON_MAX_DEPTH}") from None
+        raise serializers.ValidationError(
+            f"not valid JSON: {error.msg}: JSON_MAX_DEPTH is {json_limits.JSON_MAX_DEPTH}"
+        ) from None
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise serializers.ValidationError(f"not valid JSON: {error}") from None
     where = json_limits.nul_path(value)
@@ -445,32 +563,38 @@ class ModelCheckpointApi(APIView):
         model = _resolve_model(request, data["model"])
         if model.organisation_id is None:
             # catalog rows are shared: attach the facts to the organisation's own copy
-            model = model_create(organisation=organisation_for_user(user=request.user), slug=model.slug,
-                                 config=model.config)
+            model = model_create(
+                organisation=organisation_for_user(user=request.user), slug=model.slug, config=model.config
+            )
         model = model_checkpoint_attach(model=model, index=data.get("index"), headers=data.get("headers"))
         return Response(ModelOutputSerializer(model).data)
 
 
 class BootLogCompareApi(APIView):
     class BootLogInputSerializer(EstimateParametersSerializer):
-        model = serializers.CharField(required=False, max_length=200,
-                                      help_text="model slug; default: the model the log names, if in the catalog")
+        model = serializers.CharField(
+            required=False, max_length=200, help_text="model slug; default: the model the log names, if in the catalog"
+        )
         config = serializers.JSONField(required=False)
-        text = serializers.CharField(required=False, trim_whitespace=False, max_length=2_000_000,
-                                     help_text="the startup log as pasted")
+        text = serializers.CharField(
+            required=False, trim_whitespace=False, max_length=2_000_000, help_text="the startup log as pasted"
+        )
         file = serializers.FileField(required=False, help_text="the startup log as a file")
-        save = serializers.BooleanField(required=False, default=False,
-                                        help_text="keep the measured terms as a calibration for later estimates")
+        save = serializers.BooleanField(
+            required=False, default=False, help_text="keep the measured terms as a calibration for later estimates"
+        )
 
         def validate_file(self, value: Any) -> str:
             if value.size > settings.SIZING_MAX_BOOTLOG_BYTES:
                 raise serializers.ValidationError(
-                    f"the log is {value.size} bytes; the limit is {settings.SIZING_MAX_BOOTLOG_BYTES} bytes")
+                    f"the log is {value.size} bytes; the limit is {settings.SIZING_MAX_BOOTLOG_BYTES} bytes"
+                )
             data = value.read()
             text = data.decode(json_limits.text_encoding(data), errors="replace")
             if "\x00" in text:
-                raise serializers.ValidationError(f"{value.name}: the log holds a NUL character, which cannot be "
-                                                  "stored: upload the text log")
+                raise serializers.ValidationError(
+                    f"{value.name}: the log holds a NUL character, which cannot be stored: upload the text log"
+                )
             return text
 
         def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -482,17 +606,24 @@ class BootLogCompareApi(APIView):
 
     @extend_schema(
         request=BootLogInputSerializer,
-        responses=inline_serializer("BootLogComparison", {
-            "release": serializers.DictField(help_text="the engine release the log prints (log), the one its V0 "
-                                                       "wording dates it to (inferred), its engine (engine_mode: "
-                                                       "v0/v1) and the release the estimate follows "
-                                                       "(estimated_as)"),
-            "warnings": serializers.ListField(child=serializers.CharField()),
-            "log": serializers.DictField(), "parameters": serializers.DictField(),
-            "comparison": serializers.ListField(child=serializers.DictField()),
-            "calibration": serializers.DictField(), "estimate": serializers.DictField(),
-            "calibrated_estimate": serializers.DictField(allow_null=True),
-        }),
+        responses=inline_serializer(
+            "BootLogComparison",
+            {
+                "release": serializers.DictField(
+                    help_text="the engine release the log prints (log), the one its V0 "
+                    "wording dates it to (inferred), its engine (engine_mode: "
+                    "v0/v1) and the release the estimate follows "
+                    "(estimated_as)"
+                ),
+                "warnings": serializers.ListField(child=serializers.CharField()),
+                "log": serializers.DictField(),
+                "parameters": serializers.DictField(),
+                "comparison": serializers.ListField(child=serializers.DictField()),
+                "calibration": serializers.DictField(),
+                "estimate": serializers.DictField(),
+                "calibrated_estimate": serializers.DictField(allow_null=True),
+            },
+        ),
     )
     def post(self, request: Request) -> Response:
         serializer = self.BootLogInputSerializer(data=request.data)
@@ -506,25 +637,42 @@ class BootLogCompareApi(APIView):
         organisation = organisation_for_user(user=request.user)
         save = data.pop("save", False)
         data, _fingerprint, _environment = _on_measured_machine(request, data)  # another organisation's: refused
-        return Response(bootlog_analyse(text=text, gpu=gpu, organisation=organisation, model_slug=slug,
-                                        config=config, parameters=data, save=save, user=request.user))
+        return Response(
+            bootlog_analyse(
+                text=text,
+                gpu=gpu,
+                organisation=organisation,
+                model_slug=slug,
+                config=config,
+                parameters=data,
+                save=save,
+                user=request.user,
+            )
+        )
 
 
 class EstimateColocatedApi(APIView):
     class EstimateColocatedInputSerializer(serializers.Serializer):
         gpu = serializers.SlugField()
         deployments = serializers.ListField(
-            child=serializers.DictField(), min_length=2, max_length=8,
-            help_text="each: model (slug) or config, and the parameters of estimates/quick (gpu excepted)")
+            child=serializers.DictField(),
+            min_length=2,
+            max_length=8,
+            help_text="each: model (slug) or config, and the parameters of estimates/quick (gpu excepted)",
+        )
 
     @extend_schema(
         request=EstimateColocatedInputSerializer,
-        responses=inline_serializer("ColocatedEstimate", {
-            "deployments": serializers.ListField(child=serializers.DictField()),
-            "memory_per_gpu": serializers.DictField(child=serializers.IntegerField()),
-            "required_bytes_per_gpu": serializers.IntegerField(), "fits": serializers.BooleanField(),
-            "problems": serializers.ListField(child=serializers.CharField()),
-        }),
+        responses=inline_serializer(
+            "ColocatedEstimate",
+            {
+                "deployments": serializers.ListField(child=serializers.DictField()),
+                "memory_per_gpu": serializers.DictField(child=serializers.IntegerField()),
+                "required_bytes_per_gpu": serializers.IntegerField(),
+                "fits": serializers.BooleanField(),
+                "problems": serializers.ListField(child=serializers.CharField()),
+            },
+        ),
     )
     def post(self, request: Request) -> Response:
         serializer = self.EstimateColocatedInputSerializer(data=request.data)
@@ -565,13 +713,23 @@ class CalibrationOutputSerializer(serializers.ModelSerializer):
 
 
 class CalibrationListApi(ListApiMixin, APIView):
-    ordering_fields = {"created_at": "created_at", "model": "model__slug", "gpu": "gpu__slug", "engine": "engine",
-                       "tp": "tp"}
+    ordering_fields = {
+        "created_at": "created_at",
+        "model": "model__slug",
+        "gpu": "gpu__slug",
+        "engine": "engine",
+        "tp": "tp",
+    }
 
-    @list_schema(CalibrationOutputSerializer, ordering=ordering_fields,
-                 filters=[filter_parameter("model", description="model slug"),
-                          filter_parameter("gpu", description="GPU slug"),
-                          filter_parameter("engine", enum=list(ENGINE_CHOICES))])
+    @list_schema(
+        CalibrationOutputSerializer,
+        ordering=ordering_fields,
+        filters=[
+            filter_parameter("model", description="model slug"),
+            filter_parameter("gpu", description="GPU slug"),
+            filter_parameter("engine", enum=list(ENGINE_CHOICES)),
+        ],
+    )
     def get(self, request: Request) -> Response:
         calibrations = calibration_list_for_organisation(organisation=organisation_for_user(user=request.user))
         query = request.query_params

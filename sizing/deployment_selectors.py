@@ -11,36 +11,49 @@ from sizing.models import Deployment, DeploymentMachine, Fingerprint, Organisati
 
 
 def deployment_list_for_organisation(*, organisation: Organisation) -> QuerySet[Deployment]:
-    return (Deployment.objects.filter(organisation=organisation).select_related("model", "gpu")
-            .annotate(fingerprint_count=Count("fingerprints")).order_by("name", "pk"))
+    return (
+        Deployment.objects.filter(organisation=organisation)
+        .select_related("model", "gpu")
+        .annotate(fingerprint_count=Count("fingerprints"))
+        .order_by("name", "pk")
+    )
 
 
 def deployment_get_for_organisation(*, organisation: Organisation, deployment_id: int) -> Deployment | None:
     return deployment_list_for_organisation(organisation=organisation).filter(pk=deployment_id).first()
 
 
-def fingerprint_list_for_organisation(*, organisation: Organisation,
-                                      deployment: Deployment | None = None) -> QuerySet[Fingerprint]:
+def fingerprint_list_for_organisation(
+    *, organisation: Organisation, deployment: Deployment | None = None
+) -> QuerySet[Fingerprint]:
     """Newest capture first; `deployment` narrows to one deployment's machines. The raw texts are left out."""
-    rows = (Fingerprint.objects.filter(deployment__organisation=organisation)
-            .select_related("deployment", "deployment__gpu", "deployment__model", "created_by").defer("raw"))
+    rows = (
+        Fingerprint.objects.filter(deployment__organisation=organisation)
+        .select_related("deployment", "deployment__gpu", "deployment__model", "created_by")
+        .defer("raw")
+    )
     if deployment is not None:
         rows = rows.filter(deployment=deployment)
     return rows.order_by("-captured_at", "-pk")
 
 
 def fingerprint_get_for_organisation(*, organisation: Organisation, fingerprint_id: int) -> Fingerprint | None:
-    return (Fingerprint.objects.filter(deployment__organisation=organisation, pk=fingerprint_id)
-            .select_related("deployment", "deployment__gpu", "deployment__model", "deployment__organisation",
-                            "created_by").first())
+    return (
+        Fingerprint.objects.filter(deployment__organisation=organisation, pk=fingerprint_id)
+        .select_related("deployment", "deployment__gpu", "deployment__model", "deployment__organisation", "created_by")
+        .first()
+    )
 
 
 def fingerprint_versions(*, fingerprint: Fingerprint) -> list[Fingerprint]:
     """The same host's fingerprints in the same deployment, oldest first (version 1, 2, ...). A host is its
     `host_key` (sizing.fingerprint.identity); a row stored without one is keyed by its name."""
     rows = Fingerprint.objects.filter(deployment_id=fingerprint.deployment_id)
-    rows = rows.filter(host_key=fingerprint.host_key) if fingerprint.host_key else rows.filter(
-        host_key="", host=fingerprint.host)
+    rows = (
+        rows.filter(host_key=fingerprint.host_key)
+        if fingerprint.host_key
+        else rows.filter(host_key="", host=fingerprint.host)
+    )
     return list(rows.defer("raw", "facts").order_by("captured_at", "pk"))
 
 
@@ -72,15 +85,23 @@ def deployment_hosts(*, deployment: Deployment) -> list[Host]:
     for key, versions in groups.items():
         newest = versions[-1]
         uuids = next((tuple(row.gpu_uuids) for row in reversed(versions) if row.gpu_uuids), ())
-        hosts.append(Host(key=key, name=newest.host, named=newest.host_named, gpu_uuids=uuids,
-                          versions=tuple(versions),
-                          chosen=next((row for row in versions if row.pk == chosen.get(key)), None)))
+        hosts.append(
+            Host(
+                key=key,
+                name=newest.host,
+                named=newest.host_named,
+                gpu_uuids=uuids,
+                versions=tuple(versions),
+                chosen=next((row for row in versions if row.pk == chosen.get(key)), None),
+            )
+        )
     return sorted(hosts, key=lambda host: (host.versions[-1].captured_at, host.versions[-1].pk), reverse=True)
 
 
 def chosen_machines(deployment: Deployment) -> list[Fingerprint]:
     """The fingerprint versions chosen as the deployment's machines (one per host), ordered by host name (then
     key); [] when none is chosen: never the newest upload in their place."""
-    rows = (Fingerprint.objects.filter(machine_choices__deployment=deployment, deployment=deployment)
-            .select_related("deployment", "deployment__gpu", "deployment__model", "deployment__organisation"))
+    rows = Fingerprint.objects.filter(machine_choices__deployment=deployment, deployment=deployment).select_related(
+        "deployment", "deployment__gpu", "deployment__model", "deployment__organisation"
+    )
     return sorted(rows, key=lambda row: (row.host.casefold(), row.host_key, row.pk))

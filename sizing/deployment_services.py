@@ -52,17 +52,33 @@ EFFECT_BATCH = 32
 
 
 def _invalid(field: str, message: str, **extra: Any) -> SizingError:
-    return SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message,
-                       extra={**extra, "fields": {field: [message]}})
+    return SizingError(
+        code=SizingErrorCode.INVALID_ARGUMENT, message=message, extra={**extra, "fields": {field: [message]}}
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # Deployments
 
 
-DEPLOYMENT_FIELDS = ("name", "customer", "notes", "model", "gpu", "gpu_count", "tp", "engine", "engine_version",
-                     "usage_context", "install", "image_cuda_version", "max_model_len", "slo", "workload",
-                     "rate_per_s")
+DEPLOYMENT_FIELDS = (
+    "name",
+    "customer",
+    "notes",
+    "model",
+    "gpu",
+    "gpu_count",
+    "tp",
+    "engine",
+    "engine_version",
+    "usage_context",
+    "install",
+    "image_cuda_version",
+    "max_model_len",
+    "slo",
+    "workload",
+    "rate_per_s",
+)
 SLO_KEYS = ("ttft_ms", "tpot_ms", "e2e_ms")
 
 
@@ -86,8 +102,13 @@ def _slo_clean(value: Any) -> dict[str, float]:
     return cleaned
 
 
-def _deployment_clean(*, organisation: Organisation, data: Mapping[str, Any], exclude_pk: int | None = None,
-                      current: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def _deployment_clean(
+    *,
+    organisation: Organisation,
+    data: Mapping[str, Any],
+    exclude_pk: int | None = None,
+    current: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """`data`'s DEPLOYMENT_FIELDS checked; `current` holds the stored plan's engine and release (an update)."""
     values = {key: data[key] for key in DEPLOYMENT_FIELDS if key in data}
     current = current or {}
@@ -149,8 +170,12 @@ def deployment_create(*, organisation: Organisation, user: Any, data: Mapping[st
 
 @transaction.atomic
 def deployment_update(*, deployment: Deployment, data: Mapping[str, Any]) -> Deployment:
-    values = _deployment_clean(organisation=deployment.organisation, data=data, exclude_pk=deployment.pk,
-                               current={"engine": deployment.engine, "engine_version": deployment.engine_version})
+    values = _deployment_clean(
+        organisation=deployment.organisation,
+        data=data,
+        exclude_pk=deployment.pk,
+        current={"engine": deployment.engine, "engine_version": deployment.engine_version},
+    )
     for key, value in values.items():
         setattr(deployment, key, value)
     deployment.save()
@@ -161,8 +186,12 @@ def deployment_delete(*, deployment: Deployment) -> None:
     """A deployment that reports document is kept (the reports are the signed record): a 400 naming them."""
     reports = list(deployment.reports.values_list("pk", flat=True))
     if reports:
-        raise _invalid("deployment", f"the deployment has {len(reports)} report(s) (ids {', '.join(map(str, reports))})"
-                                     "; a documented deployment cannot be deleted", reports=reports)
+        raise _invalid(
+            "deployment",
+            f"the deployment has {len(reports)} report(s) (ids {', '.join(map(str, reports))})"
+            "; a documented deployment cannot be deleted",
+            reports=reports,
+        )
     deployment.delete()
 
 
@@ -191,8 +220,10 @@ def uploads_from(*, files: list[Any], texts: list[str]) -> list[Upload]:
         name = str(getattr(file, "name", "") or "file")
         size = getattr(file, "size", None)
         if size is not None and size > limit:
-            message = (f"{name}: the file is {size:,} bytes; the limit is {limit:,} bytes "
-                       "(SIZING_MAX_FINGERPRINT_BYTES): upload the probe's JSON file or one command's output")
+            message = (
+                f"{name}: the file is {size:,} bytes; the limit is {limit:,} bytes "
+                "(SIZING_MAX_FINGERPRINT_BYTES): upload the probe's JSON file or one command's output"
+            )
             raise _invalid("files", message, size_bytes=size, limit_bytes=limit)
         uploads.append(Upload(name=name, data=file.read(limit + 1)))
     uploads += [Upload(name=f"pasted text {i + 1}", data=text.encode()) for i, text in enumerate(texts)]
@@ -223,17 +254,23 @@ def _texts_read(uploads: Sequence[Upload]) -> list[tuple[str, str]]:
     for upload in uploads:
         name = upload.name[:FILE_NAME_MAX_LENGTH] or "pasted text"
         if len(upload.data) > limit:
-            raise _invalid("files", f"{name}: the file is {len(upload.data):,} bytes; the limit is {limit:,} bytes "
-                                    "(SIZING_MAX_FINGERPRINT_BYTES): upload the probe's JSON file or one "
-                                    "command's output", size_bytes=len(upload.data), limit_bytes=limit)
+            raise _invalid(
+                "files",
+                f"{name}: the file is {len(upload.data):,} bytes; the limit is {limit:,} bytes "
+                "(SIZING_MAX_FINGERPRINT_BYTES): upload the probe's JSON file or one "
+                "command's output",
+                size_bytes=len(upload.data),
+                limit_bytes=limit,
+            )
         try:
             text = decode_input(upload.data)
             if is_probe_output(text[:400]):
                 _facts, entries, _problems = probe_pieces(text)
                 parsed = [(f"{name}#{entry}", parse_any(output)) for entry, output in entries]
                 if not parsed:
-                    raise _invalid("files", f"{name}: the probe file holds no GPU output (was nvidia-smi found "
-                                            "on that machine?)")
+                    raise _invalid(
+                        "files", f"{name}: the probe file holds no GPU output (was nvidia-smi found on that machine?)"
+                    )
             else:
                 parsed = [(name, parse_any(text))]
         except FingerprintError as error:
@@ -255,8 +292,9 @@ def _captured_at(facts: Mapping[str, Any]) -> datetime:
 
 
 @transaction.atomic
-def fingerprint_upload(*, deployment: Deployment, user: Any, uploads: Sequence[Upload], label: str = "",
-                       host: str = "") -> Fingerprint:
+def fingerprint_upload(
+    *, deployment: Deployment, user: Any, uploads: Sequence[Upload], label: str = "", host: str = ""
+) -> Fingerprint:
     """Parse and store what one machine measured. `host` names the machine for pasted outputs (a probe file
     names its own host). The upload joins the deployment's host whose GPUs' UUIDs (else name) it shows, or starts a
     new host (sizing.machine_services.fingerprint_host_choose). Raises SizingError (a 400) with nothing stored when
@@ -264,25 +302,38 @@ def fingerprint_upload(*, deployment: Deployment, user: Any, uploads: Sequence[U
     texts = _texts_read(uploads)
     facts = fingerprint_from_texts(texts=[text for _, text in texts])
     if not facts.get("gpus"):
-        raise _invalid("files", "no GPU is described in what was uploaded: add nvidia-smi -q -x (or the probe "
-                                "file); nothing was stored")
+        raise _invalid(
+            "files",
+            "no GPU is described in what was uploaded: add nvidia-smi -q -x (or the probe file); nothing was stored",
+        )
     digest = hashlib.sha256()
     for name, text in texts:
         digest.update(name.encode() + b"\0" + text.encode() + b"\0")
     sha = digest.hexdigest()
     existing = Fingerprint.objects.filter(deployment=deployment, sha256=sha).first()
     if existing is not None:
-        raise _invalid("files", f"these outputs were already uploaded to this deployment as fingerprint "
-                                f"{existing.pk} ({existing})", fingerprint=existing.pk)
+        raise _invalid(
+            "files",
+            f"these outputs were already uploaded to this deployment as fingerprint {existing.pk} ({existing})",
+            fingerprint=existing.pk,
+        )
     # which host this is a version of: its GPUs' UUIDs, else its name; neither: a host of its own, named after its
     # GPUs (sizing.fingerprint.identity), until a person merges it into another
     identity = identity_from_facts(facts, given_name=host)
     choice = fingerprint_host_choose(deployment=deployment, facts=facts, identity=identity, upload_sha256=sha)
     return Fingerprint.objects.create(
-        deployment=deployment, host=choice.name[:255], host_key=choice.key, host_named=choice.named,
-        gpu_uuids=list(identity.gpu_uuids), captured_at=_captured_at(facts), label=label.strip()[:100],
-        facts=json_safe(facts), raw=[{"name": name, "text": text} for name, text in texts],
-        size_bytes=sum(len(text.encode()) for _, text in texts), sha256=sha, created_by=user,
+        deployment=deployment,
+        host=choice.name[:255],
+        host_key=choice.key,
+        host_named=choice.named,
+        gpu_uuids=list(identity.gpu_uuids),
+        captured_at=_captured_at(facts),
+        label=label.strip()[:100],
+        facts=json_safe(facts),
+        raw=[{"name": name, "text": text} for name, text in texts],
+        size_bytes=sum(len(text.encode()) for _, text in texts),
+        sha256=sha,
+        created_by=user,
     )
 
 
@@ -309,11 +360,16 @@ def deployment_plan(deployment: Deployment, *, required_bytes_per_gpu: int | Non
 def estimate_parameters(deployment: Deployment) -> dict[str, Any]:
     tp = deployment.tp or 1
     count = deployment.gpu_count if deployment.gpu_count and deployment.gpu_count % tp == 0 else tp
-    return {"gpus": count, "tp": tp, "engine": deployment.engine or Engine.VLLM.value,
-            "max_model_len": deployment.max_model_len,
-            # the release the plan is sized for; empty: the newest modelled (None leaves the estimator's default)
-            "engine_version": deployment.engine_version or None,
-            "usage_context": deployment.usage_context or None, "install": deployment.install or None}
+    return {
+        "gpus": count,
+        "tp": tp,
+        "engine": deployment.engine or Engine.VLLM.value,
+        "max_model_len": deployment.max_model_len,
+        # the release the plan is sized for; empty: the newest modelled (None leaves the estimator's default)
+        "engine_version": deployment.engine_version or None,
+        "usage_context": deployment.usage_context or None,
+        "install": deployment.install or None,
+    }
 
 
 def deployment_release(*, deployment: Deployment, estimate: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -336,12 +392,28 @@ def deployment_release(*, deployment: Deployment, estimate: Mapping[str, Any] | 
     model = deployment.model.slug if deployment.model else "MODEL"
     command = str((estimate or {}).get("launch_command") or traits.command)
     args = [str(arg) for arg in (estimate or {}).get("launch_args") or ()]
-    return {"engine": engine.value, "label": traits.label, "version": version, "requested": requested,
-            "install": install, "usage_context": usage_context,
-            "install_command": install_line(engine=engine.value, version=version, install=install),
-            "launch": list(launch_lines(engine=engine.value, label=traits.label, version=version,
-                                        requested=requested, install=install, usage_context=usage_context,
-                                        command=command, model=model, args=args))}
+    return {
+        "engine": engine.value,
+        "label": traits.label,
+        "version": version,
+        "requested": requested,
+        "install": install,
+        "usage_context": usage_context,
+        "install_command": install_line(engine=engine.value, version=version, install=install),
+        "launch": list(
+            launch_lines(
+                engine=engine.value,
+                label=traits.label,
+                version=version,
+                requested=requested,
+                install=install,
+                usage_context=usage_context,
+                command=command,
+                model=model,
+                args=args,
+            )
+        ),
+    }
 
 
 def deployment_launch(*, deployment: Deployment) -> dict[str, Any]:
@@ -351,9 +423,12 @@ def deployment_launch(*, deployment: Deployment) -> dict[str, Any]:
     estimate, error = None, None
     if deployment.model is not None and deployment.gpu is not None:
         try:
-            estimate = estimate_report(gpu=deployment.gpu, model=deployment.model,
-                                       parameters=estimate_parameters(deployment),
-                                       organisation=deployment.organisation)
+            estimate = estimate_report(
+                gpu=deployment.gpu,
+                model=deployment.model,
+                parameters=estimate_parameters(deployment),
+                organisation=deployment.organisation,
+            )
         except SizingError as failure:
             error = failure.message
     release = deployment_release(deployment=deployment, estimate=estimate)
@@ -366,19 +441,34 @@ def deployment_launch(*, deployment: Deployment) -> dict[str, Any]:
     return release
 
 
-EFFECT_ROWS = ("capacity_bytes_per_gpu", "budget_bytes_per_gpu", "required_bytes_per_gpu", "headroom_bytes_per_gpu",
-               "kv_cache_bytes_per_gpu", "kv_capacity_tokens", "max_concurrency", "fits")
+EFFECT_ROWS = (
+    "capacity_bytes_per_gpu",
+    "budget_bytes_per_gpu",
+    "required_bytes_per_gpu",
+    "headroom_bytes_per_gpu",
+    "kv_cache_bytes_per_gpu",
+    "kv_capacity_tokens",
+    "max_concurrency",
+    "fits",
+)
 
 
-def _performance(*, model: LlmModel, gpu: Gpu, parameters: Mapping[str, Any], tp: int,
-                 environment: MeasuredEnvironment) -> dict[str, Any] | None:
+def _performance(
+    *, model: LlmModel, gpu: Gpu, parameters: Mapping[str, Any], tp: int, environment: MeasuredEnvironment
+) -> dict[str, Any] | None:
     """Time to first token and decode speed with the catalog's link against the measured one (TP > 1 only: one GPU
     has no all-reduce)."""
     if tp < 2 or environment.link is None:
         return None
     request = estimate_request_build(gpu=gpu, model=model, parameters=parameters)
-    common = {"arch": request.arch, "gpu": request.gpu, "weights": request.weights, "kv_dtype": request.kv_dtype,
-              "tp": tp, "engine": request.engine}
+    common = {
+        "arch": request.arch,
+        "gpu": request.gpu,
+        "weights": request.weights,
+        "kv_dtype": request.kv_dtype,
+        "tp": tp,
+        "engine": request.engine,
+    }
     catalog = step_model(**common)
     measured = step_model(**common, link=environment.link, link_bytes_per_s=environment.link_bytes_per_s)
 
@@ -388,12 +478,18 @@ def _performance(*, model: LlmModel, gpu: Gpu, parameters: Mapping[str, Any], tp
             "ttft_s": time_to_first_token_s(model_, prompt_tokens=EFFECT_PROMPT_TOKENS),
             "decode_tokens_per_s_batch_1": decode_tokens_per_s(model_, batch=1, context_tokens=EFFECT_PROMPT_TOKENS),
             f"decode_tokens_per_s_batch_{EFFECT_BATCH}": decode_tokens_per_s(
-                model_, batch=EFFECT_BATCH, context_tokens=EFFECT_PROMPT_TOKENS),
+                model_, batch=EFFECT_BATCH, context_tokens=EFFECT_PROMPT_TOKENS
+            ),
         }
 
-    return {"prompt_tokens": EFFECT_PROMPT_TOKENS, "batch": EFFECT_BATCH,
-            "catalog_link": request.gpu.interconnect or "pcie", "measured_link": environment.link,
-            "catalog": timings(catalog), "measured": timings(measured)}
+    return {
+        "prompt_tokens": EFFECT_PROMPT_TOKENS,
+        "batch": EFFECT_BATCH,
+        "catalog_link": request.gpu.interconnect or "pcie",
+        "measured_link": environment.link,
+        "catalog": timings(catalog),
+        "measured": timings(measured),
+    }
 
 
 def deployment_commitment(*, deployment: Deployment) -> dict[str, Any]:
@@ -405,14 +501,17 @@ def deployment_commitment(*, deployment: Deployment) -> dict[str, Any]:
         return {}
     parameters = estimate_parameters(deployment)
     try:
-        estimate = estimate_report(gpu=deployment.gpu, model=deployment.model, parameters=parameters,
-                                   organisation=deployment.organisation)
+        estimate = estimate_report(
+            gpu=deployment.gpu, model=deployment.model, parameters=parameters, organisation=deployment.organisation
+        )
     except SizingError:
         return {}
     # the peak per card: for engines that reserve at start, their budget plus what lives outside it (CUDA graphs,
     # non-torch memory; DESIGN §11), which is the estimate's required memory; for the others their peak demand
-    found = {"committed_bytes_per_gpu": estimate["required_bytes_per_gpu"],
-             "kv_capacity_tokens": estimate.get("kv_capacity_tokens")}
+    found = {
+        "committed_bytes_per_gpu": estimate["required_bytes_per_gpu"],
+        "kv_capacity_tokens": estimate.get("kv_capacity_tokens"),
+    }
     return {key: int(value) for key, value in found.items() if value}
 
 
@@ -429,19 +528,31 @@ def fingerprint_estimate_effect(*, deployment: Deployment, environment: Measured
     try:
         catalog = estimate_report(gpu=gpu, model=model, parameters=parameters, organisation=deployment.organisation)
         measured_parameters = {**parameters, **_measured_memory(environment)}
-        measured = estimate_report(gpu=gpu, model=model, parameters=measured_parameters,
-                                   organisation=deployment.organisation)
-        performance = _performance(model=model, gpu=gpu, parameters=parameters, tp=catalog["tp"],
-                                   environment=environment)
+        measured = estimate_report(
+            gpu=gpu, model=model, parameters=measured_parameters, organisation=deployment.organisation
+        )
+        performance = _performance(
+            model=model, gpu=gpu, parameters=parameters, tp=catalog["tp"], environment=environment
+        )
     except SizingError as error:
         return {"error": error.message}
     rows = [{"key": key, "catalog": catalog.get(key), "measured": measured.get(key)} for key in EFFECT_ROWS]
-    needed = (measured["budget_bytes_per_gpu"] if parameters["engine"] in PREALLOCATING_ENGINES
-              else measured["required_bytes_per_gpu"])
-    return json_safe({"parameters": {key: value for key, value in parameters.items() if value is not None},
-                      "model": model.slug, "gpu": gpu.slug, "rows": rows, "needed_bytes_per_gpu": needed,
-                      "needed_is_budget": parameters["engine"] in PREALLOCATING_ENGINES,
-                      "performance": performance})
+    needed = (
+        measured["budget_bytes_per_gpu"]
+        if parameters["engine"] in PREALLOCATING_ENGINES
+        else measured["required_bytes_per_gpu"]
+    )
+    return json_safe(
+        {
+            "parameters": {key: value for key, value in parameters.items() if value is not None},
+            "model": model.slug,
+            "gpu": gpu.slug,
+            "rows": rows,
+            "needed_bytes_per_gpu": needed,
+            "needed_is_budget": parameters["engine"] in PREALLOCATING_ENGINES,
+            "performance": performance,
+        }
+    )
 
 
 def fingerprint_report(*, fingerprint: Fingerprint) -> dict[str, Any]:
@@ -456,25 +567,46 @@ def fingerprint_report(*, fingerprint: Fingerprint) -> dict[str, Any]:
     planned = [{**finding, "source": "plan"} for finding in plan_check(facts, plan)]
     order = {"error": 0, "warning": 1, "info": 2}
     findings = sorted(planned + machine, key=lambda f: order.get(f.get("severity"), 3))
-    return json_safe({
-        "facts": facts,
-        "findings": findings,
-        "plan": {"gpu_name": plan.gpu_name, "gpu_count": plan.gpu_count, "tp": plan.tp,
-                 "memory_bytes_per_gpu": plan.memory_bytes_per_gpu, "image_cuda_version": plan.image_cuda_version,
-                 "required_bytes_per_gpu": plan.required_bytes_per_gpu},
-        "environment": environment.as_dict(),
-        "effect": effect,
-    })
+    return json_safe(
+        {
+            "facts": facts,
+            "findings": findings,
+            "plan": {
+                "gpu_name": plan.gpu_name,
+                "gpu_count": plan.gpu_count,
+                "tp": plan.tp,
+                "memory_bytes_per_gpu": plan.memory_bytes_per_gpu,
+                "image_cuda_version": plan.image_cuda_version,
+                "required_bytes_per_gpu": plan.required_bytes_per_gpu,
+            },
+            "environment": environment.as_dict(),
+            "effect": effect,
+        }
+    )
 
 
 def fingerprint_diff_report(*, before: Fingerprint, after: Fingerprint) -> dict[str, Any]:
     """Two stored fingerprints compared (either order; any two of the organisation, e.g. staging and
     production)."""
-    return json_safe({**fingerprint_diff(before.facts, after.facts),
-                      "before": {"id": before.pk, "host": before.host, "captured_at": before.captured_at,
-                                 "label": before.label, "deployment": before.deployment.name},
-                      "after": {"id": after.pk, "host": after.host, "captured_at": after.captured_at,
-                                "label": after.label, "deployment": after.deployment.name}})
+    return json_safe(
+        {
+            **fingerprint_diff(before.facts, after.facts),
+            "before": {
+                "id": before.pk,
+                "host": before.host,
+                "captured_at": before.captured_at,
+                "label": before.label,
+                "deployment": before.deployment.name,
+            },
+            "after": {
+                "id": after.pk,
+                "host": after.host,
+                "captured_at": after.captured_at,
+                "label": after.label,
+                "deployment": after.deployment.name,
+            },
+        }
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -494,8 +626,9 @@ def _measured_memory(environment: MeasuredEnvironment) -> dict[str, int]:
     return measured
 
 
-def fingerprint_parameters(*, fingerprint: Fingerprint, parameters: Mapping[str, Any], tp: int | None = None
-                           ) -> tuple[dict[str, Any], MeasuredEnvironment]:
+def fingerprint_parameters(
+    *, fingerprint: Fingerprint, parameters: Mapping[str, Any], tp: int | None = None
+) -> tuple[dict[str, Any], MeasuredEnvironment]:
     """`parameters` with the measured memory per card, and the measured environment. The measured figures win over
     the catalog's; figures given in `parameters` win over the measured ones (a given `gpu_memory_bytes` keeps the
     fingerprint's CUDA total out too: the two describe one card)."""
@@ -512,13 +645,25 @@ def fingerprint_parameters(*, fingerprint: Fingerprint, parameters: Mapping[str,
     return updated, environment
 
 
-def fingerprint_estimate_environment(*, fingerprint: Fingerprint, environment: MeasuredEnvironment,
-                                     estimate: Mapping[str, Any], gpu: Gpu, engine: str) -> dict[str, Any]:
+def fingerprint_estimate_environment(
+    *, fingerprint: Fingerprint, environment: MeasuredEnvironment, estimate: Mapping[str, Any], gpu: Gpu, engine: str
+) -> dict[str, Any]:
     """What an estimate made on a measured machine says about it: the environment and the plan's findings (this
     estimate's GPU, count, TP and memory need against the machine)."""
     needed = estimate["budget_bytes_per_gpu"] if engine in PREALLOCATING_ENGINES else estimate["required_bytes_per_gpu"]
-    plan = Plan(gpu_name=gpu.name, gpu_count=estimate.get("gpus"), memory_bytes_per_gpu=None, tp=estimate.get("tp", 1),
-                required_bytes_per_gpu=needed)
-    return json_safe({"fingerprint": fingerprint.pk, "host": fingerprint.host,
-                      "captured_at": fingerprint.captured_at, "environment": environment.as_dict(),
-                      "findings": plan_check(fingerprint.facts, replace(plan))})
+    plan = Plan(
+        gpu_name=gpu.name,
+        gpu_count=estimate.get("gpus"),
+        memory_bytes_per_gpu=None,
+        tp=estimate.get("tp", 1),
+        required_bytes_per_gpu=needed,
+    )
+    return json_safe(
+        {
+            "fingerprint": fingerprint.pk,
+            "host": fingerprint.host,
+            "captured_at": fingerprint.captured_at,
+            "environment": environment.as_dict(),
+            "findings": plan_check(fingerprint.facts, replace(plan)),
+        }
+    )

@@ -22,7 +22,8 @@ class ConnectionSafeExceptionReporterFilter(SafeExceptionReporterFilter):
     BROKER) masked whole, and a password inside any other URL masked."""
 
     hidden_settings = re.compile(
-        r"API|TOKEN|KEY|SECRET|PASS|SIGNATURE|HTTP_COOKIE|_URL$|DSN|DATABASE|CACHES|BROKER|LOCATION", flags=re.I)
+        r"API|TOKEN|KEY|SECRET|PASS|SIGNATURE|HTTP_COOKIE|_URL$|DSN|DATABASE|CACHES|BROKER|LOCATION", flags=re.I
+    )
 
     def cleanse_setting(self, key: Any, value: Any) -> Any:
         cleansed = super().cleanse_setting(key, value)

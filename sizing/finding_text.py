@@ -72,65 +72,106 @@ def _gpu_label(e: Mapping[str, Any]) -> str:
 def _pcie_link_below_max(e: Mapping[str, Any]) -> str:
     values = {"label": _gpu_label(e), **{key: e[key] for key in ("generation", "width", "generation_max", "width_max")}}
     if e.get("width_low"):
-        return _("%(label)s: PCIe link at Gen%(generation)s x%(width)s, the GPU supports Gen%(generation_max)s "
-                 "x%(width_max)s; a narrower link stays narrow under load (slot or riser)") % values
-    return _("%(label)s: PCIe link at Gen%(generation)s x%(width)s, the GPU supports Gen%(generation_max)s "
-             "x%(width_max)s; idle GPUs lower the generation to save power, check again under load") % values
+        return (
+            _(
+                "%(label)s: PCIe link at Gen%(generation)s x%(width)s, the GPU supports Gen%(generation_max)s "
+                "x%(width_max)s; a narrower link stays narrow under load (slot or riser)"
+            )
+            % values
+        )
+    return (
+        _(
+            "%(label)s: PCIe link at Gen%(generation)s x%(width)s, the GPU supports Gen%(generation_max)s "
+            "x%(width_max)s; idle GPUs lower the generation to save power, check again under load"
+        )
+        % values
+    )
 
 
 def _memory_in_use(e: Mapping[str, Any]) -> str:
     if e.get("total_bytes"):
         return _("%(label)s: %(used)s of GPU memory already in use by other processes (of %(total)s)") % {
-            "label": _gpu_label(e), "used": gib(e["used_bytes"]), "total": gib(e["total_bytes"])}
+            "label": _gpu_label(e),
+            "used": gib(e["used_bytes"]),
+            "total": gib(e["total_bytes"]),
+        }
     return _("%(label)s: %(used)s of GPU memory already in use by other processes") % {
-        "label": _gpu_label(e), "used": gib(e["used_bytes"])}
+        "label": _gpu_label(e),
+        "used": gib(e["used_bytes"]),
+    }
 
 
 def _unreadable_piece(e: Mapping[str, Any]) -> str:
-    return _("%(piece)s: nothing read (%(problems)s)") % {"piece": e["piece"],
-                                                          "problems": e["problems"] or _("no facts")}
+    return _("%(piece)s: nothing read (%(problems)s)") % {
+        "piece": e["piece"],
+        "problems": e["problems"] or _("no facts"),
+    }
 
 
 def _tp_over_pcie(e: Mapping[str, Any]) -> str:
     largest = int(e["largest_nvlink_island"])
     if largest > 1:
-        advice = _("keep TP within an NVLink island of %(largest)s GPU(s) and run the rest as replicas "
-                   "(TP %(largest)s × %(replicas)s replicas)") % {"largest": largest, "replicas": e["replicas"]}
+        advice = _(
+            "keep TP within an NVLink island of %(largest)s GPU(s) and run the rest as replicas "
+            "(TP %(largest)s × %(replicas)s replicas)"
+        ) % {"largest": largest, "replicas": e["replicas"]}
     else:
         advice = _("use TP only if the model needs it to fit; otherwise run one replica per GPU")
-    return _("TP %(tp)s would all-reduce over %(paths)s paths: the largest NVLink group here has %(largest)s "
-             "GPU(s); %(advice)s") % {"tp": e["tp"], "paths": e["paths"], "largest": largest, "advice": advice}
+    return _(
+        "TP %(tp)s would all-reduce over %(paths)s paths: the largest NVLink group here has %(largest)s "
+        "GPU(s); %(advice)s"
+    ) % {"tp": e["tp"], "paths": e["paths"], "largest": largest, "advice": advice}
 
 
 def _driver_advice(driver_cuda: Any, base_image: Any) -> str:
     """checks.py's advice: a base image the driver runs (named when checks.py knows one), or a newer driver."""
     if driver_cuda and base_image:
-        return _("use a base image built for CUDA %(supported)s or older (%(base_image)s), or upgrade the "
-                 "driver") % {"supported": _supported(driver_cuda), "base_image": base_image}
+        return _("use a base image built for CUDA %(supported)s or older (%(base_image)s), or upgrade the driver") % {
+            "supported": _supported(driver_cuda),
+            "base_image": base_image,
+        }
     if driver_cuda:
         return _("use a base image built for CUDA %(supported)s or older, or upgrade the driver") % {
-            "supported": _supported(driver_cuda)}
+            "supported": _supported(driver_cuda)
+        }
     return _("upgrade the driver")
 
 
 def _driver_too_old(e: Mapping[str, Any]) -> str:
-    return _("the image is built for CUDA %(image_cuda)s; CUDA %(major)s.x needs driver ≥ %(minimum_driver)s and "
-             "this machine has %(driver)s: %(advice)s") % {
-        "image_cuda": e["image_cuda"], "major": _major(e["image_cuda"]), "minimum_driver": e["minimum_driver"],
-        "driver": e["driver"], "advice": _driver_advice(e.get("driver_cuda"), e.get("base_image"))}
+    return _(
+        "the image is built for CUDA %(image_cuda)s; CUDA %(major)s.x needs driver ≥ %(minimum_driver)s and "
+        "this machine has %(driver)s: %(advice)s"
+    ) % {
+        "image_cuda": e["image_cuda"],
+        "major": _major(e["image_cuda"]),
+        "minimum_driver": e["minimum_driver"],
+        "driver": e["driver"],
+        "advice": _driver_advice(e.get("driver_cuda"), e.get("base_image")),
+    }
 
 
 def _cuda_newer_than_driver(e: Mapping[str, Any]) -> str:
-    return _("the image is built for CUDA %(image_cuda)s, newer than the %(driver_cuda)s this driver supports: it "
-             "runs through minor-version compatibility, but kernels compiled just in time from PTX fail; "
-             "%(advice)s") % {"image_cuda": e["image_cuda"], "driver_cuda": e["driver_cuda"],
-                              "advice": _driver_advice(e["driver_cuda"], e.get("base_image"))}
+    return _(
+        "the image is built for CUDA %(image_cuda)s, newer than the %(driver_cuda)s this driver supports: it "
+        "runs through minor-version compatibility, but kernels compiled just in time from PTX fail; "
+        "%(advice)s"
+    ) % {
+        "image_cuda": e["image_cuda"],
+        "driver_cuda": e["driver_cuda"],
+        "advice": _driver_advice(e["driver_cuda"], e.get("base_image")),
+    }
 
 
 def _memory_held_by_others(e: Mapping[str, Any]) -> str:
-    return _("GPU %(gpu)s: %(used)s is already in use; the plan needs %(required)s of its %(total)s, %(free)s are "
-             "free") % {"gpu": e["gpu"], "used": gib(e["used_bytes"]), "required": gib(e["required_bytes"]),
-                        "total": gib(e["total_bytes"]), "free": gib(e["total_bytes"] - e["used_bytes"])}
+    return _(
+        "GPU %(gpu)s: %(used)s is already in use; the plan needs %(required)s of its %(total)s, %(free)s are free"
+    ) % {
+        "gpu": e["gpu"],
+        "used": gib(e["used_bytes"]),
+        "required": gib(e["required_bytes"]),
+        "total": gib(e["total_bytes"]),
+        "free": gib(e["total_bytes"] - e["used_bytes"]),
+    }
 
 
 _PROBE_FAILURE = re.compile(r"^(?P<command>.+?) exited with status (?P<status>-?\d+): (?P<output>.*)$", re.DOTALL)
@@ -144,72 +185,102 @@ def _probe_command_failed(e: Mapping[str, Any]) -> str:
 
 
 def _container_no_memory_limit(e: Mapping[str, Any]) -> str:
-    values = {"label": _container_label(e.get("runtime")), "swap_gib_per_gpu": e["swap_space_gib_per_gpu"],
-              "swap_gib": e["swap_space_gib"], "gpus": e["gpu_count"], "minimum_gib": e["minimum_limit_gib"]}
+    values = {
+        "label": _container_label(e.get("runtime")),
+        "swap_gib_per_gpu": e["swap_space_gib_per_gpu"],
+        "swap_gib": e["swap_space_gib"],
+        "gpus": e["gpu_count"],
+        "minimum_gib": e["minimum_limit_gib"],
+    }
     if e.get("host_memory_gib"):
-        return _("the probe ran in a %(label)s with no memory limit: the engine's CPU-side memory (weight loading, "
-                 "vLLM's swap space of %(swap_gib_per_gpu)s GiB per GPU by default, %(swap_gib)s GiB for %(gpus)s "
-                 "GPU(s), tokenizer workers) competes with everything else on this host's %(host_gib)s GiB of RAM, "
-                 "and when memory runs out the kernel OOM killer picks a victim, often the engine; set a memory "
-                 "limit of at least %(minimum_gib)s GiB (docker run --memory, or resources.limits.memory in "
-                 "Kubernetes)") % {**values, "host_gib": _gib_number(e["host_memory_gib"])}
-    return _("the probe ran in a %(label)s with no memory limit: the engine's CPU-side memory (weight loading, "
-             "vLLM's swap space of %(swap_gib_per_gpu)s GiB per GPU by default, %(swap_gib)s GiB for %(gpus)s "
-             "GPU(s), tokenizer workers) competes with everything else on the host, and when memory runs out the "
-             "kernel OOM killer picks a victim, often the engine; set a memory limit of at least %(minimum_gib)s GiB "
-             "(docker run --memory, or resources.limits.memory in Kubernetes)") % values
+        return _(
+            "the probe ran in a %(label)s with no memory limit: the engine's CPU-side memory (weight loading, "
+            "vLLM's swap space of %(swap_gib_per_gpu)s GiB per GPU by default, %(swap_gib)s GiB for %(gpus)s "
+            "GPU(s), tokenizer workers) competes with everything else on this host's %(host_gib)s GiB of RAM, "
+            "and when memory runs out the kernel OOM killer picks a victim, often the engine; set a memory "
+            "limit of at least %(minimum_gib)s GiB (docker run --memory, or resources.limits.memory in "
+            "Kubernetes)"
+        ) % {**values, "host_gib": _gib_number(e["host_memory_gib"])}
+    return (
+        _(
+            "the probe ran in a %(label)s with no memory limit: the engine's CPU-side memory (weight loading, "
+            "vLLM's swap space of %(swap_gib_per_gpu)s GiB per GPU by default, %(swap_gib)s GiB for %(gpus)s "
+            "GPU(s), tokenizer workers) competes with everything else on the host, and when memory runs out the "
+            "kernel OOM killer picks a victim, often the engine; set a memory limit of at least %(minimum_gib)s GiB "
+            "(docker run --memory, or resources.limits.memory in Kubernetes)"
+        )
+        % values
+    )
 
 
 def _container_memory_limit(e: Mapping[str, Any]) -> str:
     values = {"label": _container_label(e.get("runtime")), "limit_gib": _gib_number(e["limit_gib"])}
     if e.get("host_memory_gib"):
-        return _("the memory limit of this %(label)s is %(limit_gib)s GiB (the host has %(host_gib)s GiB of "
-                 "RAM)") % {**values, "host_gib": _gib_number(e["host_memory_gib"])}
+        return _("the memory limit of this %(label)s is %(limit_gib)s GiB (the host has %(host_gib)s GiB of RAM)") % {
+            **values,
+            "host_gib": _gib_number(e["host_memory_gib"]),
+        }
     return _("the memory limit of this %(label)s is %(limit_gib)s GiB") % values
 
 
 def _container_memory_limit_low(e: Mapping[str, Any]) -> str:
-    return _("the memory limit of this %(label)s, %(limit_gib)s GiB, is below the %(minimum_gib)s GiB we advise for "
-             "%(gpus)s GPU(s) (%(base_gib)s GiB for the engine process, tokenizer and weight loading, plus vLLM's "
-             "default swap space of %(swap_gib_per_gpu)s GiB per GPU): the engine may be OOM-killed while loading "
-             "weights or under load; raise the limit (docker run --memory, resources.limits.memory) or lower vLLM's "
-             "--swap-space") % {
-        "label": _container_label(e.get("runtime")), "limit_gib": _gib_number(e["limit_gib"]),
-        "minimum_gib": e["minimum_limit_gib"], "gpus": e["gpu_count"], "base_gib": e["base_gib"],
-        "swap_gib_per_gpu": e["swap_space_gib_per_gpu"]}
+    return _(
+        "the memory limit of this %(label)s, %(limit_gib)s GiB, is below the %(minimum_gib)s GiB we advise for "
+        "%(gpus)s GPU(s) (%(base_gib)s GiB for the engine process, tokenizer and weight loading, plus vLLM's "
+        "default swap space of %(swap_gib_per_gpu)s GiB per GPU): the engine may be OOM-killed while loading "
+        "weights or under load; raise the limit (docker run --memory, resources.limits.memory) or lower vLLM's "
+        "--swap-space"
+    ) % {
+        "label": _container_label(e.get("runtime")),
+        "limit_gib": _gib_number(e["limit_gib"]),
+        "minimum_gib": e["minimum_limit_gib"],
+        "gpus": e["gpu_count"],
+        "base_gib": e["base_gib"],
+        "swap_gib_per_gpu": e["swap_space_gib_per_gpu"],
+    }
 
 
 FINDINGS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     # sizing.fingerprint.merge: what the machine says about itself
     "pcie_link_below_max": _pcie_link_below_max,
-    "mig_enabled": lambda e: _("%(label)s: MIG is enabled; a model sees only the memory of its MIG instance") % {
-        "label": _gpu_label(e)},
-    "ecc_off": lambda e: _("%(label)s: ECC is off (more usable memory, no error correction)") % {
-        "label": _gpu_label(e)},
+    "mig_enabled": lambda e: _("%(label)s: MIG is enabled; a model sees only the memory of its MIG instance")
+    % {"label": _gpu_label(e)},
+    "ecc_off": lambda e: _("%(label)s: ECC is off (more usable memory, no error correction)")
+    % {"label": _gpu_label(e)},
     "memory_in_use": _memory_in_use,
-    "gpu_name_truncated": lambda e: _("%(label)s: the nvidia-smi table cut the name short; nvidia-smi -q gives the "
-                                      "full name") % {"label": _gpu_label(e)},
+    "gpu_name_truncated": lambda e: _(
+        "%(label)s: the nvidia-smi table cut the name short; nvidia-smi -q gives the full name"
+    )
+    % {"label": _gpu_label(e)},
     "unreadable_piece": _unreadable_piece,
     "driver_library_mismatch": lambda e: _(
         "kernel module %(kernel_module)s is loaded but nvidia-smi reports driver %(driver)s: reboot (or reload the "
-        "module) before measuring") % {"kernel_module": e["kernel_module"], "driver": e["driver"]},
-    "gpus_not_listed": lambda e: _("%(attached)s GPUs attached, %(described)s described; add the others' "
-                                   "output") % {"attached": e["attached"], "described": e["described"]},
+        "module) before measuring"
+    )
+    % {"kernel_module": e["kernel_module"], "driver": e["driver"]},
+    "gpus_not_listed": lambda e: _("%(attached)s GPUs attached, %(described)s described; add the others' output")
+    % {"attached": e["attached"], "described": e["described"]},
     # sizing.fingerprint.checks: the plan against the machine
-    "gpu_count_mismatch": lambda e: _("the plan counts %(planned)s GPU(s); the machine shows %(found)s") % {
-        "planned": e["planned"], "found": e["found"]},
-    "gpu_model_mismatch": lambda e: _("the plan is for %(planned)s; the machine has %(found)s") % {
-        "planned": e["planned"], "found": e["found"]},
+    "gpu_count_mismatch": lambda e: _("the plan counts %(planned)s GPU(s); the machine shows %(found)s")
+    % {"planned": e["planned"], "found": e["found"]},
+    "gpu_model_mismatch": lambda e: _("the plan is for %(planned)s; the machine has %(found)s")
+    % {"planned": e["planned"], "found": e["found"]},
     "mixed_gpu_models": lambda e: _(
         "one node with different GPU models (%(models)s): a TP group runs at the pace of its slowest card and its "
-        "memory budget is the smallest card's") % {"models": e["models"]},
+        "memory budget is the smallest card's"
+    )
+    % {"models": e["models"]},
     "gpu_memory_smaller": lambda e: _(
         "the estimate assumed %(planned)s per GPU; the smallest card here reports %(found)s: re-run the estimate "
-        "with the measured memory") % {"planned": gib(e["planned_bytes"]), "found": gib(e["found_bytes"])},
+        "with the measured memory"
+    )
+    % {"planned": gib(e["planned_bytes"]), "found": gib(e["found_bytes"])},
     "memory_held_by_others": _memory_held_by_others,
     "mig_slices": lambda e: _(
         "MIG is enabled on GPU(s) %(gpus)s: an engine sees one slice, not the whole card; size the deployment for "
-        "the slice or disable MIG (nvidia-smi -i N -mig 0)") % {"gpus": e["gpus"]},
+        "the slice or disable MIG (nvidia-smi -i N -mig 0)"
+    )
+    % {"gpus": e["gpus"]},
     "tp_over_pcie": _tp_over_pcie,
     "driver_too_old": _driver_too_old,
     "cuda_newer_than_driver": _cuda_newer_than_driver,
@@ -219,8 +290,9 @@ FINDINGS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "container_no_memory_limit": _container_no_memory_limit,
     "container_memory_limit_unknown": lambda e: _(
         "the probe ran in a %(label)s but could not read its memory limit (/sys/fs/cgroup shows the host's cgroups, "
-        "not the container's); check it with docker inspect or kubectl describe pod") % {
-        "label": _container_label(e.get("runtime"))},
+        "not the container's); check it with docker inspect or kubectl describe pod"
+    )
+    % {"label": _container_label(e.get("runtime"))},
     "container_memory_limit": _container_memory_limit,
     "container_memory_limit_low": _container_memory_limit_low,
 }
@@ -241,8 +313,11 @@ def finding_text(finding: Mapping[str, Any]) -> str:
 
 
 def severity_label(severity: Any) -> str:
-    words = {"error": pgettext("severity", "Error"), "warning": pgettext("severity", "Warning"),
-             "info": pgettext("severity", "Info")}
+    words = {
+        "error": pgettext("severity", "Error"),
+        "warning": pgettext("severity", "Warning"),
+        "info": pgettext("severity", "Info"),
+    }
     return words.get(str(severity), str(severity))
 
 
@@ -273,7 +348,9 @@ def _gpu_replaced(c: Mapping[str, Any]) -> str:
     moved = re.search(r"; it was GPU (-?\d+) before\)$", str(c["message"]))
     if moved:
         return _("GPU %(gpu)s is a different card (UUID %(before)s → %(after)s; it was GPU %(moved)s before)") % {
-            **values, "moved": moved.group(1)}
+            **values,
+            "moved": moved.group(1),
+        }
     return _("GPU %(gpu)s is a different card (UUID %(before)s → %(after)s)") % values
 
 
@@ -295,13 +372,21 @@ def _gpu_memory_changed(c: Mapping[str, Any]) -> str:
 
 
 def _pcie_link_changed(c: Mapping[str, Any]) -> str:
-    what = {"pcie_width_current": _("PCIe link width"), "pcie_width_max": _("PCIe max width"),
-            "pcie_generation_max": _("PCIe max generation")}[c["key"]]
+    what = {
+        "pcie_width_current": _("PCIe link width"),
+        "pcie_width_max": _("PCIe max width"),
+        "pcie_generation_max": _("PCIe max generation"),
+    }[c["key"]]
     unit = "x" if "width" in c["key"] else "Gen"
     values = {"gpu": c["gpu"], "what": what, "before": f"{unit}{int(c['before'])}", "after": f"{unit}{int(c['after'])}"}
     if int(c["after"]) < int(c["before"]):
-        return _("GPU %(gpu)s: %(what)s %(before)s → %(after)s (a slot, riser or BIOS setting: less host-to-GPU and "
-                 "PCIe all-reduce bandwidth)") % values
+        return (
+            _(
+                "GPU %(gpu)s: %(what)s %(before)s → %(after)s (a slot, riser or BIOS setting: less host-to-GPU and "
+                "PCIe all-reduce bandwidth)"
+            )
+            % values
+        )
     return _("GPU %(gpu)s: %(what)s %(before)s → %(after)s") % values
 
 
@@ -313,10 +398,18 @@ def _mig_mode_changed(c: Mapping[str, Any]) -> str:
 
 
 def _gpu_mode_changed(c: Mapping[str, Any]) -> str:
-    what = {"ecc_mode": "ECC", "persistence_mode": _("persistence mode"),
-            "virtualization_mode": _("virtualisation mode"), "driver_model": _("driver model")}[c["key"]]
+    what = {
+        "ecc_mode": "ECC",
+        "persistence_mode": _("persistence mode"),
+        "virtualization_mode": _("virtualisation mode"),
+        "driver_model": _("driver model"),
+    }[c["key"]]
     return _("GPU %(gpu)s: %(what)s %(before)s → %(after)s") % {
-        "gpu": c["gpu"], "what": what, "before": switch_value(c["before"]), "after": switch_value(c["after"])}
+        "gpu": c["gpu"],
+        "what": what,
+        "before": switch_value(c["before"]),
+        "after": switch_value(c["after"]),
+    }
 
 
 def _pair(c: Mapping[str, Any]) -> dict[str, Any]:
@@ -342,8 +435,13 @@ def _nvlink_island_changed(c: Mapping[str, Any]) -> str:
     after = len(c["after"][0]) if c["after"] else 0
     values = {"before": before, "after": after}
     if after < before:
-        return _("the largest NVLink group has %(before)s GPU(s) before, %(after)s after: a TP group of more than "
-                 "%(after)s no longer stays on NVLink") % values
+        return (
+            _(
+                "the largest NVLink group has %(before)s GPU(s) before, %(after)s after: a TP group of more than "
+                "%(after)s no longer stays on NVLink"
+            )
+            % values
+        )
     return _("the largest NVLink group has %(before)s GPU(s) before, %(after)s after") % values
 
 
@@ -355,8 +453,10 @@ def _driver_changed(c: Mapping[str, Any]) -> str:
     if c["severity"] == "error":
         minimum = _DRIVER_MINIMUM.search(str(c["message"]))
         if minimum:
-            return _("driver %(before)s → %(after)s (a downgrade below what the other supported: CUDA %(major)s.x "
-                     "needs driver ≥ %(minimum)s)") % {**values, **minimum.groupdict()}
+            return _(
+                "driver %(before)s → %(after)s (a downgrade below what the other supported: CUDA %(major)s.x "
+                "needs driver ≥ %(minimum)s)"
+            ) % {**values, **minimum.groupdict()}
         return _("driver %(before)s → %(after)s (a downgrade below what the other supported)") % values
     if c["severity"] == "warning":
         return _("driver %(before)s → %(after)s (a downgrade)") % values
@@ -366,17 +466,27 @@ def _driver_changed(c: Mapping[str, Any]) -> str:
 def _cuda_changed(c: Mapping[str, Any]) -> str:
     values = {"before": c["before"], "after": c["after"]}
     if c["severity"] == "error":
-        return _("the driver's CUDA version %(before)s → %(after)s: images built for CUDA %(before)s need a driver "
-                 "for CUDA %(major)s.x, this one does not run them") % {**values, "major": _major(c["before"])}
+        return _(
+            "the driver's CUDA version %(before)s → %(after)s: images built for CUDA %(before)s need a driver "
+            "for CUDA %(major)s.x, this one does not run them"
+        ) % {**values, "major": _major(c["before"])}
     if c["severity"] == "warning":
-        return _("the driver's CUDA version %(before)s → %(after)s: images built for CUDA %(before)s run through "
-                 "minor-version compatibility, but kernels compiled just in time from PTX fail") % values
+        return (
+            _(
+                "the driver's CUDA version %(before)s → %(after)s: images built for CUDA %(before)s run through "
+                "minor-version compatibility, but kernels compiled just in time from PTX fail"
+            )
+            % values
+        )
     return _("the driver's CUDA version %(before)s → %(after)s") % values
 
 
 def _version_changed(c: Mapping[str, Any]) -> str:
-    what = {"kernel_module_version": _("kernel module"), "cuda_toolkit_version": _("CUDA toolkit"),
-            "python_version": "Python"}.get(c["key"], c["key"])
+    what = {
+        "kernel_module_version": _("kernel module"),
+        "cuda_toolkit_version": _("CUDA toolkit"),
+        "python_version": "Python",
+    }.get(c["key"], c["key"])
     values = {"what": what, "before": c["before"], "after": c["after"]}
     if c["severity"] == "warning":
         return _("%(what)s %(before)s → %(after)s (a downgrade)") % values
@@ -401,63 +511,69 @@ def _container_words(container: Any) -> str:
 
 def _memory_limit_changed(c: Mapping[str, Any]) -> str:
     before, after = c["before"], c["after"]
-    values = {"before": gib(before) if before is not None else _("none"),
-              "after": gib(after) if after is not None else _("none")}
+    values = {
+        "before": gib(before) if before is not None else _("none"),
+        "after": gib(after) if after is not None else _("none"),
+    }
     if after is not None and (before is None or after < before):
         return _("container memory limit %(before)s → %(after)s (loading weights or CPU swap space may hit it)") % (
-            values)
+            values
+        )
     return _("container memory limit %(before)s → %(after)s") % values
 
 
 CHANGES: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "gpu_removed": lambda c: _gpu_presence(c, "gone"),
     "gpu_added": lambda c: _gpu_presence(c, "new"),
-    "gpu_count_changed": lambda c: _("%(before)s GPUs attached before, %(after)s after") % {
-        "before": c["before"], "after": c["after"]},
+    "gpu_count_changed": lambda c: _("%(before)s GPUs attached before, %(after)s after")
+    % {"before": c["before"], "after": c["after"]},
     "gpu_replaced": _gpu_replaced,
     "gpu_model_changed": _gpu_model_changed,
     "gpu_memory_changed": _gpu_memory_changed,
-    "memory_in_use_appeared": lambda c: _("GPU %(gpu)s: other processes now hold %(after)s (before: %(before)s)") % {
-        "gpu": c["gpu"], "before": gib(c["before"]), "after": gib(c["after"])},
-    "memory_in_use_cleared": lambda c: _("GPU %(gpu)s: the %(before)s other processes held is free now") % {
-        "gpu": c["gpu"], "before": gib(c["before"])},
+    "memory_in_use_appeared": lambda c: _("GPU %(gpu)s: other processes now hold %(after)s (before: %(before)s)")
+    % {"gpu": c["gpu"], "before": gib(c["before"]), "after": gib(c["after"])},
+    "memory_in_use_cleared": lambda c: _("GPU %(gpu)s: the %(before)s other processes held is free now")
+    % {"gpu": c["gpu"], "before": gib(c["before"])},
     "pcie_link_changed": _pcie_link_changed,
     "mig_mode_changed": _mig_mode_changed,
     "ecc_mode_changed": _gpu_mode_changed,
     "persistence_mode_changed": _gpu_mode_changed,
     "virtualization_mode_changed": _gpu_mode_changed,
     "driver_model_changed": _gpu_mode_changed,
-    "bus_id_changed": lambda c: _("GPU %(gpu)s: PCI bus id %(before)s → %(after)s (another slot)") % {
-        "gpu": c["gpu"], "before": c["before"], "after": c["after"]},
-    "nvlink_lost": lambda c: _("GPU %(a)s ↔ GPU %(b)s: NVLink (%(before)s) is gone, the pair now talks over "
-                               "%(after)s: a TP group across it all-reduces over PCIe") % _pair(c),
-    "nvlink_gained": lambda c: _("GPU %(a)s ↔ GPU %(b)s: joined by NVLink (%(after)s) where it was %(before)s") % (
-        _pair(c)),
+    "bus_id_changed": lambda c: _("GPU %(gpu)s: PCI bus id %(before)s → %(after)s (another slot)")
+    % {"gpu": c["gpu"], "before": c["before"], "after": c["after"]},
+    "nvlink_lost": lambda c: _(
+        "GPU %(a)s ↔ GPU %(b)s: NVLink (%(before)s) is gone, the pair now talks over "
+        "%(after)s: a TP group across it all-reduces over PCIe"
+    )
+    % _pair(c),
+    "nvlink_gained": lambda c: _("GPU %(a)s ↔ GPU %(b)s: joined by NVLink (%(after)s) where it was %(before)s")
+    % (_pair(c)),
     "link_changed": _link_changed,
     "nvlink_island_changed": _nvlink_island_changed,
-    "numa_affinity_changed": lambda c: _("GPU %(gpu)s: NUMA node %(before)s → %(after)s") % {
-        "gpu": c["gpu"], "before": c["before"], "after": c["after"]},
+    "numa_affinity_changed": lambda c: _("GPU %(gpu)s: NUMA node %(before)s → %(after)s")
+    % {"gpu": c["gpu"], "before": c["before"], "after": c["after"]},
     "driver_changed": _driver_changed,
     "cuda_changed": _cuda_changed,
     "kernel_module_changed": _version_changed,
     "cuda_toolkit_changed": _version_changed,
     "python_changed": _version_changed,
     "package_changed": _version_changed,
-    "package_added": lambda c: _("%(package)s %(after)s is installed now (it was not)") % {
-        "package": c["key"], "after": c["after"]},
-    "package_removed": lambda c: _("%(package)s %(before)s is no longer installed") % {
-        "package": c["key"], "before": c["before"]},
+    "package_added": lambda c: _("%(package)s %(after)s is installed now (it was not)")
+    % {"package": c["key"], "after": c["after"]},
+    "package_removed": lambda c: _("%(package)s %(before)s is no longer installed")
+    % {"package": c["key"], "before": c["before"]},
     "cpu_count_changed": _host_count_changed,
     "sockets_changed": _host_count_changed,
     "numa_nodes_changed": _host_count_changed,
     "cpu_model_changed": lambda c: _("CPU %(before)s → %(after)s") % {"before": c["before"], "after": c["after"]},
-    "host_memory_changed": lambda c: _("host memory %(before)s → %(after)s") % {
-        "before": gib(c["before"]), "after": gib(c["after"])},
-    "container_changed": lambda c: _("%(before)s → %(after)s") % {
-        "before": _container_words(c["before"]), "after": _container_words(c["after"])},
+    "host_memory_changed": lambda c: _("host memory %(before)s → %(after)s")
+    % {"before": gib(c["before"]), "after": gib(c["after"])},
+    "container_changed": lambda c: _("%(before)s → %(after)s")
+    % {"before": _container_words(c["before"]), "after": _container_words(c["after"])},
     "memory_limit_changed": _memory_limit_changed,
-    "cgroup_version_changed": lambda c: _("cgroup v%(before)s → v%(after)s") % {
-        "before": c["before"], "after": c["after"]},
+    "cgroup_version_changed": lambda c: _("cgroup v%(before)s → v%(after)s")
+    % {"before": c["before"], "after": c["after"]},
 }
 
 
@@ -476,7 +592,8 @@ def change_text(change: Mapping[str, Any]) -> str:
 
 def area_label(area: Any) -> str:
     return {"gpu": _("GPU"), "topology": _("Topology"), "software": _("Software"), "host": _("Host")}.get(
-        str(area), str(area))
+        str(area), str(area)
+    )
 
 
 def change_key_label(change: Mapping[str, Any]) -> str:
@@ -485,17 +602,36 @@ def change_key_label(change: Mapping[str, Any]) -> str:
     if area == "host" and key == "memory_total_bytes":
         return _("Host memory")
     labels = {
-        "gpu": _("GPU"), "gpu_count": _("GPU count"), "uuid": "UUID", "name": _("GPU model"), "vendor": _("Vendor"),
-        "memory_total_bytes": _("GPU memory"), "memory_used_bytes": _("GPU memory held by other processes"),
-        "pcie_width_current": _("PCIe link width"), "pcie_width_max": _("PCIe max width"),
-        "pcie_generation_max": _("PCIe max generation"), "mig_mode": "MIG", "ecc_mode": "ECC",
-        "persistence_mode": _("Persistence mode"), "virtualization_mode": _("Virtualisation mode"),
-        "driver_model": _("Driver model"), "bus_id": _("PCI bus id"), "link": _("Link"),
-        "nvlink_islands": _("NVLink groups"), "numa_affinity": _("NUMA node"), "driver_version": _("Driver"),
-        "cuda_version": _("CUDA version of the driver"), "kernel_module_version": _("Kernel module"),
-        "cuda_toolkit_version": _("CUDA toolkit"), "python_version": "Python", "cpu_count": _("CPUs"),
-        "sockets": _("Sockets"), "numa_nodes": _("NUMA nodes"), "cpu_model": _("CPU model"),
-        "container": _("Container"), "cgroup_memory_limit_bytes": _("Container memory limit"),
+        "gpu": _("GPU"),
+        "gpu_count": _("GPU count"),
+        "uuid": "UUID",
+        "name": _("GPU model"),
+        "vendor": _("Vendor"),
+        "memory_total_bytes": _("GPU memory"),
+        "memory_used_bytes": _("GPU memory held by other processes"),
+        "pcie_width_current": _("PCIe link width"),
+        "pcie_width_max": _("PCIe max width"),
+        "pcie_generation_max": _("PCIe max generation"),
+        "mig_mode": "MIG",
+        "ecc_mode": "ECC",
+        "persistence_mode": _("Persistence mode"),
+        "virtualization_mode": _("Virtualisation mode"),
+        "driver_model": _("Driver model"),
+        "bus_id": _("PCI bus id"),
+        "link": _("Link"),
+        "nvlink_islands": _("NVLink groups"),
+        "numa_affinity": _("NUMA node"),
+        "driver_version": _("Driver"),
+        "cuda_version": _("CUDA version of the driver"),
+        "kernel_module_version": _("Kernel module"),
+        "cuda_toolkit_version": _("CUDA toolkit"),
+        "python_version": "Python",
+        "cpu_count": _("CPUs"),
+        "sockets": _("Sockets"),
+        "numa_nodes": _("NUMA nodes"),
+        "cpu_model": _("CPU model"),
+        "container": _("Container"),
+        "cgroup_memory_limit_bytes": _("Container memory limit"),
         "cgroup_version": _("cgroup version"),
     }
     return labels.get(key, key)  # a package's name stays as it is
@@ -531,8 +667,9 @@ def diff_summary(changes: list[Mapping[str, Any]]) -> str:
     """The diff's summary sentence ("3 differences: 1 error, 2 warnings") in the active language."""
     if not changes:
         return _("No differences in what both probes measured")
-    counts = {severity: sum(1 for c in changes if c.get("severity") == severity)
-              for severity in ("error", "warning", "info")}
+    counts = {
+        severity: sum(1 for c in changes if c.get("severity") == severity) for severity in ("error", "warning", "info")
+    }
     words = {
         "error": lambda n: ngettext("%(count)s error", "%(count)s errors", n) % {"count": n},
         "warning": lambda n: ngettext("%(count)s warning", "%(count)s warnings", n) % {"count": n},
@@ -541,4 +678,6 @@ def diff_summary(changes: list[Mapping[str, Any]]) -> str:
     parts = [words[severity](n) for severity, n in counts.items() if n]
     total = len(changes)
     return ngettext("%(count)s difference: %(parts)s", "%(count)s differences: %(parts)s", total) % {
-        "count": total, "parts": _(", ").join(parts)}
+        "count": total,
+        "parts": _(", ").join(parts),
+    }

@@ -28,13 +28,16 @@ class FingerprintProbeApi(APIView):
 
 class FingerprintParseApi(APIView):
     class FingerprintParseInputSerializer(serializers.Serializer):
-        texts = serializers.ListField(child=serializers.CharField(trim_whitespace=False, max_length=4 * 2**20),
-                                      min_length=1, max_length=MAX_PIECES,
-                                      help_text="raw outputs of one machine (nvidia-smi, topo -m, versions) or a "
-                                                "probe file's content")
+        texts = serializers.ListField(
+            child=serializers.CharField(trim_whitespace=False, max_length=4 * 2**20),
+            min_length=1,
+            max_length=MAX_PIECES,
+            help_text="raw outputs of one machine (nvidia-smi, topo -m, versions) or a probe file's content",
+        )
 
-    @extend_schema(request=FingerprintParseInputSerializer,
-                   responses={200: OpenApiResponse(description="the merged fingerprint")})
+    @extend_schema(
+        request=FingerprintParseInputSerializer, responses={200: OpenApiResponse(description="the merged fingerprint")}
+    )
     def post(self, request: Request) -> Response:
         serializer = self.FingerprintParseInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)

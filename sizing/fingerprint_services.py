@@ -39,8 +39,11 @@ def fingerprint_from_texts(*, texts: Sequence[str], names: Sequence[str] | None 
                 pieces += [parse_any(output) for _, output in entries]
                 names_ += [f"{label}#{name}" for name, _ in entries]
                 if host is None:
-                    host = {"name": _text_or_none(facts.get("host")),
-                            "captured_at": _text_or_none(facts.get("captured_at")), **host_facts(facts["raw"])}
+                    host = {
+                        "name": _text_or_none(facts.get("host")),
+                        "captured_at": _text_or_none(facts.get("captured_at")),
+                        **host_facts(facts["raw"]),
+                    }
                 continue
             pieces.append(parse_any(text))
             names_.append(label)

@@ -44,8 +44,9 @@ def _check_broker() -> str:
     from django.conf import settings
 
     with broker_connection() as broker:
-        broker.ensure_connection(max_retries=1, interval_start=0, interval_step=0,
-                                 timeout=settings.SIZING_OBSERVABILITY_TIMEOUT_S)
+        broker.ensure_connection(
+            max_retries=1, interval_start=0, interval_step=0, timeout=settings.SIZING_OBSERVABILITY_TIMEOUT_S
+        )
         # a round trip: kombu's virtual channels count a queue (Redis: LLEN; filesystem: lists its message folder)
         size = getattr(broker.default_channel, "_size", None)
         if size is not None:
@@ -65,8 +66,11 @@ def _check_migrations() -> str:
     return "ok"
 
 
-CHECKS: dict[str, Callable[[], str]] = {"database": _check_database, "broker": _check_broker,
-                                        "migrations": _check_migrations}
+CHECKS: dict[str, Callable[[], str]] = {
+    "database": _check_database,
+    "broker": _check_broker,
+    "migrations": _check_migrations,
+}
 PUBLIC_ERRORS = {"migrations"}  # checks whose error text names no host, port or credential
 
 

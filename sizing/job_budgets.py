@@ -102,8 +102,11 @@ def over_budget_message(kind: JobKind) -> str:
 
 def over_budget_error(kind: JobKind) -> dict[str, object]:
     """The stored error of a job stopped at its soft limit (the API's error shape)."""
-    return {"code": "over_time_budget", "message": over_budget_message(kind),
-            "extra": {"time_budget_s": TIME_BUDGETS[kind].soft_s, "job_kind": kind.value}}
+    return {
+        "code": "over_time_budget",
+        "message": over_budget_message(kind),
+        "extra": {"time_budget_s": TIME_BUDGETS[kind].soft_s, "job_kind": kind.value},
+    }
 
 
 def _raise_in_thread(thread_id: int) -> None:
@@ -147,20 +150,33 @@ def time_budget(kind: JobKind, *, soft_s: float | None = None) -> Iterator[TimeB
 # Bounds checked before a job is queued
 
 
-def context_tokens_check(*, input_tokens: int, output_tokens: int, context_tokens: int | None, source: str,
-                         input_field: str = "input_tokens", output_field: str = "output_tokens") -> None:
+def context_tokens_check(
+    *,
+    input_tokens: int,
+    output_tokens: int,
+    context_tokens: int | None,
+    source: str,
+    input_field: str = "input_tokens",
+    output_field: str = "output_tokens",
+) -> None:
     """Refuse a request longer than the model's context (an engine refuses prompt + max_tokens > max_model_len).
     `source` says where the limit comes from ("max_position_embeddings of <model>", "max_model_len")."""
     limit = context_tokens or MAX_CONTEXT_TOKENS
     if input_tokens + output_tokens <= limit:
         return
     if input_tokens >= limit:
-        raise invalid_argument(input_field, f"{input_field} {input_tokens:,} leaves no room in the context of "
-                                            f"{limit:,} tokens ({source}); at most {limit - 1:,} input tokens")
-    raise invalid_argument(output_field, f"{input_field} {input_tokens:,} + {output_field} {output_tokens:,} = "
-                                         f"{input_tokens + output_tokens:,} tokens exceed the context of {limit:,} "
-                                         f"tokens ({source}); at most {limit - input_tokens:,} output tokens with "
-                                         f"{input_tokens:,} input tokens")
+        raise invalid_argument(
+            input_field,
+            f"{input_field} {input_tokens:,} leaves no room in the context of "
+            f"{limit:,} tokens ({source}); at most {limit - 1:,} input tokens",
+        )
+    raise invalid_argument(
+        output_field,
+        f"{input_field} {input_tokens:,} + {output_field} {output_tokens:,} = "
+        f"{input_tokens + output_tokens:,} tokens exceed the context of {limit:,} "
+        f"tokens ({source}); at most {limit - input_tokens:,} output tokens with "
+        f"{input_tokens:,} input tokens",
+    )
 
 
 def simulated_tokens_check(*, runs: int, requests: int, tokens_per_request: float, field: str = "requests") -> None:
@@ -171,11 +187,17 @@ def simulated_tokens_check(*, runs: int, requests: int, tokens_per_request: floa
     runs_text = f"{runs:,} simulations × " if runs > 1 else ""
     raise SizingError(
         code=SizingErrorCode.INVALID_ARGUMENT,
-        message=(f"this job would simulate {runs_text}{requests:,} requests × {tokens_per_request:,.0f} tokens = "
-                 f"{total:,} tokens; at most {SIMULATED_TOKENS_MAX:,} per job: simulate fewer requests, shorter "
-                 "requests or fewer candidates"),
-        extra={"fields": {field: [f"{total:,} simulated tokens; at most {SIMULATED_TOKENS_MAX:,} per job"]},
-               "simulated_tokens": total, "max_simulated_tokens": SIMULATED_TOKENS_MAX})
+        message=(
+            f"this job would simulate {runs_text}{requests:,} requests × {tokens_per_request:,.0f} tokens = "
+            f"{total:,} tokens; at most {SIMULATED_TOKENS_MAX:,} per job: simulate fewer requests, shorter "
+            "requests or fewer candidates"
+        ),
+        extra={
+            "fields": {field: [f"{total:,} simulated tokens; at most {SIMULATED_TOKENS_MAX:,} per job"]},
+            "simulated_tokens": total,
+            "max_simulated_tokens": SIMULATED_TOKENS_MAX,
+        },
+    )
 
 
 def running_jobs_check(*, kind: JobKind, running: int, what: str) -> None:
@@ -183,7 +205,9 @@ def running_jobs_check(*, kind: JobKind, running: int, what: str) -> None:
     limit = RUNNING_JOBS_MAX[kind]
     if running < limit:
         return
-    raise SizingError(code=SizingErrorCode.TOO_MANY_JOBS,
-                      message=f"your organisation already has {running} {what} queued or running; at most {limit} at "
-                              "once: wait for one to finish",
-                      extra={"running": running, "limit": limit, "job_kind": kind.value})
+    raise SizingError(
+        code=SizingErrorCode.TOO_MANY_JOBS,
+        message=f"your organisation already has {running} {what} queued or running; at most {limit} at "
+        "once: wait for one to finish",
+        extra={"running": running, "limit": limit, "job_kind": kind.value},
+    )

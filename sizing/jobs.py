@@ -44,10 +44,12 @@ def _publish_errors() -> tuple[type[BaseException], ...]:
 
 def job_queue_unavailable_error(*, kind: str, job_id: int | None) -> dict[str, Any]:
     """The error stored on a job the broker refused, and the 503's body."""
-    return {"code": JOB_QUEUE_UNAVAILABLE,
-            "message": "the job queue is unavailable, so the job was not started (it is marked failed); "
-                       f"try again in {RETRY_AFTER_S} s",
-            "extra": {"retry_after_s": RETRY_AFTER_S, "job": {"kind": kind, "id": job_id}}}
+    return {
+        "code": JOB_QUEUE_UNAVAILABLE,
+        "message": "the job queue is unavailable, so the job was not started (it is marked failed); "
+        f"try again in {RETRY_AFTER_S} s",
+        "extra": {"retry_after_s": RETRY_AFTER_S, "job": {"kind": kind, "id": job_id}},
+    }
 
 
 class JobQueueUnavailable(Exception):
@@ -61,8 +63,9 @@ class JobQueueUnavailable(Exception):
         return job_queue_unavailable_error(kind=self.kind, job_id=self.job_id)
 
 
-def job_publish(*, kind: str, job_id: int | None, publish: Callable[[], object],
-                fail: Callable[[dict[str, Any]], object]) -> None:
+def job_publish(
+    *, kind: str, job_id: int | None, publish: Callable[[], object], fail: Callable[[dict[str, Any]], object]
+) -> None:
     """Publish a job now; when the broker refuses, `fail(error)` marks the job failed and JobQueueUnavailable is
     raised."""
     try:
@@ -74,8 +77,9 @@ def job_publish(*, kind: str, job_id: int | None, publish: Callable[[], object],
         raise JobQueueUnavailable(kind=kind, job_id=job_id) from error
 
 
-def job_publish_on_commit(*, kind: str, job_id: int | None, publish: Callable[[], object],
-                          fail: Callable[[dict[str, Any]], object]) -> None:
+def job_publish_on_commit(
+    *, kind: str, job_id: int | None, publish: Callable[[], object], fail: Callable[[dict[str, Any]], object]
+) -> None:
     """`job_publish` once the current transaction commits (at once outside one)."""
     transaction.on_commit(lambda: job_publish(kind=kind, job_id=job_id, publish=publish, fail=fail))
 
@@ -97,8 +101,7 @@ class JobQueueUnavailableMiddleware:
         if request.path.startswith("/api/") or "json" in request.headers.get("Accept", ""):
             response: HttpResponse = JsonResponse(body, status=503)
         else:
-            response = HttpResponse(f"<!doctype html><title>503</title><p>{escape(body['message'])}</p>",
-                                    status=503)
+            response = HttpResponse(f"<!doctype html><title>503</title><p>{escape(body['message'])}</p>", status=503)
         response["Retry-After"] = str(RETRY_AFTER_S)
         return response
 
@@ -113,8 +116,11 @@ def job_run_budget_s(*task_names: str) -> float:
     makes its app the default one, so every thread sees it)."""
     from celery import current_app as app
 
-    limits = [getattr(app.tasks.get(name), "time_limit", None) or app.conf.task_time_limit for name in task_names
-              if name in app.tasks]
+    limits = [
+        getattr(app.tasks.get(name), "time_limit", None) or app.conf.task_time_limit
+        for name in task_names
+        if name in app.tasks
+    ]
     known = [float(limit) for limit in limits if limit]
     return max(known) + 60.0 if known and len(known) == len(limits) else float(settings.JOB_RUN_TIMEOUT_S)
 
@@ -122,9 +128,6 @@ def job_run_budget_s(*task_names: str) -> float:
 def job_lost_error(message: str, **extra: Any) -> dict[str, Any]:
     """The error stored on a job no worker will finish."""
     return {"code": JOB_LOST, "message": message, "extra": extra}
-
-
-
 
 
 # Each app's reaper of its own jobs: (now, queued_before, queue_s) → {kind: how many ended}; an app registers its own
@@ -153,23 +156,37 @@ def jobs_reap(*, now: datetime | None = None) -> dict[str, int]:
     ended: dict[str, int] = {}
 
     estimate_s = job_run_budget_s("sizing.tasks.estimate_compute_task")
-    ended["estimates"] = Estimate.objects.filter(
-        status=Estimate.Status.PENDING, created_at__lt=queued_before).update(
-        status=Estimate.Status.FAILED, finished_at=now,
-        error=job_lost_error(f"no worker took this estimate within {queue_s:.0f} s: start a worker on the "
-                             "estimates queue", queue_timeout_s=queue_s))
+    ended["estimates"] = Estimate.objects.filter(status=Estimate.Status.PENDING, created_at__lt=queued_before).update(
+        status=Estimate.Status.FAILED,
+        finished_at=now,
+        error=job_lost_error(
+            f"no worker took this estimate within {queue_s:.0f} s: start a worker on the estimates queue",
+            queue_timeout_s=queue_s,
+        ),
+    )
     ended["estimates"] += Estimate.objects.filter(
-        status=Estimate.Status.RUNNING, created_at__lt=queued_before - timedelta(seconds=estimate_s)).update(
-        status=Estimate.Status.FAILED, finished_at=now,
-        error=job_lost_error(f"stopped: no result within {estimate_s:.0f} s of its start (its worker was lost or it "
-                             "ran over its time budget)", budget_s=estimate_s))
+        status=Estimate.Status.RUNNING, created_at__lt=queued_before - timedelta(seconds=estimate_s)
+    ).update(
+        status=Estimate.Status.FAILED,
+        finished_at=now,
+        error=job_lost_error(
+            f"stopped: no result within {estimate_s:.0f} s of its start (its worker was lost or it "
+            "ran over its time budget)",
+            budget_s=estimate_s,
+        ),
+    )
 
     simulation_s = job_run_budget_s("sizing.tasks.simulation_job_run_task", "sizing.tasks.quote_run_task")
     ended["simulations"] = SimulationJob.objects.filter(
-        status=SimulationJob.Status.QUEUED, created_at__lt=queued_before).update(
-        status=SimulationJob.Status.FAILED, finished_at=now,
-        error=job_lost_error(f"no worker took this job within {queue_s:.0f} s: start a worker on the simulations "
-                             "queue", queue_timeout_s=queue_s))
+        status=SimulationJob.Status.QUEUED, created_at__lt=queued_before
+    ).update(
+        status=SimulationJob.Status.FAILED,
+        finished_at=now,
+        error=job_lost_error(
+            f"no worker took this job within {queue_s:.0f} s: start a worker on the simulations queue",
+            queue_timeout_s=queue_s,
+        ),
+    )
     ended["simulations"] += _reap_running_simulations(now=now, budget_s=simulation_s)
 
     for reaper in _REAPERS:
@@ -187,8 +204,14 @@ def _reap_running_simulations(*, now: datetime, budget_s: float) -> int:
     running = SimulationJob.objects.filter(status=SimulationJob.Status.RUNNING, started_at__lt=started_before)
     for job in running.only("pk", "progress", "progress_message"):
         ended += SimulationJob.objects.filter(pk=job.pk, status=SimulationJob.Status.RUNNING).update(
-            status=SimulationJob.Status.FAILED, finished_at=now,
-            error=job_lost_error(f"stopped: no result within {budget_s:.0f} s of its start (its worker was lost or "
-                                 "it ran over its time budget)", budget_s=budget_s, progress=job.progress,
-                                 progress_message=job.progress_message))
+            status=SimulationJob.Status.FAILED,
+            finished_at=now,
+            error=job_lost_error(
+                f"stopped: no result within {budget_s:.0f} s of its start (its worker was lost or "
+                "it ran over its time budget)",
+                budget_s=budget_s,
+                progress=job.progress,
+                progress_message=job.progress_message,
+            ),
+        )
     return ended

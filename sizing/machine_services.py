@@ -26,33 +26,43 @@ from sizing.models import Deployment, DeploymentMachine, Fingerprint
 
 
 def _invalid(field: str, message: str, **extra: Any) -> SizingError:
-    return SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message,
-                       extra={**extra, "fields": {field: [message]}})
+    return SizingError(
+        code=SizingErrorCode.INVALID_ARGUMENT, message=message, extra={**extra, "fields": {field: [message]}}
+    )
 
 
 def _row_identity(row: Fingerprint) -> HostIdentity:
     """A stored version's identity from its stored fields (its name counts only when the file or the uploader gave
     it, or a person merged it into a named host)."""
-    return HostIdentity(hostname=row.host if row.host_named else None,
-                        gpu_uuids=tuple(str(uuid) for uuid in row.gpu_uuids or ()))
+    return HostIdentity(
+        hostname=row.host if row.host_named else None, gpu_uuids=tuple(str(uuid) for uuid in row.gpu_uuids or ())
+    )
 
 
 def known_hosts(*, deployment: Deployment, exclude_pk: int | None = None) -> list[KnownHost]:
     """The deployment's hosts, the one with the newest capture first, each with its versions' identities and the
     newest version's name."""
-    rows = (Fingerprint.objects.filter(deployment=deployment).exclude(pk=exclude_pk)
-            .only("pk", "host", "host_key", "host_named", "gpu_uuids", "captured_at").order_by("-captured_at", "-pk"))
+    rows = (
+        Fingerprint.objects.filter(deployment=deployment)
+        .exclude(pk=exclude_pk)
+        .only("pk", "host", "host_key", "host_named", "gpu_uuids", "captured_at")
+        .order_by("-captured_at", "-pk")
+    )
     hosts: dict[str, dict[str, Any]] = {}
     for row in rows:
-        host = hosts.setdefault(row_host_key(row.host_key, row.host),
-                                {"name": row.host, "named": row.host_named, "identities": []})
+        host = hosts.setdefault(
+            row_host_key(row.host_key, row.host), {"name": row.host, "named": row.host_named, "identities": []}
+        )
         host["identities"].append(_row_identity(row))
-    return [KnownHost(key=key, name=host["name"], named=host["named"], identities=tuple(host["identities"]))
-            for key, host in hosts.items()]
+    return [
+        KnownHost(key=key, name=host["name"], named=host["named"], identities=tuple(host["identities"]))
+        for key, host in hosts.items()
+    ]
 
 
-def fingerprint_host_choose(*, deployment: Deployment, facts: Mapping[str, Any], identity: HostIdentity,
-                            upload_sha256: str) -> HostChoice:
+def fingerprint_host_choose(
+    *, deployment: Deployment, facts: Mapping[str, Any], identity: HostIdentity, upload_sha256: str
+) -> HostChoice:
     """The host a new upload of `deployment` is a version of (sizing.fingerprint.identity.host_for)."""
     return host_for(facts, identity, upload_sha256=upload_sha256, known=known_hosts(deployment=deployment))
 
@@ -63,8 +73,10 @@ def _host_rows(deployment: Deployment, key: str) -> list[Fingerprint]:
 
 
 def _uuid_set(rows: Sequence[Fingerprint]) -> frozenset[str]:
-    return next((frozenset(str(uuid).casefold() for uuid in row.gpu_uuids) for row in reversed(rows)
-                 if row.gpu_uuids), frozenset())
+    return next(
+        (frozenset(str(uuid).casefold() for uuid in row.gpu_uuids) for row in reversed(rows) if row.gpu_uuids),
+        frozenset(),
+    )
 
 
 @transaction.atomic
@@ -88,15 +100,25 @@ def fingerprint_host_merge(*, deployment: Deployment, host_key: str, into_host_k
         spelled = {str(uuid).casefold(): str(uuid) for row in [*source, *target] for uuid in row.gpu_uuids}
         only_source, only_target = ([spelled.get(uuid, uuid) for uuid in side] for side in conflict)
         raise _invalid(
-            "into", f"{source_name} and {target_name} are two machines: their GPUs' UUIDs differ ({source_name} has "
-                    f"{', '.join(only_source)}; {target_name} has {', '.join(only_target)}); nothing was merged",
-            reason="uuids_differ", host=source_name, into=target_name, host_uuids=only_source,
-            into_uuids=only_target)
+            "into",
+            f"{source_name} and {target_name} are two machines: their GPUs' UUIDs differ ({source_name} has "
+            f"{', '.join(only_source)}; {target_name} has {', '.join(only_target)}); nothing was merged",
+            reason="uuids_differ",
+            host=source_name,
+            into=target_name,
+            host_uuids=only_source,
+            into_uuids=only_target,
+        )
     chosen = DeploymentMachine.objects.filter(deployment=deployment, host_key__in=[host_key, into_host_key])
     if chosen.count() > 1:
-        raise _invalid("into", f"both {source_name} and {target_name} have a chosen version, and one host has one: "
-                               "unchoose one of them first; nothing was merged", reason="both_chosen",
-                       host=source_name, into=target_name)
+        raise _invalid(
+            "into",
+            f"both {source_name} and {target_name} have a chosen version, and one host has one: "
+            "unchoose one of them first; nothing was merged",
+            reason="both_chosen",
+            host=source_name,
+            into=target_name,
+        )
     target_key = target[-1].host_key or into_host_key
     named = target[-1].host_named
     for row in [*source, *target]:
@@ -107,33 +129,51 @@ def fingerprint_host_merge(*, deployment: Deployment, host_key: str, into_host_k
 
 
 @transaction.atomic
-def deployment_machines_set(*, deployment: Deployment, fingerprint_ids: Sequence[int], user: Any
-                            ) -> list[DeploymentMachine]:
+def deployment_machines_set(
+    *, deployment: Deployment, fingerprint_ids: Sequence[int], user: Any
+) -> list[DeploymentMachine]:
     """The machines the deployment runs on become exactly these fingerprint versions (an empty list: none chosen).
     Each must be an upload of this deployment and name a host once; a refusal (a 400 on `fingerprints`) changes
     nothing."""
     seen: set[int] = set()
     for fingerprint_id in fingerprint_ids:
         if fingerprint_id in seen:
-            raise _invalid("fingerprints", f"fingerprint {fingerprint_id} is listed twice", reason="listed_twice",
-                          fingerprints=[fingerprint_id])
+            raise _invalid(
+                "fingerprints",
+                f"fingerprint {fingerprint_id} is listed twice",
+                reason="listed_twice",
+                fingerprints=[fingerprint_id],
+            )
         seen.add(fingerprint_id)
-    rows = {row.pk: row for row in Fingerprint.objects.filter(deployment=deployment, pk__in=list(seen))
-            .defer("raw", "facts")}
+    rows = {
+        row.pk: row
+        for row in Fingerprint.objects.filter(deployment=deployment, pk__in=list(seen)).defer("raw", "facts")
+    }
     missing = [fingerprint_id for fingerprint_id in fingerprint_ids if fingerprint_id not in rows]
     if missing:
-        raise _invalid("fingerprints", f"fingerprint {', '.join(map(str, missing))} is not an upload of this "
-                                       "deployment: choose among its hosts' versions", fingerprints=missing,
-                           reason="not_this_deployment")
+        raise _invalid(
+            "fingerprints",
+            f"fingerprint {', '.join(map(str, missing))} is not an upload of this "
+            "deployment: choose among its hosts' versions",
+            fingerprints=missing,
+            reason="not_this_deployment",
+        )
     by_host: dict[str, Fingerprint] = {}
     for fingerprint_id in fingerprint_ids:
         row = rows[fingerprint_id]
         key = row_host_key(row.host_key, row.host)
         if key in by_host:
-            raise _invalid("fingerprints", f"fingerprints {by_host[key].pk} and {row.pk} are two versions of one host "
-                                           f"({row.host}): choose one version per host",
-                           fingerprints=[by_host[key].pk, row.pk], host=row.host, reason="two_versions")
+            raise _invalid(
+                "fingerprints",
+                f"fingerprints {by_host[key].pk} and {row.pk} are two versions of one host "
+                f"({row.host}): choose one version per host",
+                fingerprints=[by_host[key].pk, row.pk],
+                host=row.host,
+                reason="two_versions",
+            )
         by_host[key] = row
     DeploymentMachine.objects.filter(deployment=deployment).delete()
-    return [DeploymentMachine.objects.create(deployment=deployment, fingerprint=row, host_key=key, chosen_by=user)
-            for key, row in by_host.items()]
+    return [
+        DeploymentMachine.objects.create(deployment=deployment, fingerprint=row, host_key=key, chosen_by=user)
+        for key, row in by_host.items()
+    ]

@@ -75,9 +75,12 @@ class Gpu(models.Model):
         null=True, blank=True, help_text=_("Total memory as nvidia-smi / rocm-smi reports it, in bytes")
     )
     cuda_total_bytes = models.BigIntegerField(
-        null=True, blank=True,
-        help_text=_("Total memory as CUDA sees it (cudaMemGetInfo, what vLLM multiplies by gpu_memory_utilization), "
-                    "in bytes; below the nvidia-smi total by the driver's reservation"),
+        null=True,
+        blank=True,
+        help_text=_(
+            "Total memory as CUDA sees it (cudaMemGetInfo, what vLLM multiplies by gpu_memory_utilization), "
+            "in bytes; below the nvidia-smi total by the driver's reservation"
+        ),
     )
     sm_count = models.PositiveIntegerField(
         null=True, blank=True, help_text=_("Streaming multiprocessors (compute units on AMD cards)")
@@ -85,9 +88,7 @@ class Gpu(models.Model):
     compute_capability = models.CharField(
         max_length=8, blank=True, help_text=_("CUDA compute capability, e.g. 8.9; empty for AMD cards")
     )
-    nvswitch = models.BooleanField(
-        default=False, help_text=_("An HGX/DGX board whose GPUs meet through NVSwitch")
-    )
+    nvswitch = models.BooleanField(default=False, help_text=_("An HGX/DGX board whose GPUs meet through NVSwitch"))
     memory_bandwidth_bytes_per_s = models.BigIntegerField()
     tflops_dense = models.JSONField(default=dict, help_text=_("Dense TFLOP/s (TOPS for int8) per dtype"))
     interconnect = models.JSONField(default=dict)
@@ -132,8 +133,9 @@ class LlmModel(models.Model):
     class Meta:
         ordering = ["slug"]
         constraints = [
-            models.UniqueConstraint(fields=["slug"], condition=models.Q(organisation__isnull=True),
-                                    name="unique_catalog_model_slug"),
+            models.UniqueConstraint(
+                fields=["slug"], condition=models.Q(organisation__isnull=True), name="unique_catalog_model_slug"
+            ),
             models.UniqueConstraint(fields=["organisation", "slug"], name="unique_org_model_slug"),
         ]
 
@@ -213,8 +215,9 @@ class WorkloadProfile(models.Model):
     class Meta:
         ordering = ["name", "pk"]
         constraints = [
-            models.UniqueConstraint(fields=["name"], condition=models.Q(organisation__isnull=True),
-                                    name="unique_sample_workload_name"),
+            models.UniqueConstraint(
+                fields=["name"], condition=models.Q(organisation__isnull=True), name="unique_sample_workload_name"
+            ),
             models.UniqueConstraint(fields=["organisation", "name"], name="unique_org_workload_name"),
         ]
 
@@ -309,27 +312,46 @@ class Deployment(models.Model):
     customer = models.CharField(max_length=200, blank=True)
     notes = models.TextField(blank=True)
     model = models.ForeignKey(LlmModel, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    gpu = models.ForeignKey(Gpu, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
-                            help_text=_("The GPU the plan was sized for (the customer's claim)"))
+    gpu = models.ForeignKey(
+        Gpu,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text=_("The GPU the plan was sized for (the customer's claim)"),
+    )
     gpu_count = models.PositiveSmallIntegerField(null=True, blank=True, help_text=_("GPUs per server in the plan"))
     tp = models.PositiveSmallIntegerField(default=1)
     engine = models.CharField(max_length=20, default="vllm")
     engine_version = models.CharField(
-        max_length=60, blank=True,
-        help_text=_("The engine release the plan is sized for, X.Y.Z (empty: the newest release modelled)"))
+        max_length=60,
+        blank=True,
+        help_text=_("The engine release the plan is sized for, X.Y.Z (empty: the newest release modelled)"),
+    )
     usage_context = models.CharField(
-        max_length=10, default="serve",
-        help_text=_("vLLM: serve (vllm serve, the OpenAI server) or llm (the Python LLM class)"))
-    install = models.CharField(max_length=10, default="pip",
-                               help_text=_("How the engine is installed: pip or docker (the official image)"))
-    image_cuda_version = models.CharField(max_length=20, blank=True,
-                                          help_text=_("The CUDA version the serving image was built for"))
+        max_length=10,
+        default="serve",
+        help_text=_("vLLM: serve (vllm serve, the OpenAI server) or llm (the Python LLM class)"),
+    )
+    install = models.CharField(
+        max_length=10, default="pip", help_text=_("How the engine is installed: pip or docker (the official image)")
+    )
+    image_cuda_version = models.CharField(
+        max_length=20, blank=True, help_text=_("The CUDA version the serving image was built for")
+    )
     max_model_len = models.PositiveIntegerField(null=True, blank=True)
-    workload = models.ForeignKey("WorkloadProfile", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
-                                 help_text=_("The customer's traffic (the report's commitment holds at this load)"))
+    workload = models.ForeignKey(
+        "WorkloadProfile",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text=_("The customer's traffic (the report's commitment holds at this load)"),
+    )
     rate_per_s = models.FloatField(null=True, blank=True, help_text=_("Requests per second at the busiest hour"))
-    slo = models.JSONField(default=dict, blank=True,
-                           help_text=_("Latency SLOs in ms: ttft_ms, tpot_ms, e2e_ms (each optional)"))
+    slo = models.JSONField(
+        default=dict, blank=True, help_text=_("Latency SLOs in ms: ttft_ms, tpot_ms, e2e_ms (each optional)")
+    )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -354,10 +376,14 @@ class Fingerprint(models.Model):
     deployment = models.ForeignKey(Deployment, on_delete=models.CASCADE, related_name="fingerprints")
     host = models.CharField(max_length=255)
     host_key = models.CharField(
-        max_length=64, blank=True, db_index=True,
-        help_text=_("The host this is a version of, within the deployment (sizing.fingerprint.identity)"))
+        max_length=64,
+        blank=True,
+        db_index=True,
+        help_text=_("The host this is a version of, within the deployment (sizing.fingerprint.identity)"),
+    )
     host_named = models.BooleanField(
-        default=True, help_text=_("The host name came from the file or the uploader (not derived from the GPUs)"))
+        default=True, help_text=_("The host name came from the file or the uploader (not derived from the GPUs)")
+    )
     gpu_uuids = models.JSONField(default=list, blank=True, help_text=_("The GPUs' UUIDs, sorted"))
     captured_at = models.DateTimeField(help_text=_("When the probe ran (the upload time for pasted outputs)"))
     label = models.CharField(max_length=100, blank=True, help_text=_("e.g. staging, production, after upgrade"))

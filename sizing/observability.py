@@ -108,14 +108,26 @@ def request_id_clean(value: str | None) -> str:
 # --- metrics ------------------------------------------------------------------------------------------------------
 # Counters and histograms live in the default registry (in files under PROMETHEUS_MULTIPROC_DIR when it is set).
 
-HTTP_REQUESTS = Counter("http_requests", "HTTP requests answered, by method, route name and status class",
-                        ["method", "route", "status_class"])
-HTTP_DURATION = Histogram("http_request_duration_seconds", "Time to answer an HTTP request, by route name",
-                          ["route"], buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30))
-TASKS = Counter("celery_tasks", "Celery tasks run, by task name and outcome (success, failure, retry)",
-                ["task", "outcome"])
-TASK_DURATION = Histogram("celery_task_duration_seconds", "Run time of a Celery task, by task name", ["task"],
-                          buckets=(0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600, 14400))
+HTTP_REQUESTS = Counter(
+    "http_requests",
+    "HTTP requests answered, by method, route name and status class",
+    ["method", "route", "status_class"],
+)
+HTTP_DURATION = Histogram(
+    "http_request_duration_seconds",
+    "Time to answer an HTTP request, by route name",
+    ["route"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
+)
+TASKS = Counter(
+    "celery_tasks", "Celery tasks run, by task name and outcome (success, failure, retry)", ["task", "outcome"]
+)
+TASK_DURATION = Histogram(
+    "celery_task_duration_seconds",
+    "Run time of a Celery task, by task name",
+    ["task"],
+    buckets=(0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600, 14400),
+)
 
 
 class QueueDepthCollector(Collector):
@@ -146,9 +158,14 @@ def broker_connection(timeout_s: float | None = None) -> Any:
     from kombu import Connection
 
     timeout_s = timeout_s if timeout_s is not None else settings.SIZING_OBSERVABILITY_TIMEOUT_S
-    options = {**settings.CELERY_BROKER_TRANSPORT_OPTIONS, "socket_timeout": timeout_s,
-               "socket_connect_timeout": timeout_s,
-               "max_retries": 1, "interval_start": 0, "interval_step": 0}  # kombu's retries on connecting
+    options = {
+        **settings.CELERY_BROKER_TRANSPORT_OPTIONS,
+        "socket_timeout": timeout_s,
+        "socket_connect_timeout": timeout_s,
+        "max_retries": 1,
+        "interval_start": 0,
+        "interval_step": 0,
+    }  # kombu's retries on connecting
     return Connection(settings.CELERY_BROKER_URL, connect_timeout=timeout_s, transport_options=options)
 
 
@@ -157,8 +174,7 @@ def queue_lengths(queues: Iterable[str] = CELERY_QUEUES) -> dict[str, int]:
     transport adds up LLEN over the queue's priority lists, the filesystem one counts the queue's message files.
     A broker without it (AMQP) raises, and the scrape says celery_broker_up 0."""
     with broker_connection() as connection:
-        connection.ensure_connection(max_retries=1, interval_start=0, interval_step=0,
-                                     timeout=_timeout())
+        connection.ensure_connection(max_retries=1, interval_start=0, interval_step=0, timeout=_timeout())
         channel = connection.default_channel
         return {queue: int(channel._size(queue)) for queue in queues}
 
@@ -217,8 +233,12 @@ def metrics_view(request: HttpRequest) -> HttpResponse:
         return HttpResponse(status=405, headers={"Allow": "GET, HEAD"})
     scheme, _, given = request.META.get("HTTP_AUTHORIZATION", "").partition(" ")
     if scheme.lower() != "bearer" or not given.strip():
-        return HttpResponse("a bearer token is needed\n", status=401, content_type="text/plain",
-                            headers={"WWW-Authenticate": 'Bearer realm="metrics"'})
+        return HttpResponse(
+            "a bearer token is needed\n",
+            status=401,
+            content_type="text/plain",
+            headers={"WWW-Authenticate": 'Bearer realm="metrics"'},
+        )
     if not hmac.compare_digest(given.strip().encode(), token.encode()):
         return HttpResponse("wrong token\n", status=403, content_type="text/plain")
     return HttpResponse(generate_latest(scrape_registry()), content_type=CONTENT_TYPE_LATEST)
@@ -262,10 +282,21 @@ class RequestMetricsMiddleware:
         HTTP_DURATION.labels(route=route).observe(duration)
         # the probes and scrapes come every few seconds: their successes at DEBUG, so the INFO log is the traffic
         level = logging.DEBUG if route in QUIET_ROUTES and response.status_code < 400 else logging.INFO
-        request_logger.log(level, "%s %s %s %.1f ms", method, route, response.status_code, duration * 1000,
-                           extra={"method": method, "route": route, "status": response.status_code,
-                                   "duration_ms": round(duration * 1000, 1),
-                                   "request_id": getattr(request, "request_id", None)})
+        request_logger.log(
+            level,
+            "%s %s %s %.1f ms",
+            method,
+            route,
+            response.status_code,
+            duration * 1000,
+            extra={
+                "method": method,
+                "route": route,
+                "status": response.status_code,
+                "duration_ms": round(duration * 1000, 1),
+                "request_id": getattr(request, "request_id", None),
+            },
+        )
         return response
 
 
@@ -427,8 +458,10 @@ def _on_worker_init(**kwargs: Any) -> tuple[Any, threading.Thread] | None:
         registry = CollectorRegistry(auto_describe=False)
         multiprocess.MultiProcessCollector(registry)
     elif "prefork" in getattr(getattr(kwargs.get("sender"), "pool_cls", None), "__module__", ""):
-        logger.warning("SIZING_WORKER_METRICS_PORT without PROMETHEUS_MULTIPROC_DIR: a prefork pool's children run "
-                       "the tasks, and their metrics will not be served; set it, or use --pool=threads or solo")
+        logger.warning(
+            "SIZING_WORKER_METRICS_PORT without PROMETHEUS_MULTIPROC_DIR: a prefork pool's children run "
+            "the tasks, and their metrics will not be served; set it, or use --pool=threads or solo"
+        )
     served = start_http_server(int(port), registry=registry)
     logger.info("worker metrics served on port %s", port)
     return served

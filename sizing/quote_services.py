@@ -47,8 +47,9 @@ QUOTE_TPS = (1, 2, 4, 8, 16, 32, 64)
 QUOTE_DEFAULT_ENGINES = ("vllm",)
 QUOTE_DEFAULT_WEIGHTS = ("auto",)
 GIB = 2**30
-PRICES_ASSUMPTION = ("List prices from the GPU catalog, in USD per GPU-hour: no discounts, no host, network, storage "
-                     "or staff costs.")
+PRICES_ASSUMPTION = (
+    "List prices from the GPU catalog, in USD per GPU-hour: no discounts, no host, network, storage or staff costs."
+)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -58,7 +59,8 @@ PRICES_ASSUMPTION = ("List prices from the GPU catalog, in USD per GPU-hour: no 
 def quote_list_for_organisation(*, organisation: Organisation) -> QuerySet[SimulationJob]:
     """The organisation's quotes, newest first."""
     return SimulationJob.objects.filter(organisation=organisation, kind=SimulationJob.Kind.QUOTE).order_by(
-        "-created_at", "-pk")
+        "-created_at", "-pk"
+    )
 
 
 def quote_get_for_organisation(*, organisation: Organisation, quote_id: int) -> SimulationJob | None:
@@ -80,8 +82,9 @@ def mean_lengths(profile: WorkloadProfile, *, hour: int | None = None) -> tuple[
     return float(mean_in), float(mean_out)
 
 
-def cost_per_million_tokens(*, cost_per_hour_usd: float | None, rate_per_s: float, mean_input_tokens: float,
-                            mean_output_tokens: float) -> float | None:
+def cost_per_million_tokens(
+    *, cost_per_hour_usd: float | None, rate_per_s: float, mean_input_tokens: float, mean_output_tokens: float
+) -> float | None:
     """USD per million tokens, input and output counted alike, at the quoted load:
 
         tokens per hour = rate (requests/s) × 3600 × (mean input tokens + mean output tokens)
@@ -116,8 +119,11 @@ def _allowed_gpus(slugs: list[str] | None) -> list[Gpu]:
         if gpu is None:
             raise invalid_argument("gpus", f"unknown GPU {slug!r}; see GET /api/v1/gpus/")
         if gpu.price_per_hour_usd is None:
-            raise invalid_argument("gpus", f"{gpu.name} ({slug}) has no list price in the catalog, so it cannot be "
-                                           "ranked by cost: leave it out, or have its price set in the catalog")
+            raise invalid_argument(
+                "gpus",
+                f"{gpu.name} ({slug}) has no list price in the catalog, so it cannot be "
+                "ranked by cost: leave it out, or have its price set in the catalog",
+            )
         gpus.append(gpu)
     return gpus
 
@@ -138,8 +144,11 @@ def quote_create(*, organisation: Organisation, user: Any, inputs: Mapping[str, 
     if not model:
         raise invalid_argument("model", "give the model (a slug from GET /api/v1/models/)")
     if inputs.get("concurrency") is not None:
-        raise invalid_argument("concurrency", "a quote simulates requests arriving at a rate (open loop); give rate "
-                                              "in requests per second instead of a concurrency")
+        raise invalid_argument(
+            "concurrency",
+            "a quote simulates requests arriving at a rate (open loop); give rate "
+            "in requests per second instead of a concurrency",
+        )
     rate = inputs.get("rate")
     if rate is None or float(rate) <= 0:
         raise invalid_argument("rate", "give the load: rate, in requests per second (> 0)")
@@ -165,47 +174,77 @@ def quote_create(*, organisation: Organisation, user: Any, inputs: Mapping[str, 
     gpus = _allowed_gpus(list(inputs.get("gpus") or []))
 
     traffic: dict[str, Any] = {"rate_per_s": rate}
-    job_inputs: dict[str, Any] = {"kind": SimulationJob.Kind.QUOTE.value, "model": model, "gpu": gpus[0].slug,
-                                  "rate": rate, "slo": slo, "engine": engines[0], "seed": 0}
+    job_inputs: dict[str, Any] = {
+        "kind": SimulationJob.Kind.QUOTE.value,
+        "model": model,
+        "gpu": gpus[0].slug,
+        "rate": rate,
+        "slo": slo,
+        "engine": engines[0],
+        "seed": 0,
+    }
     has_lengths = inputs.get("input_tokens") is not None or inputs.get("output_tokens") is not None
     if inputs.get("profile") is not None:
         if has_lengths:
-            raise invalid_argument("profile", "give either a workload profile or input_tokens and output_tokens, not "
-                                              "both")
-        row = workload_profile_get_for_organisation(organisation=organisation,
-                                                    workload_profile_id=int(inputs["profile"]))
+            raise invalid_argument(
+                "profile", "give either a workload profile or input_tokens and output_tokens, not both"
+            )
+        row = workload_profile_get_for_organisation(
+            organisation=organisation, workload_profile_id=int(inputs["profile"])
+        )
         if row is None:
-            raise invalid_argument("profile", f"unknown workload profile {inputs['profile']}; see GET "
-                                              "/api/v1/workloads/")
+            raise invalid_argument(
+                "profile", f"unknown workload profile {inputs['profile']}; see GET /api/v1/workloads/"
+            )
         job_inputs["profile_json"] = row.profile  # a snapshot: the quote stays what it was if the profile changes
         profile = profile_from_dict(row.profile)
         traffic.update(kind="profile", profile=row.pk, profile_name=row.name)
     else:
         if inputs.get("input_tokens") is None or inputs.get("output_tokens") is None:
-            field = "output_tokens" if inputs.get("input_tokens") is not None else (
-                "input_tokens" if inputs.get("output_tokens") is not None else "profile")
-            raise invalid_argument(field, "give the traffic: a workload profile, or input_tokens and output_tokens "
-                                          "(tokens per request)")
+            field = (
+                "output_tokens"
+                if inputs.get("input_tokens") is not None
+                else ("input_tokens" if inputs.get("output_tokens") is not None else "profile")
+            )
+            raise invalid_argument(
+                field, "give the traffic: a workload profile, or input_tokens and output_tokens (tokens per request)"
+            )
         job_inputs["input_tokens"] = int(inputs["input_tokens"])
         job_inputs["output_tokens"] = int(inputs["output_tokens"])
-        profile = simulation_profile(input_tokens=job_inputs["input_tokens"],
-                                     output_tokens=job_inputs["output_tokens"])
+        profile = simulation_profile(input_tokens=job_inputs["input_tokens"], output_tokens=job_inputs["output_tokens"])
         traffic.update(kind="lengths", profile=None, profile_name=None)
     hour = profile.busiest_hour()
     mean_in, mean_out = mean_lengths(profile, hour=None)
-    traffic.update(hour=hour, mean_input_tokens=mean_in, mean_output_tokens=mean_out,
-                   tokens_per_hour=rate * SECONDS_PER_HOUR * (mean_in + mean_out))
+    traffic.update(
+        hour=hour,
+        mean_input_tokens=mean_in,
+        mean_output_tokens=mean_out,
+        tokens_per_hour=rate * SECONDS_PER_HOUR * (mean_in + mean_out),
+    )
     if inputs.get("max_model_len") is not None:
         job_inputs["max_model_len"] = int(inputs["max_model_len"])
     job_inputs["search"] = {
-        "gpus": [gpu.slug for gpu in gpus], "counts": list(range(1, max_gpus + 1)),
-        "tps": [tp for tp in QUOTE_TPS if tp <= max_gpus], "weights": weights, "engines": engines,
+        "gpus": [gpu.slug for gpu in gpus],
+        "counts": list(range(1, max_gpus + 1)),
+        "tps": [tp for tp in QUOTE_TPS if tp <= max_gpus],
+        "weights": weights,
+        "engines": engines,
         "requests": requests,
     }
-    echo = {key: inputs.get(key) for key in ("model", "profile", "input_tokens", "output_tokens", "rate",
-                                             "max_model_len") if inputs.get(key) is not None}
-    echo.update(slo=slo, gpus=[gpu.slug for gpu in gpus], max_gpus=max_gpus, engines=engines, weights=weights,
-                top=top, requests=requests)
+    echo = {
+        key: inputs.get(key)
+        for key in ("model", "profile", "input_tokens", "output_tokens", "rate", "max_model_len")
+        if inputs.get(key) is not None
+    }
+    echo.update(
+        slo=slo,
+        gpus=[gpu.slug for gpu in gpus],
+        max_gpus=max_gpus,
+        engines=engines,
+        weights=weights,
+        top=top,
+        requests=requests,
+    )
     job_inputs["quote"] = echo
     job_inputs["traffic"] = traffic
     job_inputs["prices"] = {gpu.slug: float(gpu.price_per_hour_usd) for gpu in gpus}
@@ -219,11 +258,19 @@ def quote_create(*, organisation: Organisation, user: Any, inputs: Mapping[str, 
         raise
     with transaction.atomic():
         simulation_jobs_at_once_check(organisation=organisation, quote=True)
-        job = SimulationJob.objects.create(organisation=organisation, created_by=user if user and user.pk else None,
-                                           kind=SimulationJob.Kind.QUOTE, inputs=json_safe(job_inputs))
+        job = SimulationJob.objects.create(
+            organisation=organisation,
+            created_by=user if user and user.pk else None,
+            kind=SimulationJob.Kind.QUOTE,
+            inputs=json_safe(job_inputs),
+        )
         job_id = job.pk
-        job_publish_on_commit(kind="quote", job_id=job_id, publish=lambda: _enqueue(job_id),
-                              fail=lambda error: simulation_job_publish_failed(job_id=job_id, error=error))
+        job_publish_on_commit(
+            kind="quote",
+            job_id=job_id,
+            publish=lambda: _enqueue(job_id),
+            fail=lambda error: simulation_job_publish_failed(job_id=job_id, error=error),
+        )
     return job
 
 
@@ -275,20 +322,46 @@ def quote_offer_latencies(job: SimulationJob, ranked: list[Mapping[str, Any]]) -
         gpu = gpu_get(slug=c["gpu"])
         if gpu is None:
             continue
-        candidate = Candidate(gpu=gpu_spec(gpu), gpus=c["gpus"], tp=c["tp"], weights=c["weights"],
-                              kv_dtype=c["kv_dtype"], engine=Engine(c["engine"]), max_num_seqs=c.get("max_num_seqs"))
-        request = EstimateRequest(arch=arch, gpu=candidate.gpu, gpus=candidate.gpus, tp=candidate.tp,
-                                  weights=candidate.weights, kv_dtype=candidate.kv_dtype, engine=candidate.engine,
-                                  max_num_seqs=candidate.max_num_seqs, max_model_len=arguments["max_model_len"],
-                                  detail=False)
+        candidate = Candidate(
+            gpu=gpu_spec(gpu),
+            gpus=c["gpus"],
+            tp=c["tp"],
+            weights=c["weights"],
+            kv_dtype=c["kv_dtype"],
+            engine=Engine(c["engine"]),
+            max_num_seqs=c.get("max_num_seqs"),
+        )
+        request = EstimateRequest(
+            arch=arch,
+            gpu=candidate.gpu,
+            gpus=candidate.gpus,
+            tp=candidate.tp,
+            weights=candidate.weights,
+            kv_dtype=candidate.kv_dtype,
+            engine=candidate.engine,
+            max_num_seqs=candidate.max_num_seqs,
+            max_model_len=arguments["max_model_len"],
+            detail=False,
+        )
         memory = estimate_memory(request)
         plan = serving_plan(request, memory=memory)
-        result = simulate_plan(plan, arguments["profile"], load=LoadKind.RATE, rate_per_s=arguments["rate_per_s"],
-                               requests=arguments["requests"], seed=arguments["seed"], hour=arguments["hour"],
-                               slo=slo)
+        result = simulate_plan(
+            plan,
+            arguments["profile"],
+            load=LoadKind.RATE,
+            rate_per_s=arguments["rate_per_s"],
+            requests=arguments["requests"],
+            seed=arguments["seed"],
+            hour=arguments["hour"],
+            slo=slo,
+        )
         q = slo.percentile
-        out[c["label"]] = {"percentile": q, "ttft_ms": result.ttft.at(q), "tpot_ms": result.tpot.at(q),
-                           "e2e_ms": result.e2e.at(q)}
+        out[c["label"]] = {
+            "percentile": q,
+            "ttft_ms": result.ttft.at(q),
+            "tpot_ms": result.tpot.at(q),
+            "e2e_ms": result.e2e.at(q),
+        }
     return out
 
 
@@ -311,10 +384,19 @@ def _usd(value: float | None) -> float | None:
 
 def _deployment(outcome: Mapping[str, Any]) -> dict[str, Any]:
     c = outcome["candidate"]
-    return {"gpu": c["gpu"], "gpu_name": c["gpu_name"], "gpus": c["gpus"], "tp": c["tp"], "replicas": c["replicas"],
-            "engine": c["engine"], "weights": c["weights"], "kv_dtype": c["kv_dtype"],
-            "max_num_seqs": c.get("max_num_seqs"), "label": c["label"],
-            "cost_per_hour_usd": _usd(outcome["cost_per_hour_usd"])}
+    return {
+        "gpu": c["gpu"],
+        "gpu_name": c["gpu_name"],
+        "gpus": c["gpus"],
+        "tp": c["tp"],
+        "replicas": c["replicas"],
+        "engine": c["engine"],
+        "weights": c["weights"],
+        "kv_dtype": c["kv_dtype"],
+        "max_num_seqs": c.get("max_num_seqs"),
+        "label": c["label"],
+        "cost_per_hour_usd": _usd(outcome["cost_per_hour_usd"]),
+    }
 
 
 def _offers(result: Mapping[str, Any], inputs: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -325,20 +407,28 @@ def _offers(result: Mapping[str, Any], inputs: Mapping[str, Any]) -> list[dict[s
     offers = []
     for rank, outcome in enumerate(_pick_offers(result["outcomes"], top), start=1):
         at = latencies.get(outcome["candidate"]["label"]) or {}
-        offers.append({
-            "rank": rank, **_deployment(outcome),
-            "price_per_gpu_hour_usd": _usd(outcome["cost_per_hour_usd"] / outcome["candidate"]["gpus"]),
-            "cost_per_million_output_tokens_usd": outcome["cost_per_million_output_tokens_usd"],
-            "cost_per_million_tokens_usd": cost_per_million_tokens(
-                cost_per_hour_usd=outcome["cost_per_hour_usd"], rate_per_s=float(traffic.get("rate_per_s") or 0),
-                mean_input_tokens=float(traffic.get("mean_input_tokens") or 0),
-                mean_output_tokens=float(traffic.get("mean_output_tokens") or 0)),
-            "percentile": percentile, "ttft_ms": at.get("ttft_ms"), "tpot_ms": at.get("tpot_ms"),
-            "e2e_ms": at.get("e2e_ms"), "output_tokens_per_s": outcome["output_tokens_per_s"],
-            "kv_capacity_tokens": outcome["kv_capacity_tokens"],
-            "memory_per_gpu_bytes": outcome["required_bytes_per_gpu"],
-            "memory_per_gpu_gib": _gib(outcome["required_bytes_per_gpu"]),
-        })
+        offers.append(
+            {
+                "rank": rank,
+                **_deployment(outcome),
+                "price_per_gpu_hour_usd": _usd(outcome["cost_per_hour_usd"] / outcome["candidate"]["gpus"]),
+                "cost_per_million_output_tokens_usd": outcome["cost_per_million_output_tokens_usd"],
+                "cost_per_million_tokens_usd": cost_per_million_tokens(
+                    cost_per_hour_usd=outcome["cost_per_hour_usd"],
+                    rate_per_s=float(traffic.get("rate_per_s") or 0),
+                    mean_input_tokens=float(traffic.get("mean_input_tokens") or 0),
+                    mean_output_tokens=float(traffic.get("mean_output_tokens") or 0),
+                ),
+                "percentile": percentile,
+                "ttft_ms": at.get("ttft_ms"),
+                "tpot_ms": at.get("tpot_ms"),
+                "e2e_ms": at.get("e2e_ms"),
+                "output_tokens_per_s": outcome["output_tokens_per_s"],
+                "kv_capacity_tokens": outcome["kv_capacity_tokens"],
+                "memory_per_gpu_bytes": outcome["required_bytes_per_gpu"],
+                "memory_per_gpu_gib": _gib(outcome["required_bytes_per_gpu"]),
+            }
+        )
     return offers
 
 
@@ -347,9 +437,15 @@ def _rejected(result: Mapping[str, Any], offers: list[dict[str, Any]]) -> list[d
     deployment failing each way (does not fit, misses an SLO, rejects requests), the cheapest QUOTE_REJECTED_SHOWN
     of those, then the cheapest of every other allowed GPU type that has no offer at all."""
     infinity = float("inf")
-    failed = sorted((o for o in result["outcomes"] if not o["meets_slo"]),
-                    key=lambda o: (o["cost_per_hour_usd"] if o["cost_per_hour_usd"] is not None else infinity,
-                                   0 if o["fits"] else 1, o["candidate"]["gpus"], o["candidate"]["label"]))
+    failed = sorted(
+        (o for o in result["outcomes"] if not o["meets_slo"]),
+        key=lambda o: (
+            o["cost_per_hour_usd"] if o["cost_per_hour_usd"] is not None else infinity,
+            0 if o["fits"] else 1,
+            o["candidate"]["gpus"],
+            o["candidate"]["label"],
+        ),
+    )
     picked, seen = [], set()
     for outcome in failed:
         key = (outcome["candidate"]["gpu"], (outcome.get("verdict") or {}).get("code"))
@@ -365,22 +461,35 @@ def _rejected(result: Mapping[str, Any], offers: list[dict[str, Any]]) -> list[d
             shown.append(outcome)
             shown_gpus.add(gpu)
     best = offers[0]["cost_per_hour_usd"] if offers else None
-    return [{**_deployment(o), "fits": o["fits"], "reason": o["reason"], "verdict": o.get("verdict"),
-             "cheaper_than_best_offer": best is not None and o["cost_per_hour_usd"] is not None
-             and o["cost_per_hour_usd"] < best,
-             "memory_per_gpu_bytes": o.get("required_bytes_per_gpu"),
-             "memory_per_gpu_gib": _gib(o.get("required_bytes_per_gpu"))} for o in shown]
+    return [
+        {
+            **_deployment(o),
+            "fits": o["fits"],
+            "reason": o["reason"],
+            "verdict": o.get("verdict"),
+            "cheaper_than_best_offer": best is not None
+            and o["cost_per_hour_usd"] is not None
+            and o["cost_per_hour_usd"] < best,
+            "memory_per_gpu_bytes": o.get("required_bytes_per_gpu"),
+            "memory_per_gpu_gib": _gib(o.get("required_bytes_per_gpu")),
+        }
+        for o in shown
+    ]
 
 
 def quote_assumptions(job: SimulationJob) -> dict[str, Any]:
     inputs = job.inputs
     search = inputs.get("search") or {}
     return {
-        "prices": PRICES_ASSUMPTION, "currency": "USD", "price_unit": "per GPU-hour",
+        "prices": PRICES_ASSUMPTION,
+        "currency": "USD",
+        "price_unit": "per GPU-hour",
         "gpu_prices_usd_per_hour": inputs.get("prices") or {},
         "requests_simulated": int(search.get("requests") or SEARCH_DEFAULT_REQUESTS),
-        "traffic": inputs.get("traffic") or {}, "slo": inputs.get("slo") or {},
-        "gpu_counts": search.get("counts") or [], "tps": search.get("tps") or [],
+        "traffic": inputs.get("traffic") or {},
+        "slo": inputs.get("slo") or {},
+        "gpu_counts": search.get("counts") or [],
+        "tps": search.get("tps") or [],
         "cost_per_million_tokens": "cost per hour ÷ (rate × 3600 × (mean input + mean output tokens) ÷ 1e6)",
     }
 
@@ -389,17 +498,34 @@ def quote_result(job: SimulationJob) -> dict[str, Any]:
     """The quote as the API answers it: status and progress; when done the offers (cheapest first), the cheapest
     rejected deployments with their reasons, and the summary; always the inputs and the assumptions."""
     answer: dict[str, Any] = {
-        "id": job.pk, "url": quote_url(job), "status": job.status, "progress": job.progress,
-        "progress_message": job.progress_message, "created_at": job.created_at, "started_at": job.started_at,
-        "finished_at": job.finished_at, "inputs": job.inputs.get("quote") or {}, "error": job.error,
-        "offers": None, "rejected": None, "summary": None, "assumptions": quote_assumptions(job),
+        "id": job.pk,
+        "url": quote_url(job),
+        "status": job.status,
+        "progress": job.progress,
+        "progress_message": job.progress_message,
+        "created_at": job.created_at,
+        "started_at": job.started_at,
+        "finished_at": job.finished_at,
+        "inputs": job.inputs.get("quote") or {},
+        "error": job.error,
+        "offers": None,
+        "rejected": None,
+        "summary": None,
+        "assumptions": quote_assumptions(job),
     }
     result = job.result
     if job.status == SimulationJob.Status.DONE and isinstance(result, dict) and "outcomes" in result:
         offers = _offers(result, job.inputs)
-        answer.update(offers=offers, rejected=_rejected(result, offers), summary={
-            "candidates": result["candidates"], "meeting_slo": result["meeting_slo"], "fitting": result["fitting"],
-            "offers": len(offers)})
+        answer.update(
+            offers=offers,
+            rejected=_rejected(result, offers),
+            summary={
+                "candidates": result["candidates"],
+                "meeting_slo": result["meeting_slo"],
+                "fitting": result["fitting"],
+                "offers": len(offers),
+            },
+        )
     return answer
 
 

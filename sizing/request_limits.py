@@ -38,8 +38,10 @@ class LimitedJSONParser(JSONParser):
         limit_bytes = json_limits.JSON_MAX_BODY_BYTES
         request = (parser_context or {}).get("request")
         length = _content_length(request)
-        too_large = (f"the JSON body is {{size}} bytes; the limit is {limit_bytes:,} bytes (JSON_MAX_BODY_BYTES): "
-                     "send files as multipart uploads")
+        too_large = (
+            f"the JSON body is {{size}} bytes; the limit is {limit_bytes:,} bytes (JSON_MAX_BODY_BYTES): "
+            "send files as multipart uploads"
+        )
         if length is not None and length > limit_bytes:
             raise BodyTooLarge(too_large.format(size=f"{length:,}"))
         raw = stream.read(limit_bytes + 1) if stream is not None else b""
@@ -53,8 +55,9 @@ class LimitedJSONParser(JSONParser):
         try:
             data = json_limits.loads(text, parse_constant=_refuse_constant if self.strict else None)
         except json_limits.JsonTooDeep as error:
-            raise JsonTooDeepError(f"JSON parse error - {error.msg}: JSON_MAX_DEPTH is "
-                                   f"{json_limits.JSON_MAX_DEPTH}") from None
+            raise JsonTooDeepError(
+                f"JSON parse error - {error.msg}: JSON_MAX_DEPTH is {json_limits.JSON_MAX_DEPTH}"
+            ) from None
         except ValueError as error:
             raise exceptions.ParseError(f"JSON parse error - {error}") from None
         field = json_limits.nul_path(data) if "\\u0000" in text else None  # NUL only comes in escaped
@@ -102,7 +105,9 @@ class NulCharacterMiddleware:
             return self.get_response(request)
         message = _nul_refusal(field)
         if request.path.startswith("/api/"):
-            return JsonResponse({"code": "invalid_input", "message": f"{field}: {message}",
-                                 "extra": {"fields": {field: [message]}}}, status=status.HTTP_400_BAD_REQUEST)
+            return JsonResponse(
+                {"code": "invalid_input", "message": f"{field}: {message}", "extra": {"fields": {field: [message]}}},
+                status=status.HTTP_400_BAD_REQUEST,
+            )
         page_message = _("%(field)s holds a NUL character, which cannot be stored; remove it") % {"field": field}
         return render(request, "400_nul.html", {"message": page_message}, status=status.HTTP_400_BAD_REQUEST)

@@ -41,8 +41,11 @@ def calibration_latest(
     *, organisation: Organisation, model: LlmModel, gpu: Gpu, engine: str, tp: int
 ) -> Calibration | None:
     """The newest calibration of this model on this GPU under this engine and TP, for the organisation."""
-    return Calibration.objects.filter(organisation=organisation, model__slug=model.slug, gpu=gpu, engine=engine,
-                                      tp=tp).order_by("-created_at", "-pk").first()
+    return (
+        Calibration.objects.filter(organisation=organisation, model__slug=model.slug, gpu=gpu, engine=engine, tp=tp)
+        .order_by("-created_at", "-pk")
+        .first()
+    )
 
 
 def calibration_list_for_organisation(*, organisation: Organisation) -> QuerySet[Calibration]:

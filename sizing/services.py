@@ -76,8 +76,13 @@ def model_parse(*, config: Mapping[str, Any], quant_config: Mapping[str, Any] | 
         arch = architecture_from_config(merged)
     except SizingError as error:
         if error.code is SizingErrorCode.UNSUPPORTED_ARCHITECTURE:
-            return ParsedModel(model_type=model_type, architecture={}, parameters_total=None, supported=False,
-                               unsupported_reason=error.message)
+            return ParsedModel(
+                model_type=model_type,
+                architecture={},
+                parameters_total=None,
+                supported=False,
+                unsupported_reason=error.message,
+            )
         raise
     return ParsedModel(
         model_type=model_type,
@@ -183,8 +188,9 @@ def demo_setup(*, organisation_name: str, password: str | None = None) -> tuple[
     user.is_staff = True
     user.is_superuser = True
     user.save()
-    Membership.objects.update_or_create(user=user, defaults={"organisation": organisation,
-                                                             "role": Membership.Role.ADMIN})
+    Membership.objects.update_or_create(
+        user=user, defaults={"organisation": organisation, "role": Membership.Role.ADMIN}
+    )
     return DEMO_USERNAME, password
 
 
@@ -236,15 +242,44 @@ def model_architecture(*, config: Mapping[str, Any], quant_config: Mapping[str, 
 
 
 ESTIMATE_PARAMETERS = (
-    "gpus", "tp", "pp", "dp", "expert_parallel", "weights", "kv_dtype", "gpu_memory_utilization",
-    "gpu_memory_bytes", "gpu_cuda_total_bytes", "max_model_len",
-    "max_num_seqs", "max_num_batched_tokens", "block_size", "concurrency", "tokens_per_request",
-    "mem_fraction_static", "kv_cache_free_gpu_mem_fraction", "enforce_eager", "runtime_reserve_bytes",
-    "cuda_graph_bytes", "activation_peak_bytes", "weight_overhead", "shared_prefix_tokens", "prefix_caching",
-    "parallel_samples", "output_tokens", "num_speculative_tokens",
+    "gpus",
+    "tp",
+    "pp",
+    "dp",
+    "expert_parallel",
+    "weights",
+    "kv_dtype",
+    "gpu_memory_utilization",
+    "gpu_memory_bytes",
+    "gpu_cuda_total_bytes",
+    "max_model_len",
+    "max_num_seqs",
+    "max_num_batched_tokens",
+    "block_size",
+    "concurrency",
+    "tokens_per_request",
+    "mem_fraction_static",
+    "kv_cache_free_gpu_mem_fraction",
+    "enforce_eager",
+    "runtime_reserve_bytes",
+    "cuda_graph_bytes",
+    "activation_peak_bytes",
+    "weight_overhead",
+    "shared_prefix_tokens",
+    "prefix_caching",
+    "parallel_samples",
+    "output_tokens",
+    "num_speculative_tokens",
     # the engine release and how it runs (estimator.versions, estimator.launch); None: the version's own default
-    "engine_version", "usage_context", "engine_mode", "install", "flashinfer_sampler", "estimate_cudagraphs",
-    "nccl_nvls", "enable_chunked_prefill", "kv_cache_memory_bytes",
+    "engine_version",
+    "usage_context",
+    "engine_mode",
+    "install",
+    "flashinfer_sampler",
+    "estimate_cudagraphs",
+    "nccl_nvls",
+    "enable_chunked_prefill",
+    "kv_cache_memory_bytes",
 )
 SOLVER_TARGETS = ("largest_context", "largest_concurrency", "fewest_gpus")
 
@@ -256,14 +291,20 @@ def parameters_with_draft(*, parameters: Mapping[str, Any], organisation: Organi
     if isinstance(slug, str):
         draft = model_get_for_organisation(organisation=organisation, slug=slug)
         if draft is None:
-            raise SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=f"unknown draft model {slug!r}",
-                              extra={"fields": {"draft_model": [f"unknown model {slug!r}"]}})
+            raise SizingError(
+                code=SizingErrorCode.INVALID_ARGUMENT,
+                message=f"unknown draft model {slug!r}",
+                extra={"fields": {"draft_model": [f"unknown model {slug!r}"]}},
+            )
         resolved["draft_model"] = draft
     return resolved
 
 
 def estimate_request_build(
-    *, gpu: Gpu, parameters: Mapping[str, Any], model: LlmModel | None = None,
+    *,
+    gpu: Gpu,
+    parameters: Mapping[str, Any],
+    model: LlmModel | None = None,
     config: Mapping[str, Any] | None = None,
 ) -> EstimateRequest:
     """The estimator's request for a catalog/uploaded model or a raw config (raises SizingError).
@@ -273,29 +314,39 @@ def estimate_request_build(
     """
     if model is not None:
         if not model.supported:
-            raise SizingError(code=SizingErrorCode.UNSUPPORTED_ARCHITECTURE,
-                              message=f"{model.slug}: {model.unsupported_reason}",
-                              extra={"model": model.slug})
+            raise SizingError(
+                code=SizingErrorCode.UNSUPPORTED_ARCHITECTURE,
+                message=f"{model.slug}: {model.unsupported_reason}",
+                extra={"model": model.slug},
+            )
         arch = model_architecture(config=model.config, quant_config=model.quant_config)
     elif config is not None:
         arch = model_architecture(config=config)
     else:
-        raise SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message="give a model or a config",
-                          extra={"fields": {"model": ["give a model or a config"]}})
+        raise SizingError(
+            code=SizingErrorCode.INVALID_ARGUMENT,
+            message="give a model or a config",
+            extra={"fields": {"model": ["give a model or a config"]}},
+        )
     knobs = {key: parameters[key] for key in ESTIMATE_PARAMETERS if parameters.get(key) is not None}
     engine = Engine(parameters.get("engine") or Engine.VLLM.value)
     draft = parameters.get("draft_model")
     if draft is not None:
         if not draft.supported:
-            raise SizingError(code=SizingErrorCode.UNSUPPORTED_ARCHITECTURE,
-                              message=f"draft model {draft.slug}: {draft.unsupported_reason}",
-                              extra={"fields": {"draft_model": [draft.unsupported_reason]}})
+            raise SizingError(
+                code=SizingErrorCode.UNSUPPORTED_ARCHITECTURE,
+                message=f"draft model {draft.slug}: {draft.unsupported_reason}",
+                extra={"fields": {"draft_model": [draft.unsupported_reason]}},
+            )
         knobs["draft_arch"] = model_architecture(config=draft.config, quant_config=draft.quant_config)
     return EstimateRequest(arch=arch, gpu=gpu_spec(gpu), engine=engine, **knobs)
 
 
 def estimate_quick(
-    *, gpu: Gpu, parameters: Mapping[str, Any], model: LlmModel | None = None,
+    *,
+    gpu: Gpu,
+    parameters: Mapping[str, Any],
+    model: LlmModel | None = None,
     config: Mapping[str, Any] | None = None,
 ) -> MemoryEstimate:
     """Compute a memory estimate for a catalog/uploaded model or a raw config; nothing is stored."""
@@ -304,26 +355,41 @@ def estimate_quick(
 
 
 def estimate_report(
-    *, gpu: Gpu, parameters: Mapping[str, Any], model: LlmModel | None = None,
-    config: Mapping[str, Any] | None = None, organisation: Organisation | None = None,
+    *,
+    gpu: Gpu,
+    parameters: Mapping[str, Any],
+    model: LlmModel | None = None,
+    config: Mapping[str, Any] | None = None,
+    organisation: Organisation | None = None,
 ) -> dict[str, Any]:
     """The quick estimate as the API and the page show it: the bill, ranked remedies when it does not fit,
     and the checkpoint's actual size beside the computed one when the model has checkpoint facts."""
     request = estimate_request_build(gpu=gpu, parameters=parameters, model=model, config=config)
     applied = None
     if organisation is not None and model is not None and parameters.get("use_calibration", True):
-        applied = calibration_latest(organisation=organisation, model=model, gpu=gpu, engine=request.engine.value,
-                                     tp=estimate_memory(replace(request, detail=False)).tp)
+        applied = calibration_latest(
+            organisation=organisation,
+            model=model,
+            gpu=gpu,
+            engine=request.engine.value,
+            tp=estimate_memory(replace(request, detail=False)).tp,
+        )
         if applied is not None:
             # measured terms the request does not set itself
             terms = {key: value for key, value in applied.terms.items() if getattr(request, key, None) is None}
             request = replace(request, **terms)
     result = estimate_memory(request)
     payload = result.as_dict()
-    payload["calibration_applied"] = None if applied is None else {
-        "id": applied.pk, "engine_version": applied.engine_version, "created_at": applied.created_at.isoformat(),
-        "terms": applied.terms,
-    }
+    payload["calibration_applied"] = (
+        None
+        if applied is None
+        else {
+            "id": applied.pk,
+            "engine_version": applied.engine_version,
+            "created_at": applied.created_at.isoformat(),
+            "terms": applied.terms,
+        }
+    )
     payload["remedies"] = [asdict(remedy) for remedy in remedies(request)] if not result.fits else []
     payload["checkpoint"] = None
     if model is not None and model.checkpoint and parameters.get("weights") in (None, "auto"):
@@ -339,8 +405,11 @@ def estimate_colocated_report(*, gpu: Gpu, deployments: list[dict[str, Any]]) ->
     requests = []
     for index, item in enumerate(deployments):
         try:
-            requests.append(estimate_request_build(gpu=gpu, model=item.get("model"), config=item.get("config"),
-                                                   parameters=item.get("parameters", {})))
+            requests.append(
+                estimate_request_build(
+                    gpu=gpu, model=item.get("model"), config=item.get("config"), parameters=item.get("parameters", {})
+                )
+            )
         except SizingError as error:
             raise error.for_item(field=f"deployments[{index}]", label=f"deployment {index + 1}") from error
     result = estimate_colocated(tuple(requests)).as_dict()
@@ -350,7 +419,11 @@ def estimate_colocated_report(*, gpu: Gpu, deployments: list[dict[str, Any]]) ->
 
 
 def estimate_solve(
-    *, gpu: Gpu, parameters: Mapping[str, Any], target: str, model: LlmModel | None = None,
+    *,
+    gpu: Gpu,
+    parameters: Mapping[str, Any],
+    target: str,
+    model: LlmModel | None = None,
     config: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Solve for the largest context, the largest concurrency or the fewest GPUs (see estimator.solvers)."""
@@ -360,15 +433,20 @@ def estimate_solve(
     elif target == "largest_concurrency":
         tokens = request.tokens_per_request or request.max_model_len or request.arch.max_position_embeddings
         if tokens is None:
-            raise SizingError(code=SizingErrorCode.INVALID_ARGUMENT,
-                              message="give tokens_per_request: the config has no context length",
-                              extra={"fields": {"tokens_per_request": ["required for this model"]}})
+            raise SizingError(
+                code=SizingErrorCode.INVALID_ARGUMENT,
+                message="give tokens_per_request: the config has no context length",
+                extra={"fields": {"tokens_per_request": ["required for this model"]}},
+            )
         solved = largest_concurrency(request, tokens=tokens)
     elif target == "fewest_gpus":
         solved = fewest_gpus(request)
     else:
-        raise SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=f"unknown target {target!r}",
-                          extra={"fields": {"target": [f"choose one of {', '.join(SOLVER_TARGETS)}"]}})
+        raise SizingError(
+            code=SizingErrorCode.INVALID_ARGUMENT,
+            message=f"unknown target {target!r}",
+            extra={"fields": {"target": [f"choose one of {', '.join(SOLVER_TARGETS)}"]}},
+        )
     return asdict(solved)
 
 
@@ -385,10 +463,12 @@ def estimate_create(
 
     def fail(error: dict[str, Any]) -> None:
         Estimate.objects.filter(pk=estimate_id, status=Estimate.Status.PENDING).update(
-            status=Estimate.Status.FAILED, error=error, finished_at=timezone.now())
+            status=Estimate.Status.FAILED, error=error, finished_at=timezone.now()
+        )
 
-    job_publish_on_commit(kind="estimate", job_id=estimate_id, publish=lambda: estimate_compute_task.delay(estimate_id),
-                          fail=fail)
+    job_publish_on_commit(
+        kind="estimate", job_id=estimate_id, publish=lambda: estimate_compute_task.delay(estimate_id), fail=fail
+    )
     return estimate
 
 
@@ -401,8 +481,9 @@ def estimate_compute(*, estimate_id: int) -> Estimate:
     try:
         parameters = parameters_with_draft(parameters=estimate.inputs, organisation=estimate.organisation)
         # the same report as estimates/quick: calibrations applied, remedies, checkpoint comparison
-        result = estimate_report(gpu=estimate.gpu, model=estimate.model, parameters=parameters,
-                                 organisation=estimate.organisation)
+        result = estimate_report(
+            gpu=estimate.gpu, model=estimate.model, parameters=parameters, organisation=estimate.organisation
+        )
     except SizingError as error:
         estimate.status, estimate.error, estimate.result = Estimate.Status.FAILED, error.as_dict(), None
     except SoftTimeLimitExceeded:
@@ -410,8 +491,7 @@ def estimate_compute(*, estimate_id: int) -> Estimate:
     except Exception:  # a defect must not leave the estimate running forever or kill the worker
         logger.exception("estimate %s failed", estimate.pk)
         estimate.status, estimate.result = Estimate.Status.FAILED, None
-        estimate.error = {"code": "internal_error", "message": "the estimate failed; the error is logged",
-                          "extra": {}}
+        estimate.error = {"code": "internal_error", "message": "the estimate failed; the error is logged", "extra": {}}
     else:
         estimate.status, estimate.result, estimate.error = Estimate.Status.DONE, result, None
     estimate.finished_at = timezone.now()
@@ -422,8 +502,11 @@ def estimate_compute(*, estimate_id: int) -> Estimate:
 
 def checkpoint_facts_from_dict(data: Mapping[str, Any]) -> CheckpointFacts:
     """Rebuild stored checkpoint facts (the JSON kept on the model)."""
-    fields = {key: tuple(value) if isinstance(value, list) and key in _TUPLE_FIELDS else value
-              for key, value in data.items() if key in CheckpointFacts.__dataclass_fields__}
+    fields = {
+        key: tuple(value) if isinstance(value, list) and key in _TUPLE_FIELDS else value
+        for key, value in data.items()
+        if key in CheckpointFacts.__dataclass_fields__
+    }
     return CheckpointFacts(**fields)
 
 
@@ -432,13 +515,18 @@ _TUPLE_FIELDS = ("quantization_hints", "buffer_labels", "warnings")
 
 @transaction.atomic
 def model_checkpoint_attach(
-    *, model: LlmModel, index: Mapping[str, Any] | None = None, headers: Mapping[str, Any] | None = None,
+    *,
+    model: LlmModel,
+    index: Mapping[str, Any] | None = None,
+    headers: Mapping[str, Any] | None = None,
 ) -> LlmModel:
     """Keep the checkpoint facts of an index and/or safetensors headers on an organisation's model."""
     if index is None and headers is None:
-        raise SizingError(code=SizingErrorCode.INVALID_ARGUMENT,
-                          message="give a model.safetensors.index.json or the safetensors headers file",
-                          extra={"fields": {"index": ["required without headers"]}})
+        raise SizingError(
+            code=SizingErrorCode.INVALID_ARGUMENT,
+            message="give a model.safetensors.index.json or the safetensors headers file",
+            extra={"fields": {"index": ["required without headers"]}},
+        )
     facts = None
     if index is not None:
         facts = checkpoint_from_index(index)
@@ -454,11 +542,20 @@ def model_checkpoint_attach(
 VLLM_ENGINE = Engine.VLLM.value
 # Engine flags a boot log echoes, mapped onto our estimate parameters (vLLM and SGLang names).
 _BOOTLOG_FLAGS = {
-    "tensor_parallel_size": "tp", "tp_size": "tp", "pipeline_parallel_size": "pp", "pp_size": "pp",
-    "gpu_memory_utilization": "gpu_memory_utilization", "mem_fraction_static": "mem_fraction_static",
-    "max_model_len": "max_model_len", "context_length": "max_model_len", "max_num_seqs": "max_num_seqs",
-    "max_num_batched_tokens": "max_num_batched_tokens", "chunked_prefill_size": "max_num_batched_tokens",
-    "block_size": "block_size", "kv_cache_dtype": "kv_dtype", "enforce_eager": "enforce_eager",
+    "tensor_parallel_size": "tp",
+    "tp_size": "tp",
+    "pipeline_parallel_size": "pp",
+    "pp_size": "pp",
+    "gpu_memory_utilization": "gpu_memory_utilization",
+    "mem_fraction_static": "mem_fraction_static",
+    "max_model_len": "max_model_len",
+    "context_length": "max_model_len",
+    "max_num_seqs": "max_num_seqs",
+    "max_num_batched_tokens": "max_num_batched_tokens",
+    "chunked_prefill_size": "max_num_batched_tokens",
+    "block_size": "block_size",
+    "kv_cache_dtype": "kv_dtype",
+    "enforce_eager": "enforce_eager",
 }
 
 
@@ -475,34 +572,51 @@ def _bootlog_release(log: BootLog, merged: dict[str, Any]) -> list[str]:
     given = merged.get("engine_version")
     version = log.engine_version or log.engine_version_inferred
     if given not in (None, "") and version and parse_version(str(given)) != parse_version(version):
-        warnings.append(f"the log is {log.engine} {version}; the estimate is for {given} as asked: the two "
-                        "describe different releases")
+        warnings.append(
+            f"the log is {log.engine} {version}; the estimate is for {given} as asked: the two "
+            "describe different releases"
+        )
     elif given in (None, "") and version:
         try:
             resolve_engine_version(log.engine, version)
         except SizingError as error:
             if parse_version(version) is None:
-                warnings.append(f"the log's version {version[:40]!r} is not a release number: estimated as the "
-                                "newest release modelled")
+                warnings.append(
+                    f"the log's version {version[:40]!r} is not a release number: estimated as the "
+                    "newest release modelled"
+                )
             else:
-                message = (f"the log is from {log.engine} {version}: {error.message}; give engine_version to "
-                           "compare it with a modelled release")
-                raise SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message,
-                                  extra={"engine_version": version, "fields": {"text": [message]}}) from None
+                message = (
+                    f"the log is from {log.engine} {version}: {error.message}; give engine_version to "
+                    "compare it with a modelled release"
+                )
+                raise SizingError(
+                    code=SizingErrorCode.INVALID_ARGUMENT,
+                    message=message,
+                    extra={"engine_version": version, "fields": {"text": [message]}},
+                ) from None
         else:
             merged["engine_version"] = version
             if log.engine_version is None:
-                warnings.append(f"the log prints no {log.engine} version; its V0 wording dates it to {version} or "
-                                f"later: compared as {log.engine} {version} in V0 mode (give engine_version for "
-                                "the exact release)")
+                warnings.append(
+                    f"the log prints no {log.engine} version; its V0 wording dates it to {version} or "
+                    f"later: compared as {log.engine} {version} in V0 mode (give engine_version for "
+                    "the exact release)"
+                )
     if log.engine == VLLM_ENGINE and merged.get("engine_mode") in (None, "") and log.engine_mode_hint:
         merged["engine_mode"] = log.engine_mode_hint
     return warnings
 
 
 def bootlog_analyse(
-    *, text: str, gpu: Gpu, parameters: Mapping[str, Any], organisation: Organisation,
-    model_slug: str | None = None, config: Mapping[str, Any] | None = None, save: bool = False,
+    *,
+    text: str,
+    gpu: Gpu,
+    parameters: Mapping[str, Any],
+    organisation: Organisation,
+    model_slug: str | None = None,
+    config: Mapping[str, Any] | None = None,
+    save: bool = False,
     user: Any = None,
 ) -> dict[str, Any]:
     """Parse an engine startup log, estimate the same deployment, compare line by line, and re-estimate
@@ -519,10 +633,14 @@ def bootlog_analyse(
         slug = model_slug or log.model
         model = model_get_for_organisation(organisation=organisation, slug=slug) if slug else None
         if model is None:
-            message = (f"unknown model {slug!r}: give a catalog slug or the config" if slug
-                       else "the log names no model: give model or config")
-            raise SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message,
-                              extra={"fields": {"model": [message]}})
+            message = (
+                f"unknown model {slug!r}: give a catalog slug or the config"
+                if slug
+                else "the log names no model: give model or config"
+            )
+            raise SizingError(
+                code=SizingErrorCode.INVALID_ARGUMENT, message=message, extra={"fields": {"model": [message]}}
+            )
     merged = dict(parameters)
     merged.setdefault("engine", log.engine)
     warnings = _bootlog_release(log, merged)
@@ -546,19 +664,33 @@ def bootlog_analyse(
     saved = None
     if save:
         if model is None or not calibration:
-            message = ("only a catalog or uploaded model can keep a calibration" if model is None
-                       else "the log prints no runtime term to calibrate with")
-            raise SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message,
-                              extra={"fields": {"save": [message]}})
+            message = (
+                "only a catalog or uploaded model can keep a calibration"
+                if model is None
+                else "the log prints no runtime term to calibrate with"
+            )
+            raise SizingError(
+                code=SizingErrorCode.INVALID_ARGUMENT, message=message, extra={"fields": {"save": [message]}}
+            )
         saved = Calibration.objects.create(
-            organisation=organisation, created_by=user, model=model, gpu=gpu, engine=request.engine.value,
-            engine_version=log.engine_version or "", tp=calibrated_result.tp if calibrated_result else 1,
-            terms=calibration, evidence=bootlog_calibration_evidence(log),
+            organisation=organisation,
+            created_by=user,
+            model=model,
+            gpu=gpu,
+            engine=request.engine.value,
+            engine_version=log.engine_version or "",
+            tp=calibrated_result.tp if calibrated_result else 1,
+            terms=calibration,
+            evidence=bootlog_calibration_evidence(log),
         )
     return {
         "calibration_id": saved.pk if saved else None,
-        "release": {"log": log.engine_version, "inferred": log.engine_version_inferred,
-                    "engine_mode": log.engine_mode_hint, "estimated_as": estimate.get("engine_version") or None},
+        "release": {
+            "log": log.engine_version,
+            "inferred": log.engine_version_inferred,
+            "engine_mode": log.engine_mode_hint,
+            "estimated_as": estimate.get("engine_version") or None,
+        },
         "warnings": warnings,
         "log": log.as_dict(),
         "parameters": {key: value for key, value in merged.items() if value is not None},

@@ -49,22 +49,32 @@ SEARCH_MAX_CANDIDATES = 5000
 SLO_SEARCH_MAX_PROBES = 12  # simulations an SLO search runs at most (max_rate_meeting_slo's max_probes)
 
 
-def simulation_profile(*, profile: Mapping[str, Any] | None = None, input_tokens: int | None = None,
-                       output_tokens: int | None = None) -> WorkloadProfile:
+def simulation_profile(
+    *, profile: Mapping[str, Any] | None = None, input_tokens: int | None = None, output_tokens: int | None = None
+) -> WorkloadProfile:
     """The traffic to simulate: a stored/uploaded profile's JSON, or fixed input/output lengths."""
     if profile is not None:
         return profile_from_dict(profile)
     if input_tokens is None or output_tokens is None:
         message = "give a profile, or both input_tokens and output_tokens"
-        raise SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message,
-                          extra={"fields": {"profile": [message]}})
+        raise SizingError(
+            code=SizingErrorCode.INVALID_ARGUMENT, message=message, extra={"fields": {"profile": [message]}}
+        )
     return fixed_profile(input_tokens=input_tokens, output_tokens=output_tokens)
 
 
-def simulation_plan(*, gpu: Gpu, parameters: Mapping[str, Any], model: LlmModel | None = None,
-                    config: Mapping[str, Any] | None = None, max_queue: int | None = None,
-                    link: str | None = None, link_bytes_per_s: float | None = None,
-                    organisation: Organisation | None = None, use_calibration: bool = True) -> ServingPlan:
+def simulation_plan(
+    *,
+    gpu: Gpu,
+    parameters: Mapping[str, Any],
+    model: LlmModel | None = None,
+    config: Mapping[str, Any] | None = None,
+    max_queue: int | None = None,
+    link: str | None = None,
+    link_bytes_per_s: float | None = None,
+    organisation: Organisation | None = None,
+    use_calibration: bool = True,
+) -> ServingPlan:
     """The serving plan; with an organisation, the newest saved efficiencies of this GPU and engine apply."""
     request = estimate_request_build(gpu=gpu, parameters=parameters, model=model, config=config)
     calibration = None
@@ -73,18 +83,26 @@ def simulation_plan(*, gpu: Gpu, parameters: Mapping[str, Any], model: LlmModel 
         calibration = perf_calibration_latest(organisation=organisation, gpu=gpu, engine=request.engine.value)
         if model is not None:
             # the boot-log terms saved for this model, GPU, engine and TP, as estimates/quick applies them
-            applied = calibration_latest(organisation=organisation, model=model, gpu=gpu,
-                                         engine=request.engine.value,
-                                         tp=estimate_memory(replace(request, detail=False)).tp)
+            applied = calibration_latest(
+                organisation=organisation,
+                model=model,
+                gpu=gpu,
+                engine=request.engine.value,
+                tp=estimate_memory(replace(request, detail=False)).tp,
+            )
             if applied is not None:
                 terms = {k: v for k, v in applied.terms.items() if getattr(request, k, None) is None}
                 request = replace(request, **terms)
                 memory_source = f"calibrated from a boot log saved on {applied.created_at:%Y-%m-%d}"
     efficiencies = Efficiencies(**calibration.efficiencies) if calibration else None
-    plan = serving_plan(request, max_queue=max_queue, link=link, link_bytes_per_s=link_bytes_per_s,
-                        efficiencies=efficiencies)
-    source = (f"calibrated from {calibration.measurements} measured run(s) on {calibration.created_at:%Y-%m-%d}"
-              if calibration else "engine defaults")
+    plan = serving_plan(
+        request, max_queue=max_queue, link=link, link_bytes_per_s=link_bytes_per_s, efficiencies=efficiencies
+    )
+    source = (
+        f"calibrated from {calibration.measurements} measured run(s) on {calibration.created_at:%Y-%m-%d}"
+        if calibration
+        else "engine defaults"
+    )
     return replace(plan, efficiencies_source=source, memory_source=memory_source)
 
 
@@ -98,15 +116,35 @@ def slo_from(data: Mapping[str, Any] | None) -> Slo | None:
     return Slo(**values, percentile=int(data.get("percentile") or 95))
 
 
-def simulation_run(*, plan: ServingPlan, profile: WorkloadProfile, load: str, rate: float | None = None,
-                   concurrency: int | None = None, requests: int = SIMULATION_DEFAULT_REQUESTS, seed: int = 0,
-                   hour: int | None = None, slo: Slo | None = None,
-                   progress: Callable[[int, int], None] | None = None, timeline_points: int = 300) -> dict[str, Any]:
+def simulation_run(
+    *,
+    plan: ServingPlan,
+    profile: WorkloadProfile,
+    load: str,
+    rate: float | None = None,
+    concurrency: int | None = None,
+    requests: int = SIMULATION_DEFAULT_REQUESTS,
+    seed: int = 0,
+    hour: int | None = None,
+    slo: Slo | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    timeline_points: int = 300,
+) -> dict[str, Any]:
     """One simulation as JSON: the CLI contract's keys, the timeline (`timeline_points` buckets), histograms and the
     plan it ran."""
-    result = simulate_plan(plan, profile, load=LoadKind(load), rate_per_s=rate, concurrency=concurrency,
-                           requests=requests, seed=seed, hour=hour, slo=slo, progress=progress,
-                           timeline_points=timeline_points)
+    result = simulate_plan(
+        plan,
+        profile,
+        load=LoadKind(load),
+        rate_per_s=rate,
+        concurrency=concurrency,
+        requests=requests,
+        seed=seed,
+        hour=hour,
+        slo=slo,
+        progress=progress,
+        timeline_points=timeline_points,
+    )
     payload = result.as_dict()
     payload["verdict"] = slo_verdict(result, slo) if slo else None
     payload["plan"] = plan.describe()
@@ -115,20 +153,36 @@ def simulation_run(*, plan: ServingPlan, profile: WorkloadProfile, load: str, ra
     return json_safe(payload)
 
 
-def simulation_sweep(*, plan: ServingPlan, profile: WorkloadProfile, kind: str = "rate",
-                     loads: list[float] | None = None, points: int = 8, requests: int = SIMULATION_DEFAULT_REQUESTS,
-                     seed: int = 0, hour: int | None = None, slo: Slo | None = None) -> dict[str, Any]:
-    sweep = load_sweep(plan, profile, kind=LoadKind(kind), loads=loads, points=points, requests=requests, seed=seed,
-                       hour=hour, slo=slo)
+def simulation_sweep(
+    *,
+    plan: ServingPlan,
+    profile: WorkloadProfile,
+    kind: str = "rate",
+    loads: list[float] | None = None,
+    points: int = 8,
+    requests: int = SIMULATION_DEFAULT_REQUESTS,
+    seed: int = 0,
+    hour: int | None = None,
+    slo: Slo | None = None,
+) -> dict[str, Any]:
+    sweep = load_sweep(
+        plan, profile, kind=LoadKind(kind), loads=loads, points=points, requests=requests, seed=seed, hour=hour, slo=slo
+    )
     payload = sweep.as_dict()
     payload["plan"] = plan.describe()
     payload["slo"] = slo.as_dict() if slo else None
     return json_safe(payload)
 
 
-def simulation_slo_search(*, plan: ServingPlan, profile: WorkloadProfile, slo: Slo,
-                          requests: int = SIMULATION_DEFAULT_REQUESTS, seed: int = 0,
-                          hour: int | None = None) -> dict[str, Any]:
+def simulation_slo_search(
+    *,
+    plan: ServingPlan,
+    profile: WorkloadProfile,
+    slo: Slo,
+    requests: int = SIMULATION_DEFAULT_REQUESTS,
+    seed: int = 0,
+    hour: int | None = None,
+) -> dict[str, Any]:
     search = max_rate_meeting_slo(plan, profile, slo, requests=requests, seed=seed, hour=hour)
     payload = search.as_dict()
     payload["plan"] = plan.describe()
@@ -144,7 +198,6 @@ SIMULATION_KINDS = ("simulate", "sweep", "slo_search", "search", "calibrate")
 PROGRESS_INTERVAL_S = 0.5  # progress is written at most this often
 # Parameters of the memory estimate a job may set (concurrency and output_tokens describe traffic here)
 JOB_ESTIMATE_PARAMETERS = tuple(k for k in ESTIMATE_PARAMETERS if k not in ("concurrency", "output_tokens"))
-
 
 
 @dataclass(frozen=True)
@@ -176,28 +229,43 @@ def job_context(*, organisation: Organisation, inputs: Mapping[str, Any]) -> _Jo
         profile = profile_from_dict(row.profile)
     elif inputs.get("kind") == "calibrate" and not inputs.get("profile_json") and not inputs.get("input_tokens"):
         measured = (inputs.get("measurements") or [{}])[0]  # not simulated: each run uses its own lengths
-        profile = fixed_profile(input_tokens=int(measured.get("input_tokens") or 1),
-                                output_tokens=int(measured.get("output_tokens") or 1))
+        profile = fixed_profile(
+            input_tokens=int(measured.get("input_tokens") or 1), output_tokens=int(measured.get("output_tokens") or 1)
+        )
     else:
-        profile = simulation_profile(profile=inputs.get("profile_json"), input_tokens=inputs.get("input_tokens"),
-                                     output_tokens=inputs.get("output_tokens"))
+        profile = simulation_profile(
+            profile=inputs.get("profile_json"),
+            input_tokens=inputs.get("input_tokens"),
+            output_tokens=inputs.get("output_tokens"),
+        )
     parameters = {key: inputs.get(key) for key in JOB_ESTIMATE_PARAMETERS}
     parameters["engine"] = inputs.get("engine") or "vllm"
     link, link_bytes_per_s, environment = inputs.get("link"), None, None
     if inputs.get("fingerprint") is not None:
-        fingerprint = fingerprint_get_for_organisation(organisation=organisation,
-                                                       fingerprint_id=int(inputs["fingerprint"]))
+        fingerprint = fingerprint_get_for_organisation(
+            organisation=organisation, fingerprint_id=int(inputs["fingerprint"])
+        )
         if fingerprint is None:
-            raise invalid_argument("fingerprint", f"unknown fingerprint {inputs['fingerprint']}; see GET "
-                                                  "/api/v1/fingerprints/")
-        tp = estimate_memory(replace(estimate_request_build(gpu=gpu, model=model, parameters=parameters),
-                                     detail=False)).tp
+            raise invalid_argument(
+                "fingerprint", f"unknown fingerprint {inputs['fingerprint']}; see GET /api/v1/fingerprints/"
+            )
+        tp = estimate_memory(
+            replace(estimate_request_build(gpu=gpu, model=model, parameters=parameters), detail=False)
+        ).tp
         parameters, measured = fingerprint_parameters(fingerprint=fingerprint, parameters=parameters, tp=tp)
         if link is None and measured.link is not None:
             link, link_bytes_per_s = measured.link, measured.link_bytes_per_s
         environment = {"fingerprint": fingerprint.pk, "host": fingerprint.host, **measured.as_dict()}
-    return _JobContext(model=model, gpu=gpu, profile=profile, parameters=parameters, slo=slo_from(inputs.get("slo")),
-                       link=link, link_bytes_per_s=link_bytes_per_s, environment=environment)
+    return _JobContext(
+        model=model,
+        gpu=gpu,
+        profile=profile,
+        parameters=parameters,
+        slo=slo_from(inputs.get("slo")),
+        link=link,
+        link_bytes_per_s=link_bytes_per_s,
+        environment=environment,
+    )
 
 
 def _search_candidates(*, context: _JobContext, inputs: Mapping[str, Any]) -> list[Candidate]:
@@ -211,8 +279,12 @@ def _search_candidates(*, context: _JobContext, inputs: Mapping[str, Any]) -> li
         gpus.append(gpu_spec(gpu))
     arch = estimate_request_build(gpu=context.gpu, model=context.model, parameters=context.parameters).arch
     return candidates_for(
-        arch, gpus=gpus, counts=spec.get("counts") or (1, 2, 4, 8), tps=spec.get("tps") or (1, 2, 4, 8),
-        weights=spec.get("weights") or ("auto",), kv_dtypes=spec.get("kv_dtypes") or ("auto",),
+        arch,
+        gpus=gpus,
+        counts=spec.get("counts") or (1, 2, 4, 8),
+        tps=spec.get("tps") or (1, 2, 4, 8),
+        weights=spec.get("weights") or ("auto",),
+        kv_dtypes=spec.get("kv_dtypes") or ("auto",),
         engines=[Engine(e) for e in (spec.get("engines") or ("vllm",))],
         max_num_seqs=spec.get("max_num_seqs") or (None,),
     )
@@ -224,8 +296,11 @@ def simulation_job_validate(*, organisation: Organisation, inputs: Mapping[str, 
     if kind not in SIMULATION_KINDS:
         raise invalid_argument("kind", f"kind must be one of {', '.join(SIMULATION_KINDS)}")
     if kind == "search" and inputs.get("fingerprint") is not None:
-        raise invalid_argument("fingerprint", "a deployment search compares GPU models and counts; a fingerprint "
-                                              "describes one machine: simulate on it instead")
+        raise invalid_argument(
+            "fingerprint",
+            "a deployment search compares GPU models and counts; a fingerprint "
+            "describes one machine: simulate on it instead",
+        )
     context = job_context(organisation=organisation, inputs=inputs)
     _lengths_check(context=context, inputs=inputs)
     if kind == "search":
@@ -235,17 +310,27 @@ def simulation_job_validate(*, organisation: Organisation, inputs: Mapping[str, 
             raise invalid_argument("slo", "a deployment search needs at least one SLO (ttft_s, tpot_s or e2e_s)")
         candidates = _search_candidates(context=context, inputs=inputs)
         if not candidates:
-            raise invalid_argument("search", "no candidate deployment: no TP size divides both a GPU count and the "
-                                             "model's attention heads")
+            raise invalid_argument(
+                "search", "no candidate deployment: no TP size divides both a GPU count and the model's attention heads"
+            )
         if len(candidates) > SEARCH_MAX_CANDIDATES:
-            raise invalid_argument("search", f"{len(candidates)} candidates; at most {SEARCH_MAX_CANDIDATES} per "
-                                             "search")
-        simulated_tokens_check(runs=len(candidates), tokens_per_request=_mean_request_tokens(context.profile),
-                               requests=int((inputs.get("search") or {}).get("requests") or SEARCH_DEFAULT_REQUESTS))
+            raise invalid_argument(
+                "search", f"{len(candidates)} candidates; at most {SEARCH_MAX_CANDIDATES} per search"
+            )
+        simulated_tokens_check(
+            runs=len(candidates),
+            tokens_per_request=_mean_request_tokens(context.profile),
+            requests=int((inputs.get("search") or {}).get("requests") or SEARCH_DEFAULT_REQUESTS),
+        )
         return
-    plan = simulation_plan(gpu=context.gpu, model=context.model, parameters=context.parameters,
-                           max_queue=inputs.get("max_queue"), link=context.link,
-                           link_bytes_per_s=context.link_bytes_per_s)
+    plan = simulation_plan(
+        gpu=context.gpu,
+        model=context.model,
+        parameters=context.parameters,
+        max_queue=inputs.get("max_queue"),
+        link=context.link,
+        link_bytes_per_s=context.link_bytes_per_s,
+    )
     if kind == "simulate":
         load = inputs.get("load") or "rate"
         if load == "rate" and not inputs.get("rate"):
@@ -258,18 +343,23 @@ def simulation_job_validate(*, organisation: Organisation, inputs: Mapping[str, 
         _measurements(inputs)
     if kind in ("simulate", "sweep", "slo_search"):
         sweep = inputs.get("sweep") or {}
-        runs = {"simulate": 1, "sweep": len(sweep.get("loads") or []) or int(sweep.get("points") or 8),
-                "slo_search": SLO_SEARCH_MAX_PROBES}[kind]
-        simulated_tokens_check(runs=runs, requests=int(inputs.get("requests") or SIMULATION_DEFAULT_REQUESTS),
-                               tokens_per_request=_mean_request_tokens(context.profile))
+        runs = {
+            "simulate": 1,
+            "sweep": len(sweep.get("loads") or []) or int(sweep.get("points") or 8),
+            "slo_search": SLO_SEARCH_MAX_PROBES,
+        }[kind]
+        simulated_tokens_check(
+            runs=runs,
+            requests=int(inputs.get("requests") or SIMULATION_DEFAULT_REQUESTS),
+            tokens_per_request=_mean_request_tokens(context.profile),
+        )
     del plan
 
 
 def _mean_request_tokens(profile: WorkloadProfile) -> float:
     """Input (a shared prefix included) plus output tokens of the profile's mean request at its busiest hour."""
     pairs = zip(profile.mix_at(None), profile.classes, strict=True)
-    return float(sum(share * (c.input.expected() + c.shared_prefix_tokens + c.output.expected())
-                     for share, c in pairs))
+    return float(sum(share * (c.input.expected() + c.shared_prefix_tokens + c.output.expected()) for share, c in pairs))
 
 
 def _lengths_check(*, context: _JobContext, inputs: Mapping[str, Any]) -> None:
@@ -282,21 +372,29 @@ def _lengths_check(*, context: _JobContext, inputs: Mapping[str, Any]) -> None:
         arch = estimate_request_build(gpu=context.gpu, model=context.model, parameters=context.parameters).arch
         limit, source = arch.max_position_embeddings, f"max_position_embeddings of {context.model.slug}"
     if inputs.get("input_tokens") is not None and inputs.get("output_tokens") is not None:
-        context_tokens_check(input_tokens=int(inputs["input_tokens"]), output_tokens=int(inputs["output_tokens"]),
-                             context_tokens=limit, source=source)
+        context_tokens_check(
+            input_tokens=int(inputs["input_tokens"]),
+            output_tokens=int(inputs["output_tokens"]),
+            context_tokens=limit,
+            source=source,
+        )
     elif inputs.get("profile") is not None or inputs.get("profile_json") is not None:
         for c in context.profile.classes:  # a class's mean request must fit (longer samples are refused in the run)
             mean_in = round(c.input.expected()) + c.shared_prefix_tokens
             try:
-                context_tokens_check(input_tokens=mean_in, output_tokens=round(c.output.expected()),
-                                     context_tokens=limit, source=source)
+                context_tokens_check(
+                    input_tokens=mean_in, output_tokens=round(c.output.expected()), context_tokens=limit, source=source
+                )
             except SizingError as error:
                 raise invalid_argument("profile", f"request class {c.name!r}: {error.message}") from None
     for index, item in enumerate(inputs.get("measurements") or []):
         try:
-            context_tokens_check(input_tokens=int(item.get("input_tokens") or 0),
-                                 output_tokens=int(item.get("output_tokens") or 0), context_tokens=limit,
-                                 source=source)
+            context_tokens_check(
+                input_tokens=int(item.get("input_tokens") or 0),
+                output_tokens=int(item.get("output_tokens") or 0),
+                context_tokens=limit,
+                source=source,
+            )
         except SizingError as error:
             raise invalid_argument("measurements", f"measurements[{index}]: {error.message}") from None
         except (TypeError, ValueError):
@@ -310,12 +408,20 @@ def _measurements(inputs: Mapping[str, Any]) -> list[Measurement]:
     out = []
     for index, item in enumerate(raw):
         try:
-            out.append(Measurement(
-                input_tokens=int(item["input_tokens"]), output_tokens=int(item["output_tokens"]),
-                load=LoadKind(item.get("load", "concurrency")), rate_per_s=item.get("rate"),
-                concurrency=item.get("concurrency"), requests=int(item.get("requests") or 200),
-                output_tokens_per_s=item.get("output_tokens_per_s"), ttft_ms=item.get("ttft_ms"),
-                tpot_ms=item.get("tpot_ms"), label=str(item.get("label") or "")))
+            out.append(
+                Measurement(
+                    input_tokens=int(item["input_tokens"]),
+                    output_tokens=int(item["output_tokens"]),
+                    load=LoadKind(item.get("load", "concurrency")),
+                    rate_per_s=item.get("rate"),
+                    concurrency=item.get("concurrency"),
+                    requests=int(item.get("requests") or 200),
+                    output_tokens_per_s=item.get("output_tokens_per_s"),
+                    ttft_ms=item.get("ttft_ms"),
+                    tpot_ms=item.get("tpot_ms"),
+                    label=str(item.get("label") or ""),
+                )
+            )
         except (KeyError, TypeError, ValueError) as error:
             raise invalid_argument("measurements", f"measurements[{index}]: {error}") from None
         except SizingError as error:
@@ -328,11 +434,19 @@ def simulation_job_create(*, organisation: Organisation, user: Any, inputs: Mapp
     simulation_job_validate(organisation=organisation, inputs=inputs)
     with transaction.atomic():
         simulation_jobs_at_once_check(organisation=organisation, quote=False)
-        job = SimulationJob.objects.create(organisation=organisation, created_by=user if user and user.pk else None,
-                                           kind=inputs["kind"], inputs=json_safe(dict(inputs)))
+        job = SimulationJob.objects.create(
+            organisation=organisation,
+            created_by=user if user and user.pk else None,
+            kind=inputs["kind"],
+            inputs=json_safe(dict(inputs)),
+        )
         job_id = job.pk
-        job_publish_on_commit(kind=job.kind, job_id=job_id, publish=lambda: _enqueue_run(job_id),
-                              fail=lambda error: simulation_job_publish_failed(job_id=job_id, error=error))
+        job_publish_on_commit(
+            kind=job.kind,
+            job_id=job_id,
+            publish=lambda: _enqueue_run(job_id),
+            fail=lambda error: simulation_job_publish_failed(job_id=job_id, error=error),
+        )
     return job
 
 
@@ -341,14 +455,17 @@ def simulation_jobs_at_once_check(*, organisation: Organisation, quote: bool) ->
     running (sizing.job_budgets.RUNNING_JOBS_MAX). Call inside the transaction that creates the job: the
     organisation's row is locked, so two requests at once cannot both take the last place."""
     Organisation.objects.select_for_update().filter(pk=organisation.pk).first()
-    jobs = SimulationJob.objects.filter(organisation=organisation,
-                                        status__in=(SimulationJob.Status.QUEUED, SimulationJob.Status.RUNNING))
+    jobs = SimulationJob.objects.filter(
+        organisation=organisation, status__in=(SimulationJob.Status.QUEUED, SimulationJob.Status.RUNNING)
+    )
     if quote:
-        running_jobs_check(kind=JobKind.QUOTE, running=jobs.filter(kind=SimulationJob.Kind.QUOTE).count(),
-                           what="quotes")
+        running_jobs_check(
+            kind=JobKind.QUOTE, running=jobs.filter(kind=SimulationJob.Kind.QUOTE).count(), what="quotes"
+        )
     else:
-        running_jobs_check(kind=JobKind.SIMULATION, what="simulation jobs",
-                           running=jobs.exclude(kind=SimulationJob.Kind.QUOTE).count())
+        running_jobs_check(
+            kind=JobKind.SIMULATION, what="simulation jobs", running=jobs.exclude(kind=SimulationJob.Kind.QUOTE).count()
+        )
 
 
 def _enqueue_run(job_id: int) -> None:
@@ -360,7 +477,8 @@ def _enqueue_run(job_id: int) -> None:
 def simulation_job_publish_failed(*, job_id: int, error: dict[str, Any]) -> None:
     """Mark a queued job failed: the broker did not take its message (sizing/jobs.py)."""
     SimulationJob.objects.filter(pk=job_id, status=SimulationJob.Status.QUEUED).update(
-        status=SimulationJob.Status.FAILED, error=error, progress_message="", finished_at=timezone.now())
+        status=SimulationJob.Status.FAILED, error=error, progress_message="", finished_at=timezone.now()
+    )
 
 
 class _Progress:
@@ -375,20 +493,26 @@ class _Progress:
             return
         self.last = now
         SimulationJob.objects.filter(pk=self.job_id).update(
-            progress=min(1.0, done / total) if total else 0.0, progress_message=f"{self.what}: {done}/{total}")
+            progress=min(1.0, done / total) if total else 0.0, progress_message=f"{self.what}: {done}/{total}"
+        )
 
 
 def _finish(job_id: int, *, result: Any = None, error: Mapping[str, Any] | None = None) -> None:
     SimulationJob.objects.filter(pk=job_id).update(
         status=SimulationJob.Status.FAILED if error else SimulationJob.Status.DONE,
-        result=json_safe(result) if result is not None else None, error=error, progress=1.0,
-        progress_message="" if error else "done", finished_at=timezone.now())
+        result=json_safe(result) if result is not None else None,
+        error=error,
+        progress=1.0,
+        progress_message="" if error else "done",
+        finished_at=timezone.now(),
+    )
 
 
 def simulation_job_run(*, job_id: int) -> None:
     """Run a queued job (idempotent: a job already started or finished is left alone)."""
     claimed = SimulationJob.objects.filter(pk=job_id, status=SimulationJob.Status.QUEUED).update(
-        status=SimulationJob.Status.RUNNING, started_at=timezone.now())
+        status=SimulationJob.Status.RUNNING, started_at=timezone.now()
+    )
     if not claimed:
         return
     job = SimulationJob.objects.select_related("organisation").get(pk=job_id)
@@ -401,8 +525,14 @@ def simulation_job_run(*, job_id: int) -> None:
         raise  # over its time budget: the task marks the job failed with the budget (sizing.job_budgets)
     except Exception:
         logger.exception("simulation job %s failed", job_id)
-        _finish(job_id, error={"code": "internal_error", "message": "the job failed unexpectedly; the error is in "
-                                                                    "the worker's log", "extra": {}})
+        _finish(
+            job_id,
+            error={
+                "code": "internal_error",
+                "message": "the job failed unexpectedly; the error is in the worker's log",
+                "extra": {},
+            },
+        )
         return
     if result is not None:  # a fanned-out search finishes when its last part does
         _finish(job_id, result=result)
@@ -422,27 +552,58 @@ def _run_kind(job: SimulationJob, context: _JobContext) -> Any:
     seed, hour = int(inputs.get("seed") or 0), inputs.get("hour")
     if job.kind in ("search", SimulationJob.Kind.QUOTE):  # a quote is a deployment search, read for sales
         return _search_start(job, context)
-    plan = simulation_plan(gpu=context.gpu, model=context.model, parameters=context.parameters,
-                           max_queue=inputs.get("max_queue"), link=context.link,
-                           link_bytes_per_s=context.link_bytes_per_s, organisation=job.organisation,
-                           use_calibration=job.kind != "calibrate" and inputs.get("use_calibration", True))
+    plan = simulation_plan(
+        gpu=context.gpu,
+        model=context.model,
+        parameters=context.parameters,
+        max_queue=inputs.get("max_queue"),
+        link=context.link,
+        link_bytes_per_s=context.link_bytes_per_s,
+        organisation=job.organisation,
+        use_calibration=job.kind != "calibrate" and inputs.get("use_calibration", True),
+    )
     if job.kind == "simulate":
-        return simulation_run(plan=plan, profile=context.profile, load=inputs.get("load") or "rate",
-                              rate=inputs.get("rate"), concurrency=inputs.get("concurrency"), requests=requests,
-                              seed=seed, hour=hour, slo=context.slo, progress=_Progress(job.pk, "requests done"))
+        return simulation_run(
+            plan=plan,
+            profile=context.profile,
+            load=inputs.get("load") or "rate",
+            rate=inputs.get("rate"),
+            concurrency=inputs.get("concurrency"),
+            requests=requests,
+            seed=seed,
+            hour=hour,
+            slo=context.slo,
+            progress=_Progress(job.pk, "requests done"),
+        )
     if job.kind == "sweep":
         spec = inputs.get("sweep") or {}
-        sweep = load_sweep(plan, context.profile, kind=LoadKind(spec.get("kind") or "rate"), loads=spec.get("loads"),
-                           points=int(spec.get("points") or 8), requests=requests, seed=seed, hour=hour,
-                           slo=context.slo, progress=_Progress(job.pk, "load"))
+        sweep = load_sweep(
+            plan,
+            context.profile,
+            kind=LoadKind(spec.get("kind") or "rate"),
+            loads=spec.get("loads"),
+            points=int(spec.get("points") or 8),
+            requests=requests,
+            seed=seed,
+            hour=hour,
+            slo=context.slo,
+            progress=_Progress(job.pk, "load"),
+        )
         payload = sweep.as_dict()
         payload.update(plan=plan.describe(), slo=context.slo.as_dict() if context.slo else None)
         return payload
     if job.kind == "slo_search":
         if context.slo is None:
             raise invalid_argument("slo", "give at least one SLO (ttft_s, tpot_s or e2e_s) to search the load for")
-        search = max_rate_meeting_slo(plan, context.profile, context.slo, requests=requests, seed=seed, hour=hour,
-                                      progress=_Progress(job.pk, "probe"))
+        search = max_rate_meeting_slo(
+            plan,
+            context.profile,
+            context.slo,
+            requests=requests,
+            seed=seed,
+            hour=hour,
+            progress=_Progress(job.pk, "probe"),
+        )
         payload = search.as_dict()
         payload.update(plan=plan.describe(), slo=context.slo.as_dict())
         return payload
@@ -453,9 +614,15 @@ def _run_kind(job: SimulationJob, context: _JobContext) -> Any:
     payload["saved"] = False
     if inputs.get("save"):
         PerfCalibration.objects.create(
-            organisation=job.organisation, gpu=context.gpu, engine=plan.memory.engine,
-            efficiencies=payload["calibrated"], default_rms_log_error=payload["default_rms_log_error"],
-            calibrated_rms_log_error=payload["calibrated_rms_log_error"], measurements=len(measurements), job=job)
+            organisation=job.organisation,
+            gpu=context.gpu,
+            engine=plan.memory.engine,
+            efficiencies=payload["calibrated"],
+            default_rms_log_error=payload["default_rms_log_error"],
+            calibrated_rms_log_error=payload["calibrated_rms_log_error"],
+            measurements=len(measurements),
+            job=job,
+        )
         payload["saved"] = True
     return payload
 
@@ -477,10 +644,15 @@ def _search_fanout(parts: int) -> bool:
 
 def search_arguments(job: SimulationJob, context: _JobContext) -> dict[str, Any]:
     inputs = job.inputs
-    return {"profile": context.profile, "rate_per_s": float(inputs["rate"]), "slo": context.slo,
-            "requests": int((inputs.get("search") or {}).get("requests") or SEARCH_DEFAULT_REQUESTS),
-            "seed": int(inputs.get("seed") or 0), "hour": inputs.get("hour"),
-            "max_model_len": inputs.get("max_model_len")}
+    return {
+        "profile": context.profile,
+        "rate_per_s": float(inputs["rate"]),
+        "slo": context.slo,
+        "requests": int((inputs.get("search") or {}).get("requests") or SEARCH_DEFAULT_REQUESTS),
+        "seed": int(inputs.get("seed") or 0),
+        "hour": inputs.get("hour"),
+        "max_model_len": inputs.get("max_model_len"),
+    }
 
 
 def _search_start(job: SimulationJob, context: _JobContext) -> Any:
@@ -489,8 +661,9 @@ def _search_start(job: SimulationJob, context: _JobContext) -> Any:
     chunk = settings.SIZING_SEARCH_CHUNK
     parts = -(-len(candidates) // chunk)
     if not _search_fanout(parts):
-        outcomes = evaluate_candidates(arch, candidates, progress=_Progress(job.pk, "candidate"),
-                                       **search_arguments(job, context))
+        outcomes = evaluate_candidates(
+            arch, candidates, progress=_Progress(job.pk, "candidate"), **search_arguments(job, context)
+        )
         return _search_result(job, [o.as_dict() for o in outcomes])
     SimulationJob.objects.filter(pk=job.pk).update(parts_total=parts, progress_message=f"0/{parts} parts")
     from sizing.tasks import simulation_search_part_task
@@ -510,21 +683,24 @@ def simulation_search_part(*, job_id: int, index: int) -> None:
         candidates = _search_candidates(context=context, inputs=job.inputs)
         arch = estimate_request_build(gpu=context.gpu, model=context.model, parameters=context.parameters).arch
         chunk = settings.SIZING_SEARCH_CHUNK
-        outcomes = evaluate_candidates(arch, candidates[index * chunk:(index + 1) * chunk],
-                                       **search_arguments(job, context))
+        outcomes = evaluate_candidates(
+            arch, candidates[index * chunk : (index + 1) * chunk], **search_arguments(job, context)
+        )
     except SizingError as error:
         _finish(job_id, error={"code": error.code.value, "message": error.message, "extra": json_safe(error.extra)})
         return
     with transaction.atomic():
         locked = SimulationJob.objects.select_for_update().get(pk=job_id)
-        SimulationJobPart.objects.get_or_create(job=locked, index=index,
-                                                defaults={"outcomes": json_safe([o.as_dict() for o in outcomes])})
+        SimulationJobPart.objects.get_or_create(
+            job=locked, index=index, defaults={"outcomes": json_safe([o.as_dict() for o in outcomes])}
+        )
         done = locked.parts.count()
         if locked.status != SimulationJob.Status.RUNNING:
             return
         if done < locked.parts_total:
-            SimulationJob.objects.filter(pk=job_id).update(progress=done / locked.parts_total,
-                                                          progress_message=f"{done}/{locked.parts_total} parts")
+            SimulationJob.objects.filter(pk=job_id).update(
+                progress=done / locked.parts_total, progress_message=f"{done}/{locked.parts_total} parts"
+            )
             return
         merged = [o for part in locked.parts.order_by("index") for o in part.outcomes]
         _finish(job_id, result=_search_result(locked, merged))
@@ -532,9 +708,15 @@ def simulation_search_part(*, job_id: int, index: int) -> None:
 
 def _search_result(job: SimulationJob, outcomes: list[dict[str, Any]]) -> dict[str, Any]:
     ranked = sorted(outcomes, key=outcome_sort_key)
-    result = {"rate": job.inputs.get("rate"), "slo": job.inputs.get("slo"), "candidates": len(ranked),
-              "meeting_slo": sum(1 for o in ranked if o["meets_slo"]), "fitting": sum(1 for o in ranked if o["fits"]),
-              "parts": job.parts_total or 1, "outcomes": ranked}
+    result = {
+        "rate": job.inputs.get("rate"),
+        "slo": job.inputs.get("slo"),
+        "candidates": len(ranked),
+        "meeting_slo": sum(1 for o in ranked if o["meets_slo"]),
+        "fitting": sum(1 for o in ranked if o["fits"]),
+        "parts": job.parts_total or 1,
+        "outcomes": ranked,
+    }
     if job.kind == SimulationJob.Kind.QUOTE:  # the offers' latencies at the SLO's percentile (sizing.quote_services)
         from sizing.quote_services import quote_offer_latencies
 

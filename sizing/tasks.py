@@ -14,18 +14,27 @@ from sizing.simulation_services import simulation_job_run, simulation_search_par
 
 def _estimate_over_budget(estimate_id: int) -> None:
     Estimate.objects.filter(pk=estimate_id).exclude(status=Estimate.Status.DONE).update(
-        status=Estimate.Status.FAILED, result=None, error=over_budget_error(JobKind.ESTIMATE),
-        finished_at=timezone.now())
+        status=Estimate.Status.FAILED,
+        result=None,
+        error=over_budget_error(JobKind.ESTIMATE),
+        finished_at=timezone.now(),
+    )
 
 
 def _simulation_over_budget(job_id: int, kind: JobKind) -> None:
-    SimulationJob.objects.filter(pk=job_id, status__in=(SimulationJob.Status.QUEUED, SimulationJob.Status.RUNNING)
-                                 ).update(status=SimulationJob.Status.FAILED, error=over_budget_error(kind),
-                                          progress_message="", finished_at=timezone.now())
+    SimulationJob.objects.filter(
+        pk=job_id, status__in=(SimulationJob.Status.QUEUED, SimulationJob.Status.RUNNING)
+    ).update(
+        status=SimulationJob.Status.FAILED,
+        error=over_budget_error(kind),
+        progress_message="",
+        finished_at=timezone.now(),
+    )
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True, queue="estimates",
-             **TIME_BUDGETS[JobKind.ESTIMATE].task_options())
+@shared_task(
+    acks_late=True, reject_on_worker_lost=True, queue="estimates", **TIME_BUDGETS[JobKind.ESTIMATE].task_options()
+)
 def estimate_compute_task(estimate_id: int) -> None:
     try:
         with time_budget(JobKind.ESTIMATE):
@@ -34,8 +43,9 @@ def estimate_compute_task(estimate_id: int) -> None:
         _estimate_over_budget(estimate_id)
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True, queue="simulations",
-             **TIME_BUDGETS[JobKind.SIMULATION].task_options())
+@shared_task(
+    acks_late=True, reject_on_worker_lost=True, queue="simulations", **TIME_BUDGETS[JobKind.SIMULATION].task_options()
+)
 def simulation_job_run_task(job_id: int) -> None:
     try:
         with time_budget(JobKind.SIMULATION):
@@ -55,8 +65,9 @@ def quote_run_task(job_id: int) -> None:
         _simulation_over_budget(job_id, JobKind.QUOTE)
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True, queue="simulations",
-             **TIME_BUDGETS[JobKind.SEARCH_PART].task_options())
+@shared_task(
+    acks_late=True, reject_on_worker_lost=True, queue="simulations", **TIME_BUDGETS[JobKind.SEARCH_PART].task_options()
+)
 def simulation_search_part_task(job_id: int, index: int) -> None:
     try:
         with time_budget(JobKind.SEARCH_PART):

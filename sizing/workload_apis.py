@@ -26,13 +26,17 @@ from sizing.workload_services import (
     workload_profile_update,
 )
 
-PROFILE_HELP = ("The profile: {classes: [{name, share, input: {kind, mean, std, minimum, maximum, bins}, output: "
-                "{...}, shared_prefix_tokens, windows: [[start, end], ...]}], arrival: {kind, burst_requests, "
-                "burst_window_s, burst_at_s}}; kind of a length: fixed, normal, lognormal or empirical; of arrival: "
-                "poisson, constant or burst")
-SAMPLE_EXAMPLE = OpenApiExample("The shipped sample", value={"name": "Q&A, reports, archive",
-                                                              "profile": profile_to_dict(sample_profile())},
-                                request_only=True)
+PROFILE_HELP = (
+    "The profile: {classes: [{name, share, input: {kind, mean, std, minimum, maximum, bins}, output: "
+    "{...}, shared_prefix_tokens, windows: [[start, end], ...]}], arrival: {kind, burst_requests, "
+    "burst_window_s, burst_at_s}}; kind of a length: fixed, normal, lognormal or empirical; of arrival: "
+    "poisson, constant or burst"
+)
+SAMPLE_EXAMPLE = OpenApiExample(
+    "The shipped sample",
+    value={"name": "Q&A, reports, archive", "profile": profile_to_dict(sample_profile())},
+    request_only=True,
+)
 
 
 def _profile_object(value: Any) -> Any:
@@ -48,8 +52,19 @@ class WorkloadProfileOutputSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = WorkloadProfile
-        fields = ["id", "name", "description", "source", "sample", "has_fit", "profile", "fit", "created_by",
-                  "created_at", "updated_at"]
+        fields = [
+            "id",
+            "name",
+            "description",
+            "source",
+            "sample",
+            "has_fit",
+            "profile",
+            "fit",
+            "created_by",
+            "created_at",
+            "updated_at",
+        ]
 
     def get_sample(self, obj: WorkloadProfile) -> bool:
         return obj.organisation_id is None
@@ -69,14 +84,17 @@ class WorkloadProfileListOutputSerializer(WorkloadProfileOutputSerializer):
 
 
 def _not_found(workload_profile_id: int) -> Response:
-    return Response({"code": "not_found", "message": f"no workload profile {workload_profile_id}", "extra": {}},
-                    status=status.HTTP_404_NOT_FOUND)
+    return Response(
+        {"code": "not_found", "message": f"no workload profile {workload_profile_id}", "extra": {}},
+        status=status.HTTP_404_NOT_FOUND,
+    )
 
 
 class WorkloadProfileInputSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=NAME_MAX_LENGTH)
-    description = serializers.CharField(required=False, allow_blank=True, max_length=5000,
-                                        help_text="default: the profile's own description")
+    description = serializers.CharField(
+        required=False, allow_blank=True, max_length=5000, help_text="default: the profile's own description"
+    )
     profile = serializers.JSONField(help_text=PROFILE_HELP)
 
     def validate_profile(self, value: Any) -> Any:
@@ -86,10 +104,16 @@ class WorkloadProfileInputSerializer(serializers.Serializer):
 class WorkloadProfileListApi(ListApiMixin, APIView):
     ordering_fields = {"name": "name", "source": "source", "created_at": "created_at", "updated_at": "updated_at"}
 
-    @list_schema(WorkloadProfileListOutputSerializer, ordering=ordering_fields,
-                 filters=[filter_parameter("source", enum=WorkloadProfile.Source.values),
-                          filter_parameter("sample", bool, description="true: the shipped samples only; false: "
-                                                                       "your organisation's only")])
+    @list_schema(
+        WorkloadProfileListOutputSerializer,
+        ordering=ordering_fields,
+        filters=[
+            filter_parameter("source", enum=WorkloadProfile.Source.values),
+            filter_parameter(
+                "sample", bool, description="true: the shipped samples only; false: your organisation's only"
+            ),
+        ],
+    )
     def get(self, request: Request) -> Response:
         profiles = workload_profile_list_for_organisation(organisation=organisation_for_user(user=request.user))
         if source := choice_filter(request, "source", WorkloadProfile.Source.choices):
@@ -99,48 +123,66 @@ class WorkloadProfileListApi(ListApiMixin, APIView):
             profiles = profiles.filter(organisation__isnull=sample)
         return self.list_response(request, profiles, WorkloadProfileListOutputSerializer)
 
-    @extend_schema(request=WorkloadProfileInputSerializer, responses={201: WorkloadProfileOutputSerializer},
-                   examples=[SAMPLE_EXAMPLE])
+    @extend_schema(
+        request=WorkloadProfileInputSerializer,
+        responses={201: WorkloadProfileOutputSerializer},
+        examples=[SAMPLE_EXAMPLE],
+    )
     def post(self, request: Request) -> Response:
         serializer = WorkloadProfileInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        created = workload_profile_create(organisation=organisation_for_user(user=request.user), user=request.user,
-                                          name=data["name"], description=data.get("description"),
-                                          profile=data["profile"])
+        created = workload_profile_create(
+            organisation=organisation_for_user(user=request.user),
+            user=request.user,
+            name=data["name"],
+            description=data.get("description"),
+            profile=data["profile"],
+        )
         return Response(WorkloadProfileOutputSerializer(created).data, status=status.HTTP_201_CREATED)
 
 
 class WorkloadProfileDetailApi(APIView):
     @extend_schema(responses={200: WorkloadProfileOutputSerializer})
     def get(self, request: Request, workload_profile_id: int) -> Response:
-        found = workload_profile_get_for_organisation(organisation=organisation_for_user(user=request.user),
-                                                      workload_profile_id=workload_profile_id)
+        found = workload_profile_get_for_organisation(
+            organisation=organisation_for_user(user=request.user), workload_profile_id=workload_profile_id
+        )
         if found is None:
             return _not_found(workload_profile_id)
         return Response(WorkloadProfileOutputSerializer(found).data)
 
-    @extend_schema(request=WorkloadProfileInputSerializer, responses={200: WorkloadProfileOutputSerializer},
-                   description="Replace the name, description and profile of one of your profiles; samples are "
-                               "read-only (403): save a copy with POST workloads/.")
+    @extend_schema(
+        request=WorkloadProfileInputSerializer,
+        responses={200: WorkloadProfileOutputSerializer},
+        description="Replace the name, description and profile of one of your profiles; samples are "
+        "read-only (403): save a copy with POST workloads/.",
+    )
     def put(self, request: Request, workload_profile_id: int) -> Response:
         organisation = organisation_for_user(user=request.user)
-        found = workload_profile_get_for_organisation(organisation=organisation,
-                                                      workload_profile_id=workload_profile_id)
+        found = workload_profile_get_for_organisation(
+            organisation=organisation, workload_profile_id=workload_profile_id
+        )
         if found is None:
             return _not_found(workload_profile_id)
         serializer = WorkloadProfileInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        updated = workload_profile_update(workload_profile=found, organisation=organisation, name=data["name"],
-                                          description=data.get("description"), profile=data["profile"])
+        updated = workload_profile_update(
+            workload_profile=found,
+            organisation=organisation,
+            name=data["name"],
+            description=data.get("description"),
+            profile=data["profile"],
+        )
         return Response(WorkloadProfileOutputSerializer(updated).data)
 
     @extend_schema(responses={204: None}, description="Delete one of your profiles; samples are read-only (403).")
     def delete(self, request: Request, workload_profile_id: int) -> Response:
         organisation = organisation_for_user(user=request.user)
-        found = workload_profile_get_for_organisation(organisation=organisation,
-                                                      workload_profile_id=workload_profile_id)
+        found = workload_profile_get_for_organisation(
+            organisation=organisation, workload_profile_id=workload_profile_id
+        )
         if found is None:
             return _not_found(workload_profile_id)
         workload_profile_delete(workload_profile=found, organisation=organisation)
@@ -154,19 +196,26 @@ class WorkloadProfileImportApi(APIView):
         name = serializers.CharField(max_length=NAME_MAX_LENGTH)
         file = serializers.FileField(
             help_text="CSV request log with a header row: timestamp (ISO 8601 or Unix epoch seconds), input_tokens, "
-                      "output_tokens and optionally class (aliases such as prompt_tokens / completion_tokens are "
-                      "accepted); at most SIZING_MAX_WORKLOAD_CSV_BYTES")
+            "output_tokens and optionally class (aliases such as prompt_tokens / completion_tokens are "
+            "accepted); at most SIZING_MAX_WORKLOAD_CSV_BYTES"
+        )
 
-    @extend_schema(request={"multipart/form-data": WorkloadImportInputSerializer},
-                   responses={201: WorkloadProfileOutputSerializer},
-                   description="Fit a profile to a request log and keep it with its fit report (data against "
-                               "fitted lengths per class, Kolmogorov–Smirnov statistic, histograms, hourly counts).")
+    @extend_schema(
+        request={"multipart/form-data": WorkloadImportInputSerializer},
+        responses={201: WorkloadProfileOutputSerializer},
+        description="Fit a profile to a request log and keep it with its fit report (data against "
+        "fitted lengths per class, Kolmogorov–Smirnov statistic, histograms, hourly counts).",
+    )
     def post(self, request: Request) -> Response:
         serializer = self.WorkloadImportInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        created = workload_profile_import_csv(organisation=organisation_for_user(user=request.user),
-                                              user=request.user, name=data["name"], file=data["file"])
+        created = workload_profile_import_csv(
+            organisation=organisation_for_user(user=request.user),
+            user=request.user,
+            name=data["name"],
+            file=data["file"],
+        )
         return Response(WorkloadProfileOutputSerializer(created).data, status=status.HTTP_201_CREATED)
 
 
@@ -179,25 +228,36 @@ class WorkloadPreviewApi(APIView):
 
     @extend_schema(
         request=WorkloadPreviewInputSerializer,
-        examples=[OpenApiExample("The shipped sample", value={"profile": profile_to_dict(sample_profile())},
-                                 request_only=True)],
+        examples=[
+            OpenApiExample(
+                "The shipped sample", value={"profile": profile_to_dict(sample_profile())}, request_only=True
+            )
+        ],
         description="What a profile means over a day, without saving it. Shares are of the day's requests; "
-                    "expected input tokens include the shared prefix.",
-        responses=inline_serializer("WorkloadPreview", {
-            "busiest_hour": serializers.IntegerField(),
-            "busiest_hour_share": serializers.FloatField(),
-            "daily_curve": serializers.ListField(child=serializers.FloatField()),
-            "classes": serializers.ListField(child=inline_serializer("WorkloadPreviewClass", {
-                "name": serializers.CharField(),
-                "share": serializers.FloatField(),
-                "hourly": serializers.ListField(child=serializers.FloatField()),
-                "mix_at_busiest_hour": serializers.FloatField(),
-                "active_hours": serializers.ListField(child=serializers.IntegerField()),
-                "shared_prefix_tokens": serializers.IntegerField(),
-                "expected_input_tokens": serializers.FloatField(),
-                "expected_output_tokens": serializers.FloatField(),
-            })),
-        }),
+        "expected input tokens include the shared prefix.",
+        responses=inline_serializer(
+            "WorkloadPreview",
+            {
+                "busiest_hour": serializers.IntegerField(),
+                "busiest_hour_share": serializers.FloatField(),
+                "daily_curve": serializers.ListField(child=serializers.FloatField()),
+                "classes": serializers.ListField(
+                    child=inline_serializer(
+                        "WorkloadPreviewClass",
+                        {
+                            "name": serializers.CharField(),
+                            "share": serializers.FloatField(),
+                            "hourly": serializers.ListField(child=serializers.FloatField()),
+                            "mix_at_busiest_hour": serializers.FloatField(),
+                            "active_hours": serializers.ListField(child=serializers.IntegerField()),
+                            "shared_prefix_tokens": serializers.IntegerField(),
+                            "expected_input_tokens": serializers.FloatField(),
+                            "expected_output_tokens": serializers.FloatField(),
+                        },
+                    )
+                ),
+            },
+        ),
     )
     def post(self, request: Request) -> Response:
         serializer = self.WorkloadPreviewInputSerializer(data=request.data)

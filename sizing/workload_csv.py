@@ -26,14 +26,46 @@ from sizing.estimator.errors import SizingError, SizingErrorCode
 
 # accepted header names for each column, after lower-casing and turning spaces and hyphens into underscores
 COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
-    "timestamp": ("timestamp", "time", "ts", "datetime", "date_time", "created_at", "created", "start_time",
-                  "request_time", "arrival_time", "time_stamp"),
-    "input_tokens": ("input_tokens", "prompt_tokens", "input_len", "input_length", "prompt_len", "prompt_length",
-                     "num_input_tokens", "num_prompt_tokens", "tokens_in", "input_token_count",
-                     "prompt_token_count"),
-    "output_tokens": ("output_tokens", "completion_tokens", "output_len", "output_length", "completion_len",
-                      "completion_length", "num_output_tokens", "num_completion_tokens", "generated_tokens",
-                      "tokens_out", "output_token_count", "completion_token_count"),
+    "timestamp": (
+        "timestamp",
+        "time",
+        "ts",
+        "datetime",
+        "date_time",
+        "created_at",
+        "created",
+        "start_time",
+        "request_time",
+        "arrival_time",
+        "time_stamp",
+    ),
+    "input_tokens": (
+        "input_tokens",
+        "prompt_tokens",
+        "input_len",
+        "input_length",
+        "prompt_len",
+        "prompt_length",
+        "num_input_tokens",
+        "num_prompt_tokens",
+        "tokens_in",
+        "input_token_count",
+        "prompt_token_count",
+    ),
+    "output_tokens": (
+        "output_tokens",
+        "completion_tokens",
+        "output_len",
+        "output_length",
+        "completion_len",
+        "completion_length",
+        "num_output_tokens",
+        "num_completion_tokens",
+        "generated_tokens",
+        "tokens_out",
+        "output_token_count",
+        "completion_token_count",
+    ),
     "class": ("class", "request_class", "class_name", "category", "request_type", "workload", "label"),
 }
 REQUIRED_COLUMNS = ("timestamp", "input_tokens", "output_tokens")
@@ -54,8 +86,9 @@ class ParsedLog:
 
 def _invalid_file(messages: list[str], *, extra: dict | None = None) -> SizingError:
     message = messages[0] if len(messages) == 1 else f"{messages[0]} (and {len(messages) - 1} more errors)"
-    return SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message,
-                       extra={**(extra or {}), "fields": {"file": messages}})
+    return SizingError(
+        code=SizingErrorCode.INVALID_ARGUMENT, message=message, extra={**(extra or {}), "fields": {"file": messages}}
+    )
 
 
 def _normalise(header: str) -> str:
@@ -74,8 +107,11 @@ def _columns(header: list[str], *, row: int) -> dict[str, int]:
     missing = [column for column in REQUIRED_COLUMNS if column not in found]
     if missing:
         written = ", ".join(name.strip() for name in header if name.strip()) or "nothing"
-        messages = [f"row {row}: the header has no {column} column (also accepted: "
-                    f"{', '.join(COLUMN_ALIASES[column][1:6])}); it names {written}" for column in missing]
+        messages = [
+            f"row {row}: the header has no {column} column (also accepted: "
+            f"{', '.join(COLUMN_ALIASES[column][1:6])}); it names {written}"
+            for column in missing
+        ]
         raise _invalid_file(messages)
     return found
 
@@ -115,8 +151,9 @@ def _timestamp(value: str, *, row: int) -> tuple[float, int]:
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
-        raise ValueError(f"row {row}: timestamp {text!r} is neither ISO 8601 (e.g. 2024-05-01T10:15:00+08:00) nor "
-                         "Unix epoch seconds") from None
+        raise ValueError(
+            f"row {row}: timestamp {text!r} is neither ISO 8601 (e.g. 2024-05-01T10:15:00+08:00) nor Unix epoch seconds"
+        ) from None
     hour = moment.hour  # as written: the local hour when the time carries its offset
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)  # only for the seconds between requests
@@ -157,18 +194,29 @@ def workload_log_parse(*, text: str) -> ParsedLog:
                 continue
             request_class = cells.get("class", "").strip()[:100]
             classes.add(request_class or "default")
-            requests.append(LoggedRequest(timestamp_s=seconds, input_tokens=input_tokens,
-                                          output_tokens=output_tokens, request_class=request_class, hour=hour))
+            requests.append(
+                LoggedRequest(
+                    timestamp_s=seconds,
+                    input_tokens=input_tokens,
+                    output_tokens=output_tokens,
+                    request_class=request_class,
+                    hour=hour,
+                )
+            )
     except csv.Error as error:
         errors.append(f"row {row_number + 1}: {error}")
     if errors:
         raise _invalid_file(errors)
     if len(requests) < MIN_REQUESTS:
-        raise _invalid_file([f"the file has {len(requests)} request row(s); fitting a profile needs at least "
-                             f"{MIN_REQUESTS}"])
+        raise _invalid_file(
+            [f"the file has {len(requests)} request row(s); fitting a profile needs at least {MIN_REQUESTS}"]
+        )
     if len(classes) > MAX_CLASSES:
-        raise _invalid_file([f"the class column has {len(classes)} different values; a profile takes at most "
-                             f"{MAX_CLASSES} classes (is it a column of ids?)"],
-                            extra={"classes": len(classes), "max_classes": MAX_CLASSES})
-    return ParsedLog(requests=requests,
-                     columns={column: header[index].strip() for column, index in columns.items()})
+        raise _invalid_file(
+            [
+                f"the class column has {len(classes)} different values; a profile takes at most "
+                f"{MAX_CLASSES} classes (is it a column of ids?)"
+            ],
+            extra={"classes": len(classes), "max_classes": MAX_CLASSES},
+        )
+    return ParsedLog(requests=requests, columns={column: header[index].strip() for column, index in columns.items()})

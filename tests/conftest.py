@@ -27,7 +27,8 @@ def _group(item: pytest.Item) -> str | None:
     path = Path(str(item.path))
     for name, folders in SERIAL_GROUPS.items():
         if any(item.get_closest_marker(marker) for marker in SERIAL_MARKERS) or any(
-                path.is_relative_to(folder) for folder in folders):
+            path.is_relative_to(folder) for folder in folders
+        ):
             return name
     return None
 

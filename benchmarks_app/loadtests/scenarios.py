@@ -113,20 +113,29 @@ class ScenarioShape:
 
 SHAPES: Mapping[ScenarioKind, ScenarioShape] = {
     ScenarioKind.PULSE: ScenarioShape(
-        concurrency_fraction=0.5, hold_s=180.0, criteria={"attainment": 0.99, "max_error_rate": 0.0},
+        concurrency_fraction=0.5,
+        hold_s=180.0,
+        criteria={"attainment": 0.99, "max_error_rate": 0.0},
         description="Pulse: 50% of the peak concurrency arrives within 10 s and is held for 3 minutes. Passes when "
-                    "at least 99% of the requests meet the SLOs, none fails, and GPU memory, KV cache, preemptions, "
-                    "OOM and restarts stay clean."),
+        "at least 99% of the requests meet the SLOs, none fails, and GPU memory, KV cache, preemptions, "
+        "OOM and restarts stay clean.",
+    ),
     ScenarioKind.LONG_TAIL: ScenarioShape(
-        concurrency_fraction=0.1, hold_s=600.0, criteria={"attainment": 0.99, "max_error_rate": 0.0},
+        concurrency_fraction=0.1,
+        hold_s=600.0,
+        criteria={"attainment": 0.99, "max_error_rate": 0.0},
         description="Long tail: 10% of the peak concurrency for 10 minutes, with 10% of the requests carrying 4096 "
-                    "input tokens. Passes when at least 99% of the requests meet the SLOs, none fails, and the "
-                    "memory verdict does not fail."),
+        "input tokens. Passes when at least 99% of the requests meet the SLOs, none fails, and the "
+        "memory verdict does not fail.",
+    ),
     ScenarioKind.FAILURE: ScenarioShape(
-        concurrency_fraction=0.5, hold_s=120.0, criteria={"attainment": 0.99, "recovery_s": 30.0},
+        concurrency_fraction=0.5,
+        hold_s=120.0,
+        criteria={"attainment": 0.99, "recovery_s": 30.0},
         description="Failure: 50% of the peak concurrency for 2 minutes, with a worker killed one third of the way "
-                    "in. Passes when requests succeed again within 30 s of the fault and at least 99% of the "
-                    "requests outside the outage meet the SLOs."),
+        "in. Passes when requests succeed again within 30 s of the fault and at least 99% of the "
+        "requests outside the outage meet the SLOs.",
+    ),
 }
 
 SCENARIOS: Mapping[str, str] = {kind.value: shape.description for kind, shape in SHAPES.items()}
@@ -159,8 +168,9 @@ def _number(value: Any) -> float | None:
     return float(value)
 
 
-def scenario_criteria(kind: str, given: Mapping[str, Any] | None = None, *,
-                      path: str = "scenario.criteria") -> dict[str, float]:
+def scenario_criteria(
+    kind: str, given: Mapping[str, Any] | None = None, *, path: str = "scenario.criteria"
+) -> dict[str, float]:
     """The suite's default criteria updated by `given`, each checked; PlanError listing every problem.
 
     >>> scenario_criteria("failure", {"ttft_ms": 2000})
@@ -170,8 +180,9 @@ def scenario_criteria(kind: str, given: Mapping[str, Any] | None = None, *,
     try:
         defaults = dict(SHAPES[ScenarioKind(kind)].criteria) if kind != ScenarioKind.CUSTOM else {"attainment": 0.99}
     except ValueError:
-        raise PlanError([("scenario.kind", f"unknown scenario {kind!r} (known: "
-                                           f"{', '.join(k.value for k in ScenarioKind)})")]) from None
+        raise PlanError(
+            [("scenario.kind", f"unknown scenario {kind!r} (known: {', '.join(k.value for k in ScenarioKind)})")]
+        ) from None
     result = dict(defaults)
     for key, raw in (given or {}).items():
         where = f"{path}.{key}"
@@ -209,27 +220,47 @@ def long_tail_requests(requests: RequestSpec) -> RequestSpec:
     """
     base = requests.profile
     mix = base.mix_at(requests.hour)
-    kept = [replace(cls, share=(1 - LONG_TAIL_SHARE) * float(share), windows=())
-            for cls, share in zip(base.classes, mix, strict=True) if share > 0]
+    kept = [
+        replace(cls, share=(1 - LONG_TAIL_SHARE) * float(share), windows=())
+        for cls, share in zip(base.classes, mix, strict=True)
+        if share > 0
+    ]
     dominant = base.classes[int(mix.argmax())]
     name = f"Long input ({LONG_TAIL_INPUT_TOKENS} tokens)"
     while name in {cls.name for cls in kept}:
         name += "*"
-    long_class = RequestClass(name=name, share=LONG_TAIL_SHARE, output=dominant.output,
-                              input=LengthDistribution(kind=LengthKind.FIXED, mean=LONG_TAIL_INPUT_TOKENS))
+    long_class = RequestClass(
+        name=name,
+        share=LONG_TAIL_SHARE,
+        output=dominant.output,
+        input=LengthDistribution(kind=LengthKind.FIXED, mean=LONG_TAIL_INPUT_TOKENS),
+    )
     profile = WorkloadProfile(
         name=f"{base.name}, {LONG_TAIL_SHARE:.0%} at {LONG_TAIL_INPUT_TOKENS} input tokens",
-        classes=(*kept, long_class), arrival=base.arrival,
+        classes=(*kept, long_class),
+        arrival=base.arrival,
         description=f"Long-tail scenario: {1 - LONG_TAIL_SHARE:.0%} of the requests as in {base.name!r}, "
-                    f"{LONG_TAIL_SHARE:.0%} with {LONG_TAIL_INPUT_TOKENS} input tokens.")
+        f"{LONG_TAIL_SHARE:.0%} with {LONG_TAIL_INPUT_TOKENS} input tokens.",
+    )
     return RequestSpec(profile=profile, fixed=False, hour=None, truncation_tolerance=requests.truncation_tolerance)
 
 
-def scenario_plan(kind: str, *, endpoint: EndpointSpec, peak_concurrency: int, requests: RequestSpec | None = None,
-                  duration_s: float | None = None, scale: float = 1.0, fault: FaultSpec | None = None,
-                  fault_at_fraction: float | None = None, metrics: MetricsSpec | None = None,
-                  criteria: Mapping[str, Any] | None = None, seed: int = 0, name: str = "",
-                  max_requests: int | None = None) -> TestPlan:
+def scenario_plan(
+    kind: str,
+    *,
+    endpoint: EndpointSpec,
+    peak_concurrency: int,
+    requests: RequestSpec | None = None,
+    duration_s: float | None = None,
+    scale: float = 1.0,
+    fault: FaultSpec | None = None,
+    fault_at_fraction: float | None = None,
+    metrics: MetricsSpec | None = None,
+    criteria: Mapping[str, Any] | None = None,
+    seed: int = 0,
+    name: str = "",
+    max_requests: int | None = None,
+) -> TestPlan:
     """The plan of one suite (shapes in the module docstring).
 
     `peak_concurrency` is the deployment's promised peak; `requests` default to 512 input / 128 output tokens;
@@ -256,23 +287,30 @@ def scenario_plan(kind: str, *, endpoint: EndpointSpec, peak_concurrency: int, r
         problems.append(("scale", f"must be a number > 0 (got {scale!r}); 1 runs the suite's real durations"))
     if duration_s is not None and ((_number(duration_s) or 0) <= 0):
         problems.append(("duration_s", f"the held part must be > 0 seconds (got {duration_s!r})"))
-    if max_requests is not None and (isinstance(max_requests, bool) or not isinstance(max_requests, int)
-                                     or max_requests < 1):
+    if max_requests is not None and (
+        isinstance(max_requests, bool) or not isinstance(max_requests, int) or max_requests < 1
+    ):
         problems.append(("bounds.max_requests", f"must be a whole number ≥ 1 (got {max_requests!r})"))
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         problems.append(("seed", f"must be a whole number ≥ 0 (got {seed!r})"))
     if scenario is ScenarioKind.FAILURE:
         if fault is None:
-            problems.append(("faults", "the failure suite needs the fault to inject (a FaultSpec: our simulator's "
-                                       "control call or an operator's command)"))
+            problems.append(
+                (
+                    "faults",
+                    "the failure suite needs the fault to inject (a FaultSpec: our simulator's "
+                    "control call or an operator's command)",
+                )
+            )
         elif fault.kind is FaultKind.HTTP and not fault.url:
             problems.append(("faults[0].url", "an HTTP fault needs the URL to call"))
         elif fault.kind is FaultKind.COMMAND and not fault.argv:
             problems.append(("faults[0].argv", "a command fault needs its argv"))
         fraction = FAULT_AT_FRACTION if fault_at_fraction is None else _number(fault_at_fraction)
         if fraction is None or not 0 < fraction < 1:
-            problems.append(("fault_at_fraction", f"a fraction of the held part, in (0, 1) (got "
-                                                  f"{fault_at_fraction!r})"))
+            problems.append(
+                ("fault_at_fraction", f"a fraction of the held part, in (0, 1) (got {fault_at_fraction!r})")
+            )
     else:
         fraction = None
         if fault is not None:
@@ -293,16 +331,20 @@ def scenario_plan(kind: str, *, endpoint: EndpointSpec, peak_concurrency: int, r
     faults: tuple[FaultSpec, ...] = ()
     if fault is not None and fraction is not None:
         faults = (replace(fault, at_s=ramp + fraction * hold),)
-    spec = requests or RequestSpec(profile=fixed_profile(input_tokens=DEFAULT_INPUT_TOKENS,
-                                                         output_tokens=DEFAULT_OUTPUT_TOKENS), fixed=True)
+    spec = requests or RequestSpec(
+        profile=fixed_profile(input_tokens=DEFAULT_INPUT_TOKENS, output_tokens=DEFAULT_OUTPUT_TOKENS), fixed=True
+    )
     if scenario is ScenarioKind.LONG_TAIL:
         spec = long_tail_requests(spec)
-    title = name.strip() or (f"{scenario.value}: {shape.concurrency_fraction:.0%} of peak {peak_concurrency} "
-                             f"({concurrency} clients), {hold:g} s held")
+    title = name.strip() or (
+        f"{scenario.value}: {shape.concurrency_fraction:.0%} of peak {peak_concurrency} "
+        f"({concurrency} clients), {hold:g} s held"
+    )
     return TestPlan(
         endpoint=endpoint,
-        load=LoadSpec(mode=LoadMode.CLOSED, concurrency=concurrency, ramp_up_s=ramp,
-                      error_pause_s=round(ERROR_PAUSE_S * scale, 6)),
+        load=LoadSpec(
+            mode=LoadMode.CLOSED, concurrency=concurrency, ramp_up_s=ramp, error_pause_s=round(ERROR_PAUSE_S * scale, 6)
+        ),
         requests=spec,
         bounds=Bounds(max_requests=max_requests, max_duration_s=ramp + hold),
         name=title,
@@ -330,8 +372,9 @@ class Recovery:
     outage_end_s: float | None  # fault + recovery; not recovered: the last request's send time (None: no request)
 
 
-def recovery(records: Sequence[RequestRecord], *, fault_s: float, attainment: float = 0.99,
-             until_s: float | None = None) -> Recovery:
+def recovery(
+    records: Sequence[RequestRecord], *, fault_s: float, attainment: float = 0.99, until_s: float | None = None
+) -> Recovery:
     """The time to recover after a fault at `fault_s` (the records' `start_s` clock), over the requests sent in
     [fault_s, until_s) (until_s: the next fault, or None).
 
@@ -343,9 +386,17 @@ def recovery(records: Sequence[RequestRecord], *, fault_s: float, attainment: fl
     >>> result.recovered, result.recovery_s, result.errors_after
     (True, 3.5, 3)
     """
-    after = sorted((r for r in records if r.start_s is not None and r.start_s >= fault_s
-                    and (until_s is None or r.start_s < until_s) and r.status != INCOMPLETE),
-                   key=lambda r: r.start_s or 0.0)
+    after = sorted(
+        (
+            r
+            for r in records
+            if r.start_s is not None
+            and r.start_s >= fault_s
+            and (until_s is None or r.start_s < until_s)
+            and r.status != INCOMPLETE
+        ),
+        key=lambda r: r.start_s or 0.0,
+    )
     failed = [r.status != OK for r in after]
     count = len(after)
     # failures from each position to the end
@@ -362,11 +413,23 @@ def recovery(records: Sequence[RequestRecord], *, fault_s: float, attainment: fl
         allowed = max(1, math.floor((1 - attainment) * remaining + 1e-9))
         if streaks[index] >= RECOVERY_RUN and tail_failures[index] <= allowed:
             start = after[index].start_s or 0.0
-            return Recovery(fault_s=fault_s, recovered=True, recovery_s=round(start - fault_s, 6),
-                            requests_after=count, errors_after=sum(failed), outage_end_s=start)
+            return Recovery(
+                fault_s=fault_s,
+                recovered=True,
+                recovery_s=round(start - fault_s, 6),
+                requests_after=count,
+                errors_after=sum(failed),
+                outage_end_s=start,
+            )
     last = after[-1].start_s if after else None
-    return Recovery(fault_s=fault_s, recovered=False, recovery_s=None, requests_after=count,
-                    errors_after=sum(failed), outage_end_s=last)
+    return Recovery(
+        fault_s=fault_s,
+        recovered=False,
+        recovery_s=None,
+        requests_after=count,
+        errors_after=sum(failed),
+        outage_end_s=last,
+    )
 
 
 def _in_flight(record: RequestRecord, start: float, end: float | None) -> bool:
@@ -386,8 +449,7 @@ def _in_flight(record: RequestRecord, start: float, end: float | None) -> bool:
 
 
 def _slo_text(slo: Mapping[str, float], ttft_basis: str) -> str:
-    names = {"ttft_ms": "TTFT_sched" if ttft_basis == "ttft_sched_ms" else "TTFT", "tpot_ms": "TPOT",
-             "e2e_ms": "E2E"}
+    names = {"ttft_ms": "TTFT_sched" if ttft_basis == "ttft_sched_ms" else "TTFT", "tpot_ms": "TPOT", "e2e_ms": "E2E"}
     return ", ".join(f"{names[key]} ≤ {value:g} ms" for key, value in slo.items())
 
 
@@ -437,8 +499,13 @@ def _faults(run: ImportedRun) -> tuple[list[Mapping[str, Any]], list[Mapping[str
     return sorted(injected, key=lambda f: float(f["t_s"])), failed
 
 
-def judge(run: ImportedRun, *, slo: Mapping[str, float] | None = None, memory: Mapping[str, Any] | None = None,
-          fidelity_valid: bool | None = None) -> dict[str, Any]:
+def judge(
+    run: ImportedRun,
+    *,
+    slo: Mapping[str, float] | None = None,
+    memory: Mapping[str, Any] | None = None,
+    fidelity_valid: bool | None = None,
+) -> dict[str, Any]:
     """Pass or fail of the run's scenario (`run.scenario`; a run without one is judged as "custom" on the criteria
     it carries, attainment 0.99 by default). Rules and the time to recover are in the module docstring.
 
@@ -478,24 +545,30 @@ def judge(run: ImportedRun, *, slo: Mapping[str, float] | None = None, memory: M
     criteria_out: list[dict[str, Any]] = []
     invalid_reasons: list[str] = []
     figures: dict[str, Any] = {
-        "requests": len(measured), "incomplete": len(records) - len(measured),
+        "requests": len(measured),
+        "incomplete": len(records) - len(measured),
         "ok": sum(1 for r in measured if r.status == OK),
         "errors": sum(1 for r in measured if r.status != OK),
-        "slo": slos, "ttft_basis": ttft_basis, "concurrency": run.load.concurrency,
-        "peak_concurrency": recorded.get("peak_concurrency"), "recovery_s": None,
+        "slo": slos,
+        "ttft_basis": ttft_basis,
+        "concurrency": run.load.concurrency,
+        "peak_concurrency": recorded.get("peak_concurrency"),
+        "recovery_s": None,
     }
     # the memory figures a report reads beside the suite's (None when memory was not measured)
     memory_figures = (memory or {}).get("figures") if isinstance((memory or {}).get("figures"), Mapping) else {}
-    figures.update({key: memory_figures.get(key) for key in ("gpu_peak_bytes", "committed_bytes_per_gpu",
-                                                             "tolerance_bytes")})
+    figures.update(
+        {key: memory_figures.get(key) for key in ("gpu_peak_bytes", "committed_bytes_per_gpu", "tolerance_bytes")}
+    )
 
     criteria_out.append(_fidelity_criterion(_fidelity(run, fidelity_valid), invalid_reasons))
     judged = measured
     if kind == ScenarioKind.FAILURE:
         judged = _outage(run, measured, attainment_limit, figures, criteria_out, invalid_reasons)
     scope = " outside the outage" if kind == ScenarioKind.FAILURE else " in the measurement window"
-    criteria_out += _attainment_criteria(judged, criteria, open_loop=open_loop, scope=scope, figures=figures,
-                                         invalid_reasons=invalid_reasons)
+    criteria_out += _attainment_criteria(
+        judged, criteria, open_loop=open_loop, scope=scope, figures=figures, invalid_reasons=invalid_reasons
+    )
     if kind == ScenarioKind.FAILURE and figures.get("faults"):
         criteria_out.append(_recovery_criterion(figures["faults"], criteria["recovery_s"]))
     criteria_out.append(_memory_criterion(memory))
@@ -506,68 +579,129 @@ def judge(run: ImportedRun, *, slo: Mapping[str, float] | None = None, memory: M
         verdict_out = SuiteVerdict.FAIL
     else:
         verdict_out = SuiteVerdict.PASS
-    return {"scenario": kind, "verdict": verdict_out.value,
-            "summary": _summary(kind, verdict_out, criteria_out, invalid_reasons),
-            "criteria": criteria_out, "figures": figures, "memory": dict(memory) if memory else None}
+    return {
+        "scenario": kind,
+        "verdict": verdict_out.value,
+        "summary": _summary(kind, verdict_out, criteria_out, invalid_reasons),
+        "criteria": criteria_out,
+        "figures": figures,
+        "memory": dict(memory) if memory else None,
+    }
 
 
 def _fidelity_criterion(fidelity: bool | None, invalid_reasons: list[str]) -> dict[str, Any]:
     if fidelity is False:
         invalid_reasons.append("the client could not keep up with the load (client fidelity invalid)")
-        return _criterion(CriterionCode.CLIENT_FIDELITY, "fail", False, True,
-                          "The client fidelity is invalid: the generator did not send the load it was asked to, so "
-                          "this is not a measurement of the server.")
+        return _criterion(
+            CriterionCode.CLIENT_FIDELITY,
+            "fail",
+            False,
+            True,
+            "The client fidelity is invalid: the generator did not send the load it was asked to, so "
+            "this is not a measurement of the server.",
+        )
     if fidelity is None:
-        return _criterion(CriterionCode.CLIENT_FIDELITY, "unknown", None, True,
-                          "The client fidelity is not known for this run.")
-    return _criterion(CriterionCode.CLIENT_FIDELITY, "pass", True, True,
-                      "The client sent the load it was asked to (schedule lag p99 within 10 ms and at least 95% "
-                      "of the offered rate).")
+        return _criterion(
+            CriterionCode.CLIENT_FIDELITY, "unknown", None, True, "The client fidelity is not known for this run."
+        )
+    return _criterion(
+        CriterionCode.CLIENT_FIDELITY,
+        "pass",
+        True,
+        True,
+        "The client sent the load it was asked to (schedule lag p99 within 10 ms and at least 95% "
+        "of the offered rate).",
+    )
 
 
-def _outage(run: ImportedRun, measured: list[RequestRecord], attainment: float, figures: dict[str, Any],
-            criteria_out: list[dict[str, Any]], invalid_reasons: list[str]) -> list[RequestRecord]:
+def _outage(
+    run: ImportedRun,
+    measured: list[RequestRecord],
+    attainment: float,
+    figures: dict[str, Any],
+    criteria_out: list[dict[str, Any]],
+    invalid_reasons: list[str],
+) -> list[RequestRecord]:
     """The failure suite's faults and recoveries (into `figures`, `criteria_out`); returns the requests to judge:
     those not in flight during an outage."""
     injected, not_injected = _faults(run)
     if not injected:
         detail = next((str(f.get("detail")) for f in not_injected if f.get("detail")), "")
-        why = (f"{len(not_injected)} fault injection(s) failed" + (f": {detail}" if detail else "")
-               if not_injected else "the run records no fault")
+        why = (
+            f"{len(not_injected)} fault injection(s) failed" + (f": {detail}" if detail else "")
+            if not_injected
+            else "the run records no fault"
+        )
         invalid_reasons.append(f"the failure was not injected ({why})")
-        criteria_out.append(_criterion(CriterionCode.FAULT_INJECTED, "fail", 0, 1,
-                                       f"No fault was injected ({why}): the run does not test a failure."))
+        criteria_out.append(
+            _criterion(
+                CriterionCode.FAULT_INJECTED,
+                "fail",
+                0,
+                1,
+                f"No fault was injected ({why}): the run does not test a failure.",
+            )
+        )
     else:
         more = f"; {len(not_injected)} more failed to inject" if not_injected else ""
-        criteria_out.append(_criterion(
-            CriterionCode.FAULT_INJECTED, "pass", len(injected), 1,
-            f"{len(injected)} fault(s) injected, the first ({injected[0].get('label') or 'unnamed'}) at "
-            f"{_test_time(injected[0])}{more}."))
+        criteria_out.append(
+            _criterion(
+                CriterionCode.FAULT_INJECTED,
+                "pass",
+                len(injected),
+                1,
+                f"{len(injected)} fault(s) injected, the first ({injected[0].get('label') or 'unnamed'}) at "
+                f"{_test_time(injected[0])}{more}.",
+            )
+        )
     recoveries = []
     for index, fault in enumerate(injected):
         until = float(injected[index + 1]["t_s"]) if index + 1 < len(injected) else None
-        recoveries.append((fault, recovery(measured, fault_s=float(fault["t_s"]), attainment=attainment,
-                                           until_s=until)))
-    outages = [(rec.fault_s, rec.fault_s + rec.recovery_s if rec.recovery_s is not None else None)
-               for _, rec in recoveries]
+        recoveries.append(
+            (fault, recovery(measured, fault_s=float(fault["t_s"]), attainment=attainment, until_s=until))
+        )
+    outages = [
+        (rec.fault_s, rec.fault_s + rec.recovery_s if rec.recovery_s is not None else None) for _, rec in recoveries
+    ]
     affected = [any(_in_flight(r, start, end) for start, end in outages) for r in measured]
     first_fault = float(injected[0]["t_s"]) if injected else None
-    figures["faults"] = [{"t_s": rec.fault_s, "run_t_s": _number(fault.get("run_t_s")), "label": fault.get("label"),
-                          "recovered": rec.recovered,
-                          "recovery_s": rec.recovery_s, "requests_after": rec.requests_after,
-                          "errors_after": rec.errors_after} for fault, rec in recoveries]
+    figures["faults"] = [
+        {
+            "t_s": rec.fault_s,
+            "run_t_s": _number(fault.get("run_t_s")),
+            "label": fault.get("label"),
+            "recovered": rec.recovered,
+            "recovery_s": rec.recovery_s,
+            "requests_after": rec.requests_after,
+            "errors_after": rec.errors_after,
+        }
+        for fault, rec in recoveries
+    ]
     figures["recovered"] = all(rec.recovered for _, rec in recoveries) if recoveries else None
-    figures["recovery_s"] = (max(rec.recovery_s for _, rec in recoveries if rec.recovery_s is not None)
-                             if recoveries and figures["recovered"] else None)
-    figures["errors_after_fault"] = sum(1 for r in measured if first_fault is not None and r.start_s is not None
-                                        and r.start_s >= first_fault and r.status != OK)
+    figures["recovery_s"] = (
+        max(rec.recovery_s for _, rec in recoveries if rec.recovery_s is not None)
+        if recoveries and figures["recovered"]
+        else None
+    )
+    figures["errors_after_fault"] = sum(
+        1
+        for r in measured
+        if first_fault is not None and r.start_s is not None and r.start_s >= first_fault and r.status != OK
+    )
     figures["excluded_requests"] = sum(affected)
     figures["errors_in_outage"] = sum(1 for r, hit in zip(measured, affected, strict=True) if hit and r.status != OK)
     return [r for r, hit in zip(measured, affected, strict=True) if not hit]
 
 
-def _attainment_criteria(judged: list[RequestRecord], criteria: Mapping[str, float], *, open_loop: bool, scope: str,
-                         figures: dict[str, Any], invalid_reasons: list[str]) -> list[dict[str, Any]]:
+def _attainment_criteria(
+    judged: list[RequestRecord],
+    criteria: Mapping[str, float],
+    *,
+    open_loop: bool,
+    scope: str,
+    figures: dict[str, Any],
+    invalid_reasons: list[str],
+) -> list[dict[str, Any]]:
     """SLO attainment (and the error rate when a max_error_rate applies) over the judged requests."""
     slos = {key: criteria[key] for key in SLO_KEYS if key in criteria}
     limit = criteria["attainment"]
@@ -575,32 +709,60 @@ def _attainment_criteria(judged: list[RequestRecord], criteria: Mapping[str, flo
     errors = sum(1 for r in judged if r.status != OK)
     attainment = _share(good, len(judged)) if judged else None
     error_rate = _share(errors, len(judged)) if judged else None
-    figures.update(judged_requests=len(judged), good=good, attainment=attainment, judged_errors=errors,
-                   error_rate=error_rate)
+    figures.update(
+        judged_requests=len(judged), good=good, attainment=attainment, judged_errors=errors, error_rate=error_rate
+    )
     out = []
     if not judged:
         invalid_reasons.append(f"no request was measured{scope}")
-        out.append(_criterion(CriterionCode.SLO_ATTAINMENT, "unknown", None, limit,
-                              f"No request finished{scope}: the SLO attainment was not measured."))
+        out.append(
+            _criterion(
+                CriterionCode.SLO_ATTAINMENT,
+                "unknown",
+                None,
+                limit,
+                f"No request finished{scope}: the SLO attainment was not measured.",
+            )
+        )
     else:
         needed = math.ceil(limit * len(judged) - 1e-9)
-        what = (f"met every SLO ({_slo_text(slos, figures['ttft_basis'])})" if slos
-                else "succeeded (no latency SLO given)")
-        out.append(_criterion(
-            CriterionCode.SLO_ATTAINMENT, "pass" if good >= needed else "fail", attainment, limit,
-            f"{good} of {len(judged)} requests{scope} ({attainment:.2%}) {what}; at least {limit:.2%} required "
-            f"({needed} requests); errors count as misses."))
+        what = (
+            f"met every SLO ({_slo_text(slos, figures['ttft_basis'])})" if slos else "succeeded (no latency SLO given)"
+        )
+        out.append(
+            _criterion(
+                CriterionCode.SLO_ATTAINMENT,
+                "pass" if good >= needed else "fail",
+                attainment,
+                limit,
+                f"{good} of {len(judged)} requests{scope} ({attainment:.2%}) {what}; at least {limit:.2%} required "
+                f"({needed} requests); errors count as misses.",
+            )
+        )
     if "max_error_rate" in criteria:
         most = criteria["max_error_rate"]
         if not judged:
-            out.append(_criterion(CriterionCode.ERROR_RATE, "unknown", None, most,
-                                  f"No request finished{scope}: the error rate was not measured."))
+            out.append(
+                _criterion(
+                    CriterionCode.ERROR_RATE,
+                    "unknown",
+                    None,
+                    most,
+                    f"No request finished{scope}: the error rate was not measured.",
+                )
+            )
         else:
             allowed = math.floor(most * len(judged) + 1e-9)
-            out.append(_criterion(
-                CriterionCode.ERROR_RATE, "pass" if errors <= allowed else "fail", error_rate, most,
-                f"{errors} of {len(judged)} requests{scope} failed ({error_rate:.2%}); at most {most:.2%} allowed "
-                f"({allowed} requests)."))
+            out.append(
+                _criterion(
+                    CriterionCode.ERROR_RATE,
+                    "pass" if errors <= allowed else "fail",
+                    error_rate,
+                    most,
+                    f"{errors} of {len(judged)} requests{scope} failed ({error_rate:.2%}); at most {most:.2%} allowed "
+                    f"({allowed} requests).",
+                )
+            )
     return out
 
 
@@ -620,42 +782,73 @@ def _recovery_criterion(faults: list[dict[str, Any]], limit: float) -> dict[str,
     label = f" ({slowest['label']})" if slowest.get("label") else ""
     if slowest["recovered"]:
         return _criterion(
-            CriterionCode.RECOVERY_TIME, "pass" if slowest["recovery_s"] <= limit else "fail", slowest["recovery_s"],
-            limit, f"Requests succeeded again {slowest['recovery_s']:.1f} s after the fault{label} at "
-                   f"{_test_time(slowest)} ({RECOVERY_RUN} in a row from then on, and {slowest['errors_after']} of "
-                   f"{slowest['requests_after']} requests sent after the fault failed); recovery within {limit:g} s "
-                   "required.")
+            CriterionCode.RECOVERY_TIME,
+            "pass" if slowest["recovery_s"] <= limit else "fail",
+            slowest["recovery_s"],
+            limit,
+            f"Requests succeeded again {slowest['recovery_s']:.1f} s after the fault{label} at "
+            f"{_test_time(slowest)} ({RECOVERY_RUN} in a row from then on, and {slowest['errors_after']} of "
+            f"{slowest['requests_after']} requests sent after the fault failed); recovery within {limit:g} s "
+            "required.",
+        )
     return _criterion(
-        CriterionCode.RECOVERY_TIME, "fail", None, limit,
+        CriterionCode.RECOVERY_TIME,
+        "fail",
+        None,
+        limit,
         f"The endpoint had not recovered when the run ended: after the fault{label} at {_test_time(slowest)}, "
         f"{slowest['errors_after']} of {slowest['requests_after']} requests sent failed and no {RECOVERY_RUN} in a "
-        f"row succeeded for good; recovery within {limit:g} s required.")
+        f"row succeeded for good; recovery within {limit:g} s required.",
+    )
 
 
 def _memory_criterion(memory: Mapping[str, Any] | None) -> dict[str, Any]:
     verdict = memory.get("verdict") if memory else None
     if memory is None or verdict not in ("pass", "fail"):
-        return _criterion(CriterionCode.MEMORY, "unknown", verdict, "pass",
-                          "The memory verdict was not measured (no metrics scraped, or none read).")
+        return _criterion(
+            CriterionCode.MEMORY,
+            "unknown",
+            verdict,
+            "pass",
+            "The memory verdict was not measured (no metrics scraped, or none read).",
+        )
     if verdict == "fail":
         first = memory.get("first_violation") or {}
-        return _criterion(CriterionCode.MEMORY, "fail", "fail", "pass",
-                          "The memory verdict failed: " + str(first.get("detail") or "a memory check failed."))
+        return _criterion(
+            CriterionCode.MEMORY,
+            "fail",
+            "fail",
+            "pass",
+            "The memory verdict failed: " + str(first.get("detail") or "a memory check failed."),
+        )
     unverified = list(memory.get("unverified") or [])
     words = [MEMORY_CHECK_WORDS.get(str(code), str(code).replace("_", " ")) for code in unverified]
-    return _criterion(CriterionCode.MEMORY, "pass", "pass", "pass",
-                      "The memory verdict passed" + (f" (not measured: {', '.join(words)})" if words
-                                                     else "") + ".")
+    return _criterion(
+        CriterionCode.MEMORY,
+        "pass",
+        "pass",
+        "pass",
+        "The memory verdict passed" + (f" (not measured: {', '.join(words)})" if words else "") + ".",
+    )
 
 
 # the memory verdict's checks (sizing.benchmarks.loadverdict.CheckCode) and the suite's criteria, in words: the
 # English texts name them so, never by code (the codes stay in the JSON for pages and reports to word)
-MEMORY_CHECK_WORDS = {"peak_within_commitment": "the GPU memory peak against the commitment",
-                      "kv_below_full": "the KV-cache usage", "no_preemption": "preemptions",
-                      "no_oom": "out-of-memory and XID events", "no_restart": "server restarts"}
-CRITERION_WORDS = {"client_fidelity": "client fidelity", "fault_injected": "fault injection",
-                   "slo_attainment": "SLO attainment", "error_rate": "error rate", "recovery_time": "recovery time",
-                   "memory": "memory"}
+MEMORY_CHECK_WORDS = {
+    "peak_within_commitment": "the GPU memory peak against the commitment",
+    "kv_below_full": "the KV-cache usage",
+    "no_preemption": "preemptions",
+    "no_oom": "out-of-memory and XID events",
+    "no_restart": "server restarts",
+}
+CRITERION_WORDS = {
+    "client_fidelity": "client fidelity",
+    "fault_injected": "fault injection",
+    "slo_attainment": "SLO attainment",
+    "error_rate": "error rate",
+    "recovery_time": "recovery time",
+    "memory": "memory",
+}
 
 
 def _summary(kind: str, verdict: SuiteVerdict, criteria: Sequence[Mapping[str, Any]], invalid: Sequence[str]) -> str:
@@ -663,8 +856,9 @@ def _summary(kind: str, verdict: SuiteVerdict, criteria: Sequence[Mapping[str, A
     if verdict is SuiteVerdict.INVALID:
         text = f"{title}: INVALID, not a server result: " + "; ".join(invalid) + "."
     else:
-        failed = [CRITERION_WORDS.get(c["code"], c["code"].replace("_", " ")) for c in criteria
-                  if c["verdict"] == "fail"]
+        failed = [
+            CRITERION_WORDS.get(c["code"], c["code"].replace("_", " ")) for c in criteria if c["verdict"] == "fail"
+        ]
         text = f"{title}: {verdict.value.upper()}" + (f" ({', '.join(failed)} failed)." if failed else ".")
     memory = next(c for c in criteria if c["code"] == CriterionCode.MEMORY.value)
     if memory["verdict"] == "unknown":

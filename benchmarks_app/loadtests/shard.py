@@ -53,13 +53,23 @@ def shard_plan(plan: TestPlan, index: int, count: int) -> TestPlan:
     if load.mode is LoadMode.CLOSED:
         clients = load.concurrency or 1
         if clients < count:
-            raise PlanError([("workers", f"{clients} client(s) cannot be shared by {count} workers: use at most "
-                                         f"{clients} worker(s)")])
+            raise PlanError(
+                [
+                    (
+                        "workers",
+                        f"{clients} client(s) cannot be shared by {count} workers: use at most {clients} worker(s)",
+                    )
+                ]
+            )
         load = replace(load, concurrency=_share(clients, index, count))
     else:
         cap = None if load.concurrency is None else max(1, _share(load.concurrency, index, count))
-        load = replace(load, rate=(load.rate or 0.0) / count, concurrency=cap,
-                       burst_requests=_share(load.burst_requests, index, count))
+        load = replace(
+            load,
+            rate=(load.rate or 0.0) / count,
+            concurrency=cap,
+            burst_requests=_share(load.burst_requests, index, count),
+        )
     bounds = plan.bounds
     if bounds.max_requests is not None:
         share = _share(bounds.max_requests, index, count)
@@ -68,16 +78,28 @@ def shard_plan(plan: TestPlan, index: int, count: int) -> TestPlan:
         bounds = replace(bounds, max_requests=share)
     name = f"{plan.name} · shard {index + 1}/{count}" if plan.name else f"shard {index + 1}/{count}"
     keep = index == 0
-    return replace(plan, load=load, bounds=bounds, seed=plan.seed + SEED_STRIDE * index, name=name,
-                   metrics=plan.metrics if keep else None, faults=plan.faults if keep else ())
+    return replace(
+        plan,
+        load=load,
+        bounds=bounds,
+        seed=plan.seed + SEED_STRIDE * index,
+        name=name,
+        metrics=plan.metrics if keep else None,
+        faults=plan.faults if keep else (),
+    )
 
 
 def _shift(value: Any, offset: float) -> Any:
     return round(value + offset, 6) if isinstance(value, int | float) and not isinstance(value, bool) else value
 
 
-def merge_documents(documents: Sequence[Mapping[str, Any]], *, offsets_s: Sequence[float],
-                    started_at: str, plan: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def merge_documents(
+    documents: Sequence[Mapping[str, Any]],
+    *,
+    offsets_s: Sequence[float],
+    started_at: str,
+    plan: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """One result document from the shards' documents (see the module docstring). `started_at` is the common t = 0
     on the wall clock (ISO 8601 UTC); `plan` the whole test's plan, recorded in the settings."""
     if not documents:
@@ -128,16 +150,20 @@ def merge_documents(documents: Sequence[Mapping[str, Any]], *, offsets_s: Sequen
 
     summaries = [doc.get("summary") or {} for doc in documents]
     fidelities = [summary.get("client_fidelity") or {} for summary in summaries]
-    reasons = [f"shard {shard + 1}: {reason}" for shard, fidelity in enumerate(fidelities)
-               for reason in fidelity.get("reasons") or []]
+    reasons = [
+        f"shard {shard + 1}: {reason}"
+        for shard, fidelity in enumerate(fidelities)
+        for reason in fidelity.get("reasons") or []
+    ]
     merged: dict[str, Any] = {
         "format": first["format"],
         "version": first["version"],
         "tool": dict(first["tool"]),
         "run": {
             "started_at": started_at,
-            "duration_s": round(max(run["duration_s"] + offset for run, offset in zip(runs, offsets_s,
-                                                                                        strict=True)), 6),
+            "duration_s": round(
+                max(run["duration_s"] + offset for run, offset in zip(runs, offsets_s, strict=True)), 6
+            ),
             "load": load,
             "endpoint": dict(runs[0]["endpoint"]),
             "settings": settings,
@@ -147,11 +173,15 @@ def merge_documents(documents: Sequence[Mapping[str, Any]], *, offsets_s: Sequen
         "summary": {
             "stop_reason": _stop_reason([summary.get("stop_reason") for summary in summaries]),
             "sent": sum(int(summary.get("sent") or 0) for summary in summaries),
-            "client_fidelity": {"valid": all(fidelity.get("valid", True) for fidelity in fidelities),
-                                "reasons": reasons},
+            "client_fidelity": {
+                "valid": all(fidelity.get("valid", True) for fidelity in fidelities),
+                "reasons": reasons,
+            },
             "shards": summaries,
-            "notes": [f"Merged from {count} shards run by separate workers from a common start; each shard's own "
-                      "summary is under shards."],
+            "notes": [
+                f"Merged from {count} shards run by separate workers from a common start; each shard's own "
+                "summary is under shards."
+            ],
         },
     }
     for key in ("server_metrics", "faults", "scenario"):

@@ -78,8 +78,9 @@ TOKEN_WORD = "token"  # noqa: S105 - the word every generated token is
 
 
 class BadRequest(Exception):
-    def __init__(self, message: str, *, status: int = 400, kind: str = "BadRequestError",
-                 param: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, status: int = 400, kind: str = "BadRequestError", param: str | None = None
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.status = status
@@ -96,6 +97,7 @@ def error_response(message: str, kind: str, status: int, param: str | None = Non
 
 
 # -- the tokenizer stand-in -----------------------------------------------------------------------------------
+
 
 def count_words(text: str) -> int:
     return len(text.split())
@@ -126,8 +128,11 @@ def chat_tokens(messages: Any) -> int:
         elif content is None:
             words = 0
         elif isinstance(content, list):
-            words = sum(count_words(part.get("text") or "") for part in content
-                        if isinstance(part, dict) and part.get("type") == "text")
+            words = sum(
+                count_words(part.get("text") or "")
+                for part in content
+                if isinstance(part, dict) and part.get("type") == "text"
+            )
         else:
             raise BadRequest("message content must be a string or a list of parts", param="messages")
         total += words + CHAT_TOKENS_PER_MESSAGE
@@ -139,6 +144,7 @@ def generated_text(tokens: int) -> str:
 
 
 # -- request parsing ------------------------------------------------------------------------------------------
+
 
 def _int_field(body: dict[str, Any], name: str, *, minimum: int) -> int | None:
     value = body.get(name)
@@ -152,8 +158,9 @@ def _int_field(body: dict[str, Any], name: str, *, minimum: int) -> int | None:
 class _Parsed:
     __slots__ = ("continuous_usage", "include_usage", "max_tokens", "output_tokens", "prompt_tokens", "stream")
 
-    def __init__(self, *, prompt: int, max_tokens: int, output: int, stream: bool, include_usage: bool,
-                 continuous_usage: bool) -> None:
+    def __init__(
+        self, *, prompt: int, max_tokens: int, output: int, stream: bool, include_usage: bool, continuous_usage: bool
+    ) -> None:
         self.prompt_tokens = prompt
         self.max_tokens = max_tokens
         self.output_tokens = output
@@ -185,14 +192,19 @@ def parse_body(body: Any, *, chat: bool, model_name: str, max_model_len: int) ->
     if n is not None and n != 1:
         raise BadRequest("the simulator serves n = 1 only", param="n")
     if tokens >= max_model_len:
-        raise BadRequest(f"This model's maximum context length is {max_model_len} tokens. However, your request has "
-                         f"{tokens} input tokens. Please reduce the length of the input.")
+        raise BadRequest(
+            f"This model's maximum context length is {max_model_len} tokens. However, your request has "
+            f"{tokens} input tokens. Please reduce the length of the input."
+        )
     if max_tokens is None:
         max_tokens = max_model_len - tokens
     elif tokens + max_tokens > max_model_len:
-        raise BadRequest(f"'max_tokens' or 'max_completion_tokens' is too large: {max_tokens}. This model's maximum "
-                         f"context length is {max_model_len} tokens and your request has {tokens} input tokens "
-                         f"({max_tokens} > {max_model_len} - {tokens}).", param="max_tokens")
+        raise BadRequest(
+            f"'max_tokens' or 'max_completion_tokens' is too large: {max_tokens}. This model's maximum "
+            f"context length is {max_model_len} tokens and your request has {tokens} input tokens "
+            f"({max_tokens} > {max_model_len} - {tokens}).",
+            param="max_tokens",
+        )
     min_tokens = _int_field(body, "min_tokens", minimum=0) or 0
     if min_tokens > max_tokens:
         raise BadRequest(f"min_tokens ({min_tokens}) must be ≤ max_tokens ({max_tokens})", param="min_tokens")
@@ -205,12 +217,18 @@ def parse_body(body: Any, *, chat: bool, model_name: str, max_model_len: int) ->
     options = body.get("stream_options") or {}
     if not isinstance(options, dict):
         raise BadRequest("stream_options must be an object", param="stream_options")
-    return _Parsed(prompt=tokens, max_tokens=max_tokens, output=output, stream=stream,
-                   include_usage=bool(options.get("include_usage")),
-                   continuous_usage=bool(options.get("continuous_usage_stats")))
+    return _Parsed(
+        prompt=tokens,
+        max_tokens=max_tokens,
+        output=output,
+        stream=stream,
+        include_usage=bool(options.get("include_usage")),
+        continuous_usage=bool(options.get("continuous_usage_stats")),
+    )
 
 
 # -- responses ------------------------------------------------------------------------------------------------
+
 
 def _usage(prompt: int, completion: int) -> dict[str, int]:
     return {"prompt_tokens": prompt, "total_tokens": prompt + completion, "completion_tokens": completion}
@@ -220,10 +238,16 @@ def _simulator_info(request: SimRequest, received_ns: int, first_ns: int | None,
     def ns(seconds: float | None) -> int | None:
         return None if seconds is None else round(seconds * 1e9)
 
-    return {"received_ns": received_ns, "first_token_ns": first_ns, "finished_ns": finished_ns,
-            "engine_arrival_ns": ns(request.arrival), "engine_first_token_ns": ns(request.first_token_at),
-            "engine_finished_ns": ns(request.finished_at), "replica": request.replica,
-            "preemptions": request.preemptions}
+    return {
+        "received_ns": received_ns,
+        "first_token_ns": first_ns,
+        "finished_ns": finished_ns,
+        "engine_arrival_ns": ns(request.arrival),
+        "engine_first_token_ns": ns(request.first_token_at),
+        "engine_finished_ns": ns(request.finished_at),
+        "replica": request.replica,
+        "preemptions": request.preemptions,
+    }
 
 
 class EventStream:
@@ -235,9 +259,17 @@ class EventStream:
         self.on_disconnect = on_disconnect
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await send({"type": "http.response.start", "status": 200,
-                    "headers": [(b"content-type", b"text/event-stream; charset=utf-8"), (b"cache-control", b"no-cache"),
-                                (b"x-accel-buffering", b"no")]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [
+                    (b"content-type", b"text/event-stream; charset=utf-8"),
+                    (b"cache-control", b"no-cache"),
+                    (b"x-accel-buffering", b"no"),
+                ],
+            }
+        )
 
         async def watch() -> None:
             while True:
@@ -264,9 +296,11 @@ class _Templates:
     """Pre-rendered JSON around the varying parts of a chunk: one string join per token instead of a json.dumps."""
 
     def __init__(self, *, chat: bool, request_id: str, created: int, model: str) -> None:
-        head = (f'data: {{"id":{json.dumps(request_id)},"object":'
-                f'"{"chat.completion.chunk" if chat else "text_completion"}","created":{created},'
-                f'"model":{json.dumps(model)},"choices":[{{"index":0,')
+        head = (
+            f'data: {{"id":{json.dumps(request_id)},"object":'
+            f'"{"chat.completion.chunk" if chat else "text_completion"}","created":{created},'
+            f'"model":{json.dumps(model)},"choices":[{{"index":0,'
+        )
         self.head = head
         if chat:
             self.text_open = head + '"delta":{"content":"'
@@ -277,8 +311,12 @@ class _Templates:
             self.text_close = '","logprobs":null,"finish_reason":'
             self.tail = ',"stop_reason":null}]'
         self.role = head + '"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}\n\n'
-        self.base = {"id": request_id, "object": "chat.completion.chunk" if chat else "text_completion",
-                     "created": created, "model": model}
+        self.base = {
+            "id": request_id,
+            "object": "chat.completion.chunk" if chat else "text_completion",
+            "created": created,
+            "model": model,
+        }
 
     def token(self, index: int, finish_reason: str | None, usage: str = "") -> str:
         text = TOKEN_WORD if index == 1 else " " + TOKEN_WORD
@@ -286,8 +324,9 @@ class _Templates:
         return f"{self.text_open}{text}{self.text_close}{reason}{self.tail}{usage}}}\n\n"
 
 
-async def _stream_chunks(engine: SimEngine, request: SimRequest, parsed: _Parsed, templates: _Templates, *,
-                         chat: bool, received_ns: int) -> AsyncIterator[bytes]:
+async def _stream_chunks(
+    engine: SimEngine, request: SimRequest, parsed: _Parsed, templates: _Templates, *, chat: bool, received_ns: int
+) -> AsyncIterator[bytes]:
     first_ns: int | None = None
     try:
         if chat:
@@ -307,15 +346,17 @@ async def _stream_chunks(engine: SimEngine, request: SimRequest, parsed: _Parsed
                     break
                 usage = ""
                 if parsed.continuous_usage:
-                    usage = ',"usage":' + json.dumps(_usage(parsed.prompt_tokens, event.index),
-                                                     separators=(",", ":"))
+                    usage = ',"usage":' + json.dumps(_usage(parsed.prompt_tokens, event.index), separators=(",", ":"))
                 parts.append(templates.token(event.index, event.finish_reason, usage))
                 if event.finish_reason is not None:
                     if parsed.include_usage:
                         finished_ns = time.perf_counter_ns()
-                        body = dict(templates.base, choices=[], usage=_usage(parsed.prompt_tokens, event.index),
-                                    simulator=_simulator_info(request, received_ns, first_ns or finished_ns,
-                                                              finished_ns))
+                        body = dict(
+                            templates.base,
+                            choices=[],
+                            usage=_usage(parsed.prompt_tokens, event.index),
+                            simulator=_simulator_info(request, received_ns, first_ns or finished_ns, finished_ns),
+                        )
                         parts.append("data: " + json.dumps(body, separators=(",", ":")) + "\n\n")
                     parts.append("data: [DONE]\n\n")
                     finished = True
@@ -341,6 +382,7 @@ async def _collect(request: SimRequest) -> tuple[int, str | None, Any]:
 
 
 # -- /metrics -------------------------------------------------------------------------------------------------
+
 
 def _label(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
@@ -388,15 +430,17 @@ def metrics_text(engine: SimEngine, *, model_name: str) -> str:
             lines.append(f"{name}_count{labels(i)} {h.count}")
             lines.append(f"{name}_sum{labels(i)} {_number(h.sum)}")
 
-    gauge("vllm:num_requests_running", "Requests in the replica's running batch.",
-          [len(r.running) for r in replicas])
+    gauge("vllm:num_requests_running", "Requests in the replica's running batch.", [len(r.running) for r in replicas])
     gauge("vllm:num_requests_waiting", "Requests waiting to be scheduled.", [r.queued for r in replicas])
-    gauge("vllm:kv_cache_usage_perc", "Fraction of the KV-cache blocks in use (1 = full).",
-          [r.kv_usage for r in replicas])
-    counter("vllm:num_preemptions", "Preemptions (recompute) since the start.",
-            [r.stats.preemptions for r in replicas])
-    counter("vllm:prompt_tokens", "Prompt tokens of the requests that produced a first token.",
-            [r.stats.prompt_tokens for r in replicas])
+    gauge(
+        "vllm:kv_cache_usage_perc", "Fraction of the KV-cache blocks in use (1 = full).", [r.kv_usage for r in replicas]
+    )
+    counter("vllm:num_preemptions", "Preemptions (recompute) since the start.", [r.stats.preemptions for r in replicas])
+    counter(
+        "vllm:prompt_tokens",
+        "Prompt tokens of the requests that produced a first token.",
+        [r.stats.prompt_tokens for r in replicas],
+    )
     counter("vllm:generation_tokens", "Generated tokens.", [r.stats.generation_tokens for r in replicas])
     lines.append("# HELP vllm:request_success_total Finished requests by finish reason.")
     lines.append("# TYPE vllm:request_success_total counter")
@@ -405,10 +449,14 @@ def metrics_text(engine: SimEngine, *, model_name: str) -> str:
             extra = ',finished_reason="' + reason + '"'
             lines.append(f"vllm:request_success_total{labels(i, extra)} {replica.stats.finished[reason]}")
     histogram("vllm:time_to_first_token_seconds", "Time to first token, seconds.", lambda s: s.ttft)
-    histogram("vllm:inter_token_latency_seconds", "Time between consecutive tokens of a request, seconds.",
-              lambda s: s.itl)
-    histogram("vllm:request_time_per_output_token_seconds", "Per request: (last token - first token) / "
-              "(tokens - 1), seconds.", lambda s: s.tpot)
+    histogram(
+        "vllm:inter_token_latency_seconds", "Time between consecutive tokens of a request, seconds.", lambda s: s.itl
+    )
+    histogram(
+        "vllm:request_time_per_output_token_seconds",
+        "Per request: (last token - first token) / (tokens - 1), seconds.",
+        lambda s: s.tpot,
+    )
     histogram("vllm:e2e_request_latency_seconds", "Arrival to last token, seconds.", lambda s: s.e2e)
     histogram("vllm:request_queue_time_seconds", "Arrival to first scheduling, seconds.", lambda s: s.queue)
     histogram("vllm:iteration_tokens_total", "Tokens per engine step.", lambda s: s.iteration_tokens)
@@ -416,13 +464,17 @@ def metrics_text(engine: SimEngine, *, model_name: str) -> str:
     lines.append("# HELP vllm:cache_config_info The KV cache's configuration.")
     lines.append("# TYPE vllm:cache_config_info gauge")
     for i in range(len(replicas)):
-        lines.append(f'vllm:cache_config_info{{engine="{i}",block_size="{config.block_size}",'
-                     f'num_gpu_blocks="{config.kv_capacity_tokens // config.block_size}"}} 1')
+        lines.append(
+            f'vllm:cache_config_info{{engine="{i}",block_size="{config.block_size}",'
+            f'num_gpu_blocks="{config.kv_capacity_tokens // config.block_size}"}} 1'
+        )
     memory = engine.gpu_memory
     if memory is not None:  # what a DCGM exporter on the simulated machine would show, in MiB
         mib = 1024 * 1024
-        for name, help_text in (("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB)."),
-                                ("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).")):
+        for name, help_text in (
+            ("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB)."),
+            ("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB)."),
+        ):
             lines.append(f"# HELP {name} {help_text} Simulated: the estimate's memory of the engine.")
             lines.append(f"# TYPE {name} gauge")
             for r, replica in enumerate(replicas):
@@ -431,32 +483,53 @@ def metrics_text(engine: SimEngine, *, model_name: str) -> str:
                 for k in range(memory.gpus_per_replica):
                     gpu = r * memory.gpus_per_replica + k
                     lines.append(f'{name}{{gpu="{gpu}",modelName="simulated"}} {value}')
-    gauge("simserver_replica_up", "1 while the replica runs, 0 after kill_replica.",
-          [1 if r.alive else 0 for r in replicas])
-    counter("simserver_late_steps", "Steps that ended late by more than the engine's max lag (host too slow).",
-            [r.stats.late_steps for r in replicas])
+    gauge(
+        "simserver_replica_up",
+        "1 while the replica runs, 0 after kill_replica.",
+        [1 if r.alive else 0 for r in replicas],
+    )
+    counter(
+        "simserver_late_steps",
+        "Steps that ended late by more than the engine's max lag (host too slow).",
+        [r.stats.late_steps for r in replicas],
+    )
     lines.append("# HELP simserver_speedup Model seconds per wall-clock second (0: zero-delay mode).")
     lines.append("# TYPE simserver_speedup gauge")
     lines.append(f"simserver_speedup {_number(0.0 if engine.zero_delay else engine.speedup)}")
     lines.append("# HELP simserver_rejected_total Requests refused before queueing, by reason.")
     lines.append("# TYPE simserver_rejected_total counter")
-    lines.extend(f'simserver_rejected_total{{reason="{reason}"}} {count}'
-                 for reason, count in engine.rejected.items())
+    lines.extend(f'simserver_rejected_total{{reason="{reason}"}} {count}' for reason, count in engine.rejected.items())
     return "\n".join(lines) + "\n"
 
 
 # -- the application ------------------------------------------------------------------------------------------
 
-def create_app(engine: SimEngine, *, model_name: str, max_model_len: int, control: bool = True,
-               plan: dict[str, Any] | None = None) -> Starlette:
+
+def create_app(
+    engine: SimEngine, *, model_name: str, max_model_len: int, control: bool = True, plan: dict[str, Any] | None = None
+) -> Starlette:
     """The OpenAI-compatible simulator app for `engine` (routes and rules in the module docstring). `plan` (the
     serving plan's description) is shown by GET /control."""
     created = int(time.time())
 
     async def models(request: Request) -> Response:
-        return JSONResponse({"object": "list", "data": [{
-            "id": model_name, "object": "model", "created": created, "owned_by": "simserver", "root": model_name,
-            "parent": None, "max_model_len": max_model_len, "permission": []}]})
+        return JSONResponse(
+            {
+                "object": "list",
+                "data": [
+                    {
+                        "id": model_name,
+                        "object": "model",
+                        "created": created,
+                        "owned_by": "simserver",
+                        "root": model_name,
+                        "parent": None,
+                        "max_model_len": max_model_len,
+                        "permission": [],
+                    }
+                ],
+            }
+        )
 
     async def health(request: Request) -> Response:
         if not any(replica.alive for replica in engine.replicas):
@@ -464,8 +537,9 @@ def create_app(engine: SimEngine, *, model_name: str, max_model_len: int, contro
         return Response(status_code=200)
 
     async def metrics(request: Request) -> Response:
-        return PlainTextResponse(metrics_text(engine, model_name=model_name),
-                                 media_type="text/plain; version=0.0.4; charset=utf-8")
+        return PlainTextResponse(
+            metrics_text(engine, model_name=model_name), media_type="text/plain; version=0.0.4; charset=utf-8"
+        )
 
     async def generate(request: Request, *, chat: bool) -> Response | EventStream:
         received_ns = time.perf_counter_ns()
@@ -485,6 +559,7 @@ def create_app(engine: SimEngine, *, model_name: str, max_model_len: int, contro
             templates = _Templates(chat=chat, request_id=request_id, created=int(time.time()), model=model_name)
             chunks = _stream_chunks(engine, sim, parsed, templates, chat=chat, received_ns=received_ns)
             return EventStream(chunks, lambda: engine.cancel(sim))
+
         async def watch() -> None:  # a client that gives up cancels its request, as with a stream
             while (await request.receive())["type"] != "http.disconnect":
                 pass
@@ -498,20 +573,31 @@ def create_app(engine: SimEngine, *, model_name: str, max_model_len: int, contro
             engine.cancel(sim)
         if error is not None:
             status = error.status or 500
-            return error_response(error.error or "cancelled", "ServiceUnavailable" if status == 503
-                                  else "InternalServerError", status)
+            return error_response(
+                error.error or "cancelled", "ServiceUnavailable" if status == 503 else "InternalServerError", status
+            )
         finished_ns = time.perf_counter_ns()
         text = generated_text(tokens)
         if chat:
-            choice: dict[str, Any] = {"index": 0, "message": {"role": "assistant", "content": text,
-                                                              "tool_calls": []},
-                                      "logprobs": None, "finish_reason": reason}
+            choice: dict[str, Any] = {
+                "index": 0,
+                "message": {"role": "assistant", "content": text, "tool_calls": []},
+                "logprobs": None,
+                "finish_reason": reason,
+            }
         else:
             choice = {"index": 0, "text": text, "logprobs": None, "finish_reason": reason, "stop_reason": None}
-        return JSONResponse({
-            "id": request_id, "object": "chat.completion" if chat else "text_completion", "created": int(time.time()),
-            "model": model_name, "choices": [choice], "usage": _usage(parsed.prompt_tokens, tokens),
-            "simulator": _simulator_info(sim, received_ns, None, finished_ns)})
+        return JSONResponse(
+            {
+                "id": request_id,
+                "object": "chat.completion" if chat else "text_completion",
+                "created": int(time.time()),
+                "model": model_name,
+                "choices": [choice],
+                "usage": _usage(parsed.prompt_tokens, tokens),
+                "simulator": _simulator_info(sim, received_ns, None, finished_ns),
+            }
+        )
 
     async def completions(request: Request) -> Response | EventStream:
         return await generate(request, chat=False)
@@ -520,8 +606,7 @@ def create_app(engine: SimEngine, *, model_name: str, max_model_len: int, contro
         return await generate(request, chat=True)
 
     async def control_state(request: Request) -> Response:
-        return JSONResponse({**engine.state(), "model": model_name, "max_model_len": max_model_len,
-                             "plan": plan})
+        return JSONResponse({**engine.state(), "model": model_name, "max_model_len": max_model_len, "plan": plan})
 
     async def control_action(request: Request) -> Response:
         try:
@@ -542,8 +627,12 @@ def create_app(engine: SimEngine, *, model_name: str, max_model_len: int, contro
             elif action == "recover":
                 engine.recover()
             else:
-                return error_response(f"unknown action {action!r}: kill_replica, fail_next, stall or recover",
-                                      "BadRequestError", 400, "action")
+                return error_response(
+                    f"unknown action {action!r}: kill_replica, fail_next, stall or recover",
+                    "BadRequestError",
+                    400,
+                    "action",
+                )
         except (KeyError, TypeError, ValueError) as error:
             return error_response(f"{action}: {error}", "BadRequestError", 400)
         return JSONResponse({"ok": True, "action": action, **engine.state()})
@@ -565,8 +654,10 @@ def create_app(engine: SimEngine, *, model_name: str, max_model_len: int, contro
         Route("/health", health, methods=["GET"]),
     ]
     if control:
-        routes += [Route("/control", control_state, methods=["GET"]),
-                   Route("/control", control_action, methods=["POST"])]
+        routes += [
+            Route("/control", control_state, methods=["GET"]),
+            Route("/control", control_action, methods=["POST"]),
+        ]
     return Starlette(routes=routes, lifespan=lifespan)
 
 
@@ -574,8 +665,16 @@ def serve(app: Starlette, *, host: str = "127.0.0.1", port: int = 8001, log_leve
     """Run the app with uvicorn until interrupted (no access log: it would cost more than the simulation)."""
     import uvicorn
 
-    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False, lifespan="on",
-                timeout_keep_alive=60, backlog=4096)
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        access_log=False,
+        lifespan="on",
+        timeout_keep_alive=60,
+        backlog=4096,
+    )
 
 
 __all__ = [

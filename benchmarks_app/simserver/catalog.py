@@ -38,7 +38,8 @@ def catalog_gpu(slug: str) -> GpuSpec:
     mib = row.get("nvidia_smi_memory_mib")
     link = row.get("interconnect") or {}
     return GpuSpec(
-        slug=row["slug"], name=row["name"],
+        slug=row["slug"],
+        name=row["name"],
         memory_bytes=mib * MiB if mib else row["marketed_memory_gb"] * 10**9,
         memory_bandwidth_bytes_per_s=int(row.get("memory_bandwidth_gb_s", 0) * 10**9),
         tflops_dense={key: float(value) for key, value in row.get("tflops_dense", {}).items()},
@@ -54,7 +55,7 @@ def catalog_gpu(slug: str) -> GpuSpec:
 
 
 def _compute_capability(text: str | None) -> tuple[int, int] | None:
-    """"8.9" -> (8, 9); None for AMD cards."""
+    """ "8.9" -> (8, 9); None for AMD cards."""
     if not text:
         return None
     major, _, minor = str(text).partition(".")
@@ -69,16 +70,36 @@ def catalog_arch(slug: str) -> Architecture:
     return architecture_from_config(merge_quant_config(row["config"], row.get("quant_config")))
 
 
-def catalog_plan(*, model: str, gpu: str, gpus: int | None = None, tp: int | None = None, pp: int = 1,
-                 engine: str = "vllm", weights: str = "auto", kv_dtype: str = "auto",
-                 gpu_memory_utilization: float | None = None, max_model_len: int | None = None,
-                 max_num_seqs: int | None = None, max_num_batched_tokens: int | None = None,
-                 max_queue: int | None = None) -> ServingPlan:
+def catalog_plan(
+    *,
+    model: str,
+    gpu: str,
+    gpus: int | None = None,
+    tp: int | None = None,
+    pp: int = 1,
+    engine: str = "vllm",
+    weights: str = "auto",
+    kv_dtype: str = "auto",
+    gpu_memory_utilization: float | None = None,
+    max_model_len: int | None = None,
+    max_num_seqs: int | None = None,
+    max_num_batched_tokens: int | None = None,
+    max_queue: int | None = None,
+) -> ServingPlan:
     """The serving plan of a catalog model on catalog GPUs (raises KeyError or SizingError)."""
-    request = EstimateRequest(arch=catalog_arch(model), gpu=catalog_gpu(gpu), gpus=gpus, tp=tp, pp=pp,
-                              engine=Engine(engine), weights=weights, kv_dtype=kv_dtype,
-                              max_model_len=max_model_len, max_num_seqs=max_num_seqs,
-                              max_num_batched_tokens=max_num_batched_tokens)
+    request = EstimateRequest(
+        arch=catalog_arch(model),
+        gpu=catalog_gpu(gpu),
+        gpus=gpus,
+        tp=tp,
+        pp=pp,
+        engine=Engine(engine),
+        weights=weights,
+        kv_dtype=kv_dtype,
+        max_model_len=max_model_len,
+        max_num_seqs=max_num_seqs,
+        max_num_batched_tokens=max_num_batched_tokens,
+    )
     if gpu_memory_utilization is not None:
         request = replace(request, gpu_memory_utilization=gpu_memory_utilization)
     return serving_plan(request, max_queue=max_queue)

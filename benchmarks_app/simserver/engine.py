@@ -92,12 +92,74 @@ from sizing.estimator.perf import StepModel, prefill_pairs
 from sizing.estimator.simulator import ServingConfig
 
 # vLLM's histogram bucket boundaries (seconds), from its Prometheus stat logger
-TTFT_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0,
-                40.0, 80.0, 160.0, 640.0, 2560.0)
-ITL_BUCKETS = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0,
-               80.0)
-REQUEST_LATENCY_BUCKETS = (0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0,
-                           240.0, 480.0, 960.0, 1920.0, 7680.0)
+TTFT_BUCKETS = (
+    0.001,
+    0.005,
+    0.01,
+    0.02,
+    0.04,
+    0.06,
+    0.08,
+    0.1,
+    0.25,
+    0.5,
+    0.75,
+    1.0,
+    2.5,
+    5.0,
+    7.5,
+    10.0,
+    20.0,
+    40.0,
+    80.0,
+    160.0,
+    640.0,
+    2560.0,
+)
+ITL_BUCKETS = (
+    0.01,
+    0.025,
+    0.05,
+    0.075,
+    0.1,
+    0.15,
+    0.2,
+    0.3,
+    0.4,
+    0.5,
+    0.75,
+    1.0,
+    2.5,
+    5.0,
+    7.5,
+    10.0,
+    20.0,
+    40.0,
+    80.0,
+)
+REQUEST_LATENCY_BUCKETS = (
+    0.3,
+    0.5,
+    0.8,
+    1.0,
+    1.5,
+    2.0,
+    2.5,
+    5.0,
+    10.0,
+    15.0,
+    20.0,
+    30.0,
+    40.0,
+    50.0,
+    60.0,
+    120.0,
+    240.0,
+    480.0,
+    960.0,
+    1920.0,
+    7680.0,
+)
 ITERATION_TOKENS_BUCKETS = (1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
 
 PENDING, WAITING, PREFILL, DECODE, FINISHED, FAILED, ABORTED = range(7)
@@ -198,12 +260,33 @@ class ReplicaStats:
 class SimRequest:
     """One request's state in the engine and its event channel (read with `next_events`)."""
 
-    __slots__ = ("_items", "_waiter", "admitted_at", "arrival", "blocks", "claim", "computed", "finish_reason",
-                 "finished_at", "first_token_at", "gen", "id", "kv_tokens", "last_token_at", "max_tokens", "need",
-                 "output_tokens", "preemptions", "prompt_tokens", "replica", "state")
+    __slots__ = (
+        "_items",
+        "_waiter",
+        "admitted_at",
+        "arrival",
+        "blocks",
+        "claim",
+        "computed",
+        "finish_reason",
+        "finished_at",
+        "first_token_at",
+        "gen",
+        "id",
+        "kv_tokens",
+        "last_token_at",
+        "max_tokens",
+        "need",
+        "output_tokens",
+        "preemptions",
+        "prompt_tokens",
+        "replica",
+        "state",
+    )
 
-    def __init__(self, *, request_id: str, prompt_tokens: int, max_tokens: int, output_tokens: int,
-                 arrival: float, replica: int) -> None:
+    def __init__(
+        self, *, request_id: str, prompt_tokens: int, max_tokens: int, output_tokens: int, arrival: float, replica: int
+    ) -> None:
         self.id = request_id
         self.prompt_tokens = prompt_tokens
         self.max_tokens = max_tokens
@@ -249,9 +332,15 @@ class SimRequest:
 
     def timings(self) -> dict[str, Any]:
         """The engine's own timestamps (engine clock, seconds) and counts, for clients checking their overhead."""
-        return {"replica": self.replica, "arrival_s": self.arrival, "admitted_s": self.admitted_at,
-                "first_token_s": self.first_token_at, "finished_s": self.finished_at,
-                "preemptions": self.preemptions, "generated_tokens": self.gen}
+        return {
+            "replica": self.replica,
+            "arrival_s": self.arrival,
+            "admitted_s": self.admitted_at,
+            "first_token_s": self.first_token_at,
+            "finished_s": self.finished_at,
+            "preemptions": self.preemptions,
+            "generated_tokens": self.gen,
+        }
 
 
 @dataclass(slots=True)
@@ -527,8 +616,13 @@ class _Replica:
             prefill += size
             pairs += prefill_pairs(size, request.computed)
             offsets += request.computed
-        seconds = self.engine.model.step_s(decode=len(decodes), context_tokens=context, prefill=int(prefill),
-                                           prefill_pairs=pairs, prefill_context_tokens=offsets)
+        seconds = self.engine.model.step_s(
+            decode=len(decodes),
+            context_tokens=context,
+            prefill=int(prefill),
+            prefill_pairs=pairs,
+            prefill_context_tokens=offsets,
+        )
         self.stats.iteration_tokens.observe(len(decodes) + prefill)
         return _Step(decodes=decodes, chunks=chunks, seconds=seconds)
 
@@ -579,8 +673,16 @@ class _Replica:
         stats.finished[request.finish_reason] += 1
         request._push(Event(t=t, index=request.gen, finish_reason=request.finish_reason))
 
-    def _end(self, request: SimRequest, state: int, t: float, *, error: str | None = None, status: int = 0,
-             reason: str = "error") -> None:
+    def _end(
+        self,
+        request: SimRequest,
+        state: int,
+        t: float,
+        *,
+        error: str | None = None,
+        status: int = 0,
+        reason: str = "error",
+    ) -> None:
         """End a request that did not finish normally (its blocks are already free)."""
         request.state = state
         request.finished_at = t
@@ -605,9 +707,18 @@ class SimEngine:
     Use inside a running event loop: `await engine.start()` (or `async with engine:`); `submit` starts it lazily.
     """
 
-    def __init__(self, model: StepModel, config: ServingConfig, *, speedup: float = 1.0, zero_delay: bool = False,
-                 spin_s: float = 0.0015, max_lag_s: float = 0.02, routing: str = "least_loaded",
-                 gpu_memory: SimGpuMemory | None = None) -> None:
+    def __init__(
+        self,
+        model: StepModel,
+        config: ServingConfig,
+        *,
+        speedup: float = 1.0,
+        zero_delay: bool = False,
+        spin_s: float = 0.0015,
+        max_lag_s: float = 0.02,
+        routing: str = "least_loaded",
+        gpu_memory: SimGpuMemory | None = None,
+    ) -> None:
         if not speedup > 0:
             raise ValueError(f"speedup must be > 0, got {speedup}")
         if routing not in ("least_loaded", "round_robin"):
@@ -633,9 +744,14 @@ class SimEngine:
     def from_plan(cls, plan: Any, **options: Any) -> SimEngine:
         """From a `sizing.estimator.serving.ServingPlan` (its memory estimate gives the simulated GPUs' memory)."""
         memory = plan.memory
-        options.setdefault("gpu_memory", SimGpuMemory(
-            used_bytes=int(memory.required_bytes_per_gpu), total_bytes=int(memory.capacity_bytes_per_gpu),
-            gpus_per_replica=max(1, memory.tp * memory.pp)))
+        options.setdefault(
+            "gpu_memory",
+            SimGpuMemory(
+                used_bytes=int(memory.required_bytes_per_gpu),
+                total_bytes=int(memory.capacity_bytes_per_gpu),
+                gpus_per_replica=max(1, memory.tp * memory.pp),
+            ),
+        )
         return cls(plan.model, plan.config, **options)
 
     # -- lifecycle ---------------------------------------------------------------------------------------
@@ -686,8 +802,9 @@ class SimEngine:
 
     # -- requests ----------------------------------------------------------------------------------------
 
-    def submit(self, prompt_tokens: int, max_tokens: int, *, output_tokens: int | None = None,
-               request_id: str | None = None) -> SimRequest:
+    def submit(
+        self, prompt_tokens: int, max_tokens: int, *, output_tokens: int | None = None, request_id: str | None = None
+    ) -> SimRequest:
         """Queue a request of `prompt_tokens` that generates `output_tokens` (default and at most `max_tokens`).
         Raises QueueFull, Unavailable, InjectedFailure or TooLarge (each carrying its HTTP status)."""
         replicas = self._ensure_started()
@@ -696,8 +813,9 @@ class SimEngine:
         if self.fail_remaining > 0:
             self.fail_remaining -= 1
             self.rejected["injected"] += 1
-            raise InjectedFailure(self.fail_message or f"injected failure (HTTP {self.fail_status})",
-                                  status=self.fail_status)
+            raise InjectedFailure(
+                self.fail_message or f"injected failure (HTTP {self.fail_status})", status=self.fail_status
+            )
         live = [replica for replica in replicas if replica.alive]
         if not live:
             self.rejected["unavailable"] += 1
@@ -714,11 +832,18 @@ class SimEngine:
         output = max_tokens if output_tokens is None else max(1, min(output_tokens, max_tokens))
         total = prompt_tokens + output
         if -(-total // self.config.block_size) > replica.total_blocks:
-            raise TooLarge(f"the request's {total} tokens exceed the KV cache of a replica "
-                           f"({self.config.kv_capacity_tokens} tokens)")
-        request = SimRequest(request_id=request_id or uuid.uuid4().hex, prompt_tokens=prompt_tokens,
-                             max_tokens=max_tokens, output_tokens=output, arrival=self.clock(),
-                             replica=replica.index)
+            raise TooLarge(
+                f"the request's {total} tokens exceed the KV cache of a replica "
+                f"({self.config.kv_capacity_tokens} tokens)"
+            )
+        request = SimRequest(
+            request_id=request_id or uuid.uuid4().hex,
+            prompt_tokens=prompt_tokens,
+            max_tokens=max_tokens,
+            output_tokens=output,
+            arrival=self.clock(),
+            replica=replica.index,
+        )
         replica.add(request)
         return request
 
@@ -770,14 +895,25 @@ class SimEngine:
         replicas = self._ensure_started()
         now = self.clock()
         return {
-            "speedup": None if self.zero_delay else self.speedup, "zero_delay": self.zero_delay,
+            "speedup": None if self.zero_delay else self.speedup,
+            "zero_delay": self.zero_delay,
             "stalled_for_s": max(0.0, self.stalled_until - now),
             "fail_next": {"remaining": self.fail_remaining, "status": self.fail_status},
             "rejected": dict(self.rejected),
-            "replicas": [{"index": r.index, "alive": r.alive, "running": len(r.running), "waiting": r.queued,
-                          "kv_usage": r.kv_usage, "preemptions": r.stats.preemptions, "steps": r.stats.steps,
-                          "late_steps": r.stats.late_steps, "max_lateness_s": r.stats.max_lateness_s}
-                         for r in replicas],
+            "replicas": [
+                {
+                    "index": r.index,
+                    "alive": r.alive,
+                    "running": len(r.running),
+                    "waiting": r.queued,
+                    "kv_usage": r.kv_usage,
+                    "preemptions": r.stats.preemptions,
+                    "steps": r.stats.steps,
+                    "late_steps": r.stats.late_steps,
+                    "max_lateness_s": r.stats.max_lateness_s,
+                }
+                for r in replicas
+            ],
         }
 
 
@@ -792,8 +928,14 @@ class Replay:
     preemptions: int
 
 
-def replay(model: StepModel, config: ServingConfig, *, arrival_s: Iterable[float], prompt_tokens: Iterable[int],
-           output_tokens: Iterable[int]) -> Replay:
+def replay(
+    model: StepModel,
+    config: ServingConfig,
+    *,
+    arrival_s: Iterable[float],
+    prompt_tokens: Iterable[int],
+    output_tokens: Iterable[int],
+) -> Replay:
     """Run requests through the engine's scheduling rules in virtual time, without an event loop or sleeping:
     request i goes to replica i mod R (as in the offline simulator), arrivals at their times, each step lasting
     its model time. This checks the rules themselves against `sizing.estimator.simulator`; the live engine adds
@@ -809,8 +951,17 @@ def replay(model: StepModel, config: ServingConfig, *, arrival_s: Iterable[float
     for index in range(config.replicas):
         replica = _Replica(engine, index)
         members = sorted(range(index, len(arrivals), config.replicas), key=lambda i: arrivals[i])
-        requests = [SimRequest(request_id=str(i), prompt_tokens=prompts[i], max_tokens=outputs[i],
-                               output_tokens=outputs[i], arrival=arrivals[i], replica=index) for i in members]
+        requests = [
+            SimRequest(
+                request_id=str(i),
+                prompt_tokens=prompts[i],
+                max_tokens=outputs[i],
+                output_tokens=outputs[i],
+                arrival=arrivals[i],
+                replica=index,
+            )
+            for i in members
+        ]
         position = 0
         t = 0.0
         while position < len(requests) or replica.waiting or replica.running:

@@ -46,16 +46,30 @@ QUANTILES = (50, 90, 99)
 
 def normal_profile(*, input_mean: int, input_std: int, output_mean: int, output_std: int) -> WorkloadProfile:
     """One class of requests with normally distributed prompt and output lengths, Poisson arrivals."""
-    return WorkloadProfile(name="truth", classes=(RequestClass(
-        name="truth", share=1.0,
-        input=LengthDistribution(kind=LengthKind.NORMAL, mean=input_mean, std=input_std, minimum=16),
-        output=LengthDistribution(kind=LengthKind.NORMAL, mean=output_mean, std=output_std, minimum=8)),))
+    return WorkloadProfile(
+        name="truth",
+        classes=(
+            RequestClass(
+                name="truth",
+                share=1.0,
+                input=LengthDistribution(kind=LengthKind.NORMAL, mean=input_mean, std=input_std, minimum=16),
+                output=LengthDistribution(kind=LengthKind.NORMAL, mean=output_mean, std=output_std, minimum=8),
+            ),
+        ),
+    )
 
 
-def truth_sample(*, rate_per_s: float, requests: int, seed: int = 0, input_mean: int = 512, input_std: int = 256,
-                 output_mean: int = 64, output_std: int = 24) -> SampledRequests:
-    profile = normal_profile(input_mean=input_mean, input_std=input_std, output_mean=output_mean,
-                             output_std=output_std)
+def truth_sample(
+    *,
+    rate_per_s: float,
+    requests: int,
+    seed: int = 0,
+    input_mean: int = 512,
+    input_std: int = 256,
+    output_mean: int = 64,
+    output_std: int = 24,
+) -> SampledRequests:
+    profile = normal_profile(input_mean=input_mean, input_std=input_std, output_mean=output_mean, output_std=output_std)
     return workload_sample(profile, rate_per_s=rate_per_s, requests=requests, seed=seed)
 
 
@@ -82,17 +96,33 @@ class Measured:
         them as the offline simulator expects (a closed loop's sends may interleave)."""
         sent = np.nan_to_num(self.sent_s, nan=0.0)
         order = np.argsort(sent, kind="stable")
-        return replace(sample, arrival_s=sent[order], input_tokens=sample.input_tokens[order],
-                       output_tokens=sample.output_tokens[order], prefix_tokens=sample.prefix_tokens[order],
-                       class_index=sample.class_index[order])
+        return replace(
+            sample,
+            arrival_s=sent[order],
+            input_tokens=sample.input_tokens[order],
+            output_tokens=sample.output_tokens[order],
+            prefix_tokens=sample.prefix_tokens[order],
+            class_index=sample.class_index[order],
+        )
 
 
 SPIN_S = 0.0015  # the client sleeps to this close to a send time, then spins: sends go out within tens of µs
 Seconds = Callable[[], float]  # a monotonic clock in seconds
 
 
-async def _one(client: httpx.AsyncClient, url: str, body: bytes, index: int, due: float, start: float,
-               speedup: float, out: dict[str, Any], *, clock: Seconds, spin_s: float) -> None:
+async def _one(
+    client: httpx.AsyncClient,
+    url: str,
+    body: bytes,
+    index: int,
+    due: float,
+    start: float,
+    speedup: float,
+    out: dict[str, Any],
+    *,
+    clock: Seconds,
+    spin_s: float,
+) -> None:
     delay = due - clock() - spin_s
     if delay > 0:
         await asyncio.sleep(delay)
@@ -118,7 +148,7 @@ async def _one(client: httpx.AsyncClient, url: str, body: bytes, index: int, due
                     if b'"text":"' in event:
                         times.append(now)
                     elif b'"usage"' in event:
-                        usage = json.loads(event[len(b"data: "):])["usage"]
+                        usage = json.loads(event[len(b"data: ") :])["usage"]
     except httpx.HTTPError:
         out["errors"] += 1
         return
@@ -131,10 +161,19 @@ async def _one(client: httpx.AsyncClient, url: str, body: bytes, index: int, due
         out["short"] += 1
 
 
-async def measure(base_url: str, model_name: str, sample: SampledRequests, *, speedup: float,
-                  concurrency: int | None = None, start_delay_s: float = 0.3, warm_connections: int = 32,
-                  clock: Seconds = time.perf_counter, transport: httpx.AsyncBaseTransport | None = None,
-                  spin_s: float = SPIN_S) -> Measured:
+async def measure(
+    base_url: str,
+    model_name: str,
+    sample: SampledRequests,
+    *,
+    speedup: float,
+    concurrency: int | None = None,
+    start_delay_s: float = 0.3,
+    warm_connections: int = 32,
+    clock: Seconds = time.perf_counter,
+    transport: httpx.AsyncBaseTransport | None = None,
+    spin_s: float = SPIN_S,
+) -> Measured:
     """Send the sample's completion requests, streaming, and time every token event: at their arrival times
     (÷ speedup), or with `concurrency` a closed loop (that many clients, each sending the next request as soon as
     its last one ended; arrival times ignored). `warm_connections` keep-alive connections are opened first, so
@@ -143,35 +182,71 @@ async def measure(base_url: str, model_name: str, sample: SampledRequests, *, sp
     `clock` (seconds), `transport` and `spin_s` are for tests on a virtual-time event loop: the loop's own clock,
     the app in that loop, and no spinning (a virtual clock never moves while a task spins)."""
     url = base_url.rstrip("/") + "/v1/completions"
-    bodies = [json.dumps({"model": model_name, "prompt": " ".join(["word"] * int(p)), "max_tokens": int(o),
-                          "ignore_eos": True, "stream": True, "stream_options": {"include_usage": True}}).encode()
-              for p, o in zip(sample.input_tokens, sample.output_tokens, strict=True)]
+    bodies = [
+        json.dumps(
+            {
+                "model": model_name,
+                "prompt": " ".join(["word"] * int(p)),
+                "max_tokens": int(o),
+                "ignore_eos": True,
+                "stream": True,
+                "stream_options": {"include_usage": True},
+            }
+        ).encode()
+        for p, o in zip(sample.input_tokens, sample.output_tokens, strict=True)
+    ]
     n = len(bodies)
-    out: dict[str, Any] = {"sent": np.full(n, np.nan), "lag": np.full(n, np.nan), "ttft": np.full(n, np.nan),
-                           "gaps": [], "errors": 0, "short": 0}
+    out: dict[str, Any] = {
+        "sent": np.full(n, np.nan),
+        "lag": np.full(n, np.nan),
+        "ttft": np.full(n, np.nan),
+        "gaps": [],
+        "errors": 0,
+        "short": 0,
+    }
     limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
     async with httpx.AsyncClient(timeout=httpx.Timeout(300.0), limits=limits, transport=transport) as client:
-        await asyncio.gather(*(client.get(base_url.rstrip("/") + "/health")
-                               for _ in range(max(warm_connections, concurrency or 0))))
+        await asyncio.gather(
+            *(client.get(base_url.rstrip("/") + "/health") for _ in range(max(warm_connections, concurrency or 0)))
+        )
         start = clock() + start_delay_s
         if concurrency is None:
-            await asyncio.gather(*(_one(client, url, body, index, start + float(arrival) / speedup, start, speedup,
-                                        out, clock=clock, spin_s=spin_s)
-                                   for index, (body, arrival) in enumerate(zip(bodies, sample.arrival_s,
-                                                                               strict=True))))
+            await asyncio.gather(
+                *(
+                    _one(
+                        client,
+                        url,
+                        body,
+                        index,
+                        start + float(arrival) / speedup,
+                        start,
+                        speedup,
+                        out,
+                        clock=clock,
+                        spin_s=spin_s,
+                    )
+                    for index, (body, arrival) in enumerate(zip(bodies, sample.arrival_s, strict=True))
+                )
+            )
         else:
             queue = iter(range(n))
 
             async def user() -> None:
                 for index in queue:
                     due = max(start, clock())
-                    await _one(client, url, bodies[index], index, due, start, speedup, out, clock=clock,
-                               spin_s=spin_s)
+                    await _one(client, url, bodies[index], index, due, start, speedup, out, clock=clock, spin_s=spin_s)
 
             await asyncio.gather(*(user() for _ in range(concurrency)))
         wall = clock() - start
-    return Measured(sent_s=out["sent"], ttft_s=out["ttft"], gaps_s=np.array(out["gaps"]), send_lag_s=out["lag"],
-                    errors=out["errors"], tokens_short=out["short"], wall_s=wall)
+    return Measured(
+        sent_s=out["sent"],
+        ttft_s=out["ttft"],
+        gaps_s=np.array(out["gaps"]),
+        send_lag_s=out["lag"],
+        errors=out["errors"],
+        tokens_short=out["short"],
+        wall_s=wall,
+    )
 
 
 def ttft_percentiles_ms(values_s: np.ndarray) -> dict[int, float]:
@@ -184,15 +259,18 @@ def itl_percentiles_ms(values_s: np.ndarray) -> dict[int, float]:
     """Nearest rank over unit-weighted gaps, as the offline simulator reports its token-weighted ITL."""
     ms = np.sort(values_s * 1000)
     total = len(ms)
-    return {q: float(ms[min(total - 1, int(np.searchsorted(np.arange(1, total + 1), total * q / 100)))])
-            for q in QUANTILES}
+    return {
+        q: float(ms[min(total - 1, int(np.searchsorted(np.arange(1, total + 1), total * q / 100)))]) for q in QUANTILES
+    }
 
 
 def comparison(measured: Measured, predicted: SimulationResult) -> dict[str, dict[int, tuple[float, float, float]]]:
     """{"ttft": {q: (measured ms, predicted ms, relative difference)}, "itl": {...}}."""
     result: dict[str, dict[int, tuple[float, float, float]]] = {}
-    for name, mine, theirs in (("ttft", ttft_percentiles_ms(measured.ttft_s), predicted.ttft),
-                               ("itl", itl_percentiles_ms(measured.gaps_s), predicted.itl)):
+    for name, mine, theirs in (
+        ("ttft", ttft_percentiles_ms(measured.ttft_s), predicted.ttft),
+        ("itl", itl_percentiles_ms(measured.gaps_s), predicted.itl),
+    ):
         rows = {}
         for q in QUANTILES:
             expected = theirs.at(q)
@@ -213,6 +291,7 @@ def comparison_table(table: dict[str, dict[int, tuple[float, float, float]]]) ->
 
 # -- a server in a subprocess --------------------------------------------------------------------------------
 
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -224,11 +303,15 @@ def server_process(arguments: list[str], *, timeout_s: float = 30.0) -> Iterator
     """Start `python -m benchmarks_app.simserver ARGUMENTS --port P` and yield its base URL once /health answers;
     stop it (by its pid) afterwards. A separate process keeps the client's work off the server's event loop."""
     port = free_port()
-    command = [sys.executable, "-m", "benchmarks_app.simserver", *arguments, "--host", "127.0.0.1",
-               "--port", str(port)]
+    command = [sys.executable, "-m", "benchmarks_app.simserver", *arguments, "--host", "127.0.0.1", "--port", str(port)]
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE,  # noqa: S603 - our own module
-                               stderr=subprocess.STDOUT)
+    process = subprocess.Popen(  # noqa: S603
+        command,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + timeout_s

@@ -108,8 +108,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # store requests twice a second): take the write lock when a transaction starts (no deadlocking upgrade from a
     # read lock) and wait for it rather than fail; WAL lets readers go on meanwhile
     DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {"transaction_mode": "IMMEDIATE", "timeout": 30,
-         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"})
+        {
+            "transaction_mode": "IMMEDIATE",
+            "timeout": 30,
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        }
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -213,12 +217,18 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["sizing.access.RoleAccess"],
     # JSON bodies: size and depth limits, NUL refused (limits in sizing/json_limits.py); forms and uploads as DRF's
-    "DEFAULT_PARSER_CLASSES": ["sizing.request_limits.LimitedJSONParser", "rest_framework.parsers.FormParser",
-                               "rest_framework.parsers.MultiPartParser"],
+    "DEFAULT_PARSER_CLASSES": [
+        "sizing.request_limits.LimitedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     # per user over all of the user's API keys, per user for a browser session, and per client address for
     # anonymous and refused-key requests (counted while authenticating); `SIZING_THROTTLE_*` change the rates
-    "DEFAULT_THROTTLE_CLASSES": ["sizing.apikeys.ApiKeyRateThrottle", "sizing.apikeys.ApiKeyBurstThrottle",
-                                 "sizing.apikeys.SessionThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": [
+        "sizing.apikeys.ApiKeyRateThrottle",
+        "sizing.apikeys.ApiKeyBurstThrottle",
+        "sizing.apikeys.SessionThrottle",
+    ],
     "DEFAULT_THROTTLE_RATES": {
         "sustained": env.str("SIZING_THROTTLE_SUSTAINED", default="3000/hour"),
         "burst": env.str("SIZING_THROTTLE_BURST", default="120/min"),
@@ -240,8 +250,10 @@ SPECTACULAR_SETTINGS = {
     "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],  # the schema is public; every operation is not
     "SERVE_AUTHENTICATION": [],
     # the ways to sign in (AnonymousThrottleAuthentication signs nobody in: not a security scheme)
-    "AUTHENTICATION_WHITELIST": ["sizing.apikeys.ApiKeyAuthentication",
-                                 "rest_framework.authentication.SessionAuthentication"],
+    "AUTHENTICATION_WHITELIST": [
+        "sizing.apikeys.ApiKeyAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
@@ -260,9 +272,13 @@ SPECTACULAR_SETTINGS = {
 # The cache holds the API's throttle counters: shared by every web process with Redis (CACHE_URL=redis://...),
 # per process in memory by default
 _CACHE_URL = env.str("CACHE_URL", default="")
-CACHES = {"default": ({"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _CACHE_URL}
-                      if _CACHE_URL.startswith(("redis://", "rediss://"))
-                      else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"})}
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _CACHE_URL}
+        if _CACHE_URL.startswith(("redis://", "rediss://"))
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
 
 # Celery: a broker that needs no server by default (kombu's filesystem transport under var/).
 _BROKER_DIR = VAR_DIR / "broker"
@@ -310,8 +326,11 @@ JOB_RUN_TIMEOUT_S = env.float("JOB_RUN_TIMEOUT_S", default=6 * 3600.0)
 # Celery beat (`make run`, compose's and Kubernetes' beat): lost load-test workers are noticed, and stuck jobs of every
 # kind ended, even when nobody reads them (sizing/jobs.py). A run that would overlap the next is dropped (expires).
 CELERY_BEAT_SCHEDULE = {
-    "loadtest-reap": {"task": "benchmarks_app.tasks.loadtest_reap_task", "schedule": 30.0,
-                      "options": {"expires": 30.0}},
+    "loadtest-reap": {
+        "task": "benchmarks_app.tasks.loadtest_reap_task",
+        "schedule": 30.0,
+        "options": {"expires": 30.0},
+    },
     "jobs-reap": {"task": "sizing.tasks.jobs_reap_task", "schedule": 60.0, "options": {"expires": 60.0}},
 }
 CELERY_TASK_SERIALIZER = "json"
@@ -342,14 +361,20 @@ def logging_settings(log_format: str) -> dict:
         "version": 1,
         "disable_existing_loggers": False,
         "filters": {"context": {"()": "sizing.observability.RequestContextFilter"}},
-        "formatters": {"text": {"()": "sizing.observability.TextLogFormatter"},
-                       "json": {"()": "sizing.observability.JsonLogFormatter"}},
+        "formatters": {
+            "text": {"()": "sizing.observability.TextLogFormatter"},
+            "json": {"()": "sizing.observability.JsonLogFormatter"},
+        },
         "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["context"], "formatter": log_format}},
         "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
         # pyHanko logs a traceback at WARNING for every tampered or untrusted PDF a user asks us to verify: the
         # answer says so already
-        "loggers": {"pyhanko": {"level": "ERROR"}, "pyhanko_certvalidator": {"level": "ERROR"},
-                    "weasyprint": {"level": "WARNING"}, "fontTools": {"level": "WARNING"}},
+        "loggers": {
+            "pyhanko": {"level": "ERROR"},
+            "pyhanko_certvalidator": {"level": "ERROR"},
+            "weasyprint": {"level": "WARNING"},
+            "fontTools": {"level": "WARNING"},
+        },
     }
 
 

@@ -108,12 +108,19 @@ XID = re.compile(r"\bXid\b\s*(?:\((?:PCI:)?[^)]*\))?\s*:?\s*\d+", re.IGNORECASE)
 NA = {"", "[N/A]", "N/A", "[Not Supported]", "Not Supported", "[Unknown Error]", "[GPU is lost]"}
 
 METRICS = {  # canonical key -> (engine, metric names in order of preference)
-    "kv": (("vllm", "vllm:kv_cache_usage_perc"), ("vllm", "vllm:gpu_cache_usage_perc"),
-           ("sglang", "sglang:token_usage")),
+    "kv": (
+        ("vllm", "vllm:kv_cache_usage_perc"),
+        ("vllm", "vllm:gpu_cache_usage_perc"),
+        ("sglang", "sglang:token_usage"),
+    ),
     "running": (("vllm", "vllm:num_requests_running"), ("sglang", "sglang:num_running_reqs")),
     "waiting": (("vllm", "vllm:num_requests_waiting"), ("sglang", "sglang:num_queue_reqs")),
-    "preemptions": (("vllm", "vllm:num_preemptions_total"), ("vllm", "vllm:num_preemptions"),
-                    ("sglang", "sglang:num_retracted_reqs"), ("sglang", "sglang:num_retracted_requests_total")),
+    "preemptions": (
+        ("vllm", "vllm:num_preemptions_total"),
+        ("vllm", "vllm:num_preemptions"),
+        ("sglang", "sglang:num_retracted_reqs"),
+        ("sglang", "sglang:num_retracted_requests_total"),
+    ),
 }
 PROM_LINE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)")
 
@@ -151,8 +158,13 @@ def _number(cell: str) -> Optional[float]:
 
 def _run(argv: List[str]) -> Tuple[int, str]:
     try:
-        done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,  # noqa: S603 - no shell
-                              timeout=SMI_TIMEOUT_S, check=False)
+        done = subprocess.run(  # noqa: S603
+            argv,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            timeout=SMI_TIMEOUT_S,
+            check=False,
+        )
     except FileNotFoundError:
         return 127, f"{argv[0]}: not found on PATH"
     except subprocess.TimeoutExpired:
@@ -180,10 +192,16 @@ def read_gpus(smi: str) -> Tuple[List[Dict[str, Any]], Optional[str]]:
         except ValueError:
             problems.append(line.strip()[:LINE_MAX_CHARS])
             continue
-        gpus.append({"index": number, "uuid": uuid, "name": name,
-                     "used_mib": None if used is None else int(used),
-                     "total_mib": None if total is None else int(total),
-                     "util": None if util is None else int(util)})
+        gpus.append(
+            {
+                "index": number,
+                "uuid": uuid,
+                "name": name,
+                "used_mib": None if used is None else int(used),
+                "total_mib": None if total is None else int(total),
+                "util": None if util is None else int(util),
+            }
+        )
     if code != 0 or not gpus:
         return gpus, ("; ".join(problems) or text.strip()[:LINE_MAX_CHARS] or f"exit status {code}")
     return gpus, ("; ".join(problems) or None)
@@ -312,9 +330,17 @@ def dumps(record: Dict[str, Any]) -> str:
 class ExistingFile:
     """What an earlier run left in the output file."""
 
-    def __init__(self, header: Dict[str, Any], last_off_s: float, last_sample: Optional[Dict[str, Any]],
-                 end: Optional[Dict[str, Any]], samples: int, partial: bool, good_bytes: int,
-                 interval_s: float) -> None:
+    def __init__(
+        self,
+        header: Dict[str, Any],
+        last_off_s: float,
+        last_sample: Optional[Dict[str, Any]],
+        end: Optional[Dict[str, Any]],
+        samples: int,
+        partial: bool,
+        good_bytes: int,
+        interval_s: float,
+    ) -> None:
         self.header, self.last_off_s, self.last_sample = header, last_off_s, last_sample
         self.end, self.samples, self.partial, self.good_bytes = end, samples, partial, good_bytes
         self.interval_s = interval_s
@@ -411,23 +437,39 @@ class Sentinel:
         return {"t": local_iso(now), "off_s": round(now - self.start_epoch, 3)}
 
     def event(self, now: float, kind: str, source: str, detail: str) -> None:
-        self.write({"type": "event", **self.stamp(now), "kind": kind, "source": source,
-                    "detail": detail[:LINE_MAX_CHARS]})
+        self.write(
+            {"type": "event", **self.stamp(now), "kind": kind, "source": source, "detail": detail[:LINE_MAX_CHARS]}
+        )
 
     # -- starting
 
     def new_header(self, gpus: List[Dict[str, Any]], now: float) -> Dict[str, Any]:
         args = self.args
-        return {"type": "header", "tool": TOOL, "format": FORMAT, "version": VERSION, "host": args.host,
-                "boot_id": boot_id(),
-                "gpus": [{"index": g["index"], "uuid": g["uuid"], "name": g["name"],
-                          "memory_total_mib": g["total_mib"]} for g in gpus],
-                "interval_s": args.interval, "duration_s": round(args.duration_hours * 3600, 3),
-                "zone": zone_text(), "start": local_iso(now), "start_epoch_s": round(now, 3),
-                "metrics_url": args.metrics_url, "engine_logs": args.engine_log or [],
-                "breaker_logs": args.breaker_log or [], "breaker_trip_pattern": args.breaker_trip_pattern,
-                "breaker_recover_pattern": args.breaker_recover_pattern, "max_bytes": args.max_bytes,
-                "cap_policy": "thin-then-stop", "python": sys.version.split()[0]}
+        return {
+            "type": "header",
+            "tool": TOOL,
+            "format": FORMAT,
+            "version": VERSION,
+            "host": args.host,
+            "boot_id": boot_id(),
+            "gpus": [
+                {"index": g["index"], "uuid": g["uuid"], "name": g["name"], "memory_total_mib": g["total_mib"]}
+                for g in gpus
+            ],
+            "interval_s": args.interval,
+            "duration_s": round(args.duration_hours * 3600, 3),
+            "zone": zone_text(),
+            "start": local_iso(now),
+            "start_epoch_s": round(now, 3),
+            "metrics_url": args.metrics_url,
+            "engine_logs": args.engine_log or [],
+            "breaker_logs": args.breaker_log or [],
+            "breaker_trip_pattern": args.breaker_trip_pattern,
+            "breaker_recover_pattern": args.breaker_recover_pattern,
+            "max_bytes": args.max_bytes,
+            "cap_policy": "thin-then-stop",
+            "python": sys.version.split()[0],
+        }
 
     def open(self) -> bool:
         """Open the output (new or resumed); False when the file is already complete."""
@@ -448,9 +490,12 @@ class Sentinel:
             theirs = sorted(g.get("uuid") for g in header.get("gpus") or [])
             ours = sorted(g["uuid"] for g in gpus)
             if header.get("host") != args.host or theirs != ours:
-                raise SentinelExit(2, f"{args.output} belongs to host {header.get('host')!r} with GPUs "
-                                      f"{', '.join(theirs)}; this is {args.host!r} with {', '.join(ours)}: "
-                                      "choose another output file")
+                raise SentinelExit(
+                    2,
+                    f"{args.output} belongs to host {header.get('host')!r} with GPUs "
+                    f"{', '.join(theirs)}; this is {args.host!r} with {', '.join(ours)}: "
+                    "choose another output file",
+                )
             if existing.end is not None and existing.end.get("reason") in ("duration", "cap", "closed"):
                 print(f"{args.output} is complete ({existing.end.get('reason')}): nothing to do", file=sys.stderr)
                 return False
@@ -465,8 +510,14 @@ class Sentinel:
             self.size = existing.good_bytes
             now = max(now, self.start_epoch + self.last_off + 0.001)
             if existing.partial:
-                self.write({"type": "note", **self.stamp(now), "kind": "partial_line_dropped",
-                            "detail": "the last line was cut (a crash or a reboot while writing) and was dropped"})
+                self.write(
+                    {
+                        "type": "note",
+                        **self.stamp(now),
+                        "kind": "partial_line_dropped",
+                        "detail": "the last line was cut (a crash or a reboot while writing) and was dropped",
+                    }
+                )
             last = existing.last_sample or {}
             self.last_full_off = float(last.get("off_s", -1.0))
             self.pids = last.get("pids")
@@ -476,9 +527,15 @@ class Sentinel:
             self.process_start = engine.get("process_start")
             positions = last.get("log_pos") or {}
             booted = boot_id()
-            self.write({"type": "resumed", **self.stamp(now),
-                        "gap_s": round(now - self.start_epoch - existing.last_off_s, 3), "boot_id": booted,
-                        "rebooted": bool(booted and header.get("boot_id") and booted != header.get("boot_id"))})
+            self.write(
+                {
+                    "type": "resumed",
+                    **self.stamp(now),
+                    "gap_s": round(now - self.start_epoch - existing.last_off_s, 3),
+                    "boot_id": booted,
+                    "rebooted": bool(booted and header.get("boot_id") and booted != header.get("boot_id")),
+                }
+            )
         for path in args.engine_log or []:
             inode, offset = (positions.get(path) or [None, None])[:2]
             self.engine_logs.append(LogFollower(path, inode=inode, offset=offset))
@@ -518,13 +575,22 @@ class Sentinel:
             return None
         reading = read_metrics(self.args.metrics_url)
         if self.engine_up is not None and reading["up"] != self.engine_up:
-            self.event(now, "engine_up" if reading["up"] else "engine_down", "metrics",
-                       "the metrics endpoint answers again" if reading["up"] else
-                       f"the metrics endpoint does not answer: {reading.get('error')}")
+            self.event(
+                now,
+                "engine_up" if reading["up"] else "engine_down",
+                "metrics",
+                "the metrics endpoint answers again"
+                if reading["up"]
+                else f"the metrics endpoint does not answer: {reading.get('error')}",
+            )
         start = reading.get("process_start")
         if reading["up"] and start is not None and self.process_start is not None and start != self.process_start:
-            self.event(now, "restart", "metrics",
-                       f"process_start_time_seconds changed from {self.process_start:.0f} to {start:.0f}")
+            self.event(
+                now,
+                "restart",
+                "metrics",
+                f"process_start_time_seconds changed from {self.process_start:.0f} to {start:.0f}",
+            )
         if reading["up"]:
             self.engine_up = True
             if start is not None:
@@ -564,8 +630,11 @@ class Sentinel:
         pids = read_pids(self.args.nvidia_smi)
         self.pid_events(now, pids)
         engine = self.engine_reading(now)
-        record: Dict[str, Any] = {"type": "sample", **self.stamp(now),
-                                  "gpus": [[g["index"], g["used_mib"], g["total_mib"], g["util"]] for g in gpus]}
+        record: Dict[str, Any] = {
+            "type": "sample",
+            **self.stamp(now),
+            "gpus": [[g["index"], g["used_mib"], g["total_mib"], g["util"]] for g in gpus],
+        }
         if pids is not None:
             record["pids"] = pids
         if engine is not None:
@@ -590,8 +659,14 @@ class Sentinel:
         """Thin or stop at the size cap; True when the run must stop."""
         args = self.args
         if self.size >= args.max_bytes:
-            self.write({"type": "note", **self.stamp(now), "kind": "cap_reached",
-                        "detail": f"the file reached its cap of {args.max_bytes} bytes"})
+            self.write(
+                {
+                    "type": "note",
+                    **self.stamp(now),
+                    "kind": "cap_reached",
+                    "detail": f"the file reached its cap of {args.max_bytes} bytes",
+                }
+            )
             self.stop_reason = "cap"
             return True
         elapsed = now - self.start_epoch
@@ -601,9 +676,16 @@ class Sentinel:
             if projected > args.max_bytes:
                 before = self.interval
                 self.interval = min(self.interval * 2, MAX_THINNED_INTERVAL_S)
-                self.write({"type": "note", **self.stamp(now), "kind": "thinned", "interval_s": self.interval,
-                            "detail": f"the file would reach {int(projected)} bytes of its cap of {args.max_bytes}:"
-                                      f" interval {before:g} s -> {self.interval:g} s"})
+                self.write(
+                    {
+                        "type": "note",
+                        **self.stamp(now),
+                        "kind": "thinned",
+                        "interval_s": self.interval,
+                        "detail": f"the file would reach {int(projected)} bytes of its cap of {args.max_bytes}:"
+                        f" interval {before:g} s -> {self.interval:g} s",
+                    }
+                )
         return False
 
     def run(self) -> int:
@@ -640,8 +722,7 @@ class Sentinel:
         except KeyboardInterrupt:
             self.stop_reason = "stopped"
         now = max(self.clock.time(), self.start_epoch + self.last_off + 0.001)
-        self.write({"type": "end", **self.stamp(now), "reason": self.stop_reason,
-                    "samples": self.samples})
+        self.write({"type": "end", **self.stamp(now), "reason": self.stop_reason, "samples": self.samples})
         self.handle.close()
         return 0
 
@@ -660,10 +741,20 @@ def close_file(path: str) -> int:
         when = start + existing.last_off_s + 0.001
         stamp = {"t": local_iso(when), "off_s": round(existing.last_off_s + 0.001, 3)}
         if existing.partial:
-            handle.write((dumps({"type": "note", **stamp, "kind": "partial_line_dropped",
-                                 "detail": "the last line was cut and was dropped"}) + "\n").encode())
-        handle.write((dumps({"type": "end", **stamp, "reason": "closed", "samples": existing.samples}) + "\n")
-                     .encode())
+            handle.write(
+                (
+                    dumps(
+                        {
+                            "type": "note",
+                            **stamp,
+                            "kind": "partial_line_dropped",
+                            "detail": "the last line was cut and was dropped",
+                        }
+                    )
+                    + "\n"
+                ).encode()
+            )
+        handle.write((dumps({"type": "end", **stamp, "reason": "closed", "samples": existing.samples}) + "\n").encode())
     return 0
 
 
@@ -689,12 +780,17 @@ def once(args: argparse.Namespace, clock: Clock) -> int:
         checks.append(f"nvidia-smi also said: {error}")
     if args.metrics_url:
         reading = read_metrics(args.metrics_url)
-        checks.append(f"metrics: {reading.get('engine')} KV {reading.get('kv')}" if reading["up"]
-                      else f"metrics: not reachable ({reading.get('error')}); the run records it as down")
+        checks.append(
+            f"metrics: {reading.get('engine')} KV {reading.get('kv')}"
+            if reading["up"]
+            else f"metrics: not reachable ({reading.get('error')}); the run records it as down"
+        )
     for path in (args.engine_log or []) + (args.breaker_log or []):
         checks.append(f"log {path}: " + ("readable" if os.access(path, os.R_OK) else "NOT readable"))
-    checks.append(f"projected size: {projected} bytes for {args.duration_hours:g} h every {args.interval:g} s "
-                  f"(cap {args.max_bytes} bytes)")
+    checks.append(
+        f"projected size: {projected} bytes for {args.duration_hours:g} h every {args.interval:g} s "
+        f"(cap {args.max_bytes} bytes)"
+    )
     for line in checks:
         print("# " + line, file=sys.stderr)
     return 0
@@ -702,29 +798,59 @@ def once(args: argparse.Namespace, clock: Clock) -> int:
 
 def parser() -> argparse.ArgumentParser:
     lines = (__doc__ or "").splitlines()
-    parse = argparse.ArgumentParser(prog="memory_sentinel.py", description=lines[0],
-                                    epilog="\n".join(lines[2:]), formatter_class=argparse.RawDescriptionHelpFormatter)
+    parse = argparse.ArgumentParser(
+        prog="memory_sentinel.py",
+        description=lines[0],
+        epilog="\n".join(lines[2:]),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parse.add_argument("-o", "--output", help="the sentinel file (JSON lines); re-run with the same file to resume")
-    parse.add_argument("--interval", type=float, default=DEFAULT_INTERVAL_S,
-                       help="seconds between samples (default %(default)s; the deployment's plan says which)")
-    parse.add_argument("--duration-hours", type=float, default=DEFAULT_DURATION_H,
-                       help="hours to watch from the first start (default %(default)s)")
+    parse.add_argument(
+        "--interval",
+        type=float,
+        default=DEFAULT_INTERVAL_S,
+        help="seconds between samples (default %(default)s; the deployment's plan says which)",
+    )
+    parse.add_argument(
+        "--duration-hours",
+        type=float,
+        default=DEFAULT_DURATION_H,
+        help="hours to watch from the first start (default %(default)s)",
+    )
     parse.add_argument("--metrics-url", help="the engine's local Prometheus URL, e.g. http://127.0.0.1:8000/metrics")
-    parse.add_argument("--engine-log", action="append", metavar="PATH",
-                       help="engine log followed for OOM and XID lines (repeatable)")
-    parse.add_argument("--breaker-log", action="append", metavar="PATH",
-                       help="log with the circuit breaker's lines (repeatable; default: the engine logs)")
+    parse.add_argument(
+        "--engine-log", action="append", metavar="PATH", help="engine log followed for OOM and XID lines (repeatable)"
+    )
+    parse.add_argument(
+        "--breaker-log",
+        action="append",
+        metavar="PATH",
+        help="log with the circuit breaker's lines (repeatable; default: the engine logs)",
+    )
     parse.add_argument("--breaker-trip-pattern", metavar="REGEX", help="a breaker line that means it tripped")
     parse.add_argument("--breaker-recover-pattern", metavar="REGEX", help="a breaker line that means it recovered")
-    parse.add_argument("--fast-above", type=float, default=0.90,
-                       help="KV usage (0-1) from which metrics are read every --fast-interval (default %(default)s)")
+    parse.add_argument(
+        "--fast-above",
+        type=float,
+        default=0.90,
+        help="KV usage (0-1) from which metrics are read every --fast-interval (default %(default)s)",
+    )
     parse.add_argument("--fast-interval", type=float, default=1.0, help="seconds (default %(default)s)")
-    parse.add_argument("--max-bytes", type=int, default=DEFAULT_MAX_BYTES,
-                       help="size cap of the file: thin, then stop (default %(default)s = 48 MiB)")
+    parse.add_argument(
+        "--max-bytes",
+        type=int,
+        default=DEFAULT_MAX_BYTES,
+        help="size cap of the file: thin, then stop (default %(default)s = 48 MiB)",
+    )
     parse.add_argument("--host", default=socket.gethostname(), help="host name recorded (default: this host's)")
     parse.add_argument("--nvidia-smi", default="nvidia-smi", help="the nvidia-smi to run (default: from PATH)")
-    parse.add_argument("--once", "--dry-run", action="store_true", dest="once",
-                       help="print the header and one sample, check the metrics URL and logs, write nothing")
+    parse.add_argument(
+        "--once",
+        "--dry-run",
+        action="store_true",
+        dest="once",
+        help="print the header and one sample, check the metrics URL and logs, write nothing",
+    )
     parse.add_argument("--close", metavar="FILE", help="end an unfinished sentinel file (reason closed) and exit")
     parse.add_argument("--version", action="version", version=f"{TOOL} {VERSION} ({FORMAT})")
     return parse
@@ -737,8 +863,9 @@ def main(argv: Optional[List[str]] = None, clock: Optional[Clock] = None) -> int
         if args.close:
             return close_file(args.close)
         if args.interval <= 0 or args.duration_hours <= 0 or args.fast_interval <= 0 or args.max_bytes < 4096:
-            raise SentinelExit(2, "--interval, --duration-hours and --fast-interval must be > 0, "
-                                  "--max-bytes at least 4096")
+            raise SentinelExit(
+                2, "--interval, --duration-hours and --fast-interval must be > 0, --max-bytes at least 4096"
+            )
         for pattern in (args.breaker_trip_pattern, args.breaker_recover_pattern):
             if pattern:
                 try:

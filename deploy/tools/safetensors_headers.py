@@ -48,11 +48,15 @@ def read_header(handle: BinaryIO, *, name: str, size_bytes: int) -> tuple[int, d
         raise HeaderError(f"{name}: only {len(prefix)} bytes long, shorter than the 8-byte header length")
     (header_bytes,) = struct.unpack("<Q", prefix)
     if header_bytes > MAX_HEADER_BYTES:
-        raise HeaderError(f"{name}: header length {header_bytes:,} bytes is over the {MAX_HEADER_BYTES:,}-byte "
-                          "limit safetensors enforces; refusing this file (corrupt, or not a safetensors file)")
+        raise HeaderError(
+            f"{name}: header length {header_bytes:,} bytes is over the {MAX_HEADER_BYTES:,}-byte "
+            "limit safetensors enforces; refusing this file (corrupt, or not a safetensors file)"
+        )
     if LENGTH_PREFIX_BYTES + header_bytes > size_bytes:
-        raise HeaderError(f"{name}: header length {header_bytes:,} bytes runs past the end of the "
-                          f"{size_bytes:,}-byte file (corrupt or truncated)")
+        raise HeaderError(
+            f"{name}: header length {header_bytes:,} bytes runs past the end of the "
+            f"{size_bytes:,}-byte file (corrupt or truncated)"
+        )
     raw = handle.read(header_bytes)
     if len(raw) != header_bytes:
         raise HeaderError(f"{name}: could read only {len(raw):,} of its {header_bytes:,} header bytes")
@@ -87,8 +91,12 @@ def describe_file(path: str) -> dict[str, Any]:
             raise HeaderError(f"{name}: tensor {tensor_name!r} has no dtype")
         if not isinstance(shape, list) or not all(_is_count(dim) for dim in shape):
             raise HeaderError(f"{name}: tensor {tensor_name!r} has no valid shape")
-        if (not isinstance(offsets, list) or len(offsets) != 2 or not all(_is_count(o) for o in offsets)
-                or offsets[1] < offsets[0]):
+        if (
+            not isinstance(offsets, list)
+            or len(offsets) != 2
+            or not all(_is_count(o) for o in offsets)
+            or offsets[1] < offsets[0]
+        ):
             raise HeaderError(f"{name}: tensor {tensor_name!r} has no valid data_offsets [begin, end]")
         tensors[tensor_name] = {"dtype": dtype, "shape": shape, "data_offsets": offsets}
     return {"size_bytes": size_bytes, "header_bytes": header_bytes, "metadata": metadata, "tensors": tensors}
@@ -114,18 +122,25 @@ def collect(model_dir: str) -> tuple[dict[str, Any], list[str]]:
         raise HeaderError(f"{model_dir}: not a directory")
     index = read_small_json(os.path.join(model_dir, INDEX_NAME))
     config = read_small_json(os.path.join(model_dir, CONFIG_NAME))
-    names = sorted(entry for entry in os.listdir(model_dir)
-                   if entry.endswith(".safetensors") and os.path.isfile(os.path.join(model_dir, entry)))
+    names = sorted(
+        entry
+        for entry in os.listdir(model_dir)
+        if entry.endswith(".safetensors") and os.path.isfile(os.path.join(model_dir, entry))
+    )
     if not names:
-        raise HeaderError(f"{model_dir}: no *.safetensors files here; run this in the directory that holds the "
-                          "model's weights (the one with config.json)")
+        raise HeaderError(
+            f"{model_dir}: no *.safetensors files here; run this in the directory that holds the "
+            "model's weights (the one with config.json)"
+        )
     skipped: dict[str, str] = {}
     if isinstance(index, dict) and isinstance(index.get("weight_map"), dict):
         indexed = {value for value in index["weight_map"].values() if isinstance(value, str)}
         missing = sorted(indexed - set(names))
         if missing:
-            raise HeaderError(f"{INDEX_NAME} names {len(indexed)} files and {len(missing)} are missing here: "
-                              f"{', '.join(missing)}; run this in the complete checkpoint directory")
+            raise HeaderError(
+                f"{INDEX_NAME} names {len(indexed)} files and {len(missing)} are missing here: "
+                f"{', '.join(missing)}; run this in the complete checkpoint directory"
+            )
         skipped = {name: f"not named by {INDEX_NAME}" for name in names if name not in indexed}
         names = [name for name in names if name in indexed]
     files = {name: describe_file(os.path.join(model_dir, name)) for name in names}
@@ -135,8 +150,10 @@ def collect(model_dir: str) -> tuple[dict[str, Any], list[str]]:
         data_end = max((t["data_offsets"][1] for t in entry["tensors"].values()), default=0)
         expected = LENGTH_PREFIX_BYTES + entry["header_bytes"] + data_end
         if entry["size_bytes"] < expected:
-            warnings.append(f"{name} is {entry['size_bytes']:,} bytes but its header describes {expected:,}: "
-                            "truncated (an incomplete download?)")
+            warnings.append(
+                f"{name} is {entry['size_bytes']:,} bytes but its header describes {expected:,}: "
+                "truncated (an incomplete download?)"
+            )
     for name, why in skipped.items():
         warnings.append(f"skipped {name}: {why}")
     document = {
@@ -160,8 +177,10 @@ def summary_lines(document: dict[str, Any]) -> list[str]:
             bytes_by_dtype[tensor["dtype"]] = bytes_by_dtype.get(tensor["dtype"], 0) + end - begin
             tensors += 1
     files = len(document["files"])
-    lines = [f"{files} file{'' if files == 1 else 's'}, {tensors} tensor{'' if tensors == 1 else 's'}, "
-             f"{sum(bytes_by_dtype.values()):,} bytes of tensors"]
+    lines = [
+        f"{files} file{'' if files == 1 else 's'}, {tensors} tensor{'' if tensors == 1 else 's'}, "
+        f"{sum(bytes_by_dtype.values()):,} bytes of tensors"
+    ]
     for dtype, n_bytes in sorted(bytes_by_dtype.items(), key=lambda item: (-item[1], item[0])):
         lines.append(f"  {dtype:<8} {n_bytes:>20,} bytes  ({n_bytes / 2**30:.2f} GiB)")
     return lines
@@ -169,10 +188,15 @@ def summary_lines(document: dict[str, Any]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        description="Write the JSON headers of a model's *.safetensors files (never the weights) to one JSON file.")
+        description="Write the JSON headers of a model's *.safetensors files (never the weights) to one JSON file."
+    )
     parser.add_argument("model_dir", metavar="MODEL_DIR", help="the directory with the model's *.safetensors files")
-    parser.add_argument("-o", "--output", default="safetensors-headers.json",
-                        help="where to write the JSON (default: ./safetensors-headers.json)")
+    parser.add_argument(
+        "-o",
+        "--output",
+        default="safetensors-headers.json",
+        help="where to write the JSON (default: ./safetensors-headers.json)",
+    )
     args = parser.parse_args(argv)
     try:
         document, warnings = collect(args.model_dir)

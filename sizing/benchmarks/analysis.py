@@ -67,7 +67,8 @@ def goodput(records: Sequence[RequestRecord], slo: Slo, *, duration_s: float | N
     counted = [r for r in records if r.status != RequestStatus.INCOMPLETE.value]
     good = sum(1 for r in counted if slo.met_by(r))
     return {
-        "requests": len(counted), "good": good,
+        "requests": len(counted),
+        "good": good,
         "attainment": good / len(counted) if counted else None,
         "goodput_requests_per_s": good / duration_s if duration_s else None,
         "errors": sum(1 for r in counted if r.status == RequestStatus.ERROR.value),
@@ -96,15 +97,26 @@ def series_points(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     def metric(run: Mapping[str, Any], key: str, field: str) -> float | None:
         return finite(((run.get("metrics") or {}).get(key) or {}).get(field))
 
-    points = [{"x": x, "output_tokens_per_s": finite(run.get("output_tokens_per_s")),
-               "requests_per_s": finite(run.get("requests_per_s")),
-               "ttft_p50_ms": metric(run, "ttft_ms", "p50"), "ttft_p99_ms": metric(run, "ttft_ms", "p99"),
-               "tpot_p50_ms": metric(run, "tpot_ms", "p50"), "tpot_p99_ms": metric(run, "tpot_ms", "p99"),
-               "e2e_p50_ms": metric(run, "e2e_ms", "p50"), "failed": run.get("failed")}
-              for x, run in zip(xs, runs, strict=True)]
+    points = [
+        {
+            "x": x,
+            "output_tokens_per_s": finite(run.get("output_tokens_per_s")),
+            "requests_per_s": finite(run.get("requests_per_s")),
+            "ttft_p50_ms": metric(run, "ttft_ms", "p50"),
+            "ttft_p99_ms": metric(run, "ttft_ms", "p99"),
+            "tpot_p50_ms": metric(run, "tpot_ms", "p50"),
+            "tpot_p99_ms": metric(run, "tpot_ms", "p99"),
+            "e2e_p50_ms": metric(run, "e2e_ms", "p50"),
+            "failed": run.get("failed"),
+        }
+        for x, run in zip(xs, runs, strict=True)
+    ]
     points.sort(key=lambda p: p["x"])
-    return {"axis": axis, "points": points,
-            "knee": knee([(p["x"], p["output_tokens_per_s"]) for p in points]) if axis != "index" else None}
+    return {
+        "axis": axis,
+        "points": points,
+        "knee": knee([(p["x"], p["output_tokens_per_s"]) for p in points]) if axis != "index" else None,
+    }
 
 
 def run_distributions(records: Sequence[RequestRecord]) -> dict[str, Any]:
@@ -119,6 +131,7 @@ def run_distributions(records: Sequence[RequestRecord]) -> dict[str, Any]:
         "itl_ms": cdf([gap for r in ok for gap in r.itl_ms]),
         "e2e_ms": cdf([r.e2e_ms for r in ok]),
         "max_gap_ms": cdf([max(r.itl_ms) for r in ok if r.itl_ms]),
-        "status_counts": {status.value: sum(1 for r in records if r.status == status.value)
-                          for status in RequestStatus},
+        "status_counts": {
+            status.value: sum(1 for r in records if r.status == status.value) for status in RequestStatus
+        },
     }

@@ -40,8 +40,7 @@ class Importer:
 
 
 IMPORTERS: tuple[Importer, ...] = (
-    Importer("vllm_bench_serve", "vllm bench serve --save-result JSON (one object, or one per line)", "vllm",
-             "read"),
+    Importer("vllm_bench_serve", "vllm bench serve --save-result JSON (one object, or one per line)", "vllm", "read"),
     Importer("sglang_bench_serving", "SGLang bench_serving JSON lines", "sglang", "read"),
     Importer("guidellm_json", "GuideLLM benchmarks.json", "guidellm", "read_json"),
     Importer("guidellm_csv", "GuideLLM benchmarks.csv", "guidellm", "read_csv"),
@@ -79,8 +78,9 @@ def decode(data: bytes) -> str:
     try:
         text = data.decode(encoding)
     except UnicodeDecodeError as error:
-        raise BenchmarkFormatError(f"not {encoding.upper().removesuffix('-SIG')} text (byte {error.start:,})",
-                                   []) from None
+        raise BenchmarkFormatError(
+            f"not {encoding.upper().removesuffix('-SIG')} text (byte {error.start:,})", []
+        ) from None
     if "\x00" in text:  # a NUL character cannot be stored (PostgreSQL text and jsonb refuse it)
         raise BenchmarkFormatError("binary content (not a text result file)", [])
     return text
@@ -91,8 +91,9 @@ def import_text(text: str) -> tuple[str, list[ImportedRun]]:
     is parsed as JSON once for all the importers that read JSON; JSON nested deeper than JSON_MAX_DEPTH is
     refused before any importer reads it (a cut file's salvage would otherwise walk every level)."""
     if text.lstrip()[:1] in ("{", "[") and json_depth_exceeds(text) is not None:
-        raise BenchmarkFormatError(f"the JSON is nested deeper than {JSON_MAX_DEPTH} levels (the limit, "
-                                   "JSON_MAX_DEPTH): not a result file", [])
+        raise BenchmarkFormatError(
+            f"the JSON is nested deeper than {JSON_MAX_DEPTH} levels (the limit, JSON_MAX_DEPTH): not a result file", []
+        )
     try:
         return _import_text(text)
     finally:
@@ -116,8 +117,7 @@ def _import_text(text: str) -> tuple[str, list[ImportedRun]]:
         return accepted[0]
     if accepted:
         names = ", ".join(name for name, _ in accepted)
-        raise BenchmarkFormatError(f"more than one format reads this file ({names}); this is a bug to report",
-                                   tried)
+        raise BenchmarkFormatError(f"more than one format reads this file ({names}); this is a bug to report", tried)
     raise BenchmarkFormatError("no importer reads this file: " + "; ".join(f"{f}: {r}" for f, r in tried), tried)
 
 

@@ -106,8 +106,11 @@ FORMAT_VERSION = 1
 EXPORT_TOOL = "llm-sizing-export"
 TIMEOUT_PHASES = ("connect", "ttft", "stream")
 # "http_error(503): text", "timeout(ttft)", "client_cancel: text": the METRICS.md status our importer writes first
-ERROR_TEXT = re.compile(r"^(?P<status>http_error|timeout|client_cancel|truncated_prompt|short_output)"
-                        r"(?:\((?P<detail>[^)]*)\))?(?::\s*(?P<text>.*))?$", re.DOTALL)
+ERROR_TEXT = re.compile(
+    r"^(?P<status>http_error|timeout|client_cancel|truncated_prompt|short_output)"
+    r"(?:\((?P<detail>[^)]*)\))?(?::\s*(?P<text>.*))?$",
+    re.DOTALL,
+)
 LLM_D_VERSION = "0.2"
 LLM_D_COMPONENT_SCHEMA = "0.0.1"
 
@@ -196,8 +199,9 @@ def _stat(stat: Any) -> dict[str, Any] | None:
     """A stored Stat dict with our keys only, numbers finite."""
     if not isinstance(stat, Mapping):
         return None
-    data: dict[str, Any] = {key: _number(stat.get(key)) for key in ("mean", "p50", "p90", "p95", "p99", "min", "max",
-                                                                   "std")}
+    data: dict[str, Any] = {
+        key: _number(stat.get(key)) for key in ("mean", "p50", "p90", "p95", "p99", "min", "max", "std")
+    }
     data["n"] = _count(stat.get("n"))
     data["source"] = _text(stat.get("source"))
     data["insufficient"] = [str(mark) for mark in (stat.get("insufficient") or ())]
@@ -226,9 +230,20 @@ def _requests(requests: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _records(rows: list[dict[str, Any]]) -> list[RequestRecord]:
-    return [RequestRecord(status=row["status"], error=row["error"], start_s=row["start_s"], ttft_ms=row["ttft_ms"],
-                          e2e_ms=row["e2e_ms"], tpot_ms=row["tpot_ms"], itl_ms=tuple(row["itl_ms"]),
-                          input_tokens=row["input_tokens"], output_tokens=row["output_tokens"]) for row in rows]
+    return [
+        RequestRecord(
+            status=row["status"],
+            error=row["error"],
+            start_s=row["start_s"],
+            ttft_ms=row["ttft_ms"],
+            e2e_ms=row["e2e_ms"],
+            tpot_ms=row["tpot_ms"],
+            itl_ms=tuple(row["itl_ms"]),
+            input_tokens=row["input_tokens"],
+            output_tokens=row["output_tokens"],
+        )
+        for row in rows
+    ]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -259,9 +274,17 @@ def _loadgen_request(row: Mapping[str, Any]) -> dict[str, Any]:
         status = {"status": "incomplete_at_end", "error": row["error"]}
     else:
         status = _error_status(row["error"])
-    return {"id": row["index"], **status, "t_sched_s": row["start_s"], "t_send_s": row["start_s"],
-            "ttft_ms": row["ttft_ms"], "e2e_ms": row["e2e_ms"], "itl_ms": row["itl_ms"],
-            "input_tokens": row["input_tokens"], "output_tokens": row["output_tokens"]}
+    return {
+        "id": row["index"],
+        **status,
+        "t_sched_s": row["start_s"],
+        "t_send_s": row["start_s"],
+        "ttft_ms": row["ttft_ms"],
+        "e2e_ms": row["e2e_ms"],
+        "itl_ms": row["itl_ms"],
+        "input_tokens": row["input_tokens"],
+        "output_tokens": row["output_tokens"],
+    }
 
 
 def export_ours(run: Mapping[str, Any], requests: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
@@ -279,13 +302,17 @@ def export_ours(run: Mapping[str, Any], requests: Iterable[Mapping[str, Any]]) -
     engine = " ".join(part for part in (_text(run.get("engine")), _text(run.get("engine_version"))) if part)
     notes = []
     if rows:
-        notes.append("requests[].t_sched_s is t_send_s: the source tool did not record the scheduled send time, so "
-                     "the schedule lag of this file reads as zero.")
+        notes.append(
+            "requests[].t_sched_s is t_send_s: the source tool did not record the scheduled send time, so "
+            "the schedule lag of this file reads as zero."
+        )
     if any(row["start_s"] is None for row in rows):
         notes.append("requests[].t_send_s is null where the source tool did not record when a request was sent.")
     if any(row["status"] == RequestStatus.ERROR.value and not ERROR_TEXT.match(row["error"] or "") for row in rows):
-        notes.append("A failed request whose kind of failure the source tool did not name is written as http_error "
-                     "without a code; its error text is the tool's.")
+        notes.append(
+            "A failed request whose kind of failure the source tool did not name is written as http_error "
+            "without a code; its error text is the tool's."
+        )
     return {
         "format": FORMAT,
         "version": FORMAT_VERSION,
@@ -331,8 +358,11 @@ def export_ours(run: Mapping[str, Any], requests: Iterable[Mapping[str, Any]]) -
             "output_tokens_per_s": _number(run.get("output_tokens_per_s")),
             "requests_per_s": _number(run.get("requests_per_s")),
             "total_tokens_per_s": _number(run.get("total_tokens_per_s")),
-            "metrics": {str(key): stat for key, stat in ((key, _stat(value)) for key, value in metrics.items())
-                        if stat is not None},
+            "metrics": {
+                str(key): stat
+                for key, stat in ((key, _stat(value)) for key, value in metrics.items())
+                if stat is not None
+            },
             "reported": _json_safe(dict(run.get("reported") or {})),
             "notes": [str(note) for note in (run.get("notes") or ())],
         },
@@ -388,8 +418,11 @@ def _engine_component(run: Mapping[str, Any]) -> dict[str, Any] | None:
     if tp:
         accelerator["parallelism"] = {"tp": tp}
     one_engine = bool(model and gpu and gpu_count and tp and gpu_count == tp)
-    standardized: dict[str, Any] = {"kind": "inference_engine" if one_engine else "generic",
-                                    "tool": engine or "", "tool_version": version or ""}
+    standardized: dict[str, Any] = {
+        "kind": "inference_engine" if one_engine else "generic",
+        "tool": engine or "",
+        "tool_version": version or "",
+    }
     if one_engine:
         standardized |= {"role": "replica", "replicas": 1}
     if model:
@@ -397,8 +430,11 @@ def _engine_component(run: Mapping[str, Any]) -> dict[str, Any] | None:
     if accelerator:
         standardized["accelerator"] = accelerator
     return {
-        "metadata": {"schema_version": LLM_D_COMPONENT_SCHEMA, "label": "inference-engine",
-                     "cfg_id": _digest(standardized)},
+        "metadata": {
+            "schema_version": LLM_D_COMPONENT_SCHEMA,
+            "label": "inference-engine",
+            "cfg_id": _digest(standardized),
+        },
         "standardized": standardized,
         "native": {},
     }
@@ -430,8 +466,12 @@ def _load(run: Mapping[str, Any], metrics: Mapping[str, Any]) -> dict[str, Any] 
 
 
 def _run_block(run: Mapping[str, Any]) -> dict[str, Any]:
-    uid = _text(run.get("uid")) or str(uuid.uuid5(uuid.NAMESPACE_URL, "llm-sizing:benchmark-run:" + _digest(
-        {key: value for key, value in run.items() if key != "uid"})))
+    uid = _text(run.get("uid")) or str(
+        uuid.uuid5(
+            uuid.NAMESPACE_URL,
+            "llm-sizing:benchmark-run:" + _digest({key: value for key, value in run.items() if key != "uid"}),
+        )
+    )
     block: dict[str, Any] = {"uid": uid}
     moment, duration = _moment(run.get("started_at")), _number(run.get("duration_s"))
     time: dict[str, Any] = {}
@@ -478,12 +518,18 @@ def export_llm_d(run: Mapping[str, Any], requests: Iterable[Mapping[str, Any]]) 
             if statistics is not None:
                 requests_block[field] = statistics
         aggregate["requests"] = requests_block
-    latency = {field: statistics for key, field, units, factor in LLM_D_LATENCY
-               if (statistics := _statistics(metrics.get(key), units, factor)) is not None}
+    latency = {
+        field: statistics
+        for key, field, units, factor in LLM_D_LATENCY
+        if (statistics := _statistics(metrics.get(key), units, factor)) is not None
+    }
     if latency:
         aggregate["latency"] = latency
-    throughput = {field: {"units": units, "mean": value} for key, field, units in LLM_D_THROUGHPUT
-                  if (value := _number(run.get(key))) is not None}
+    throughput = {
+        field: {"units": units, "mean": value}
+        for key, field, units in LLM_D_THROUGHPUT
+        if (value := _number(run.get(key))) is not None
+    }
     if throughput:
         aggregate["throughput"] = throughput
 

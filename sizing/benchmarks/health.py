@@ -175,8 +175,13 @@ class GpuPeak:
     samples: int
 
     def as_dict(self) -> dict[str, Any]:
-        return {"gpu": self.gpu, "peak_bytes": self.peak_bytes, "peak_at": iso_utc(self.at_s),
-                "total_bytes": self.total_bytes, "samples": self.samples}
+        return {
+            "gpu": self.gpu,
+            "peak_bytes": self.peak_bytes,
+            "peak_at": iso_utc(self.at_s),
+            "total_bytes": self.total_bytes,
+            "samples": self.samples,
+        }
 
 
 def gpu_peak(series: GpuSeries) -> GpuPeak | None:
@@ -191,8 +196,13 @@ def gpu_peak(series: GpuSeries) -> GpuPeak | None:
             best = sample
     if best is None or best.memory_used_bytes is None:
         return None
-    return GpuPeak(gpu=series.gpu, peak_bytes=best.memory_used_bytes, at_s=best.time_s,
-                   total_bytes=series.total_bytes, samples=count)
+    return GpuPeak(
+        gpu=series.gpu,
+        peak_bytes=best.memory_used_bytes,
+        at_s=best.time_s,
+        total_bytes=series.total_bytes,
+        samples=count,
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -243,12 +253,14 @@ def theil_sen(x: Sequence[float], y: Sequence[float], *, confidence: float = CLI
     total = len(slopes)
     low_rank = max(round((total - z * sigma) / 2) - 1, 0)
     high_rank = min(round((total + z * sigma) / 2), total - 1)
-    return TheilSen(slope=slope, intercept=intercept, low=float(slopes[low_rank]), high=float(slopes[high_rank]),
-                    n=n)
+    return TheilSen(slope=slope, intercept=intercept, low=float(slopes[low_rank]), high=float(slopes[high_rank]), n=n)
 
 
-def bucket_medians(samples: Sequence[GpuSample], *, bucket_s: float = CLIMB_BUCKET_S,
-                   ) -> list[tuple[float, float, float]]:
+def bucket_medians(
+    samples: Sequence[GpuSample],
+    *,
+    bucket_s: float = CLIMB_BUCKET_S,
+) -> list[tuple[float, float, float]]:
     """(median time, median memory used in bytes, last time) per `bucket_s` bucket counted from the first sample,
     for the dated samples with a memory figure; empty buckets are left out.
 
@@ -300,13 +312,15 @@ class Climb:
 
 
 def _limit(series: GpuSeries, committed_bytes: int | None) -> tuple[int | None, str | None]:
-    candidates = [(value, name) for value, name in ((committed_bytes, "commitment"), (series.total_bytes, "total"))
-                  if value]
+    candidates = [
+        (value, name) for value, name in ((committed_bytes, "commitment"), (series.total_bytes, "total")) if value
+    ]
     return min(candidates) if candidates else (None, None)
 
 
-def _judge(points: list[tuple[float, float, float]], *, limit: int | None, horizon_hours: float,
-           confidence: float) -> tuple[TheilSen, float, float | None, bool]:
+def _judge(
+    points: list[tuple[float, float, float]], *, limit: int | None, horizon_hours: float, confidence: float
+) -> tuple[TheilSen, float, float | None, bool]:
     """(fit, fitted level at the last point, hours to the limit, sustained) for points (time s, bytes, last)."""
     start = points[0][0]
     hours = [(p[0] - start) / 3600 for p in points]
@@ -322,9 +336,15 @@ def _judge(points: list[tuple[float, float, float]], *, limit: int | None, horiz
     return fit, level_end, hours_to_limit, sustained
 
 
-def climb(series: GpuSeries, *, committed_bytes: int | None = None, bucket_s: float = CLIMB_BUCKET_S,
-          min_hours: int = CLIMB_MIN_HOURS, horizon_hours: float = CLIMB_HORIZON_HOURS,
-          confidence: float = CLIMB_CONFIDENCE) -> Climb:
+def climb(
+    series: GpuSeries,
+    *,
+    committed_bytes: int | None = None,
+    bucket_s: float = CLIMB_BUCKET_S,
+    min_hours: int = CLIMB_MIN_HOURS,
+    horizon_hours: float = CLIMB_HORIZON_HOURS,
+    confidence: float = CLIMB_CONFIDENCE,
+) -> Climb:
     """The sustained-climb test of one GPU series (module docstring: thresholds and why).
 
     >>> from sizing.benchmarks.timeline import GpuSample, GpuSeries, MIB
@@ -339,13 +359,21 @@ def climb(series: GpuSeries, *, committed_bytes: int | None = None, bucket_s: fl
     points = bucket_medians(series.samples, bucket_s=bucket_s)
     limit, limit_source = _limit(series, committed_bytes)
     if len(points) < min_buckets:
-        return Climb(gpu=series.gpu, judged=False, sustained=False, buckets=len(points), limit_bytes=limit,
-                     limit_source=limit_source,
-                     reason=f"{len(points)} hourly bucket(s) of data; the climb test needs {min_buckets}")
-    fit, level_end, hours_to_limit, sustained = _judge(points, limit=limit, horizon_hours=horizon_hours,
-                                                       confidence=confidence)
+        return Climb(
+            gpu=series.gpu,
+            judged=False,
+            sustained=False,
+            buckets=len(points),
+            limit_bytes=limit,
+            limit_source=limit_source,
+            reason=f"{len(points)} hourly bucket(s) of data; the climb test needs {min_buckets}",
+        )
+    fit, level_end, hours_to_limit, sustained = _judge(
+        points, limit=limit, horizon_hours=horizon_hours, confidence=confidence
+    )
     detected_at = None
     if sustained:
+
         def holds(end: int) -> bool:
             return _judge(points[:end], limit=limit, horizon_hours=horizon_hours, confidence=confidence)[3]
 
@@ -364,10 +392,21 @@ def climb(series: GpuSeries, *, committed_bytes: int | None = None, bucket_s: fl
         reason = f"significant rise, but the {limit_source} is {hours_to_limit:,.0f} h away (> {horizon_hours:g} h)"
     else:
         reason = f"significant rise reaching the {limit_source} in {hours_to_limit:,.0f} h (≤ {horizon_hours:g} h)"
-    return Climb(gpu=series.gpu, judged=True, sustained=sustained, buckets=len(points), slope_bytes_per_hour=fit.slope,
-                 slope_low_bytes_per_hour=fit.low, slope_high_bytes_per_hour=fit.high, level_end_bytes=level_end,
-                 limit_bytes=limit, limit_source=limit_source, hours_to_limit=hours_to_limit,
-                 detected_at_s=detected_at, reason=reason)
+    return Climb(
+        gpu=series.gpu,
+        judged=True,
+        sustained=sustained,
+        buckets=len(points),
+        slope_bytes_per_hour=fit.slope,
+        slope_low_bytes_per_hour=fit.low,
+        slope_high_bytes_per_hour=fit.high,
+        level_end_bytes=level_end,
+        limit_bytes=limit,
+        limit_source=limit_source,
+        hours_to_limit=hours_to_limit,
+        detected_at_s=detected_at,
+        reason=reason,
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -386,8 +425,14 @@ class MemoryEvent:
     after_bytes: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"gpu": self.gpu, "kind": self.kind, "time": iso_utc(self.time_s), "message": self.message,
-                "before_bytes": self.before_bytes, "after_bytes": self.after_bytes}
+        return {
+            "gpu": self.gpu,
+            "kind": self.kind,
+            "time": iso_utc(self.time_s),
+            "message": self.message,
+            "before_bytes": self.before_bytes,
+            "after_bytes": self.after_bytes,
+        }
 
 
 def memory_ooms(series: GpuSeries) -> list[MemoryEvent]:
@@ -418,11 +463,18 @@ def memory_ooms(series: GpuSeries) -> list[MemoryEvent]:
                     break
             if drop_at is not None:
                 after = samples[drop_at].memory_used_bytes
-                found.append(MemoryEvent(
-                    gpu=series.gpu, kind="oom", time_s=sample.time_s, before_bytes=used, after_bytes=after,
-                    message=f"GPU {series.gpu}: memory full ({_mib(used)} of {_mib(total)}, "
-                            f"{used / total:.1%}) at {iso_utc(sample.time_s)}, then down to {_mib(after or 0)} at "
-                            f"{iso_utc(samples[drop_at].time_s)}"))
+                found.append(
+                    MemoryEvent(
+                        gpu=series.gpu,
+                        kind="oom",
+                        time_s=sample.time_s,
+                        before_bytes=used,
+                        after_bytes=after,
+                        message=f"GPU {series.gpu}: memory full ({_mib(used)} of {_mib(total)}, "
+                        f"{used / total:.1%}) at {iso_utc(sample.time_s)}, then down to {_mib(after or 0)} at "
+                        f"{iso_utc(samples[drop_at].time_s)}",
+                    )
+                )
                 index = drop_at
                 continue
         index += 1
@@ -465,20 +517,32 @@ def memory_restarts(series: GpuSeries) -> list[MemoryEvent]:
             assert fall is not None  # noqa: S101
             level = before.memory_used_bytes or 0
             if used >= RESTART_BACK_FRACTION * min(level, footprint):
-                found.append(MemoryEvent(
-                    gpu=series.gpu, kind="restart", time_s=fall.time_s, before_bytes=level,
-                    after_bytes=fall.memory_used_bytes,
-                    message=f"GPU {series.gpu}: memory fell from {_mib(level)} to {_mib(fall.memory_used_bytes or 0)}"
-                            f" at {iso_utc(fall.time_s)} and was back at {_mib(used)} at {iso_utc(sample.time_s)}: "
-                            "the server restarted"))
+                found.append(
+                    MemoryEvent(
+                        gpu=series.gpu,
+                        kind="restart",
+                        time_s=fall.time_s,
+                        before_bytes=level,
+                        after_bytes=fall.memory_used_bytes,
+                        message=f"GPU {series.gpu}: memory fell from {_mib(level)} to {_mib(fall.memory_used_bytes or 0)}"
+                        f" at {iso_utc(fall.time_s)} and was back at {_mib(used)} at {iso_utc(sample.time_s)}: "
+                        "the server restarted",
+                    )
+                )
                 state, before = "loaded", sample
     if state == "down" and fall is not None and before is not None:
-        found.append(MemoryEvent(
-            gpu=series.gpu, kind="down", time_s=fall.time_s, before_bytes=before.memory_used_bytes,
-            after_bytes=fall.memory_used_bytes,
-            message=f"GPU {series.gpu}: memory fell from {_mib(before.memory_used_bytes or 0)} to "
-                    f"{_mib(fall.memory_used_bytes or 0)} at {iso_utc(fall.time_s)} and did not come back before the "
-                    "log ends: the server went down"))
+        found.append(
+            MemoryEvent(
+                gpu=series.gpu,
+                kind="down",
+                time_s=fall.time_s,
+                before_bytes=before.memory_used_bytes,
+                after_bytes=fall.memory_used_bytes,
+                message=f"GPU {series.gpu}: memory fell from {_mib(before.memory_used_bytes or 0)} to "
+                f"{_mib(fall.memory_used_bytes or 0)} at {iso_utc(fall.time_s)} and did not come back before the "
+                "log ends: the server went down",
+            )
+        )
     return found
 
 
@@ -506,8 +570,9 @@ def coverage_hours(timeline: MemoryTimeline) -> float:
     """
     per_gpu = [_covered_s([s.time_s for s in _dated(g)]) for g in timeline.gpus if g.peak_bytes is not None]
     if not per_gpu:
-        per_gpu = [_covered_s([s.time_s for s in server.samples if s.time_s is not None])
-                   for server in timeline.servers]
+        per_gpu = [
+            _covered_s([s.time_s for s in server.samples if s.time_s is not None]) for server in timeline.servers
+        ]
     return round(min(per_gpu) / 3600, 3) if per_gpu else 0.0
 
 
@@ -560,8 +625,9 @@ def kv_summary(server: ServerSeries, *, promised_concurrency: int | None = None)
     if kv:
         values = np.asarray([v for _, v in kv], dtype=np.float64)
         peak_index = int(np.argmax(values))
-        result.update(kv_peak=float(values[peak_index]), kv_peak_at_s=kv[peak_index][0],
-                      kv_p95=float(np.percentile(values, 95)))
+        result.update(
+            kv_peak=float(values[peak_index]), kv_peak_at_s=kv[peak_index][0], kv_p95=float(np.percentile(values, 95))
+        )
         full = [t for t, v in kv if v >= 1.0]
         result["first_full_s"] = full[0] if full else None
         dated = [(t, v) for t, v in kv if t is not None]
@@ -569,9 +635,9 @@ def kv_summary(server: ServerSeries, *, promised_concurrency: int | None = None)
             times = [t for t, _ in dated]
             gaps = np.diff(np.asarray(times, dtype=np.float64))
             cap = max(GAP_FACTOR * float(np.median(gaps)), GAP_MIN_S)
-            result["seconds_above_high"] = float(sum(min(float(gap), cap) for gap, (_, v) in zip(gaps, dated[:-1],
-                                                                                                   strict=True)
-                                                     if v >= KV_HIGH_FRACTION))
+            result["seconds_above_high"] = float(
+                sum(min(float(gap), cap) for gap, (_, v) in zip(gaps, dated[:-1], strict=True) if v >= KV_HIGH_FRACTION)
+            )
     counters = [s for s in samples if s.preemptions_total is not None]
     if counters:
         total = 0.0
@@ -592,8 +658,11 @@ def kv_summary(server: ServerSeries, *, promised_concurrency: int | None = None)
             total += increase
             if first is None:
                 first = current.time_s
-        result.update(preemptions=total + beyond, preemptions_beyond_promise=beyond if promised_concurrency is not None
-                      else None, first_preemption_s=first)
+        result.update(
+            preemptions=total + beyond,
+            preemptions_beyond_promise=beyond if promised_concurrency is not None else None,
+            first_preemption_s=first,
+        )
     waiting = [s.requests_waiting for s in samples if s.requests_waiting is not None]
     if waiting:
         result.update(waiting_peak=max(waiting), waiting_mean=float(np.mean(waiting)))
@@ -606,9 +675,10 @@ def kv_summary(server: ServerSeries, *, promised_concurrency: int | None = None)
 def _kv_from_stats(timeline: MemoryTimeline) -> list[KvSummary]:
     by_instance: dict[tuple[str, str], dict[str, Any]] = {}
     for stats in timeline.server_stats:
-        entry = by_instance.setdefault((stats.engine, stats.instance), {"engine": stats.engine,
-                                                                        "instance": stats.instance, "samples": 0,
-                                                                        "source": "aggregate"})
+        entry = by_instance.setdefault(
+            (stats.engine, stats.instance),
+            {"engine": stats.engine, "instance": stats.instance, "samples": 0, "source": "aggregate"},
+        )
         if stats.metric == "kv_cache_usage":
             entry.update(kv_peak=stats.stats.get("max"), kv_p95=stats.stats.get("p95"))
         elif stats.metric == "preemptions":
@@ -667,13 +737,18 @@ def parse_breaker_events(text: str, *, tz: tzinfo = UTC) -> tuple[BreakerEvent, 
             raise BreakerLogError(f"breaker log line {number}: 'kind' must be one of trip, shed, recover")
         when = record.get("time")
         try:
-            time_s = float(when) if isinstance(when, int | float) and not isinstance(when, bool) else parse_time(
-                str(when), tz=tz)
+            time_s = (
+                float(when)
+                if isinstance(when, int | float) and not isinstance(when, bool)
+                else parse_time(str(when), tz=tz)
+            )
         except ValueError:
-            raise BreakerLogError(f"breaker log line {number}: 'time' {when!r} is not ISO 8601 or POSIX "
-                                  "seconds") from None
-        found.append(BreakerEvent(time_s=time_s, kind=record["kind"], breaker=record.get("breaker"),
-                                  detail=record.get("detail")))
+            raise BreakerLogError(
+                f"breaker log line {number}: 'time' {when!r} is not ISO 8601 or POSIX seconds"
+            ) from None
+        found.append(
+            BreakerEvent(time_s=time_s, kind=record["kind"], breaker=record.get("breaker"), detail=record.get("detail"))
+        )
     return tuple(sorted(found, key=lambda e: e.time_s))
 
 
@@ -688,12 +763,18 @@ class BreakerReaction:
     passed: bool
 
     def as_dict(self) -> dict[str, Any]:
-        return {"breaker": self.breaker, "trip": iso_utc(self.trip_s), "shed": iso_utc(self.shed_s),
-                "reaction_s": self.reaction_s, "passed": self.passed}
+        return {
+            "breaker": self.breaker,
+            "trip": iso_utc(self.trip_s),
+            "shed": iso_utc(self.shed_s),
+            "reaction_s": self.reaction_s,
+            "passed": self.passed,
+        }
 
 
-def breaker_reactions(events: Iterable[BreakerEvent], *,
-                      max_reaction_s: float = BREAKER_MAX_REACTION_S) -> list[BreakerReaction]:
+def breaker_reactions(
+    events: Iterable[BreakerEvent], *, max_reaction_s: float = BREAKER_MAX_REACTION_S
+) -> list[BreakerReaction]:
     """Each trip with the first shed of the same breaker after it (before that breaker's recover).
 
     >>> events = [BreakerEvent(time_s=0.0, kind="trip"), BreakerEvent(time_s=1.5, kind="shed"),
@@ -708,7 +789,7 @@ def breaker_reactions(events: Iterable[BreakerEvent], *,
         if event.kind != BreakerKind.TRIP.value:
             continue
         shed: BreakerEvent | None = None
-        for later in ordered[index + 1:]:
+        for later in ordered[index + 1 :]:
             if event.breaker is not None and later.breaker is not None and later.breaker != event.breaker:
                 continue
             if later.kind == BreakerKind.RECOVER.value:
@@ -717,8 +798,15 @@ def breaker_reactions(events: Iterable[BreakerEvent], *,
                 shed = later
                 break
         reaction = round(shed.time_s - event.time_s, 6) if shed else None
-        found.append(BreakerReaction(breaker=event.breaker, trip_s=event.time_s, shed_s=shed.time_s if shed else None,
-                                     reaction_s=reaction, passed=reaction is not None and reaction <= max_reaction_s))
+        found.append(
+            BreakerReaction(
+                breaker=event.breaker,
+                trip_s=event.time_s,
+                shed_s=shed.time_s if shed else None,
+                reaction_s=reaction,
+                passed=reaction is not None and reaction <= max_reaction_s,
+            )
+        )
     return found
 
 
@@ -738,8 +826,13 @@ class RestartEvent:
     messages: tuple[str, ...]
 
     def as_dict(self) -> dict[str, Any]:
-        return {"time": iso_utc(self.time_s), "kind": self.kind, "gpus": list(self.gpus),
-                "sources": list(self.sources), "messages": list(self.messages)}
+        return {
+            "time": iso_utc(self.time_s),
+            "kind": self.kind,
+            "gpus": list(self.gpus),
+            "sources": list(self.sources),
+            "messages": list(self.messages),
+        }
 
 
 def restart_window_s(series: Iterable[GpuSeries]) -> float:
@@ -753,8 +846,9 @@ def restart_window_s(series: Iterable[GpuSeries]) -> float:
     return max([RESTART_SAME_EVENT_S, *(RESTART_SAME_EVENT_SAMPLES * i for i in intervals)])
 
 
-def group_restarts(sightings: Iterable[tuple[float | None, str, str | None, str, str]], *,
-                   window_s: float = RESTART_SAME_EVENT_S) -> list[RestartEvent]:
+def group_restarts(
+    sightings: Iterable[tuple[float | None, str, str | None, str, str]], *, window_s: float = RESTART_SAME_EVENT_S
+) -> list[RestartEvent]:
     """Restart events from sightings ``(time, kind, gpu, source, message)``: dated sightings within `window_s` of
     the previous one of a group join it (one restart seen on two GPUs at the same time is one restart); undated
     ones are one event each. A group is "down" only when every sighting in it is.
@@ -768,8 +862,7 @@ def group_restarts(sightings: Iterable[tuple[float | None, str, str | None, str,
     groups: list[list[tuple[float | None, str, str | None, str, str]]] = []
     for item in items:
         last = groups[-1][-1] if groups else None
-        if (item[0] is not None and last is not None and last[0] is not None
-                and item[0] - last[0] <= window_s):
+        if item[0] is not None and last is not None and last[0] is not None and item[0] - last[0] <= window_s:
             groups[-1].append(item)
         else:
             groups.append([item])
@@ -777,18 +870,29 @@ def group_restarts(sightings: Iterable[tuple[float | None, str, str | None, str,
     def unique(values: Iterable[str | None]) -> tuple[str, ...]:
         return tuple(dict.fromkeys(v for v in values if v))
 
-    return [RestartEvent(time_s=group[0][0], kind="down" if all(g[1] == "down" for g in group) else "restart",
-                         gpus=unique(g[2] for g in group), sources=unique(g[3] for g in group),
-                         messages=unique(g[4] for g in group)) for group in groups]
+    return [
+        RestartEvent(
+            time_s=group[0][0],
+            kind="down" if all(g[1] == "down" for g in group) else "restart",
+            gpus=unique(g[2] for g in group),
+            sources=unique(g[3] for g in group),
+            messages=unique(g[4] for g in group),
+        )
+        for group in groups
+    ]
 
 
 def restart_events(timeline: MemoryTimeline, events: Iterable[TimelineEvent] | None = None) -> list[RestartEvent]:
     """The restarts of a timeline, one per event: falls to near zero in each GPU's memory and the restart events
     of the log (`events`, default the timeline's), grouped by `group_restarts` over `restart_window_s`."""
     sightings: list[tuple[float | None, str, str | None, str, str]] = [
-        (e.time_s, e.kind, e.gpu, "memory", e.message) for series in timeline.gpus for e in memory_restarts(series)]
-    sightings += [(e.time_s, "restart", e.gpu, "log", e.message)
-                  for e in (timeline.events if events is None else events) if e.kind == EventKind.RESTART.value]
+        (e.time_s, e.kind, e.gpu, "memory", e.message) for series in timeline.gpus for e in memory_restarts(series)
+    ]
+    sightings += [
+        (e.time_s, "restart", e.gpu, "log", e.message)
+        for e in (timeline.events if events is None else events)
+        if e.kind == EventKind.RESTART.value
+    ]
     return group_restarts(sightings, window_s=restart_window_s(timeline.gpus))
 
 
@@ -796,8 +900,11 @@ def restart_events(timeline: MemoryTimeline, events: Iterable[TimelineEvent] | N
 # What a verdict needs
 
 
-def verdict_requirements(*, hours_required: float, climb_options: Mapping[str, Any] | None = None,
-                         ) -> dict[str, Any]:
+def verdict_requirements(
+    *,
+    hours_required: float,
+    climb_options: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """What a "pass" needs, known before the upload: `hours_required` of coverage and, for the climb test,
     ``climb_min_buckets`` buckets of ``climb_bucket_s`` (24 hourly buckets by default). ``hours_for_pass`` is the
     larger of the two in hours: a log shorter than the climb test's minimum is "insufficient" even when it covers
@@ -813,9 +920,15 @@ def verdict_requirements(*, hours_required: float, climb_options: Mapping[str, A
     buckets = max(2, math.ceil(min_hours * 3600 / bucket_s))
     climb_hours = buckets * bucket_s / 3600
     limits = climb_hours > hours_required
-    return {"hours_required": hours_required, "climb_bucket_s": bucket_s, "climb_min_buckets": buckets,
-            "climb_min_hours": climb_hours, "hours_for_pass": float(max(hours_required, climb_hours)),
-            "climb_limits_pass": limits, "notes": ["hours_below_climb_minimum"] if limits else []}
+    return {
+        "hours_required": hours_required,
+        "climb_bucket_s": bucket_s,
+        "climb_min_buckets": buckets,
+        "climb_min_hours": climb_hours,
+        "hours_for_pass": float(max(hours_required, climb_hours)),
+        "climb_limits_pass": limits,
+        "notes": ["hours_below_climb_minimum"] if limits else [],
+    }
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -833,9 +946,14 @@ def _events_with_text(timeline: MemoryTimeline, events_text: str | None, tz: tzi
     return sorted(events, key=lambda e: (e.time_s is None, e.time_s or 0.0))
 
 
-def memory_analysis(timeline: MemoryTimeline, *, committed_bytes_per_gpu: int | None = None,
-                    events_text: str | None = None, promised_concurrency: int | None = None,
-                    events_tz: tzinfo = UTC) -> dict[str, Any]:
+def memory_analysis(
+    timeline: MemoryTimeline,
+    *,
+    committed_bytes_per_gpu: int | None = None,
+    events_text: str | None = None,
+    promised_concurrency: int | None = None,
+    events_tz: tzinfo = UTC,
+) -> dict[str, Any]:
     """Everything the timeline shows, for the detail page and charts. `events_tz` is the zone of the events log's
     times written without one (give the zone the monitoring log was read in).
 
@@ -849,21 +967,33 @@ def memory_analysis(timeline: MemoryTimeline, *, committed_bytes_per_gpu: int | 
         peak = gpu_peak(series)
         if peak is None:
             continue
-        gpus.append({
-            "gpu": series.gpu, "name": series.name, "peak_bytes": peak.peak_bytes, "peak_at": iso_utc(peak.at_s),
-            "total_bytes": peak.total_bytes, "committed_bytes": committed_bytes_per_gpu,
-            "headroom_bytes": committed_bytes_per_gpu - peak.peak_bytes if committed_bytes_per_gpu else None,
-            "climb": climb(series, committed_bytes=committed_bytes_per_gpu).as_dict(),
-            "ooms": [e.as_dict() for e in memory_ooms(series)],
-            "restarts": [e.as_dict() for e in memory_restarts(series)],
-        })
+        gpus.append(
+            {
+                "gpu": series.gpu,
+                "name": series.name,
+                "peak_bytes": peak.peak_bytes,
+                "peak_at": iso_utc(peak.at_s),
+                "total_bytes": peak.total_bytes,
+                "committed_bytes": committed_bytes_per_gpu,
+                "headroom_bytes": committed_bytes_per_gpu - peak.peak_bytes if committed_bytes_per_gpu else None,
+                "climb": climb(series, committed_bytes=committed_bytes_per_gpu).as_dict(),
+                "ooms": [e.as_dict() for e in memory_ooms(series)],
+                "restarts": [e.as_dict() for e in memory_restarts(series)],
+            }
+        )
     servers = [kv_summary(s, promised_concurrency=promised_concurrency) for s in timeline.servers]
     servers += _kv_from_stats(timeline)
-    return {"start": iso_utc(timeline.start_s), "end": iso_utc(timeline.end_s),
-            "coverage_hours": coverage_hours(timeline), "gpus": gpus, "servers": [s.as_dict() for s in servers],
-            "events": [e.as_dict() for e in _events_with_text(timeline, events_text, events_tz)],
-            "restart_events": [r.as_dict() for r in restart_events(timeline, _events_with_text(
-                timeline, events_text, events_tz))]}
+    return {
+        "start": iso_utc(timeline.start_s),
+        "end": iso_utc(timeline.end_s),
+        "coverage_hours": coverage_hours(timeline),
+        "gpus": gpus,
+        "servers": [s.as_dict() for s in servers],
+        "events": [e.as_dict() for e in _events_with_text(timeline, events_text, events_tz)],
+        "restart_events": [
+            r.as_dict() for r in restart_events(timeline, _events_with_text(timeline, events_text, events_tz))
+        ],
+    }
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -890,11 +1020,19 @@ def _check_coverage(timeline: MemoryTimeline, hours: float, hours_required: floa
     start, end = timeline.start_s, timeline.end_s
     extra = {"coverage_hours": hours, "hours_required": hours_required, "start": iso_utc(start), "end": iso_utc(end)}
     if hours >= hours_required:
-        return _Check(code=CheckCode.COVERAGE, passed=True, extra=extra,
-                      message=f"The log covers {hours:g} h of the {hours_required:g} h required.")
+        return _Check(
+            code=CheckCode.COVERAGE,
+            passed=True,
+            extra=extra,
+            message=f"The log covers {hours:g} h of the {hours_required:g} h required.",
+        )
     why = "" if start is not None else " (the log carries no times)"
-    return _Check(code=CheckCode.COVERAGE, passed=False, extra=extra,
-                  message=f"The log covers {hours:g} h{why}; the verdict needs {hours_required:g} h of monitoring.")
+    return _Check(
+        code=CheckCode.COVERAGE,
+        passed=False,
+        extra=extra,
+        message=f"The log covers {hours:g} h{why}; the verdict needs {hours_required:g} h of monitoring.",
+    )
 
 
 def _check_peak(timeline: MemoryTimeline, committed: int | None) -> _Check:
@@ -903,14 +1041,26 @@ def _check_peak(timeline: MemoryTimeline, committed: int | None) -> _Check:
     peaks = [p for p in (gpu_peak(s) for s in timeline.gpus) if p is not None]
     tolerance = gauge_resolution_bytes(s for s in timeline.gpus if s.peak_bytes is not None)
     highest = max(peaks, key=lambda p: p.peak_bytes) if peaks else None
-    extra: dict[str, Any] = {"committed_bytes_per_gpu": committed, "gpus": [p.as_dict() for p in peaks],
-                             "peak_bytes": highest.peak_bytes if highest else None, "tolerance_bytes": tolerance}
+    extra: dict[str, Any] = {
+        "committed_bytes_per_gpu": committed,
+        "gpus": [p.as_dict() for p in peaks],
+        "peak_bytes": highest.peak_bytes if highest else None,
+        "tolerance_bytes": tolerance,
+    }
     if highest is None:
-        return _Check(code=CheckCode.PEAK_WITHIN_COMMITMENT, passed=None, extra={**extra, "reason": "no_gpu_series"},
-                      message="The log has no GPU memory series: the peak cannot be compared with the commitment.")
+        return _Check(
+            code=CheckCode.PEAK_WITHIN_COMMITMENT,
+            passed=None,
+            extra={**extra, "reason": "no_gpu_series"},
+            message="The log has no GPU memory series: the peak cannot be compared with the commitment.",
+        )
     if not committed:
-        return _Check(code=CheckCode.PEAK_WITHIN_COMMITMENT, passed=None, extra={**extra, "reason": "no_commitment"},
-                      message="No committed figure per GPU was given: the peak cannot be judged.")
+        return _Check(
+            code=CheckCode.PEAK_WITHIN_COMMITMENT,
+            passed=None,
+            extra={**extra, "reason": "no_commitment"},
+            message="No committed figure per GPU was given: the peak cannot be judged.",
+        )
     limit = committed + tolerance
     over = [p for p in peaks if p.peak_bytes > limit]
     extra["max_peak_bytes"] = highest.peak_bytes
@@ -919,95 +1069,163 @@ def _check_peak(timeline: MemoryTimeline, committed: int | None) -> _Check:
     if not over:
         within = highest.peak_bytes > committed
         extra["reason"] = "within_resolution" if within else "within_commitment"
-        spare = (f"{_mib(highest.peak_bytes - committed)} above it, less than the gauge's step of {_mib(tolerance)}"
-                 ", which cannot tell it from the commitment" if within else
-                 f"{_mib(committed - highest.peak_bytes)} to spare, judged within the gauge's step of "
-                 f"{_mib(tolerance)}")
-        return _Check(code=CheckCode.PEAK_WITHIN_COMMITMENT, passed=True, extra=extra,
-                      message=f"The highest peak, {_mib(highest.peak_bytes)} on GPU {highest.gpu} at "
-                              f"{iso_utc(highest.at_s)}, stays within the commitment of {_mib(committed)} per GPU "
-                              f"({spare}).")
-    dated = sorted((s.time_s, series.gpu, s.memory_used_bytes) for series in timeline.gpus for s in series.samples
-                   if s.time_s is not None and s.memory_used_bytes is not None and s.memory_used_bytes > limit)
+        spare = (
+            f"{_mib(highest.peak_bytes - committed)} above it, less than the gauge's step of {_mib(tolerance)}"
+            ", which cannot tell it from the commitment"
+            if within
+            else f"{_mib(committed - highest.peak_bytes)} to spare, judged within the gauge's step of {_mib(tolerance)}"
+        )
+        return _Check(
+            code=CheckCode.PEAK_WITHIN_COMMITMENT,
+            passed=True,
+            extra=extra,
+            message=f"The highest peak, {_mib(highest.peak_bytes)} on GPU {highest.gpu} at "
+            f"{iso_utc(highest.at_s)}, stays within the commitment of {_mib(committed)} per GPU "
+            f"({spare}).",
+        )
+    dated = sorted(
+        (s.time_s, series.gpu, s.memory_used_bytes)
+        for series in timeline.gpus
+        for s in series.samples
+        if s.time_s is not None and s.memory_used_bytes is not None and s.memory_used_bytes > limit
+    )
     first_time, first_gpu, first_value = dated[0] if dated else (None, over[0].gpu, over[0].peak_bytes)
-    extra.update(reason="above_commitment", over_bytes=highest.peak_bytes - committed,
-                 first_violation_bytes=first_value, first_violation_gpu=first_gpu)
+    extra.update(
+        reason="above_commitment",
+        over_bytes=highest.peak_bytes - committed,
+        first_violation_bytes=first_value,
+        first_violation_gpu=first_gpu,
+    )
     names = ", ".join(f"GPU {p.gpu} ({_mib(p.peak_bytes)} at {iso_utc(p.at_s)})" for p in over)
-    return _Check(code=CheckCode.PEAK_WITHIN_COMMITMENT, passed=False, extra=extra, first_violation_s=first_time,
-                  message=f"Memory went above the commitment of {_mib(committed)} per GPU by more than the gauge's "
-                          f"step of {_mib(tolerance)} on {names}; first {_mib(first_value)} on GPU {first_gpu} at "
-                          f"{iso_utc(first_time)}.")
+    return _Check(
+        code=CheckCode.PEAK_WITHIN_COMMITMENT,
+        passed=False,
+        extra=extra,
+        first_violation_s=first_time,
+        message=f"Memory went above the commitment of {_mib(committed)} per GPU by more than the gauge's "
+        f"step of {_mib(tolerance)} on {names}; first {_mib(first_value)} on GPU {first_gpu} at "
+        f"{iso_utc(first_time)}.",
+    )
 
 
 def _check_oom(timeline: MemoryTimeline, events: list[TimelineEvent]) -> _Check:
     ooms = [e for series in timeline.gpus for e in memory_ooms(series)]
     logged = [e for e in events if e.kind in (EventKind.OOM.value, EventKind.XID.value)]
     smi_errors = [e for e in events if e.kind == EventKind.SMI_ERROR.value]
-    extra: dict[str, Any] = {"memory_ooms": [e.as_dict() for e in ooms], "logged": [e.as_dict() for e in logged],
-                             "smi_errors": [e.as_dict() for e in smi_errors],
-                             "gpus_without_total": [g.gpu for g in timeline.gpus if not g.total_bytes]}
+    extra: dict[str, Any] = {
+        "memory_ooms": [e.as_dict() for e in ooms],
+        "logged": [e.as_dict() for e in logged],
+        "smi_errors": [e.as_dict() for e in smi_errors],
+        "gpus_without_total": [g.gpu for g in timeline.gpus if not g.total_bytes],
+    }
     note = f" nvidia-smi reported {len(smi_errors)} error(s) instead of samples." if smi_errors else ""
     if not ooms and not logged:
-        return _Check(code=CheckCode.NO_OOM, passed=True, extra=extra,
-                      message="No out-of-memory event and no XID error." + note)
+        return _Check(
+            code=CheckCode.NO_OOM, passed=True, extra=extra, message="No out-of-memory event and no XID error." + note
+        )
     first = _earliest([*(e.time_s for e in ooms), *(e.time_s for e in logged)])
     parts = [e.message for e in ooms[:3]]
-    parts += [(f"XID {e.code}" if e.kind == EventKind.XID.value else "OOM error") + f" at {iso_utc(e.time_s)}"
-              for e in logged[:3]]
-    return _Check(code=CheckCode.NO_OOM, passed=False, extra=extra, first_violation_s=first,
-                  message=f"{len(ooms) + len(logged)} out-of-memory/XID event(s): " + "; ".join(parts) + "." + note)
+    parts += [
+        (f"XID {e.code}" if e.kind == EventKind.XID.value else "OOM error") + f" at {iso_utc(e.time_s)}"
+        for e in logged[:3]
+    ]
+    return _Check(
+        code=CheckCode.NO_OOM,
+        passed=False,
+        extra=extra,
+        first_violation_s=first,
+        message=f"{len(ooms) + len(logged)} out-of-memory/XID event(s): " + "; ".join(parts) + "." + note,
+    )
 
 
 def _check_restart(timeline: MemoryTimeline, events: list[TimelineEvent]) -> _Check:
     seen = [e for series in timeline.gpus for e in memory_restarts(series)]
     logged = [e for e in events if e.kind == EventKind.RESTART.value]
     grouped = restart_events(timeline, events)
-    extra = {"memory": [e.as_dict() for e in seen], "logged": [e.as_dict() for e in logged],
-             "events": [e.as_dict() for e in grouped], "count": len(grouped),
-             "restarts": sum(1 for e in grouped if e.kind == "restart"),
-             "downs": sum(1 for e in grouped if e.kind == "down"),
-             "same_event_s": restart_window_s(timeline.gpus)}
+    extra = {
+        "memory": [e.as_dict() for e in seen],
+        "logged": [e.as_dict() for e in logged],
+        "events": [e.as_dict() for e in grouped],
+        "count": len(grouped),
+        "restarts": sum(1 for e in grouped if e.kind == "restart"),
+        "downs": sum(1 for e in grouped if e.kind == "down"),
+        "same_event_s": restart_window_s(timeline.gpus),
+    }
     if not grouped:
-        return _Check(code=CheckCode.NO_RESTART, passed=True, extra={**extra, "reason": "none"},
-                      message="No server restart.")
+        return _Check(
+            code=CheckCode.NO_RESTART, passed=True, extra={**extra, "reason": "none"}, message="No server restart."
+        )
     parts = []
     for event in grouped[:3]:
         where = f" (GPU {', '.join(event.gpus)})" if event.gpus else ""
         parts.append(("outage" if event.kind == "down" else "restart") + f" at {iso_utc(event.time_s)}{where}")
-    return _Check(code=CheckCode.NO_RESTART, passed=False, extra={**extra, "reason": "restarted"},
-                  first_violation_s=_earliest(e.time_s for e in grouped),
-                  message=f"{len(grouped)} restart(s) or outage(s), each counted once however many GPUs showed it: "
-                          + "; ".join(parts) + ".")
+    return _Check(
+        code=CheckCode.NO_RESTART,
+        passed=False,
+        extra={**extra, "reason": "restarted"},
+        first_violation_s=_earliest(e.time_s for e in grouped),
+        message=f"{len(grouped)} restart(s) or outage(s), each counted once however many GPUs showed it: "
+        + "; ".join(parts)
+        + ".",
+    )
 
 
 def _check_climb(timeline: MemoryTimeline, committed: int | None, **options: Any) -> _Check:
-    climbs = [climb(series, committed_bytes=committed, **options) for series in timeline.gpus
-              if series.peak_bytes is not None]
-    extra = {"gpus": [c.as_dict() for c in climbs], "bucket_s": options.get("bucket_s", CLIMB_BUCKET_S),
-             "min_hours": options.get("min_hours", CLIMB_MIN_HOURS),
-             "horizon_hours": options.get("horizon_hours", CLIMB_HORIZON_HOURS),
-             "confidence": options.get("confidence", CLIMB_CONFIDENCE)}
+    climbs = [
+        climb(series, committed_bytes=committed, **options) for series in timeline.gpus if series.peak_bytes is not None
+    ]
+    extra = {
+        "gpus": [c.as_dict() for c in climbs],
+        "bucket_s": options.get("bucket_s", CLIMB_BUCKET_S),
+        "min_hours": options.get("min_hours", CLIMB_MIN_HOURS),
+        "horizon_hours": options.get("horizon_hours", CLIMB_HORIZON_HOURS),
+        "confidence": options.get("confidence", CLIMB_CONFIDENCE),
+    }
     if not climbs:
-        return _Check(code=CheckCode.NO_SUSTAINED_CLIMB, passed=None, extra=extra,
-                      message="The log has no GPU memory series: a climb cannot be judged.")
+        return _Check(
+            code=CheckCode.NO_SUSTAINED_CLIMB,
+            passed=None,
+            extra=extra,
+            message="The log has no GPU memory series: a climb cannot be judged.",
+        )
     sustained = [c for c in climbs if c.sustained]
     if sustained:
-        parts = [f"GPU {c.gpu} rises {_rate(c.slope_bytes_per_hour)} (95 % CI {_rate(c.slope_low_bytes_per_hour)}"
-                 f" to {_rate(c.slope_high_bytes_per_hour)}) and reaches "
-                 + (f"the {c.limit_source} in {c.hours_to_limit:,.0f} h" if c.hours_to_limit is not None else
-                    "an unknown limit") + f", proven by {iso_utc(c.detected_at_s)}" for c in sustained]
-        return _Check(code=CheckCode.NO_SUSTAINED_CLIMB, passed=False, extra=extra,
-                      first_violation_s=_earliest(c.detected_at_s for c in sustained),
-                      message="Sustained memory climb: " + "; ".join(parts) + ".")
+        parts = [
+            f"GPU {c.gpu} rises {_rate(c.slope_bytes_per_hour)} (95 % CI {_rate(c.slope_low_bytes_per_hour)}"
+            f" to {_rate(c.slope_high_bytes_per_hour)}) and reaches "
+            + (
+                f"the {c.limit_source} in {c.hours_to_limit:,.0f} h"
+                if c.hours_to_limit is not None
+                else "an unknown limit"
+            )
+            + f", proven by {iso_utc(c.detected_at_s)}"
+            for c in sustained
+        ]
+        return _Check(
+            code=CheckCode.NO_SUSTAINED_CLIMB,
+            passed=False,
+            extra=extra,
+            first_violation_s=_earliest(c.detected_at_s for c in sustained),
+            message="Sustained memory climb: " + "; ".join(parts) + ".",
+        )
     unjudged = [c for c in climbs if not c.judged]
     if unjudged:
-        return _Check(code=CheckCode.NO_SUSTAINED_CLIMB, passed=None, extra=extra,
-                      message="Too little data to judge a climb: " + "; ".join(f"GPU {c.gpu}: {c.reason}"
-                                                                              for c in unjudged) + ".")
+        return _Check(
+            code=CheckCode.NO_SUSTAINED_CLIMB,
+            passed=None,
+            extra=extra,
+            message="Too little data to judge a climb: "
+            + "; ".join(f"GPU {c.gpu}: {c.reason}" for c in unjudged)
+            + ".",
+        )
     steepest = max(climbs, key=lambda c: c.slope_bytes_per_hour or 0.0)
-    return _Check(code=CheckCode.NO_SUSTAINED_CLIMB, passed=True, extra=extra,
-                  message=f"No sustained climb; the steepest slope is {_rate(steepest.slope_bytes_per_hour)} on "
-                          f"GPU {steepest.gpu} ({steepest.reason}).")
+    return _Check(
+        code=CheckCode.NO_SUSTAINED_CLIMB,
+        passed=True,
+        extra=extra,
+        message=f"No sustained climb; the steepest slope is {_rate(steepest.slope_bytes_per_hour)} on "
+        f"GPU {steepest.gpu} ({steepest.reason}).",
+    )
 
 
 def _check_kv(timeline: MemoryTimeline, promised_concurrency: int | None) -> _Check | None:
@@ -1023,17 +1241,27 @@ def _check_kv(timeline: MemoryTimeline, promised_concurrency: int | None) -> _Ch
     preemptions = sum((s.preemptions or 0) - (s.preemptions_beyond_promise or 0) for s in summaries)
     if not full and not preempted:
         text = f"KV-cache usage peaked at {peak:.1%}" if peak is not None else "KV-cache usage unknown"
-        return _Check(code=CheckCode.KV_HEADROOM, passed=True, extra=extra,
-                      message=f"{text}, with no preemption" + (" within the promised concurrency" if
-                                                               promised_concurrency is not None else "") + ".")
+        return _Check(
+            code=CheckCode.KV_HEADROOM,
+            passed=True,
+            extra=extra,
+            message=f"{text}, with no preemption"
+            + (" within the promised concurrency" if promised_concurrency is not None else "")
+            + ".",
+        )
     first = _earliest([*(s.first_full_s for s in full), *(s.first_preemption_s for s in preempted)])
     parts = []
     if full:
         parts.append(f"KV-cache usage reached 100 % ({', '.join(s.instance or s.engine for s in full)})")
     if preempted:
         parts.append(f"{preemptions:g} preemption(s)")
-    return _Check(code=CheckCode.KV_HEADROOM, passed=False, extra=extra, first_violation_s=first,
-                  message="; ".join(parts) + (f", first at {iso_utc(first)}" if first is not None else "") + ".")
+    return _Check(
+        code=CheckCode.KV_HEADROOM,
+        passed=False,
+        extra=extra,
+        first_violation_s=first,
+        message="; ".join(parts) + (f", first at {iso_utc(first)}" if first is not None else "") + ".",
+    )
 
 
 def _check_breaker(events: Sequence[BreakerEvent], max_reaction_s: float) -> _Check:
@@ -1041,27 +1269,46 @@ def _check_breaker(events: Sequence[BreakerEvent], max_reaction_s: float) -> _Ch
     extra = {"max_reaction_s": max_reaction_s, "trips": len(reactions), "reactions": [r.as_dict() for r in reactions]}
     late = [r for r in reactions if not r.passed]
     if not reactions:
-        return _Check(code=CheckCode.BREAKER_REACTION, passed=True, extra=extra,
-                      message="The circuit breaker never tripped.")
+        return _Check(
+            code=CheckCode.BREAKER_REACTION, passed=True, extra=extra, message="The circuit breaker never tripped."
+        )
     slowest = max((r.reaction_s for r in reactions if r.reaction_s is not None), default=None)
     extra["slowest_reaction_s"] = slowest
     if not late:
-        return _Check(code=CheckCode.BREAKER_REACTION, passed=True, extra=extra,
-                      message=f"All {len(reactions)} trip(s) were acted on within {max_reaction_s:g} s (slowest "
-                              f"{slowest:g} s).")
-    parts = [f"trip at {iso_utc(r.trip_s)} " + (f"acted on after {r.reaction_s:g} s" if r.reaction_s is not None
-                                                  else "never acted on") for r in late[:3]]
-    return _Check(code=CheckCode.BREAKER_REACTION, passed=False, extra=extra,
-                  first_violation_s=_earliest(r.trip_s for r in late),
-                  message=f"{len(late)} of {len(reactions)} trip(s) not acted on within {max_reaction_s:g} s: "
-                          + "; ".join(parts) + ".")
+        return _Check(
+            code=CheckCode.BREAKER_REACTION,
+            passed=True,
+            extra=extra,
+            message=f"All {len(reactions)} trip(s) were acted on within {max_reaction_s:g} s (slowest {slowest:g} s).",
+        )
+    parts = [
+        f"trip at {iso_utc(r.trip_s)} "
+        + (f"acted on after {r.reaction_s:g} s" if r.reaction_s is not None else "never acted on")
+        for r in late[:3]
+    ]
+    return _Check(
+        code=CheckCode.BREAKER_REACTION,
+        passed=False,
+        extra=extra,
+        first_violation_s=_earliest(r.trip_s for r in late),
+        message=f"{len(late)} of {len(reactions)} trip(s) not acted on within {max_reaction_s:g} s: "
+        + "; ".join(parts)
+        + ".",
+    )
 
 
-def health_verdict(timeline: MemoryTimeline, *, committed_bytes_per_gpu: int | None, hours_required: float = 72,
-                   breaker_events: str | Sequence[BreakerEvent] | None = None, events_text: str | None = None,
-                   promised_concurrency: int | None = None,
-                   max_reaction_s: float = BREAKER_MAX_REACTION_S, climb_options: Mapping[str, Any] | None = None,
-                   events_tz: tzinfo = UTC) -> dict[str, Any]:
+def health_verdict(
+    timeline: MemoryTimeline,
+    *,
+    committed_bytes_per_gpu: int | None,
+    hours_required: float = 72,
+    breaker_events: str | Sequence[BreakerEvent] | None = None,
+    events_text: str | None = None,
+    promised_concurrency: int | None = None,
+    max_reaction_s: float = BREAKER_MAX_REACTION_S,
+    climb_options: Mapping[str, Any] | None = None,
+    events_tz: tzinfo = UTC,
+) -> dict[str, Any]:
     """The post-launch health verdict of a monitoring log (issue 6 part 6; rules in the module docstring).
 
     `breaker_events` is the breaker log's text (JSON lines) or parsed events: the ``breaker_reaction`` check is
@@ -1096,8 +1343,11 @@ def health_verdict(timeline: MemoryTimeline, *, committed_bytes_per_gpu: int | N
     if kv is not None:
         checks.append(kv)
     if breaker_events is not None:
-        parsed = (parse_breaker_events(breaker_events, tz=events_tz) if isinstance(breaker_events, str)
-                  else tuple(breaker_events))
+        parsed = (
+            parse_breaker_events(breaker_events, tz=events_tz)
+            if isinstance(breaker_events, str)
+            else tuple(breaker_events)
+        )
         checks.append(_check_breaker(parsed, max_reaction_s))
     failed = [c for c in checks if c.code != CheckCode.COVERAGE and c.passed is False]
     if failed:
@@ -1108,10 +1358,20 @@ def health_verdict(timeline: MemoryTimeline, *, committed_bytes_per_gpu: int | N
         verdict = Verdict.PASS
     peak = checks[4].extra
     restart = checks[2].extra
-    return {"verdict": verdict.value, "checks": [c.as_dict() for c in checks],
-            "first_violation": iso_utc(_earliest(c.first_violation_s for c in failed)), "coverage_hours": hours,
-            "peak_bytes": peak["peak_bytes"], "tolerance_bytes": peak["tolerance_bytes"],
-            "figures": {"peak_bytes": peak["peak_bytes"], "committed_bytes_per_gpu": committed_bytes_per_gpu,
-                        "tolerance_bytes": peak["tolerance_bytes"], "coverage_hours": hours,
-                        "hours_required": hours_required, "restarts": restart["count"]},
-            "requirements": verdict_requirements(hours_required=hours_required, climb_options=climb_options)}
+    return {
+        "verdict": verdict.value,
+        "checks": [c.as_dict() for c in checks],
+        "first_violation": iso_utc(_earliest(c.first_violation_s for c in failed)),
+        "coverage_hours": hours,
+        "peak_bytes": peak["peak_bytes"],
+        "tolerance_bytes": peak["tolerance_bytes"],
+        "figures": {
+            "peak_bytes": peak["peak_bytes"],
+            "committed_bytes_per_gpu": committed_bytes_per_gpu,
+            "tolerance_bytes": peak["tolerance_bytes"],
+            "coverage_hours": hours,
+            "hours_required": hours_required,
+            "restarts": restart["count"],
+        },
+        "requirements": verdict_requirements(hours_required=hours_required, climb_options=climb_options),
+    }

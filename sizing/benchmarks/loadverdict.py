@@ -113,8 +113,15 @@ class _Check:
     extra: dict[str, Any] | None = None  # the numbers behind the words
 
     def as_dict(self) -> dict[str, Any]:
-        return {"code": self.code.value, "verdict": self.verdict.value, "detail": self.detail, "value": self.value,
-                "first_violation_s": self.first_violation_s, "reason": self.reason, "extra": dict(self.extra or {})}
+        return {
+            "code": self.code.value,
+            "verdict": self.verdict.value,
+            "detail": self.detail,
+            "value": self.value,
+            "first_violation_s": self.first_violation_s,
+            "reason": self.reason,
+            "extra": dict(self.extra or {}),
+        }
 
 
 def _inside(time_s: float | None, window: tuple[float, float] | None) -> bool:
@@ -166,116 +173,216 @@ def _check_gpu(gpus: Sequence[GpuSeries], committed: int | None) -> tuple[_Check
     peaks = []
     for series in gpus:
         best = max(series.samples, key=lambda s: s.memory_used_bytes or 0)
-        peaks.append({"gpu": series.gpu, "peak_bytes": best.memory_used_bytes, "peak_at_s": best.time_s,
-                      "samples": len(series.samples), "resolution_bytes": series.resolution_bytes})
+        peaks.append(
+            {
+                "gpu": series.gpu,
+                "peak_bytes": best.memory_used_bytes,
+                "peak_at_s": best.time_s,
+                "samples": len(series.samples),
+                "resolution_bytes": series.resolution_bytes,
+            }
+        )
     code = CheckCode.PEAK_WITHIN_COMMITMENT
     tolerance = gauge_resolution_bytes(gpus)
-    extra: dict[str, Any] = {"committed_bytes_per_gpu": committed, "tolerance_bytes": tolerance,
-                             "gpu_peak_bytes": None}
+    extra: dict[str, Any] = {"committed_bytes_per_gpu": committed, "tolerance_bytes": tolerance, "gpu_peak_bytes": None}
     if not peaks:
-        return _Check(code=code, verdict=Verdict.UNKNOWN, reason="no_gpu_series", extra=extra,
-                      detail="No GPU memory series in the window: the peak per GPU was not measured."), peaks
+        return _Check(
+            code=code,
+            verdict=Verdict.UNKNOWN,
+            reason="no_gpu_series",
+            extra=extra,
+            detail="No GPU memory series in the window: the peak per GPU was not measured.",
+        ), peaks
     highest = max(peaks, key=lambda p: p["peak_bytes"])
     extra.update(gpu_peak_bytes=highest["peak_bytes"], gpu=highest["gpu"], peak_at_s=highest["peak_at_s"])
-    peak_words = (f"GPU memory peaked at {_gib(highest['peak_bytes'])} ({_mib(highest['peak_bytes'])}) on GPU "
-                  f"{highest['gpu']} {_when(highest['peak_at_s'])}")
+    peak_words = (
+        f"GPU memory peaked at {_gib(highest['peak_bytes'])} ({_mib(highest['peak_bytes'])}) on GPU "
+        f"{highest['gpu']} {_when(highest['peak_at_s'])}"
+    )
     if committed is None:
-        return _Check(code=code, verdict=Verdict.UNKNOWN, value=highest["peak_bytes"], reason="no_commitment",
-                      extra=extra, detail=f"{peak_words}, but no committed budget per GPU was given to compare it "
-                                          "with."), peaks
+        return _Check(
+            code=code,
+            verdict=Verdict.UNKNOWN,
+            value=highest["peak_bytes"],
+            reason="no_commitment",
+            extra=extra,
+            detail=f"{peak_words}, but no committed budget per GPU was given to compare it with.",
+        ), peaks
     limit = committed + tolerance
     extra["limit_bytes"] = limit
-    over = [(s.time_s, series.gpu, s.memory_used_bytes) for series in gpus for s in series.samples
-            if (s.memory_used_bytes or 0) > limit]
+    over = [
+        (s.time_s, series.gpu, s.memory_used_bytes)
+        for series in gpus
+        for s in series.samples
+        if (s.memory_used_bytes or 0) > limit
+    ]
     if not over:
         spare = committed - highest["peak_bytes"]
         within = spare < 0
         extra["spare_bytes"] = spare
-        how = (f"{_mib(-spare)} above it, less than the gauge's step of {_mib(tolerance)}, which cannot tell it "
-               "from the commitment" if within else
-               f"{_mib(spare)} to spare, judged within the gauge's step of {_mib(tolerance)}")
-        return _Check(code=code, verdict=Verdict.PASS, value=highest["peak_bytes"],
-                      reason="within_resolution" if within else "within_commitment", extra=extra,
-                      detail=f"{peak_words}, within the committed {_gib(committed)} ({_mib(committed)}) per GPU: "
-                             f"{how}."), peaks
+        how = (
+            f"{_mib(-spare)} above it, less than the gauge's step of {_mib(tolerance)}, which cannot tell it "
+            "from the commitment"
+            if within
+            else f"{_mib(spare)} to spare, judged within the gauge's step of {_mib(tolerance)}"
+        )
+        return _Check(
+            code=code,
+            verdict=Verdict.PASS,
+            value=highest["peak_bytes"],
+            reason="within_resolution" if within else "within_commitment",
+            extra=extra,
+            detail=f"{peak_words}, within the committed {_gib(committed)} ({_mib(committed)}) per GPU: {how}.",
+        ), peaks
     dated = [item for item in over if item[0] is not None]
     first = min(dated) if dated else over[0]
     gpus_over = sorted({gpu for _, gpu, _ in over})
     extra.update(first_violation_bytes=first[2], first_violation_gpu=first[1], over_bytes=first[2] - committed)
-    return _Check(code=code, verdict=Verdict.FAIL, value=highest["peak_bytes"], first_violation_s=first[0],
-                  violation_value=first[2], reason="above_commitment", extra=extra,
-                  detail=f"GPU memory went above the committed {_gib(committed)} ({_mib(committed)}) per GPU by "
-                         f"more than the gauge's step of {_mib(tolerance)} on GPU {', '.join(gpus_over)}: first "
-                         f"{_mib(first[2])} on GPU {first[1]} {_when(first[0])}, {_mib(first[2] - committed)} "
-                         f"over; the peak was {_gib(highest['peak_bytes'])} on GPU {highest['gpu']}."), peaks
+    return _Check(
+        code=code,
+        verdict=Verdict.FAIL,
+        value=highest["peak_bytes"],
+        first_violation_s=first[0],
+        violation_value=first[2],
+        reason="above_commitment",
+        extra=extra,
+        detail=f"GPU memory went above the committed {_gib(committed)} ({_mib(committed)}) per GPU by "
+        f"more than the gauge's step of {_mib(tolerance)} on GPU {', '.join(gpus_over)}: first "
+        f"{_mib(first[2])} on GPU {first[1]} {_when(first[0])}, {_mib(first[2] - committed)} "
+        f"over; the peak was {_gib(highest['peak_bytes'])} on GPU {highest['gpu']}.",
+    ), peaks
 
 
 def _check_kv(summaries: Sequence[KvSummary], servers: Sequence[ServerSeries]) -> _Check:
     code = CheckCode.KV_BELOW_FULL
     measured = [s for s in summaries if s.kv_peak is not None]
     if not measured:
-        return _Check(code=code, verdict=Verdict.UNKNOWN, reason="no_kv_series",
-                      detail="No KV-cache usage series in the window: the KV peak was not measured.")
+        return _Check(
+            code=code,
+            verdict=Verdict.UNKNOWN,
+            reason="no_kv_series",
+            detail="No KV-cache usage series in the window: the KV peak was not measured.",
+        )
     peak = max(s.kv_peak for s in measured if s.kv_peak is not None)
     full = [s for s in measured if s.kv_peak is not None and s.kv_peak >= KV_FULL]
     if not full:
-        return _Check(code=code, verdict=Verdict.PASS, value=peak, reason="below_full", extra={"kv_peak": peak},
-                      detail=f"KV-cache usage peaked at {peak:.1%}, below 100 %.")
+        return _Check(
+            code=code,
+            verdict=Verdict.PASS,
+            value=peak,
+            reason="below_full",
+            extra={"kv_peak": peak},
+            detail=f"KV-cache usage peaked at {peak:.1%}, below 100 %.",
+        )
     first = _earliest(s.first_full_s for s in full)
-    value = next((sample.kv_cache_usage for server in servers for sample in server.samples
-                  if sample.time_s == first and sample.kv_cache_usage is not None
-                  and sample.kv_cache_usage >= KV_FULL), peak)
+    value = next(
+        (
+            sample.kv_cache_usage
+            for server in servers
+            for sample in server.samples
+            if sample.time_s == first and sample.kv_cache_usage is not None and sample.kv_cache_usage >= KV_FULL
+        ),
+        peak,
+    )
     names = ", ".join(s.instance or s.engine for s in full)
-    return _Check(code=code, verdict=Verdict.FAIL, value=peak, first_violation_s=first, violation_value=value,
-                  reason="full", extra={"kv_peak": peak, "first_full_value": value},
-                  detail=f"KV-cache usage reached {value:.1%} {_when(first)} ({names}): the cache was full.")
+    return _Check(
+        code=code,
+        verdict=Verdict.FAIL,
+        value=peak,
+        first_violation_s=first,
+        violation_value=value,
+        reason="full",
+        extra={"kv_peak": peak, "first_full_value": value},
+        detail=f"KV-cache usage reached {value:.1%} {_when(first)} ({names}): the cache was full.",
+    )
 
 
 def _check_preemption(summaries: Sequence[KvSummary], promised: int | None) -> _Check:
     code = CheckCode.NO_PREEMPTION
     counted = [s for s in summaries if s.preemptions is not None]
     if not counted:
-        return _Check(code=code, verdict=Verdict.UNKNOWN, reason="no_counter",
-                      detail="No preemption counter in the window: preemptions were not measured.")
+        return _Check(
+            code=code,
+            verdict=Verdict.UNKNOWN,
+            reason="no_counter",
+            detail="No preemption counter in the window: preemptions were not measured.",
+        )
     total = sum(s.preemptions or 0.0 for s in counted)
     beyond = sum(s.preemptions_beyond_promise or 0.0 for s in counted)
     judged = total - beyond
-    beyond_text = (f" ({beyond:g} more while over the promised {promised} running requests, reported, not failed)"
-                   if beyond else "")
+    beyond_text = (
+        f" ({beyond:g} more while over the promised {promised} running requests, reported, not failed)"
+        if beyond
+        else ""
+    )
     if judged <= 0:
         scope = f" at or below the promised {promised} running requests" if promised is not None else ""
-        return _Check(code=code, verdict=Verdict.PASS, value=judged, reason="none",
-                      extra={"preemptions": judged, "beyond_promise": beyond, "promised_concurrency": promised},
-                      detail=f"No preemption{scope}{beyond_text}.")
-    first = _earliest(s.first_preemption_s for s in counted if (s.preemptions or 0) - (s.preemptions_beyond_promise
-                                                                                        or 0) > 0)
-    return _Check(code=code, verdict=Verdict.FAIL, value=judged, first_violation_s=first, violation_value=judged,
-                  reason="preempted",
-                  extra={"preemptions": judged, "beyond_promise": beyond, "promised_concurrency": promised},
-                  detail=f"{judged:g} preemption(s) in the window, the first counted {_when(first)}{beyond_text}.")
+        return _Check(
+            code=code,
+            verdict=Verdict.PASS,
+            value=judged,
+            reason="none",
+            extra={"preemptions": judged, "beyond_promise": beyond, "promised_concurrency": promised},
+            detail=f"No preemption{scope}{beyond_text}.",
+        )
+    first = _earliest(
+        s.first_preemption_s for s in counted if (s.preemptions or 0) - (s.preemptions_beyond_promise or 0) > 0
+    )
+    return _Check(
+        code=code,
+        verdict=Verdict.FAIL,
+        value=judged,
+        first_violation_s=first,
+        violation_value=judged,
+        reason="preempted",
+        extra={"preemptions": judged, "beyond_promise": beyond, "promised_concurrency": promised},
+        detail=f"{judged:g} preemption(s) in the window, the first counted {_when(first)}{beyond_text}.",
+    )
 
 
 def _check_oom(gpus: Sequence[GpuSeries], timeline: MemoryTimeline, window: tuple[float, float] | None) -> _Check:
     code = CheckCode.NO_OOM
-    shapes: list[MemoryEvent] = [e for series in timeline.gpus for e in memory_ooms(series)
-                                 if _inside(e.time_s, window)]
-    logged = [e for e in timeline.events if e.kind in (EventKind.OOM.value, EventKind.XID.value)
-              and _inside(e.time_s, window)]
+    shapes: list[MemoryEvent] = [
+        e for series in timeline.gpus for e in memory_ooms(series) if _inside(e.time_s, window)
+    ]
+    logged = [
+        e for e in timeline.events if e.kind in (EventKind.OOM.value, EventKind.XID.value) and _inside(e.time_s, window)
+    ]
     count = len(shapes) + len(logged)
     if not count:
         if not gpus and not timeline.events:
-            return _Check(code=code, verdict=Verdict.UNKNOWN, reason="unwatched",
-                          detail="No GPU memory series and no event log: an OOM or XID error would not have been "
-                                 "seen.")
-        return _Check(code=code, verdict=Verdict.PASS, value=0, reason="none", extra={"events": 0},
-                      detail="No out-of-memory event and no XID error.")
+            return _Check(
+                code=code,
+                verdict=Verdict.UNKNOWN,
+                reason="unwatched",
+                detail="No GPU memory series and no event log: an OOM or XID error would not have been seen.",
+            )
+        return _Check(
+            code=code,
+            verdict=Verdict.PASS,
+            value=0,
+            reason="none",
+            extra={"events": 0},
+            detail="No out-of-memory event and no XID error.",
+        )
     first = _earliest([*(e.time_s for e in shapes), *(e.time_s for e in logged)])
     parts = [e.message for e in shapes[:3]]
-    parts += [(f"XID {e.code}" if e.kind == EventKind.XID.value else "OOM error") +
-              (f" on GPU {e.gpu}" if e.gpu else "") + f" {_when(e.time_s)}" for e in logged[:3]]
-    return _Check(code=code, verdict=Verdict.FAIL, value=count, first_violation_s=first, violation_value=count,
-                  reason="events", extra={"events": count, "from_memory": len(shapes), "logged": len(logged)},
-                  detail=f"{count} out-of-memory/XID event(s): " + "; ".join(parts) + ".")
+    parts += [
+        (f"XID {e.code}" if e.kind == EventKind.XID.value else "OOM error")
+        + (f" on GPU {e.gpu}" if e.gpu else "")
+        + f" {_when(e.time_s)}"
+        for e in logged[:3]
+    ]
+    return _Check(
+        code=code,
+        verdict=Verdict.FAIL,
+        value=count,
+        first_violation_s=first,
+        violation_value=count,
+        reason="events",
+        extra={"events": count, "from_memory": len(shapes), "logged": len(logged)},
+        detail=f"{count} out-of-memory/XID event(s): " + "; ".join(parts) + ".",
+    )
 
 
 def _restart_events(timeline: MemoryTimeline, window: tuple[float, float] | None) -> list[tuple[float | None, str]]:
@@ -299,34 +406,59 @@ def _restart_events(timeline: MemoryTimeline, window: tuple[float, float] | None
 
 def _restart_watchable(gpus: Sequence[GpuSeries], servers: Sequence[ServerSeries]) -> bool:
     def watched(sample: ServerSample) -> bool:
-        return any(value is not None for value in (sample.preemptions_total, sample.generation_tokens_total,
-                                                   sample.process_start_time_s))
+        return any(
+            value is not None
+            for value in (sample.preemptions_total, sample.generation_tokens_total, sample.process_start_time_s)
+        )
 
-    return (any(sum(1 for s in server.samples if watched(s)) >= 2 for server in servers)
-            or any(len(series.samples) >= 2 for series in gpus))
+    return any(sum(1 for s in server.samples if watched(s)) >= 2 for server in servers) or any(
+        len(series.samples) >= 2 for series in gpus
+    )
 
 
-def _check_restart(timeline: MemoryTimeline, window: tuple[float, float] | None, gpus: Sequence[GpuSeries],
-                   servers: Sequence[ServerSeries], allow: bool) -> _Check:
+def _check_restart(
+    timeline: MemoryTimeline,
+    window: tuple[float, float] | None,
+    gpus: Sequence[GpuSeries],
+    servers: Sequence[ServerSeries],
+    allow: bool,
+) -> _Check:
     code = CheckCode.NO_RESTART
     restarts = _restart_events(timeline, window)
     if not restarts:
         if not _restart_watchable(gpus, servers):
-            return _Check(code=code, verdict=Verdict.UNKNOWN, reason="unwatched",
-                          detail="No server counter, process start time or GPU memory series with two samples in "
-                                 "the window: a restart would not have been seen.")
-        return _Check(code=code, verdict=Verdict.PASS, value=0, reason="none", extra={"restarts": 0},
-                      detail="No server restart.")
+            return _Check(
+                code=code,
+                verdict=Verdict.UNKNOWN,
+                reason="unwatched",
+                detail="No server counter, process start time or GPU memory series with two samples in "
+                "the window: a restart would not have been seen.",
+            )
+        return _Check(
+            code=code, verdict=Verdict.PASS, value=0, reason="none", extra={"restarts": 0}, detail="No server restart."
+        )
     first = restarts[0][0]
     named = "; ".join(message for _, message in restarts[:3])
     if allow:
-        return _Check(code=code, verdict=Verdict.PASS, value=len(restarts), reason="allowed",
-                      extra={"restarts": len(restarts), "first_s": first},
-                      detail=f"{len(restarts)} server restart(s), allowed in this run (failure injection), the "
-                             f"first {_when(first)}: {named}.")
-    return _Check(code=code, verdict=Verdict.FAIL, value=len(restarts), first_violation_s=first,
-                  violation_value=len(restarts), reason="restarted", extra={"restarts": len(restarts)},
-                  detail=f"{len(restarts)} server restart(s), the first {_when(first)}: {named}.")
+        return _Check(
+            code=code,
+            verdict=Verdict.PASS,
+            value=len(restarts),
+            reason="allowed",
+            extra={"restarts": len(restarts), "first_s": first},
+            detail=f"{len(restarts)} server restart(s), allowed in this run (failure injection), the "
+            f"first {_when(first)}: {named}.",
+        )
+    return _Check(
+        code=code,
+        verdict=Verdict.FAIL,
+        value=len(restarts),
+        first_violation_s=first,
+        violation_value=len(restarts),
+        reason="restarted",
+        extra={"restarts": len(restarts)},
+        detail=f"{len(restarts)} server restart(s), the first {_when(first)}: {named}.",
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -346,9 +478,18 @@ def _per_scrape_sums(servers: Sequence[ServerSeries], name: str) -> list[float]:
     return list(sums.values())
 
 
-def _figures(*, summaries: Sequence[KvSummary], servers: Sequence[ServerSeries], peaks: list[dict[str, Any]],
-             committed: int | None, promised: int | None, window: tuple[float, float] | None,
-             restarts: int | None, allow_restarts: bool, tolerance: int) -> dict[str, Any]:
+def _figures(
+    *,
+    summaries: Sequence[KvSummary],
+    servers: Sequence[ServerSeries],
+    peaks: list[dict[str, Any]],
+    committed: int | None,
+    promised: int | None,
+    window: tuple[float, float] | None,
+    restarts: int | None,
+    allow_restarts: bool,
+    tolerance: int,
+) -> dict[str, Any]:
     kv = [s for s in summaries if s.kv_peak is not None]
     above = [s.seconds_above_high for s in kv if s.seconds_above_high is not None]
     counted = [s for s in summaries if s.preemptions is not None]
@@ -366,15 +507,17 @@ def _figures(*, summaries: Sequence[KvSummary], servers: Sequence[ServerSeries],
         "kv_p95": max((s.kv_p95 for s in kv if s.kv_p95 is not None), default=None),
         "kv_seconds_above_90": max(above) if above else None,
         "preemptions": sum(s.preemptions or 0.0 for s in counted) if counted else None,
-        "preemptions_beyond_promise": (sum(s.preemptions_beyond_promise or 0.0 for s in counted)
-                                       if counted and promised is not None else None),
+        "preemptions_beyond_promise": (
+            sum(s.preemptions_beyond_promise or 0.0 for s in counted) if counted and promised is not None else None
+        ),
         "waiting_peak": max(waiting) if waiting else None,
         "waiting_mean": sum(waiting) / len(waiting) if waiting else None,
         "running_peak": max(running) if running else None,
         "promised_concurrency": promised,
         "in_system_peak": in_system_peak,
-        "concurrency_reached": (in_system_peak >= promised if in_system_peak is not None and promised is not None
-                                else None),
+        "concurrency_reached": (
+            in_system_peak >= promised if in_system_peak is not None and promised is not None else None
+        ),
         "restarts": restarts,
         "restarts_allowed": allow_restarts,
         "servers": [s.as_dict() for s in summaries],
@@ -397,9 +540,14 @@ def _in_system(servers: Sequence[ServerSeries]) -> list[float]:
 # The verdict
 
 
-def load_memory_verdict(timeline: MemoryTimeline | None, *, committed_bytes_per_gpu: int | None,
-                        promised_concurrency: int | None, window: tuple[float, float] | None = None,
-                        allow_restarts: bool = False) -> dict[str, Any]:
+def load_memory_verdict(
+    timeline: MemoryTimeline | None,
+    *,
+    committed_bytes_per_gpu: int | None,
+    promised_concurrency: int | None,
+    window: tuple[float, float] | None = None,
+    allow_restarts: bool = False,
+) -> dict[str, Any]:
     """The memory verdict of a load test from the timeline scraped during it (rules in the module docstring).
 
     `window` is (start, end) in POSIX seconds, e.g. the run's measurement window; `committed_bytes_per_gpu` the
@@ -446,17 +594,28 @@ def load_memory_verdict(timeline: MemoryTimeline | None, *, committed_bytes_per_
     first_violation = None
     if failed:
         first = min(failed, key=lambda c: (c.first_violation_s is None, c.first_violation_s or 0.0))
-        first_violation = {"time_s": first.first_violation_s, "time": iso_utc(first.first_violation_s),
-                           "check": first.code.value, "value": first.violation_value, "detail": first.detail}
+        first_violation = {
+            "time_s": first.first_violation_s,
+            "time": iso_utc(first.first_violation_s),
+            "check": first.code.value,
+            "value": first.violation_value,
+            "detail": first.detail,
+        }
     restart_check = checks[-1]
     return {
         "verdict": verdict.value,
         "checks": [c.as_dict() for c in checks],
         "unverified": [c.code.value for c in checks if c.verdict is Verdict.UNKNOWN],
-        "figures": _figures(summaries=summaries, servers=servers, peaks=peaks, committed=committed_bytes_per_gpu,
-                            promised=promised_concurrency, window=window,
-                            restarts=restart_check.value if restart_check.verdict is not Verdict.UNKNOWN else None,
-                            allow_restarts=allow_restarts, tolerance=gauge_resolution_bytes(gpus)),
+        "figures": _figures(
+            summaries=summaries,
+            servers=servers,
+            peaks=peaks,
+            committed=committed_bytes_per_gpu,
+            promised=promised_concurrency,
+            window=window,
+            restarts=restart_check.value if restart_check.verdict is not Verdict.UNKNOWN else None,
+            allow_restarts=allow_restarts,
+            tolerance=gauge_resolution_bytes(gpus),
+        ),
         "first_violation": first_violation,
     }
-

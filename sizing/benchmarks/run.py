@@ -31,8 +31,7 @@ import numpy as np
 PERCENTILES = (50, 90, 95, 99)
 # below this many samples a percentile is marked insufficient (METRICS.md: never p99 with n < 100)
 MIN_SAMPLES = {50: 1, 90: 10, 95: 20, 99: 100}
-METRIC_KEYS = ("ttft_ms", "ttft_sched_ms", "tpot_ms", "itl_ms", "e2e_ms", "ntpot_ms", "input_tokens",
-               "output_tokens")
+METRIC_KEYS = ("ttft_ms", "ttft_sched_ms", "tpot_ms", "itl_ms", "e2e_ms", "ntpot_ms", "input_tokens", "output_tokens")
 
 
 class Source(StrEnum):
@@ -145,16 +144,26 @@ def stat_from_values(values: Sequence[float | None], *, weights: Sequence[float]
         mean = float((data * w).sum() / total)
         std = float(math.sqrt(max(0.0, float((w * (data - mean) ** 2).sum() / total))))
         n = round(total)
-    return Stat(mean=mean, **{f"p{q}": float(v) for q, v in zip(PERCENTILES, quantiles, strict=True)},
-                min=float(data.min()), max=float(data.max()), std=std, n=n, source=Source.RECOMPUTED.value,
-                insufficient=_insufficient(n))
+    return Stat(
+        mean=mean,
+        **{f"p{q}": float(v) for q, v in zip(PERCENTILES, quantiles, strict=True)},
+        min=float(data.min()),
+        max=float(data.max()),
+        std=std,
+        n=n,
+        source=Source.RECOMPUTED.value,
+        insufficient=_insufficient(n),
+    )
 
 
 def stat_reported(*, scale: float = 1.0, n: int | None = None, **figures: Any) -> Stat | None:
     """A Stat from a tool's summary figures (mean=, p50=, p90=, p95=, p99=, min=, max=, std=), each multiplied by
     `scale` (e.g. 1000 for seconds to milliseconds); None when the tool gives none of them."""
-    values = {key: finite(value) for key, value in figures.items() if key in
-              ("mean", "p50", "p90", "p95", "p99", "min", "max", "std")}
+    values = {
+        key: finite(value)
+        for key, value in figures.items()
+        if key in ("mean", "p50", "p90", "p95", "p99", "min", "max", "std")
+    }
     values = {key: (value * scale if value is not None else None) for key, value in values.items()}
     if all(value is None for value in values.values()):
         return None
@@ -214,8 +223,9 @@ def metrics_from_requests(records: Sequence[RequestRecord]) -> dict[str, Stat]:
         "tpot_ms": stat_from_values([request_tpot_ms(r) for r in ok]),
         "itl_ms": stat_from_values([gap for r in ok for gap in r.itl_ms]),
         "e2e_ms": stat_from_values([r.e2e_ms for r in ok]),
-        "ntpot_ms": stat_from_values([r.e2e_ms / r.output_tokens if r.e2e_ms is not None and r.output_tokens
-                                      else None for r in ok]),
+        "ntpot_ms": stat_from_values(
+            [r.e2e_ms / r.output_tokens if r.e2e_ms is not None and r.output_tokens else None for r in ok]
+        ),
         "input_tokens": stat_from_values([r.input_tokens for r in ok]),
         "output_tokens": stat_from_values([r.output_tokens for r in ok]),
     }
@@ -255,14 +265,25 @@ class ImportedRun:
 
     def as_dict(self, *, with_requests: bool = False) -> dict[str, Any]:
         data = {
-            "format": self.format, "tool": self.tool, "tool_version": self.tool_version, "label": self.label,
-            "model": self.model, "backend": self.backend, "started_at": self.started_at,
-            "duration_s": self.duration_s, "load": self.load.as_dict(), "settings": dict(self.settings),
-            "completed": self.completed, "failed": self.failed, "incomplete": self.incomplete,
+            "format": self.format,
+            "tool": self.tool,
+            "tool_version": self.tool_version,
+            "label": self.label,
+            "model": self.model,
+            "backend": self.backend,
+            "started_at": self.started_at,
+            "duration_s": self.duration_s,
+            "load": self.load.as_dict(),
+            "settings": dict(self.settings),
+            "completed": self.completed,
+            "failed": self.failed,
+            "incomplete": self.incomplete,
             "metrics": {key: stat.as_dict() for key, stat in self.metrics.items()},
             "reported": dict(self.reported),
-            "output_tokens_per_s": self.output_tokens_per_s, "requests_per_s": self.requests_per_s,
-            "total_tokens_per_s": self.total_tokens_per_s, "request_count": len(self.requests),
+            "output_tokens_per_s": self.output_tokens_per_s,
+            "requests_per_s": self.requests_per_s,
+            "total_tokens_per_s": self.total_tokens_per_s,
+            "request_count": len(self.requests),
             "notes": list(self.notes),
         }
         if with_requests:

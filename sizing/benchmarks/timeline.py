@@ -130,9 +130,14 @@ class GpuSample:
         return self.memory_used_bytes / self.memory_total_bytes
 
     def as_dict(self) -> dict[str, Any]:
-        return {"time": iso_utc(self.time_s), "memory_used_bytes": self.memory_used_bytes,
-                "memory_total_bytes": self.memory_total_bytes, "utilization_pct": self.utilization_pct,
-                "power_w": self.power_w, "temperature_c": self.temperature_c}
+        return {
+            "time": iso_utc(self.time_s),
+            "memory_used_bytes": self.memory_used_bytes,
+            "memory_total_bytes": self.memory_total_bytes,
+            "utilization_pct": self.utilization_pct,
+            "power_w": self.power_w,
+            "temperature_c": self.temperature_c,
+        }
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -172,9 +177,17 @@ class GpuSeries:
         return bool(self.samples) and all(s.time_s is not None for s in self.samples)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"gpu": self.gpu, "name": self.name, "uuid": self.uuid, "pci_bus_id": self.pci_bus_id,
-                "host": self.host, "peak_bytes": self.peak_bytes, "total_bytes": self.total_bytes,
-                "resolution_bytes": self.resolution_bytes, "samples": [s.as_dict() for s in self.samples]}
+        return {
+            "gpu": self.gpu,
+            "name": self.name,
+            "uuid": self.uuid,
+            "pci_bus_id": self.pci_bus_id,
+            "host": self.host,
+            "peak_bytes": self.peak_bytes,
+            "total_bytes": self.total_bytes,
+            "resolution_bytes": self.resolution_bytes,
+            "samples": [s.as_dict() for s in self.samples],
+        }
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -195,11 +208,15 @@ class ServerSample:
     process_start_time_s: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"time": iso_utc(self.time_s), "kv_cache_usage": self.kv_cache_usage,
-                "requests_running": self.requests_running, "requests_waiting": self.requests_waiting,
-                "preemptions_total": self.preemptions_total,
-                "generation_tokens_total": self.generation_tokens_total,
-                "process_start_time": iso_utc(self.process_start_time_s)}
+        return {
+            "time": iso_utc(self.time_s),
+            "kv_cache_usage": self.kv_cache_usage,
+            "requests_running": self.requests_running,
+            "requests_waiting": self.requests_waiting,
+            "preemptions_total": self.preemptions_total,
+            "generation_tokens_total": self.generation_tokens_total,
+            "process_start_time": iso_utc(self.process_start_time_s),
+        }
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -230,9 +247,15 @@ class ServerStats:
     end_s: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"engine": self.engine, "metric": self.metric, "source_metric": self.source_metric,
-                "instance": self.instance, "stats": dict(self.stats), "start": iso_utc(self.start_s),
-                "end": iso_utc(self.end_s)}
+        return {
+            "engine": self.engine,
+            "metric": self.metric,
+            "source_metric": self.source_metric,
+            "instance": self.instance,
+            "stats": dict(self.stats),
+            "start": iso_utc(self.start_s),
+            "end": iso_utc(self.end_s),
+        }
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -246,8 +269,13 @@ class TimelineEvent:
     code: int | None = None  # the XID number for kind "xid"
 
     def as_dict(self) -> dict[str, Any]:
-        return {"time": iso_utc(self.time_s), "kind": self.kind, "message": self.message, "gpu": self.gpu,
-                "code": self.code}
+        return {
+            "time": iso_utc(self.time_s),
+            "kind": self.kind,
+            "message": self.message,
+            "gpu": self.gpu,
+            "code": self.code,
+        }
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -293,11 +321,18 @@ class MemoryTimeline:
         raise KeyError(gpu)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"format": self.format, "sources": list(self.sources), "start": iso_utc(self.start_s),
-                "end": iso_utc(self.end_s), "truncated": self.truncated, "notes": list(self.notes),
-                "gpus": [g.as_dict() for g in self.gpus], "servers": [s.as_dict() for s in self.servers],
-                "server_stats": [s.as_dict() for s in self.server_stats],
-                "events": [e.as_dict() for e in self.events]}
+        return {
+            "format": self.format,
+            "sources": list(self.sources),
+            "start": iso_utc(self.start_s),
+            "end": iso_utc(self.end_s),
+            "truncated": self.truncated,
+            "notes": list(self.notes),
+            "gpus": [g.as_dict() for g in self.gpus],
+            "servers": [s.as_dict() for s in self.servers],
+            "server_stats": [s.as_dict() for s in self.server_stats],
+            "events": [e.as_dict() for e in self.events],
+        }
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -319,8 +354,15 @@ def iso_utc(time_s: float | None) -> str | None:
     return text + "Z"
 
 
-_TIME_FORMATS = ("%Y/%m/%d %H:%M:%S.%f", "%Y/%m/%d %H:%M:%S", "%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%d %H:%M:%S",
-                 "%Y-%m-%dT%H:%M:%S.%f", "%Y-%m-%dT%H:%M:%S", "%a %b %d %H:%M:%S %Y")
+_TIME_FORMATS = (
+    "%Y/%m/%d %H:%M:%S.%f",
+    "%Y/%m/%d %H:%M:%S",
+    "%Y-%m-%d %H:%M:%S.%f",
+    "%Y-%m-%d %H:%M:%S",
+    "%Y-%m-%dT%H:%M:%S.%f",
+    "%Y-%m-%dT%H:%M:%S",
+    "%a %b %d %H:%M:%S %Y",
+)
 _EPOCH = re.compile(r"^\d{9,10}(\.\d+)?$|^\d{12,13}$|^\d{18,19}$")
 
 
@@ -373,9 +415,22 @@ def _try_time(text: str, *, tz: tzinfo = UTC) -> float | None:
 
 
 _BENCHMARK_KEYS = {
-    "mean_ttft_ms", "median_ttft_ms", "request_throughput", "output_throughput", "mean_tpot_ms", "mean_e2el_ms",
-    "benchmarks", "time_to_first_token", "inter_token_latency", "request_latency", "results_ttft_s_mean",
-    "results_number_output_tokens_mean", "load_summary", "successes", "ttft_s", "error_code",
+    "mean_ttft_ms",
+    "median_ttft_ms",
+    "request_throughput",
+    "output_throughput",
+    "mean_tpot_ms",
+    "mean_e2el_ms",
+    "benchmarks",
+    "time_to_first_token",
+    "inter_token_latency",
+    "request_latency",
+    "results_ttft_s_mean",
+    "results_number_output_tokens_mean",
+    "load_summary",
+    "successes",
+    "ttft_s",
+    "error_code",
 }
 
 
@@ -432,8 +487,9 @@ def detect_timeline_format(text: str) -> str:
         if isinstance(value, dict):
             if "telemetry_data" in value and ("timestamp_ns" in value or "timestamp" in value):
                 return TimelineFormat.AIPERF_GPU_TELEMETRY.value
-            if isinstance(value.get("metrics"), dict) and ("metrics_phase" in value or "endpoints_configured" in
-                                                           str(value.get("summary"))[:2000]):
+            if isinstance(value.get("metrics"), dict) and (
+                "metrics_phase" in value or "endpoints_configured" in str(value.get("summary"))[:2000]
+            ):
                 return TimelineFormat.AIPERF_SERVER_METRICS.value
         refusal = _benchmark_refusal(value)
         if refusal:
@@ -442,48 +498,75 @@ def detect_timeline_format(text: str) -> str:
             if _scrape_record(value) is not None:
                 return TimelineFormat.PROMETHEUS_SCRAPES.value
             if value.get("kind") in ("trip", "shed", "recover"):
-                raise TimelineRefusal("a circuit-breaker events log, not a monitoring log: give it to the health "
-                                      "verdict as breaker_events")
+                raise TimelineRefusal(
+                    "a circuit-breaker events log, not a monitoring log: give it to the health "
+                    "verdict as breaker_events"
+                )
             if "gpu_util" in value or "amd_smi" in str(value)[:200] or any("card" in str(k) for k in value):
-                raise TimelineRefusal("rocm-smi / amd-smi JSON: AMD monitoring logs are not read yet; log "
-                                      "nvidia-smi --query-gpu CSV or DCGM scrapes")
-        if isinstance(value, list) and value and isinstance(value[0], dict) and (
-                "bdf" in value[0] or "asic" in value[0] or "link_metrics" in value[0]):
-            raise TimelineRefusal("amd-smi JSON: AMD monitoring logs are not read yet; log nvidia-smi --query-gpu "
-                                  "CSV or DCGM scrapes")
-        raise TimelineRefusal("JSON that is none of the monitoring formats read here (nvidia-smi CSV, Prometheus "
-                              "scrapes, AIPerf GPU telemetry JSONL, AIPerf server-metrics JSON)")
+                raise TimelineRefusal(
+                    "rocm-smi / amd-smi JSON: AMD monitoring logs are not read yet; log "
+                    "nvidia-smi --query-gpu CSV or DCGM scrapes"
+                )
+        if (
+            isinstance(value, list)
+            and value
+            and isinstance(value[0], dict)
+            and ("bdf" in value[0] or "asic" in value[0] or "link_metrics" in value[0])
+        ):
+            raise TimelineRefusal(
+                "amd-smi JSON: AMD monitoring logs are not read yet; log nvidia-smi --query-gpu CSV or DCGM scrapes"
+            )
+        raise TimelineRefusal(
+            "JSON that is none of the monitoring formats read here (nvidia-smi CSV, Prometheus "
+            "scrapes, AIPerf GPU telemetry JSONL, AIPerf server-metrics JSON)"
+        )
     head = stripped[:8192]
-    if head.startswith(("{", "[")) and re.search(r'"(?:benchmarks|mean_ttft_ms|time_to_first_token|results_ttft_s_'
-                                                 r'mean)"', head):
-        raise TimelineRefusal("a benchmark result (cut short: not valid JSON), not a monitoring log: import it as "
-                              "a benchmark run")
+    if head.startswith(("{", "[")) and re.search(
+        r'"(?:benchmarks|mean_ttft_ms|time_to_first_token|results_ttft_s_'
+        r'mean)"',
+        head,
+    ):
+        raise TimelineRefusal(
+            "a benchmark result (cut short: not valid JSON), not a monitoring log: import it as a benchmark run"
+        )
     if head.startswith("<?xml") or "<nvidia_smi_log" in head:
-        raise TimelineRefusal("an nvidia-smi -q -x XML report (a one-off snapshot), not a monitoring log: import it "
-                              "as a hardware fingerprint")
+        raise TimelineRefusal(
+            "an nvidia-smi -q -x XML report (a one-off snapshot), not a monitoring log: import it "
+            "as a hardware fingerprint"
+        )
     if "NVSMI LOG" in head or re.search(r"^\s*Attached GPUs\s*:", head, re.MULTILINE):
-        raise TimelineRefusal("an nvidia-smi -q report (a one-off snapshot), not a monitoring log: import it as a "
-                              "hardware fingerprint")
+        raise TimelineRefusal(
+            "an nvidia-smi -q report (a one-off snapshot), not a monitoring log: import it as a hardware fingerprint"
+        )
     if re.search(r"NVIDIA-SMI \d", head) and "+---" in head:
-        raise TimelineRefusal("an nvidia-smi table (a one-off snapshot), not a monitoring log: import it as a "
-                              "hardware fingerprint, or log with nvidia-smi --query-gpu=timestamp,index,memory.used,"
-                              "memory.total,utilization.gpu --format=csv -l 60")
+        raise TimelineRefusal(
+            "an nvidia-smi table (a one-off snapshot), not a monitoring log: import it as a "
+            "hardware fingerprint, or log with nvidia-smi --query-gpu=timestamp,index,memory.used,"
+            "memory.total,utilization.gpu --format=csv -l 60"
+        )
     if "ROCm System Management Interface" in head or "rocm-smi" in head.lower():
-        raise TimelineRefusal("rocm-smi output: AMD monitoring logs are not read yet; log nvidia-smi --query-gpu "
-                              "CSV or DCGM scrapes")
-    if re.search(r"^Metric,(?:avg|Value)", head, re.MULTILINE) or re.search(
-            r"^Run Info,.*Time to First Token", head) or re.search(r"^(?:Benchmark|Rate|Concurrency),", head):
+        raise TimelineRefusal(
+            "rocm-smi output: AMD monitoring logs are not read yet; log nvidia-smi --query-gpu CSV or DCGM scrapes"
+        )
+    if (
+        re.search(r"^Metric,(?:avg|Value)", head, re.MULTILINE)
+        or re.search(r"^Run Info,.*Time to First Token", head)
+        or re.search(r"^(?:Benchmark|Rate|Concurrency),", head)
+    ):
         raise TimelineRefusal("a benchmark result, not a monitoring log: import it as a benchmark run")
     if _looks_like_prometheus(stripped):
         return TimelineFormat.PROMETHEUS_SCRAPES.value
     if _looks_like_smi_csv(stripped):
         return TimelineFormat.NVIDIA_SMI_CSV.value
     if re.search(r"CUDA out of memory|OutOfMemoryError|NVRM: Xid", stripped):
-        raise TimelineRefusal("a log of OOM/XID events, not a memory timeline: give it to the health verdict as "
-                              "events_text")
-    raise TimelineRefusal("not a monitoring log read here: expected nvidia-smi --query-gpu CSV (with a timestamp "
-                          "column), Prometheus scrapes (DCGM, vLLM, SGLang), AIPerf GPU telemetry JSONL or AIPerf "
-                          "server-metrics JSON")
+        raise TimelineRefusal(
+            "a log of OOM/XID events, not a memory timeline: give it to the health verdict as events_text"
+        )
+    raise TimelineRefusal(
+        "not a monitoring log read here: expected nvidia-smi --query-gpu CSV (with a timestamp "
+        "column), Prometheus scrapes (DCGM, vLLM, SGLang), AIPerf GPU telemetry JSONL or AIPerf "
+        "server-metrics JSON"
+    )
 
 
 def parse_timeline(text: str, *, tz: tzinfo = UTC, columns: Sequence[str] | None = None) -> MemoryTimeline:
@@ -510,14 +593,32 @@ def parse_timeline(text: str, *, tz: tzinfo = UTC, columns: Sequence[str] | None
 # nvidia-smi --query-gpu CSV
 
 
-_SMI_ERROR = re.compile(r"Unable to determine|GPU is lost|No devices were found|Failed to initialize NVML|"
-                        r"NVIDIA-SMI has failed|Unknown Error|driver", re.IGNORECASE)
+_SMI_ERROR = re.compile(
+    r"Unable to determine|GPU is lost|No devices were found|Failed to initialize NVML|"
+    r"NVIDIA-SMI has failed|Unknown Error|driver",
+    re.IGNORECASE,
+)
 _HEADER_UNIT = re.compile(r"\s*\[([^\]]*)\]\s*$")
-_NA = {"", "[N/A]", "N/A", "[Not Supported]", "Not Supported", "[Unknown Error]", "[GPU is lost]", "[Insufficient "
-       "Permissions]", "[Requested functionality has been deprecated]"}
+_NA = {
+    "",
+    "[N/A]",
+    "N/A",
+    "[Not Supported]",
+    "Not Supported",
+    "[Unknown Error]",
+    "[GPU is lost]",
+    "[Insufficient Permissions]",
+    "[Requested functionality has been deprecated]",
+}
 # column aliases: nvidia-smi accepts several names for some fields
-_SMI_ALIASES = {"gpu_name": "name", "gpu_bus_id": "pci.bus_id", "gpu_uuid": "uuid", "power.draw.instant": "power.draw",
-                "power.draw.average": "power.draw", "temperature.gpu": "temperature.gpu"}
+_SMI_ALIASES = {
+    "gpu_name": "name",
+    "gpu_bus_id": "pci.bus_id",
+    "gpu_uuid": "uuid",
+    "power.draw.instant": "power.draw",
+    "power.draw.average": "power.draw",
+    "temperature.gpu": "temperature.gpu",
+}
 
 
 def _smi_header(line: str) -> tuple[list[str], dict[str, str]] | None:
@@ -559,8 +660,7 @@ def _smi_time(text: str, tz: tzinfo) -> float:
         return parse_time(text, tz=tz)
     year, month, day, hour, minute, second, fraction = match.groups()
     micro = int((fraction or "0").ljust(6, "0"))
-    return datetime(int(year), int(month), int(day), int(hour), int(minute), int(second), micro,
-                    tzinfo=tz).timestamp()
+    return datetime(int(year), int(month), int(day), int(hour), int(minute), int(second), micro, tzinfo=tz).timestamp()
 
 
 def _looks_like_smi_csv(text: str) -> bool:
@@ -656,15 +756,20 @@ def parse_nvidia_smi_csv(text: str, *, tz: tzinfo = UTC, columns: Sequence[str] 
             if len(cells) != len(names) and not is_last:
                 raise TimelineRefusal(
                     f"an nvidia-smi CSV without a header line has {len(cells)} columns; without a header the columns "
-                    f"must be {','.join(DEFAULT_SMI_COLUMNS)} (or name them with columns=)")
+                    f"must be {','.join(DEFAULT_SMI_COLUMNS)} (or name them with columns=)"
+                )
             notes.append("no header line: columns read as " + ",".join(names))
         if "timestamp" not in names:
-            raise TimelineRefusal("an nvidia-smi query without a timestamp column (a one-off snapshot), not a "
-                                  "monitoring log: add timestamp to --query-gpu, or import it as a hardware "
-                                  "fingerprint")
+            raise TimelineRefusal(
+                "an nvidia-smi query without a timestamp column (a one-off snapshot), not a "
+                "monitoring log: add timestamp to --query-gpu, or import it as a hardware "
+                "fingerprint"
+            )
         if "memory.used" not in names:
-            raise TimelineRefusal(f"an nvidia-smi log without memory.used (columns: {', '.join(names)}): a memory "
-                                  "timeline needs --query-gpu=timestamp,index,memory.used,memory.total,utilization.gpu")
+            raise TimelineRefusal(
+                f"an nvidia-smi log without memory.used (columns: {', '.join(names)}): a memory "
+                "timeline needs --query-gpu=timestamp,index,memory.used,memory.total,utilization.gpu"
+            )
         try:
             if len(cells) != len(names):
                 raise ValueError("columns")
@@ -677,8 +782,11 @@ def parse_nvidia_smi_csv(text: str, *, tz: tzinfo = UTC, columns: Sequence[str] 
             total = _smi_bytes(record["memory.total"], units.get("memory.total")) if "memory.total" in record else None
             if total is None and used is not None and "memory.free" in record:
                 free = _smi_bytes(record["memory.free"], units.get("memory.free"))
-                reserved = (_smi_bytes(record["memory.reserved"], units.get("memory.reserved"))
-                            if "memory.reserved" in record else None)
+                reserved = (
+                    _smi_bytes(record["memory.reserved"], units.get("memory.reserved"))
+                    if "memory.reserved" in record
+                    else None
+                )
                 if free is not None:
                     total = used + free + (reserved or 0)
             utilization = _smi_number(record["utilization.gpu"])[0] if "utilization.gpu" in record else None
@@ -687,8 +795,9 @@ def parse_nvidia_smi_csv(text: str, *, tz: tzinfo = UTC, columns: Sequence[str] 
         except (ValueError, KeyError):
             if is_last:
                 truncated = True
-                notes.append(f"the last line ({number}) is cut short: it was left out, the complete samples before "
-                             "it are kept")
+                notes.append(
+                    f"the last line ({number}) is cut short: it was left out, the complete samples before it are kept"
+                )
                 continue
             skipped.append(number)
             continue
@@ -697,14 +806,23 @@ def parse_nvidia_smi_csv(text: str, *, tz: tzinfo = UTC, columns: Sequence[str] 
         for field_name, column in (("name", "name"), ("uuid", "uuid"), ("pci_bus_id", "pci.bus_id")):
             if record.get(column) and record[column] not in _NA:
                 info[field_name] = record[column]
-        rows.setdefault(key, []).append(GpuSample(time_s=time_s, memory_used_bytes=used, memory_total_bytes=total,
-                                                  utilization_pct=utilization, power_w=power,
-                                                  temperature_c=temperature))
+        rows.setdefault(key, []).append(
+            GpuSample(
+                time_s=time_s,
+                memory_used_bytes=used,
+                memory_total_bytes=total,
+                utilization_pct=utilization,
+                power_w=power,
+                temperature_c=temperature,
+            )
+        )
         last_time = time_s
     sample_count = sum(len(v) for v in rows.values())
     if skipped and len(skipped) > max(3, sample_count // 10):
-        raise TimelineRefusal(f"{len(skipped)} lines could not be read as nvidia-smi samples (first: line "
-                              f"{skipped[0]}): not an nvidia-smi --query-gpu CSV log")
+        raise TimelineRefusal(
+            f"{len(skipped)} lines could not be read as nvidia-smi samples (first: line "
+            f"{skipped[0]}): not an nvidia-smi --query-gpu CSV log"
+        )
     if skipped:
         notes.append(f"{len(skipped)} unreadable line(s) left out: {', '.join(map(str, skipped[:10]))}")
     if not sample_count:
@@ -714,19 +832,33 @@ def parse_nvidia_smi_csv(text: str, *, tz: tzinfo = UTC, columns: Sequence[str] 
     if len(header_sets) > 1:
         notes.append("the queried columns change along the log; each part is read with its own header")
     if names and "memory.total" not in names and "memory.free" in names:
-        notes.append("memory total = memory.used + memory.free" + (" + memory.reserved" if "memory.reserved" in names
-                                                                   else " (memory.reserved not logged: a little "
-                                                                        "below the card's total)"))
+        notes.append(
+            "memory total = memory.used + memory.free"
+            + (
+                " + memory.reserved"
+                if "memory.reserved" in names
+                else " (memory.reserved not logged: a little below the card's total)"
+            )
+        )
     gpus = []
     for key, samples in sorted(rows.items(), key=lambda item: _natural_key(item[0])):
         ordered = sorted(samples, key=lambda s: s.time_s or 0.0)
         if ordered != samples:
             notes.append(f"GPU {key}: samples out of time order were sorted")
         info = identity[key]
-        gpus.append(GpuSeries(gpu=key, name=info["name"], uuid=info["uuid"], pci_bus_id=info["pci_bus_id"],
-                              samples=tuple(ordered)))
-    return MemoryTimeline(format=TimelineFormat.NVIDIA_SMI_CSV.value, sources=("nvidia_smi",), gpus=tuple(gpus),
-                          events=tuple(events), truncated=truncated, notes=tuple(notes))
+        gpus.append(
+            GpuSeries(
+                gpu=key, name=info["name"], uuid=info["uuid"], pci_bus_id=info["pci_bus_id"], samples=tuple(ordered)
+            )
+        )
+    return MemoryTimeline(
+        format=TimelineFormat.NVIDIA_SMI_CSV.value,
+        sources=("nvidia_smi",),
+        gpus=tuple(gpus),
+        events=tuple(events),
+        truncated=truncated,
+        notes=tuple(notes),
+    )
 
 
 def _natural_key(key: str) -> tuple[int, str]:
@@ -741,14 +873,23 @@ def _natural_key(key: str) -> tuple[int, str]:
 _SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{.*\})?\s+(\S+)(?:\s+(-?\d+))?\s*$")
 _LABEL = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*,?')
 _MARKER = re.compile(r"^#\s*(?:scrape|time|timestamp)\s*[:=]?\s*(\S.*?)\s*$", re.IGNORECASE)
-_BARE_TIME = re.compile(r"^(?:\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?|\d{10}(?:\.\d+)?|"
-                        r"\w{3} \w{3} +\d+ \d{2}:\d{2}:\d{2}(?: \w+)? \d{4})$")
+_BARE_TIME = re.compile(
+    r"^(?:\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?|\d{10}(?:\.\d+)?|"
+    r"\w{3} \w{3} +\d+ \d{2}:\d{2}:\d{2}(?: \w+)? \d{4})$"
+)
 
 _KV_USED_BLOCKS = "kv_used_blocks"  # TensorRT-LLM: KV usage = used / max blocks when no fraction is exported
 _KV_MAX_BLOCKS = "kv_max_blocks"
-_DCGM = {"DCGM_FI_DEV_FB_USED": "used", "DCGM_FI_DEV_FB_FREE": "free", "DCGM_FI_DEV_FB_RESERVED": "reserved",
-         "DCGM_FI_DEV_FB_TOTAL": "total", "DCGM_FI_DEV_GPU_UTIL": "util", "DCGM_FI_DEV_POWER_USAGE": "power",
-         "DCGM_FI_DEV_GPU_TEMP": "temp", "DCGM_FI_DEV_XID_ERRORS": "xid"}
+_DCGM = {
+    "DCGM_FI_DEV_FB_USED": "used",
+    "DCGM_FI_DEV_FB_FREE": "free",
+    "DCGM_FI_DEV_FB_RESERVED": "reserved",
+    "DCGM_FI_DEV_FB_TOTAL": "total",
+    "DCGM_FI_DEV_GPU_UTIL": "util",
+    "DCGM_FI_DEV_POWER_USAGE": "power",
+    "DCGM_FI_DEV_GPU_TEMP": "temp",
+    "DCGM_FI_DEV_XID_ERRORS": "xid",
+}
 _SERVER = {
     "vllm:kv_cache_usage_perc": ("vllm", "kv_cache_usage"),
     "vllm:gpu_cache_usage_perc": ("vllm", "kv_cache_usage"),  # vLLM before 0.10 (V0 engine)
@@ -776,10 +917,16 @@ _SERVER = {
 # Triton TensorRT-LLM backend's custom metrics (inflight_batcher_llm/src/custom_metrics_reporter); older backends
 # export only used and max blocks and no waiting count, newer ones also the fraction and the waiting requests.
 _SERVER_LABELLED = {
-    "nv_trt_llm_kv_cache_block_metrics": ("trtllm", "kv_cache_block_type", {
-        "fraction": "kv_cache_usage", "used": _KV_USED_BLOCKS, "max": _KV_MAX_BLOCKS}),
-    "nv_trt_llm_request_metrics": ("trtllm", "request_type", {
-        "active": "requests_running", "waiting": "requests_waiting"}),
+    "nv_trt_llm_kv_cache_block_metrics": (
+        "trtllm",
+        "kv_cache_block_type",
+        {"fraction": "kv_cache_usage", "used": _KV_USED_BLOCKS, "max": _KV_MAX_BLOCKS},
+    ),
+    "nv_trt_llm_request_metrics": (
+        "trtllm",
+        "request_type",
+        {"active": "requests_running", "waiting": "requests_waiting"},
+    ),
 }
 _SERVER_LABELS_IGNORED = {"le", "quantile", "finished_reason", "reason", "kv_cache_block_type", "request_type"}
 
@@ -837,9 +984,12 @@ def _looks_like_prometheus(text: str) -> bool:
         if stripped.startswith(("# TYPE ", "# HELP ")):
             return True
         match = _SAMPLE.match(stripped)
-        if match and (match.group(1) in _DCGM or match.group(1) in _SERVER or match.group(1) in _SERVER_LABELLED
-                      or match.group(1).startswith(("vllm:", "sglang:", "DCGM_FI_", "tgi_", "trtllm_",
-                                                    "nv_trt_llm_"))):
+        if match and (
+            match.group(1) in _DCGM
+            or match.group(1) in _SERVER
+            or match.group(1) in _SERVER_LABELLED
+            or match.group(1).startswith(("vllm:", "sglang:", "DCGM_FI_", "tgi_", "trtllm_", "nv_trt_llm_"))
+        ):
             return True
     return False
 
@@ -896,8 +1046,11 @@ def _split_scrapes(text: str, *, tz: tzinfo) -> tuple[list[_Scrape], bool, list[
         if not stripped_line:
             continue
         marker = _MARKER.match(stripped_line)
-        when = _try_time(marker.group(1), tz=tz) if marker else (
-            _try_time(stripped_line, tz=tz) if _BARE_TIME.match(stripped_line) else None)
+        when = (
+            _try_time(marker.group(1), tz=tz)
+            if marker
+            else (_try_time(stripped_line, tz=tz) if _BARE_TIME.match(stripped_line) else None)
+        )
         if when is not None:
             scrapes.append(current)
             current, seen = _Scrape(time_s=when), set()
@@ -1065,14 +1218,27 @@ def _scrapes_timeline(scrapes: list[_Scrape], *, truncated: bool, notes: list[st
             total = values.get("total")
             if total is None and used is not None and "free" in values:
                 total = used + values["free"] + values.get("reserved", 0.0)
-            gpu_rows.setdefault(key, []).append(GpuSample(
-                time_s=scrape.time_s, memory_used_bytes=round(used * MIB) if used is not None else None,
-                memory_total_bytes=round(total * MIB) if total is not None else None,
-                utilization_pct=values.get("util"), power_w=values.get("power"), temperature_c=values.get("temp")))
+            gpu_rows.setdefault(key, []).append(
+                GpuSample(
+                    time_s=scrape.time_s,
+                    memory_used_bytes=round(used * MIB) if used is not None else None,
+                    memory_total_bytes=round(total * MIB) if total is not None else None,
+                    utilization_pct=values.get("util"),
+                    power_w=values.get("power"),
+                    temperature_c=values.get("temp"),
+                )
+            )
             xid = values.get("xid")
             if xid is not None and xid != last_xid.get(key, 0.0) and xid > 0:
-                events.append(TimelineEvent(time_s=scrape.time_s, kind=EventKind.XID.value, gpu=key, code=int(xid),
-                                            message=f"XID {int(xid)} on GPU {key} (DCGM_FI_DEV_XID_ERRORS)"))
+                events.append(
+                    TimelineEvent(
+                        time_s=scrape.time_s,
+                        kind=EventKind.XID.value,
+                        gpu=key,
+                        code=int(xid),
+                        message=f"XID {int(xid)} on GPU {key} (DCGM_FI_DEV_XID_ERRORS)",
+                    )
+                )
             if xid is not None:
                 last_xid[key] = xid
         for key, values in per_server.items():
@@ -1082,29 +1248,48 @@ def _scrapes_timeline(scrapes: list[_Scrape], *, truncated: bool, notes: list[st
                 values["kv_cache_usage"] = used / most
             if not values.keys() - {_KV_USED_BLOCKS, _KV_MAX_BLOCKS}:
                 continue  # blocks without their total tell nothing
-            server_rows.setdefault(key, []).append(ServerSample(
-                time_s=scrape.time_s, kv_cache_usage=values.get("kv_cache_usage"),
-                requests_running=values.get("requests_running"), requests_waiting=values.get("requests_waiting"),
-                preemptions_total=values.get("preemptions_total"),
-                generation_tokens_total=values.get("generation_tokens_total"),
-                process_start_time_s=process_start if len(per_server) == 1 else None))
+            server_rows.setdefault(key, []).append(
+                ServerSample(
+                    time_s=scrape.time_s,
+                    kv_cache_usage=values.get("kv_cache_usage"),
+                    requests_running=values.get("requests_running"),
+                    requests_waiting=values.get("requests_waiting"),
+                    preemptions_total=values.get("preemptions_total"),
+                    generation_tokens_total=values.get("generation_tokens_total"),
+                    process_start_time_s=process_start if len(per_server) == 1 else None,
+                )
+            )
     if not known:
-        raise TimelineRefusal("Prometheus text without any metric a memory timeline reads (DCGM_FI_DEV_FB_USED, "
-                              "vllm:kv_cache_usage_perc, vllm:gpu_cache_usage_perc, vllm:num_requests_running, "
-                              "sglang:token_usage, ...)")
+        raise TimelineRefusal(
+            "Prometheus text without any metric a memory timeline reads (DCGM_FI_DEV_FB_USED, "
+            "vllm:kv_cache_usage_perc, vllm:gpu_cache_usage_perc, vllm:num_requests_running, "
+            "sglang:token_usage, ...)"
+        )
     undated = sum(1 for s in scrapes if s.time_s is None)
     if undated:
-        notes.append(f"{undated} scrape(s) carry no time: peaks are read, but they make no time series (precede "
-                     "each scrape with '# scrape <ISO 8601 time>')")
-    gpus = tuple(GpuSeries(gpu=key, samples=_time_sorted(rows), **gpu_info[key])
-                 for key, rows in sorted(gpu_rows.items(), key=lambda item: _natural_key(item[0])))
-    servers = tuple(ServerSeries(engine=engine, instance=instance, samples=_time_sorted(rows))
-                    for (engine, instance), rows in sorted(server_rows.items()))
+        notes.append(
+            f"{undated} scrape(s) carry no time: peaks are read, but they make no time series (precede "
+            "each scrape with '# scrape <ISO 8601 time>')"
+        )
+    gpus = tuple(
+        GpuSeries(gpu=key, samples=_time_sorted(rows), **gpu_info[key])
+        for key, rows in sorted(gpu_rows.items(), key=lambda item: _natural_key(item[0]))
+    )
+    servers = tuple(
+        ServerSeries(engine=engine, instance=instance, samples=_time_sorted(rows))
+        for (engine, instance), rows in sorted(server_rows.items())
+    )
     for server in servers:
         events.extend(counter_restarts(server))
-    return MemoryTimeline(format=TimelineFormat.PROMETHEUS_SCRAPES.value, sources=tuple(sorted(sources)), gpus=gpus,
-                          servers=servers, events=tuple(sorted(events, key=lambda e: e.time_s or 0.0)),
-                          truncated=truncated, notes=tuple(notes))
+    return MemoryTimeline(
+        format=TimelineFormat.PROMETHEUS_SCRAPES.value,
+        sources=tuple(sorted(sources)),
+        gpus=gpus,
+        servers=servers,
+        events=tuple(sorted(events, key=lambda e: e.time_s or 0.0)),
+        truncated=truncated,
+        notes=tuple(notes),
+    )
 
 
 def _time_sorted(rows: list[Any]) -> tuple[Any, ...]:
@@ -1124,13 +1309,20 @@ def counter_restarts(server: ServerSeries) -> list[TimelineEvent]:
                 before, now = getattr(previous, name), getattr(sample, name)
                 if before is not None and now is not None and now < before:
                     reasons.append(f"{name} fell from {before:g} to {now:g}")
-            if (previous.process_start_time_s is not None and sample.process_start_time_s is not None
-                    and sample.process_start_time_s != previous.process_start_time_s):
+            if (
+                previous.process_start_time_s is not None
+                and sample.process_start_time_s is not None
+                and sample.process_start_time_s != previous.process_start_time_s
+            ):
                 reasons.append("process_start_time_seconds changed")
             if reasons:
-                found.append(TimelineEvent(time_s=sample.time_s, kind=EventKind.RESTART.value,
-                                           message=f"{server.engine} {server.instance}: restarted ("
-                                                   + "; ".join(reasons) + ")"))
+                found.append(
+                    TimelineEvent(
+                        time_s=sample.time_s,
+                        kind=EventKind.RESTART.value,
+                        message=f"{server.engine} {server.instance}: restarted (" + "; ".join(reasons) + ")",
+                    )
+                )
         previous = sample
     return found
 
@@ -1228,31 +1420,54 @@ def parse_aiperf_gpu_telemetry(text: str) -> MemoryTimeline:
         total = _first(data, _AIPERF_TOTAL)
         if used is not None:
             steps[key] = max(steps.get(key, 0), _decimals(_raw_first(data, _AIPERF_USED)))
-        rows.setdefault(key, []).append(GpuSample(
-            time_s=time_s, memory_used_bytes=round(used * GB) if used is not None else None,
-            memory_total_bytes=round(total * GB) if total is not None else None,
-            utilization_pct=_first(data, _AIPERF_UTIL), power_w=_first(data, _AIPERF_POWER),
-            temperature_c=_first(data, _AIPERF_TEMP)))
-        info[key] = {"name": record.get("gpu_model_name"), "uuid": record.get("gpu_uuid"),
-                     "pci_bus_id": record.get("pci_bus_id"), "host": record.get("hostname")}
+        rows.setdefault(key, []).append(
+            GpuSample(
+                time_s=time_s,
+                memory_used_bytes=round(used * GB) if used is not None else None,
+                memory_total_bytes=round(total * GB) if total is not None else None,
+                utilization_pct=_first(data, _AIPERF_UTIL),
+                power_w=_first(data, _AIPERF_POWER),
+                temperature_c=_first(data, _AIPERF_TEMP),
+            )
+        )
+        info[key] = {
+            "name": record.get("gpu_model_name"),
+            "uuid": record.get("gpu_uuid"),
+            "pci_bus_id": record.get("pci_bus_id"),
+            "host": record.get("hostname"),
+        }
     if not rows:
         raise TimelineRefusal("an AIPerf GPU telemetry export without any sample")
     if all(s.memory_used_bytes is None for samples in rows.values() for s in samples):
         raise TimelineRefusal("an AIPerf GPU telemetry export without memory figures (nvidia_memory_used)")
     notes.append("memory in GB as AIPerf writes it (1 GB = 1,000,000,000 bytes, two decimals: ±5 MB)")
-    gpus = tuple(GpuSeries(gpu=key, samples=_time_sorted(samples),
-                           resolution_bytes=max(MIB, round(GB / 10 ** steps.get(key, 0))), **info[key])
-                 for key, samples in sorted(rows.items(), key=lambda item: _natural_key(item[0])))
-    return MemoryTimeline(format=TimelineFormat.AIPERF_GPU_TELEMETRY.value, sources=("aiperf",), gpus=gpus,
-                          truncated=truncated, notes=tuple(notes))
+    gpus = tuple(
+        GpuSeries(
+            gpu=key,
+            samples=_time_sorted(samples),
+            resolution_bytes=max(MIB, round(GB / 10 ** steps.get(key, 0))),
+            **info[key],
+        )
+        for key, samples in sorted(rows.items(), key=lambda item: _natural_key(item[0]))
+    )
+    return MemoryTimeline(
+        format=TimelineFormat.AIPERF_GPU_TELEMETRY.value,
+        sources=("aiperf",),
+        gpus=gpus,
+        truncated=truncated,
+        notes=tuple(notes),
+    )
 
 
 _AIPERF_SERVER = {
-    "vllm:kv_cache_usage_perc": ("vllm", "kv_cache_usage"), "vllm:gpu_cache_usage_perc": ("vllm", "kv_cache_usage"),
+    "vllm:kv_cache_usage_perc": ("vllm", "kv_cache_usage"),
+    "vllm:gpu_cache_usage_perc": ("vllm", "kv_cache_usage"),
     "vllm:num_requests_running": ("vllm", "requests_running"),
     "vllm:num_requests_waiting": ("vllm", "requests_waiting"),
-    "vllm:num_preemptions": ("vllm", "preemptions"), "vllm:num_preemptions_total": ("vllm", "preemptions"),
-    "sglang:token_usage": ("sglang", "kv_cache_usage"), "sglang:num_running_reqs": ("sglang", "requests_running"),
+    "vllm:num_preemptions": ("vllm", "preemptions"),
+    "vllm:num_preemptions_total": ("vllm", "preemptions"),
+    "sglang:token_usage": ("sglang", "kv_cache_usage"),
+    "sglang:num_running_reqs": ("sglang", "requests_running"),
     "sglang:num_queue_reqs": ("sglang", "requests_waiting"),
 }
 
@@ -1283,16 +1498,30 @@ def parse_aiperf_server_metrics(text: str) -> MemoryTimeline:
             continue
         engine, canonical = _AIPERF_SERVER[name]
         for series in metric.get("series") or []:
-            stats = {k: float(v) for k, v in (series.get("stats") or {}).items()
-                     if isinstance(v, int | float) and not isinstance(v, bool)}
-            found.append(ServerStats(engine=engine, metric=canonical, source_metric=name,
-                                     instance=_server_instance(series.get("labels") or {}), stats=stats,
-                                     start_s=start, end_s=end))
+            stats = {
+                k: float(v)
+                for k, v in (series.get("stats") or {}).items()
+                if isinstance(v, int | float) and not isinstance(v, bool)
+            }
+            found.append(
+                ServerStats(
+                    engine=engine,
+                    metric=canonical,
+                    source_metric=name,
+                    instance=_server_instance(series.get("labels") or {}),
+                    stats=stats,
+                    start_s=start,
+                    end_s=end,
+                )
+            )
     if not found:
         raise TimelineRefusal("an AIPerf server-metrics export without KV-cache, request or preemption metrics")
-    return MemoryTimeline(format=TimelineFormat.AIPERF_SERVER_METRICS.value,
-                          sources=tuple(sorted({"aiperf", *(s.engine for s in found)})), server_stats=tuple(found),
-                          notes=("aggregate figures over the profiling phase only: no time series",))
+    return MemoryTimeline(
+        format=TimelineFormat.AIPERF_SERVER_METRICS.value,
+        sources=tuple(sorted({"aiperf", *(s.engine for s in found)})),
+        server_stats=tuple(found),
+        notes=("aggregate figures over the profiling phase only: no time series",),
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -1301,8 +1530,10 @@ def parse_aiperf_server_metrics(text: str) -> MemoryTimeline:
 
 _XID = re.compile(r"\bXid\b\s*(?:\((?:PCI:)?([^)]*)\))?\s*:?\s*(\d+)", re.IGNORECASE)
 _OOM = re.compile(r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory|cudaErrorMemoryAllocation")
-_MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov",
-                                       "Dec"), start=1)}
+_MONTHS = {
+    m: i
+    for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), start=1)
+}
 _LINE_TIMES = (
     re.compile(r"(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)"),
     re.compile(r"(\d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?)"),
@@ -1371,14 +1602,17 @@ def parse_event_log(text: str, *, year: int | None = None, tz: tzinfo = UTC) -> 
         if xid:
             code = int(xid.group(2))
             gpu = xid.group(1).strip() if xid.group(1) else None
-            event = TimelineEvent(time_s=last_time, kind=EventKind.XID.value, code=code, gpu=gpu,
-                                  message=line.strip()[:300])
+            event = TimelineEvent(
+                time_s=last_time, kind=EventKind.XID.value, code=code, gpu=gpu, message=line.strip()[:300]
+            )
         elif _OOM.search(line):
             event = TimelineEvent(time_s=last_time, kind=EventKind.OOM.value, message=line.strip()[:300])
         else:
             continue
-        if any(e.kind == event.kind and e.code == event.code and e.gpu == event.gpu
-               and _close(e.time_s, event.time_s) for e in events):
+        if any(
+            e.kind == event.kind and e.code == event.code and e.gpu == event.gpu and _close(e.time_s, event.time_s)
+            for e in events
+        ):
             continue
         events.append(event)
     return tuple(events)
@@ -1410,17 +1644,20 @@ def merge_timelines(*timelines: MemoryTimeline) -> MemoryTimeline:
             key = (series.gpu, series.host)
             if key in gpus:
                 held = gpus[key]
-                gpus[key] = replace(held, name=held.name or series.name, uuid=held.uuid or series.uuid,
-                                    pci_bus_id=held.pci_bus_id or series.pci_bus_id,
-                                    samples=_time_sorted([*held.samples, *series.samples]),
-                                    resolution_bytes=max(held.resolution_bytes, series.resolution_bytes))
+                gpus[key] = replace(
+                    held,
+                    name=held.name or series.name,
+                    uuid=held.uuid or series.uuid,
+                    pci_bus_id=held.pci_bus_id or series.pci_bus_id,
+                    samples=_time_sorted([*held.samples, *series.samples]),
+                    resolution_bytes=max(held.resolution_bytes, series.resolution_bytes),
+                )
             else:
                 gpus[key] = series
         for server in timeline.servers:
             key2 = (server.engine, server.instance)
             if key2 in servers:
-                servers[key2] = replace(servers[key2], samples=_time_sorted([*servers[key2].samples,
-                                                                              *server.samples]))
+                servers[key2] = replace(servers[key2], samples=_time_sorted([*servers[key2].samples, *server.samples]))
             else:
                 servers[key2] = server
     formats = {t.format for t in timelines}
@@ -1431,7 +1668,9 @@ def merge_timelines(*timelines: MemoryTimeline) -> MemoryTimeline:
         servers=tuple(servers.values()),
         server_stats=tuple(s for t in timelines for s in t.server_stats),
         events=tuple(sorted((e for t in timelines for e in t.events), key=lambda e: e.time_s or 0.0)),
-        truncated=any(t.truncated for t in timelines), notes=tuple(n for t in timelines for n in t.notes))
+        truncated=any(t.truncated for t in timelines),
+        notes=tuple(n for t in timelines for n in t.notes),
+    )
 
 
 def with_events(timeline: MemoryTimeline, events: Iterable[TimelineEvent]) -> MemoryTimeline:

@@ -51,7 +51,12 @@ def _layer_elements(layer: LayerSpec, *, tp: int, hidden_size: int) -> int:
 
 
 def activation_peak_bytes(
-    arch: Architecture, *, tp: int, batched_tokens: int, sampled_sequences: int, last_stage: bool,
+    arch: Architecture,
+    *,
+    tp: int,
+    batched_tokens: int,
+    sampled_sequences: int,
+    last_stage: bool,
     sampler_bytes_per_logit: int = LOGITS_BITS // 8,
 ) -> int:
     """Peak activation bytes on one TP rank for a forward pass of `batched_tokens` tokens."""

@@ -68,8 +68,12 @@ class Architecture:
     def __post_init__(self) -> None:
         if not self.layers:
             attention = AttentionSpec(
-                num_heads=self.num_attention_heads, num_kv_heads=self.num_key_value_heads, head_dim=self.head_dim,
-                qkv_bias=self.qkv_bias, o_bias=self.o_bias, qk_norm=self.qk_norm,
+                num_heads=self.num_attention_heads,
+                num_kv_heads=self.num_key_value_heads,
+                head_dim=self.head_dim,
+                qkv_bias=self.qkv_bias,
+                o_bias=self.o_bias,
+                qk_norm=self.qk_norm,
             )
             mlp = MlpSpec(intermediate_size=self.intermediate_size, gated=self.gated_mlp, bias=self.mlp_bias)
             object.__setattr__(self, "layers", (LayerSpec(attention=attention, mlp=mlp),) * self.num_hidden_layers)
@@ -291,16 +295,31 @@ def _with_layers(base: Architecture, layers: list[LayerSpec], **extra: Any) -> A
 
 
 def _moe_layers(
-    base: Architecture, *, is_moe: Callable[[int], bool], experts: int, per_token: int, expert_width: int,
-    shared: int = 0, shared_width: int = 0, shared_gate: bool = False, router_bias: bool = False,
+    base: Architecture,
+    *,
+    is_moe: Callable[[int], bool],
+    experts: int,
+    per_token: int,
+    expert_width: int,
+    shared: int = 0,
+    shared_width: int = 0,
+    shared_gate: bool = False,
+    router_bias: bool = False,
     attention: AttentionSpec | None = None,
 ) -> list[LayerSpec]:
     """Layers whose MLP is a routed mixture of experts where `is_moe(index)`, else the dense MLP."""
     dense = base.layers[0]
     attention = attention or dense.attention
-    moe = MlpSpec(kind=MlpKind.MOE, intermediate_size=expert_width, num_experts=experts,
-                  experts_per_token=per_token, shared_experts=shared, shared_intermediate_size=shared_width,
-                  shared_expert_gate=shared_gate, router_bias=router_bias)
+    moe = MlpSpec(
+        kind=MlpKind.MOE,
+        intermediate_size=expert_width,
+        num_experts=experts,
+        experts_per_token=per_token,
+        shared_experts=shared,
+        shared_intermediate_size=shared_width,
+        shared_expert_gate=shared_gate,
+        router_bias=router_bias,
+    )
     return [
         LayerSpec(attention=attention, mlp=moe if is_moe(index) else dense.mlp)
         for index in range(base.num_hidden_layers)
@@ -311,8 +330,13 @@ def _mixtral(config: Mapping[str, Any]) -> Architecture:
     # Every layer: num_local_experts SwiGLU experts of intermediate_size, a router h -> E, no shared expert.
     _require(config, ("num_local_experts", "num_experts_per_tok"), "mixture-of-experts layers")
     base = _dense_decoder(config)
-    layers = _moe_layers(base, is_moe=lambda _: True, experts=_int(config, "num_local_experts"),
-                         per_token=_int(config, "num_experts_per_tok"), expert_width=base.intermediate_size)
+    layers = _moe_layers(
+        base,
+        is_moe=lambda _: True,
+        experts=_int(config, "num_local_experts"),
+        per_token=_int(config, "num_experts_per_tok"),
+        expert_width=base.intermediate_size,
+    )
     return _with_layers(base, layers)
 
 
@@ -344,9 +368,15 @@ def _deepseek(config: Mapping[str, Any]) -> Architecture:
     heads = base.num_attention_heads
     nope, rope = _int(config, "qk_nope_head_dim"), _int(config, "qk_rope_head_dim")
     attention = AttentionSpec(
-        kind=AttentionKind.MLA, num_heads=heads, num_kv_heads=heads, head_dim=nope + rope,
-        v_head_dim=_int(config, "v_head_dim"), q_lora_rank=_opt_int(config, "q_lora_rank") or None,
-        kv_lora_rank=_int(config, "kv_lora_rank"), qk_nope_head_dim=nope, qk_rope_head_dim=rope,
+        kind=AttentionKind.MLA,
+        num_heads=heads,
+        num_kv_heads=heads,
+        head_dim=nope + rope,
+        v_head_dim=_int(config, "v_head_dim"),
+        q_lora_rank=_opt_int(config, "q_lora_rank") or None,
+        kv_lora_rank=_int(config, "kv_lora_rank"),
+        qk_nope_head_dim=nope,
+        qk_rope_head_dim=rope,
     )
     experts = _opt_int(config, "n_routed_experts")
     first_dense = _opt_int(config, "first_k_dense_replace")
@@ -366,8 +396,12 @@ def _deepseek(config: Mapping[str, Any]) -> Architecture:
         )
     else:
         layers = [LayerSpec(attention=attention, mlp=base.layers[0].mlp)] * base.num_hidden_layers
-    return _with_layers(base, layers, mtp_layers=_opt_int(config, "num_nextn_predict_layers"),
-                        rope_cache_elements=_rope_cache_elements(config, head_dim=rope))
+    return _with_layers(
+        base,
+        layers,
+        mtp_layers=_opt_int(config, "num_nextn_predict_layers"),
+        rope_cache_elements=_rope_cache_elements(config, head_dim=rope),
+    )
 
 
 # --- Layer patterns -------------------------------------------------------------------------------------------
@@ -404,8 +438,13 @@ def _local_layers(config: Mapping[str, Any], count: int, *, default: Callable[[i
 
 
 def _patterned_layers(
-    base: Architecture, *, local: list[bool], window: int, mlp: MlpSpec | Callable[[int], MlpSpec] | None = None,
-    attention: AttentionSpec | None = None, norms: int = 2,
+    base: Architecture,
+    *,
+    local: list[bool],
+    window: int,
+    mlp: MlpSpec | Callable[[int], MlpSpec] | None = None,
+    attention: AttentionSpec | None = None,
+    norms: int = 2,
 ) -> list[LayerSpec]:
     """Layers whose attention slides over `window` tokens where `local[i]`, else attends to the whole sequence."""
     full = attention or base.layers[0].attention
@@ -424,6 +463,7 @@ def _patterned_layers(
 
 
 # --- Nested configs (multimodal wrappers) ---------------------------------------------------------------------
+
 
 def _nested(config: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
     value = config.get(key)
@@ -459,7 +499,9 @@ def _text_config(config: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _with_defaults(
-    config: Mapping[str, Any], defaults: Mapping[str, Any], source: str,
+    config: Mapping[str, Any],
+    defaults: Mapping[str, Any],
+    source: str,
 ) -> tuple[dict[str, Any], tuple[str, ...]]:
     """Fill the fields a published config leaves to its transformers class defaults, and say which."""
     absent = {key: value for key, value in defaults.items() if config.get(key) is None}
@@ -477,6 +519,7 @@ def _tied(config: Mapping[str, Any], default: bool) -> dict[str, Any]:
 
 # --- Vision towers --------------------------------------------------------------------------------------------
 
+
 def _siglip_tower(vision: Mapping[str, Any], *, text_hidden: int) -> tuple[int, str]:
     """Gemma-3's SigLIP encoder and its projector: parameters and what they are.
 
@@ -484,8 +527,11 @@ def _siglip_tower(vision: Mapping[str, Any], *, text_hidden: int) -> tuple[int, 
     q/k/v/out projections with biases and a GELU MLP with biases, a post-LayerNorm; then Gemma-3's projector:
     `mm_input_projection_weight` (vision hidden × text hidden) and its soft-embedding RMSNorm.
     """
-    _require(vision, ("hidden_size", "intermediate_size", "num_hidden_layers", "image_size", "patch_size"),
-             "SigLIP vision tower")
+    _require(
+        vision,
+        ("hidden_size", "intermediate_size", "num_hidden_layers", "image_size", "patch_size"),
+        "SigLIP vision tower",
+    )
     h, i = _int(vision, "hidden_size"), _int(vision, "intermediate_size")
     blocks, image, patch = _int(vision, "num_hidden_layers"), _int(vision, "image_size"), _int(vision, "patch_size")
     channels = _opt_int(vision, "num_channels", 3) or 3
@@ -494,7 +540,9 @@ def _siglip_tower(vision: Mapping[str, Any], *, text_hidden: int) -> tuple[int, 
     block = (
         2 * 2 * h  # layer_norm1, layer_norm2: weight and bias
         + 4 * (h * h + h)  # q, k, v, out projections with biases
-        + 2 * h * i + i + h  # fc1, fc2 with biases
+        + 2 * h * i
+        + i
+        + h  # fc1, fc2 with biases
     )
     encoder = embeddings + blocks * block + 2 * h  # post_layernorm: weight and bias
     projector = h * text_hidden + h  # mm_input_projection_weight, mm_soft_emb_norm
@@ -510,8 +558,20 @@ def _siglip_tower(vision: Mapping[str, Any], *, text_hidden: int) -> tuple[int, 
 
 def _llama4_tower(vision: Mapping[str, Any], *, text_hidden: int) -> tuple[int, str]:
     """Llama-4's vision encoder, pixel-shuffle adapter and projector (transformers' Llama4VisionModel)."""
-    _require(vision, ("hidden_size", "intermediate_size", "num_hidden_layers", "image_size", "patch_size",
-                      "projector_input_dim", "projector_output_dim", "vision_output_dim"), "Llama-4 vision tower")
+    _require(
+        vision,
+        (
+            "hidden_size",
+            "intermediate_size",
+            "num_hidden_layers",
+            "image_size",
+            "patch_size",
+            "projector_input_dim",
+            "projector_output_dim",
+            "vision_output_dim",
+        ),
+        "Llama-4 vision tower",
+    )
     h, i = _int(vision, "hidden_size"), _int(vision, "intermediate_size")
     blocks, image, patch = _int(vision, "num_hidden_layers"), _int(vision, "image_size"), _int(vision, "patch_size")
     channels = _opt_int(vision, "num_channels", 3) or 3
@@ -537,8 +597,20 @@ def _llama4_tower(vision: Mapping[str, Any], *, text_hidden: int) -> tuple[int, 
 
 def _qwen3_vl_tower(vision: Mapping[str, Any]) -> tuple[int, str]:
     """Qwen3-VL's ViT with its patch merger and DeepStack mergers (transformers' Qwen3VLVisionModel)."""
-    _require(vision, ("hidden_size", "intermediate_size", "depth", "patch_size", "temporal_patch_size",
-                      "spatial_merge_size", "out_hidden_size", "num_position_embeddings"), "Qwen3-VL vision tower")
+    _require(
+        vision,
+        (
+            "hidden_size",
+            "intermediate_size",
+            "depth",
+            "patch_size",
+            "temporal_patch_size",
+            "spatial_merge_size",
+            "out_hidden_size",
+            "num_position_embeddings",
+        ),
+        "Qwen3-VL vision tower",
+    )
     h, i, depth = _int(vision, "hidden_size"), _int(vision, "intermediate_size"), _int(vision, "depth")
     patch, temporal = _int(vision, "patch_size"), _int(vision, "temporal_patch_size")
     out, positions = _int(vision, "out_hidden_size"), _int(vision, "num_position_embeddings")
@@ -546,9 +618,11 @@ def _qwen3_vl_tower(vision: Mapping[str, Any]) -> tuple[int, str]:
     merged = h * _int(vision, "spatial_merge_size") ** 2  # a merge × merge group of patches, concatenated
     deepstack = vision.get("deepstack_visual_indexes") or []
     if not isinstance(deepstack, list):
-        raise SizingError(code=SizingErrorCode.INVALID_CONFIG,
-                          message="config.json vision_config.deepstack_visual_indexes must be a list",
-                          extra={"field": "deepstack_visual_indexes"})
+        raise SizingError(
+            code=SizingErrorCode.INVALID_CONFIG,
+            message="config.json vision_config.deepstack_visual_indexes must be a list",
+            extra={"field": "deepstack_visual_indexes"},
+        )
     embeddings = channels * temporal * patch * patch * h + h + positions * h  # Conv3d weight + bias, pos_embed
     block = 2 * 2 * h + (h * 3 * h + 3 * h) + (h * h + h) + (h * i + i) + (i * h + h)  # norms, qkv, proj, MLP
     mlp = (merged * merged + merged) + (merged * out + out)  # linear_fc1, linear_fc2 with biases
@@ -565,6 +639,7 @@ def _qwen3_vl_tower(vision: Mapping[str, Any]) -> tuple[int, str]:
 
 # --- Families -------------------------------------------------------------------------------------------------
 
+
 def _gemma2(config: Mapping[str, Any]) -> Architecture:
     # Gemma-2: sliding and global attention alternate (layer 0 slides, as transformers' Gemma2 does when no
     # layer_types is given); input, post-attention, pre- and post-feedforward RMSNorms; GeGLU MLP; tied
@@ -577,7 +652,10 @@ def _gemma2(config: Mapping[str, Any]) -> Architecture:
 
 # transformers' Gemma3TextConfig defaults for the fields published Gemma-3 configs often leave out.
 _GEMMA3_TEXT_DEFAULTS: dict[str, Any] = {
-    "vocab_size": 262_208, "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256,
+    "vocab_size": 262_208,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 4,
+    "head_dim": 256,
     "sliding_window": 4096,
 }
 _GEMMA3_SLIDING_WINDOW_PATTERN = 6  # transformers' Gemma3TextConfig: every 6th layer is global
@@ -605,18 +683,24 @@ def _gpt_oss(config: Mapping[str, Any]) -> Architecture:
     # experts of intermediate_size with gate/up and down biases, a router with a bias; untied head.
     _require(config, ("num_local_experts", "sliding_window"), "mixture-of-experts and sliding-window layers")
     # gpt-oss configs carry both num_experts_per_tok (transformers) and experts_per_token (OpenAI's own name).
-    per_token_key = next((key for key in ("num_experts_per_tok", "experts_per_token") if config.get(key) is not None),
-                         "num_experts_per_tok")
+    per_token_key = next(
+        (key for key in ("num_experts_per_tok", "experts_per_token") if config.get(key) is not None),
+        "num_experts_per_tok",
+    )
     _require(config, (per_token_key,), "mixture-of-experts layers")
     bias = bool(config.get("attention_bias", True))
     base = _dense_decoder(config, qkv_bias=bias, o_bias=bias, sliding_window_used=False)
     attention = replace(base.layers[0].attention, sinks=True)
-    moe = MlpSpec(kind=MlpKind.MOE, intermediate_size=base.intermediate_size,
-                  num_experts=_int(config, "num_local_experts"), experts_per_token=_int(config, per_token_key),
-                  router_bias=True, expert_bias=True)
+    moe = MlpSpec(
+        kind=MlpKind.MOE,
+        intermediate_size=base.intermediate_size,
+        num_experts=_int(config, "num_local_experts"),
+        experts_per_token=_int(config, per_token_key),
+        router_bias=True,
+        expert_bias=True,
+    )
     local = _local_layers(config, base.num_hidden_layers, default=lambda i: i % 2 == 0)
-    layers = _patterned_layers(base, local=local, window=_int(config, "sliding_window"), mlp=moe,
-                               attention=attention)
+    layers = _patterned_layers(base, local=local, window=_int(config, "sliding_window"), mlp=moe, attention=attention)
     return _with_layers(base, layers)
 
 
@@ -654,14 +738,21 @@ def _llama4(config: Mapping[str, Any]) -> Architecture:
         step = _opt_int(text, "interleave_moe_layer_step", 1) or 1
         moe_layers = list(range(step - 1, count, step))
     if not isinstance(moe_layers, list) or any(not isinstance(i, int) or isinstance(i, bool) for i in moe_layers):
-        raise SizingError(code=SizingErrorCode.INVALID_CONFIG,
-                          message="config.json moe_layers must be a list of layer indices",
-                          extra={"field": "moe_layers"})
+        raise SizingError(
+            code=SizingErrorCode.INVALID_CONFIG,
+            message="config.json moe_layers must be a list of layer indices",
+            extra={"field": "moe_layers"},
+        )
     sparse = set(moe_layers)
     width = base.intermediate_size
-    moe = MlpSpec(kind=MlpKind.MOE, intermediate_size=width, num_experts=_int(text, "num_local_experts"),
-                  experts_per_token=_int(text, "num_experts_per_tok"), shared_experts=1,
-                  shared_intermediate_size=width)
+    moe = MlpSpec(
+        kind=MlpKind.MOE,
+        intermediate_size=width,
+        num_experts=_int(text, "num_local_experts"),
+        experts_per_token=_int(text, "num_experts_per_tok"),
+        shared_experts=1,
+        shared_intermediate_size=width,
+    )
     if len(sparse & set(range(count))) < count:
         _require(text, ("intermediate_size_mlp",), "dense layers")
         dense = MlpSpec(intermediate_size=_int(text, "intermediate_size_mlp"))
@@ -689,8 +780,7 @@ def _llama4(config: Mapping[str, Any]) -> Architecture:
     vision = _nested(config, "vision_config")
     if vision is None:
         if config.get("text_config") is not None:
-            extra["warnings"] += ("config.json has no vision_config: a vision tower in the checkpoint is not "
-                                  "counted",)
+            extra["warnings"] += ("config.json has no vision_config: a vision tower in the checkpoint is not counted",)
     else:
         extra["vision_parameters"], extra["vision_description"] = _llama4_tower(vision, text_hidden=base.hidden_size)
     return _with_layers(base, layers, **extra)
@@ -708,8 +798,14 @@ def _qwen3_vl(config: Mapping[str, Any]) -> Architecture:
     return replace(base, vision_parameters=parameters, vision_description=description)
 
 
-_CHATGLM_REQUIRED = ("hidden_size", "num_layers", "num_attention_heads", "kv_channels", "ffn_hidden_size",
-                     "padded_vocab_size")
+_CHATGLM_REQUIRED = (
+    "hidden_size",
+    "num_layers",
+    "num_attention_heads",
+    "kv_channels",
+    "ffn_hidden_size",
+    "padded_vocab_size",
+)
 
 
 def _chatglm(config: Mapping[str, Any]) -> Architecture:
@@ -739,11 +835,19 @@ def _chatglm(config: Mapping[str, Any]) -> Architecture:
     }
     linear_bias = bool(config.get("add_bias_linear", False))
     rms = bool(config.get("rmsnorm", True))
-    warnings = () if config.get("post_layer_norm", True) else (
-        "config.json sets post_layer_norm false: the final norm is counted although the model has none",
+    warnings = (
+        ()
+        if config.get("post_layer_norm", True)
+        else ("config.json sets post_layer_norm false: the final norm is counted although the model has none",)
     )
-    base = _dense_decoder(standard, qkv_bias=bool(config.get("add_qkv_bias", False)), o_bias=linear_bias,
-                          mlp_bias=linear_bias, norm=NormKind.RMS if rms else NormKind.LAYER, warnings=warnings)
+    base = _dense_decoder(
+        standard,
+        qkv_bias=bool(config.get("add_qkv_bias", False)),
+        o_bias=linear_bias,
+        mlp_bias=linear_bias,
+        norm=NormKind.RMS if rms else NormKind.LAYER,
+        warnings=warnings,
+    )
     if rms:
         return base
     layer = replace(base.layers[0], norms=4)  # two LayerNorms, weight and bias each
@@ -882,8 +986,13 @@ def architecture_summary(arch: Architecture) -> dict[str, Any]:
         "max_position_embeddings": arch.max_position_embeddings,
         "quantization_config": dict(arch.quantization_config) if arch.quantization_config else None,
         "attention_layers": _attention_layer_counts(arch),
-        "sliding_windows": sorted({layer.attention.window for layer in arch.layers
-                                   if layer.attention.kind is AttentionKind.SLIDING and layer.attention.window}),
+        "sliding_windows": sorted(
+            {
+                layer.attention.window
+                for layer in arch.layers
+                if layer.attention.kind is AttentionKind.SLIDING and layer.attention.window
+            }
+        ),
         "vision_parameters": arch.vision_parameters,
         "vision_description": arch.vision_description,
         "warnings": list(arch.warnings),

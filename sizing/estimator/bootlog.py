@@ -45,11 +45,27 @@ _EXACT = 99  # the precision rank of a figure printed in bytes: nothing beats it
 # vLLM's default block size on CUDA (CacheConfig.block_size) when a V0 log gives blocks but not the size.
 VLLM_DEFAULT_BLOCK_SIZE = 16
 
-_BYTE_FIGURES = ("total_gpu_memory_bytes", "budget_bytes", "weights_bytes", "non_torch_bytes",
-                 "activation_peak_bytes", "kv_cache_bytes", "cuda_graph_bytes")
-_FIGURES = (*_BYTE_FIGURES, "gpu_memory_utilization", "kv_cache_tokens", "num_gpu_blocks", "max_concurrency",
-            "max_concurrency_tokens_per_request", "tensor_parallel_size", "max_model_len", "model",
-            "engine_version")
+_BYTE_FIGURES = (
+    "total_gpu_memory_bytes",
+    "budget_bytes",
+    "weights_bytes",
+    "non_torch_bytes",
+    "activation_peak_bytes",
+    "kv_cache_bytes",
+    "cuda_graph_bytes",
+)
+_FIGURES = (
+    *_BYTE_FIGURES,
+    "gpu_memory_utilization",
+    "kv_cache_tokens",
+    "num_gpu_blocks",
+    "max_concurrency",
+    "max_concurrency_tokens_per_request",
+    "tensor_parallel_size",
+    "max_model_len",
+    "model",
+    "engine_version",
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -220,6 +236,7 @@ def _rule(engine: str, pattern: str, handler: Handler | None = None, *, sign: bo
 
 # --- vLLM ---------------------------------------------------------------------------------------------------
 
+
 def _vllm_utilization(match: re.Match[str], reader: _Reader, line: str) -> None:
     reader.put("gpu_memory_utilization", float(match["u"]), line, (0, len(match["u"].partition(".")[2])))
 
@@ -297,8 +314,16 @@ def _vllm_batched_tokens(match: re.Match[str], reader: _Reader, line: str) -> No
 
 
 # Effective settings of vLLM's engine config line copied into `flags` (when the echoed arguments lack them).
-_VLLM_CONFIG_FLAGS = ("dtype", "kv_cache_dtype", "quantization", "enforce_eager", "pipeline_parallel_size",
-                      "data_parallel_size", "enable_prefix_caching", "served_model_name")
+_VLLM_CONFIG_FLAGS = (
+    "dtype",
+    "kv_cache_dtype",
+    "quantization",
+    "enforce_eager",
+    "pipeline_parallel_size",
+    "data_parallel_size",
+    "enable_prefix_caching",
+    "served_model_name",
+)
 
 
 def _vllm_config(match: re.Match[str], reader: _Reader, line: str) -> None:
@@ -325,8 +350,10 @@ def _vllm_non_default_args(match: re.Match[str], reader: _Reader, line: str) -> 
         parsed = ast.literal_eval(text)  # literals only: no names, calls or attribute access are evaluated
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         parsed = _dict_items(text)
-        reader.warnings.append("vLLM's non-default args are not a literal dict (an object or a cut line): "
-                               "values that are not literals are kept as text")
+        reader.warnings.append(
+            "vLLM's non-default args are not a literal dict (an object or a cut line): "
+            "values that are not literals are kept as text"
+        )
     if not isinstance(parsed, dict):
         return
     for key, value in parsed.items():
@@ -356,13 +383,20 @@ _VLLM_RULES: tuple[_Rule, ...] = (
     _rule(VLLM, r"Memory profiling (?:results|takes)"),
     _rule(VLLM, rf"total_gpu_memory\s*[=(]?\s*{_mem('v')}", _figure("total_gpu_memory_bytes")),
     _rule(VLLM, r"gpu_memory_utilization\s*[=(]?\s*(?P<u>\d*\.\d+|\d+)\b", _vllm_utilization),
-    _rule(VLLM, rf"the current vLLM instance can use\s+(?:total_gpu_memory\s*\([^)]*\)\s*x\s*gpu_memory_utilization"
-                rf"\s*\([^)]*\)\s*=\s*)?{_mem('v')}", _figure("budget_bytes")),
+    _rule(
+        VLLM,
+        rf"the current vLLM instance can use\s+(?:total_gpu_memory\s*\([^)]*\)\s*x\s*gpu_memory_utilization"
+        rf"\s*\([^)]*\)\s*=\s*)?{_mem('v')}",
+        _figure("budget_bytes"),
+    ),
     _rule(VLLM, rf"model weights take\s+{_mem('v')}", _figure("weights_bytes")),
     _rule(VLLM, rf"non_torch_memory(?:\s+takes)?\s*=?\s*{_mem('v')}", _figure("non_torch_bytes")),
     _rule(VLLM, rf"PyTorch activation peak memory(?:\s+takes)?\s+{_mem('v')}", _figure("activation_peak_bytes")),
-    _rule(VLLM, rf"(?:available_kv_cache_memory|kv_cache_size\s*=|reserved for KV Cache is)\s*{_mem('v')}",
-          _figure("kv_cache_bytes")),
+    _rule(
+        VLLM,
+        rf"(?:available_kv_cache_memory|kv_cache_size\s*=|reserved for KV Cache is)\s*{_mem('v')}",
+        _figure("kv_cache_bytes"),
+    ),
     _rule(VLLM, r"(?:initial_memory_usage|memory_usage_post_profile)="),
     # 0.6.4's peak_torch_memory is weights + activation peak: kept to derive the activation peak.
     _rule(VLLM, rf"peak_torch_memory\s*=\s*{_mem('v')}", _vllm_peak_torch),
@@ -380,8 +414,9 @@ _VLLM_RULES: tuple[_Rule, ...] = (
     # for %s tokens per request: %.2fx", also on one line in 0.10+; the latter also V0 gpu_executor.py (0.6.4+)
     # and executor_base.py (0.7–0.9) with an unformatted token count.
     _rule(VLLM, r"GPU KV cache size:\s*(?P<t>[\d,]+)\s*tokens", _vllm_kv_tokens),
-    _rule(VLLM, r"Maximum concurrency for\s*(?P<t>[\d,]+)\s*tokens per request:\s*(?P<x>\d*\.?\d+)x",
-          _vllm_concurrency),
+    _rule(
+        VLLM, r"Maximum concurrency for\s*(?P<t>[\d,]+)\s*tokens per request:\s*(?P<x>\d*\.?\d+)x", _vllm_concurrency
+    ),
     # V0 gpu_executor.py (~0.4–0.6) "# GPU blocks: %d, # CPU blocks: %d"; executor_base.py (~0.7–0.9)
     # "# %s blocks: %d, # CPU blocks: %d" with the platform's device name ("cuda", later "CUDA").
     _rule(VLLM, r"(?:#\s*)?(?P<dev>\w+) blocks:\s*(?P<gpu>[\d,]+),\s*#\s*CPU blocks:\s*[\d,]+", _vllm_blocks),
@@ -390,8 +425,7 @@ _VLLM_RULES: tuple[_Rule, ...] = (
     # after the KV allocation, outside the budget, until 0.21. 0.21+: gpu_model_runner.py "Estimated CUDA graph
     # memory: %.2f GiB total" (profiled before the KV allocation, ranked below a measured figure) and
     # gpu_worker.py "CUDA graph pool memory: %s GiB (actual), %s GiB (estimated), difference: ...".
-    _rule(VLLM, rf"Graph capturing finished in\s*\d+\s*secs?(?:,\s*took\s*{_mem('v')})?",
-          _figure("cuda_graph_bytes")),
+    _rule(VLLM, rf"Graph capturing finished in\s*\d+\s*secs?(?:,\s*took\s*{_mem('v')})?", _figure("cuda_graph_bytes")),
     _rule(VLLM, rf"Estimated CUDA graph memory:\s*{_mem('v')}", _figure("cuda_graph_bytes", kind=-1)),
     _rule(VLLM, rf"CUDA graph pool memory:\s*{_mem('v')}\s*\(actual", _figure("cuda_graph_bytes")),
     # V1 gpu_worker.py compile_or_warm_up_model (~0.10.2+; info in the published 0.11–0.2x logs, debug in some
@@ -403,8 +437,12 @@ _VLLM_RULES: tuple[_Rule, ...] = (
     # activation, and %s GiB for CUDAGraph memory." Also init_device's refusal: "Free memory on device (%s/%s
     # GiB) on startup is less than desired GPU memory utilization (%s, %s GiB)."
     _rule(VLLM, rf"Free memory on device\s*\({_NUM}/{_mem('v')}\)", _vllm_free_total),
-    _rule(VLLM, rf"(?:Desired GPU memory utilization is|less than desired GPU memory utilization)\s*"
-                rf"\((?P<u>\d*\.?\d+),\s*{_mem('v')}\)", _vllm_budget_line),
+    _rule(
+        VLLM,
+        rf"(?:Desired GPU memory utilization is|less than desired GPU memory utilization)\s*"
+        rf"\((?P<u>\d*\.?\d+),\s*{_mem('v')}\)",
+        _vllm_budget_line,
+    ),
     _rule(VLLM, rf"{_mem('v')} for weight\b", _figure("weights_bytes")),
     _rule(VLLM, rf"{_mem('v')} for peak activation", _figure("activation_peak_bytes")),
     _rule(VLLM, rf"{_mem('v')} for non-torch memory", _figure("non_torch_bytes")),
@@ -414,14 +452,16 @@ _VLLM_RULES: tuple[_Rule, ...] = (
     # V1 gpu_worker.py 0.21+: "CUDA graph memory profiling is enabled (default since v0.21.0). The current
     # --gpu-memory-utilization=%.4f is equivalent to ..." and, disabled, "... increasing
     # --gpu-memory-utilization from %.4f to %.4f."
-    _rule(VLLM, r"(?:current --gpu-memory-utilization=|--gpu-memory-utilization from )(?P<u>\d*\.?\d+)",
-          _vllm_utilization),
+    _rule(
+        VLLM, r"(?:current --gpu-memory-utilization=|--gpu-memory-utilization from )(?P<u>\d*\.?\d+)", _vllm_utilization
+    ),
     # Versions: V0 llm_engine.py "Initializing an LLM engine (v%s) with config: ..." (0.4–0.9); V1 core.py
     # "Initializing a V1 LLM engine (v%s) with config: ..." (0.8+); entrypoints/openai/api_server.py "vLLM API
     # server version %s" (~0.5–0.10); the ASCII banner (utils.py, later api_utils.py; seen in 0.15–0.28)
     # "█ ▀▄▀ █  version 0.15.1" / "█▄█▀ █ ... █  model   openai/gpt-oss-20b"; collect_env's "vLLM Version: %s".
-    _rule(VLLM, r"Initializing an? (?:V1 )?LLM engine (?:\(v(?P<ver>[^)\s]+)\) )?with config:\s*(?P<cfg>.*)",
-          _vllm_config),
+    _rule(
+        VLLM, r"Initializing an? (?:V1 )?LLM engine (?:\(v(?P<ver>[^)\s]+)\) )?with config:\s*(?P<cfg>.*)", _vllm_config
+    ),
     # The banner's version and engine also when the line is cut before its config: "a V1 LLM engine" is V1's
     # core.py, "an LLM engine" V0's llm_engine.py (0.8-0.10 print it when they fall back to V0).
     _rule(VLLM, r"Initializing an? (?P<v1>V1 )?LLM engine \(v(?P<ver>[^)\s]+)\)", _vllm_engine_banner),
@@ -434,14 +474,28 @@ _VLLM_RULES: tuple[_Rule, ...] = (
     # ~0.4-0.6) and "# cuda blocks" (executor_base.py with the device name, ~0.7-0.10).
     _rule(VLLM, r"Memory profiling results:\s*total_gpu_memory\s*=", _v0_wording(3, "0.6.4", "0.6.4"), sign=True),
     _rule(VLLM, r"Memory profiling results:\s*(?:duration\s*=.*)?$", _v0_wording(3, "0.6.5", "0.6.5-0.6.6"), sign=True),
-    _rule(VLLM, r"\bworker\.py:\d+\]?\s.*(?:Memory profiling takes|the current vLLM instance can use total_gpu_memory"
-                r"\s*\()", _v0_wording(2, "0.7.0", "0.7-0.10"), sign=True),
+    _rule(
+        VLLM,
+        r"\bworker\.py:\d+\]?\s.*(?:Memory profiling takes|the current vLLM instance can use total_gpu_memory"
+        r"\s*\()",
+        _v0_wording(2, "0.7.0", "0.7-0.10"),
+        sign=True,
+    ),
     _rule(VLLM, r"\bworker\.py:\d+\]?\s", _engine_mode("v0"), sign=True),
-    _rule(VLLM, r"(?:#\s*)?(?:cuda|CUDA) blocks:\s*[\d,]+,\s*#\s*CPU blocks", _v0_wording(1, "0.7.0", "0.7-0.10"),
-          sign=True),
+    _rule(
+        VLLM,
+        r"(?:#\s*)?(?:cuda|CUDA) blocks:\s*[\d,]+,\s*#\s*CPU blocks",
+        _v0_wording(1, "0.7.0", "0.7-0.10"),
+        sign=True,
+    ),
     _rule(VLLM, r"(?:#\s*)?GPU blocks:\s*[\d,]+,\s*#\s*CPU blocks", _v0_wording(1, "0.6.0", "0.6"), sign=True),
-    _rule(VLLM, r"\bgpu_(?:worker|model_runner)\.py:\d+|\bEngineCore(?:_\d+)?\b|Available KV cache memory:|"
-                r"GPU KV cache size:", _engine_mode("v1"), sign=True),
+    _rule(
+        VLLM,
+        r"\bgpu_(?:worker|model_runner)\.py:\d+|\bEngineCore(?:_\d+)?\b|Available KV cache memory:|"
+        r"GPU KV cache size:",
+        _engine_mode("v1"),
+        sign=True,
+    ),
     _rule(VLLM, r"vLLM API server version\s+v?(?P<ver>\d\S*)", _version),
     _rule(VLLM, r"\bvLLM [Vv]ersion:?\s+v?(?P<ver>\d\S*)", _version),
     _rule(VLLM, r"▀▄▀ █\s+version\s+v?(?P<ver>\d\S*)", _version),
@@ -460,6 +514,7 @@ _VLLM_RULES: tuple[_Rule, ...] = (
 
 
 # --- SGLang -------------------------------------------------------------------------------------------------
+
 
 def _sglang_weights(match: re.Match[str], reader: _Reader, line: str) -> None:
     if match["v"] is not None:
@@ -503,8 +558,12 @@ _SGLANG_RULES: tuple[_Rule, ...] = (
     # mem_cache/memory_pool.py: MHATokenToKVPool "KV Cache is allocated. #tokens: %d, K size: %.2f GB, V size:
     # %.2f GB" (0.5.x may add "dtype: %s, " first); MLATokenToKVPool "KV Cache is allocated. #tokens: %d, KV size:
     # %.2f GB".
-    _rule(SGLANG, rf"KV Cache is allocated\..*?#tokens:\s*(?P<t>\d+),\s*"
-                  rf"(?:K size:\s*{_mem('v')},\s*V size:\s*{_mem('w')}|KV size:\s*{_mem('kv')})", _sglang_kv),
+    _rule(
+        SGLANG,
+        rf"KV Cache is allocated\..*?#tokens:\s*(?P<t>\d+),\s*"
+        rf"(?:K size:\s*{_mem('v')},\s*V size:\s*{_mem('w')}|KV size:\s*{_mem('kv')})",
+        _sglang_kv,
+    ),
     # model_runner.py init_memory_pool: "Memory pool end. avail mem=%.2f GB"; init_torch_distributed: "Init torch
     # distributed ends. mem usage=%.2f GB" (free memory, no field of ours: recognised only).
     _rule(SGLANG, r"Memory pool end\. avail mem="),
@@ -514,8 +573,11 @@ _SGLANG_RULES: tuple[_Rule, ...] = (
     # workers: no memory); 2026 nightlies name the graph ("Capture target decode CUDA graph end. elapsed=...")
     # and NPU builds print "npu graph".
     _rule(SGLANG, r"Capture [\w ]*?(?:cuda|CUDA|npu|NPU) graph begin"),
-    _rule(SGLANG, rf"Capture [\w ]*?(?:cuda|CUDA|npu|NPU) graph end\.(?:.*?mem usage=\s*{_mem('v')})?",
-          _figure("cuda_graph_bytes")),
+    _rule(
+        SGLANG,
+        rf"Capture [\w ]*?(?:cuda|CUDA|npu|NPU) graph end\.(?:.*?mem usage=\s*{_mem('v')})?",
+        _figure("cuda_graph_bytes"),
+    ),
     # managers/scheduler.py: "max_total_num_tokens=%d, chunked_prefill_size=%s, max_prefill_tokens=%d,
     # max_running_requests=%d, context_len=%d, available_gpu_mem=%.2f GB" (older: without chunked_prefill_size
     # and available_gpu_mem).
@@ -634,16 +696,22 @@ def bootlog_parse(text: str) -> BootLog:
             unparsed.append(line.strip())
 
     if not any(reader.votes.values()):
-        message = ("the text holds no line of a vLLM or SGLang startup log (such as 'Available KV cache memory: "
-                   "8.11 GiB', 'GPU KV cache size: 158,656 tokens' or SGLang's 'KV Cache is allocated. #tokens: "
-                   "...'); paste the engine's own log from its start to 'Application startup complete'")
-        raise SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message,
-                          extra={"lines": len([line for line in lines if line.strip()]),
-                                 "fields": {"text": [message]}})
+        message = (
+            "the text holds no line of a vLLM or SGLang startup log (such as 'Available KV cache memory: "
+            "8.11 GiB', 'GPU KV cache size: 158,656 tokens' or SGLang's 'KV Cache is allocated. #tokens: "
+            "...'); paste the engine's own log from its start to 'Application startup complete'"
+        )
+        raise SizingError(
+            code=SizingErrorCode.INVALID_ARGUMENT,
+            message=message,
+            extra={"lines": len([line for line in lines if line.strip()]), "fields": {"text": [message]}},
+        )
     engine = VLLM if reader.votes[VLLM] >= reader.votes[SGLANG] else SGLANG
     if reader.votes[VLLM] and reader.votes[SGLANG]:
-        reader.warnings.append(f"the text holds lines of both engines ({reader.votes[VLLM]} vLLM, "
-                               f"{reader.votes[SGLANG]} SGLang); read as {engine}")
+        reader.warnings.append(
+            f"the text holds lines of both engines ({reader.votes[VLLM]} vLLM, "
+            f"{reader.votes[SGLANG]} SGLang); read as {engine}"
+        )
     _complete(reader, engine)
     values = reader.values
     mode, mode_line = _engine_mode_hint(reader) if engine == VLLM else (None, None)
@@ -672,8 +740,10 @@ def _engine_mode_hint(reader: _Reader) -> tuple[str | None, str | None]:
         return None, None
     ranked = sorted(reader.modes.items(), key=lambda item: item[1][0], reverse=True)
     if len(ranked) > 1 and ranked[0][1][0] == ranked[1][1][0]:
-        reader.warnings.append("the log has lines of both vLLM engines, V0 and V1, equally (two logs in one "
-                               "paste?): the engine is not read from it")
+        reader.warnings.append(
+            "the log has lines of both vLLM engines, V0 and V1, equally (two logs in one "
+            "paste?): the engine is not read from it"
+        )
         return None, None
     mode, (_strength, line) = ranked[0]
     return mode, line
@@ -708,22 +778,33 @@ def _complete(reader: _Reader, engine: str) -> None:
                 break
     if "max_model_len" not in values and "max_concurrency_tokens_per_request" in values:
         # vLLM states its maximum concurrency for max_model_len tokens per request.
-        reader.put("max_model_len", values["max_concurrency_tokens_per_request"],
-                   reader.lines["max_concurrency_tokens_per_request"], below_lines)
+        reader.put(
+            "max_model_len",
+            values["max_concurrency_tokens_per_request"],
+            reader.lines["max_concurrency_tokens_per_request"],
+            below_lines,
+        )
     if reader.consumed is not None and "non_torch_bytes" not in values and "weights_bytes" in values:
         consumed, line = reader.consumed
         reader.put("non_torch_bytes", consumed - values["weights_bytes"], line, below_lines)
         reader.warnings.append(
             f"non-torch memory derived: {format_bytes(consumed)} of weights + non-torch less "
-            f"{format_bytes(values['weights_bytes'])} of weights (vLLM printed them together)")
+            f"{format_bytes(values['weights_bytes'])} of weights (vLLM printed them together)"
+        )
     if reader.peak_torch is not None and "activation_peak_bytes" not in values and "weights_bytes" in values:
         peak, line = reader.peak_torch
         reader.put("activation_peak_bytes", peak - values["weights_bytes"], line, below_lines)
         reader.warnings.append(
             f"activation peak derived: peak torch memory {format_bytes(peak)} less "
-            f"{format_bytes(values['weights_bytes'])} of weights (vLLM 0.6.4 printed them together)")
-    if (engine == VLLM and "gpu_memory_utilization" in values and "budget_bytes" in values
-            and "total_gpu_memory_bytes" in values and values["total_gpu_memory_bytes"] > 0):
+            f"{format_bytes(values['weights_bytes'])} of weights (vLLM 0.6.4 printed them together)"
+        )
+    if (
+        engine == VLLM
+        and "gpu_memory_utilization" in values
+        and "budget_bytes" in values
+        and "total_gpu_memory_bytes" in values
+        and values["total_gpu_memory_bytes"] > 0
+    ):
         # the utilisation is printed to two decimals; budget / total is the value the engine used
         exact = values["budget_bytes"] / values["total_gpu_memory_bytes"]
         if abs(exact - values["gpu_memory_utilization"]) >= 0.001:
@@ -732,26 +813,35 @@ def _complete(reader: _Reader, engine: str) -> None:
         block_size = reader.args.get("block_size")
         if not isinstance(block_size, int) or isinstance(block_size, bool):
             block_size = VLLM_DEFAULT_BLOCK_SIZE
-            reader.warnings.append(f"KV tokens = {values['num_gpu_blocks']} blocks × {block_size} tokens: "
-                                   "vLLM's default block size, which the log does not state")
-        reader.put("kv_cache_tokens", values["num_gpu_blocks"] * block_size, reader.lines["num_gpu_blocks"],
-                   below_lines)
+            reader.warnings.append(
+                f"KV tokens = {values['num_gpu_blocks']} blocks × {block_size} tokens: "
+                "vLLM's default block size, which the log does not state"
+            )
+        reader.put(
+            "kv_cache_tokens", values["num_gpu_blocks"] * block_size, reader.lines["num_gpu_blocks"], below_lines
+        )
     for figure, seen in reader.conflicts.items():
         shown = ", ".join(format_bytes(v) if figure in _BYTE_FIGURES else str(v) for v in seen)
-        reader.warnings.append(f"the log prints several values for {figure} ({shown}): kept the first "
-                               "(several ranks or models, or a restart, in one paste?)")
+        reader.warnings.append(
+            f"the log prints several values for {figure} ({shown}): kept the first "
+            "(several ranks or models, or a restart, in one paste?)"
+        )
     for figure in _BYTE_FIGURES:
         value = values.get(figure)
         if value is not None and value < 0:
-            reader.warnings.append(f"{figure} is negative ({format_bytes(value)}): memory freed by another "
-                                   "process during profiling, or no room left")
+            reader.warnings.append(
+                f"{figure} is negative ({format_bytes(value)}): memory freed by another "
+                "process during profiling, or no room left"
+            )
     kv = values.get("kv_cache_bytes")
     if kv is not None and kv <= 0:
         reader.warnings.append("no memory left for the KV cache: the engine cannot start with these settings")
     concurrency = values.get("max_concurrency")
     if concurrency is not None and concurrency < 1:
-        reader.warnings.append(f"maximum concurrency {concurrency}x: the KV cache cannot hold one "
-                               f"{values.get('max_concurrency_tokens_per_request')}-token request")
+        reader.warnings.append(
+            f"maximum concurrency {concurrency}x: the KV cache cannot hold one "
+            f"{values.get('max_concurrency_tokens_per_request')}-token request"
+        )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -801,16 +891,22 @@ def bootlog_compare(log: BootLog, estimate: Mapping[str, Any]) -> tuple[Comparis
         logged = getattr(log, figure)
         if logged is None:
             continue
-        estimated = _estimated_concurrency(log, estimate) if figure == "max_concurrency" \
-            else _lookup(estimate, path)
+        estimated = _estimated_concurrency(log, estimate) if figure == "max_concurrency" else _lookup(estimate, path)
         difference = None if estimated is None else estimated - logged
         if isinstance(difference, float):
             difference = round(difference, 6)  # concurrency: drop the binary noise of a 2-decimal subtraction
         relative = None if difference is None or logged == 0 else difference / logged
-        result.append(ComparisonLine(
-            figure=figure, logged_bytes_or_value=logged, estimated=estimated, difference=difference,
-            relative_difference=relative, unit=unit, source_line=log.lines.get(figure, ""),
-        ))
+        result.append(
+            ComparisonLine(
+                figure=figure,
+                logged_bytes_or_value=logged,
+                estimated=estimated,
+                difference=difference,
+                relative_difference=relative,
+                unit=unit,
+                source_line=log.lines.get(figure, ""),
+            )
+        )
     return tuple(result)
 
 
@@ -831,8 +927,10 @@ def _calibrated(log: BootLog) -> tuple[tuple[str, str], ...]:
     """(EstimateRequest argument, log figure) for this log's engine."""
     if log.engine not in _CUDA_TOTAL_ENGINES:
         return _CALIBRATED
-    return tuple(("gpu_cuda_total_bytes" if argument == "gpu_memory_bytes" else argument, figure)
-                 for argument, figure in _CALIBRATED)
+    return tuple(
+        ("gpu_cuda_total_bytes" if argument == "gpu_memory_bytes" else argument, figure)
+        for argument, figure in _CALIBRATED
+    )
 
 
 def bootlog_calibration(log: BootLog) -> dict[str, int]:
@@ -853,9 +951,18 @@ def bootlog_calibration(log: BootLog) -> dict[str, int]:
 def bootlog_calibration_evidence(log: BootLog) -> dict[str, str]:
     """The log line each calibration term of `bootlog_calibration` came from."""
     calibration = bootlog_calibration(log)
-    return {argument: log.lines[figure] for argument, figure in _calibrated(log)
-            if argument in calibration and figure in log.lines}
+    return {
+        argument: log.lines[figure]
+        for argument, figure in _calibrated(log)
+        if argument in calibration and figure in log.lines
+    }
 
 
-__all__ = ["BootLog", "ComparisonLine", "bootlog_calibration", "bootlog_calibration_evidence", "bootlog_compare",
-           "bootlog_parse"]
+__all__ = [
+    "BootLog",
+    "ComparisonLine",
+    "bootlog_calibration",
+    "bootlog_calibration_evidence",
+    "bootlog_compare",
+    "bootlog_parse",
+]

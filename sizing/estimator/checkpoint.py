@@ -148,13 +148,11 @@ def _json_type(value: Any) -> str:
 
 
 def _index_error(message: str) -> SizingError:
-    return SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message,
-                       extra={"fields": {"index": [message]}})
+    return SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message, extra={"fields": {"index": [message]}})
 
 
 def _headers_error(message: str) -> SizingError:
-    return SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message,
-                       extra={"fields": {"headers": [message]}})
+    return SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message, extra={"fields": {"headers": [message]}})
 
 
 def _integral(value: Any) -> int | None:
@@ -248,8 +246,10 @@ def _packed_warning(hints: tuple[str, ...]) -> list[str]:
     packed = [hint for hint in hints if hint in PACKED_HINTS]
     if not packed:
         return []
-    return [f"parameters counts stored elements; {', '.join(packed)} store several weights per element, "
-            "so it is not the model's parameter count"]
+    return [
+        f"parameters counts stored elements; {', '.join(packed)} store several weights per element, "
+        "so it is not the model's parameter count"
+    ]
 
 
 # --- index ---------------------------------------------------------------------------------------------------
@@ -265,8 +265,10 @@ def checkpoint_from_index(index: Mapping[str, Any]) -> CheckpointFacts:
     if not isinstance(index, Mapping):
         raise _index_error(f"the index must be a JSON object with metadata and weight_map, got {_json_type(index)}")
     if "metadata" not in index or index["metadata"] is None:
-        raise _index_error("metadata is missing: a model.safetensors.index.json holds "
-                           '{"metadata": {"total_size": ...}, "weight_map": {...}}')
+        raise _index_error(
+            "metadata is missing: a model.safetensors.index.json holds "
+            '{"metadata": {"total_size": ...}, "weight_map": {...}}'
+        )
     metadata = index["metadata"]
     if not isinstance(metadata, Mapping):
         raise _index_error(f"metadata must be an object, got {_json_type(metadata)}")
@@ -354,30 +356,39 @@ def _tensor(file_name: str, name: str, entry: Any) -> _Tensor:
 def _file_tensors(file_name: str, entry: Any) -> tuple[list[_Tensor], list[str]]:
     """The tensors of one file of the headers JSON and the warnings about that file's layout."""
     if not isinstance(entry, Mapping):
-        raise _headers_error(f"{file_name} must be an object with size_bytes, header_bytes and tensors, "
-                             f"got {_json_type(entry)}")
+        raise _headers_error(
+            f"{file_name} must be an object with size_bytes, header_bytes and tensors, got {_json_type(entry)}"
+        )
     size_bytes = _non_negative_int(entry.get("size_bytes"), f"{file_name}: size_bytes")
     header_bytes = _non_negative_int(entry.get("header_bytes"), f"{file_name}: header_bytes")
     raw_tensors = entry.get("tensors")
     if not isinstance(raw_tensors, Mapping):
-        raise _headers_error(f"{file_name}: tensors must be an object of tensor name to dtype, shape and "
-                             f"data_offsets, got {_json_type(raw_tensors)}")
+        raise _headers_error(
+            f"{file_name}: tensors must be an object of tensor name to dtype, shape and "
+            f"data_offsets, got {_json_type(raw_tensors)}"
+        )
     tensors = [_tensor(file_name, name, raw) for name, raw in raw_tensors.items() if name != "__metadata__"]
 
     warnings: list[str] = []
     data_end = max((t.end for t in tensors), default=0)
     expected_size = 8 + header_bytes + data_end  # 8-byte header length, the JSON header, the tensor data
     if size_bytes < expected_size:
-        warnings.append(f"{file_name} is {size_bytes:,} bytes but its header describes {expected_size:,}: "
-                        "the file is truncated (an incomplete download?)")
+        warnings.append(
+            f"{file_name} is {size_bytes:,} bytes but its header describes {expected_size:,}: "
+            "the file is truncated (an incomplete download?)"
+        )
     elif size_bytes > expected_size:
-        warnings.append(f"{file_name} has {size_bytes - expected_size:,} bytes after its last tensor, "
-                        "which safetensors loaders refuse")
+        warnings.append(
+            f"{file_name} has {size_bytes - expected_size:,} bytes after its last tensor, "
+            "which safetensors loaders refuse"
+        )
     cursor = 0
     for tensor in sorted(tensors, key=lambda t: (t.begin, t.end)):
         if tensor.begin != cursor:
-            warnings.append(f"{file_name}: tensor data_offsets leave gaps or overlap (at {tensor.name!r}, "
-                            f"offset {tensor.begin:,}, expected {cursor:,})")
+            warnings.append(
+                f"{file_name}: tensor data_offsets leave gaps or overlap (at {tensor.name!r}, "
+                f"offset {tensor.begin:,}, expected {cursor:,})"
+            )
             break
         cursor = tensor.end
     return tensors, warnings
@@ -408,8 +419,10 @@ def checkpoint_from_headers(headers: Mapping[str, Any]) -> CheckpointFacts:
     if not isinstance(headers, Mapping):
         raise _headers_error(f"the headers must be a JSON object, got {_json_type(headers)}")
     if headers.get("format") != HEADERS_FORMAT:
-        raise _headers_error(f"format must be {HEADERS_FORMAT!r} (the JSON deploy/tools/safetensors_headers.py "
-                             f"writes), got {headers.get('format')!r}")
+        raise _headers_error(
+            f"format must be {HEADERS_FORMAT!r} (the JSON deploy/tools/safetensors_headers.py "
+            f"writes), got {headers.get('format')!r}"
+        )
     files = headers.get("files")
     if not isinstance(files, Mapping):
         raise _headers_error(f"files must be an object of file name to header, got {_json_type(files)}")
@@ -442,18 +455,24 @@ def checkpoint_from_headers(headers: Mapping[str, Any]) -> CheckpointFacts:
             expected_bits = tensor.elements * known.bits
             if expected_bits % 8 or expected_bits // 8 != span_bytes:  # 8 bits a byte
                 expected = f"{expected_bits // 8:,}" if expected_bits % 8 == 0 else f"{expected_bits / 8:,}"
-                mismatches.append(f"{file_name}: {tensor.name!r} is {tensor.dtype} with {tensor.elements:,} "
-                                  f"elements ({expected} bytes) but its data_offsets span {span_bytes:,} bytes")
+                mismatches.append(
+                    f"{file_name}: {tensor.name!r} is {tensor.dtype} with {tensor.elements:,} "
+                    f"elements ({expected} bytes) but its data_offsets span {span_bytes:,} bytes"
+                )
         file_buffers = set(_buffers(t.name for t in tensors)[0])
         buffer_bytes += sum(t.end - t.begin for t in tensors if t.name in file_buffers)
     warnings.extend(mismatches)
     for dtype, count in sorted(unknown.items()):
-        warnings.append(f"dtype {dtype!r} ({_plural(count, 'tensor')}) has no known size: its bytes are taken "
-                        "from data_offsets and its elements from shapes, unchecked")
+        warnings.append(
+            f"dtype {dtype!r} ({_plural(count, 'tensor')}) has no known size: its bytes are taken "
+            "from data_offsets and its elements from shapes, unchecked"
+        )
     skipped = headers.get("skipped_files")
     if isinstance(skipped, Mapping) and skipped:
-        warnings.append(f"the script skipped {_plural(len(skipped), 'file')}: "
-                        + "; ".join(f"{name} ({why})" for name, why in sorted(skipped.items())))
+        warnings.append(
+            f"the script skipped {_plural(len(skipped), 'file')}: "
+            + "; ".join(f"{name} ({why})" for name, why in sorted(skipped.items()))
+        )
 
     hints = _quantization_hints(dtype_by_name)
     warnings.extend(_packed_warning(hints))
@@ -493,7 +512,7 @@ def checkpoint_merge(index_facts: CheckpointFacts, header_facts: CheckpointFacts
         raise SizingError(
             code=SizingErrorCode.INVALID_ARGUMENT,
             message=f"checkpoint_merge needs facts from an index and from headers, got {index_facts.source!r} "
-                    f"and {header_facts.source!r}",
+            f"and {header_facts.source!r}",
         )
     warnings = [*index_facts.warnings, *header_facts.warnings]
 
@@ -510,21 +529,27 @@ def checkpoint_merge(index_facts: CheckpointFacts, header_facts: CheckpointFacts
     missing = sorted(index_files - header_files)
     extra = sorted(header_files - index_files)
     if missing:
-        warnings.append(f"the headers cover {len(index_files) - len(missing)} of the {len(index_files)} files "
-                        f"the index names; missing: {', '.join(missing)}")
+        warnings.append(
+            f"the headers cover {len(index_files) - len(missing)} of the {len(index_files)} files "
+            f"the index names; missing: {', '.join(missing)}"
+        )
     if extra:
-        warnings.append(f"the headers include {_plural(len(extra), 'file')} the index does not name: "
-                        f"{', '.join(extra)}")
+        warnings.append(
+            f"the headers include {_plural(len(extra), 'file')} the index does not name: {', '.join(extra)}"
+        )
     for file_name in sorted(index_files & header_files):
         in_index, in_header = index_facts.tensors_by_file[file_name], header_facts.tensors_by_file[file_name]
         if in_index != in_header:
-            warnings.append(f"{file_name}: the index maps {_plural(in_index, 'tensor')} to it, its header holds "
-                            f"{in_header:,}")
+            warnings.append(
+                f"{file_name}: the index maps {_plural(in_index, 'tensor')} to it, its header holds {in_header:,}"
+            )
 
     parameters = header_facts.parameters
     if index_facts.parameters is not None and index_facts.parameters != parameters:
-        warnings.append(f"the index's metadata.total_parameters is {index_facts.parameters:,} but the headers "
-                        f"hold {parameters:,} elements")
+        warnings.append(
+            f"the index's metadata.total_parameters is {index_facts.parameters:,} but the headers "
+            f"hold {parameters:,} elements"
+        )
 
     # Header hints saw dtypes too (INT8 vs FP8 scales); index hints only add what files missing from the headers show.
     hints = list(header_facts.quantization_hints)
@@ -576,46 +601,60 @@ def _weights_explanation(facts: CheckpointFacts, difference_bytes: int, relative
         if facts.buffer_tensor_count:
             reason = f"{_buffer_reason(facts, with_bytes=True)} are stored in it but hold no weights"
         elif packed:
-            reason = (f"the quantisation metadata ({', '.join(packed)}: scales, zero points, group indices) or the "
-                      "tensors the recipe keeps in 16 bits take more than the chosen weight format assumes")
+            reason = (
+                f"the quantisation metadata ({', '.join(packed)}: scales, zero points, group indices) or the "
+                "tensors the recipe keeps in 16 bits take more than the chosen weight format assumes"
+            )
         elif relative is not None and abs(relative) < _RELATIVE_SMALL:
             reason = "small tensors the estimate does not count, such as biases, extra norms or non-weight buffers"
         else:
-            reason = ("weights the estimate does not count (an untied output head, a vision tower or a "
-                      "multi-token-prediction module) or tensors stored in a wider dtype than assumed")
+            reason = (
+                "weights the estimate does not count (an untied output head, a vision tower or a "
+                "multi-token-prediction module) or tensors stored in a wider dtype than assumed"
+            )
             if facts.bytes_by_dtype:
                 reason += "; by dtype it holds " + ", ".join(
-                    f"{dtype} {n:,} bytes" for dtype, n in facts.bytes_by_dtype.items())
+                    f"{dtype} {n:,} bytes" for dtype, n in facts.bytes_by_dtype.items()
+                )
         return f"{head}: {reason}"
     head = f"the checkpoint holds {amount} fewer than the computed weights"
     if packed:
-        reason = (f"it is quantised ({', '.join(packed)}) more than the chosen weight format assumes: "
-                  "choose the format that matches the checkpoint")
+        reason = (
+            f"it is quantised ({', '.join(packed)}) more than the chosen weight format assumes: "
+            "choose the format that matches the checkpoint"
+        )
     else:
-        reason = ("the output head may be tied to the embeddings and stored once, the estimate may count "
-                  "modules this checkpoint omits, or it assumes a wider dtype than the checkpoint's")
+        reason = (
+            "the output head may be tied to the embeddings and stored once, the estimate may count "
+            "modules this checkpoint omits, or it assumes a wider dtype than the checkpoint's"
+        )
     return f"{head}: {reason}"
 
 
 def _parameters_explanation(facts: CheckpointFacts, difference: int | None) -> str | None:
     if difference is None:
-        return ("the checkpoint's parameter count is unknown: the safetensors headers "
-                "(deploy/tools/safetensors_headers.py) give it")
+        return (
+            "the checkpoint's parameter count is unknown: the safetensors headers "
+            "(deploy/tools/safetensors_headers.py) give it"
+        )
     if difference == 0:
         return None
     packed = [hint for hint in facts.quantization_hints if hint in PACKED_HINTS]
     if packed:
-        return (f"the checkpoint stores {abs(difference):,} {'more' if difference > 0 else 'fewer'} elements "
-                f"than the computed parameters: {', '.join(packed)} pack several weights into one stored "
-                "element and add scales, so stored elements are not parameters; compare bytes instead")
+        return (
+            f"the checkpoint stores {abs(difference):,} {'more' if difference > 0 else 'fewer'} elements "
+            f"than the computed parameters: {', '.join(packed)} pack several weights into one stored "
+            "element and add scales, so stored elements are not parameters; compare bytes instead"
+        )
     if difference > 0:
         head = f"the checkpoint holds {difference:,} more elements than the computed parameters"
         if facts.buffer_tensor_count:
             return f"{head}: {_buffer_reason(facts, with_bytes=False)} hold elements that are not parameters"
-        return (f"{head}: tensors the estimate does not count, such as an untied output head, biases or "
-                "extra modules")
-    return (f"the checkpoint holds {-difference:,} fewer elements than the computed parameters: the output head "
-            "may be tied to the embeddings and stored once, or the estimate counts modules this checkpoint omits")
+        return f"{head}: tensors the estimate does not count, such as an untied output head, biases or extra modules"
+    return (
+        f"the checkpoint holds {-difference:,} fewer elements than the computed parameters: the output head "
+        "may be tied to the embeddings and stored once, or the estimate counts modules this checkpoint omits"
+    )
 
 
 def checkpoint_compare(
@@ -630,8 +669,9 @@ def checkpoint_compare(
     for name, value in (("computed_weight_bytes", computed_weight_bytes), ("computed_parameters", computed_parameters)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             message = f"{name} must be a non-negative whole number, got {value!r}"
-            raise SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message,
-                              extra={"fields": {name: [message]}})
+            raise SizingError(
+                code=SizingErrorCode.INVALID_ARGUMENT, message=message, extra={"fields": {name: [message]}}
+            )
 
     actual_bytes = facts.actual_bytes
     difference_bytes = actual_bytes - computed_weight_bytes
@@ -639,8 +679,11 @@ def checkpoint_compare(
 
     actual_parameters = facts.parameters
     difference_parameters = None if actual_parameters is None else actual_parameters - computed_parameters
-    relative_parameters = (difference_parameters / computed_parameters
-                           if difference_parameters is not None and computed_parameters else None)
+    relative_parameters = (
+        difference_parameters / computed_parameters
+        if difference_parameters is not None and computed_parameters
+        else None
+    )
     return {
         "source": facts.source,
         "weights": {

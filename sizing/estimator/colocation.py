@@ -46,13 +46,18 @@ class ColocatedEstimate:
 def estimate_colocated(requests: tuple[EstimateRequest, ...]) -> ColocatedEstimate:
     """Estimate deployments started in the given order on the same GPUs."""
     if len(requests) < 2:
-        raise SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message="give two or more deployments to share",
-                          extra={"fields": {"deployments": ["give two or more deployments"]}})
+        raise SizingError(
+            code=SizingErrorCode.INVALID_ARGUMENT,
+            message="give two or more deployments to share",
+            extra={"fields": {"deployments": ["give two or more deployments"]}},
+        )
     capacities = {r.gpu_memory_bytes or r.gpu.memory_bytes for r in requests}
     if len({r.gpu.slug for r in requests}) > 1 or len(capacities) > 1:
-        raise SizingError(code=SizingErrorCode.INVALID_ARGUMENT,
-                          message="co-located deployments must run on the same GPU type and memory",
-                          extra={"fields": {"deployments": ["one GPU type for all"]}})
+        raise SizingError(
+            code=SizingErrorCode.INVALID_ARGUMENT,
+            message="co-located deployments must run on the same GPU type and memory",
+            extra={"fields": {"deployments": ["one GPU type for all"]}},
+        )
     estimates = []
     for index, request in enumerate(requests):
         try:
@@ -81,8 +86,9 @@ def estimate_colocated(requests: tuple[EstimateRequest, ...]) -> ColocatedEstima
             components[key] = components.get(key, 0) + value
     required = sum(result.required_bytes_per_gpu for result in results)
     if required > capacity:
-        problems.append(f"together the deployments need {format_bytes(required)} per GPU, "
-                        f"{format_bytes(capacity)} on the card")
+        problems.append(
+            f"together the deployments need {format_bytes(required)} per GPU, {format_bytes(capacity)} on the card"
+        )
     return ColocatedEstimate(
         deployments=results,
         memory_per_gpu=components,

@@ -113,8 +113,9 @@ class ErrorBand:
         return max((abs(s.relative_error) for s in self.samples), default=ASSUMED_ERROR)
 
     def bound(self, probability: float) -> float:
-        return ASSUMED_ERROR if self.assumed else prediction_bound([s.relative_error for s in self.samples],
-                                                                   probability)
+        return (
+            ASSUMED_ERROR if self.assumed else prediction_bound([s.relative_error for s in self.samples], probability)
+        )
 
 
 def _band_of(engine: str, version: Version | None) -> ReleaseBand | None:
@@ -178,20 +179,35 @@ class Confidence:
         return self.base_bytes + self.margin_bytes
 
 
-def reserved_confidence(*, engine: str, release: str | None, required_bytes: int, budget_bytes: int,
-                        kv_risk: float | None, probability: float = PROBABILITY) -> Confidence:
+def reserved_confidence(
+    *,
+    engine: str,
+    release: str | None,
+    required_bytes: int,
+    budget_bytes: int,
+    kv_risk: float | None,
+    probability: float = PROBABILITY,
+) -> Confidence:
     """An engine that reserves at start: the required memory (its budget plus what lives outside it) and a margin of
     q × the part outside the budget."""
     outside = max(0, int(required_bytes) - int(budget_bytes))
     errors = error_band(engine, release)
     q = errors.bound(probability)
-    return Confidence(method="reserved_budget", probability=probability, base_bytes=int(required_bytes),
-                      margin_bytes=math.ceil(q * outside), outside_bytes=outside, relative_margin=q, errors=errors,
-                      kv_risk=kv_risk)
+    return Confidence(
+        method="reserved_budget",
+        probability=probability,
+        base_bytes=int(required_bytes),
+        margin_bytes=math.ceil(q * outside),
+        outside_bytes=outside,
+        relative_margin=q,
+        errors=errors,
+        kv_risk=kv_risk,
+    )
 
 
-def simulated_confidence(*, fixed_bytes: int, kv_demand_bytes: Sequence[float], kv_risk: float | None,
-                         probability: float = PROBABILITY) -> Confidence:
+def simulated_confidence(
+    *, fixed_bytes: int, kv_demand_bytes: Sequence[float], kv_risk: float | None, probability: float = PROBABILITY
+) -> Confidence:
     """An engine that grows on demand: the memory that does not depend on the load plus the `probability` percentile
     of the simulated KV demand (the largest sample when there are fewer than the percentile resolves)."""
     if not kv_demand_bytes:
@@ -199,9 +215,15 @@ def simulated_confidence(*, fixed_bytes: int, kv_demand_bytes: Sequence[float], 
     n = len(kv_demand_bytes)
     too_few = n < math.ceil(1 / (1 - probability))
     kv = max(kv_demand_bytes) if too_few else float(_percentile(kv_demand_bytes, probability * 100))
-    return Confidence(method="simulated_percentile", probability=probability,
-                      base_bytes=int(fixed_bytes) + math.ceil(kv), margin_bytes=0, kv_risk=kv_risk, samples=n,
-                      percentile_is_max=too_few)
+    return Confidence(
+        method="simulated_percentile",
+        probability=probability,
+        base_bytes=int(fixed_bytes) + math.ceil(kv),
+        margin_bytes=0,
+        kv_risk=kv_risk,
+        samples=n,
+        percentile_is_max=too_few,
+    )
 
 
 def _percentile(values: Sequence[float], q: float) -> float:

@@ -57,24 +57,38 @@ class EngineTraits:
 
 ENGINE_TRAITS: dict[Engine, EngineTraits] = {
     Engine.VLLM: EngineTraits(
-        label="vLLM", command="vllm serve MODEL", allocation=Allocation.PREALLOCATED, default_block_size=16,
-        block_pool=True, refuses_short_pool=True),
+        label="vLLM",
+        command="vllm serve MODEL",
+        allocation=Allocation.PREALLOCATED,
+        default_block_size=16,
+        block_pool=True,
+        refuses_short_pool=True,
+    ),
     Engine.SGLANG: EngineTraits(
-        label="SGLang", command="python -m sglang.launch_server --model-path MODEL",
-        allocation=Allocation.PREALLOCATED, default_block_size=1),
+        label="SGLang",
+        command="python -m sglang.launch_server --model-path MODEL",
+        allocation=Allocation.PREALLOCATED,
+        default_block_size=1,
+    ),
     Engine.TRTLLM: EngineTraits(
-        label="TensorRT-LLM", command="trtllm-serve MODEL", allocation=Allocation.PREALLOCATED,
-        default_block_size=32),
+        label="TensorRT-LLM", command="trtllm-serve MODEL", allocation=Allocation.PREALLOCATED, default_block_size=32
+    ),
     Engine.TGI: EngineTraits(
-        label="TGI", command="text-generation-launcher --model-id MODEL", allocation=Allocation.PREALLOCATED,
-        default_block_size=16, refuses_short_pool=True),
+        label="TGI",
+        command="text-generation-launcher --model-id MODEL",
+        allocation=Allocation.PREALLOCATED,
+        default_block_size=16,
+        refuses_short_pool=True,
+    ),
     Engine.LLAMACPP: EngineTraits(
-        label="llama.cpp", command="llama-server -m MODEL.gguf", allocation=Allocation.STATIC,
-        default_block_size=1),
+        label="llama.cpp", command="llama-server -m MODEL.gguf", allocation=Allocation.STATIC, default_block_size=1
+    ),
     Engine.TRANSFORMERS: EngineTraits(
-        label="transformers", command="", allocation=Allocation.ON_DEMAND, default_block_size=1),
+        label="transformers", command="", allocation=Allocation.ON_DEMAND, default_block_size=1
+    ),
     Engine.IDEALIZED: EngineTraits(
-        label="idealized", command="", allocation=Allocation.ON_DEMAND, default_block_size=1),
+        label="idealized", command="", allocation=Allocation.ON_DEMAND, default_block_size=1
+    ),
 }
 
 
@@ -173,8 +187,7 @@ def sglang_default_scheduler(capacity_bytes: int, tp: int = 1, version: Version 
     `capacity_bytes` is the driver's total (SGLang reads nvidia-smi's MiB); `version` None means the newest
     modelled release. The table per release is `sglang_budget.sglang_default_scheduler_for`.
     """
-    defaults = sglang_default_scheduler_for(version=version or SGLANG_NEWEST, gpu_mem_mib=capacity_bytes / MiB,
-                                            tp=tp)
+    defaults = sglang_default_scheduler_for(version=version or SGLANG_NEWEST, gpu_mem_mib=capacity_bytes / MiB, tp=tp)
     return defaults.cuda_graph_max_bs, defaults.chunked_prefill_size
 
 
@@ -197,40 +210,70 @@ def _vllm(stage: StageInputs) -> StageBudget:
     band = f"vLLM {rules.version} ({rules.engine.upper()}, profiler {rules.regime})"
     notes: list[str] = []
     if stage.detail and 0 < kv_pool < 0.1 * budget and terms.kv_cache_memory_bytes is None:
-        notes.append(f"the KV figure is fragile: the KV cache is {kv_pool / budget:.0%} of the {_g(budget)} "
-                     "budget, a residual of "
-                     "weights, activations and non-torch memory, so a 0.1 GiB error in any of them moves it by "
-                     f"{0.1 * GiB / kv_pool:.0%}; measure it with a boot log before committing")
+        notes.append(
+            f"the KV figure is fragile: the KV cache is {kv_pool / budget:.0%} of the {_g(budget)} "
+            "budget, a residual of "
+            "weights, activations and non-torch memory, so a 0.1 GiB error in any of them moves it by "
+            f"{0.1 * GiB / kv_pool:.0%}; measure it with a boot log before committing"
+        )
     if not stage.detail:
         kv_formula = ""
     elif terms.kv_cache_memory_bytes is not None:
         kv_formula = f"--kv-cache-memory-bytes: exactly {_g(kv_pool)} (profiling still runs)"
     else:
-        kv_formula = (f"budget − weights − activations − non-torch{' − CUDA graphs' if inside else ''} = "
-                      f"{_g(budget)} − {_g(stage.weight_bytes)} − {_g(stage.activation_peak_bytes)} − {_g(runtime)}"
-                      + (f" − {_g(inside)}" if inside else "") + f" = {_g(kv_pool)}")
+        kv_formula = (
+            f"budget − weights − activations − non-torch{' − CUDA graphs' if inside else ''} = "
+            f"{_g(budget)} − {_g(stage.weight_bytes)} − {_g(stage.activation_peak_bytes)} − {_g(runtime)}"
+            + (f" − {_g(inside)}" if inside else "")
+            + f" = {_g(kv_pool)}"
+        )
     sampler_k = rules.sampler_path
     return StageBudget(
-        components={"weights": stage.weight_bytes, "kv_cache": max(0, kv_pool),
-                    "activations": stage.activation_peak_bytes, "runtime": runtime, "cuda_graphs": graphs},
-        usable_bytes=capacity, budget_bytes=budget, kv_pool_bytes=kv_pool, static_bytes=static,
-        curve_limit_bytes=budget, settings={"gpu_memory_utilization": stage.gpu_memory_utilization},
+        components={
+            "weights": stage.weight_bytes,
+            "kv_cache": max(0, kv_pool),
+            "activations": stage.activation_peak_bytes,
+            "runtime": runtime,
+            "cuda_graphs": graphs,
+        },
+        usable_bytes=capacity,
+        budget_bytes=budget,
+        kv_pool_bytes=kv_pool,
+        static_bytes=static,
+        curve_limit_bytes=budget,
+        settings={"gpu_memory_utilization": stage.gpu_memory_utilization},
         notes=tuple(notes),
-        formulas={} if not stage.detail else {
+        formulas={}
+        if not stage.detail
+        else {
             "budget": f"CUDA-visible total × gpu_memory_utilization = {_g(capacity)} × "
-                      f"{stage.gpu_memory_utilization} = {_g(budget)} ({band})",
+            f"{stage.gpu_memory_utilization} = {_g(budget)} ({band})",
             "kv_cache": kv_formula,
             "activations": (
                 f"max(forward peak {_g(terms.forward_bytes)}, sampler warm-up {_g(terms.sampler_bytes)}) = "
                 f"{_g(stage.activation_peak_bytes)}: the profile batch of {rules.max_num_batched_tokens} tokens, "
                 f"then the {sampler_k} sampler over {rules.sampler_rows} rows; the two peaks do not add"
-                if terms.forward_bytes or terms.sampler_bytes else f"measured: {_g(stage.activation_peak_bytes)}"),
-            "runtime": (f"non-torch memory {_g(terms.non_torch_bytes)} ({terms.non_torch_source})"
-                        + (f" + model-runner buffers {_g(terms.persistent_bytes)} allocated before profiling"
-                           if terms.persistent_bytes else "")),
-            "cuda_graphs": (f"{_g(graphs)}, " + ("inside the budget" if terms.graphs_in_budget
-                                                 else "captured after the KV allocation, above the budget")
-                            if graphs else "none (--enforce-eager)"),
+                if terms.forward_bytes or terms.sampler_bytes
+                else f"measured: {_g(stage.activation_peak_bytes)}"
+            ),
+            "runtime": (
+                f"non-torch memory {_g(terms.non_torch_bytes)} ({terms.non_torch_source})"
+                + (
+                    f" + model-runner buffers {_g(terms.persistent_bytes)} allocated before profiling"
+                    if terms.persistent_bytes
+                    else ""
+                )
+            ),
+            "cuda_graphs": (
+                f"{_g(graphs)}, "
+                + (
+                    "inside the budget"
+                    if terms.graphs_in_budget
+                    else "captured after the KV allocation, above the budget"
+                )
+                if graphs
+                else "none (--enforce-eager)"
+            ),
         },
     )
 
@@ -246,9 +289,15 @@ def _sglang(stage: StageInputs) -> StageBudget:
     version = stage.engine_version or SGLANG_NEWEST
     mla = any(attention.kind is AttentionKind.MLA for attention in stage.kv.attentions)
     auto = sglang_mem_fraction_static(
-        version=version, gpu_mem_mib=capacity / MiB, tp=stage.tp, pp=stage.pp,
-        chunked_prefill_size=stage.batched_tokens, cuda_graph_max_bs=stage.max_num_seqs,
-        cuda_graphs=not stage.enforce_eager, mla=mla)
+        version=version,
+        gpu_mem_mib=capacity / MiB,
+        tp=stage.tp,
+        pp=stage.pp,
+        chunked_prefill_size=stage.batched_tokens,
+        cuda_graph_max_bs=stage.max_num_seqs,
+        cuda_graphs=not stage.enforce_eager,
+        mla=mla,
+    )
     # SGLang's own estimates of what lives outside the static pool (the reserve formula's terms, 0.5.3+)
     activations = math.ceil(SGLANG_ACTIVATION_MIB_PER_TOKEN * max(stage.batched_tokens, 2048) * MiB)
     decode_graphs = 0 if stage.enforce_eager else SGLANG_GRAPH_MIB_PER_BATCH * stage.max_num_seqs * MiB
@@ -264,35 +313,53 @@ def _sglang(stage: StageInputs) -> StageBudget:
     reserve = capacity - static_budget
     notes: tuple[str, ...] = ()
     if explicit and reserve < activations + graphs:
-        notes = (f"mem_fraction_static {fraction} leaves {_g(reserve)} outside the static pool; SGLang's own "
-                 f"reserve for prefill activations and CUDA graphs is {_g(activations + graphs)}: long prefills "
-                 "can run out of memory",)
+        notes = (
+            f"mem_fraction_static {fraction} leaves {_g(reserve)} outside the static pool; SGLang's own "
+            f"reserve for prefill activations and CUDA graphs is {_g(activations + graphs)}: long prefills "
+            "can run out of memory",
+        )
     shown_activations = min(activations, reserve)
     shown_graphs = min(graphs, reserve - shown_activations)
     runtime = context_share + reserve - shown_activations - shown_graphs
     graph_terms = f"2 MiB × cuda_graph_max_bs {stage.max_num_seqs}" if decode_graphs else "decode graphs off"
     if prefill_graphs:
-        graph_terms += (" + piecewise prefill graphs 1.5 GiB under MLA" if mla else
-                        f" + piecewise prefill graphs 8 MiB × {round(auto.prefill_graph_mib / 8)} token sizes")
+        graph_terms += (
+            " + piecewise prefill graphs 1.5 GiB under MLA"
+            if mla
+            else f" + piecewise prefill graphs 8 MiB × {round(auto.prefill_graph_mib / 8)} token sizes"
+        )
     return StageBudget(
-        components={"weights": stage.weight_bytes, "kv_cache": max(0, kv_pool), "activations": shown_activations,
-                    "runtime": runtime, "cuda_graphs": shown_graphs},
-        usable_bytes=capacity, budget_bytes=static_budget, kv_pool_bytes=kv_pool,
-        static_bytes=stage.weight_bytes + context_share, curve_limit_bytes=static_budget,
+        components={
+            "weights": stage.weight_bytes,
+            "kv_cache": max(0, kv_pool),
+            "activations": shown_activations,
+            "runtime": runtime,
+            "cuda_graphs": shown_graphs,
+        },
+        usable_bytes=capacity,
+        budget_bytes=static_budget,
+        kv_pool_bytes=kv_pool,
+        static_bytes=stage.weight_bytes + context_share,
+        curve_limit_bytes=static_budget,
         settings={"mem_fraction_static": fraction},
         notes=notes,
-        formulas={} if not stage.detail else {
+        formulas={}
+        if not stage.detail
+        else {
             "mem_fraction_static": (f"given: --mem-fraction-static {fraction}" if explicit else auto.rule),
             "budget": f"capacity × mem_fraction_static = {_g(capacity)} × {fraction} = {_g(static_budget)}",
             "kv_cache": f"SGLang 0.4.0–0.5.23 (profile_max_num_token): (capacity − CUDA context) × "
-                        f"mem_fraction_static − weights = ({_g(capacity)} − {_g(context)}) × {fraction} − "
-                        f"{_g(stage.weight_bytes)} = {_g(kv_pool)}",
+            f"mem_fraction_static − weights = ({_g(capacity)} − {_g(context)}) × {fraction} − "
+            f"{_g(stage.weight_bytes)} = {_g(kv_pool)}",
             "activations": f"1.5 MiB × max(chunked_prefill_size {stage.batched_tokens}, 2048) = {_g(activations)}"
-                           " (SGLang's own estimate, the reserve formula's term since 0.5.3)",
+            " (SGLang's own estimate, the reserve formula's term since 0.5.3)",
             "cuda_graphs": f"{graph_terms} = {_g(graphs)} ({auto.band}'s graphs; SGLang's own estimate)",
             "runtime": f"CUDA context + the rest of the reserve = {_g(runtime)}"
-                       + ("" if auto.reserved_mib is None or explicit else
-                          f" ({auto.band}: reserve {auto.reserved_mib:g} MiB in all)"),
+            + (
+                ""
+                if auto.reserved_mib is None or explicit
+                else f" ({auto.band}: reserve {auto.reserved_mib:g} MiB in all)"
+            ),
         },
     )
 
@@ -314,23 +381,41 @@ def _trtllm(stage: StageInputs) -> StageBudget:
             graphs = stage.cuda_graph_bytes
         elif rules.cuda_graphs_by_default:
             graphs = TRTLLM_CUDA_GRAPH_ESTIMATE_BYTES
-    graph_source = ("measured" if stage.cuda_graph_bytes is not None else
-                    "estimate: the low end of public reports" if graphs else "none by default")
+    graph_source = (
+        "measured"
+        if stage.cuda_graph_bytes is not None
+        else "estimate: the low end of public reports"
+        if graphs
+        else "none by default"
+    )
     return StageBudget(
-        components={"weights": stage.weight_bytes, "kv_cache": max(0, kv_pool),
-                    "activations": stage.activation_peak_bytes, "runtime": runtime, "cuda_graphs": graphs},
-        usable_bytes=stage.capacity_bytes, budget_bytes=static + max(0, kv_pool), kv_pool_bytes=kv_pool,
-        static_bytes=static, curve_limit_bytes=static + max(0, kv_pool),
+        components={
+            "weights": stage.weight_bytes,
+            "kv_cache": max(0, kv_pool),
+            "activations": stage.activation_peak_bytes,
+            "runtime": runtime,
+            "cuda_graphs": graphs,
+        },
+        usable_bytes=stage.capacity_bytes,
+        budget_bytes=static + max(0, kv_pool),
+        kv_pool_bytes=kv_pool,
+        static_bytes=static,
+        curve_limit_bytes=static + max(0, kv_pool),
         settings={"kv_cache_free_gpu_mem_fraction": stage.kv_cache_free_gpu_mem_fraction},
-        formulas={} if not stage.detail else {
+        formulas={}
+        if not stage.detail
+        else {
             "kv_cache": f"{rules.band} ({rules.backend} backend): kv_cache_free_gpu_mem_fraction × (capacity − "
-                        f"weights − activations − runtime) = {stage.kv_cache_free_gpu_mem_fraction} × "
-                        f"({_g(stage.capacity_bytes)} − {_g(stage.weight_bytes)} − "
-                        f"{_g(stage.activation_peak_bytes)} − {_g(runtime)}) = {_g(kv_pool)}",
-            "cuda_graphs": (f"{rules.band}: decode CUDA graphs captured after the KV pool, out of the memory the "
-                            f"fraction leaves: {_g(graphs)} ({graph_source})" if rules.cuda_graphs_by_default
-                            else f"{rules.band}: the TensorRT engine captures no CUDA graphs by default: "
-                                 f"{_g(graphs)}" + (" (measured)" if stage.cuda_graph_bytes is not None else "")),
+            f"weights − activations − runtime) = {stage.kv_cache_free_gpu_mem_fraction} × "
+            f"({_g(stage.capacity_bytes)} − {_g(stage.weight_bytes)} − "
+            f"{_g(stage.activation_peak_bytes)} − {_g(runtime)}) = {_g(kv_pool)}",
+            "cuda_graphs": (
+                f"{rules.band}: decode CUDA graphs captured after the KV pool, out of the memory the "
+                f"fraction leaves: {_g(graphs)} ({graph_source})"
+                if rules.cuda_graphs_by_default
+                else f"{rules.band}: the TensorRT engine captures no CUDA graphs by default: "
+                f"{_g(graphs)}" + (" (measured)" if stage.cuda_graph_bytes is not None else "")
+            ),
         },
     )
 
@@ -343,15 +428,26 @@ def _tgi(stage: StageInputs) -> StageBudget:
     static = stage.weight_bytes + stage.activation_peak_bytes + runtime
     kv_pool = budget - static
     return StageBudget(
-        components={"weights": stage.weight_bytes, "kv_cache": max(0, kv_pool),
-                    "activations": stage.activation_peak_bytes, "runtime": runtime, "cuda_graphs": 0},
-        usable_bytes=stage.capacity_bytes, budget_bytes=budget, kv_pool_bytes=kv_pool, static_bytes=static,
-        curve_limit_bytes=budget, settings={"cuda_memory_fraction": stage.gpu_memory_utilization},
-        formulas={} if not stage.detail else {
+        components={
+            "weights": stage.weight_bytes,
+            "kv_cache": max(0, kv_pool),
+            "activations": stage.activation_peak_bytes,
+            "runtime": runtime,
+            "cuda_graphs": 0,
+        },
+        usable_bytes=stage.capacity_bytes,
+        budget_bytes=budget,
+        kv_pool_bytes=kv_pool,
+        static_bytes=static,
+        curve_limit_bytes=budget,
+        settings={"cuda_memory_fraction": stage.gpu_memory_utilization},
+        formulas={}
+        if not stage.detail
+        else {
             "kv_cache": f"capacity × cuda_memory_fraction × wiggle room {TGI_WIGGLE_ROOM} − weights − warm-up "
-                        "activations − runtime = "
-                        f"{_g(budget)} − {_g(stage.weight_bytes)} − {_g(stage.activation_peak_bytes)} − "
-                        f"{_g(runtime)} = {_g(kv_pool)}",
+            "activations − runtime = "
+            f"{_g(budget)} − {_g(stage.weight_bytes)} − {_g(stage.activation_peak_bytes)} − "
+            f"{_g(runtime)} = {_g(kv_pool)}",
         },
     )
 
@@ -360,13 +456,24 @@ def _on_demand(stage: StageInputs, *, runtime: int, weights: int) -> StageBudget
     usable = math.floor(stage.capacity_bytes * stage.gpu_memory_utilization)
     static = weights + stage.activation_peak_bytes + runtime
     return StageBudget(
-        components={"weights": weights, "kv_cache": stage.kv_demand_bytes,
-                    "activations": stage.activation_peak_bytes, "runtime": runtime, "cuda_graphs": 0},
-        usable_bytes=usable, budget_bytes=usable, kv_pool_bytes=usable - static, static_bytes=static,
-        curve_limit_bytes=usable, settings={"planning_limit": stage.gpu_memory_utilization},
-        formulas={} if not stage.detail else {
+        components={
+            "weights": weights,
+            "kv_cache": stage.kv_demand_bytes,
+            "activations": stage.activation_peak_bytes,
+            "runtime": runtime,
+            "cuda_graphs": 0,
+        },
+        usable_bytes=usable,
+        budget_bytes=usable,
+        kv_pool_bytes=usable - static,
+        static_bytes=static,
+        curve_limit_bytes=usable,
+        settings={"planning_limit": stage.gpu_memory_utilization},
+        formulas={}
+        if not stage.detail
+        else {
             "budget": f"capacity × planning limit = {_g(stage.capacity_bytes)} × {stage.gpu_memory_utilization} "
-                      f"= {_g(usable)}",
+            f"= {_g(usable)}",
             "kv_cache": f"concurrent requests × KV bytes per request = {_g(stage.kv_demand_bytes)} (grows on demand)",
         },
     )
@@ -385,9 +492,7 @@ def _transformers(stage: StageInputs) -> StageBudget:
 
 
 def _idealized(stage: StageInputs) -> StageBudget:
-    reserve = (
-        IDEALIZED_RUNTIME_RESERVE_BYTES if stage.runtime_reserve_bytes is None else stage.runtime_reserve_bytes
-    )
+    reserve = IDEALIZED_RUNTIME_RESERVE_BYTES if stage.runtime_reserve_bytes is None else stage.runtime_reserve_bytes
     return _on_demand(stage, runtime=reserve, weights=math.ceil(stage.weight_bytes * stage.weight_overhead))
 
 

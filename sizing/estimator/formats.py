@@ -185,17 +185,31 @@ _LAYER_PREFIXES = ("model.layers.{i}.", "model.language_model.layers.{i}.", "lan
 # Module names a family uses instead of (or fused from) the common ones, by our tensor name.
 _QKV = ("q_proj", "k_proj", "v_proj")
 _FAMILY_NAMES: dict[str, dict[str, tuple[str, ...]]] = {
-    "mixtral": {"experts.gate_proj": ("block_sparse_moe.experts.0.w1",),
-                "experts.up_proj": ("block_sparse_moe.experts.0.w3",),
-                "experts.down_proj": ("block_sparse_moe.experts.0.w2",), "router": ("block_sparse_moe.gate",)},
-    "gpt_oss": {"experts.gate_proj": ("mlp.experts.gate_up_proj",), "experts.up_proj": ("mlp.experts.gate_up_proj",),
-                "experts.down_proj": ("mlp.experts.down_proj",), "router": ("mlp.router",)},
-    "phi3": {**dict.fromkeys(_QKV, ("self_attn.qkv_proj",)),
-             **dict.fromkeys(("gate_proj", "up_proj"), ("mlp.gate_up_proj",))},
-    "internlm2": {**dict.fromkeys(_QKV, ("attention.wqkv",)), "o_proj": ("attention.wo",),
-                  "gate_proj": ("feed_forward.w1",), "up_proj": ("feed_forward.w3",),
-                  "down_proj": ("feed_forward.w2",), "embed_tokens": ("model.tok_embeddings",),
-                  "lm_head": ("output",)},
+    "mixtral": {
+        "experts.gate_proj": ("block_sparse_moe.experts.0.w1",),
+        "experts.up_proj": ("block_sparse_moe.experts.0.w3",),
+        "experts.down_proj": ("block_sparse_moe.experts.0.w2",),
+        "router": ("block_sparse_moe.gate",),
+    },
+    "gpt_oss": {
+        "experts.gate_proj": ("mlp.experts.gate_up_proj",),
+        "experts.up_proj": ("mlp.experts.gate_up_proj",),
+        "experts.down_proj": ("mlp.experts.down_proj",),
+        "router": ("mlp.router",),
+    },
+    "phi3": {
+        **dict.fromkeys(_QKV, ("self_attn.qkv_proj",)),
+        **dict.fromkeys(("gate_proj", "up_proj"), ("mlp.gate_up_proj",)),
+    },
+    "internlm2": {
+        **dict.fromkeys(_QKV, ("attention.wqkv",)),
+        "o_proj": ("attention.wo",),
+        "gate_proj": ("feed_forward.w1",),
+        "up_proj": ("feed_forward.w3",),
+        "down_proj": ("feed_forward.w2",),
+        "embed_tokens": ("model.tok_embeddings",),
+        "lm_head": ("output",),
+    },
     "baichuan": dict.fromkeys(_QKV, ("self_attn.W_pack",)),
 }
 
@@ -224,8 +238,7 @@ def checkpoint_module_names(tensor: TensorSpec, layer_index: int | None, model_t
         local = (*_layer_local_names(tensor), *family)
         return tuple(prefix.format(i=layer_index) + name for prefix in _LAYER_PREFIXES for name in local)
     if tensor.role is Role.EMBEDDING:
-        return ("model.embed_tokens", "model.language_model.embed_tokens", "language_model.model.embed_tokens",
-                *family)
+        return ("model.embed_tokens", "model.language_model.embed_tokens", "language_model.model.embed_tokens", *family)
     if tensor.role is Role.LM_HEAD:
         return ("lm_head", "language_model.lm_head", *family)
     return ()
@@ -264,8 +277,7 @@ def _group_encoding(groups: tuple[FormatGroup, ...], names: tuple[str, ...]) -> 
 
 
 @lru_cache(maxsize=1 << 16)
-def _encoding(fmt: WeightFormat, tensor: TensorSpec, layer_index: int | None,
-              model: ModelFacts) -> WeightFormat | None:
+def _encoding(fmt: WeightFormat, tensor: TensorSpec, layer_index: int | None, model: ModelFacts) -> WeightFormat | None:
     if fmt.dense_dtype is not None:
         return fmt
     if fmt.gguf is not None:
@@ -276,8 +288,10 @@ def _encoding(fmt: WeightFormat, tensor: TensorSpec, layer_index: int | None,
     names = checkpoint_module_names(tensor, layer_index, model.model_type)
     if any(module_matches(pattern, name) for pattern in fmt.exclude for name in names):
         return None
-    if fmt.include and layer_index is not None and not any(
-        module_matches(pattern, name) for pattern in fmt.include for name in names
+    if (
+        fmt.include
+        and layer_index is not None
+        and not any(module_matches(pattern, name) for pattern in fmt.include for name in names)
     ):
         return None
     if fmt.groups:
@@ -324,8 +338,14 @@ _GGML_ENCODINGS: dict[GgmlType, WeightFormat] = {
     t: (
         WeightFormat(slug=f"ggml-{t.slug}", label=t.name, bits=t.block_bytes * 8 // t.block_elements)
         if t.block_elements == 1
-        else WeightFormat(slug=f"ggml-{t.slug}", label=t.name, bits=t.block_bytes * 8 // t.block_elements,
-                          scales=ScaleLayout.GGML, group_size=t.block_elements, block_bytes=t.block_bytes)
+        else WeightFormat(
+            slug=f"ggml-{t.slug}",
+            label=t.name,
+            bits=t.block_bytes * 8 // t.block_elements,
+            scales=ScaleLayout.GGML,
+            group_size=t.block_elements,
+            block_bytes=t.block_bytes,
+        )
     )
     for t in GgmlType
 }
@@ -372,16 +392,24 @@ class _Category(Enum):
 
 
 _CATEGORY_BY_NAME: dict[str, _Category] = {
-    "embed_tokens": _Category.TOKEN_EMBD, "lm_head": _Category.OUTPUT,
-    "q_proj": _Category.ATTN_Q, "k_proj": _Category.ATTN_K, "v_proj": _Category.ATTN_V,
+    "embed_tokens": _Category.TOKEN_EMBD,
+    "lm_head": _Category.OUTPUT,
+    "q_proj": _Category.ATTN_Q,
+    "k_proj": _Category.ATTN_K,
+    "v_proj": _Category.ATTN_V,
     "o_proj": _Category.ATTN_OUTPUT,
-    "gate_proj": _Category.FFN_GATE, "up_proj": _Category.FFN_UP, "down_proj": _Category.FFN_DOWN,
+    "gate_proj": _Category.FFN_GATE,
+    "up_proj": _Category.FFN_UP,
+    "down_proj": _Category.FFN_DOWN,
 }
 
 # llama.cpp tensor_type_fallback: k-quants need a row length divisible by 256.
 _GGUF_FALLBACK: dict[GgmlType, GgmlType] = {
-    GgmlType.Q2_K: GgmlType.Q4_0, GgmlType.Q3_K: GgmlType.Q4_0, GgmlType.Q4_K: GgmlType.Q5_0,
-    GgmlType.Q5_K: GgmlType.Q5_1, GgmlType.Q6_K: GgmlType.Q8_0,
+    GgmlType.Q2_K: GgmlType.Q4_0,
+    GgmlType.Q3_K: GgmlType.Q4_0,
+    GgmlType.Q4_K: GgmlType.Q5_0,
+    GgmlType.Q5_K: GgmlType.Q5_1,
+    GgmlType.Q6_K: GgmlType.Q8_0,
 }
 
 
@@ -390,8 +418,9 @@ def _use_more_bits(i_layer: int, n_layers: int) -> bool:
     return i_layer < n_layers // 8 or i_layer >= 7 * n_layers // 8 or (i_layer - n_layers // 8) % 3 == 2
 
 
-def gguf_tensor_type(ftype: GgufFileType, tensor: TensorSpec, *, layer_index: int | None,
-                     model: ModelFacts) -> GgmlType | None:
+def gguf_tensor_type(
+    ftype: GgufFileType, tensor: TensorSpec, *, layer_index: int | None, model: ModelFacts
+) -> GgmlType | None:
     """The tensor type llama-quantize gives `tensor` in a file of type `ftype` (None: not in the GGUF).
 
     Follows llama.cpp src/llama-quant.cpp (llama_tensor_get_type_impl and tensor_type_fallback) for the file types
@@ -461,9 +490,15 @@ def _gguf(ftype: GgufFileType, label: str) -> WeightFormat:
     base = ftype.base
     if base.block_elements == 1:
         return WeightFormat(slug=f"gguf-{ftype.slug}", label=label, bits=base.block_bytes * 8, gguf=ftype)
-    return WeightFormat(slug=f"gguf-{ftype.slug}", label=label, bits=base.block_bytes * 8 // base.block_elements,
-                        scales=ScaleLayout.GGML, group_size=base.block_elements, block_bytes=base.block_bytes,
-                        gguf=ftype)
+    return WeightFormat(
+        slug=f"gguf-{ftype.slug}",
+        label=label,
+        bits=base.block_bytes * 8 // base.block_elements,
+        scales=ScaleLayout.GGML,
+        group_size=base.block_elements,
+        block_bytes=base.block_bytes,
+        gguf=ftype,
+    )
 
 
 # --- the registry ------------------------------------------------------------------------------------------------
@@ -476,8 +511,15 @@ PLAIN_FORMATS: dict[str, WeightFormat] = {
 
 def _int4_group(slug: str, label: str, *, act_order: bool = False) -> WeightFormat:
     """AWQ/GPTQ INT4, group 128: a 16-bit scale and a packed 4-bit zero per group (+ g_idx with act-order)."""
-    return WeightFormat(slug=slug, label=label, bits=DType.INT4.bits, scales=ScaleLayout.GROUP,
-                        scale_bits=FP16_BITS, zero_bits=DType.INT4.bits, act_order=act_order)
+    return WeightFormat(
+        slug=slug,
+        label=label,
+        bits=DType.INT4.bits,
+        scales=ScaleLayout.GROUP,
+        scale_bits=FP16_BITS,
+        zero_bits=DType.INT4.bits,
+        act_order=act_order,
+    )
 
 
 BNB_BLOCK = 64  # transformers quantises bitsandbytes 4-bit weights in blocks of 64
@@ -495,14 +537,25 @@ def _bnb_4bit(quant_type: str, *, double_quant: bool) -> WeightFormat:
     """
     name = quant_type.upper()
     if double_quant:
-        return WeightFormat(slug=f"{quant_type}-double-quant",
-                            label=f"bitsandbytes {name} (8-bit absmax per 64 + FP32 per 256 blocks)",
-                            bits=DType.INT4.bits, scales=ScaleLayout.FLAT_BLOCK, group_size=BNB_BLOCK,
-                            scale_bits=DType.INT8.bits, nested_group=BNB_NESTED_BLOCK,
-                            tensor_meta_bits=BNB_4BIT_CODE_BITS + BNB_NESTED_CODE_BITS)
-    return WeightFormat(slug=quant_type, label=f"bitsandbytes {name} (FP32 absmax per 64)", bits=DType.INT4.bits,
-                        scales=ScaleLayout.FLAT_BLOCK, group_size=BNB_BLOCK, scale_bits=FP32_BITS,
-                        tensor_meta_bits=BNB_4BIT_CODE_BITS)
+        return WeightFormat(
+            slug=f"{quant_type}-double-quant",
+            label=f"bitsandbytes {name} (8-bit absmax per 64 + FP32 per 256 blocks)",
+            bits=DType.INT4.bits,
+            scales=ScaleLayout.FLAT_BLOCK,
+            group_size=BNB_BLOCK,
+            scale_bits=DType.INT8.bits,
+            nested_group=BNB_NESTED_BLOCK,
+            tensor_meta_bits=BNB_4BIT_CODE_BITS + BNB_NESTED_CODE_BITS,
+        )
+    return WeightFormat(
+        slug=quant_type,
+        label=f"bitsandbytes {name} (FP32 absmax per 64)",
+        bits=DType.INT4.bits,
+        scales=ScaleLayout.FLAT_BLOCK,
+        group_size=BNB_BLOCK,
+        scale_bits=FP32_BITS,
+        tensor_meta_bits=BNB_4BIT_CODE_BITS,
+    )
 
 
 MXFP4_GROUP = 32  # OCP microscaling: one E8M0 scale per 32 elements
@@ -510,29 +563,55 @@ NVFP4_GROUP = 16  # one FP8 E4M3 scale per 16 elements
 
 FORMATS: dict[str, WeightFormat] = {
     **PLAIN_FORMATS,
-    "fp8": WeightFormat(slug="fp8", label="FP8 E4M3 (per-tensor scales)", bits=DType.FP8.bits,
-                        scales=ScaleLayout.PER_TENSOR),
-    "fp8-block": WeightFormat(slug="fp8-block", label="FP8 E4M3 (128x128 block scales)", bits=DType.FP8.bits,
-                              scales=ScaleLayout.BLOCK),
-    "fp8-channel": WeightFormat(slug="fp8-channel", label="FP8 E4M3 (per-channel 16-bit scales, W8A8 dynamic)",
-                                bits=DType.FP8.bits, scales=ScaleLayout.PER_CHANNEL, scale_bits=SCALE16_BITS),
-    "int8": WeightFormat(slug="int8", label="INT8 (per-channel scales)", bits=DType.INT8.bits,
-                         scales=ScaleLayout.PER_CHANNEL),
+    "fp8": WeightFormat(
+        slug="fp8", label="FP8 E4M3 (per-tensor scales)", bits=DType.FP8.bits, scales=ScaleLayout.PER_TENSOR
+    ),
+    "fp8-block": WeightFormat(
+        slug="fp8-block", label="FP8 E4M3 (128x128 block scales)", bits=DType.FP8.bits, scales=ScaleLayout.BLOCK
+    ),
+    "fp8-channel": WeightFormat(
+        slug="fp8-channel",
+        label="FP8 E4M3 (per-channel 16-bit scales, W8A8 dynamic)",
+        bits=DType.FP8.bits,
+        scales=ScaleLayout.PER_CHANNEL,
+        scale_bits=SCALE16_BITS,
+    ),
+    "int8": WeightFormat(
+        slug="int8", label="INT8 (per-channel scales)", bits=DType.INT8.bits, scales=ScaleLayout.PER_CHANNEL
+    ),
     "int4": _int4_group("int4", "INT4 AWQ/GPTQ, group 128"),
     "awq-int4": _int4_group("awq-int4", "AWQ INT4, group 128 (FP16 scale + 4-bit zero)"),
     "gptq-int4": _int4_group("gptq-int4", "GPTQ INT4, group 128 (FP16 scale + 4-bit zero)"),
-    "gptq-int4-act-order": _int4_group("gptq-int4-act-order", "GPTQ INT4, group 128, act-order (+ int32 g_idx)",
-                                       act_order=True),
+    "gptq-int4-act-order": _int4_group(
+        "gptq-int4-act-order", "GPTQ INT4, group 128, act-order (+ int32 g_idx)", act_order=True
+    ),
     "nf4": _bnb_4bit("nf4", double_quant=False),
     "nf4-double-quant": _bnb_4bit("nf4", double_quant=True),
-    "bnb-int8": WeightFormat(slug="bnb-int8", label="bitsandbytes LLM.int8 (FP32 scale per row)",
-                             bits=DType.INT8.bits, scales=ScaleLayout.PER_CHANNEL, scale_bits=FP32_BITS),
-    "nvfp4": WeightFormat(slug="nvfp4", label="NVFP4 (FP4 + FP8 scale per 16 + FP32 global scales)",
-                          bits=DType.INT4.bits, scales=ScaleLayout.GROUP, group_size=NVFP4_GROUP,
-                          scale_bits=FP8_BITS, tensor_meta_bits=2 * FP32_BITS),  # weight + input global scale
-    "mxfp4": WeightFormat(slug="mxfp4", label="MXFP4 routed experts (FP4 + E8M0 scale per 32), rest 16-bit",
-                          bits=DType.INT4.bits, scales=ScaleLayout.GROUP, group_size=MXFP4_GROUP,
-                          scale_bits=FP8_BITS, targets=frozenset({Role.EXPERT})),
+    "bnb-int8": WeightFormat(
+        slug="bnb-int8",
+        label="bitsandbytes LLM.int8 (FP32 scale per row)",
+        bits=DType.INT8.bits,
+        scales=ScaleLayout.PER_CHANNEL,
+        scale_bits=FP32_BITS,
+    ),
+    "nvfp4": WeightFormat(
+        slug="nvfp4",
+        label="NVFP4 (FP4 + FP8 scale per 16 + FP32 global scales)",
+        bits=DType.INT4.bits,
+        scales=ScaleLayout.GROUP,
+        group_size=NVFP4_GROUP,
+        scale_bits=FP8_BITS,
+        tensor_meta_bits=2 * FP32_BITS,
+    ),  # weight + input global scale
+    "mxfp4": WeightFormat(
+        slug="mxfp4",
+        label="MXFP4 routed experts (FP4 + E8M0 scale per 32), rest 16-bit",
+        bits=DType.INT4.bits,
+        scales=ScaleLayout.GROUP,
+        group_size=MXFP4_GROUP,
+        scale_bits=FP8_BITS,
+        targets=frozenset({Role.EXPERT}),
+    ),
     "gguf-f16": _gguf(GgufFileType.F16, "GGUF F16 (norms and router F32)"),
     "gguf-q8_0": _gguf(GgufFileType.Q8_0, "GGUF Q8_0 (8.5 bpw)"),
     "gguf-q6_k": _gguf(GgufFileType.Q6_K, "GGUF Q6_K (6.5625 bpw)"),
@@ -608,11 +687,23 @@ def _fp8_format(quant: Mapping[str, Any]) -> WeightFormat:
         if not isinstance(block, list) or len(block) != 2:
             raise _refuse("fp8", "weight_block_size", f"must be [rows, cols], got {block!r}")
         rows, cols = (_positive_int(side, "fp8", "weight_block_size") for side in block)
-        return WeightFormat(slug="fp8-block", label=f"FP8 E4M3 ({rows}x{cols} block scales)", bits=DType.FP8.bits,
-                            scales=ScaleLayout.BLOCK, block=(rows, cols), exclude=exclude)
+        return WeightFormat(
+            slug="fp8-block",
+            label=f"FP8 E4M3 ({rows}x{cols} block scales)",
+            bits=DType.FP8.bits,
+            scales=ScaleLayout.BLOCK,
+            block=(rows, cols),
+            exclude=exclude,
+        )
     if str(quant.get("activation_scheme", "static")).lower() == "dynamic":
-        return WeightFormat(slug="fp8", label="FP8 E4M3 (per-tensor scales, dynamic activations)",
-                            bits=DType.FP8.bits, scales=ScaleLayout.PER_TENSOR, input_scale=False, exclude=exclude)
+        return WeightFormat(
+            slug="fp8",
+            label="FP8 E4M3 (per-tensor scales, dynamic activations)",
+            bits=DType.FP8.bits,
+            scales=ScaleLayout.PER_TENSOR,
+            input_scale=False,
+            exclude=exclude,
+        )
     return replace(FORMATS["fp8"], exclude=exclude)
 
 
@@ -666,15 +757,28 @@ def _awq_gptq_format(method: str, quant: Mapping[str, Any]) -> WeightFormat:
     exclude = _patterns(quant, method, "modules_to_not_convert")
     if channel:
         return WeightFormat(
-            slug=f"gptq-int{bits}-channel", label=f"GPTQ INT{bits}, per-channel", bits=bits,
-            scales=ScaleLayout.PER_CHANNEL, scale_bits=FP16_BITS, zero_bits=zero, exclude=exclude, include=include,
+            slug=f"gptq-int{bits}-channel",
+            label=f"GPTQ INT{bits}, per-channel",
+            bits=bits,
+            scales=ScaleLayout.PER_CHANNEL,
+            scale_bits=FP16_BITS,
+            zero_bits=zero,
+            exclude=exclude,
+            include=include,
             targets=targets,
         )
     return WeightFormat(
         slug=f"{method}-int{bits}-g{group}" + ("-act-order" if act_order else ""),
         label=f"{method.upper()} INT{bits}, group {group}" + (", act-order" if act_order else ""),
-        bits=bits, scales=ScaleLayout.GROUP, group_size=group, scale_bits=FP16_BITS, zero_bits=zero,
-        act_order=act_order, exclude=exclude, include=include, targets=targets,
+        bits=bits,
+        scales=ScaleLayout.GROUP,
+        group_size=group,
+        scale_bits=FP16_BITS,
+        zero_bits=zero,
+        act_order=act_order,
+        exclude=exclude,
+        include=include,
+        targets=targets,
     )
 
 
@@ -706,8 +810,14 @@ def _mxfp4_format(quant: Mapping[str, Any]) -> WeightFormat:
     return replace(FORMATS["mxfp4"], exclude=_patterns(quant, "mxfp4", "modules_to_not_convert"))
 
 
-_CT_FORMATS = ("pack-quantized", "float-quantized", "int-quantized", "naive-quantized", "nvfp4-pack-quantized",
-               "mxfp4-pack-quantized")
+_CT_FORMATS = (
+    "pack-quantized",
+    "float-quantized",
+    "int-quantized",
+    "naive-quantized",
+    "nvfp4-pack-quantized",
+    "mxfp4-pack-quantized",
+)
 _CT_STRATEGIES = ("tensor", "channel", "group", "block", "tensor_group")
 
 
@@ -753,11 +863,15 @@ def _ct_encoding(group: str, scheme: Mapping[str, Any], top_format: Any) -> Weig
     if qtype not in ("int", "float"):
         raise _refuse(method, f"{where}.weights.type", f"{qtype!r} is not int or float")
     if (qtype, num_bits) not in (("int", 4), ("int", 8), ("float", 8), ("float", 4)):
-        raise _refuse(method, f"{where}.weights.num_bits",
-                      f"{num_bits!r}-bit {qtype} weights are not modelled (int 4/8, float 8/4 are)")
+        raise _refuse(
+            method,
+            f"{where}.weights.num_bits",
+            f"{num_bits!r}-bit {qtype} weights are not modelled (int 4/8, float 8/4 are)",
+        )
     if strategy not in _CT_STRATEGIES:
-        raise _refuse(method, f"{where}.weights.strategy",
-                      f"{strategy!r} is not modelled ({', '.join(_CT_STRATEGIES)} are)")
+        raise _refuse(
+            method, f"{where}.weights.strategy", f"{strategy!r} is not modelled ({', '.join(_CT_STRATEGIES)} are)"
+        )
     fp4 = qtype == "float" and num_bits == 4
     if fp4 != (fmt_name in ("nvfp4-pack-quantized", "mxfp4-pack-quantized")):
         raise _refuse(method, f"{where}.format", f"{fmt_name!r} does not store {num_bits}-bit {qtype} weights")
@@ -772,13 +886,22 @@ def _ct_encoding(group: str, scheme: Mapping[str, Any], top_format: Any) -> Weig
     common: dict[str, Any] = {"bits": storage_bits, "scale_bits": scale_bits, "zero_bits": zero_bits}
     if strategy == "tensor":
         meta += zero_bits
-        return WeightFormat(slug=f"ct-{name.lower()}-tensor", label=f"compressed-tensors {name} (per-tensor scale)",
-                            scales=ScaleLayout.PER_TENSOR, input_scale=False, tensor_meta_bits=meta,
-                            **{**common, "zero_bits": 0})
+        return WeightFormat(
+            slug=f"ct-{name.lower()}-tensor",
+            label=f"compressed-tensors {name} (per-tensor scale)",
+            scales=ScaleLayout.PER_TENSOR,
+            input_scale=False,
+            tensor_meta_bits=meta,
+            **{**common, "zero_bits": 0},
+        )
     if strategy == "channel":
-        return WeightFormat(slug=f"ct-{name.lower()}-channel",
-                            label=f"compressed-tensors {name} (per-channel scales)",
-                            scales=ScaleLayout.PER_CHANNEL, tensor_meta_bits=meta, **common)
+        return WeightFormat(
+            slug=f"ct-{name.lower()}-channel",
+            label=f"compressed-tensors {name} (per-channel scales)",
+            scales=ScaleLayout.PER_CHANNEL,
+            tensor_meta_bits=meta,
+            **common,
+        )
     if strategy == "block":
         structure = weights.get("block_structure")
         if isinstance(structure, str) and "x" in structure:
@@ -786,17 +909,27 @@ def _ct_encoding(group: str, scheme: Mapping[str, Any], top_format: Any) -> Weig
         if not isinstance(structure, list) or len(structure) != 2:
             raise _refuse(method, f"{where}.weights.block_structure", f"must be [rows, cols], got {structure!r}")
         rows, cols = (_positive_int(side, method, f"{where}.weights.block_structure") for side in structure)
-        return WeightFormat(slug=f"ct-{name.lower()}-block{rows}x{cols}",
-                            label=f"compressed-tensors {name} ({rows}x{cols} block scales)",
-                            scales=ScaleLayout.BLOCK, block=(rows, cols), tensor_meta_bits=meta, **common)
+        return WeightFormat(
+            slug=f"ct-{name.lower()}-block{rows}x{cols}",
+            label=f"compressed-tensors {name} ({rows}x{cols} block scales)",
+            scales=ScaleLayout.BLOCK,
+            block=(rows, cols),
+            tensor_meta_bits=meta,
+            **common,
+        )
     size = _positive_int(weights.get("group_size"), method, f"{where}.weights.group_size")
     if strategy == "tensor_group":
         meta += FP32_BITS  # weight_global_scale
     act_order = str(weights.get("actorder") or "").lower() == "group"
-    return WeightFormat(slug=f"ct-{name.lower()}-g{size}" + ("-act-order" if act_order else ""),
-                        label=f"compressed-tensors {name}, group {size}" + (", act-order" if act_order else ""),
-                        scales=ScaleLayout.GROUP, group_size=size, act_order=act_order, tensor_meta_bits=meta,
-                        **common)
+    return WeightFormat(
+        slug=f"ct-{name.lower()}-g{size}" + ("-act-order" if act_order else ""),
+        label=f"compressed-tensors {name}, group {size}" + (", act-order" if act_order else ""),
+        scales=ScaleLayout.GROUP,
+        group_size=size,
+        act_order=act_order,
+        tensor_meta_bits=meta,
+        **common,
+    )
 
 
 def _compressed_tensors_format(quant: Mapping[str, Any]) -> WeightFormat:
@@ -827,8 +960,11 @@ def _compressed_tensors_format(quant: Mapping[str, Any]) -> WeightFormat:
             raise _refuse(method, f"config_groups.{name}.targets", f"must be a list of targets, got {targets!r}")
         for target in targets:
             if target != "Linear" and not target.startswith("re:") and "." not in target and target[:1].isupper():
-                raise _refuse(method, f"config_groups.{name}.targets",
-                              f"module class {target!r} is not modelled (Linear, module names and re: patterns are)")
+                raise _refuse(
+                    method,
+                    f"config_groups.{name}.targets",
+                    f"module class {target!r} is not modelled (Linear, module names and re: patterns are)",
+                )
         _patterns({f"config_groups.{name}.targets": targets}, method, f"config_groups.{name}.targets")
         groups.append(FormatGroup(targets=tuple(targets), encoding=_ct_encoding(str(name), scheme, top_format)))
     ignore = _patterns(quant, method, "ignore")
@@ -837,8 +973,14 @@ def _compressed_tensors_format(quant: Mapping[str, Any]) -> WeightFormat:
     encodings = [group.encoding for group in groups if group.encoding is not None]
     main = encodings[0] if encodings else PLAIN_FORMATS[DType.BF16.slug]
     labels = " + ".join(dict.fromkeys(e.label.removeprefix("compressed-tensors ") for e in encodings)) or "none"
-    return replace(main, slug="ct-mixed", label=f"compressed-tensors groups: {labels}", dense_dtype=None,
-                   groups=tuple(groups), exclude=ignore)
+    return replace(
+        main,
+        slug="ct-mixed",
+        label=f"compressed-tensors groups: {labels}",
+        dense_dtype=None,
+        groups=tuple(groups),
+        exclude=ignore,
+    )
 
 
 def format_from_quantization_config(quant: Mapping[str, Any]) -> WeightFormat:

@@ -41,6 +41,16 @@ class GpuSpec:
         return max(1, self.memory_bytes - CUDA_RESERVATION_FALLBACK_BYTES)
 
     def __hash__(self) -> int:
-        return hash((self.slug, self.memory_bytes, self.memory_bandwidth_bytes_per_s,
-                     tuple(sorted(self.tflops_dense.items())), self.interconnect, self.interconnect_bytes_per_s,
-                     self.cuda_total_bytes, self.compute_capability, self.nvswitch))
+        return hash(
+            (
+                self.slug,
+                self.memory_bytes,
+                self.memory_bandwidth_bytes_per_s,
+                tuple(sorted(self.tflops_dense.items())),
+                self.interconnect,
+                self.interconnect_bytes_per_s,
+                self.cuda_total_bytes,
+                self.compute_capability,
+                self.nvswitch,
+            )
+        )

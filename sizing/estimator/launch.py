@@ -29,8 +29,10 @@ ENV_TOGGLES: dict[str, str] = {
 # The package each engine publishes on PyPI and its official image, by engine (estimator.engines values); an
 # engine without one gets a comment naming the release instead of an install line.
 _PIP_PACKAGES: dict[str, str] = {"vllm": "vllm", "sglang": "sglang[all]", "trtllm": "tensorrt_llm"}
-_DOCKER_IMAGES: dict[str, str] = {"vllm": "vllm/vllm-openai:v{version}",
-                                  "tgi": "ghcr.io/huggingface/text-generation-inference:{version}"}
+_DOCKER_IMAGES: dict[str, str] = {
+    "vllm": "vllm/vllm-openai:v{version}",
+    "tgi": "ghcr.io/huggingface/text-generation-inference:{version}",
+}
 # The official vLLM image's entrypoint is the OpenAI server: it takes the server's flags, the model as --model.
 _DOCKER_RUN = "docker run --gpus all --ipc=host -p 8000:8000"
 
@@ -49,8 +51,11 @@ def install_line(*, engine: str, version: str, install: str = "pip") -> str | No
 
 def env_assignments(toggles: Mapping[str, bool | None]) -> tuple[str, ...]:
     """`VAR=1` / `VAR=0` for each toggle the user set (a toggle left None stays the engine's default: unset)."""
-    return tuple(f"{ENV_TOGGLES[key]}={int(bool(value))}" for key, value in toggles.items()
-                 if key in ENV_TOGGLES and value is not None)
+    return tuple(
+        f"{ENV_TOGGLES[key]}={int(bool(value))}"
+        for key, value in toggles.items()
+        if key in ENV_TOGGLES and value is not None
+    )
 
 
 def _python_arguments(args: Sequence[str]) -> str:
@@ -68,9 +73,19 @@ def _python_arguments(args: Sequence[str]) -> str:
     return ", ".join(words)
 
 
-def launch_lines(*, engine: str, label: str, version: str, requested: str = "latest", install: str = "pip",
-                 usage_context: str = "serve", command: str, model: str = "MODEL", args: Sequence[str] = (),
-                 toggles: Mapping[str, bool | None] | None = None) -> tuple[str, ...]:
+def launch_lines(
+    *,
+    engine: str,
+    label: str,
+    version: str,
+    requested: str = "latest",
+    install: str = "pip",
+    usage_context: str = "serve",
+    command: str,
+    model: str = "MODEL",
+    args: Sequence[str] = (),
+    toggles: Mapping[str, bool | None] | None = None,
+) -> tuple[str, ...]:
     """The lines that install and start what was sized: a comment naming the release the estimate holds for, the
     install line, and the launch command (`vllm serve MODEL ...`, the image's `docker run ...`, or for
     `usage_context` llm the Python call), the environment toggles set in front.
@@ -104,5 +119,12 @@ def launch_lines(*, engine: str, label: str, version: str, requested: str = "lat
     return tuple(lines)
 
 
-__all__ = ["ENGINE_MODES", "ENV_TOGGLES", "INSTALLS", "USAGE_CONTEXTS", "env_assignments", "install_line",
-           "launch_lines"]
+__all__ = [
+    "ENGINE_MODES",
+    "ENV_TOGGLES",
+    "INSTALLS",
+    "USAGE_CONTEXTS",
+    "env_assignments",
+    "install_line",
+    "launch_lines",
+]

@@ -79,6 +79,8 @@ _check_tensor_parallel = lru_cache(maxsize=1024)(check_tensor_parallel)  # raise
 def _model_kv_bytes_per_token(arch: Architecture, kv_bits: int) -> int:
     """KV bytes per token of the whole model (keyed by the architecture, whose hash is cached)."""
     return layers_kv_bytes_per_token(arch.layers, kv_bits=kv_bits)
+
+
 TGI_MAX_CONCURRENT_REQUESTS = 128  # TGI defaults: max_concurrent_requests, max_batch_prefill_tokens
 TGI_MAX_BATCH_PREFILL_TOKENS = 4096
 LLAMACPP_UBATCH = 512  # llama.cpp's physical micro-batch (n_ubatch) sizes its compute buffer
@@ -224,7 +226,6 @@ class MemoryEstimate:
         return asdict(self)
 
 
-
 def resolved_utilization(request: EstimateRequest, version: Version | None = None) -> float:
     """The request's gpu_memory_utilization, else the engine version's default (vLLM: 0.90, 0.92 from 0.20.0;
     other engines: a planning limit of 0.90)."""
@@ -259,13 +260,17 @@ def _layout(request: EstimateRequest, arch: Architecture) -> tuple[int, int, int
     if request.tp is None and request.gpus is not None and request.dp > 1:
         tp = max(1, gpus // (pp * request.dp))
     if gpus % (tp * pp * request.dp):
-        raise invalid_argument("gpus", f"{gpus} GPUs are not a whole number of TP {tp} x PP {pp} x DP {request.dp} "
-                                       "replicas")
+        raise invalid_argument(
+            "gpus", f"{gpus} GPUs are not a whole number of TP {tp} x PP {pp} x DP {request.dp} replicas"
+        )
     if request.expert_parallel and not arch.is_moe:
         raise invalid_argument("expert_parallel", "expert parallelism needs a mixture-of-experts model")
     if request.engine is Engine.LLAMACPP and tp > 1:
-        raise invalid_argument("tp", "llama.cpp splits a model across GPUs by layers, not tensor parallel: "
-                                     "set pp to the GPU count (--split-mode layer) instead of tp")
+        raise invalid_argument(
+            "tp",
+            "llama.cpp splits a model across GPUs by layers, not tensor parallel: "
+            "set pp to the GPU count (--split-mode layer) instead of tp",
+        )
     if arch.parameters_override is None:
         _check_tensor_parallel(arch, tp)
     pipeline_stage_layers(arch.num_hidden_layers, pp)
@@ -275,8 +280,7 @@ def _layout(request: EstimateRequest, arch: Architecture) -> tuple[int, int, int
 def _check_request(request: EstimateRequest) -> None:
     if request.gpu_memory_utilization is not None and not 0 < request.gpu_memory_utilization <= 1:
         raise invalid_argument("gpu_memory_utilization", "gpu_memory_utilization must be in (0, 1]")
-    for name in ("max_model_len", "max_num_seqs", "max_num_batched_tokens", "tokens_per_request",
-                 "gpu_memory_bytes"):
+    for name in ("max_model_len", "max_num_seqs", "max_num_batched_tokens", "tokens_per_request", "gpu_memory_bytes"):
         value = getattr(request, name)
         if value is not None and value < 1:
             raise invalid_argument(name, f"{name} must be ≥ 1")
@@ -291,8 +295,11 @@ def _check_request(request: EstimateRequest) -> None:
     if request.parallel_samples < 1:
         raise invalid_argument("parallel_samples", "parallel_samples must be ≥ 1")
     if request.parallel_samples > 1 and request.output_tokens is None:
-        raise invalid_argument("output_tokens", "give output_tokens (the decoded part of each request) with "
-                                                "parallel_samples > 1: only the decoded tokens are multiplied")
+        raise invalid_argument(
+            "output_tokens",
+            "give output_tokens (the decoded part of each request) with "
+            "parallel_samples > 1: only the decoded tokens are multiplied",
+        )
     if request.weight_overhead < 1:
         raise invalid_argument("weight_overhead", "weight_overhead must be ≥ 1")
 
@@ -303,15 +310,23 @@ ROPE_CACHE_ENGINES = frozenset({Engine.VLLM, Engine.SGLANG})
 
 
 @lru_cache(maxsize=1024)
-def _stage_kv_layout(arch: Architecture, *, pp: int, stage: int, kv_bits: int, tp: int,
-                     block_size: int, draft: Architecture | None = None) -> KvLayout:
+def _stage_kv_layout(
+    arch: Architecture,
+    *,
+    pp: int,
+    stage: int,
+    kv_bits: int,
+    tp: int,
+    block_size: int,
+    draft: Architecture | None = None,
+) -> KvLayout:
     """The KV layout of one pipeline stage (cached: sweeps ask for the same stages over and over).
 
     A speculative-decoding draft model runs beside the last stage and takes its KV from the same pool.
     """
     stages = pipeline_stage_layers(arch.num_hidden_layers, pp)
     start = sum(stages[:stage])
-    attentions = tuple(layer.attention for layer in arch.layers[start:start + stages[stage]])
+    attentions = tuple(layer.attention for layer in arch.layers[start : start + stages[stage]])
     if draft is not None and stage == pp - 1:
         attentions += tuple(layer.attention for layer in draft.layers)
     return kv_layout(attentions, kv_bits=kv_bits, tp=tp, block_size=block_size)
@@ -323,8 +338,11 @@ def _parameter_counts(arch: Architecture) -> tuple[int, int, int]:
     if arch.parameters_override is not None:
         return arch.parameters_override, arch.parameters_override, arch.parameters_override
     inventory = tensor_inventory(arch)
-    return (parameter_count(inventory), active_parameter_count(inventory),
-            active_parameter_count(inventory, input_embedding=False))
+    return (
+        parameter_count(inventory),
+        active_parameter_count(inventory),
+        active_parameter_count(inventory, input_embedding=False),
+    )
 
 
 @lru_cache(maxsize=4096)
@@ -402,6 +420,8 @@ def _interned(arch: Architecture) -> Architecture:
         _INTERNED_BY_ID.clear()
     _INTERNED_BY_ID[id(arch)] = (weakref.ref(arch), interned)
     return interned
+
+
 _resolve_version = lru_cache(maxsize=256)(resolve_engine_version)
 
 
@@ -410,26 +430,53 @@ def _has_sliding(arch: Architecture) -> bool:
     return any(layer.attention.kind is AttentionKind.SLIDING for layer in arch.layers)
 
 
-def _vllm_settings(request: EstimateRequest, arch: Architecture, version: Version | None, cuda_total: int,
-                   max_model_len: int | None) -> VllmSettings:
+def _vllm_settings(
+    request: EstimateRequest, arch: Architecture, version: Version | None, cuda_total: int, max_model_len: int | None
+) -> VllmSettings:
     gpu = request.gpu
     sliding = _has_sliding(arch)
-    no_auto = ("a sliding-window model" if sliding else "a speculative-decoding draft" if request.draft_arch
-               else "a vision model" if arch.vision_parameters else "")
+    no_auto = (
+        "a sliding-window model"
+        if sliding
+        else "a speculative-decoding draft"
+        if request.draft_arch
+        else "a vision model"
+        if arch.vision_parameters
+        else ""
+    )
     return VllmSettings(
-        version=version or Version(0, 33, 0), gpu_name=f"{gpu.name} {gpu.slug}", cuda_total_bytes=cuda_total,
-        compute_capability=gpu.compute_capability, sm_count=gpu.sm_count, nvswitch=gpu.nvswitch,
-        usage_context=request.usage_context, engine_mode=request.engine_mode, install=request.install,
-        flashinfer_sampler=request.flashinfer_sampler, estimate_cudagraphs=request.estimate_cudagraphs,
-        nccl_nvls=request.nccl_nvls, max_model_len=max_model_len, max_num_seqs=request.max_num_seqs,
-        max_num_batched_tokens=request.max_num_batched_tokens, enable_chunked_prefill=request.enable_chunked_prefill,
+        version=version or Version(0, 33, 0),
+        gpu_name=f"{gpu.name} {gpu.slug}",
+        cuda_total_bytes=cuda_total,
+        compute_capability=gpu.compute_capability,
+        sm_count=gpu.sm_count,
+        nvswitch=gpu.nvswitch,
+        usage_context=request.usage_context,
+        engine_mode=request.engine_mode,
+        install=request.install,
+        flashinfer_sampler=request.flashinfer_sampler,
+        estimate_cudagraphs=request.estimate_cudagraphs,
+        nccl_nvls=request.nccl_nvls,
+        max_model_len=max_model_len,
+        max_num_seqs=request.max_num_seqs,
+        max_num_batched_tokens=request.max_num_batched_tokens,
+        enable_chunked_prefill=request.enable_chunked_prefill,
         no_auto_chunking=no_auto,
         v1_unsupported="a float32 model" if arch.dtype.bits == 32 else "",
     )
 
 
-def _vllm_stage_terms(request: EstimateRequest, arch: Architecture, rules: VllmRules, *, tp: int, pp: int,
-                      last: bool, max_model_len: int, block_size: int) -> VllmStageTerms:
+def _vllm_stage_terms(
+    request: EstimateRequest,
+    arch: Architecture,
+    rules: VllmRules,
+    *,
+    tp: int,
+    pp: int,
+    last: bool,
+    max_model_len: int,
+    block_size: int,
+) -> VllmStageTerms:
     """The terms vLLM subtracts on one stage's binding rank (V0: the driver, which alone samples)."""
     gpu = request.gpu
     if request.activation_peak_bytes is not None:
@@ -439,16 +486,28 @@ def _vllm_stage_terms(request: EstimateRequest, arch: Architecture, rules: VllmR
     if request.runtime_reserve_bytes is not None:
         non_torch, non_torch_why = request.runtime_reserve_bytes, "measured"
     else:
-        non_torch, non_torch_why = non_torch_bytes(rules, tp=tp, pp=pp, nvswitch=gpu.nvswitch,
-                                                   compute_capability=gpu.compute_capability,
-                                                   nccl_nvls=request.nccl_nvls)
+        non_torch, non_torch_why = non_torch_bytes(
+            rules,
+            tp=tp,
+            pp=pp,
+            nvswitch=gpu.nvswitch,
+            compute_capability=gpu.compute_capability,
+            nccl_nvls=request.nccl_nvls,
+        )
     graphs, inside = cuda_graph_bytes(rules, enforce_eager=request.enforce_eager, measured=request.cuda_graph_bytes)
     return VllmStageTerms(
-        rules=rules, activation_bytes=activation, forward_bytes=forward, sampler_bytes=sampler,
-        non_torch_bytes=non_torch, non_torch_source=non_torch_why, cuda_graph_bytes=graphs, graphs_in_budget=inside,
+        rules=rules,
+        activation_bytes=activation,
+        forward_bytes=forward,
+        sampler_bytes=sampler,
+        non_torch_bytes=non_torch,
+        non_torch_source=non_torch_why,
+        cuda_graph_bytes=graphs,
+        graphs_in_budget=inside,
         # a measured non-torch figure (a boot log's) is the whole runtime line: the runner buffers are in it
-        persistent_bytes=0 if request.runtime_reserve_bytes is not None else persistent_bytes(
-            arch, rules, max_model_len=max_model_len, block_size=block_size),
+        persistent_bytes=0
+        if request.runtime_reserve_bytes is not None
+        else persistent_bytes(arch, rules, max_model_len=max_model_len, block_size=block_size),
         kv_cache_memory_bytes=request.kv_cache_memory_bytes,
     )
 
@@ -463,14 +522,15 @@ def _mxfp4_padding_per_stage(arch: Architecture, *, tp: int, pp: int, ep: int) -
     extra = [0] * pp
     index = 0
     for stage, count in enumerate(stages):
-        for layer in arch.layers[index:index + count]:
+        for layer in arch.layers[index : index + count]:
             mlp = layer.mlp
             if mlp.kind is not MlpKind.MOE:
                 continue
             width = mlp.intermediate_size // (1 if ep > 1 else tp)
             experts = math.ceil(mlp.num_experts / ep) if ep > 1 else mlp.num_experts
-            grow = (mxfp4_padded_expert_bytes(hidden=arch.hidden_size, intermediate_per_rank=width)
-                    - mxfp4_padded_expert_bytes(hidden=arch.hidden_size, intermediate_per_rank=width, backend="none"))
+            grow = mxfp4_padded_expert_bytes(
+                hidden=arch.hidden_size, intermediate_per_rank=width
+            ) - mxfp4_padded_expert_bytes(hidden=arch.hidden_size, intermediate_per_rank=width, backend="none")
             extra[stage] += experts * grow
         index += count
     return tuple(extra)
@@ -484,8 +544,11 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
     traits = ENGINE_TRAITS[engine]
     gpus, tp, pp, replicas = _layout(request, arch)
     fmt = resolve_weight_format(arch, request.weights)
-    kv_dtype = (trtllm_kv_dtype(arch, request.kv_dtype) if engine is Engine.TRTLLM  # auto: the checkpoint's FP8 KV
-                else resolve_kv_dtype(arch, request.kv_dtype))
+    kv_dtype = (
+        trtllm_kv_dtype(arch, request.kv_dtype)
+        if engine is Engine.TRTLLM  # auto: the checkpoint's FP8 KV
+        else resolve_kv_dtype(arch, request.kv_dtype)
+    )
     capacity = request.gpu_memory_bytes or request.gpu.memory_bytes
     if engine is Engine.VLLM:
         capacity = cuda_visible_total(request)  # what vLLM multiplies by gpu_memory_utilization
@@ -506,8 +569,10 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
         )
     tokens = request.tokens_per_request or effective_len
     if tokens is None:
-        raise invalid_argument("tokens_per_request", "give tokens_per_request or max_model_len: the config has no "
-                                                     "max_position_embeddings to default to")
+        raise invalid_argument(
+            "tokens_per_request",
+            "give tokens_per_request or max_model_len: the config has no max_position_embeddings to default to",
+        )
     # each DP rank serves its own requests with its own KV cache
     per_replica_concurrency = math.ceil(request.concurrency / (replicas * request.dp))
     ep = tp * request.dp if request.expert_parallel else 1
@@ -516,8 +581,10 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
     if output > tokens:
         raise invalid_argument("output_tokens", f"output_tokens {output} exceeds tokens_per_request {tokens}")
     if request.shared_prefix_tokens >= tokens:
-        raise invalid_argument("shared_prefix_tokens",
-                       f"shared_prefix_tokens {request.shared_prefix_tokens} must be below tokens_per_request {tokens}")
+        raise invalid_argument(
+            "shared_prefix_tokens",
+            f"shared_prefix_tokens {request.shared_prefix_tokens} must be below tokens_per_request {tokens}",
+        )
     prefix = request.shared_prefix_tokens if request.prefix_caching else 0
     unique_tokens = tokens + (request.parallel_samples - 1) * output - prefix + request.num_speculative_tokens
     rules = None
@@ -528,13 +595,17 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
     else:
         max_num_seqs, batched = _engine_scheduler(request, capacity, tokens=tokens, tp=tp)
     if engine is Engine.VLLM and request.max_num_batched_tokens and effective_len and batched < effective_len:
-        warnings.append(f"max_num_batched_tokens {batched} < max_model_len {effective_len}: long prompts are "
-                        "prefilled in chunks (chunked prefill)")
+        warnings.append(
+            f"max_num_batched_tokens {batched} < max_model_len {effective_len}: long prompts are "
+            "prefilled in chunks (chunked prefill)"
+        )
 
     weights_per_stage = _weight_bytes_per_rank(arch, fmt, tp=tp, pp=pp, ep=ep)
     if rules is not None and fmt.slug == "mxfp4":
-        weights_per_stage = tuple(w + pad for w, pad in zip(
-            weights_per_stage, _mxfp4_padding_per_stage(arch, tp=tp, pp=pp, ep=ep), strict=True))
+        weights_per_stage = tuple(
+            w + pad
+            for w, pad in zip(weights_per_stage, _mxfp4_padding_per_stage(arch, tp=tp, pp=pp, ep=ep), strict=True)
+        )
     draft_bytes = 0
     if request.draft_arch is not None:
         draft = _interned(request.draft_arch)
@@ -544,25 +615,45 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
         (draft_bytes,) = _weight_bytes_per_rank(draft, resolve_weight_format(draft, "auto"), tp=tp, pp=1)
         weights_per_stage = (*weights_per_stage[:-1], weights_per_stage[-1] + draft_bytes)
         if draft.vocab_size != arch.vocab_size:
-            warnings.append(f"the draft model's vocabulary ({draft.vocab_size}) differs from the target's "
-                            f"({arch.vocab_size}): engines require the same tokenizer")
+            warnings.append(
+                f"the draft model's vocabulary ({draft.vocab_size}) differs from the target's "
+                f"({arch.vocab_size}): engines require the same tokenizer"
+            )
     budget_fn = ENGINE_BUDGETS[engine]
     rope_cache = rope_cache_bytes(arch) if engine in ROPE_CACHE_ENGINES else 0
     stage_results: list[tuple[StageInputs, StageBudget]] = []
     for stage in range(pp):
-        layout = _stage_kv_layout(arch, pp=pp, stage=stage, kv_bits=kv_dtype.bits, tp=tp, block_size=block_size,
-                                  draft=_interned(request.draft_arch) if request.draft_arch else None)
+        layout = _stage_kv_layout(
+            arch,
+            pp=pp,
+            stage=stage,
+            kv_bits=kv_dtype.bits,
+            tp=tp,
+            block_size=block_size,
+            draft=_interned(request.draft_arch) if request.draft_arch else None,
+        )
         activations = 0
         vllm_terms = None
         if rules is not None:
-            vllm_terms = _vllm_stage_terms(request, arch, rules, tp=tp, pp=pp, last=stage == pp - 1,
-                                           max_model_len=effective_len or tokens, block_size=block_size)
+            vllm_terms = _vllm_stage_terms(
+                request,
+                arch,
+                rules,
+                tp=tp,
+                pp=pp,
+                last=stage == pp - 1,
+                max_model_len=effective_len or tokens,
+                block_size=block_size,
+            )
             activations = vllm_terms.activation_bytes
         elif engine not in (Engine.IDEALIZED, Engine.SGLANG):
             activations = request.activation_peak_bytes
             if activations is None:
                 activations = _activation_peak_bytes(
-                    arch, tp=tp, batched_tokens=batched, sampled_sequences=max_num_seqs,
+                    arch,
+                    tp=tp,
+                    batched_tokens=batched,
+                    sampled_sequences=max_num_seqs,
                     last_stage=stage == pp - 1,
                     sampler_bytes_per_logit=VLLM_SAMPLER_BYTES_PER_LOGIT if engine is Engine.VLLM else 4,
                 )
@@ -619,7 +710,8 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
         if traits.block_pool:
             per_request = layout.blocks_per_sequence(unique_tokens, batched_tokens=batched)
             room = layout.num_blocks(budget.kv_pool_bytes) - (
-                layout.blocks_per_sequence(prefix, batched_tokens=batched) if prefix else 0)
+                layout.blocks_per_sequence(prefix, batched_tokens=batched) if prefix else 0
+            )
             return max(0, room) / per_request if per_request else 0.0
         per_request = _sequence_bytes(layout, traits, unique_tokens, batched)
         room = kv_memory(inputs, budget) - (_sequence_bytes(layout, traits, prefix, batched) if prefix else 0)
@@ -638,22 +730,37 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
     stage_bills: list[GpuBill] = []  # one per pipeline stage: the TP ranks of a stage hold identical bills
     for stage, (_inputs, budget) in enumerate(stage_results):
         required = sum(budget.components.values())
-        stage_bills.append(GpuBill(
-            index=stage * tp, replica=0, stage=stage, tp_rank=0,
-            components=budget.components, capacity_bytes=capacity,
-            usable_bytes=budget.usable_bytes, budget_bytes=budget.budget_bytes,
-            required_bytes=required, headroom_bytes=budget.usable_bytes - required,
-            kv_capacity_tokens=stage_tokens[stage],
-            fits=required <= budget.usable_bytes and budget.kv_pool_bytes > 0 and demand_fits,
-        ))
+        stage_bills.append(
+            GpuBill(
+                index=stage * tp,
+                replica=0,
+                stage=stage,
+                tp_rank=0,
+                components=budget.components,
+                capacity_bytes=capacity,
+                usable_bytes=budget.usable_bytes,
+                budget_bytes=budget.budget_bytes,
+                required_bytes=required,
+                headroom_bytes=budget.usable_bytes - required,
+                kv_capacity_tokens=stage_tokens[stage],
+                fits=required <= budget.usable_bytes and budget.kv_pool_bytes > 0 and demand_fits,
+            )
+        )
     bills = stage_bills
     if request.detail:
         # every GPU: replicas and DP ranks hold identical bills (a DP rank: its own attention and KV, its share of
         # the experts), as do the TP ranks of a stage
         bills = [
-            replace(stage_bills[stage], index=(copy * pp + stage) * tp + rank, replica=copy, tp_rank=rank,
-                    components=dict(stage_bills[stage].components))
-            for copy in range(replicas * request.dp) for stage in range(pp) for rank in range(tp)
+            replace(
+                stage_bills[stage],
+                index=(copy * pp + stage) * tp + rank,
+                replica=copy,
+                tp_rank=rank,
+                components=dict(stage_bills[stage].components),
+            )
+            for copy in range(replicas * request.dp)
+            for stage in range(pp)
+            for rank in range(tp)
         ]
     if pp == 1:
         binding_stage, worst_bill = 0, stage_bills[0]
@@ -673,8 +780,11 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
             )
             break
     if traits.allocation is Allocation.PREALLOCATED and effective_len:
-        one_fits = min(stage_sequences if effective_len == tokens
-                       else [sequences_fitting(i, b, effective_len) for i, b in stage_results])
+        one_fits = min(
+            stage_sequences
+            if effective_len == tokens
+            else [sequences_fitting(i, b, effective_len) for i, b in stage_results]
+        )
         if one_fits < 1 and binding.kv_pool_bytes > 0:
             one_sequence = _sequence_bytes(binding_inputs.kv, traits, effective_len, batched)
             fitting_len = _longest_fitting(binding_inputs, binding, traits, batched, effective_len)
@@ -719,8 +829,9 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
 
     kv_for = _sequence_bytes(binding_inputs.kv, traits, unique_tokens, batched)
     prefix_once = _sequence_bytes(binding_inputs.kv, traits, prefix, batched) if prefix else 0
-    static_at = _static_at(request, arch, binding_inputs, binding, tp=tp, pp=pp, tokens=tokens,
-                           last_stage=binding_stage == pp - 1)
+    static_at = _static_at(
+        request, arch, binding_inputs, binding, tp=tp, pp=pp, tokens=tokens, last_stage=binding_stage == pp - 1
+    )
     max_fit = int(fit_at_tokens)
     if request.engine is Engine.TRANSFORMERS:  # activations grow with the batch: search the crossing
         low, high = 0, max(1, max_fit * 2 + 2)
@@ -728,8 +839,11 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
             high *= 2
         while low < high:
             mid = (low + high + 1) // 2
-            low, high = ((mid, high) if static_at(mid) + prefix_once + mid * kv_for <= binding.curve_limit_bytes
-                         else (low, mid - 1))
+            low, high = (
+                (mid, high)
+                if static_at(mid) + prefix_once + mid * kv_for <= binding.curve_limit_bytes
+                else (low, mid - 1)
+            )
         max_fit = low
     top = max(8, math.ceil(max(max_fit, per_replica_concurrency) * 1.5))
     xs = _curve_points(top) if request.detail else []
@@ -741,9 +855,14 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
     )
     max_concurrency = None
     if request.max_model_len:
-        max_concurrency = round(min(
-            stage_sequences if request.max_model_len == tokens
-            else [sequences_fitting(i, b, request.max_model_len) for i, b in stage_results]), 2)
+        max_concurrency = round(
+            min(
+                stage_sequences
+                if request.max_model_len == tokens
+                else [sequences_fitting(i, b, request.max_model_len) for i, b in stage_results]
+            ),
+            2,
+        )
 
     parameters, active, active_compute = _parameter_counts(arch)
     mtp = mtp_parameter_count(arch)
@@ -752,21 +871,43 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
             f"the checkpoint also holds {arch.mtp_layers} multi-token-prediction module(s) of {mtp:,} parameters; "
             "engines load them only for MTP speculative decoding, so they are not in this bill"
         )
-    replicated = sorted({a.num_kv_heads for a, _ in binding_inputs.kv._kinds
-                         if a.kind is not AttentionKind.MLA and a.num_kv_heads < tp})
+    replicated = sorted(
+        {a.num_kv_heads for a, _ in binding_inputs.kv._kinds if a.kind is not AttentionKind.MLA and a.num_kv_heads < tp}
+    )
     if replicated:
-        warnings.append(f"KV heads replicated: {replicated[0]} KV heads over TP {tp}, so each GPU stores "
-                        f"{tp // replicated[0]}x the KV it would with enough heads to split")
-    launch = _launch_args(request, utilization=utilization, engine=engine, tp=tp, pp=pp,
-                          max_num_seqs=max_num_seqs, batched=batched,
-                          effective_len=effective_len, kv_dtype_name=request.kv_dtype, block_size=block_size,
-                          settings=binding.settings, concurrency=per_replica_concurrency,
-                          tokens=tokens) if request.detail else ()
+        warnings.append(
+            f"KV heads replicated: {replicated[0]} KV heads over TP {tp}, so each GPU stores "
+            f"{tp // replicated[0]}x the KV it would with enough heads to split"
+        )
+    launch = (
+        _launch_args(
+            request,
+            utilization=utilization,
+            engine=engine,
+            tp=tp,
+            pp=pp,
+            max_num_seqs=max_num_seqs,
+            batched=batched,
+            effective_len=effective_len,
+            kv_dtype_name=request.kv_dtype,
+            block_size=block_size,
+            settings=binding.settings,
+            concurrency=per_replica_concurrency,
+            tokens=tokens,
+        )
+        if request.detail
+        else ()
+    )
     return MemoryEstimate(
         engine=engine.value,
         allocation=traits.allocation.value,
         gpu=request.gpu.slug,
-        gpus=gpus, tp=tp, pp=pp, replicas=replicas, dp=request.dp, ep=ep,
+        gpus=gpus,
+        tp=tp,
+        pp=pp,
+        replicas=replicas,
+        dp=request.dp,
+        ep=ep,
         weight_format=fmt.slug,
         kv_dtype=kv_dtype.slug,
         approximate=arch.approximate,
@@ -813,16 +954,38 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
             "binding_stage": binding_stage,
             "per_replica_concurrency": per_replica_concurrency,
             "capacity_source": "measured" if request.gpu_memory_bytes or request.gpu_cuda_total_bytes else "catalog",
-            "kv_groups": [f"{g.layers} x {g.kind.value}" + (f" (window {g.window})" if g.window else "")
-                          for g in binding_inputs.kv.groups] if request.detail else [],
+            "kv_groups": [
+                f"{g.layers} x {g.kind.value}" + (f" (window {g.window})" if g.window else "")
+                for g in binding_inputs.kv.groups
+            ]
+            if request.detail
+            else [],
             **{f"engine_{key}": value for key, value in binding.settings.items()},
         },
-        rules_of_thumb=_rules_of_thumb(request.gpu, weights=weights_per_stage[binding_stage],
-                                       kv_demand=binding_inputs.kv_demand_bytes, capacity=capacity,
-                                       required=worst_bill.required_bytes) if request.detail else {},
-        formulas=_formulas(request, arch, fmt=fmt, kv_bits=kv_dtype.bits, tp=tp, pp=pp, batched=batched,
-                           max_num_seqs=max_num_seqs, inputs=binding_inputs, budget=binding, tokens=tokens)
-        if request.detail else {},
+        rules_of_thumb=_rules_of_thumb(
+            request.gpu,
+            weights=weights_per_stage[binding_stage],
+            kv_demand=binding_inputs.kv_demand_bytes,
+            capacity=capacity,
+            required=worst_bill.required_bytes,
+        )
+        if request.detail
+        else {},
+        formulas=_formulas(
+            request,
+            arch,
+            fmt=fmt,
+            kv_bits=kv_dtype.bits,
+            tp=tp,
+            pp=pp,
+            batched=batched,
+            max_num_seqs=max_num_seqs,
+            inputs=binding_inputs,
+            budget=binding,
+            tokens=tokens,
+        )
+        if request.detail
+        else {},
         figure_sources={
             "weights": "estimated",
             "kv_cache": "estimated",
@@ -852,68 +1015,125 @@ def _term_sources(rules: VllmRules | None, inputs: StageInputs) -> dict[str, str
     """Each vLLM bill line with the release band and the vLLM source behind it."""
     if rules is None or inputs.vllm is None:
         return {}
-    return {**rules.sources, "runtime": inputs.vllm.non_torch_source,
-            "activations": f"{rules.sources['scheduler']}; {rules.sources['sampler']}"}
+    return {
+        **rules.sources,
+        "runtime": inputs.vllm.non_torch_source,
+        "activations": f"{rules.sources['scheduler']}; {rules.sources['sampler']}",
+    }
 
 
-def _rules_of_thumb(gpu: GpuSpec, *, weights: int, kv_demand: int, capacity: int, required: int
-                    ) -> dict[str, dict[str, Any]]:
+def _rules_of_thumb(
+    gpu: GpuSpec, *, weights: int, kv_demand: int, capacity: int, required: int
+) -> dict[str, dict[str, Any]]:
     """The field's rules of thumb (DESIGN §8), shown beside the principled bill, never instead of it."""
     name = f"{gpu.slug} {gpu.name}".lower()
     factor = 1.12 if "a100" in name or "a800" in name else 1.08 if "h100" in name or "h800" in name else 1.15
     total = math.ceil((weights + kv_demand) * factor)
     activations = math.ceil(kv_demand * 0.2)
     return {
-        "overhead_factor": {"label": f"(weights + KV demand) × {factor}", "factor": factor, "bytes": total,
-                            "fits": total <= capacity},
-        "activations_share": {"label": "activations ≈ 20% of the KV demand", "share": 0.2, "bytes": activations,
-                              "fits": weights + kv_demand + activations <= capacity},
-        "plan_limit": {"label": "plan at no more than 90% of the card (keep 10–20% free)", "limit": 0.9,
-                       "bytes": math.floor(capacity * 0.9), "fits": required <= capacity * 0.9},
+        "overhead_factor": {
+            "label": f"(weights + KV demand) × {factor}",
+            "factor": factor,
+            "bytes": total,
+            "fits": total <= capacity,
+        },
+        "activations_share": {
+            "label": "activations ≈ 20% of the KV demand",
+            "share": 0.2,
+            "bytes": activations,
+            "fits": weights + kv_demand + activations <= capacity,
+        },
+        "plan_limit": {
+            "label": "plan at no more than 90% of the card (keep 10–20% free)",
+            "limit": 0.9,
+            "bytes": math.floor(capacity * 0.9),
+            "fits": required <= capacity * 0.9,
+        },
     }
 
 
-def _formulas(request: EstimateRequest, arch: Architecture, *, fmt: Any, kv_bits: int, tp: int, pp: int,
-              batched: int, max_num_seqs: int, inputs: StageInputs, budget: StageBudget, tokens: int) -> dict[str, str]:
+def _formulas(
+    request: EstimateRequest,
+    arch: Architecture,
+    *,
+    fmt: Any,
+    kv_bits: int,
+    tp: int,
+    pp: int,
+    batched: int,
+    max_num_seqs: int,
+    inputs: StageInputs,
+    budget: StageBudget,
+    tokens: int,
+) -> dict[str, str]:
     """Each line item of the binding GPU's bill as a formula with its numbers (GiB = 2^30 bytes)."""
     layout = inputs.kv
     attention = layout.attentions[0] if layout.attentions else None
     kv_token = f"{layout.bytes_per_token:,} bytes"
     if attention is not None and attention.kind is AttentionKind.MLA:
-        kv_token = (f"{len(layout.attentions)} layers × (kv_lora_rank {attention.kv_lora_rank} + rope "
-                    f"{attention.qk_rope_head_dim}) × {kv_bits / 8:g} bytes = {kv_token} (not split by TP)")
+        kv_token = (
+            f"{len(layout.attentions)} layers × (kv_lora_rank {attention.kv_lora_rank} + rope "
+            f"{attention.qk_rope_head_dim}) × {kv_bits / 8:g} bytes = {kv_token} (not split by TP)"
+        )
     elif attention is not None:
-        kv_token = (f"{len(layout.attentions)} layers × 2 (K, V) × {attention.kv_heads_per_rank(tp)} KV heads on this "
-                    f"GPU × {attention.head_dim} × {kv_bits / 8:g} bytes = {kv_token}")
+        kv_token = (
+            f"{len(layout.attentions)} layers × 2 (K, V) × {attention.kv_heads_per_rank(tp)} KV heads on this "
+            f"GPU × {attention.head_dim} × {kv_bits / 8:g} bytes = {kv_token}"
+        )
     formulas = {
-        "weights": (f"the tensors this GPU holds in {fmt.slug} (TP {tp}, PP {pp}; vocabulary padded to 64 and "
-                    f"split)" + (f" + the rotary cos/sin cache ({arch.max_position_embeddings} positions × "
-                                 f"{arch.dtype.bits // 8} bytes × rotary dim)" if request.engine in ROPE_CACHE_ENGINES
-                                 else "") + f" = {format_bytes(inputs.weight_bytes)}"
-                    + (f" × overhead {request.weight_overhead}" if request.engine is Engine.IDEALIZED else "")),
+        "weights": (
+            f"the tensors this GPU holds in {fmt.slug} (TP {tp}, PP {pp}; vocabulary padded to 64 and "
+            f"split)"
+            + (
+                f" + the rotary cos/sin cache ({arch.max_position_embeddings} positions × "
+                f"{arch.dtype.bits // 8} bytes × rotary dim)"
+                if request.engine in ROPE_CACHE_ENGINES
+                else ""
+            )
+            + f" = {format_bytes(inputs.weight_bytes)}"
+            + (f" × overhead {request.weight_overhead}" if request.engine is Engine.IDEALIZED else "")
+        ),
         "kv_per_token": kv_token,
-        "kv_demand": (f"concurrent requests per replica × KV bytes of one {tokens}-token request = "
-                      f"{format_bytes(inputs.kv_demand_bytes)}"),
+        "kv_demand": (
+            f"concurrent requests per replica × KV bytes of one {tokens}-token request = "
+            f"{format_bytes(inputs.kv_demand_bytes)}"
+        ),
         **budget.formulas,
     }
     if request.engine not in (Engine.IDEALIZED, Engine.SGLANG, Engine.VLLM):
-        sampler = (f"{VLLM_SAMPLER_BYTES_PER_LOGIT} bytes (vLLM's sampler: logits, probabilities, sort values and "
-                   "indices, noise, penalty counts)" if request.engine is Engine.VLLM else "4 bytes (fp32 logits)")
+        sampler = (
+            f"{VLLM_SAMPLER_BYTES_PER_LOGIT} bytes (vLLM's sampler: logits, probabilities, sort values and "
+            "indices, noise, penalty counts)"
+            if request.engine is Engine.VLLM
+            else "4 bytes (fp32 logits)"
+        )
         formulas["activations"] = (
             f"{batched} batched tokens × (MLP gate/up + activation + QKV + 4 hidden buffers) × "
             f"{arch.dtype.bits // 8} bytes + {max_num_seqs} sampled sequences × vocabulary {arch.vocab_size} × "
             f"{sampler} = {format_bytes(inputs.activation_peak_bytes)}"
-            + (" (a warm start: on a first start with an empty torch.compile cache vLLM V1 also counts the "
-               "compiler's scratch memory here, and the KV cache comes out smaller until a restart)"
-               if request.engine is Engine.VLLM and not request.enforce_eager else "")
+            + (
+                " (a warm start: on a first start with an empty torch.compile cache vLLM V1 also counts the "
+                "compiler's scratch memory here, and the KV cache comes out smaller until a restart)"
+                if request.engine is Engine.VLLM and not request.enforce_eager
+                else ""
+            )
             if request.activation_peak_bytes is None
             else f"measured: {format_bytes(inputs.activation_peak_bytes)}"
         )
     return formulas
 
 
-def _static_at(request: EstimateRequest, arch: Architecture, inputs: StageInputs, budget: StageBudget, *,
-               tp: int, pp: int, tokens: int, last_stage: bool) -> Callable[[int], int]:
+def _static_at(
+    request: EstimateRequest,
+    arch: Architecture,
+    inputs: StageInputs,
+    budget: StageBudget,
+    *,
+    tp: int,
+    pp: int,
+    tokens: int,
+    last_stage: bool,
+) -> Callable[[int], int]:
     """Memory before KV at a concurrency: fixed, except under transformers, whose prefill activations are
     those of the whole padded batch."""
     if request.engine is not Engine.TRANSFORMERS or request.activation_peak_bytes is not None:
@@ -921,8 +1141,13 @@ def _static_at(request: EstimateRequest, arch: Architecture, inputs: StageInputs
     fixed = budget.static_bytes - inputs.activation_peak_bytes
 
     def at(concurrency: int) -> int:
-        return fixed + _activation_peak_bytes(arch, tp=tp, batched_tokens=max(1, concurrency) * tokens,
-                                              sampled_sequences=max(1, concurrency), last_stage=last_stage)
+        return fixed + _activation_peak_bytes(
+            arch,
+            tp=tp,
+            batched_tokens=max(1, concurrency) * tokens,
+            sampled_sequences=max(1, concurrency),
+            last_stage=last_stage,
+        )
 
     return at
 
@@ -934,8 +1159,7 @@ def _sequence_bytes(layout: KvLayout, traits: EngineTraits, tokens: int, batched
     return layout.sequence_bytes(tokens, paged=traits.allocation is Allocation.PREALLOCATED)
 
 
-def _longest_fitting(inputs: StageInputs, budget: StageBudget, traits: EngineTraits, batched: int,
-                     upper: int) -> int:
+def _longest_fitting(inputs: StageInputs, budget: StageBudget, traits: EngineTraits, batched: int, upper: int) -> int:
     """The longest max_model_len (a multiple of the block size) whose one sequence fits the pool."""
     block = inputs.kv.block_size
     low, high = 0, upper // block
@@ -948,19 +1172,38 @@ def _longest_fitting(inputs: StageInputs, budget: StageBudget, traits: EngineTra
     return low * block
 
 
-def _launch_args(request: EstimateRequest, *, utilization: float, engine: Engine, tp: int, pp: int,
-                 max_num_seqs: int, batched: int,
-                 effective_len: int | None, kv_dtype_name: str, block_size: int, settings: dict[str, Any],
-                 concurrency: int, tokens: int) -> tuple[str, ...]:
+def _launch_args(
+    request: EstimateRequest,
+    *,
+    utilization: float,
+    engine: Engine,
+    tp: int,
+    pp: int,
+    max_num_seqs: int,
+    batched: int,
+    effective_len: int | None,
+    kv_dtype_name: str,
+    block_size: int,
+    settings: dict[str, Any],
+    concurrency: int,
+    tokens: int,
+) -> tuple[str, ...]:
     """The engine flags this estimate assumes, so the deployment runs what was sized."""
     kv = kv_dtype_name
     if engine is Engine.VLLM:
-        args = [f"--tensor-parallel-size {tp}", f"--pipeline-parallel-size {pp}",
-                f"--gpu-memory-utilization {utilization}"]
+        args = [
+            f"--tensor-parallel-size {tp}",
+            f"--pipeline-parallel-size {pp}",
+            f"--gpu-memory-utilization {utilization}",
+        ]
         if effective_len:
             args.append(f"--max-model-len {effective_len}")
-        args += [f"--max-num-seqs {max_num_seqs}", f"--max-num-batched-tokens {batched}",
-                 f"--block-size {block_size}", f"--kv-cache-dtype {kv}"]
+        args += [
+            f"--max-num-seqs {max_num_seqs}",
+            f"--max-num-batched-tokens {batched}",
+            f"--block-size {block_size}",
+            f"--kv-cache-dtype {kv}",
+        ]
         if request.enable_chunked_prefill is not None:
             args.append("--enable-chunked-prefill" if request.enable_chunked_prefill else "--no-enable-chunked-prefill")
         if request.kv_cache_memory_bytes is not None:
@@ -970,14 +1213,21 @@ def _launch_args(request: EstimateRequest, *, utilization: float, engine: Engine
         if request.expert_parallel:
             args.append("--enable-expert-parallel")
         if request.draft_arch is not None:
-            args.append(f"--speculative-config '{{\"model\": \"DRAFT\", \"num_speculative_tokens\": "
-                        f"{max(1, request.num_speculative_tokens)}}}'")
+            args.append(
+                f'--speculative-config \'{{"model": "DRAFT", "num_speculative_tokens": '
+                f"{max(1, request.num_speculative_tokens)}}}'"
+            )
         if request.enforce_eager:
             args.append("--enforce-eager")
         return tuple(args)
     if engine is Engine.SGLANG:
-        args = [f"--tp-size {tp}", f"--pp-size {pp}", f"--mem-fraction-static {settings['mem_fraction_static']}",
-                f"--chunked-prefill-size {batched}", f"--cuda-graph-max-bs {max_num_seqs}"]
+        args = [
+            f"--tp-size {tp}",
+            f"--pp-size {pp}",
+            f"--mem-fraction-static {settings['mem_fraction_static']}",
+            f"--chunked-prefill-size {batched}",
+            f"--cuda-graph-max-bs {max_num_seqs}",
+        ]
         if effective_len:
             args.append(f"--context-length {effective_len}")
         args.append(f"--kv-cache-dtype {kv}")
@@ -985,23 +1235,37 @@ def _launch_args(request: EstimateRequest, *, utilization: float, engine: Engine
             args.append("--disable-cuda-graph")
         return tuple(args)
     if engine is Engine.TRTLLM:
-        args = [f"--tp_size {tp}", f"--pp_size {pp}", f"--max_batch_size {max_num_seqs}",
-                f"--max_num_tokens {batched}", f"--kv_cache_free_gpu_memory_fraction "
-                f"{settings['kv_cache_free_gpu_mem_fraction']}"]
+        args = [
+            f"--tp_size {tp}",
+            f"--pp_size {pp}",
+            f"--max_batch_size {max_num_seqs}",
+            f"--max_num_tokens {batched}",
+            f"--kv_cache_free_gpu_memory_fraction {settings['kv_cache_free_gpu_mem_fraction']}",
+        ]
         if effective_len:
             args.append(f"--max_seq_len {effective_len}")
         return tuple(args)
     if engine is Engine.TGI:
-        args = [f"--num-shard {tp}", f"--cuda-memory-fraction {utilization}",
-                f"--max-batch-prefill-tokens {batched}", f"--max-concurrent-requests {max_num_seqs}"]
+        args = [
+            f"--num-shard {tp}",
+            f"--cuda-memory-fraction {utilization}",
+            f"--max-batch-prefill-tokens {batched}",
+            f"--max-concurrent-requests {max_num_seqs}",
+        ]
         if effective_len:
             args.append(f"--max-total-tokens {effective_len}")
         return tuple(args)
     if engine is Engine.LLAMACPP:
         cache = {"fp16": "f16", "bf16": "bf16", "fp32": "f32"}.get(kv, "f16")
-        return (f"--ctx-size {concurrency * tokens}", f"--parallel {concurrency}", "--n-gpu-layers 999",
-                f"--split-mode {'layer' if pp > 1 else 'none'}", f"--ubatch-size {batched}",
-                f"--cache-type-k {cache}", f"--cache-type-v {cache}")
+        return (
+            f"--ctx-size {concurrency * tokens}",
+            f"--parallel {concurrency}",
+            "--n-gpu-layers 999",
+            f"--split-mode {'layer' if pp > 1 else 'none'}",
+            f"--ubatch-size {batched}",
+            f"--cache-type-k {cache}",
+            f"--cache-type-v {cache}",
+        )
     return ()
 
 

@@ -76,12 +76,18 @@ class Efficiencies:
         for name in ("mfu", "bandwidth", "link"):
             value = getattr(self, name)
             if not 0 < value <= 1:
-                raise SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=f"{name} efficiency must be in "
-                                  f"(0, 1], got {value}", extra={"fields": {name: ["must be in (0, 1]"]}})
+                raise SizingError(
+                    code=SizingErrorCode.INVALID_ARGUMENT,
+                    message=f"{name} efficiency must be in (0, 1], got {value}",
+                    extra={"fields": {name: ["must be in (0, 1]"]}},
+                )
         for name in ("step_overhead_s", "sequence_overhead_s"):
             if getattr(self, name) < 0:
-                raise SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=f"{name} must be ≥ 0",
-                                  extra={"fields": {name: ["must be ≥ 0"]}})
+                raise SizingError(
+                    code=SizingErrorCode.INVALID_ARGUMENT,
+                    message=f"{name} must be ≥ 0",
+                    extra={"fields": {name: ["must be ≥ 0"]}},
+                )
 
 
 # Defaults per engine: fraction-of-peak figures typical of each engine's kernels, and its per-step host overhead
@@ -103,7 +109,6 @@ LINK_DEFAULTS: dict[str, tuple[float, float]] = {
     "xgmi": (256e9, 10e-6),  # AMD Infinity Fabric
     "pcie": (25e9, 25e-6),  # PCIe 4.0 x16 measured ≈ 25 GB/s per direction
 }
-
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -145,11 +150,13 @@ class StepModel:
 
     def _linear_s(self, tokens: Any, sampled: Any) -> Any:
         """Matrix products: the dense ones (and the output head for sampled tokens), then the routed experts."""
-        dense_flops = ((self.matmul_flops_per_token - self.expert_flops_per_token) * tokens
-                       + self.head_flops_per_token * sampled) / self.tp
+        dense_flops = (
+            (self.matmul_flops_per_token - self.expert_flops_per_token) * tokens + self.head_flops_per_token * sampled
+        ) / self.tp
         expert_flops = self.expert_flops_per_token * tokens / self.tp
-        return (self._roofline(dense_flops, self.dense_read_bytes)
-                + (self._roofline(expert_flops, self._experts_read(tokens)) if self.experts else 0.0))
+        return self._roofline(dense_flops, self.dense_read_bytes) + (
+            self._roofline(expert_flops, self._experts_read(tokens)) if self.experts else 0.0
+        )
 
     def _comm_s(self, tokens: float) -> float:
         if self.tp == 1:
@@ -159,9 +166,16 @@ class StepModel:
         per_all_reduce = self.link_latency_s + ring * message / (self.link_bytes_per_s * self.efficiencies.link)
         return 2 * self.layers * per_all_reduce  # two all-reduces per layer: after attention and after the MLP
 
-    def step_s(self, *, decode: int = 0, context_tokens: float = 0.0, prefill: int = 0,
-               prefill_pairs: float = 0.0, prefill_context_tokens: float = 0.0,
-               prefill_sequences: int | None = None) -> float:
+    def step_s(
+        self,
+        *,
+        decode: int = 0,
+        context_tokens: float = 0.0,
+        prefill: int = 0,
+        prefill_pairs: float = 0.0,
+        prefill_context_tokens: float = 0.0,
+        prefill_sequences: int | None = None,
+    ) -> float:
         """Seconds for one step.
 
         decode: sequences decoding one token; context_tokens: the sum of their context lengths;
@@ -180,9 +194,13 @@ class StepModel:
         flops_attention = (self.attention_flops_per_pair * pairs + self.sliding_flops_per_pair * sliding_pairs) / tp
         kv_read = self.kv_bytes_per_token * (context_tokens + prefill_context_tokens + prefill)
         sequences = decode + prompts
-        return float(self._linear_s(tokens, decode + prompts)
-                     + self._roofline(flops_attention, kv_read)
-                     + self._comm_s(tokens) + e.step_overhead_s + e.sequence_overhead_s * sequences)
+        return float(
+            self._linear_s(tokens, decode + prompts)
+            + self._roofline(flops_attention, kv_read)
+            + self._comm_s(tokens)
+            + e.step_overhead_s
+            + e.sequence_overhead_s * sequences
+        )
 
     def _roofline(self, flops: Any, read_bytes: Any) -> Any:
         """An operator's time: bound by its FLOPs or by the bytes it reads, whichever is slower."""
@@ -201,8 +219,9 @@ class StepModel:
         sliding = np.minimum(context, decode * self.window) if self.window else context
         flops_attention = (self.attention_flops_per_pair * context + self.sliding_flops_per_pair * sliding) / self.tp
         fixed = self._comm_s(decode) + e.step_overhead_s + e.sequence_overhead_s * decode
-        return (self._linear_s(decode, decode)
-                + self._roofline(flops_attention, self.kv_bytes_per_token * context) + fixed)
+        return (
+            self._linear_s(decode, decode) + self._roofline(flops_attention, self.kv_bytes_per_token * context) + fixed
+        )
 
     def with_efficiencies(self, efficiencies: Efficiencies) -> StepModel:
         return replace(self, efficiencies=efficiencies)
@@ -227,7 +246,7 @@ def _attention_flops(arch: Architecture, layers: range) -> tuple[float, float, i
     """(full-layer, sliding-layer) FLOPs per (query, context) pair, and the sliding window."""
     full = sliding = 0.0
     window = 0
-    for layer in arch.layers[layers.start:layers.stop]:
+    for layer in arch.layers[layers.start : layers.stop]:
         a = layer.attention
         if a.kind is AttentionKind.MLA:
             per_head = (a.kv_lora_rank + a.qk_rope_head_dim) + a.kv_lora_rank  # scores in the latent, values too
@@ -243,9 +262,20 @@ def _attention_flops(arch: Architecture, layers: range) -> tuple[float, float, i
 
 
 @lru_cache(maxsize=2048)
-def step_model(*, arch: Architecture, gpu: GpuSpec, weights: str, kv_dtype: str, tp: int, pp: int = 1,
-               ep: int = 1, engine: Engine | str = Engine.VLLM, link: str | None = None,
-               link_bytes_per_s: float | None = None, efficiencies: Efficiencies | None = None) -> StepModel:
+def step_model(
+    *,
+    arch: Architecture,
+    gpu: GpuSpec,
+    weights: str,
+    kv_dtype: str,
+    tp: int,
+    pp: int = 1,
+    ep: int = 1,
+    engine: Engine | str = Engine.VLLM,
+    link: str | None = None,
+    link_bytes_per_s: float | None = None,
+    efficiencies: Efficiencies | None = None,
+) -> StepModel:
     """The step-time model of one replica of `arch` on `tp` × `pp` GPUs of `gpu`.
 
     `link` overrides the catalog's interconnect (e.g. "pcie" when the server has no NVLink bridge);
@@ -279,22 +309,34 @@ def step_model(*, arch: Architecture, gpu: GpuSpec, weights: str, kv_dtype: str,
     interconnect = (link or gpu.interconnect or "pcie").lower()
     default_bw, latency = LINK_DEFAULTS.get(interconnect, LINK_DEFAULTS["pcie"])
     if link_bytes_per_s is None:
-        link_bytes_per_s = gpu.interconnect_bytes_per_s / 2 if (
-            gpu.interconnect_bytes_per_s and link is None and interconnect != "pcie") else default_bw
+        link_bytes_per_s = (
+            gpu.interconnect_bytes_per_s / 2
+            if (gpu.interconnect_bytes_per_s and link is None and interconnect != "pcie")
+            else default_bw
+        )
     return StepModel(
-        tp=tp, pp=pp, compute_dtype=dtype_key,
+        tp=tp,
+        pp=pp,
+        compute_dtype=dtype_key,
         flops_per_s=gpu.tflops_dense[dtype_key] * 1e12,
         bandwidth_bytes_per_s=float(gpu.memory_bandwidth_bytes_per_s),
-        link_bytes_per_s=float(link_bytes_per_s), link_latency_s=latency,
+        link_bytes_per_s=float(link_bytes_per_s),
+        link_latency_s=latency,
         efficiencies=efficiencies or ENGINE_EFFICIENCIES[engine],
-        dense_read_bytes=max(0.0, dense_read), expert_bytes=expert_bytes, experts=experts,
-        experts_routed=experts_routed, experts_per_token=moe.experts_per_token if moe else 0,
+        dense_read_bytes=max(0.0, dense_read),
+        expert_bytes=expert_bytes,
+        experts=experts,
+        experts_routed=experts_routed,
+        experts_per_token=moe.experts_per_token if moe else 0,
         matmul_flops_per_token=2.0 * (active_parameter_count(inventory, input_embedding=False) - head),  # mul-add
         head_flops_per_token=2.0 * head,
-        expert_flops_per_token=2.0 * sum(t.elements * t.per_model * t.active_copies for t in inventory
-                                         if t.role is Role.EXPERT),
-        attention_flops_per_pair=full, sliding_flops_per_pair=sliding, window=window,
-        kv_bytes_per_token=float(layout.bytes_per_token), hidden_size=arch.hidden_size,
+        expert_flops_per_token=2.0
+        * sum(t.elements * t.per_model * t.active_copies for t in inventory if t.role is Role.EXPERT),
+        attention_flops_per_pair=full,
+        sliding_flops_per_pair=sliding,
+        window=window,
+        kv_bytes_per_token=float(layout.bytes_per_token),
+        hidden_size=arch.hidden_size,
         layers=arch.num_hidden_layers,  # a step passes every stage in turn: all layers' all-reduces
     )
 

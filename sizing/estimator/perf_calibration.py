@@ -47,23 +47,27 @@ class Measurement:
         if self.input_tokens < 1 or self.output_tokens < 1:
             raise invalid_argument("measurements", "input and output tokens must be ≥ 1")
         if all(v is None for v in (self.output_tokens_per_s, self.ttft_ms, self.tpot_ms)):
-            raise invalid_argument("measurements", f"measurement {self.label or self.input_tokens}: nothing measured "
-                                                   "(give output tokens/s, TTFT or TPOT)")
+            raise invalid_argument(
+                "measurements",
+                f"measurement {self.label or self.input_tokens}: nothing measured (give output tokens/s, TTFT or TPOT)",
+            )
         if self.load is LoadKind.RATE and not self.rate_per_s:
             raise invalid_argument("measurements", "a rate measurement needs its rate")
         if self.load is LoadKind.CONCURRENCY and not self.concurrency:
             raise invalid_argument("measurements", "a concurrency measurement needs its concurrency")
 
 
-
 def _simulated(model: StepModel, config: ServingConfig, m: Measurement) -> dict[str, float | None]:
-    requests = workload_sample(fixed_profile(input_tokens=m.input_tokens, output_tokens=m.output_tokens),
-                               rate_per_s=m.rate_per_s if m.load is LoadKind.RATE else None,
-                               requests=m.requests, seed=0)
-    result = simulate(model=model, config=config, requests=requests, load=m.load, rate_per_s=m.rate_per_s,
-                      concurrency=m.concurrency)
-    return {"output_tokens_per_s": result.output_tokens_per_s, "ttft_ms": result.ttft.mean,
-            "tpot_ms": result.tpot.mean}
+    requests = workload_sample(
+        fixed_profile(input_tokens=m.input_tokens, output_tokens=m.output_tokens),
+        rate_per_s=m.rate_per_s if m.load is LoadKind.RATE else None,
+        requests=m.requests,
+        seed=0,
+    )
+    result = simulate(
+        model=model, config=config, requests=requests, load=m.load, rate_per_s=m.rate_per_s, concurrency=m.concurrency
+    )
+    return {"output_tokens_per_s": result.output_tokens_per_s, "ttft_ms": result.ttft.mean, "tpot_ms": result.tpot.mean}
 
 
 def _errors(simulated: dict[str, float | None], m: Measurement) -> dict[str, float]:
@@ -95,16 +99,26 @@ class Calibration:
 
     def as_dict(self) -> dict[str, Any]:
         def effs(e: Efficiencies) -> dict[str, float]:
-            return {"mfu": e.mfu, "bandwidth": e.bandwidth, "link": e.link, "step_overhead_s": e.step_overhead_s,
-                    "sequence_overhead_s": e.sequence_overhead_s}
+            return {
+                "mfu": e.mfu,
+                "bandwidth": e.bandwidth,
+                "link": e.link,
+                "step_overhead_s": e.step_overhead_s,
+                "sequence_overhead_s": e.sequence_overhead_s,
+            }
 
-        return {"default": effs(self.default), "calibrated": effs(self.calibrated),
-                "default_rms_log_error": math.sqrt(self.default_loss),
-                "calibrated_rms_log_error": math.sqrt(self.calibrated_loss), "rows": list(self.rows)}
+        return {
+            "default": effs(self.default),
+            "calibrated": effs(self.calibrated),
+            "default_rms_log_error": math.sqrt(self.default_loss),
+            "calibrated_rms_log_error": math.sqrt(self.calibrated_loss),
+            "rows": list(self.rows),
+        }
 
 
-def perf_calibrate(model: StepModel, config: ServingConfig, measurements: Sequence[Measurement], *,
-                   rounds: int = 3, grid: int = 5) -> Calibration:
+def perf_calibrate(
+    model: StepModel, config: ServingConfig, measurements: Sequence[Measurement], *, rounds: int = 3, grid: int = 5
+) -> Calibration:
     """Fit the efficiencies of `model` to the measurements (see the module docstring)."""
     if not measurements:
         raise invalid_argument("measurements", "give at least one measured run to calibrate with")
@@ -129,11 +143,16 @@ def perf_calibrate(model: StepModel, config: ServingConfig, measurements: Sequen
     calibrated_model = model.with_efficiencies(best)
     for m in measurements:
         before, after = _simulated(model, config, m), _simulated(calibrated_model, config, m)
-        rows.append({
-            "label": m.label or f"{m.input_tokens}/{m.output_tokens} {m.load.value}",
-            "measured": {k: getattr(m, k) for k in ("output_tokens_per_s", "ttft_ms", "tpot_ms")},
-            "default": before, "calibrated": after,
-            "default_error": _errors(before, m), "calibrated_error": _errors(after, m),
-        })
-    return Calibration(default=default, calibrated=best, default_loss=default_loss, calibrated_loss=best_loss,
-                       rows=tuple(rows))
+        rows.append(
+            {
+                "label": m.label or f"{m.input_tokens}/{m.output_tokens} {m.load.value}",
+                "measured": {k: getattr(m, k) for k in ("output_tokens_per_s", "ttft_ms", "tpot_ms")},
+                "default": before,
+                "calibrated": after,
+                "default_error": _errors(before, m),
+                "calibrated_error": _errors(after, m),
+            }
+        )
+    return Calibration(
+        default=default, calibrated=best, default_loss=default_loss, calibrated_loss=best_loss, rows=tuple(rows)
+    )

@@ -90,24 +90,29 @@ def sglang_default_scheduler_for(*, version: Version, gpu_mem_mib: float, tp: in
         return SglangScheduler(cuda_graph_max_bs=160, chunked_prefill_size=8192, band=band)
     if version < PARALLEL_SIZED_FRACTION_FROM:  # 0.4.6
         if gpu_mem_mib < 25_000:
-            return SglangScheduler(cuda_graph_max_bs=8 if small_tp else 80, chunked_prefill_size=2048,
-                                   band="SGLang 0.4.6")
-        return SglangScheduler(cuda_graph_max_bs=256 if gpu_mem_mib > 81_920 else 160, chunked_prefill_size=8192,
-                               band="SGLang 0.4.6")
+            return SglangScheduler(
+                cuda_graph_max_bs=8 if small_tp else 80, chunked_prefill_size=2048, band="SGLang 0.4.6"
+            )
+        return SglangScheduler(
+            cuda_graph_max_bs=256 if gpu_mem_mib > 81_920 else 160, chunked_prefill_size=8192, band="SGLang 0.4.6"
+        )
     if version < RESERVE_TABLE_FROM:  # 0.4.7
         if gpu_mem_mib < 25_000:
-            return SglangScheduler(cuda_graph_max_bs=8 if small_tp else 80, chunked_prefill_size=2048,
-                                   band="SGLang 0.4.7")
+            return SglangScheduler(
+                cuda_graph_max_bs=8 if small_tp else 80, chunked_prefill_size=2048, band="SGLang 0.4.7"
+            )
         bs = 512 if gpu_mem_mib > 180_000 else 256 if gpu_mem_mib > 96 * GiB_MIB else 160
-        return SglangScheduler(cuda_graph_max_bs=bs, chunked_prefill_size=16384 if gpu_mem_mib > 180_000 else 8192,
-                               band="SGLang 0.4.7")
+        return SglangScheduler(
+            cuda_graph_max_bs=bs, chunked_prefill_size=16384 if gpu_mem_mib > 180_000 else 8192, band="SGLang 0.4.7"
+        )
     if version < RESERVE_FORMULA_FROM:  # 0.4.8-0.5.2
         band = "SGLang 0.4.8–0.5.2"
         if gpu_mem_mib < 35 * GiB_MIB:
             return SglangScheduler(cuda_graph_max_bs=8 if small_tp else 80, chunked_prefill_size=2048, band=band)
         bs = 512 if gpu_mem_mib > 160_000 else 256 if gpu_mem_mib > 90 * GiB_MIB else 160
-        return SglangScheduler(cuda_graph_max_bs=bs,
-                               chunked_prefill_size=8192 if gpu_mem_mib < 160 * GiB_MIB else 16384, band=band)
+        return SglangScheduler(
+            cuda_graph_max_bs=bs, chunked_prefill_size=8192 if gpu_mem_mib < 160 * GiB_MIB else 16384, band=band
+        )
     # 0.5.3+: one table by card size sets both
     if version < SMALL_CARD_GRAPH_BS_24_FROM:
         band, small_card = "SGLang 0.5.3–0.5.4", (2048, 16 if small_tp else 80)
@@ -134,8 +139,14 @@ def prefill_graph_sizes(max_tokens: int) -> tuple[int, ...]:
     `server_args.py:_generate_piecewise_cuda_graph_tokens 1397 @ v0.5.10` (the same list as
     `arg_groups/cuda_graph_hook.py:generate_prefill_cuda_graph_batch_sizes @ v0.5.23`).
     """
-    sizes = (list(range(4, 33, 4)) + list(range(48, 257, 16)) + list(range(288, 513, 32))
-             + list(range(576, 1025, 64)) + list(range(1280, 4097, 256)) + list(range(4608, max_tokens + 1, 512)))
+    sizes = (
+        list(range(4, 33, 4))
+        + list(range(48, 257, 16))
+        + list(range(288, 513, 32))
+        + list(range(576, 1025, 64))
+        + list(range(1280, 4097, 256))
+        + list(range(4608, max_tokens + 1, 512))
+    )
     return tuple(s for s in sizes if s <= max_tokens)
 
 
@@ -168,26 +179,48 @@ def _reserve_table_mib(gpu_mem_mib: float, parallel: int) -> float:
     return 32 * GiB_MIB  # B200, MI300
 
 
-def sglang_mem_fraction_static(*, version: Version, gpu_mem_mib: float, tp: int, pp: int,
-                               chunked_prefill_size: int, cuda_graph_max_bs: int, cuda_graphs: bool = True,
-                               mla: bool = False) -> SglangFraction:
+def sglang_mem_fraction_static(
+    *,
+    version: Version,
+    gpu_mem_mib: float,
+    tp: int,
+    pp: int,
+    chunked_prefill_size: int,
+    cuda_graph_max_bs: int,
+    cuda_graphs: bool = True,
+    mla: bool = False,
+) -> SglangFraction:
     """The `mem_fraction_static` SGLang `version` picks when the flag is unset (the table in the module docstring)."""
     parallel = tp * pp
     if version < CARD_SIZED_FRACTION_FROM:
         fraction = _by_parallel_size(tp)
         band = "SGLang 0.4.0–0.4.5"
-        return SglangFraction(mem_fraction_static=fraction, reserved_mib=None, prefill_graph_mib=0,
-                              band=band, rule=f"{band}: fixed by TP {tp} → {fraction}")
+        return SglangFraction(
+            mem_fraction_static=fraction,
+            reserved_mib=None,
+            prefill_graph_mib=0,
+            band=band,
+            rule=f"{band}: fixed by TP {tp} → {fraction}",
+        )
     if version < PARALLEL_SIZED_FRACTION_FROM:
         band = "SGLang 0.4.6"
         if gpu_mem_mib <= 81_920:
             fraction = _by_parallel_size(tp)
-            return SglangFraction(mem_fraction_static=fraction, reserved_mib=None, prefill_graph_mib=0, band=band,
-                                  rule=f"{band}: fixed by TP {tp} on cards up to 81,920 MiB → {fraction}")
+            return SglangFraction(
+                mem_fraction_static=fraction,
+                reserved_mib=None,
+                prefill_graph_mib=0,
+                band=band,
+                rule=f"{band}: fixed by TP {tp} on cards up to 81,920 MiB → {fraction}",
+            )
         fraction = (gpu_mem_mib - 13 * GiB_MIB) / gpu_mem_mib
-        return SglangFraction(mem_fraction_static=fraction, reserved_mib=13 * GiB_MIB, prefill_graph_mib=0,
-                              band=band, rule=f"{band}: (gpu_mem {gpu_mem_mib:g} − 13,312) / {gpu_mem_mib:g} MiB"
-                                              f" = {fraction}")
+        return SglangFraction(
+            mem_fraction_static=fraction,
+            reserved_mib=13 * GiB_MIB,
+            prefill_graph_mib=0,
+            band=band,
+            rule=f"{band}: (gpu_mem {gpu_mem_mib:g} − 13,312) / {gpu_mem_mib:g} MiB = {fraction}",
+        )
     if version < RESERVE_TABLE_FROM:
         band = "SGLang 0.4.7"
         fraction = _by_parallel_size(parallel) if gpu_mem_mib <= 81_920 else 0.88
@@ -196,20 +229,31 @@ def sglang_mem_fraction_static(*, version: Version, gpu_mem_mib: float, tp: int,
         elif gpu_mem_mib > 96 * GiB_MIB:
             base = fraction
             fraction = min(base + 48 * GiB_MIB * (1 - base) / gpu_mem_mib, (gpu_mem_mib - 18 * GiB_MIB) / gpu_mem_mib)
-            rule = (f"min({base} + 49,152 × (1 − {base}) / {gpu_mem_mib:g}, ({gpu_mem_mib:g} − 18,432) / "
-                    f"{gpu_mem_mib:g}) = {fraction}")
+            rule = (
+                f"min({base} + 49,152 × (1 − {base}) / {gpu_mem_mib:g}, ({gpu_mem_mib:g} − 18,432) / "
+                f"{gpu_mem_mib:g}) = {fraction}"
+            )
         else:
-            rule = (f"fixed by TP × PP {parallel} → {fraction}" if gpu_mem_mib <= 81_920
-                    else "0.88 on cards of 81,920-98,304 MiB")
-        return SglangFraction(mem_fraction_static=fraction, reserved_mib=None, prefill_graph_mib=0, band=band,
-                              rule=f"{band}: {rule}")
+            rule = (
+                f"fixed by TP × PP {parallel} → {fraction}"
+                if gpu_mem_mib <= 81_920
+                else "0.88 on cards of 81,920-98,304 MiB"
+            )
+        return SglangFraction(
+            mem_fraction_static=fraction, reserved_mib=None, prefill_graph_mib=0, band=band, rule=f"{band}: {rule}"
+        )
     if version < RESERVE_FORMULA_FROM:
         band = "SGLang 0.4.8–0.5.2"
         reserve = _reserve_table_mib(gpu_mem_mib, parallel)
         fraction = round((gpu_mem_mib - reserve) / gpu_mem_mib, 3)
-        return SglangFraction(mem_fraction_static=fraction, reserved_mib=reserve, prefill_graph_mib=0, band=band,
-                              rule=f"{band}: round((gpu_mem {gpu_mem_mib:g} − reserve {reserve:g} by card size) / "
-                                   f"{gpu_mem_mib:g}, 3) = {fraction}")
+        return SglangFraction(
+            mem_fraction_static=fraction,
+            reserved_mib=reserve,
+            prefill_graph_mib=0,
+            band=band,
+            rule=f"{band}: round((gpu_mem {gpu_mem_mib:g} − reserve {reserve:g} by card size) / "
+            f"{gpu_mem_mib:g}, 3) = {fraction}",
+        )
     # 0.5.3+: the reserve formula
     activation = ACTIVATION_MIB_PER_TOKEN * max(chunked_prefill_size, 2048)
     decode_graphs = GRAPH_MIB_PER_BATCH * cuda_graph_max_bs
@@ -219,19 +263,32 @@ def sglang_mem_fraction_static(*, version: Version, gpu_mem_mib: float, tp: int,
     if version >= PIECEWISE_GRAPHS_FROM and pp == 1 and (cuda_graphs or version < PREFILL_GRAPHS_FOLLOW_EAGER_FROM):
         # piecewise graphs are on by default from 0.5.10 (off with PP > 1, `server_args.py:1098 @ v0.5.10`); the
         # captured sizes run up to the chunk (2048 under MLA, whose reserve is flat anyway)
-        prefill_graphs = PIECEWISE_MLA_MIB if mla else PIECEWISE_MIB_PER_SIZE * len(
-            prefill_graph_sizes(chunked_prefill_size))
+        prefill_graphs = (
+            PIECEWISE_MLA_MIB if mla else PIECEWISE_MIB_PER_SIZE * len(prefill_graph_sizes(chunked_prefill_size))
+        )
     parallel_slack = 1024 * parallel / 8
     reserve = 512 + activation + decode_graphs + parallel_slack + prefill_graphs
     floored = gpu_mem_mib > 60 * GiB_MIB and reserve < RESERVE_FLOOR_MIB
     reserve_used = max(reserve, RESERVE_FLOOR_MIB) if gpu_mem_mib > 60 * GiB_MIB else reserve
     fraction = round((gpu_mem_mib - reserve_used) / gpu_mem_mib, 3)
-    band = ("SGLang 0.5.3–0.5.9" if version < PIECEWISE_GRAPHS_FROM else
-            "SGLang 0.5.10–0.5.13" if version < PREFILL_GRAPHS_FOLLOW_EAGER_FROM else
-            "SGLang 0.5.14" if version < DECODE_GRAPHS_FOLLOW_EAGER_FROM else f"SGLang 0.5.15–{NEWEST}")
-    terms = (f"512 + 1.5 × max({chunked_prefill_size}, 2048) + 2 × {cuda_graph_max_bs if decode_graphs else 0} "
-             f"+ 1024 × {parallel} / 8" + (f" + prefill graphs {prefill_graphs:g}" if prefill_graphs else ""))
-    rule = (f"{band}: reserve {terms} = {reserve:g} MiB" + (" → the 10,240 MiB floor" if floored else "")
-            + f"; round(({gpu_mem_mib:g} − {reserve_used:g}) / {gpu_mem_mib:g}, 3) = {fraction}")
-    return SglangFraction(mem_fraction_static=fraction, reserved_mib=reserve_used, prefill_graph_mib=prefill_graphs,
-                          band=band, rule=rule)
+    band = (
+        "SGLang 0.5.3–0.5.9"
+        if version < PIECEWISE_GRAPHS_FROM
+        else "SGLang 0.5.10–0.5.13"
+        if version < PREFILL_GRAPHS_FOLLOW_EAGER_FROM
+        else "SGLang 0.5.14"
+        if version < DECODE_GRAPHS_FOLLOW_EAGER_FROM
+        else f"SGLang 0.5.15–{NEWEST}"
+    )
+    terms = (
+        f"512 + 1.5 × max({chunked_prefill_size}, 2048) + 2 × {cuda_graph_max_bs if decode_graphs else 0} "
+        f"+ 1024 × {parallel} / 8" + (f" + prefill graphs {prefill_graphs:g}" if prefill_graphs else "")
+    )
+    rule = (
+        f"{band}: reserve {terms} = {reserve:g} MiB"
+        + (" → the 10,240 MiB floor" if floored else "")
+        + f"; round(({gpu_mem_mib:g} − {reserve_used:g}) / {gpu_mem_mib:g}, 3) = {fraction}"
+    )
+    return SglangFraction(
+        mem_fraction_static=fraction, reserved_mib=reserve_used, prefill_graph_mib=prefill_graphs, band=band, rule=rule
+    )

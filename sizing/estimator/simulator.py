@@ -53,7 +53,6 @@ class LoadKind(StrEnum):
     OFFLINE = "offline"  # every request arrives at time 0 (maximum-throughput runs)
 
 
-
 @dataclass(frozen=True, kw_only=True)
 class ServingConfig:
     """One replica's scheduler limits and KV cache, and how many replicas there are."""
@@ -118,8 +117,15 @@ class Distribution:
     max: float | None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"n": self.n, "mean": self.mean, "p50": self.p50, "p90": self.p90, "p95": self.p95, "p99": self.p99,
-                "max": self.max}
+        return {
+            "n": self.n,
+            "mean": self.mean,
+            "p50": self.p50,
+            "p90": self.p90,
+            "p95": self.p95,
+            "p99": self.p99,
+            "max": self.max,
+        }
 
     def at(self, percentile: int) -> float | None:
         return getattr(self, f"p{percentile}")
@@ -148,7 +154,9 @@ def _distribution_ms(values_s: np.ndarray, weights: np.ndarray | None = None) ->
         count = int(total)
     values_by = dict(zip(PERCENTILES, (float(q) for q in quantiles), strict=True))
     return Distribution(
-        n=count, mean=mean, max=float(ms.max()),
+        n=count,
+        mean=mean,
+        max=float(ms.max()),
         **{f"p{q}": (values_by[q] if count >= MIN_SAMPLES[q] else None) for q in PERCENTILES},
     )
 
@@ -189,21 +197,35 @@ class SimulationResult:
     def as_dict(self) -> dict[str, Any]:
         """The JSON form (the CLI contract's keys plus everything the UI charts)."""
         return {
-            "load": self.load.value, "offered": self.offered,
-            "requests": self.requests, "completed": self.completed, "rejected": self.rejected,
-            "failed": self.failed, "preempted": self.preempted,
-            "duration_s": self.duration_s, "window_s": self.window_s,
-            "ttft_ms": self.ttft.as_dict(), "tpot_ms": self.tpot.as_dict(), "itl_ms": self.itl.as_dict(),
+            "load": self.load.value,
+            "offered": self.offered,
+            "requests": self.requests,
+            "completed": self.completed,
+            "rejected": self.rejected,
+            "failed": self.failed,
+            "preempted": self.preempted,
+            "duration_s": self.duration_s,
+            "window_s": self.window_s,
+            "ttft_ms": self.ttft.as_dict(),
+            "tpot_ms": self.tpot.as_dict(),
+            "itl_ms": self.itl.as_dict(),
             "e2e_ms": self.e2e.as_dict(),
-            "output_tokens_per_s": self.output_tokens_per_s, "input_tokens_per_s": self.input_tokens_per_s,
-            "requests_per_s": self.requests_per_s, "arrivals_per_s": self.arrivals_per_s,
+            "output_tokens_per_s": self.output_tokens_per_s,
+            "input_tokens_per_s": self.input_tokens_per_s,
+            "requests_per_s": self.requests_per_s,
+            "arrivals_per_s": self.arrivals_per_s,
             "offered_output_tokens_per_s": self.offered_output_tokens_per_s,
             "goodput_requests_per_s": self.goodput_requests_per_s,
-            "slo_attainment": self.slo_attainment, "slo": self.slo.as_dict() if self.slo else None,
-            "kv_overflow_probability": self.kv_overflow_probability, "kv_peak_fraction": self.kv_peak_fraction,
-            "max_running": self.max_running, "max_waiting": self.max_waiting,
+            "slo_attainment": self.slo_attainment,
+            "slo": self.slo.as_dict() if self.slo else None,
+            "kv_overflow_probability": self.kv_overflow_probability,
+            "kv_peak_fraction": self.kv_peak_fraction,
+            "max_running": self.max_running,
+            "max_waiting": self.max_waiting,
             "kv_capacity_tokens": self.kv_capacity_tokens,
-            "timeline": self.timeline, "histograms": self.histograms, "per_class": self.per_class,
+            "timeline": self.timeline,
+            "histograms": self.histograms,
+            "per_class": self.per_class,
             "percentile_method": "linear interpolation between closest ranks (ITL: token-weighted nearest rank)",
         }
 
@@ -229,9 +251,19 @@ class _ReplicaRun:
     max_waiting: int
 
 
-def _simulate_replica(model: StepModel, config: ServingConfig, *, index: np.ndarray, arrival: np.ndarray,
-                      prompt: np.ndarray, output: np.ndarray, prefix: np.ndarray, clients: int | None,
-                      bounded_queue: bool, progress: Callable[[int], None] | None = None) -> _ReplicaRun:
+def _simulate_replica(
+    model: StepModel,
+    config: ServingConfig,
+    *,
+    index: np.ndarray,
+    arrival: np.ndarray,
+    prompt: np.ndarray,
+    output: np.ndarray,
+    prefix: np.ndarray,
+    clients: int | None,
+    bounded_queue: bool,
+    progress: Callable[[int], None] | None = None,
+) -> _ReplicaRun:
     """Simulate one replica. `clients` set: a closed loop (arrival times are ignored). An unbounded queue for
     offline runs and closed loops (their queue is the backlog by design, or at most the clients)."""
     n = len(index)
@@ -462,8 +494,9 @@ def _simulate_replica(model: StepModel, config: ServingConfig, *, index: np.ndar
                 elapsed = 0.0
                 taken = 0
                 while taken < steps and (gap is None or taken == 0 or elapsed < gap):
-                    duration = first_step if taken == 0 else model.step_s(decode=dec_n,
-                                                                         context_tokens=context + dec_n * taken)
+                    duration = (
+                        first_step if taken == 0 else model.step_s(decode=dec_n, context_tokens=context + dec_n * taken)
+                    )
                     itl_scalar_d.append(duration)
                     itl_scalar_w.append(dec_n)
                     elapsed += duration
@@ -487,8 +520,13 @@ def _simulate_replica(model: StepModel, config: ServingConfig, *, index: np.ndar
             out_tokens += dec_n * steps
         else:
             # 4b. one step with prefill (and decodes)
-            duration = model.step_s(decode=dec_n, context_tokens=dec_ctx + dec_n, prefill=prefill_total,
-                                    prefill_pairs=pairs, prefill_context_tokens=offsets)
+            duration = model.step_s(
+                decode=dec_n,
+                context_tokens=dec_ctx + dec_n,
+                prefill=prefill_total,
+                prefill_pairs=pairs,
+                prefill_context_tokens=offsets,
+            )
             if dec_n:
                 itl_scalar_d.append(duration)
                 itl_scalar_w.append(dec_n)
@@ -550,10 +588,23 @@ def _simulate_replica(model: StepModel, config: ServingConfig, *, index: np.ndar
         itl_durations.append(np.array(itl_scalar_d))
         itl_weights.append(np.array(itl_scalar_w, dtype=np.float64))
     status = np.array(state, dtype=np.int64)
-    return _ReplicaRun(index=index, arrival=np.array(arrived_at), first=np.array(first), finish=np.array(finish),
-                       status=status, preempted=preempted, itl_durations=itl_durations, itl_weights=itl_weights,
-                       timeline=timeline, tokens_timeline=tokens_timeline, overflow_s=overflow_s, busy_s=busy_s,
-                       kv_peak=kv_peak, max_running=max_running, max_waiting=max_waiting)
+    return _ReplicaRun(
+        index=index,
+        arrival=np.array(arrived_at),
+        first=np.array(first),
+        finish=np.array(finish),
+        status=status,
+        preempted=preempted,
+        itl_durations=itl_durations,
+        itl_weights=itl_weights,
+        timeline=timeline,
+        tokens_timeline=tokens_timeline,
+        overflow_s=overflow_s,
+        busy_s=busy_s,
+        kv_peak=kv_peak,
+        max_running=max_running,
+        max_waiting=max_waiting,
+    )
 
 
 def _histogram_ms(values_s: np.ndarray, weights: np.ndarray | None = None, bins: int = 40) -> dict[str, list[float]]:
@@ -565,8 +616,7 @@ def _histogram_ms(values_s: np.ndarray, weights: np.ndarray | None = None, bins:
     low, high = float(kept.min()), float(kept.max())
     if high - low < 1e-9 * max(1.0, abs(high)):  # one value: one bin around it
         low, high = low - 0.5, high + 0.5
-    counts, edges = np.histogram(kept, bins=bins, range=(low, high),
-                                 weights=None if weights is None else weights[keep])
+    counts, edges = np.histogram(kept, bins=bins, range=(low, high), weights=None if weights is None else weights[keep])
     return {"edges": edges.tolist(), "counts": counts.astype(float).tolist()}
 
 
@@ -578,13 +628,26 @@ def _downsample(timeline: list[tuple[float, float, int, int]], capacity: float, 
         # keep each bucket's maximum so peaks survive the thinning
         buckets = np.array_split(np.arange(len(data)), points)
         data = np.array([[data[b[-1], 0], *data[b, 1:].max(axis=0)] for b in buckets if len(b)])
-    return {"t_s": data[:, 0].round(4).tolist(), "kv_used_fraction": (data[:, 1] / capacity).round(4).tolist(),
-            "running": data[:, 2].astype(int).tolist(), "waiting": data[:, 3].astype(int).tolist()}
+    return {
+        "t_s": data[:, 0].round(4).tolist(),
+        "kv_used_fraction": (data[:, 1] / capacity).round(4).tolist(),
+        "running": data[:, 2].astype(int).tolist(),
+        "waiting": data[:, 3].astype(int).tolist(),
+    }
 
 
-def simulate(*, model: StepModel, config: ServingConfig, requests: SampledRequests, load: LoadKind,
-             concurrency: int | None = None, rate_per_s: float | None = None, slo: Slo | None = None,
-             timeline_points: int = 300, progress: Callable[[int, int], None] | None = None) -> SimulationResult:
+def simulate(
+    *,
+    model: StepModel,
+    config: ServingConfig,
+    requests: SampledRequests,
+    load: LoadKind,
+    concurrency: int | None = None,
+    rate_per_s: float | None = None,
+    slo: Slo | None = None,
+    timeline_points: int = 300,
+    progress: Callable[[int, int], None] | None = None,
+) -> SimulationResult:
     """Run the requests through `config.replicas` replicas and measure them (see the module docstring).
 
     `load` says how `requests.arrival_s` is meant: RATE and OFFLINE use it as is (OFFLINE samples carry zeros);
@@ -607,11 +670,20 @@ def simulate(*, model: StepModel, config: ServingConfig, requests: SampledReques
             clients = concurrency // replicas + (1 if replica < concurrency % replicas else 0)
             if clients == 0:
                 continue
-        runs.append(_simulate_replica(
-            model, config, index=members, arrival=requests.arrival_s[members],
-            prompt=requests.input_tokens[members], output=requests.output_tokens[members],
-            prefix=requests.prefix_tokens[members], clients=clients, bounded_queue=load is LoadKind.RATE,
-            progress=(lambda done, before=finished_before: progress(before + done, total)) if progress else None))
+        runs.append(
+            _simulate_replica(
+                model,
+                config,
+                index=members,
+                arrival=requests.arrival_s[members],
+                prompt=requests.input_tokens[members],
+                output=requests.output_tokens[members],
+                prefix=requests.prefix_tokens[members],
+                clients=clients,
+                bounded_queue=load is LoadKind.RATE,
+                progress=(lambda done, before=finished_before: progress(before + done, total)) if progress else None,
+            )
+        )
         finished_before += len(members)
     if load is LoadKind.CONCURRENCY:  # replicas without a client ran nothing: their requests were never sent
         served = np.concatenate([r.index for r in runs])
@@ -629,10 +701,14 @@ def simulate(*, model: StepModel, config: ServingConfig, requests: SampledReques
     e2e = np.where(ok, finish - arrival, np.nan)
     with np.errstate(invalid="ignore", divide="ignore"):
         tpot = np.where(ok & (outputs > 1), (finish - first) / (outputs - 1), np.nan)
-    itl_d = np.concatenate([d for r in runs for d in r.itl_durations]) if any(r.itl_durations for r in runs) \
+    itl_d = (
+        np.concatenate([d for r in runs for d in r.itl_durations])
+        if any(r.itl_durations for r in runs)
         else np.array([])
-    itl_w = np.concatenate([w for r in runs for w in r.itl_weights]) if any(r.itl_weights for r in runs) \
-        else np.array([])
+    )
+    itl_w = (
+        np.concatenate([w for r in runs for w in r.itl_weights]) if any(r.itl_weights for r in runs) else np.array([])
+    )
 
     start = float(np.nanmin(arrival)) if len(arrival) else 0.0
     end = float(np.nanmax(finish)) if len(finish) else 0.0
@@ -677,31 +753,46 @@ def simulate(*, model: StepModel, config: ServingConfig, requests: SampledReques
         if not members.any():
             continue
         per_class[name] = {
-            "requests": int(members.sum()), "completed": int((ok & members).sum()),
+            "requests": int(members.sum()),
+            "completed": int((ok & members).sum()),
             "rejected": int((status[members] == REJECTED).sum()),
             "ttft_ms": _distribution_ms(ttft[members]).as_dict(),
             "tpot_ms": _distribution_ms(tpot[members]).as_dict(),
             "e2e_ms": _distribution_ms(e2e[members]).as_dict(),
         }
     return SimulationResult(
-        load=load, offered=rate_per_s if load is LoadKind.RATE else (concurrency if load is LoadKind.CONCURRENCY
-                                                                     else None),
-        requests=len(served), completed=int(ok.sum()), rejected=int((status == REJECTED).sum()),
-        failed=int((status == FAILED).sum()), preempted=sum(r.preempted for r in runs),
-        duration_s=duration, window_s=window,
-        ttft=_distribution_ms(ttft), tpot=_distribution_ms(tpot), itl=_distribution_ms(itl_d, itl_w),
+        load=load,
+        offered=rate_per_s if load is LoadKind.RATE else (concurrency if load is LoadKind.CONCURRENCY else None),
+        requests=len(served),
+        completed=int(ok.sum()),
+        rejected=int((status == REJECTED).sum()),
+        failed=int((status == FAILED).sum()),
+        preempted=sum(r.preempted for r in runs),
+        duration_s=duration,
+        window_s=window,
+        ttft=_distribution_ms(ttft),
+        tpot=_distribution_ms(tpot),
+        itl=_distribution_ms(itl_d, itl_w),
         e2e=_distribution_ms(e2e),
-        output_tokens_per_s=generated / window, input_tokens_per_s=input_per_s, requests_per_s=requests_per_s,
-        arrivals_per_s=arrivals_per_s, offered_output_tokens_per_s=offered_tokens_per_s,
-        goodput_requests_per_s=goodput, slo_attainment=attainment, slo=slo,
+        output_tokens_per_s=generated / window,
+        input_tokens_per_s=input_per_s,
+        requests_per_s=requests_per_s,
+        arrivals_per_s=arrivals_per_s,
+        offered_output_tokens_per_s=offered_tokens_per_s,
+        goodput_requests_per_s=goodput,
+        slo_attainment=attainment,
+        slo=slo,
         kv_overflow_probability=float(overflow),
         kv_peak_fraction=float(max((r.kv_peak for r in runs), default=0.0) / capacity),
         max_running=max((r.max_running for r in runs), default=0),
         max_waiting=max((r.max_waiting for r in runs), default=0),
         kv_capacity_tokens=config.kv_capacity_tokens,
         timeline=_downsample(timeline, capacity, timeline_points),
-        histograms={"ttft_ms": _histogram_ms(ttft), "itl_ms": _histogram_ms(itl_d, itl_w),
-                    "e2e_ms": _histogram_ms(e2e)},
+        histograms={
+            "ttft_ms": _histogram_ms(ttft),
+            "itl_ms": _histogram_ms(itl_d, itl_w),
+            "e2e_ms": _histogram_ms(e2e),
+        },
         per_class=per_class,
         per_request={"ttft_s": ttft, "tpot_s": tpot, "e2e_s": e2e, "status": status, "index": order},
     )

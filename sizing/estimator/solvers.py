@@ -135,19 +135,26 @@ def largest_context(request: EstimateRequest, *, concurrency: int) -> SolverResu
         else:
             high = mid - 1
     best = low * step
-    reason = ("the model's context length (max_position_embeddings)" if low == upper
-              else _stop_reason(at(best + step)))
-    return SolverResult(target="largest_context", value=best, stops_because=reason,
-                        settings={"max_model_len": best, "tokens_per_request": best},
-                        estimate=estimate_memory(at(best)).as_dict())
+    reason = "the model's context length (max_position_embeddings)" if low == upper else _stop_reason(at(best + step))
+    return SolverResult(
+        target="largest_context",
+        value=best,
+        stops_because=reason,
+        settings={"max_model_len": best, "tokens_per_request": best},
+        estimate=estimate_memory(at(best)).as_dict(),
+    )
 
 
 def largest_concurrency(request: EstimateRequest, *, tokens: int) -> SolverResult:
     """The most concurrent requests of `tokens` tokens the deployment holds."""
     base = replace(request, tokens_per_request=tokens)
     if _fits(replace(base, concurrency=1)) is None:
-        return SolverResult(target="largest_concurrency", value=0,
-                            stops_because=_stop_reason(replace(base, concurrency=1)), estimate=None)
+        return SolverResult(
+            target="largest_concurrency",
+            value=0,
+            stops_because=_stop_reason(replace(base, concurrency=1)),
+            estimate=None,
+        )
     low, high = 1, 2
     while high < MAX_SEARCH_CONCURRENCY and _fits(replace(base, concurrency=high)):
         low, high = high, high * 2
@@ -158,10 +165,13 @@ def largest_concurrency(request: EstimateRequest, *, tokens: int) -> SolverResul
             low = mid
         else:
             high = mid - 1
-    return SolverResult(target="largest_concurrency", value=low,
-                        stops_because=_stop_reason(replace(base, concurrency=low + 1)),
-                        settings={"concurrency": low, "tokens_per_request": tokens},
-                        estimate=estimate_memory(replace(base, concurrency=low)).as_dict())
+    return SolverResult(
+        target="largest_concurrency",
+        value=low,
+        stops_because=_stop_reason(replace(base, concurrency=low + 1)),
+        settings={"concurrency": low, "tokens_per_request": tokens},
+        estimate=estimate_memory(replace(base, concurrency=low)).as_dict(),
+    )
 
 
 def _layouts(gpus: int, *, layers: int) -> list[tuple[int, int]]:
@@ -188,14 +198,20 @@ def fewest_gpus(request: EstimateRequest, *, max_gpus: int = MAX_GPUS) -> Solver
             if result is not None:
                 replicas = gpus // (tp * pp)
                 return SolverResult(
-                    target="fewest_gpus", value=gpus,
+                    target="fewest_gpus",
+                    value=gpus,
                     stops_because=f"{replicas} replica(s) of TP {tp} x PP {pp}: the smallest layout that fits",
                     settings={"gpus": gpus, "tp": tp, "pp": pp},
-                    estimate=estimate_memory(replace(request, gpus=gpus, tp=tp, pp=pp)).as_dict())
+                    estimate=estimate_memory(replace(request, gpus=gpus, tp=tp, pp=pp)).as_dict(),
+                )
     extent = _extent_bind(request, changes=(), max_gpus=max_gpus)
     reason = extent.message if extent is not None else _stop_reason(replace(request, gpus=max_gpus, tp=None, pp=1))
-    return SolverResult(target="fewest_gpus", value=0, stops_because=f"no layout of up to {max_gpus} GPUs fits: "
-                        + reason, estimate=None)
+    return SolverResult(
+        target="fewest_gpus",
+        value=0,
+        stops_because=f"no layout of up to {max_gpus} GPUs fits: " + reason,
+        estimate=None,
+    )
 
 
 # ---------------------------------------------------------------------------------------------------- remedies
@@ -224,13 +240,24 @@ def _total_fit(result: MemoryEstimate) -> int:
 
 # The engines' own flags for the changes a remedy makes (None: the change is not a flag of that engine).
 _FLAG_FORMS: dict[str, dict[Engine, str]] = {
-    "tp": {Engine.VLLM: "--tensor-parallel-size {value}", Engine.SGLANG: "--tp-size {value}",
-           Engine.TRTLLM: "--tp_size {value}", Engine.TGI: "--num-shard {value}"},
-    "context": {Engine.VLLM: "--max-model-len {value}", Engine.SGLANG: "--context-length {value}",
-                Engine.TRTLLM: "--max_seq_len {value}", Engine.TGI: "--max-total-tokens {value}"},
+    "tp": {
+        Engine.VLLM: "--tensor-parallel-size {value}",
+        Engine.SGLANG: "--tp-size {value}",
+        Engine.TRTLLM: "--tp_size {value}",
+        Engine.TGI: "--num-shard {value}",
+    },
+    "context": {
+        Engine.VLLM: "--max-model-len {value}",
+        Engine.SGLANG: "--context-length {value}",
+        Engine.TRTLLM: "--max_seq_len {value}",
+        Engine.TGI: "--max-total-tokens {value}",
+    },
     "kv_fp8": {Engine.VLLM: "--kv-cache-dtype fp8", Engine.SGLANG: "--kv-cache-dtype fp8_e4m3"},
-    "weights_fp8": {Engine.VLLM: "--quantization fp8", Engine.SGLANG: "--quantization fp8",
-                    Engine.TGI: "--quantize fp8"},
+    "weights_fp8": {
+        Engine.VLLM: "--quantization fp8",
+        Engine.SGLANG: "--quantization fp8",
+        Engine.TGI: "--quantize fp8",
+    },
     "utilization": {Engine.VLLM: "--gpu-memory-utilization {value}", Engine.TGI: "--cuda-memory-fraction {value}"},
 }
 
@@ -269,8 +296,7 @@ def _rope_scaled(arch: Architecture, *, length: int) -> Architecture:
     limit = arch.max_position_embeddings or length
     elements = arch.rope_cache_elements
     rotary = elements // limit if elements and limit else None
-    return replace(arch, max_position_embeddings=length,
-                   rope_cache_elements=rotary * length if rotary else None)
+    return replace(arch, max_position_embeddings=length, rope_cache_elements=rotary * length if rotary else None)
 
 
 def _rope_flags(engine: Engine, version: Version | None, scaling: dict[str, object], length: int) -> tuple[str, ...]:
@@ -295,32 +321,64 @@ def _context_changes(request: EstimateRequest, before: MemoryEstimate) -> list[_
         if request.tokens_per_request is not None and request.tokens_per_request > limit:
             settings["tokens_per_request"] = limit
         flag = _flag("context", engine, limit)
-        changes.append(_Change(
-            key="context_limit", group="context", cost=1, settings=settings, flags=(flag,) if flag else (),
-            label=f"max_model_len {limit} (the model's limit, max_position_embeddings)",
-            action=f"serve requests of up to {limit} tokens (the model's limit)"))
+        changes.append(
+            _Change(
+                key="context_limit",
+                group="context",
+                cost=1,
+                settings=settings,
+                flags=(flag,) if flag else (),
+                label=f"max_model_len {limit} (the model's limit, max_position_embeddings)",
+                action=f"serve requests of up to {limit} tokens (the model's limit)",
+            )
+        )
         factor = math.ceil(asked / limit)
-        scaling: dict[str, object] = {"rope_type": "yarn", "factor": float(factor),
-                                      "original_max_position_embeddings": limit}
+        scaling: dict[str, object] = {
+            "rope_type": "yarn",
+            "factor": float(factor),
+            "original_max_position_embeddings": limit,
+        }
         version = parse_version(before.engine_version) if before.engine_version else None
-        changes.append(_Change(
-            key="rope_yarn", group="context", cost=2, arch=_rope_scaled(request.arch, length=limit * factor),
-            flags=_rope_flags(engine, version, scaling, asked), shown={"rope_scaling": scaling},
-            label=f"RoPE scaling (YaRN, factor {factor}) to {asked} tokens",
-            action=f"serve the model with YaRN RoPE scaling of factor {factor} ({limit} x {factor} = "
-                   f"{limit * factor} positions)",
-            note=f"the model was trained on {limit} tokens: answers beyond that with RoPE scaling are of a quality "
-                 "only your own evaluation can vouch for"))
+        changes.append(
+            _Change(
+                key="rope_yarn",
+                group="context",
+                cost=2,
+                arch=_rope_scaled(request.arch, length=limit * factor),
+                flags=_rope_flags(engine, version, scaling, asked),
+                shown={"rope_scaling": scaling},
+                label=f"RoPE scaling (YaRN, factor {factor}) to {asked} tokens",
+                action=f"serve the model with YaRN RoPE scaling of factor {factor} ({limit} x {factor} = "
+                f"{limit * factor} positions)",
+                note=f"the model was trained on {limit} tokens: answers beyond that with RoPE scaling are of a quality "
+                "only your own evaluation can vouch for",
+            )
+        )
         if tokens < limit:
-            changes.append(_Change(key="max_model_len", group="context", cost=1, settings={"max_model_len": tokens},
-                                   flags=tuple(f for f in (_flag("context", engine, tokens),) if f),
-                                   label=f"max_model_len {tokens} (the requests' length)",
-                                   action=f"serve requests of up to {tokens} tokens"))
+            changes.append(
+                _Change(
+                    key="max_model_len",
+                    group="context",
+                    cost=1,
+                    settings={"max_model_len": tokens},
+                    flags=tuple(f for f in (_flag("context", engine, tokens),) if f),
+                    label=f"max_model_len {tokens} (the requests' length)",
+                    action=f"serve requests of up to {tokens} tokens",
+                )
+            )
     elif before.effective_max_model_len and before.effective_max_model_len > tokens:
         flag = _flag("context", engine, tokens)
-        changes.append(_Change(key="max_model_len", group="context", cost=1, settings={"max_model_len": tokens},
-                               flags=(flag,) if flag else (), label=f"max_model_len {tokens} (the requests' length)",
-                               action=f"serve requests of up to {tokens} tokens"))
+        changes.append(
+            _Change(
+                key="max_model_len",
+                group="context",
+                cost=1,
+                settings={"max_model_len": tokens},
+                flags=(flag,) if flag else (),
+                label=f"max_model_len {tokens} (the requests' length)",
+                action=f"serve requests of up to {tokens} tokens",
+            )
+        )
     return changes
 
 
@@ -330,45 +388,95 @@ def _changes(request: EstimateRequest, before: MemoryEstimate, *, max_gpus: int)
     changes = _context_changes(request, before)
     if before.kv_dtype in ("bf16", "fp16", "fp32"):
         flag = _flag("kv_fp8", engine)
-        changes.append(_Change(key="kv_fp8", group="kv", cost=2, label="FP8 KV cache", settings={"kv_dtype": "fp8"},
-                               flags=(flag,) if flag else (), action="store the KV cache in FP8"))
+        changes.append(
+            _Change(
+                key="kv_fp8",
+                group="kv",
+                cost=2,
+                label="FP8 KV cache",
+                settings={"kv_dtype": "fp8"},
+                flags=(flag,) if flag else (),
+                action="store the KV cache in FP8",
+            )
+        )
     if before.weight_format in ("bf16", "fp16", "fp32"):
         flag = _flag("weights_fp8", engine)
-        changes.append(_Change(key="weights_fp8", group="weights", cost=3, settings={"weights": "fp8"},
-                               label="FP8 weights (an FP8 checkpoint or online quantisation)",
-                               flags=(flag,) if flag else (), action="serve an FP8 checkpoint of the model"))
-        changes.append(_Change(key="weights_int4", group="weights", cost=4, settings={"weights": "int4"},
-                               label="INT4 weights (an AWQ/GPTQ checkpoint)",
-                               action="serve an AWQ or GPTQ INT4 checkpoint of the model"))
+        changes.append(
+            _Change(
+                key="weights_fp8",
+                group="weights",
+                cost=3,
+                settings={"weights": "fp8"},
+                label="FP8 weights (an FP8 checkpoint or online quantisation)",
+                flags=(flag,) if flag else (),
+                action="serve an FP8 checkpoint of the model",
+            )
+        )
+        changes.append(
+            _Change(
+                key="weights_int4",
+                group="weights",
+                cost=4,
+                settings={"weights": "int4"},
+                label="INT4 weights (an AWQ/GPTQ checkpoint)",
+                action="serve an AWQ or GPTQ INT4 checkpoint of the model",
+            )
+        )
     if before.assumptions["gpu_memory_utilization"] < PREFERRED_UTILIZATION:
         flag = _flag("utilization", engine, PREFERRED_UTILIZATION)
-        changes.append(_Change(key="utilization", group="utilization", cost=1,
-                               label=f"gpu_memory_utilization {PREFERRED_UTILIZATION}",
-                               settings={"gpu_memory_utilization": PREFERRED_UTILIZATION},
-                               flags=(flag,) if flag else (),
-                               action=f"plan at {PREFERRED_UTILIZATION} of the card"))
+        changes.append(
+            _Change(
+                key="utilization",
+                group="utilization",
+                cost=1,
+                label=f"gpu_memory_utilization {PREFERRED_UTILIZATION}",
+                settings={"gpu_memory_utilization": PREFERRED_UTILIZATION},
+                flags=(flag,) if flag else (),
+                action=f"plan at {PREFERRED_UTILIZATION} of the card",
+            )
+        )
     if request.arch.uses_mla and request.arch.is_moe and before.tp > 1 and not request.expert_parallel:
         # DP attention: each GPU keeps its own requests' latent instead of every GPU replicating all of them
-        changes.append(_Change(
-            key="dp_attention_ep", group="tp", cost=2, label=f"DP attention over {before.tp} ranks with expert "
-                                                              "parallelism",
-            layout={"tp": 1, "dp": before.tp * before.dp, "expert_parallel": True, "pp": before.pp},
-            flags=(f"--data-parallel-size {before.tp}", "--enable-expert-parallel"),
-            action=f"run DP attention over {before.tp} ranks with expert parallelism"))
+        changes.append(
+            _Change(
+                key="dp_attention_ep",
+                group="tp",
+                cost=2,
+                label=f"DP attention over {before.tp} ranks with expert parallelism",
+                layout={"tp": 1, "dp": before.tp * before.dp, "expert_parallel": True, "pp": before.pp},
+                flags=(f"--data-parallel-size {before.tp}", "--enable-expert-parallel"),
+                action=f"run DP attention over {before.tp} ranks with expert parallelism",
+            )
+        )
     names = {2: "tp_double", 4: "tp_quadruple"}
     for factor, key in names.items():
         tp = before.tp * factor
         if tp <= GPUS_PER_NODE and before.gpus * factor <= max_gpus:
             flag = _flag("tp", engine, tp)
-            changes.append(_Change(key=key, group="tp", cost=0, tp_factor=factor, flags=(flag,) if flag else (),
-                                   label=f"{before.gpus * factor} GPUs with TP {tp}",
-                                   action=f"run TP {tp} on {before.gpus * factor} GPUs"))
+            changes.append(
+                _Change(
+                    key=key,
+                    group="tp",
+                    cost=0,
+                    tp_factor=factor,
+                    flags=(flag,) if flag else (),
+                    label=f"{before.gpus * factor} GPUs with TP {tp}",
+                    action=f"run TP {tp} on {before.gpus * factor} GPUs",
+                )
+            )
     for factor, key in ((2, "replica"), (4, "replica_x4")):
         if before.gpus * factor <= max_gpus:
             replicas = before.replicas * factor
-            changes.append(_Change(key=key, group="replica", cost=1, replica_factor=factor,
-                                   label=f"{before.gpus * factor} GPUs as {replicas} replicas",
-                                   action=f"run {replicas} replicas behind the load balancer"))
+            changes.append(
+                _Change(
+                    key=key,
+                    group="replica",
+                    cost=1,
+                    replica_factor=factor,
+                    label=f"{before.gpus * factor} GPUs as {replicas} replicas",
+                    action=f"run {replicas} replicas behind the load balancer",
+                )
+            )
     return changes
 
 
@@ -397,13 +505,15 @@ def _settings_of(changes: Iterable[_Change], before: MemoryEstimate) -> dict[str
         if replica_factor > 1:
             settings["gpus"] = before.gpus * replica_factor
     elif tp_factor > 1 or replica_factor > 1:
-        settings.update({"gpus": before.gpus * tp_factor * replica_factor, "tp": before.tp * tp_factor,
-                         "pp": before.pp})
+        settings.update(
+            {"gpus": before.gpus * tp_factor * replica_factor, "tp": before.tp * tp_factor, "pp": before.pp}
+        )
     return settings
 
 
-def _try(request: EstimateRequest, before: MemoryEstimate, changes: tuple[_Change, ...],
-         cache: dict[str, _Trial | None]) -> _Trial | None:
+def _try(
+    request: EstimateRequest, before: MemoryEstimate, changes: tuple[_Change, ...], cache: dict[str, _Trial | None]
+) -> _Trial | None:
     """Re-estimate the deployment with `changes` (None when the estimator refuses that layout or format)."""
     settings = _settings_of(changes, before)
     arch = next((change.arch for change in changes if change.arch is not None), None)
@@ -428,16 +538,22 @@ def _describe(trial: _Trial, before: MemoryEstimate) -> str:
     room_before, room_after = _kv_room(before), _kv_room(after)
     if room_after != room_before:
         verb = "frees" if room_after > room_before else "takes"
-        parts.append(f"{verb} {format_bytes(abs(room_after - room_before))} per GPU for the KV cache "
-                     f"({format_bytes(room_before)} → {format_bytes(room_after)})")
+        parts.append(
+            f"{verb} {format_bytes(abs(room_after - room_before))} per GPU for the KV cache "
+            f"({format_bytes(room_before)} → {format_bytes(room_after)})"
+        )
     if after.kv_bytes_per_token_per_gpu != before.kv_bytes_per_token_per_gpu:
-        parts.append(f"KV cache per token per GPU {before.kv_bytes_per_token_per_gpu:,} → "
-                     f"{after.kv_bytes_per_token_per_gpu:,} bytes")
+        parts.append(
+            f"KV cache per token per GPU {before.kv_bytes_per_token_per_gpu:,} → "
+            f"{after.kv_bytes_per_token_per_gpu:,} bytes"
+        )
     if after.replicas * after.dp != before.replicas * before.dp:
         parts.append(f"{after.replicas * after.dp} replicas share the requests")
     effect = "; ".join(parts) or "no more memory per GPU"
-    return (f"{labels}: {effect}; holds {_total_fit(after)} of the {before.concurrency} requests at "
-            f"{after.tokens_per_request} tokens (now {_total_fit(before)} at {before.tokens_per_request})")
+    return (
+        f"{labels}: {effect}; holds {_total_fit(after)} of the {before.concurrency} requests at "
+        f"{after.tokens_per_request} tokens (now {_total_fit(before)} at {before.tokens_per_request})"
+    )
 
 
 def _remedy(trial: _Trial, before: MemoryEstimate, *, kind: str) -> Remedy:
@@ -504,27 +620,55 @@ def remedies(request: EstimateRequest, *, max_gpus: int = MAX_GPUS) -> tuple[Rem
     fitting = [t for t in others if t.result.fits]
     # Combinations are worth offering where they fit on fewer GPUs than any single change (or the context fix).
     smallest = min((t.result.gpus for t in [*context, *fitting] if t.result.fits), default=max_gpus + 1)
-    combos = _combinations(request, before, changes, cache, must_fix_context=context_over,
-                           max_gpus=min(max_gpus, smallest - 1))
+    combos = _combinations(
+        request, before, changes, cache, must_fix_context=context_over, max_gpus=min(max_gpus, smallest - 1)
+    )
     found: list[Remedy] = [_remedy(t, before, kind="context") for t in context]
-    found += [_remedy(t, before, kind="change" if len(t.changes) == 1 else "combination")
-              for t in sorted([*fitting, *combos], key=_rank)]
-    found += [_remedy(t, before, kind="change") for t in sorted(
-        (t for t in others if not t.result.fits),
-        key=lambda t: (-(_total_fit(t.result) - _total_fit(before)), -_kv_room(t.result)))]
+    found += [
+        _remedy(t, before, kind="change" if len(t.changes) == 1 else "combination")
+        for t in sorted([*fitting, *combos], key=_rank)
+    ]
+    found += [
+        _remedy(t, before, kind="change")
+        for t in sorted(
+            (t for t in others if not t.result.fits),
+            key=lambda t: (-(_total_fit(t.result) - _total_fit(before)), -_kv_room(t.result)),
+        )
+    ]
     if not any(remedy.fits for remedy in found):
         binds = binding_limits(request, before=before, max_gpus=max_gpus)
-        found.append(Remedy(
-            key="nothing_fits", kind="binds", description="; ".join(b.message for b in binds), flag=None,
-            action="", settings={}, fits=False, max_concurrency_before=_total_fit(before),
-            max_concurrency_after=_total_fit(before), freed_bytes_per_gpu=0, gpus=before.gpus,
-            tokens_per_request=before.tokens_per_request, concurrency=before.concurrency,
-            kv_room_bytes_before=_kv_room(before), kv_room_bytes_after=_kv_room(before), binds=binds))
+        found.append(
+            Remedy(
+                key="nothing_fits",
+                kind="binds",
+                description="; ".join(b.message for b in binds),
+                flag=None,
+                action="",
+                settings={},
+                fits=False,
+                max_concurrency_before=_total_fit(before),
+                max_concurrency_after=_total_fit(before),
+                freed_bytes_per_gpu=0,
+                gpus=before.gpus,
+                tokens_per_request=before.tokens_per_request,
+                concurrency=before.concurrency,
+                kv_room_bytes_before=_kv_room(before),
+                kv_room_bytes_after=_kv_room(before),
+                binds=binds,
+            )
+        )
     return tuple(found)
 
 
-def _combinations(request: EstimateRequest, before: MemoryEstimate, changes: list[_Change],
-                  cache: dict[str, _Trial | None], *, must_fix_context: bool, max_gpus: int) -> list[_Trial]:
+def _combinations(
+    request: EstimateRequest,
+    before: MemoryEstimate,
+    changes: list[_Change],
+    cache: dict[str, _Trial | None],
+    *,
+    must_fix_context: bool,
+    max_gpus: int,
+) -> list[_Trial]:
     """The smallest combinations of two or three changes (one per group) that fit, none holding a smaller one."""
     fitting: list[_Trial] = []
     for size in COMBINATION_SIZES:
@@ -559,19 +703,25 @@ def _context_bind(request: EstimateRequest) -> Bind | None:
     limit = request.arch.max_position_embeddings
     asked = request.max_model_len
     factor = math.ceil((asked or 0) / (limit or 1))
-    return Bind(code="context_above_model_limit",
-                message=f"max_model_len {asked} is above the model's limit of {limit} tokens "
-                        "(max_position_embeddings): the engine refuses it on any number of GPUs; set max_model_len "
-                        f"{limit}, or extend the model with RoPE scaling (YaRN, factor {factor})",
-                extra={"max_model_len": asked, "max_position_embeddings": limit, "rope_factor": factor})
+    return Bind(
+        code="context_above_model_limit",
+        message=f"max_model_len {asked} is above the model's limit of {limit} tokens "
+        "(max_position_embeddings): the engine refuses it on any number of GPUs; set max_model_len "
+        f"{limit}, or extend the model with RoPE scaling (YaRN, factor {factor})",
+        extra={"max_model_len": asked, "max_position_embeddings": limit, "rope_factor": factor},
+    )
 
 
 def _compact_changes(request: EstimateRequest, before: MemoryEstimate) -> tuple[_Change, ...]:
     """The changes that shrink memory the most without touching the layout: the context at the asked length
     (RoPE-scaled when above the model's limit, else the requests' length), FP8 KV cache, INT4 weights and
     utilization 0.95."""
-    wanted = {"context": ("rope_yarn", "max_model_len"), "kv": ("kv_fp8",), "weights": ("weights_int4",),
-              "utilization": ("utilization",)}
+    wanted = {
+        "context": ("rope_yarn", "max_model_len"),
+        "kv": ("kv_fp8",),
+        "weights": ("weights_int4",),
+        "utilization": ("utilization",),
+    }
     chosen: dict[str, _Change] = {}
     for change in _changes(request, before, max_gpus=before.gpus):
         if change.key in wanted.get(change.group, ()) and change.group not in chosen:
@@ -579,8 +729,9 @@ def _compact_changes(request: EstimateRequest, before: MemoryEstimate) -> tuple[
     return tuple(chosen.values())
 
 
-def _extent_bind(request: EstimateRequest, *, changes: tuple[_Change, ...], max_gpus: int,
-                 before: MemoryEstimate | None = None) -> Bind | None:
+def _extent_bind(
+    request: EstimateRequest, *, changes: tuple[_Change, ...], max_gpus: int, before: MemoryEstimate | None = None
+) -> Bind | None:
     """At the largest deployments the search reaches (`max_gpus` GPUs, every TP x PP layout, with `changes`):
     the smallest power-of-two GPU count that fits, else what no layout can hold."""
     if before is None:
@@ -595,44 +746,65 @@ def _extent_bind(request: EstimateRequest, *, changes: tuple[_Change, ...], max_
     layers = request.arch.num_hidden_layers
     for gpus in counts:
         for tp, pp in _layouts(gpus, layers=layers):
-            layout = _Change(key="layout", group="layout", label="", cost=0,
-                             layout={"gpus": gpus, "tp": tp, "pp": pp})
+            layout = _Change(key="layout", group="layout", label="", cost=0, layout={"gpus": gpus, "tp": tp, "pp": pp})
             trial = _try(request, before, (*changes, layout), cache)
             if trial is None:
                 continue
             any_room = any_room or _kv_room(trial.result) > 0
             if trial.result.fits:
                 result = trial.result
-                return Bind(code="needs_more_gpus",
-                            message=f"it fits on {gpus} GPUs as TP {tp} x PP {pp} x {result.replicas} replica(s)"
-                                    + (f" with {', '.join(c.label for c in changes)}" if changes else "")
-                                    + ": more GPUs than the remedies above try; use the fewest-GPUs solver",
-                            extra={"gpus": gpus, "tp": tp, "pp": pp, "replicas": result.replicas,
-                                   "changes": [c.key for c in changes]})
+                return Bind(
+                    code="needs_more_gpus",
+                    message=f"it fits on {gpus} GPUs as TP {tp} x PP {pp} x {result.replicas} replica(s)"
+                    + (f" with {', '.join(c.label for c in changes)}" if changes else "")
+                    + ": more GPUs than the remedies above try; use the fewest-GPUs solver",
+                    extra={
+                        "gpus": gpus,
+                        "tp": tp,
+                        "pp": pp,
+                        "replicas": result.replicas,
+                        "changes": [c.key for c in changes],
+                    },
+                )
             if gpus == max_gpus and (best is None or _total_fit(trial.result) > _total_fit(best.result)):
                 best = trial
     with_changes = f" (with {', '.join(c.label for c in changes)})" if changes else ""
     if not any_room or best is None:
-        return Bind(code="weights_exceed_cards",
-                    message=f"the weights alone exceed the cards: {format_bytes(before.weight_bytes_total)} of "
-                            f"weights in {before.weight_format.upper()} leave no KV cache on any layout of up to "
-                            f"{max_gpus} GPUs{with_changes}",
-                    extra={"max_gpus": max_gpus, "weight_bytes_total": before.weight_bytes_total,
-                           "weight_format": before.weight_format})
+        return Bind(
+            code="weights_exceed_cards",
+            message=f"the weights alone exceed the cards: {format_bytes(before.weight_bytes_total)} of "
+            f"weights in {before.weight_format.upper()} leave no KV cache on any layout of up to "
+            f"{max_gpus} GPUs{with_changes}",
+            extra={
+                "max_gpus": max_gpus,
+                "weight_bytes_total": before.weight_bytes_total,
+                "weight_format": before.weight_format,
+            },
+        )
     result = best.result
     tokens = result.tokens_per_request
-    return Bind(code="kv_exceeds_every_layout",
-                message=f"the KV cache: {before.concurrency} requests x {tokens} tokens need "
-                        f"{before.concurrency * tokens:,} KV tokens; the best layout of {max_gpus} GPUs (TP "
-                        f"{result.tp} x PP {result.pp} x {result.replicas} replicas{with_changes}) holds "
-                        f"{_total_fit(result)} of those requests",
-                extra={"max_gpus": max_gpus, "concurrency": before.concurrency, "tokens": tokens,
-                       "fit": _total_fit(result), "tp": result.tp, "pp": result.pp, "replicas": result.replicas,
-                       "changes": [c.key for c in changes]})
+    return Bind(
+        code="kv_exceeds_every_layout",
+        message=f"the KV cache: {before.concurrency} requests x {tokens} tokens need "
+        f"{before.concurrency * tokens:,} KV tokens; the best layout of {max_gpus} GPUs (TP "
+        f"{result.tp} x PP {result.pp} x {result.replicas} replicas{with_changes}) holds "
+        f"{_total_fit(result)} of those requests",
+        extra={
+            "max_gpus": max_gpus,
+            "concurrency": before.concurrency,
+            "tokens": tokens,
+            "fit": _total_fit(result),
+            "tp": result.tp,
+            "pp": result.pp,
+            "replicas": result.replicas,
+            "changes": [c.key for c in changes],
+        },
+    )
 
 
-def binding_limits(request: EstimateRequest, *, before: MemoryEstimate | None = None,
-                   max_gpus: int = MAX_GPUS) -> tuple[Bind, ...]:
+def binding_limits(
+    request: EstimateRequest, *, before: MemoryEstimate | None = None, max_gpus: int = MAX_GPUS
+) -> tuple[Bind, ...]:
     """What stops the deployment from fitting: the context above the model's limit; at this layout, the static
     memory over the engine's budget or the KV cache short of the requests; and at the search's extent (up to
     `max_gpus` GPUs, with the most compact formats), whether any layout fits and if not what no layout holds."""
@@ -647,21 +819,38 @@ def binding_limits(request: EstimateRequest, *, before: MemoryEstimate | None = 
         binds.append(context)
     static = _static_bytes(before)
     if before.allocation == "preallocated" and static >= before.budget_bytes_per_gpu:
-        binds.append(Bind(code="static_exceeds_budget",
-                          message=f"on {before.gpus} GPUs (TP {before.tp} x PP {before.pp}) weights, activations and "
-                                  f"runtime take {format_bytes(static)} per GPU (weights "
-                                  f"{format_bytes(before.memory_per_gpu.get('weights', 0))}), more than the engine "
-                                  f"budget of {format_bytes(before.budget_bytes_per_gpu)}: nothing is left for the "
-                                  "KV cache",
-                          extra={"gpus": before.gpus, "tp": before.tp, "pp": before.pp, "static_bytes": static,
-                                 "weights_bytes": before.memory_per_gpu.get("weights", 0),
-                                 "budget_bytes": before.budget_bytes_per_gpu}))
+        binds.append(
+            Bind(
+                code="static_exceeds_budget",
+                message=f"on {before.gpus} GPUs (TP {before.tp} x PP {before.pp}) weights, activations and "
+                f"runtime take {format_bytes(static)} per GPU (weights "
+                f"{format_bytes(before.memory_per_gpu.get('weights', 0))}), more than the engine "
+                f"budget of {format_bytes(before.budget_bytes_per_gpu)}: nothing is left for the "
+                "KV cache",
+                extra={
+                    "gpus": before.gpus,
+                    "tp": before.tp,
+                    "pp": before.pp,
+                    "static_bytes": static,
+                    "weights_bytes": before.memory_per_gpu.get("weights", 0),
+                    "budget_bytes": before.budget_bytes_per_gpu,
+                },
+            )
+        )
     elif _total_fit(before) < before.concurrency:
-        binds.append(Bind(code="kv_short",
-                          message=f"on {before.gpus} GPUs the KV cache holds {_total_fit(before)} of the "
-                                  f"{before.concurrency} requests at {before.tokens_per_request} tokens",
-                          extra={"gpus": before.gpus, "fit": _total_fit(before), "concurrency": before.concurrency,
-                                 "tokens": before.tokens_per_request}))
+        binds.append(
+            Bind(
+                code="kv_short",
+                message=f"on {before.gpus} GPUs the KV cache holds {_total_fit(before)} of the "
+                f"{before.concurrency} requests at {before.tokens_per_request} tokens",
+                extra={
+                    "gpus": before.gpus,
+                    "fit": _total_fit(before),
+                    "concurrency": before.concurrency,
+                    "tokens": before.tokens_per_request,
+                },
+            )
+        )
     extent = _extent_bind(request, changes=_compact_changes(request, before), max_gpus=max_gpus, before=before)
     if extent is not None:
         binds.append(extent)

@@ -92,22 +92,43 @@ def _attention_tensors(attn: AttentionSpec, h: int) -> list[dict[str, Any]]:
         if attn.q_lora_rank:
             tensors += [
                 {"name": "q_a_proj", "rows": attn.q_lora_rank, "cols": h, "shard": Shard.REPLICATED, **linear},
-                {"name": "q_a_layernorm", "role": Role.NORM, "rows": attn.q_lora_rank, "shard": Shard.REPLICATED,
-                 **vector},
-                {"name": "q_b_proj", "rows": heads * attn.head_dim, "cols": attn.q_lora_rank, "shard": Shard.COLUMN,
-                 **linear},
+                {
+                    "name": "q_a_layernorm",
+                    "role": Role.NORM,
+                    "rows": attn.q_lora_rank,
+                    "shard": Shard.REPLICATED,
+                    **vector,
+                },
+                {
+                    "name": "q_b_proj",
+                    "rows": heads * attn.head_dim,
+                    "cols": attn.q_lora_rank,
+                    "shard": Shard.COLUMN,
+                    **linear,
+                },
             ]
         else:
-            tensors.append({"name": "q_proj", "rows": heads * attn.head_dim, "cols": h, "shard": Shard.COLUMN,
-                            **linear})
+            tensors.append(
+                {"name": "q_proj", "rows": heads * attn.head_dim, "cols": h, "shard": Shard.COLUMN, **linear}
+            )
         latent = attn.kv_lora_rank + attn.qk_rope_head_dim
         return [
             *tensors,
             {"name": "kv_a_proj_with_mqa", "rows": latent, "cols": h, "shard": Shard.REPLICATED, **linear},
-            {"name": "kv_a_layernorm", "role": Role.NORM, "rows": attn.kv_lora_rank, "shard": Shard.REPLICATED,
-             **vector},
-            {"name": "kv_b_proj", "rows": heads * (attn.qk_nope_head_dim + attn.value_head_dim),
-             "cols": attn.kv_lora_rank, "shard": Shard.COLUMN, **linear},
+            {
+                "name": "kv_a_layernorm",
+                "role": Role.NORM,
+                "rows": attn.kv_lora_rank,
+                "shard": Shard.REPLICATED,
+                **vector,
+            },
+            {
+                "name": "kv_b_proj",
+                "rows": heads * (attn.qk_nope_head_dim + attn.value_head_dim),
+                "cols": attn.kv_lora_rank,
+                "shard": Shard.COLUMN,
+                **linear,
+            },
             {"name": "o_proj", "rows": h, "cols": heads * attn.value_head_dim, "shard": Shard.ROW, **linear},
         ]
     q_out = attn.num_heads * attn.head_dim
@@ -133,8 +154,7 @@ def _attention_tensors(attn: AttentionSpec, h: int) -> list[dict[str, Any]]:
             {"name": "k_norm", "role": Role.NORM, "rows": attn.head_dim, "shard": Shard.REPLICATED, **vector},
         ]
     if attn.sinks:
-        tensors.append({"name": "sinks", "role": Role.BIAS, "rows": attn.num_heads, "shard": Shard.COLUMN,
-                        **vector})
+        tensors.append({"name": "sinks", "role": Role.BIAS, "rows": attn.num_heads, "shard": Shard.COLUMN, **vector})
     return tensors
 
 
@@ -143,42 +163,134 @@ def _mlp_tensors(mlp: MlpSpec, h: int) -> list[dict[str, Any]]:
     inputs = ("gate_proj", "up_proj") if mlp.gated else ("up_proj",)
     vector = {"cols": 1, "quantizable": False}
     if mlp.kind is MlpKind.DENSE:
-        tensors = [{"name": name, "role": Role.MLP, "rows": mlp.intermediate_size, "cols": h,
-                    "shard": Shard.COLUMN, "quantizable": True} for name in inputs]
-        tensors.append({"name": "down_proj", "role": Role.MLP, "rows": h, "cols": mlp.intermediate_size,
-                        "shard": Shard.ROW, "quantizable": True})
+        tensors = [
+            {
+                "name": name,
+                "role": Role.MLP,
+                "rows": mlp.intermediate_size,
+                "cols": h,
+                "shard": Shard.COLUMN,
+                "quantizable": True,
+            }
+            for name in inputs
+        ]
+        tensors.append(
+            {
+                "name": "down_proj",
+                "role": Role.MLP,
+                "rows": h,
+                "cols": mlp.intermediate_size,
+                "shard": Shard.ROW,
+                "quantizable": True,
+            }
+        )
         if mlp.bias:
-            tensors += [{"name": f"{name}.bias", "role": Role.BIAS, "rows": mlp.intermediate_size,
-                         "shard": Shard.COLUMN, **vector} for name in inputs]
-            tensors.append({"name": "down_proj.bias", "role": Role.BIAS, "rows": h, "shard": Shard.REPLICATED,
-                            **vector})
+            tensors += [
+                {
+                    "name": f"{name}.bias",
+                    "role": Role.BIAS,
+                    "rows": mlp.intermediate_size,
+                    "shard": Shard.COLUMN,
+                    **vector,
+                }
+                for name in inputs
+            ]
+            tensors.append(
+                {"name": "down_proj.bias", "role": Role.BIAS, "rows": h, "shard": Shard.REPLICATED, **vector}
+            )
         return tensors
     routed = {"copies": mlp.num_experts, "active_copies": mlp.experts_per_token}
     tensors = [
-        {"name": "router", "role": Role.ROUTER, "rows": mlp.num_experts, "cols": h, "shard": Shard.REPLICATED,
-         "quantizable": False},
-        *({"name": f"experts.{name}", "role": Role.EXPERT, "rows": mlp.intermediate_size, "cols": h,
-           "shard": Shard.COLUMN, "quantizable": True, **routed} for name in inputs),
-        {"name": "experts.down_proj", "role": Role.EXPERT, "rows": h, "cols": mlp.intermediate_size,
-         "shard": Shard.ROW, "quantizable": True, **routed},
+        {
+            "name": "router",
+            "role": Role.ROUTER,
+            "rows": mlp.num_experts,
+            "cols": h,
+            "shard": Shard.REPLICATED,
+            "quantizable": False,
+        },
+        *(
+            {
+                "name": f"experts.{name}",
+                "role": Role.EXPERT,
+                "rows": mlp.intermediate_size,
+                "cols": h,
+                "shard": Shard.COLUMN,
+                "quantizable": True,
+                **routed,
+            }
+            for name in inputs
+        ),
+        {
+            "name": "experts.down_proj",
+            "role": Role.EXPERT,
+            "rows": h,
+            "cols": mlp.intermediate_size,
+            "shard": Shard.ROW,
+            "quantizable": True,
+            **routed,
+        },
     ]
     if mlp.router_bias:
-        tensors.append({"name": "router.bias", "role": Role.BIAS, "rows": mlp.num_experts,
-                        "shard": Shard.REPLICATED, **vector})
+        tensors.append(
+            {"name": "router.bias", "role": Role.BIAS, "rows": mlp.num_experts, "shard": Shard.REPLICATED, **vector}
+        )
     if mlp.expert_bias:  # gpt-oss: per expert, gate/up biases (2 × width) and a down bias (hidden)
-        tensors += [{"name": f"experts.{name}.bias", "role": Role.BIAS, "rows": mlp.intermediate_size,
-                     "shard": Shard.COLUMN, **vector, **routed} for name in inputs]
-        tensors.append({"name": "experts.down_proj.bias", "role": Role.BIAS, "rows": h,
-                        "shard": Shard.REPLICATED, **vector, **routed})
+        tensors += [
+            {
+                "name": f"experts.{name}.bias",
+                "role": Role.BIAS,
+                "rows": mlp.intermediate_size,
+                "shard": Shard.COLUMN,
+                **vector,
+                **routed,
+            }
+            for name in inputs
+        ]
+        tensors.append(
+            {
+                "name": "experts.down_proj.bias",
+                "role": Role.BIAS,
+                "rows": h,
+                "shard": Shard.REPLICATED,
+                **vector,
+                **routed,
+            }
+        )
     if mlp.shared_experts:
         width = mlp.shared_experts * mlp.shared_intermediate_size
-        tensors += [{"name": f"shared_expert.{name}", "role": Role.MLP, "rows": width, "cols": h,
-                     "shard": Shard.COLUMN, "quantizable": True} for name in inputs]
-        tensors.append({"name": "shared_expert.down_proj", "role": Role.MLP, "rows": h, "cols": width,
-                        "shard": Shard.ROW, "quantizable": True})
+        tensors += [
+            {
+                "name": f"shared_expert.{name}",
+                "role": Role.MLP,
+                "rows": width,
+                "cols": h,
+                "shard": Shard.COLUMN,
+                "quantizable": True,
+            }
+            for name in inputs
+        ]
+        tensors.append(
+            {
+                "name": "shared_expert.down_proj",
+                "role": Role.MLP,
+                "rows": h,
+                "cols": width,
+                "shard": Shard.ROW,
+                "quantizable": True,
+            }
+        )
         if mlp.shared_expert_gate:
-            tensors.append({"name": "shared_expert_gate", "role": Role.ROUTER, "rows": 1, "cols": h,
-                            "shard": Shard.REPLICATED, "quantizable": False})
+            tensors.append(
+                {
+                    "name": "shared_expert_gate",
+                    "role": Role.ROUTER,
+                    "rows": 1,
+                    "cols": h,
+                    "shard": Shard.REPLICATED,
+                    "quantizable": False,
+                }
+            )
     return tensors
 
 
@@ -187,8 +299,14 @@ def layer_tensors(layer: LayerSpec, *, hidden_size: int, count: int) -> tuple[Te
     dicts = [
         *_attention_tensors(layer.attention, hidden_size),
         *_mlp_tensors(layer.mlp, hidden_size),
-        {"name": "layer_norms", "role": Role.NORM, "rows": hidden_size, "cols": layer.norms,
-         "shard": Shard.REPLICATED, "quantizable": False},
+        {
+            "name": "layer_norms",
+            "role": Role.NORM,
+            "rows": hidden_size,
+            "cols": layer.norms,
+            "shard": Shard.REPLICATED,
+            "quantizable": False,
+        },
     ]
     return tuple(TensorSpec(per_model=count, per_layer=True, layer=layer, **spec) for spec in dicts)
 
@@ -211,20 +329,58 @@ def tensor_inventory(arch: Architecture) -> tuple[TensorSpec, ...]:
     h = arch.hidden_size
     norm_vectors = 2 if arch.norm is NormKind.LAYER else 1  # LayerNorm: weight and bias
     tensors: list[TensorSpec] = [
-        TensorSpec(name="embed_tokens", role=Role.EMBEDDING, rows=arch.vocab_size, cols=h, per_model=1,
-                   per_layer=False, shard=Shard.VOCAB, quantizable=False),
+        TensorSpec(
+            name="embed_tokens",
+            role=Role.EMBEDDING,
+            rows=arch.vocab_size,
+            cols=h,
+            per_model=1,
+            per_layer=False,
+            shard=Shard.VOCAB,
+            quantizable=False,
+        ),
     ]
     for layer, count in layer_counts(arch.layers).items():
         tensors.extend(layer_tensors(layer, hidden_size=h, count=count))
     if arch.vision_parameters:
         # Counted as one replicated block in the checkpoint dtype: engines keep the encoder beside the text model.
-        tensors.append(TensorSpec(name="vision_tower", role=Role.VISION, rows=arch.vision_parameters, cols=1,
-                                  per_model=1, per_layer=False, shard=Shard.REPLICATED, quantizable=False))
-    tensors.append(TensorSpec(name="final_norm", role=Role.NORM, rows=h, cols=norm_vectors, per_model=1,
-                              per_layer=False, shard=Shard.REPLICATED, quantizable=False))
+        tensors.append(
+            TensorSpec(
+                name="vision_tower",
+                role=Role.VISION,
+                rows=arch.vision_parameters,
+                cols=1,
+                per_model=1,
+                per_layer=False,
+                shard=Shard.REPLICATED,
+                quantizable=False,
+            )
+        )
+    tensors.append(
+        TensorSpec(
+            name="final_norm",
+            role=Role.NORM,
+            rows=h,
+            cols=norm_vectors,
+            per_model=1,
+            per_layer=False,
+            shard=Shard.REPLICATED,
+            quantizable=False,
+        )
+    )
     if not arch.tie_word_embeddings:
-        tensors.append(TensorSpec(name="lm_head", role=Role.LM_HEAD, rows=arch.vocab_size, cols=h, per_model=1,
-                                  per_layer=False, shard=Shard.VOCAB, quantizable=False))
+        tensors.append(
+            TensorSpec(
+                name="lm_head",
+                role=Role.LM_HEAD,
+                rows=arch.vocab_size,
+                cols=h,
+                per_model=1,
+                per_layer=False,
+                shard=Shard.VOCAB,
+                quantizable=False,
+            )
+        )
     return tuple(tensors)
 
 
@@ -251,8 +407,11 @@ def active_parameter_count(tensors: tuple[TensorSpec, ...], *, input_embedding: 
     64000
     """
     tied = not any(t.role is Role.LM_HEAD for t in tensors)
-    return sum(t.elements * t.per_model * t.active_copies for t in tensors
-               if t.role is not Role.VISION and (input_embedding or tied or t.role is not Role.EMBEDDING))
+    return sum(
+        t.elements * t.per_model * t.active_copies
+        for t in tensors
+        if t.role is not Role.VISION and (input_embedding or tied or t.role is not Role.EMBEDDING)
+    )
 
 
 @lru_cache(maxsize=256)
@@ -272,8 +431,9 @@ def mtp_parameter_count(arch: Architecture) -> int:
 
 def _parallel_error(field: str, message: str, **numbers: int) -> SizingError:
     """An INVALID_PARALLELISM error whose message is also attached to the form/API field it concerns."""
-    return SizingError(code=SizingErrorCode.INVALID_PARALLELISM, message=message,
-                       extra={**numbers, "fields": {field: [message]}})
+    return SizingError(
+        code=SizingErrorCode.INVALID_PARALLELISM, message=message, extra={**numbers, "fields": {field: [message]}}
+    )
 
 
 def check_tensor_parallel(arch: Architecture, tp: int) -> None:
@@ -282,14 +442,19 @@ def check_tensor_parallel(arch: Architecture, tp: int) -> None:
         raise _parallel_error("tp", "tensor parallel size must be ≥ 1", tp=tp)
     heads, kv_heads = arch.num_attention_heads, arch.num_key_value_heads
     if heads % tp:
-        raise _parallel_error("tp", f"tensor parallel size {tp} does not divide the {heads} attention heads",
-                              tp=tp, num_attention_heads=heads)
+        raise _parallel_error(
+            "tp",
+            f"tensor parallel size {tp} does not divide the {heads} attention heads",
+            tp=tp,
+            num_attention_heads=heads,
+        )
     if kv_heads % tp and tp % kv_heads:
         raise _parallel_error(
             "tp",
             f"tensor parallel size {tp} neither divides nor is a multiple of the {kv_heads} KV heads: "
             "the KV heads cannot be split or replicated evenly",
-            tp=tp, num_key_value_heads=kv_heads,
+            tp=tp,
+            num_key_value_heads=kv_heads,
         )
     widths: dict[str, int] = {}
     for layer in layer_counts(arch.layers):
@@ -302,15 +467,23 @@ def check_tensor_parallel(arch: Architecture, tp: int) -> None:
                 widths["shared expert width"] = mlp.shared_experts * mlp.shared_intermediate_size
     for name, size in widths.items():
         if size % tp:
-            raise _parallel_error("tp", f"tensor parallel size {tp} does not divide {name} {size}",
-                                  tp=tp, **{name.replace(" ", "_"): size})
+            raise _parallel_error(
+                "tp",
+                f"tensor parallel size {tp} does not divide {name} {size}",
+                tp=tp,
+                **{name.replace(" ", "_"): size},
+            )
 
 
 def pipeline_stage_layers(num_layers: int, pp: int) -> tuple[int, ...]:
     """Layers per pipeline stage as vLLM splits them: even shares, the remainder to the stages before the last."""
     if pp < 1 or pp > num_layers:
-        raise _parallel_error("pp", f"pipeline parallel size {pp} must be between 1 and the {num_layers} layers",
-                              pp=pp, num_hidden_layers=num_layers)
+        raise _parallel_error(
+            "pp",
+            f"pipeline parallel size {pp} must be between 1 and the {num_layers} layers",
+            pp=pp,
+            num_hidden_layers=num_layers,
+        )
     stages = [num_layers // pp] * pp
     for k in range(num_layers % pp):
         stages[-(k + 2) if pp > 1 else 0] += 1

@@ -18,8 +18,11 @@ from sizing.estimator.versions import LATEST, resolve_engine_version
 # (value, what changes at this release), newest first. Values are what `EstimateRequest.engine_version` takes.
 VLLM_RELEASE_CHOICES: tuple[tuple[str, str], ...] = (
     (LATEST, "the newest release modelled"),
-    ("0.33.0", "profiling counts start-up buffers (from 0.27); cards of 160 GiB or more get the big batch defaults "
-               "(from 0.29); the Triton sampler stays the default unless VLLM_USE_FLASHINFER_SAMPLER=1"),
+    (
+        "0.33.0",
+        "profiling counts start-up buffers (from 0.27); cards of 160 GiB or more get the big batch defaults "
+        "(from 0.29); the Triton sampler stays the default unless VLLM_USE_FLASHINFER_SAMPLER=1",
+    ),
     ("0.20.0", "gpu_memory_utilization 0.92 by default; CUDA graphs are measured inside the budget"),
     ("0.19.0", "the last release with gpu_memory_utilization 0.90 and CUDA graphs outside the budget"),
     ("0.17.0", "the Triton top-k/top-p sampler: a smaller sampling peak"),

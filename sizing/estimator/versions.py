@@ -79,18 +79,20 @@ def resolve_engine_version(engine: str, requested: str | None) -> ResolvedVersio
         return ResolvedVersion(requested=LATEST, version=span.newest if span else None)
     version = parse_version(text)
     if version is None:
-        raise invalid_argument("engine_version", f"engine_version {text[:40]!r} is not a version: give "
-                                                 f"{ACCEPTED_FORM}")
+        raise invalid_argument("engine_version", f"engine_version {text[:40]!r} is not a version: give {ACCEPTED_FORM}")
     if span is None:
         return ResolvedVersion(requested=text, version=version)
     if version < span.oldest:
         raise invalid_argument(
             "engine_version",
             f"{engine} {version} is older than the oldest release modelled ({span.oldest}): its memory rules are "
-            f"not in the estimator, so it is not estimated; choose {span.oldest} or later")
+            f"not in the estimator, so it is not estimated; choose {span.oldest} or later",
+        )
     if version > span.newest:
         return ResolvedVersion(
-            requested=text, version=span.newest,
+            requested=text,
+            version=span.newest,
             warning=f"{engine} {version} is newer than the newest release modelled ({span.newest}): estimated with "
-                    f"{span.newest}'s rules; check its boot log")
+            f"{span.newest}'s rules; check its boot log",
+        )
     return ResolvedVersion(requested=text, version=version)

@@ -118,8 +118,9 @@ def _engine(s: VllmSettings) -> tuple[str, str]:
     version, cc = s.version, s.compute_capability
     if s.engine_mode == "v0":
         if version >= V1_ONLY_FROM:
-            raise invalid_argument("engine_mode", f"vLLM {version} has no V0 engine (removed in 0.11.0): choose "
-                                                  "auto or v1")
+            raise invalid_argument(
+                "engine_mode", f"vLLM {version} has no V0 engine (removed in 0.11.0): choose auto or v1"
+            )
         return "v0", "V0 requested (VLLM_USE_V1=0)"
     if s.engine_mode == "v1":
         return "v1", "V1 requested (VLLM_USE_V1=1)"
@@ -127,8 +128,10 @@ def _engine(s: VllmSettings) -> tuple[str, str]:
         return "v0", f"{_band('0.6.0', '0.7.x')}: V0 is the default engine (V1 only with VLLM_USE_V1=1)"
     if version <= V0_CC_FALLBACK_UNTIL:
         if cc is not None and cc < (8, 0):
-            return "v0", (f"{_band('0.8.0', '0.10.1')}: compute capability {cc[0]}.{cc[1]} < 8.0 falls back to V0 "
-                          "(arg_utils.py _is_v1_supported_oracle 1354 @ v0.8.5)")
+            return "v0", (
+                f"{_band('0.8.0', '0.10.1')}: compute capability {cc[0]}.{cc[1]} < 8.0 falls back to V0 "
+                "(arg_utils.py _is_v1_supported_oracle 1354 @ v0.8.5)"
+            )
         if s.v1_unsupported:
             return "v0", f"{_band('0.8.0', '0.10.1')}: {s.v1_unsupported} falls back to V0"
     return "v1", f"{_band('0.8.0')}: the V1 engine"
@@ -137,22 +140,34 @@ def _engine(s: VllmSettings) -> tuple[str, str]:
 def _regime(engine: str, version: Version) -> tuple[str, str]:
     if engine == "v0":
         if version <= V(0, 6, 4):
-            return "P0", ("V0 ≤ 0.6.4: KV = budget − peak allocated − (used − allocated): the CUDA context counts "
-                          "(worker.py determine_num_available_blocks 174–243 @ v0.6.4)")
+            return "P0", (
+                "V0 ≤ 0.6.4: KV = budget − peak allocated − (used − allocated): the CUDA context counts "
+                "(worker.py determine_num_available_blocks 174–243 @ v0.6.4)"
+            )
         if version <= V(0, 6, 6):
-            return "P1", ("V0 0.6.5–0.6.6: KV = budget − weights − activations − non-torch, non-torch measured "
-                          "against allocated bytes (utils.py memory_profiling 1661–1738 @ v0.6.5)")
-        return "P2", ("V0 0.7.0+: KV = budget − weights − activations − non-torch, non-torch against reserved bytes "
-                      "(utils.py memory_profiling 1983–2056 @ v0.7.0)")
+            return "P1", (
+                "V0 0.6.5–0.6.6: KV = budget − weights − activations − non-torch, non-torch measured "
+                "against allocated bytes (utils.py memory_profiling 1661–1738 @ v0.6.5)"
+            )
+        return "P2", (
+            "V0 0.7.0+: KV = budget − weights − activations − non-torch, non-torch against reserved bytes "
+            "(utils.py memory_profiling 1983–2056 @ v0.7.0)"
+        )
     if version <= V(0, 9, 0):
-        return "P0", ("V1 ≤ 0.9.0: KV = budget − peak allocated − (used − allocated): the CUDA context and the "
-                      "model runner's buffers count (v1/worker/gpu_worker.py determine_available_memory 165–212 "
-                      "@ v0.8.5)")
+        return "P0", (
+            "V1 ≤ 0.9.0: KV = budget − peak allocated − (used − allocated): the CUDA context and the "
+            "model runner's buffers count (v1/worker/gpu_worker.py determine_available_memory 165–212 "
+            "@ v0.8.5)"
+        )
     if version < V(0, 27, 0):
-        return "P2", ("V1 0.9.1–0.26.x: KV = budget − weights − activations − non-torch (− CUDA graphs from 0.20) "
-                      "(utils memory_profiling 2334–2480 @ v0.9.2; gpu_worker.py 222 @ v0.11.0)")
-    return "P4", ("V1 0.27+: non-KV = memory consumed since init + the profile's peak over what stays allocated "
-                  "(utils/mem_utils.py memory_profiling 234–326 @ v0.27.0)")
+        return "P2", (
+            "V1 0.9.1–0.26.x: KV = budget − weights − activations − non-torch (− CUDA graphs from 0.20) "
+            "(utils memory_profiling 2334–2480 @ v0.9.2; gpu_worker.py 222 @ v0.11.0)"
+        )
+    return "P4", (
+        "V1 0.27+: non-KV = memory consumed since init + the profile's peak over what stays allocated "
+        "(utils/mem_utils.py memory_profiling 234–326 @ v0.27.0)"
+    )
 
 
 def _scheduler(s: VllmSettings, engine: str) -> tuple[int, int, bool, dict[str, object], str]:
@@ -175,9 +190,11 @@ def _scheduler(s: VllmSettings, engine: str) -> tuple[int, int, bool, dict[str, 
         else:
             batched = max(length, 2048)
             assumed["max_num_batched_tokens"] = batched
-        source = ("V0: max_num_seqs 256; chunked prefill on by itself above 32,768 tokens of context; without it "
-                  "max_num_batched_tokens = max(max_model_len, 2048), with it 512 (≤ 0.6.4) or 2048 "
-                  "(arg_utils.py 996–1020 @ v0.6.4, config.py 1529–1537 @ v0.7.2)")
+        source = (
+            "V0: max_num_seqs 256; chunked prefill on by itself above 32,768 tokens of context; without it "
+            "max_num_batched_tokens = max(max_model_len, 2048), with it 512 (≤ 0.6.4) or 2048 "
+            "(arg_utils.py 996–1020 @ v0.6.4, config.py 1529–1537 @ v0.7.2)"
+        )
         return seqs, batched, chunked, assumed, source
     llm = s.usage_context == "llm"
     name = s.gpu_name.lower()
@@ -185,24 +202,34 @@ def _scheduler(s: VllmSettings, engine: str) -> tuple[int, int, bool, dict[str, 
     if version < V(0, 8, 0):  # 0.7.x opt-in V1: by name, 1024 sequences everywhere
         big = "h100" in name or "h200" in name
         seqs, batched = 1024, (16384 if llm else 8192) if big else (8192 if llm else 2048)
-        source = "V1 0.7.x: H100/H200 by name 16384/8192 tokens (LLM/serve), else 8192/2048; 1024 sequences " \
-                 "(arg_utils.py _override_v1_engine_args 1296–1328 @ v0.7.2)"
+        source = (
+            "V1 0.7.x: H100/H200 by name 16384/8192 tokens (LLM/serve), else 8192/2048; 1024 sequences "
+            "(arg_utils.py _override_v1_engine_args 1296–1328 @ v0.7.2)"
+        )
     elif version <= V(0, 8, 4):
         big = "h100" in name or "h200" in name
-        source = "V1 0.8.0–0.8.4: H100/H200 by name get 16384/8192 tokens (LLM/serve) and 1024 sequences, " \
-                 "others 8192/2048 and 256 (arg_utils.py 1669–1682 @ v0.8.4)"
+        source = (
+            "V1 0.8.0–0.8.4: H100/H200 by name get 16384/8192 tokens (LLM/serve) and 1024 sequences, "
+            "others 8192/2048 and 256 (arg_utils.py 1669–1682 @ v0.8.4)"
+        )
     elif version <= V(0, 8, 5):
         big = s.cuda_total_bytes >= GiB_70
-        source = "V1 0.8.5: cards of ≥ 70 GiB get 16384/8192 tokens (LLM/serve) and 1024 sequences, others " \
-                 "8192/2048 and 256 (arg_utils.py 1596–1621 @ v0.8.5)"
+        source = (
+            "V1 0.8.5: cards of ≥ 70 GiB get 16384/8192 tokens (LLM/serve) and 1024 sequences, others "
+            "8192/2048 and 256 (arg_utils.py 1596–1621 @ v0.8.5)"
+        )
     else:
         big = s.cuda_total_bytes >= GiB_70 and "a100" not in name
-        source = "V1 0.9.0+: cards of ≥ 70 GiB other than the A100 get 16384/8192 tokens (LLM/serve) and 1024 " \
-                 "sequences, others 8192/2048 and 256 (arg_utils.py 1495 @ v0.9.0; get_batch_defaults 1817–1898 " \
-                 "@ v0.14.1)"
+        source = (
+            "V1 0.9.0+: cards of ≥ 70 GiB other than the A100 get 16384/8192 tokens (LLM/serve) and 1024 "
+            "sequences, others 8192/2048 and 256 (arg_utils.py 1495 @ v0.9.0; get_batch_defaults 1817–1898 "
+            "@ v0.14.1)"
+        )
         if version >= V(0, 29, 0) and s.cuda_total_bytes >= GiB_160:
-            source = "V1 0.29+: cards of ≥ 160 GiB get 16384 tokens and 1024 sequences in both contexts " \
-                     "(get_batch_defaults 2940, 2973 @ v0.33.0)"
+            source = (
+                "V1 0.29+: cards of ≥ 160 GiB get 16384 tokens and 1024 sequences in both contexts "
+                "(get_batch_defaults 2940, 2973 @ v0.33.0)"
+            )
     if version >= V(0, 8, 0):
         seqs = big_seqs if big else 256
         if version >= V(0, 29, 0) and s.cuda_total_bytes >= GiB_160:
@@ -238,8 +265,10 @@ def _sampler_path(s: VllmSettings, engine: str, rows: int) -> tuple[str, str]:
         return "sort", "V1 0.8.x sorts (FlashInfer only below 0.2.3: topk_topp_sampler.py 29–60 @ v0.8.5)"
     if version <= V(0, 11, 0):
         if flag or s.install == "docker":
-            return "flashinfer", ("V1 0.9.0–0.11.0: FlashInfer whenever it is importable (the Docker image ships it; "
-                                  "topk_topp_sampler.py 46 @ v0.11.0)")
+            return "flashinfer", (
+                "V1 0.9.0–0.11.0: FlashInfer whenever it is importable (the Docker image ships it; "
+                "topk_topp_sampler.py 46 @ v0.11.0)"
+            )
         return "sort", "V1 0.9.0–0.11.0 on a pip install: FlashInfer is not installed, the logits are sorted"
     if flag:
         return "flashinfer", "V1 0.11.1+ with VLLM_USE_FLASHINFER_SAMPLER=1 (topk_topp_sampler.py 34 @ v0.11.2)"
@@ -257,25 +286,46 @@ def vllm_rules(s: VllmSettings) -> VllmRules:
     path, path_why = _sampler_path(s, engine, rows)
     if s.version >= GRAPHS_INSIDE_FROM:
         inside = s.estimate_cudagraphs is not False
-        graphs_why = ("vLLM 0.20+: the CUDA graphs' memory is estimated while profiling and subtracted from the "
-                      "budget (envs.py 260 @ v0.20.0; gpu_model_runner.py profile_cudagraph_memory 6268 @ v0.33.0)")
+        graphs_why = (
+            "vLLM 0.20+: the CUDA graphs' memory is estimated while profiling and subtracted from the "
+            "budget (envs.py 260 @ v0.20.0; gpu_model_runner.py profile_cudagraph_memory 6268 @ v0.33.0)"
+        )
     elif s.version >= GRAPHS_ESTIMATE_OPT_IN_FROM and s.estimate_cudagraphs:
         inside = True
         graphs_why = "vLLM 0.18–0.19 with VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1: subtracted from the budget"
     else:
         inside = False
-        graphs_why = (f"vLLM {s.version}: CUDA graphs are captured after the KV allocation, above the "
-                      "gpu_memory_utilization budget")
+        graphs_why = (
+            f"vLLM {s.version}: CUDA graphs are captured after the KV allocation, above the "
+            "gpu_memory_utilization budget"
+        )
     notes: list[str] = []
     if regime == "P1":
-        notes.append(f"vLLM {s.version} counts the caching allocator's fragmentation as non-torch memory "
-                     "(0.1–2 GiB, not predictable): the KV figure assumes 1 GiB; read the boot log")
-    sources = {"engine": engine_why, "regime": regime_why, "scheduler": scheduler_why, "sampler": path_why,
-               "cuda_graphs": graphs_why}
-    return VllmRules(version=s.version, engine=engine, regime=regime, max_num_seqs=seqs,
-                     max_num_batched_tokens=batched, chunked_prefill=chunked,
-                     utilization=vllm_default_utilization(s.version), sampler_path=path, graphs_in_budget=inside,
-                     defaults_assumed=assumed, sources=sources, notes=tuple(notes))
+        notes.append(
+            f"vLLM {s.version} counts the caching allocator's fragmentation as non-torch memory "
+            "(0.1–2 GiB, not predictable): the KV figure assumes 1 GiB; read the boot log"
+        )
+    sources = {
+        "engine": engine_why,
+        "regime": regime_why,
+        "scheduler": scheduler_why,
+        "sampler": path_why,
+        "cuda_graphs": graphs_why,
+    }
+    return VllmRules(
+        version=s.version,
+        engine=engine,
+        regime=regime,
+        max_num_seqs=seqs,
+        max_num_batched_tokens=batched,
+        chunked_prefill=chunked,
+        utilization=vllm_default_utilization(s.version),
+        sampler_path=path,
+        graphs_in_budget=inside,
+        defaults_assumed=assumed,
+        sources=sources,
+        notes=tuple(notes),
+    )
 
 
 # --- the terms ------------------------------------------------------------------------------------------------
@@ -286,8 +336,12 @@ def _layer_forward_elements(layer: LayerSpec, *, hidden: int, tp: int) -> int:
     attn, mlp = layer.attention, layer.mlp
     if attn.kind is AttentionKind.MLA:
         q = attn.num_heads // tp * (attn.qk_nope_head_dim + attn.qk_rope_head_dim)
-        attention = 2 * q + attn.kv_lora_rank + attn.qk_rope_head_dim + attn.num_heads // tp * (
-            attn.qk_nope_head_dim + attn.value_head_dim)
+        attention = (
+            2 * q
+            + attn.kv_lora_rank
+            + attn.qk_rope_head_dim
+            + attn.num_heads // tp * (attn.qk_nope_head_dim + attn.value_head_dim)
+        )
     else:
         q = attn.num_heads // tp * attn.head_dim
         attention = 2 * q + 2 * attn.kv_heads_per_rank(tp) * attn.head_dim
@@ -326,8 +380,9 @@ def sampler_peak_bytes(arch: Architecture, rules: VllmRules, *, sm_count: int | 
     return peak
 
 
-def activation_peak(arch: Architecture, rules: VllmRules, *, tp: int, samples: bool, sm_count: int | None
-                    ) -> tuple[int, int, int]:
+def activation_peak(
+    arch: Architecture, rules: VllmRules, *, tp: int, samples: bool, sm_count: int | None
+) -> tuple[int, int, int]:
     """(A, F, S_peak) on one rank: the sampler runs after the forward's temporaries are freed, so the peaks do not
     add. `samples`: this rank runs the sampler (V0: the driver of the last stage only; V1: every last-stage rank)."""
     forward = forward_peak_bytes(arch, tp=tp, batched_tokens=rules.max_num_batched_tokens)
@@ -335,8 +390,15 @@ def activation_peak(arch: Architecture, rules: VllmRules, *, tp: int, samples: b
     return max(forward, sampler), forward, sampler
 
 
-def non_torch_bytes(rules: VllmRules, *, tp: int, pp: int, nvswitch: bool, compute_capability: tuple[int, int] | None,
-                    nccl_nvls: bool | None) -> tuple[int, str]:
+def non_torch_bytes(
+    rules: VllmRules,
+    *,
+    tp: int,
+    pp: int,
+    nvswitch: bool,
+    compute_capability: tuple[int, int] | None,
+    nccl_nvls: bool | None,
+) -> tuple[int, str]:
     """NT (spec §3.5): the CUDA context where the regime counts it, NCCL, NVLS buffers on NVSwitch boards."""
     version = rules.version
     if rules.regime == "P0":
@@ -356,13 +418,16 @@ def non_torch_bytes(rules: VllmRules, *, tp: int, pp: int, nvswitch: bool, compu
         if nvls and version >= V(0, 11, 0):
             return max(base, NT_NVSWITCH_FROM_011), (
                 "NVSwitch board, vLLM 0.11+ (NCCL_CUMEM_ENABLE no longer forced off): ≈2.1 GiB of NCCL and NVLS "
-                "buffers at TP ≥ 2 (public H100 report: TP2 2.07, TP4 2.13 GiB)")
+                "buffers at TP ≥ 2 (public H100 report: TP2 2.07, TP4 2.13 GiB)"
+            )
         total = base + NT_TP
         why += " + NCCL buffers 0.25 GiB (TP > 1)"
         if nvls and tp > 2:
             total += 2 * tp * NVLS_PER_RANK_BYTES
-            why += (f" + NVLS buffers 2 communicators × TP {tp} × 288 MiB (NVSwitch, TP > 2; vLLM issue #9699; "
-                    "NCCL_NVLS_ENABLE=0 drops them)")
+            why += (
+                f" + NVLS buffers 2 communicators × TP {tp} × 288 MiB (NVSwitch, TP > 2; vLLM issue #9699; "
+                "NCCL_NVLS_ENABLE=0 drops them)"
+            )
         return total, why
     if pp > 1:
         return base + NT_PP_ONLY, why + " + 0.07 GiB of pipeline-parallel NCCL buffers"
@@ -383,8 +448,11 @@ def persistent_bytes(arch: Architecture, rules: VllmRules, *, max_model_len: int
     if rules.engine != "v1" or rules.regime not in ("P0", "P4"):
         return 0
     batched, seqs = rules.max_num_batched_tokens, rules.max_num_seqs
-    return (batched * (4 + 8 + 8) + math.ceil(batched * arch.hidden_size * arch.dtype.bits / 8)
-            + seqs * math.ceil(max(1, max_model_len) / block_size) * 4)
+    return (
+        batched * (4 + 8 + 8)
+        + math.ceil(batched * arch.hidden_size * arch.dtype.bits / 8)
+        + seqs * math.ceil(max(1, max_model_len) / block_size) * 4
+    )
 
 
 def mxfp4_padded_expert_bytes(*, hidden: int, intermediate_per_rank: int, backend: str = "marlin") -> int:
@@ -404,6 +472,16 @@ def mxfp4_backend(version: Version, compute_capability: tuple[int, int] | None) 
     return "marlin"
 
 
-__all__ = ["VllmRules", "VllmSettings", "activation_peak", "cuda_graph_bytes", "forward_peak_bytes",
-           "mxfp4_padded_expert_bytes", "non_torch_bytes", "persistent_bytes", "sampler_peak_bytes",
-           "vllm_default_utilization", "vllm_rules"]
+__all__ = [
+    "VllmRules",
+    "VllmSettings",
+    "activation_peak",
+    "cuda_graph_bytes",
+    "forward_peak_bytes",
+    "mxfp4_padded_expert_bytes",
+    "non_torch_bytes",
+    "persistent_bytes",
+    "sampler_peak_bytes",
+    "vllm_default_utilization",
+    "vllm_rules",
+]

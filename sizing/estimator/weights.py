@@ -45,10 +45,13 @@ def resolve_weight_format(arch: Architecture, slug: str) -> WeightFormat:
         return PLAIN_FORMATS[arch.dtype.slug]
     fmt = weight_format(slug)
     if fmt.targets == frozenset({Role.EXPERT}) and not arch.is_moe:
-        message = (f"{slug} converts only routed experts (as gpt-oss and vLLM's MXFP4 path do) and "
-                   f"{arch.model_type} has none; choose nvfp4, int4 or fp8 for a dense model")
-        raise SizingError(code=SizingErrorCode.INVALID_ARGUMENT, message=message,
-                          extra={"fields": {"weights": [message]}})
+        message = (
+            f"{slug} converts only routed experts (as gpt-oss and vLLM's MXFP4 path do) and "
+            f"{arch.model_type} has none; choose nvfp4, int4 or fp8 for a dense model"
+        )
+        raise SizingError(
+            code=SizingErrorCode.INVALID_ARGUMENT, message=message, extra={"fields": {"weights": [message]}}
+        )
     return fmt
 
 
@@ -109,8 +112,9 @@ def weight_bytes_total(arch: Architecture, fmt: WeightFormat) -> int:
     return total
 
 
-def _rank_placements(arch: Architecture, fmt: WeightFormat, *, tp: int, ep: int
-                     ) -> Iterator[tuple[TensorSpec, int | None, int]]:
+def _rank_placements(
+    arch: Architecture, fmt: WeightFormat, *, tp: int, ep: int
+) -> Iterator[tuple[TensorSpec, int | None, int]]:
     """Each tensor placement with the bytes one TP rank holds of it (all its copies in that layer).
 
     With expert parallelism (`ep` > 1) a rank holds ceil(E / ep) whole routed experts instead of a 1/tp slice
@@ -131,8 +135,7 @@ def _rank_placements(arch: Architecture, fmt: WeightFormat, *, tp: int, ep: int
         yield tensor, index, copy_bytes(tensor, rows, cols, layer_index=index) * copies
 
 
-def weight_bytes_per_rank(arch: Architecture, fmt: WeightFormat, *, tp: int, pp: int, ep: int = 1
-                          ) -> tuple[int, ...]:
+def weight_bytes_per_rank(arch: Architecture, fmt: WeightFormat, *, tp: int, pp: int, ep: int = 1) -> tuple[int, ...]:
     """Bytes one TP rank holds in each pipeline stage (one entry per stage).
 
     With expert parallelism (`ep` > 1, vLLM's --enable-expert-parallel over TP x DP ranks) each rank holds
@@ -165,8 +168,7 @@ def weight_bytes_per_rank(arch: Architecture, fmt: WeightFormat, *, tp: int, pp:
 
 
 @lru_cache(maxsize=1024)
-def weight_bytes_per_rank_by_role(arch: Architecture, fmt: WeightFormat, *, tp: int, ep: int = 1
-                                  ) -> dict[Role, int]:
+def weight_bytes_per_rank_by_role(arch: Architecture, fmt: WeightFormat, *, tp: int, ep: int = 1) -> dict[Role, int]:
     """Bytes one TP rank holds for each tensor role, over all pipeline stages (what a step reads as it passes
     through them): the performance model reads the input table as a lookup and routed experts only when routed.
 
@@ -180,5 +182,10 @@ def weight_bytes_per_rank_by_role(arch: Architecture, fmt: WeightFormat, *, tp: 
     return by_role
 
 
-__all__ = ["FORMATS", "resolve_weight_format", "weight_bytes_per_rank", "weight_bytes_per_rank_by_role",
-           "weight_bytes_total"]
+__all__ = [
+    "FORMATS",
+    "resolve_weight_format",
+    "weight_bytes_per_rank",
+    "weight_bytes_per_rank_by_role",
+    "weight_bytes_total",
+]

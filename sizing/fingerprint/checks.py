@@ -29,11 +29,20 @@ MIN_DRIVER_FOR_CUDA_MAJOR: dict[int, tuple[int, ...]] = {
 # The newest nvidia/cuda image of each CUDA minor version (Docker Hub's nvidia/cuda tags, e.g.
 # "12.4.1-runtime-ubuntu22.04"): (major, minor) → (version, Ubuntu release). CUDA 11.6 and older have no 22.04 image.
 CUDA_BASE_IMAGES: dict[tuple[int, int], tuple[str, str]] = {
-    (11, 4): ("11.4.3", "20.04"), (11, 6): ("11.6.2", "20.04"), (11, 7): ("11.7.1", "22.04"),
-    (11, 8): ("11.8.0", "22.04"), (12, 0): ("12.0.1", "22.04"), (12, 1): ("12.1.1", "22.04"),
-    (12, 2): ("12.2.2", "22.04"), (12, 3): ("12.3.2", "22.04"), (12, 4): ("12.4.1", "22.04"),
-    (12, 5): ("12.5.1", "22.04"), (12, 6): ("12.6.3", "22.04"), (12, 8): ("12.8.1", "22.04"),
-    (12, 9): ("12.9.1", "22.04"), (13, 0): ("13.0.1", "24.04"),
+    (11, 4): ("11.4.3", "20.04"),
+    (11, 6): ("11.6.2", "20.04"),
+    (11, 7): ("11.7.1", "22.04"),
+    (11, 8): ("11.8.0", "22.04"),
+    (12, 0): ("12.0.1", "22.04"),
+    (12, 1): ("12.1.1", "22.04"),
+    (12, 2): ("12.2.2", "22.04"),
+    (12, 3): ("12.3.2", "22.04"),
+    (12, 4): ("12.4.1", "22.04"),
+    (12, 5): ("12.5.1", "22.04"),
+    (12, 6): ("12.6.3", "22.04"),
+    (12, 8): ("12.8.1", "22.04"),
+    (12, 9): ("12.9.1", "22.04"),
+    (13, 0): ("13.0.1", "24.04"),
 }
 
 
@@ -93,8 +102,10 @@ def _version(text: str | None) -> tuple[int, ...] | None:
 def nvlink_islands(fingerprint: Mapping[str, Any]) -> list[list[int]]:
     """Groups of GPUs joined by NVLink (directly or through others), largest first; a GPU without NVLink is an
     island of one."""
-    indices = sorted({g["index"] for g in fingerprint.get("gpus", []) if g.get("index") is not None}
-                     | {i for c in fingerprint.get("topology", {}).get("connections", []) for i in (c["a"], c["b"])})
+    indices = sorted(
+        {g["index"] for g in fingerprint.get("gpus", []) if g.get("index") is not None}
+        | {i for c in fingerprint.get("topology", {}).get("connections", []) for i in (c["a"], c["b"])}
+    )
     parent = {i: i for i in indices}
 
     def root(i: int) -> int:
@@ -119,64 +130,104 @@ def plan_check(fingerprint: Mapping[str, Any], plan: Plan) -> list[dict[str, Any
     names = sorted({g["name"] for g in gpus if g.get("name")})
 
     if plan.gpu_count is not None and gpus and len(gpus) != plan.gpu_count:
-        findings.append(_finding(
-            "gpu_count_mismatch", "error",
-            f"the plan counts {plan.gpu_count} GPU(s); the machine shows {len(gpus)}",
-            planned=plan.gpu_count, found=len(gpus)))
+        findings.append(
+            _finding(
+                "gpu_count_mismatch",
+                "error",
+                f"the plan counts {plan.gpu_count} GPU(s); the machine shows {len(gpus)}",
+                planned=plan.gpu_count,
+                found=len(gpus),
+            )
+        )
     if plan.gpu_name and names:
         claimed = model_tokens(plan.gpu_name)
         unlike = [name for name in names if claimed and not claimed & model_tokens(name)]
         if unlike:
-            findings.append(_finding(
-                "gpu_model_mismatch", "error",
-                f"the plan is for {plan.gpu_name}; the machine has {', '.join(unlike)}",
-                planned=plan.gpu_name, found=", ".join(unlike)))
+            findings.append(
+                _finding(
+                    "gpu_model_mismatch",
+                    "error",
+                    f"the plan is for {plan.gpu_name}; the machine has {', '.join(unlike)}",
+                    planned=plan.gpu_name,
+                    found=", ".join(unlike),
+                )
+            )
     if len(names) > 1:
-        findings.append(_finding(
-            "mixed_gpu_models", "warning",
-            f"one node with different GPU models ({', '.join(names)}): a TP group runs at the pace of its slowest "
-            "card and its memory budget is the smallest card's", models=", ".join(names)))
+        findings.append(
+            _finding(
+                "mixed_gpu_models",
+                "warning",
+                f"one node with different GPU models ({', '.join(names)}): a TP group runs at the pace of its slowest "
+                "card and its memory budget is the smallest card's",
+                models=", ".join(names),
+            )
+        )
     totals = [g["memory_total_bytes"] for g in gpus if g.get("memory_total_bytes")]
     if plan.memory_bytes_per_gpu and totals and min(totals) < plan.memory_bytes_per_gpu * (1 - MEMORY_TOLERANCE):
-        findings.append(_finding(
-            "gpu_memory_smaller", "error",
-            f"the estimate assumed {_gib(plan.memory_bytes_per_gpu)} per GPU; the smallest card here reports "
-            f"{_gib(min(totals))}: re-run the estimate with the measured memory",
-            planned_bytes=plan.memory_bytes_per_gpu, found_bytes=min(totals)))
+        findings.append(
+            _finding(
+                "gpu_memory_smaller",
+                "error",
+                f"the estimate assumed {_gib(plan.memory_bytes_per_gpu)} per GPU; the smallest card here reports "
+                f"{_gib(min(totals))}: re-run the estimate with the measured memory",
+                planned_bytes=plan.memory_bytes_per_gpu,
+                found_bytes=min(totals),
+            )
+        )
 
     if plan.required_bytes_per_gpu:
         for gpu in gpus:
             total, used = gpu.get("memory_total_bytes"), gpu.get("memory_used_bytes") or 0
             if total and used and used + plan.required_bytes_per_gpu > total:
-                findings.append(_finding(
-                    "memory_held_by_others", "error",
-                    f"GPU {gpu.get('index')}: {_gib(used)} is already in use; the plan needs "
-                    f"{_gib(plan.required_bytes_per_gpu)} of its {_gib(total)}, {_gib(total - used)} are free",
-                    gpu=gpu.get("index"), used_bytes=used, required_bytes=plan.required_bytes_per_gpu,
-                    total_bytes=total))
+                findings.append(
+                    _finding(
+                        "memory_held_by_others",
+                        "error",
+                        f"GPU {gpu.get('index')}: {_gib(used)} is already in use; the plan needs "
+                        f"{_gib(plan.required_bytes_per_gpu)} of its {_gib(total)}, {_gib(total - used)} are free",
+                        gpu=gpu.get("index"),
+                        used_bytes=used,
+                        required_bytes=plan.required_bytes_per_gpu,
+                        total_bytes=total,
+                    )
+                )
     mig = [g.get("index") for g in gpus if str(g.get("mig_mode") or "").lower() == "enabled"]
     if mig:
-        findings.append(_finding(
-            "mig_slices", "warning",
-            f"MIG is enabled on GPU(s) {', '.join(map(str, mig))}: an engine sees one slice, not the whole card; "
-            "size the deployment for the slice or disable MIG (nvidia-smi -i N -mig 0)",
-            gpus=", ".join(map(str, mig))))
+        findings.append(
+            _finding(
+                "mig_slices",
+                "warning",
+                f"MIG is enabled on GPU(s) {', '.join(map(str, mig))}: an engine sees one slice, not the whole card; "
+                "size the deployment for the slice or disable MIG (nvidia-smi -i N -mig 0)",
+                gpus=", ".join(map(str, mig)),
+            )
+        )
 
     if plan.tp > 1 and fingerprint.get("topology", {}).get("connections"):
         islands = nvlink_islands(fingerprint)
         largest = len(islands[0]) if islands else 1
         if largest < plan.tp:
-            kinds = sorted({c["kind"] for c in fingerprint["topology"]["connections"]
-                            if not str(c["kind"]).startswith("NV")})
-            advice = (f"keep TP within an NVLink island of {largest} GPU(s) and run the rest as replicas "
-                      f"(TP {largest} × {max(1, plan.tp // largest)} replicas)" if largest > 1 else
-                      "use TP only if the model needs it to fit; otherwise run one replica per GPU")
-            findings.append(_finding(
-                "tp_over_pcie", "warning",
-                f"TP {plan.tp} would all-reduce over {', '.join(kinds) or 'PCIe'} paths: the largest NVLink group "
-                f"here has {largest} GPU(s); {advice}",
-                tp=plan.tp, largest_nvlink_island=largest, paths=", ".join(kinds) or "PCIe",
-                replicas=max(1, plan.tp // largest)))
+            kinds = sorted(
+                {c["kind"] for c in fingerprint["topology"]["connections"] if not str(c["kind"]).startswith("NV")}
+            )
+            advice = (
+                f"keep TP within an NVLink island of {largest} GPU(s) and run the rest as replicas "
+                f"(TP {largest} × {max(1, plan.tp // largest)} replicas)"
+                if largest > 1
+                else "use TP only if the model needs it to fit; otherwise run one replica per GPU"
+            )
+            findings.append(
+                _finding(
+                    "tp_over_pcie",
+                    "warning",
+                    f"TP {plan.tp} would all-reduce over {', '.join(kinds) or 'PCIe'} paths: the largest NVLink group "
+                    f"here has {largest} GPU(s); {advice}",
+                    tp=plan.tp,
+                    largest_nvlink_island=largest,
+                    paths=", ".join(kinds) or "PCIe",
+                    replicas=max(1, plan.tp // largest),
+                )
+            )
 
     driver = _version(fingerprint.get("driver_version"))
     image = _version(plan.image_cuda_version)
@@ -188,21 +239,38 @@ def plan_check(fingerprint: Mapping[str, Any], plan: Plan) -> list[dict[str, Any
         if driver_cuda:
             supported = f"{driver_cuda[0]}.{driver_cuda[1] if len(driver_cuda) > 1 else 0}"
             base_image = base_image_for((driver_cuda[0], driver_cuda[1] if len(driver_cuda) > 1 else 0))
-            recommend = (f"use a base image built for CUDA {supported} or older"
-                         + (f" ({base_image})" if base_image else "") + ", or upgrade the driver")
+            recommend = (
+                f"use a base image built for CUDA {supported} or older"
+                + (f" ({base_image})" if base_image else "")
+                + ", or upgrade the driver"
+            )
         if minimum and driver < minimum:
-            findings.append(_finding(
-                "driver_too_old", "error",
-                f"the image is built for CUDA {plan.image_cuda_version}; CUDA {image[0]}.x needs driver ≥ "
-                f"{'.'.join(map(str, minimum))} and this machine has {fingerprint.get('driver_version')}: "
-                f"{recommend}", image_cuda=plan.image_cuda_version, minimum_driver=".".join(map(str, minimum)),
-                driver=fingerprint.get("driver_version"), driver_cuda=supported, base_image=base_image))
+            findings.append(
+                _finding(
+                    "driver_too_old",
+                    "error",
+                    f"the image is built for CUDA {plan.image_cuda_version}; CUDA {image[0]}.x needs driver ≥ "
+                    f"{'.'.join(map(str, minimum))} and this machine has {fingerprint.get('driver_version')}: "
+                    f"{recommend}",
+                    image_cuda=plan.image_cuda_version,
+                    minimum_driver=".".join(map(str, minimum)),
+                    driver=fingerprint.get("driver_version"),
+                    driver_cuda=supported,
+                    base_image=base_image,
+                )
+            )
         elif driver_cuda and image[:2] > driver_cuda[:2]:
-            findings.append(_finding(
-                "cuda_newer_than_driver", "warning",
-                f"the image is built for CUDA {plan.image_cuda_version}, newer than the "
-                f"{fingerprint.get('cuda_version')} this driver supports: it runs through minor-version "
-                f"compatibility, but kernels compiled just in time from PTX fail; {recommend}",
-                image_cuda=plan.image_cuda_version, driver_cuda=fingerprint.get("cuda_version"),
-                driver=fingerprint.get("driver_version"), base_image=base_image))
+            findings.append(
+                _finding(
+                    "cuda_newer_than_driver",
+                    "warning",
+                    f"the image is built for CUDA {plan.image_cuda_version}, newer than the "
+                    f"{fingerprint.get('cuda_version')} this driver supports: it runs through minor-version "
+                    f"compatibility, but kernels compiled just in time from PTX fail; {recommend}",
+                    image_cuda=plan.image_cuda_version,
+                    driver_cuda=fingerprint.get("cuda_version"),
+                    driver=fingerprint.get("driver_version"),
+                    base_image=base_image,
+                )
+            )
     return findings

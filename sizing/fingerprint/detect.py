@@ -64,10 +64,12 @@ def decode_input(data: bytes) -> str:
     """Bytes of a pasted file as text (UTF-8, or UTF-16 with a BOM as PowerShell's `>` writes it); refuses oversize
     and binary content."""
     if len(data) > MAX_INPUT_BYTES:
-        raise FingerprintError(code=FingerprintErrorCode.OVERSIZE_INPUT,
-                               message=f"input of {len(data):,} bytes exceeds the {MAX_INPUT_BYTES:,}-byte limit; "
-                                       "paste one command's output at a time",
-                               extra={"size_bytes": len(data), "limit_bytes": MAX_INPUT_BYTES})
+        raise FingerprintError(
+            code=FingerprintErrorCode.OVERSIZE_INPUT,
+            message=f"input of {len(data):,} bytes exceeds the {MAX_INPUT_BYTES:,}-byte limit; "
+            "paste one command's output at a time",
+            extra={"size_bytes": len(data), "limit_bytes": MAX_INPUT_BYTES},
+        )
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         try:
             return check_text(data.decode("utf-16"))
@@ -76,22 +78,28 @@ def decode_input(data: bytes) -> str:
     try:
         return check_text(data.decode("utf-8-sig"))
     except UnicodeDecodeError:
-        raise FingerprintError(code=FingerprintErrorCode.BINARY_INPUT,
-                               message="binary content (not UTF-8 text); paste the command's text output") from None
+        raise FingerprintError(
+            code=FingerprintErrorCode.BINARY_INPUT,
+            message="binary content (not UTF-8 text); paste the command's text output",
+        ) from None
 
 
 def check_text(text: str) -> str:
     """`text` itself, or a refusal when it is oversize or binary (NUL bytes, mostly control characters)."""
     if len(text) > MAX_INPUT_BYTES:
-        raise FingerprintError(code=FingerprintErrorCode.OVERSIZE_INPUT,
-                               message=f"input of {len(text):,} characters exceeds the {MAX_INPUT_BYTES:,} limit; "
-                                       "paste one command's output at a time",
-                               extra={"size_chars": len(text), "limit_bytes": MAX_INPUT_BYTES})
+        raise FingerprintError(
+            code=FingerprintErrorCode.OVERSIZE_INPUT,
+            message=f"input of {len(text):,} characters exceeds the {MAX_INPUT_BYTES:,} limit; "
+            "paste one command's output at a time",
+            extra={"size_chars": len(text), "limit_bytes": MAX_INPUT_BYTES},
+        )
     sample = text[:8192]
     controls = sum(1 for char in sample if ord(char) < 32 and char not in "\t\n\r\x1b\x0c")
     if "\x00" in text or (sample and controls > len(sample) // 20):  # NUL anywhere: no text, nor storable
-        raise FingerprintError(code=FingerprintErrorCode.BINARY_INPUT,
-                               message="binary content (NUL or control bytes); paste the command's text output")
+        raise FingerprintError(
+            code=FingerprintErrorCode.BINARY_INPUT,
+            message="binary content (NUL or control bytes); paste the command's text output",
+        )
     return text
 
 
@@ -129,8 +137,10 @@ def _other_tool_text(text: str) -> str:
         return "this looks like JSON lines from a benchmark tool, not an nvidia-smi output"
     if text.lstrip().startswith("<"):
         return "XML that is not an nvidia-smi -q -x log (no <nvidia_smi_log> root)"
-    return "not a known fingerprint format (nvidia-smi -q / -q -x / table / topo -m / --query-gpu CSV, nvcc, " \
-           "version.json, /proc/driver/nvidia/version, rocm-smi)"
+    return (
+        "not a known fingerprint format (nvidia-smi -q / -q -x / table / topo -m / --query-gpu CSV, nvcc, "
+        "version.json, /proc/driver/nvidia/version, rocm-smi)"
+    )
 
 
 def detect_kind(text: str) -> tuple[PieceKind, str | None]:
@@ -140,11 +150,15 @@ def detect_kind(text: str) -> tuple[PieceKind, str | None]:
         return PieceKind.NVIDIA_SMI_XML, None
     if "NVSMI LOG" in text[:2048]:
         return PieceKind.NVIDIA_SMI_Q, None
-    if re.search(r"NVIDIA-SMI has failed|No devices were found|couldn't communicate with the NVIDIA driver|"
-                 r"Failed to initialize NVML", text[:4096]):
+    if re.search(
+        r"NVIDIA-SMI has failed|No devices were found|couldn't communicate with the NVIDIA driver|"
+        r"Failed to initialize NVML",
+        text[:4096],
+    ):
         return PieceKind.NVIDIA_SMI_FAILURE, None
-    if re.search(r"NVIDIA-SMI\s+\S+\s+Driver Version:", text[:4096]) or re.search(r"^\|\s*GPU\s+Name\s", text,
-                                                                                  re.MULTILINE):
+    if re.search(r"NVIDIA-SMI\s+\S+\s+Driver Version:", text[:4096]) or re.search(
+        r"^\|\s*GPU\s+Name\s", text, re.MULTILINE
+    ):
         return PieceKind.NVIDIA_SMI_TABLE, None
     if re.search(r"^\s*X\s+= Self", text, re.MULTILINE) or re.search(r"^GPU0\s+X\s", text, re.MULTILINE):
         return PieceKind.NVIDIA_SMI_TOPO, None
@@ -190,8 +204,11 @@ _PARSERS: dict[PieceKind, Callable[[str], Facts]] = {
 }
 
 
-_PASTE_WRAPPING = re.compile(r"^\s*```[\w-]*\s*$|^\s*(?:\S*[$#>]\s*|PS [^>]*>\s*)(?:sudo\s+)?"
-                             r"(?:nvidia-smi|nvcc|rocm-smi|amd-smi|cat)\b[^\n]*$", re.MULTILINE)
+_PASTE_WRAPPING = re.compile(
+    r"^\s*```[\w-]*\s*$|^\s*(?:\S*[$#>]\s*|PS [^>]*>\s*)(?:sudo\s+)?"
+    r"(?:nvidia-smi|nvcc|rocm-smi|amd-smi|cat)\b[^\n]*$",
+    re.MULTILINE,
+)
 
 
 def strip_paste_wrapping(text: str) -> str:

@@ -62,10 +62,29 @@ def _version(text: Any) -> tuple[int, ...] | None:
     return tuple(int(part) for part in match.group(1).split(".")) if match else None
 
 
-def _change(area: str, code: str, severity: str, key: str, before: Any, after: Any, message: str, *,
-            gpu: int | None = None, pair: tuple[int, int] | None = None) -> dict[str, Any]:
-    return {"area": area, "key": key, "gpu": gpu, "pair": list(pair) if pair else None, "before": before,
-            "after": after, "severity": severity, "code": code, "message": message}
+def _change(
+    area: str,
+    code: str,
+    severity: str,
+    key: str,
+    before: Any,
+    after: Any,
+    message: str,
+    *,
+    gpu: int | None = None,
+    pair: tuple[int, int] | None = None,
+) -> dict[str, Any]:
+    return {
+        "area": area,
+        "key": key,
+        "gpu": gpu,
+        "pair": list(pair) if pair else None,
+        "before": before,
+        "after": after,
+        "severity": severity,
+        "code": code,
+        "message": message,
+    }
 
 
 # --- GPUs ----------------------------------------------------------------------------------------------------------
@@ -124,25 +143,54 @@ def _gpu_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[di
     changes: list[dict[str, Any]] = []
     if old and new:
         for index in sorted(old.keys() - new.keys()):
-            changes.append(_change("gpu", "gpu_removed", "error", "gpu", index, None,
-                                   f"GPU {index}{_describe(old[index])} is gone", gpu=index))
+            changes.append(
+                _change(
+                    "gpu",
+                    "gpu_removed",
+                    "error",
+                    "gpu",
+                    index,
+                    None,
+                    f"GPU {index}{_describe(old[index])} is gone",
+                    gpu=index,
+                )
+            )
         for index in sorted(new.keys() - old.keys()):
-            changes.append(_change("gpu", "gpu_added", "info", "gpu", None, index,
-                                   f"GPU {index}{_describe(new[index])} is new", gpu=index))
+            changes.append(
+                _change(
+                    "gpu",
+                    "gpu_added",
+                    "info",
+                    "gpu",
+                    None,
+                    index,
+                    f"GPU {index}{_describe(new[index])} is new",
+                    gpu=index,
+                )
+            )
     count_before, count_after = before.get("gpu_count") or 0, after.get("gpu_count") or 0
     if not changes and count_before and count_after and count_before != count_after:
         fewer = count_after < count_before
-        changes.append(_change("gpu", "gpu_count_changed", "error" if fewer else "info", "gpu_count",
-                               count_before, count_after,
-                               f"{count_before} GPUs attached before, {count_after} after"))
+        changes.append(
+            _change(
+                "gpu",
+                "gpu_count_changed",
+                "error" if fewer else "info",
+                "gpu_count",
+                count_before,
+                count_after,
+                f"{count_before} GPUs attached before, {count_after} after",
+            )
+        )
     uuid_index = {gpu.get("uuid"): index for index, gpu in old.items() if gpu.get("uuid")}
     for index in sorted(old.keys() & new.keys()):
         changes.extend(_one_gpu(index, old[index], new[index], uuid_index))
     return changes
 
 
-def _one_gpu(index: int, a: Mapping[str, Any], b: Mapping[str, Any], uuid_index: dict[Any, int]
-             ) -> list[dict[str, Any]]:
+def _one_gpu(
+    index: int, a: Mapping[str, Any], b: Mapping[str, Any], uuid_index: dict[Any, int]
+) -> list[dict[str, Any]]:
     label = f"GPU {index}"
     found: list[dict[str, Any]] = []
 
@@ -154,17 +202,46 @@ def _one_gpu(index: int, a: Mapping[str, Any], b: Mapping[str, Any], uuid_index:
         same_card = False
         moved = uuid_index.get(b["uuid"])
         where = f"; it was GPU {moved} before" if moved is not None and moved != index else ""
-        found.append(_change("gpu", "gpu_replaced", "info", "uuid", a["uuid"], b["uuid"],
-                             f"{label} is a different card (UUID {a['uuid']} → {b['uuid']}{where})", gpu=index))
+        found.append(
+            _change(
+                "gpu",
+                "gpu_replaced",
+                "info",
+                "uuid",
+                a["uuid"],
+                b["uuid"],
+                f"{label} is a different card (UUID {a['uuid']} → {b['uuid']}{where})",
+                gpu=index,
+            )
+        )
     if a.get("name") and b.get("name") and not _same_name(a, b):
         same_model = bool(_models(a["name"])) and _models(a["name"]) == _models(b["name"])
-        found.append(_change(
-            "gpu", "gpu_model_changed", "warning" if same_model else "error", "name", a["name"], b["name"],
-            f"{label}: {a['name']} → {b['name']}"
-            + (" (another variant of the same model)" if same_model else ": another GPU model"), gpu=index))
+        found.append(
+            _change(
+                "gpu",
+                "gpu_model_changed",
+                "warning" if same_model else "error",
+                "name",
+                a["name"],
+                b["name"],
+                f"{label}: {a['name']} → {b['name']}"
+                + (" (another variant of the same model)" if same_model else ": another GPU model"),
+                gpu=index,
+            )
+        )
     if a.get("vendor") and b.get("vendor") and a["vendor"] != b["vendor"]:
-        found.append(_change("gpu", "gpu_model_changed", "error", "vendor", a["vendor"], b["vendor"],
-                             f"{label}: {a['vendor']} → {b['vendor']}", gpu=index))
+        found.append(
+            _change(
+                "gpu",
+                "gpu_model_changed",
+                "error",
+                "vendor",
+                a["vendor"],
+                b["vendor"],
+                f"{label}: {a['vendor']} → {b['vendor']}",
+                gpu=index,
+            )
+        )
     if both("memory_total_bytes"):
         less, more = a["memory_total_bytes"], b["memory_total_bytes"]
         if more < less:
@@ -172,47 +249,112 @@ def _one_gpu(index: int, a: Mapping[str, Any], b: Mapping[str, Any], uuid_index:
             words = f"{_gib(less - more)} less"
         else:
             severity, words = "info", f"{_gib(more - less)} more"
-        found.append(_change("gpu", "gpu_memory_changed", severity, "memory_total_bytes", less, more,
-                             f"{label}: memory {_gib(less)} → {_gib(more)} ({words}, as the driver reports it)",
-                             gpu=index))
+        found.append(
+            _change(
+                "gpu",
+                "gpu_memory_changed",
+                severity,
+                "memory_total_bytes",
+                less,
+                more,
+                f"{label}: memory {_gib(less)} → {_gib(more)} ({words}, as the driver reports it)",
+                gpu=index,
+            )
+        )
     used_a, used_b = _in_use(a), _in_use(b)
     if used_a is not None and used_b is not None:
         held_a, held_b = used_a > MEMORY_IN_USE_THRESHOLD_BYTES, used_b > MEMORY_IN_USE_THRESHOLD_BYTES
         if held_b and not held_a:
-            found.append(_change("gpu", "memory_in_use_appeared", "warning", "memory_used_bytes", used_a, used_b,
-                                 f"{label}: other processes now hold {_gib(used_b)} (before: {_gib(used_a)})",
-                                 gpu=index))
+            found.append(
+                _change(
+                    "gpu",
+                    "memory_in_use_appeared",
+                    "warning",
+                    "memory_used_bytes",
+                    used_a,
+                    used_b,
+                    f"{label}: other processes now hold {_gib(used_b)} (before: {_gib(used_a)})",
+                    gpu=index,
+                )
+            )
         elif held_a and not held_b:
-            found.append(_change("gpu", "memory_in_use_cleared", "info", "memory_used_bytes", used_a, used_b,
-                                 f"{label}: the {_gib(used_a)} other processes held is free now", gpu=index))
-    for key, words in (("pcie_width_current", "PCIe link width"), ("pcie_width_max", "PCIe max width"),
-                       ("pcie_generation_max", "PCIe max generation")):
+            found.append(
+                _change(
+                    "gpu",
+                    "memory_in_use_cleared",
+                    "info",
+                    "memory_used_bytes",
+                    used_a,
+                    used_b,
+                    f"{label}: the {_gib(used_a)} other processes held is free now",
+                    gpu=index,
+                )
+            )
+    for key, words in (
+        ("pcie_width_current", "PCIe link width"),
+        ("pcie_width_max", "PCIe max width"),
+        ("pcie_generation_max", "PCIe max generation"),
+    ):
         if both(key):
             narrower = b[key] < a[key]
             unit = "x" if "width" in key else "Gen"
-            found.append(_change(
-                "gpu", "pcie_link_changed", "warning" if narrower else "info", key, a[key], b[key],
-                f"{label}: {words} {unit}{a[key]} → {unit}{b[key]}"
-                + (" (a slot, riser or BIOS setting: less host-to-GPU and PCIe all-reduce bandwidth)" if narrower
-                   else ""), gpu=index))
+            found.append(
+                _change(
+                    "gpu",
+                    "pcie_link_changed",
+                    "warning" if narrower else "info",
+                    key,
+                    a[key],
+                    b[key],
+                    f"{label}: {words} {unit}{a[key]} → {unit}{b[key]}"
+                    + (
+                        " (a slot, riser or BIOS setting: less host-to-GPU and PCIe all-reduce bandwidth)"
+                        if narrower
+                        else ""
+                    ),
+                    gpu=index,
+                )
+            )
     if both("mig_mode"):
         on = str(b["mig_mode"]).lower() == "enabled"
-        found.append(_change("gpu", "mig_mode_changed", "warning" if on else "info", "mig_mode", a["mig_mode"],
-                             b["mig_mode"], f"{label}: MIG {a['mig_mode']} → {b['mig_mode']}"
-                             + (": an engine sees one slice, not the whole card" if on else ""), gpu=index))
-    for key, code, words in (("ecc_mode", "ecc_mode_changed", "ECC"),
-                             ("persistence_mode", "persistence_mode_changed", "persistence mode"),
-                             ("virtualization_mode", "virtualization_mode_changed", "virtualisation mode"),
-                             ("driver_model", "driver_model_changed", "driver model")):
+        found.append(
+            _change(
+                "gpu",
+                "mig_mode_changed",
+                "warning" if on else "info",
+                "mig_mode",
+                a["mig_mode"],
+                b["mig_mode"],
+                f"{label}: MIG {a['mig_mode']} → {b['mig_mode']}"
+                + (": an engine sees one slice, not the whole card" if on else ""),
+                gpu=index,
+            )
+        )
+    for key, code, words in (
+        ("ecc_mode", "ecc_mode_changed", "ECC"),
+        ("persistence_mode", "persistence_mode_changed", "persistence mode"),
+        ("virtualization_mode", "virtualization_mode_changed", "virtualisation mode"),
+        ("driver_model", "driver_model_changed", "driver model"),
+    ):
         if both(key):
             severity = "warning" if key == "virtualization_mode" else "info"
-            found.append(_change("gpu", code, severity, key, a[key], b[key], f"{label}: {words} {a[key]} → {b[key]}",
-                                 gpu=index))
+            found.append(
+                _change("gpu", code, severity, key, a[key], b[key], f"{label}: {words} {a[key]} → {b[key]}", gpu=index)
+            )
     if same_card and both("bus_id") and _bus(a["bus_id"]) != _bus(b["bus_id"]):
-        found.append(_change("gpu", "bus_id_changed", "info", "bus_id", a["bus_id"], b["bus_id"],
-                             f"{label}: PCI bus id {a['bus_id']} → {b['bus_id']}"
-                             + (" (the same card in another slot)" if a.get("uuid") and a.get("uuid") == b.get("uuid")
-                                else ""), gpu=index))
+        found.append(
+            _change(
+                "gpu",
+                "bus_id_changed",
+                "info",
+                "bus_id",
+                a["bus_id"],
+                b["bus_id"],
+                f"{label}: PCI bus id {a['bus_id']} → {b['bus_id']}"
+                + (" (the same card in another slot)" if a.get("uuid") and a.get("uuid") == b.get("uuid") else ""),
+                gpu=index,
+            )
+        )
     return found
 
 
@@ -241,40 +383,95 @@ def _topology_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> li
         links_was, links_now = _nvlinks(was), _nvlinks(now)
         label = f"GPU {pair[0]} ↔ GPU {pair[1]}"
         if links_was and not links_now:
-            changes.append(_change("topology", "nvlink_lost", "error", "link", was, now,
-                                   f"{label}: NVLink ({was}) is gone, the pair now talks over {now}: "
-                                   "a TP group across it all-reduces over PCIe", pair=pair))
+            changes.append(
+                _change(
+                    "topology",
+                    "nvlink_lost",
+                    "error",
+                    "link",
+                    was,
+                    now,
+                    f"{label}: NVLink ({was}) is gone, the pair now talks over {now}: "
+                    "a TP group across it all-reduces over PCIe",
+                    pair=pair,
+                )
+            )
         elif links_now and not links_was:
-            changes.append(_change("topology", "nvlink_gained", "info", "link", was, now,
-                                   f"{label}: joined by NVLink ({now}) where it was {was}", pair=pair))
+            changes.append(
+                _change(
+                    "topology",
+                    "nvlink_gained",
+                    "info",
+                    "link",
+                    was,
+                    now,
+                    f"{label}: joined by NVLink ({now}) where it was {was}",
+                    pair=pair,
+                )
+            )
         elif links_was and links_now:
             fewer = links_now < links_was
-            changes.append(_change("topology", "link_changed", "warning" if fewer else "info", "link", was, now,
-                                   f"{label}: {links_was} → {links_now} NVLink links"
-                                   + (" (less all-reduce bandwidth)" if fewer else ""), pair=pair))
+            changes.append(
+                _change(
+                    "topology",
+                    "link_changed",
+                    "warning" if fewer else "info",
+                    "link",
+                    was,
+                    now,
+                    f"{label}: {links_was} → {links_now} NVLink links"
+                    + (" (less all-reduce bandwidth)" if fewer else ""),
+                    pair=pair,
+                )
+            )
         else:
             farther = PATH_RANK.get(now, 6) > PATH_RANK.get(was, 6)
-            changes.append(_change("topology", "link_changed", "warning" if farther else "info", "link", was, now,
-                                   f"{label}: PCIe path {was} → {now}"
-                                   + (" (a longer path between the two)" if farther else ""), pair=pair))
+            changes.append(
+                _change(
+                    "topology",
+                    "link_changed",
+                    "warning" if farther else "info",
+                    "link",
+                    was,
+                    now,
+                    f"{label}: PCIe path {was} → {now}" + (" (a longer path between the two)" if farther else ""),
+                    pair=pair,
+                )
+            )
     islands_before, islands_after = nvlink_islands(before), nvlink_islands(after)
     largest_before = len(islands_before[0]) if islands_before else 0
     largest_after = len(islands_after[0]) if islands_after else 0
     if largest_before != largest_after:
         shrank = largest_after < largest_before
-        changes.append(_change(
-            "topology", "nvlink_island_changed", "warning" if shrank else "info", "nvlink_islands",
-            islands_before, islands_after,
-            f"the largest NVLink group has {largest_before} GPU(s) before, {largest_after} after"
-            + (f": a TP group of more than {largest_after} no longer stays on NVLink" if shrank else "")))
+        changes.append(
+            _change(
+                "topology",
+                "nvlink_island_changed",
+                "warning" if shrank else "info",
+                "nvlink_islands",
+                islands_before,
+                islands_after,
+                f"the largest NVLink group has {largest_before} GPU(s) before, {largest_after} after"
+                + (f": a TP group of more than {largest_after} no longer stays on NVLink" if shrank else ""),
+            )
+        )
     numa_before = (before.get("topology") or {}).get("numa_affinity") or {}
     numa_after = (after.get("topology") or {}).get("numa_affinity") or {}
     for device in sorted(numa_before.keys() & numa_after.keys(), key=lambda d: (len(d), d)):
         if numa_before[device] != numa_after[device] and device.startswith("GPU") and device[3:].isdigit():
             index = int(device[3:])
-            changes.append(_change("topology", "numa_affinity_changed", "info", "numa_affinity",
-                                   numa_before[device], numa_after[device],
-                                   f"GPU {index}: NUMA node {numa_before[device]} → {numa_after[device]}", gpu=index))
+            changes.append(
+                _change(
+                    "topology",
+                    "numa_affinity_changed",
+                    "info",
+                    "numa_affinity",
+                    numa_before[device],
+                    numa_after[device],
+                    f"GPU {index}: NUMA node {numa_before[device]} → {numa_after[device]}",
+                    gpu=index,
+                )
+            )
     return changes
 
 
@@ -297,8 +494,15 @@ def _version_change(area: str, code: str, key: str, words: str, was: Any, now: A
         return None
     old, new = _version(was), _version(now)
     down = old is not None and new is not None and new < old
-    return _change(area, code, "warning" if down else "info", key, was, now,
-                   f"{words} {was} → {now}" + (" (a downgrade)" if down else ""))
+    return _change(
+        area,
+        code,
+        "warning" if down else "info",
+        key,
+        was,
+        now,
+        f"{words} {was} → {now}" + (" (a downgrade)" if down else ""),
+    )
 
 
 def _software_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -311,34 +515,61 @@ def _software_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> li
         minimum = MIN_DRIVER_FOR_CUDA_MAJOR.get(old_major) if old_major is not None else None
         if down and minimum is not None and new is not None and new < minimum:
             severity = "error"
-            words = (f" (a downgrade below what the other supported: CUDA {old_major}.x needs driver ≥ "
-                     f"{'.'.join(map(str, minimum))})")
+            words = (
+                f" (a downgrade below what the other supported: CUDA {old_major}.x needs driver ≥ "
+                f"{'.'.join(map(str, minimum))})"
+            )
         else:
             severity = "warning" if down else "info"
             words = " (a downgrade)" if down else ""
-        changes.append(_change("software", "driver_changed", severity, "driver_version", was, now,
-                               f"driver {was} → {now}{words}"))
+        changes.append(
+            _change("software", "driver_changed", severity, "driver_version", was, now, f"driver {was} → {now}{words}")
+        )
     was, now = before.get("cuda_version"), after.get("cuda_version")
     if was and now and was != now:
         old, new = _version(was), _version(now)
         if old is not None and new is not None and new[:1] < old[:1]:
-            severity, words = "error", (f": images built for CUDA {was} need a driver for CUDA {old[0]}.x, "
-                                        "this one does not run them")
+            severity, words = (
+                "error",
+                (f": images built for CUDA {was} need a driver for CUDA {old[0]}.x, this one does not run them"),
+            )
         elif old is not None and new is not None and new < old:
-            severity, words = "warning", (f": images built for CUDA {was} run through minor-version "
-                                          "compatibility, but kernels compiled just in time from PTX fail")
+            severity, words = (
+                "warning",
+                (
+                    f": images built for CUDA {was} run through minor-version "
+                    "compatibility, but kernels compiled just in time from PTX fail"
+                ),
+            )
         else:
             severity, words = "info", ""
-        changes.append(_change("software", "cuda_changed", severity, "cuda_version", was, now,
-                               f"the driver's CUDA version {was} → {now}{words}"))
-    for key, code, words in (("kernel_module_version", "kernel_module_changed", "kernel module"),
-                             ("cuda_toolkit_version", "cuda_toolkit_changed", "CUDA toolkit")):
+        changes.append(
+            _change(
+                "software",
+                "cuda_changed",
+                severity,
+                "cuda_version",
+                was,
+                now,
+                f"the driver's CUDA version {was} → {now}{words}",
+            )
+        )
+    for key, code, words in (
+        ("kernel_module_version", "kernel_module_changed", "kernel module"),
+        ("cuda_toolkit_version", "cuda_toolkit_changed", "CUDA toolkit"),
+    ):
         change = _version_change("software", code, key, words, before.get(key), after.get(key))
         if change:
             changes.append(change)
     host_before, host_after = before.get("host") or {}, after.get("host") or {}
-    change = _version_change("software", "python_changed", "python_version", "Python",
-                             host_before.get("python_version"), host_after.get("python_version"))
+    change = _version_change(
+        "software",
+        "python_changed",
+        "python_version",
+        "Python",
+        host_before.get("python_version"),
+        host_after.get("python_version"),
+    )
     if change:
         changes.append(change)
     packages_before, packages_after = host_before.get("packages"), host_after.get("packages")
@@ -348,11 +579,29 @@ def _software_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> li
         for name in names:
             was, now = packages_before[name], packages_after[name]
             if was is None and now is not None:
-                changes.append(_change("software", "package_added", "info", name, None, now,
-                                       f"{name} {now} is installed now (it was not)"))
+                changes.append(
+                    _change(
+                        "software",
+                        "package_added",
+                        "info",
+                        name,
+                        None,
+                        now,
+                        f"{name} {now} is installed now (it was not)",
+                    )
+                )
             elif was is not None and now is None:
-                changes.append(_change("software", "package_removed", "warning", name, was, None,
-                                       f"{name} {was} is no longer installed"))
+                changes.append(
+                    _change(
+                        "software",
+                        "package_removed",
+                        "warning",
+                        name,
+                        was,
+                        None,
+                        f"{name} {was} is no longer installed",
+                    )
+                )
             else:
                 change = _version_change("software", "package_changed", name, name, was, now)
                 if change:
@@ -372,44 +621,106 @@ def _host_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[d
     def both(key: str) -> bool:
         return a.get(key) is not None and b.get(key) is not None and a[key] != b[key]
 
-    for key, code, words in (("cpu_count", "cpu_count_changed", "CPUs"), ("sockets", "sockets_changed", "sockets"),
-                             ("numa_nodes", "numa_nodes_changed", "NUMA nodes")):
+    for key, code, words in (
+        ("cpu_count", "cpu_count_changed", "CPUs"),
+        ("sockets", "sockets_changed", "sockets"),
+        ("numa_nodes", "numa_nodes_changed", "NUMA nodes"),
+    ):
         if both(key):
             fewer = key == "cpu_count" and b[key] < a[key]
-            changes.append(_change("host", code, "warning" if fewer else "info", key, a[key], b[key],
-                                   f"{words}: {a[key]} → {b[key]}"
-                                   + (" (fewer cores for tokenising, scheduling and loading)" if fewer else "")))
+            changes.append(
+                _change(
+                    "host",
+                    code,
+                    "warning" if fewer else "info",
+                    key,
+                    a[key],
+                    b[key],
+                    f"{words}: {a[key]} → {b[key]}"
+                    + (" (fewer cores for tokenising, scheduling and loading)" if fewer else ""),
+                )
+            )
     if both("cpu_model"):
-        changes.append(_change("host", "cpu_model_changed", "info", "cpu_model", a["cpu_model"], b["cpu_model"],
-                               f"CPU {a['cpu_model']} → {b['cpu_model']}"))
+        changes.append(
+            _change(
+                "host",
+                "cpu_model_changed",
+                "info",
+                "cpu_model",
+                a["cpu_model"],
+                b["cpu_model"],
+                f"CPU {a['cpu_model']} → {b['cpu_model']}",
+            )
+        )
     if both("memory_total_bytes"):
         less = b["memory_total_bytes"] < a["memory_total_bytes"]
-        changes.append(_change("host", "host_memory_changed", "warning" if less else "info", "memory_total_bytes",
-                               a["memory_total_bytes"], b["memory_total_bytes"],
-                               f"host memory {_gib(a['memory_total_bytes'])} → {_gib(b['memory_total_bytes'])}"))
+        changes.append(
+            _change(
+                "host",
+                "host_memory_changed",
+                "warning" if less else "info",
+                "memory_total_bytes",
+                a["memory_total_bytes"],
+                b["memory_total_bytes"],
+                f"host memory {_gib(a['memory_total_bytes'])} → {_gib(b['memory_total_bytes'])}",
+            )
+        )
     container_a, container_b = a.get("container"), b.get("container")
     if isinstance(container_a, Mapping) and isinstance(container_b, Mapping):
         was = (container_a.get("detected"), container_a.get("runtime"))
         now = (container_b.get("detected"), container_b.get("runtime"))
         if None not in (was[0], now[0]) and was != now:
+
             def words(detected: Any, runtime: Any) -> str:
-                return f"a container ({runtime})" if detected and runtime else "a container" if detected else \
-                    "no container"
-            changes.append(_change("host", "container_changed", "info", "container", dict(container_a),
-                                   dict(container_b), f"{words(*was)} → {words(*now)}"))
+                return (
+                    f"a container ({runtime})"
+                    if detected and runtime
+                    else "a container"
+                    if detected
+                    else "no container"
+                )
+
+            changes.append(
+                _change(
+                    "host",
+                    "container_changed",
+                    "info",
+                    "container",
+                    dict(container_a),
+                    dict(container_b),
+                    f"{words(*was)} → {words(*now)}",
+                )
+            )
     # None is "no limit" only where the probe read the cgroup (its version is known); otherwise not measured
     if a.get("cgroup_version") is not None and b.get("cgroup_version") is not None:
         was, now = a.get("cgroup_memory_limit_bytes"), b.get("cgroup_memory_limit_bytes")
         if was != now:
             lower = now is not None and (was is None or now < was)
-            changes.append(_change(
-                "host", "memory_limit_changed", "warning" if lower else "info", "cgroup_memory_limit_bytes", was, now,
-                f"container memory limit {_gib(was) if was is not None else 'none'} → "
-                f"{_gib(now) if now is not None else 'none'}"
-                + (" (loading weights or CPU swap space may hit it)" if lower else "")))
+            changes.append(
+                _change(
+                    "host",
+                    "memory_limit_changed",
+                    "warning" if lower else "info",
+                    "cgroup_memory_limit_bytes",
+                    was,
+                    now,
+                    f"container memory limit {_gib(was) if was is not None else 'none'} → "
+                    f"{_gib(now) if now is not None else 'none'}"
+                    + (" (loading weights or CPU swap space may hit it)" if lower else ""),
+                )
+            )
         if a["cgroup_version"] != b["cgroup_version"]:
-            changes.append(_change("host", "cgroup_version_changed", "info", "cgroup_version", a["cgroup_version"],
-                                   b["cgroup_version"], f"cgroup v{a['cgroup_version']} → v{b['cgroup_version']}"))
+            changes.append(
+                _change(
+                    "host",
+                    "cgroup_version_changed",
+                    "info",
+                    "cgroup_version",
+                    a["cgroup_version"],
+                    b["cgroup_version"],
+                    f"cgroup v{a['cgroup_version']} → v{b['cgroup_version']}",
+                )
+            )
     return changes
 
 
@@ -426,7 +737,11 @@ def _summary(changes: list[dict[str, Any]]) -> str:
 
 def fingerprint_diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
     """What differs from `before` to `after`: {"same", "changes", "summary"} (see the module's docstring)."""
-    changes = (_gpu_changes(before, after) + _topology_changes(before, after) + _software_changes(before, after)
-               + _host_changes(before, after))
+    changes = (
+        _gpu_changes(before, after)
+        + _topology_changes(before, after)
+        + _software_changes(before, after)
+        + _host_changes(before, after)
+    )
     changes.sort(key=lambda c: (SEVERITIES.index(c["severity"]), AREAS.index(c["area"])))
     return {"same": not changes, "changes": changes, "summary": _summary(changes)}

@@ -89,13 +89,19 @@ class MeasuredEnvironment:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "tp": self.tp, "gpu_count": self.gpu_count, "gpu_name": self.gpu_name,
+            "tp": self.tp,
+            "gpu_count": self.gpu_count,
+            "gpu_name": self.gpu_name,
             "memory_bytes_per_gpu": self.memory_bytes_per_gpu,
-            "cuda_total_bytes_per_gpu": self.cuda_total_bytes_per_gpu, "mig": self.mig,
+            "cuda_total_bytes_per_gpu": self.cuda_total_bytes_per_gpu,
+            "mig": self.mig,
             "memory_used_bytes_max": self.memory_used_bytes_max,
-            "host_memory_bytes": self.host_memory_bytes, "link": self.link, "link_bytes_per_s": self.link_bytes_per_s,
+            "host_memory_bytes": self.host_memory_bytes,
+            "link": self.link,
+            "link_bytes_per_s": self.link_bytes_per_s,
             "tp_group": list(self.tp_group) if self.tp_group is not None else None,
-            "tp_groups": [list(group) for group in self.tp_groups], "explanation": list(self.explanation),
+            "tp_groups": [list(group) for group in self.tp_groups],
+            "explanation": list(self.explanation),
         }
 
 
@@ -130,8 +136,9 @@ def _slices(gpu: Mapping[str, Any]) -> list[int]:
     """The memory of each MIG slice the output lists for a GPU in MIG mode (empty: not in MIG mode, or not listed)."""
     if not _mig_on(gpu):
         return []
-    return [int(device["memory_total_bytes"]) for device in gpu.get("mig_devices") or []
-            if device.get("memory_total_bytes")]
+    return [
+        int(device["memory_total_bytes"]) for device in gpu.get("mig_devices") or [] if device.get("memory_total_bytes")
+    ]
 
 
 def _in_use(gpu: Mapping[str, Any]) -> int | None:
@@ -170,8 +177,9 @@ class _Layout:
 
 def _layout(fingerprint: Mapping[str, Any], indices: Sequence[int]) -> _Layout:
     topology = fingerprint.get("topology") or {}
-    links = {(min(p["a"], p["b"]), max(p["a"], p["b"])): int(p.get("links") or 0)
-             for p in topology.get("nvlink_pairs") or []}
+    links = {
+        (min(p["a"], p["b"]), max(p["a"], p["b"])): int(p.get("links") or 0) for p in topology.get("nvlink_pairs") or []
+    }
     paths = {(min(c["a"], c["b"]), max(c["a"], c["b"])): str(c["kind"]) for c in topology.get("connections") or []}
     kind, islands = None, [[i] for i in indices]
     if links:
@@ -180,9 +188,12 @@ def _layout(fingerprint: Mapping[str, Any], indices: Sequence[int]) -> _Layout:
         xgmi = [{"a": a, "b": b, "links": None} for (a, b), path in paths.items() if path.upper().startswith("XGMI")]
         if xgmi:
             kind = "xgmi"
-            islands = nvlink_islands({"gpus": fingerprint.get("gpus") or [],
-                                      "topology": {"connections": topology.get("connections") or [],
-                                                   "nvlink_pairs": xgmi}})
+            islands = nvlink_islands(
+                {
+                    "gpus": fingerprint.get("gpus") or [],
+                    "topology": {"connections": topology.get("connections") or [], "nvlink_pairs": xgmi},
+                }
+            )
     known = set(indices)
     islands = sorted(([i for i in island if i in known] for island in islands), key=lambda g: (-len(g), g))
     return _Layout(kind=kind, islands=[island for island in islands if island], links=links, paths=paths)
@@ -203,8 +214,9 @@ def _best(candidates: Sequence[int], tp: int, score: Callable[[tuple[int, ...]],
     return max(itertools.combinations(ordered, tp), key=lambda group: (score(group), [-i for i in group]))
 
 
-def _place(layout: _Layout, pool: set[int], tp: int, gpus_by_index: Mapping[int, Mapping[str, Any]]
-           ) -> tuple[tuple[int, ...], bool] | None:
+def _place(
+    layout: _Layout, pool: set[int], tp: int, gpus_by_index: Mapping[int, Mapping[str, Any]]
+) -> tuple[tuple[int, ...], bool] | None:
     """One TP group from `pool`: (indices, on the fast link) or None when the pool is too small."""
     if len(pool) < tp:
         return None
@@ -213,12 +225,14 @@ def _place(layout: _Layout, pool: set[int], tp: int, gpus_by_index: Mapping[int,
     if layout.kind is not None:
         islands = sorted(([i for i in island if i in pool] for island in layout.islands), key=lambda g: (-len(g), g))
         if islands and len(islands[0]) >= tp:
+
             def fast(group: tuple[int, ...]) -> tuple[bool, int, int]:
                 linked = [layout.links.get(pair, 0) for pair in _pairs(group)]
                 direct = [n for n in linked if n]
                 if layout.kind == "xgmi":
                     direct = [1 for pair in _pairs(group) if layout.paths.get(pair, "").upper().startswith("XGMI")]
                 return len(direct) == len(linked), min(direct, default=0), len(direct)
+
             return _best(islands[0], tp, fast), True
 
     def slow(group: tuple[int, ...]) -> tuple[float, int]:
@@ -226,17 +240,21 @@ def _place(layout: _Layout, pool: set[int], tp: int, gpus_by_index: Mapping[int,
         rate = min((r[0] for r in rates if r), default=0.0)
         farthest = max((PATH_RANK.get(layout.paths.get(pair, ""), 6) for pair in _pairs(group)), default=0)
         return rate, -farthest
+
     return _best(sorted(pool), tp, slow), False
 
 
 # --- the link of one group -----------------------------------------------------------------------------------------
 
 
-def _fast_link(layout: _Layout, group: tuple[int, ...], gpus_by_index: Mapping[int, Mapping[str, Any]]
-               ) -> tuple[str, float | None, str]:
+def _fast_link(
+    layout: _Layout, group: tuple[int, ...], gpus_by_index: Mapping[int, Mapping[str, Any]]
+) -> tuple[str, float | None, str]:
     island = next((isl for isl in layout.islands if set(group) <= set(isl)), list(group))
-    where = f"TP {len(group)} on GPUs {_span(group)} inside the {'NVLink' if layout.kind == 'nvlink' else 'XGMI'} " \
-            f"group {_span(island)}"
+    where = (
+        f"TP {len(group)} on GPUs {_span(group)} inside the {'NVLink' if layout.kind == 'nvlink' else 'XGMI'} "
+        f"group {_span(island)}"
+    )
     if layout.kind == "xgmi":
         return "xgmi", None, f"{where}: AMD Infinity Fabric, no measured figure (the model keeps its default)"
     linked = {pair: layout.links[pair] for pair in _pairs(group) if layout.links.get(pair)}
@@ -248,25 +266,45 @@ def _fast_link(layout: _Layout, group: tuple[int, ...], gpus_by_index: Mapping[i
     unknown = sorted({str(gpus_by_index.get(i, {}).get("name") or "unnamed") for i, r in rates.items() if r is None})
     note = "; not every pair has its own NVLink (NCCL routes through the others)" if indirect else ""
     if unknown:
-        return "nvlink", None, (f"{where}: NV{links}, but the per-link bandwidth of {', '.join(unknown)} is not "
-                                f"known (add nvidia-smi -q for the GPU name); the model keeps its default{note}")
+        return (
+            "nvlink",
+            None,
+            (
+                f"{where}: NV{links}, but the per-link bandwidth of {', '.join(unknown)} is not "
+                f"known (add nvidia-smi -q for the GPU name); the model keeps its default{note}"
+            ),
+        )
     rate, generation = min((r for r in rates.values() if r is not None), key=lambda r: r[0])
     pair = "" if all(n == links for n in linked.values()) else f" (the narrowest pair, GPU {a} ↔ GPU {b})"
-    return "nvlink", links * rate, (f"{where}: NV{links}{pair} = {links} links × {_gbs(rate)} ({generation}) = "
-                                    f"{_gbs(links * rate)} per direction{note}")
+    return (
+        "nvlink",
+        links * rate,
+        (
+            f"{where}: NV{links}{pair} = {links} links × {_gbs(rate)} ({generation}) = "
+            f"{_gbs(links * rate)} per direction{note}"
+        ),
+    )
 
 
-def _pcie_link(layout: _Layout, group: tuple[int, ...], gpus_by_index: Mapping[int, Mapping[str, Any]]
-               ) -> tuple[str | None, float | None, str]:
-    kinds = sorted({layout.paths[pair] for pair in _pairs(group) if pair in layout.paths},
-                   key=lambda k: PATH_RANK.get(k, 6))
+def _pcie_link(
+    layout: _Layout, group: tuple[int, ...], gpus_by_index: Mapping[int, Mapping[str, Any]]
+) -> tuple[str | None, float | None, str]:
+    kinds = sorted(
+        {layout.paths[pair] for pair in _pairs(group) if pair in layout.paths}, key=lambda k: PATH_RANK.get(k, 6)
+    )
     over = f"over PCIe through {', '.join(kinds)}" if kinds else "over PCIe"
     where = f"TP {len(group)} on GPUs {_span(group)}"
     if not layout.paths:
         figure = _pcie_figure(group, gpus_by_index)
         rate = f" (over PCIe it would be {_gbs(figure[0])} per direction)" if figure else ""
-        return None, None, (f"{where}: no nvidia-smi topo -m in the fingerprint, so whether the GPUs share NVLink is "
-                            f"unknown; the model keeps the catalog's interconnect{rate}")
+        return (
+            None,
+            None,
+            (
+                f"{where}: no nvidia-smi topo -m in the fingerprint, so whether the GPUs share NVLink is "
+                f"unknown; the model keeps the catalog's interconnect{rate}"
+            ),
+        )
     largest = len(layout.islands[0]) if layout.islands and layout.kind else 1
     why = f" (the largest NVLink group has {largest} GPU(s))" if layout.kind == "nvlink" else " (no NVLink)"
     figure = _pcie_figure(group, gpus_by_index)
@@ -282,13 +320,19 @@ def _pcie_figure(group: Sequence[int], gpus_by_index: Mapping[int, Mapping[str, 
         return None
     index, (line, generation, lanes, from_current) = min(known.items(), key=lambda item: (item[1][0], item[0]))
     rate = line * PCIE_EFFICIENCY
-    source = "its current generation (no max reported)" if from_current else \
-        "the max generation (the current one drops at idle)"
-    missing = f"; no PCIe facts for GPU(s) {_span(i for i in group if i not in known)}" if len(known) < len(group) \
-        else ""
-    return rate, (f"Gen{generation} × {lanes} lanes × {_number(PCIE_LANE_BYTES_PER_S[generation] / 1e9)} GB/s × "
-                  f"{PCIE_EFFICIENCY} = {_gbs(rate)} per direction, from GPU {index}: {source} and the current "
-                  f"width{missing}")
+    source = (
+        "its current generation (no max reported)"
+        if from_current
+        else "the max generation (the current one drops at idle)"
+    )
+    missing = (
+        f"; no PCIe facts for GPU(s) {_span(i for i in group if i not in known)}" if len(known) < len(group) else ""
+    )
+    return rate, (
+        f"Gen{generation} × {lanes} lanes × {_number(PCIE_LANE_BYTES_PER_S[generation] / 1e9)} GB/s × "
+        f"{PCIE_EFFICIENCY} = {_gbs(rate)} per direction, from GPU {index}: {source} and the current "
+        f"width{missing}"
+    )
 
 
 def _slowness(figure: tuple[tuple[int, ...], str | None, float | None, str]) -> tuple[int, float]:
@@ -300,8 +344,9 @@ def _slowness(figure: tuple[tuple[int, ...], str | None, float | None, str]) -> 
 # --- the whole -----------------------------------------------------------------------------------------------------
 
 
-def measured_environment(fingerprint: Mapping[str, Any], *, tp: int = 1, gpus: int | None = None
-                         ) -> MeasuredEnvironment:
+def measured_environment(
+    fingerprint: Mapping[str, Any], *, tp: int = 1, gpus: int | None = None
+) -> MeasuredEnvironment:
     """The measured figures for a deployment with TP `tp` on the machine `fingerprint` describes.
 
     `gpus`: how many of the machine's GPUs the deployment occupies (tp × replicas). Given, it lays out gpus // tp
@@ -331,8 +376,10 @@ def measured_environment(fingerprint: Mapping[str, Any], *, tp: int = 1, gpus: i
     if gpus is not None and gpus % tp:
         explanation.append(f"{gpus} GPUs make {replicas} TP {tp} group(s); {gpus % tp} left over")
     if indices and len(groups) < replicas:
-        explanation.append(f"{replicas} TP {tp} group(s) need {replicas * tp} GPUs; the fingerprint lists "
-                           f"{len(indices)}, {len(groups)} group(s) laid out")
+        explanation.append(
+            f"{replicas} TP {tp} group(s) need {replicas * tp} GPUs; the fingerprint lists "
+            f"{len(indices)}, {len(groups)} group(s) laid out"
+        )
 
     # a deployment larger than this machine (several servers, or a wrong count): the memory over every GPU here
     laid_out = gpus is not None and len(groups) == replicas
@@ -343,13 +390,18 @@ def measured_environment(fingerprint: Mapping[str, Any], *, tp: int = 1, gpus: i
     names = Counter(g["name"] for g in chosen if g.get("name"))
     gpu_name = names.most_common(1)[0][0] if names else None
     if len(names) > 1:
-        explanation.append(f"GPU models: {', '.join(f'{n} × {name}' for name, n in names.most_common())}; "
-                           f"{gpu_name} is the most common")
+        explanation.append(
+            f"GPU models: {', '.join(f'{n} × {name}' for name, n in names.most_common())}; "
+            f"{gpu_name} is the most common"
+        )
 
     # a GPU in MIG mode counts with its smallest slice: an engine runs on one slice and sees only its memory
     sliced = {g["index"]: _slices(g) for g in chosen if _slices(g)}
-    totals = {g["index"]: min(sliced[g["index"]]) if g["index"] in sliced else g["memory_total_bytes"]
-              for g in chosen if g["index"] in sliced or g.get("memory_total_bytes")}
+    totals = {
+        g["index"]: min(sliced[g["index"]]) if g["index"] in sliced else g["memory_total_bytes"]
+        for g in chosen
+        if g["index"] in sliced or g.get("memory_total_bytes")
+    }
     memory = min(totals.values()) if totals else None
     on_slice = False
     if memory is not None:
@@ -357,46 +409,60 @@ def measured_environment(fingerprint: Mapping[str, Any], *, tp: int = 1, gpus: i
         which = "" if len(set(totals.values())) == 1 else f" (GPU {_span(smallest)})"
         on_slice = all(i in sliced for i in smallest)
         if on_slice:
-            cards = sorted({by_index[i]["memory_total_bytes"] for i in smallest
-                            if by_index[i].get("memory_total_bytes")})
+            cards = sorted(
+                {by_index[i]["memory_total_bytes"] for i in smallest if by_index[i].get("memory_total_bytes")}
+            )
             of_card = f", of the card's {' / '.join(_mib(c) for c in cards)}" if cards else ""
-            carved = "; ".join(f"GPU {i}: {len(sizes)} slice(s) of {', '.join(_mib(v) for v in sorted(set(sizes)))}"
-                               for i, sizes in sorted(sliced.items()))
+            carved = "; ".join(
+                f"GPU {i}: {len(sizes)} slice(s) of {', '.join(_mib(v) for v in sorted(set(sizes)))}"
+                for i, sizes in sorted(sliced.items())
+            )
             explanation.append(
                 f"memory per GPU: {_mib(memory)}, the smallest MIG slice{which}{scope} ({carved}{of_card}): an engine "
                 f"runs on one slice and sees only its memory, so the estimate uses the slice's memory, not the "
-                f"card's; CUDA reports the slice's memory as the device total, so it is also the CUDA-visible total")
+                f"card's; CUDA reports the slice's memory as the device total, so it is also the CUDA-visible total"
+            )
             if tp > 1:
-                explanation.append(f"TP {tp} on MIG slices: a CUDA process sees one MIG slice only, so the TP group "
-                                   f"needs {tp} processes on {tp} slices, which NCCL does not join (no peer-to-peer "
-                                   f"between MIG instances); disable MIG (nvidia-smi -i N -mig 0) for TP > 1")
+                explanation.append(
+                    f"TP {tp} on MIG slices: a CUDA process sees one MIG slice only, so the TP group "
+                    f"needs {tp} processes on {tp} slices, which NCCL does not join (no peer-to-peer "
+                    f"between MIG instances); disable MIG (nvidia-smi -i N -mig 0) for TP > 1"
+                )
         else:
-            explanation.append(f"memory per GPU: {_mib(memory)}, the smallest card as the driver reports it"
-                               f"{which}{scope}")
+            explanation.append(
+                f"memory per GPU: {_mib(memory)}, the smallest card as the driver reports it{which}{scope}"
+            )
         if len(totals) < len(chosen):
             explanation.append(f"no memory size for GPU(s) {_span(i for i in covered if i not in totals)}")
     elif chosen:
         explanation.append("memory per GPU: not in the fingerprint (add nvidia-smi -q or the table)")
     unlisted = [g["index"] for g in chosen if _mig_on(g) and g["index"] not in sliced]
     if unlisted:
-        explanation.append(f"MIG is enabled on GPU(s) {_span(unlisted)}, but the fingerprint lists no MIG devices "
-                           f"(add nvidia-smi -q -x or the table with its MIG devices): an engine sees one slice, not "
-                           f"the memory above")
+        explanation.append(
+            f"MIG is enabled on GPU(s) {_span(unlisted)}, but the fingerprint lists no MIG devices "
+            f"(add nvidia-smi -q -x or the table with its MIG devices): an engine sees one slice, not "
+            f"the memory above"
+        )
 
     held = {g["index"]: _in_use(g) for g in chosen if _in_use(g) is not None}
     used_max = max(held.values()) if held else None
     if used_max is not None:
         worst = min(i for i, v in held.items() if v == used_max)
-        state = ("already held by other processes" if used_max > MEMORY_IN_USE_THRESHOLD_BYTES
-                 else "idle (an idle GPU shows up to 256 MiB)")
+        state = (
+            "already held by other processes"
+            if used_max > MEMORY_IN_USE_THRESHOLD_BYTES
+            else "idle (an idle GPU shows up to 256 MiB)"
+        )
         explanation.append(f"memory in use: at most {_mib(used_max)} on one GPU (GPU {worst}), {state}")
 
     host = fingerprint.get("host") if isinstance(fingerprint.get("host"), Mapping) else {}
     host_total, limit = host.get("memory_total_bytes"), host.get("cgroup_memory_limit_bytes")
     host_memory = min((v for v in (host_total, limit) if v), default=None)
     if host_memory is not None:
-        explanation.append(f"host memory: {_mib(host_memory)}" + (", the container's cgroup limit" if limit and
-                           host_memory == limit and host_memory != host_total else ""))
+        explanation.append(
+            f"host memory: {_mib(host_memory)}"
+            + (", the container's cgroup limit" if limit and host_memory == limit and host_memory != host_total else "")
+        )
 
     link: str | None = None
     link_bytes: float | None = None
@@ -412,13 +478,27 @@ def measured_environment(fingerprint: Mapping[str, Any], *, tp: int = 1, gpus: i
     else:
         figures = []
         for candidate, on_fast in zip(groups, fast, strict=True):
-            figures.append((candidate, *(_fast_link(layout, candidate, by_index) if on_fast
-                                         else _pcie_link(layout, candidate, by_index))))
+            figures.append(
+                (
+                    candidate,
+                    *(_fast_link(layout, candidate, by_index) if on_fast else _pcie_link(layout, candidate, by_index)),
+                )
+            )
         # the slowest group: PCIe before NVLink/XGMI, then the smaller figure (an unknown figure counts as slow)
         group, link, link_bytes, words = min(figures, key=_slowness)
         explanation.append(words + (f"; the slowest of {len(groups)} TP groups" if len(groups) > 1 else ""))
     return MeasuredEnvironment(
-        tp=tp, gpu_count=count, gpu_name=gpu_name, memory_bytes_per_gpu=memory,
-        cuda_total_bytes_per_gpu=memory if on_slice else None, mig=on_slice, memory_used_bytes_max=used_max,
-        host_memory_bytes=host_memory, link=link, link_bytes_per_s=link_bytes, tp_group=group,
-        tp_groups=tuple(groups), explanation=tuple(explanation))
+        tp=tp,
+        gpu_count=count,
+        gpu_name=gpu_name,
+        memory_bytes_per_gpu=memory,
+        cuda_total_bytes_per_gpu=memory if on_slice else None,
+        mig=on_slice,
+        memory_used_bytes_max=used_max,
+        host_memory_bytes=host_memory,
+        link=link,
+        link_bytes_per_s=link_bytes,
+        tp_group=group,
+        tp_groups=tuple(groups),
+        explanation=tuple(explanation),
+    )

@@ -39,8 +39,13 @@ ENGINE_PACKAGES = ("torch", "vllm", "sglang", "tensorrt_llm", "transformers")
 CONTAINER_BASE_GIB = 8
 VLLM_SWAP_SPACE_GIB_PER_GPU = 4
 # cgroup path word → runtime, in order of precedence (a Kubernetes pod path also names docker or containerd)
-_RUNTIME_WORDS = (("kubepods", "kubernetes"), ("libpod", "podman"), ("docker", "docker"),
-                  ("containerd", "containerd"), ("lxc", "lxc"))
+_RUNTIME_WORDS = (
+    ("kubepods", "kubernetes"),
+    ("libpod", "podman"),
+    ("docker", "docker"),
+    ("containerd", "containerd"),
+    ("lxc", "lxc"),
+)
 _RUNTIME_ORDER = ("kubernetes", "podman", "docker", "containerd", "lxc")
 _CONTAINER_VARIABLE = {"docker": "docker", "podman": "podman", "lxc": "lxc", "lxc-libvirt": "lxc"}
 
@@ -119,8 +124,9 @@ def _container(raw: Mapping[str, str], limit: int | None) -> dict[str, Any]:
         evidence.append("container variable" if variable == "set" else f"container={variable}")
         if variable in _CONTAINER_VARIABLE:
             runtimes.add(_CONTAINER_VARIABLE[variable])
-    paths = [line.split(":", 2)[2] for line in (raw.get("cgroup_membership") or "").splitlines()
-             if line.count(":") >= 2]
+    paths = [
+        line.split(":", 2)[2] for line in (raw.get("cgroup_membership") or "").splitlines() if line.count(":") >= 2
+    ]
     for word, runtime in _RUNTIME_WORDS:
         if any(word in path for path in paths):
             evidence.append(f"/proc/1/cgroup: {word}")
@@ -206,37 +212,65 @@ def host_findings(facts: Mapping[str, Any], *, gpu_count: int) -> list[dict[str,
     if container.get("detected") and limit is None and facts.get("cgroup_memory_unlimited") is True:
         swap_gib = VLLM_SWAP_SPACE_GIB_PER_GPU * gpus
         host_words = f" on this host's {_gib_text(_gib(host_bytes))} GiB of RAM" if host_bytes else " on the host"
-        findings.append(_finding(
-            "container_no_memory_limit", "warning",
-            f"the probe ran in a {label} with no memory limit: the engine's CPU-side memory (weight loading, vLLM's "
-            f"swap space of {VLLM_SWAP_SPACE_GIB_PER_GPU} GiB per GPU by default, {swap_gib} GiB for {gpus} GPU(s), "
-            f"tokenizer workers) competes with everything else{host_words}, and when memory runs out the kernel OOM "
-            f"killer picks a victim, often the engine; set a memory limit of at least {minimum_gib} GiB (docker run "
-            "--memory, or resources.limits.memory in Kubernetes)",
-            runtime=runtime, gpu_count=gpus, swap_space_gib_per_gpu=VLLM_SWAP_SPACE_GIB_PER_GPU,
-            swap_space_gib=swap_gib, minimum_limit_gib=minimum_gib, **host_extra))
+        findings.append(
+            _finding(
+                "container_no_memory_limit",
+                "warning",
+                f"the probe ran in a {label} with no memory limit: the engine's CPU-side memory (weight loading, vLLM's "
+                f"swap space of {VLLM_SWAP_SPACE_GIB_PER_GPU} GiB per GPU by default, {swap_gib} GiB for {gpus} GPU(s), "
+                f"tokenizer workers) competes with everything else{host_words}, and when memory runs out the kernel OOM "
+                f"killer picks a victim, often the engine; set a memory limit of at least {minimum_gib} GiB (docker run "
+                "--memory, or resources.limits.memory in Kubernetes)",
+                runtime=runtime,
+                gpu_count=gpus,
+                swap_space_gib_per_gpu=VLLM_SWAP_SPACE_GIB_PER_GPU,
+                swap_space_gib=swap_gib,
+                minimum_limit_gib=minimum_gib,
+                **host_extra,
+            )
+        )
     elif container.get("detected") and limit is None:
-        findings.append(_finding(
-            "container_memory_limit_unknown", "info",
-            f"the probe ran in a {label} but could not read its memory limit (/sys/fs/cgroup shows the host's "
-            "cgroups, not the container's); check it with docker inspect or kubectl describe pod",
-            runtime=runtime))
+        findings.append(
+            _finding(
+                "container_memory_limit_unknown",
+                "info",
+                f"the probe ran in a {label} but could not read its memory limit (/sys/fs/cgroup shows the host's "
+                "cgroups, not the container's); check it with docker inspect or kubectl describe pod",
+                runtime=runtime,
+            )
+        )
     if limit is not None:
         limit_gib = _gib(limit)
         host_words = f" (the host has {_gib_text(_gib(host_bytes))} GiB of RAM)" if host_bytes else ""
-        findings.append(_finding(
-            "container_memory_limit", "info",
-            f"the memory limit of this {label} is {_gib_text(limit_gib)} GiB{host_words}",
-            runtime=runtime, limit_bytes=limit, limit_gib=limit_gib, cgroup_version=facts.get("cgroup_version"),
-            **host_extra))
+        findings.append(
+            _finding(
+                "container_memory_limit",
+                "info",
+                f"the memory limit of this {label} is {_gib_text(limit_gib)} GiB{host_words}",
+                runtime=runtime,
+                limit_bytes=limit,
+                limit_gib=limit_gib,
+                cgroup_version=facts.get("cgroup_version"),
+                **host_extra,
+            )
+        )
         if limit < minimum_gib * GIB:
-            findings.append(_finding(
-                "container_memory_limit_low", "warning",
-                f"the memory limit of this {label}, {_gib_text(limit_gib)} GiB, is below the {minimum_gib} GiB we "
-                f"advise for {gpus} GPU(s) ({CONTAINER_BASE_GIB} GiB for the engine process, tokenizer and weight "
-                f"loading, plus vLLM's default swap space of {VLLM_SWAP_SPACE_GIB_PER_GPU} GiB per GPU): the engine "
-                "may be OOM-killed while loading weights or under load; raise the limit (docker run --memory, "
-                "resources.limits.memory) or lower vLLM's --swap-space",
-                runtime=runtime, limit_bytes=limit, limit_gib=limit_gib, minimum_limit_gib=minimum_gib,
-                gpu_count=gpus, base_gib=CONTAINER_BASE_GIB, swap_space_gib_per_gpu=VLLM_SWAP_SPACE_GIB_PER_GPU))
+            findings.append(
+                _finding(
+                    "container_memory_limit_low",
+                    "warning",
+                    f"the memory limit of this {label}, {_gib_text(limit_gib)} GiB, is below the {minimum_gib} GiB we "
+                    f"advise for {gpus} GPU(s) ({CONTAINER_BASE_GIB} GiB for the engine process, tokenizer and weight "
+                    f"loading, plus vLLM's default swap space of {VLLM_SWAP_SPACE_GIB_PER_GPU} GiB per GPU): the engine "
+                    "may be OOM-killed while loading weights or under load; raise the limit (docker run --memory, "
+                    "resources.limits.memory) or lower vLLM's --swap-space",
+                    runtime=runtime,
+                    limit_bytes=limit,
+                    limit_gib=limit_gib,
+                    minimum_limit_gib=minimum_gib,
+                    gpu_count=gpus,
+                    base_gib=CONTAINER_BASE_GIB,
+                    swap_space_gib_per_gpu=VLLM_SWAP_SPACE_GIB_PER_GPU,
+                )
+            )
     return findings

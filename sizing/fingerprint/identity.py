@@ -96,10 +96,14 @@ def identity_from_facts(facts: Mapping[str, Any], *, given_name: str | None = No
     host = facts.get("host") if isinstance(facts.get("host"), Mapping) else {}
     gpus = [gpu for gpu in facts.get("gpus") or [] if isinstance(gpu, Mapping)]
     uuids = sorted({str(gpu["uuid"]).strip() for gpu in gpus if gpu.get("uuid") and str(gpu["uuid"]).strip()})
-    serials = sorted({str(gpu["serial"]).strip() for gpu in gpus
-                      if gpu.get("serial") and str(gpu["serial"]).strip().strip("0")})
-    return HostIdentity(hostname=_hostname(host.get("name")) or _hostname(given_name), gpu_uuids=tuple(uuids),
-                        gpu_serials=tuple(serials))
+    serials = sorted(
+        {str(gpu["serial"]).strip() for gpu in gpus if gpu.get("serial") and str(gpu["serial"]).strip().strip("0")}
+    )
+    return HostIdentity(
+        hostname=_hostname(host.get("name")) or _hostname(given_name),
+        gpu_uuids=tuple(uuids),
+        gpu_serials=tuple(serials),
+    )
 
 
 def identities_match(a: HostIdentity, b: HostIdentity) -> bool:
@@ -153,26 +157,29 @@ def derived_name(facts: Mapping[str, Any], identity: HostIdentity, *, taken: Seq
     base = gpu_summary(facts)
     if identity.gpu_uuids:
         first = identity.gpu_uuids[0]
-        short = first[:4 + UUID_SHORT_CHARS] if first.upper().startswith("GPU-") else first[:UUID_SHORT_CHARS]
+        short = first[: 4 + UUID_SHORT_CHARS] if first.upper().startswith("GPU-") else first[:UUID_SHORT_CHARS]
         name = f"{base} · {short}"
         if name not in taken:
             return name[:HOST_MAX_LENGTH]
         base = name
-    used = {int(match.group(1)) for other in taken
-            if (match := re.fullmatch(re.escape(base) + r" · #(\d+)", other))}
+    used = {int(match.group(1)) for other in taken if (match := re.fullmatch(re.escape(base) + r" · #(\d+)", other))}
     number = next(n for n in range(1, len(used) + 2) if n not in used)
     suffix = f" · #{number}"
-    return base[:HOST_MAX_LENGTH - len(suffix)] + suffix
+    return base[: HOST_MAX_LENGTH - len(suffix)] + suffix
 
 
-def host_for(facts: Mapping[str, Any], identity: HostIdentity, *, upload_sha256: str,
-             known: Sequence[KnownHost]) -> HostChoice:
+def host_for(
+    facts: Mapping[str, Any], identity: HostIdentity, *, upload_sha256: str, known: Sequence[KnownHost]
+) -> HostChoice:
     """The host an upload belongs to among the deployment's `known` hosts (newest first): the one a version of
     which matches it (a host whose GPUs' UUIDs differ from the upload's never does; a UUID match wins over a name
     match, then the newest), else a new host with the upload's name or one derived from its GPUs."""
-    candidates = [host for host in known
-                  if any(identities_match(identity, other) for other in host.identities)
-                  and merge_conflict(identity.uuid_set, host.uuid_set) is None]
+    candidates = [
+        host
+        for host in known
+        if any(identities_match(identity, other) for other in host.identities)
+        and merge_conflict(identity.uuid_set, host.uuid_set) is None
+    ]
     if candidates:
         by_uuid = [host for host in candidates if identity.gpu_uuids and host.uuid_set == identity.uuid_set]
         chosen = (by_uuid or candidates)[0]
@@ -185,9 +192,9 @@ def host_for(facts: Mapping[str, Any], identity: HostIdentity, *, upload_sha256:
         key = "upload-" + upload_sha256[:KEY_HASH_CHARS]
     if identity.hostname:
         return HostChoice(key=key, name=identity.hostname, named=True, joined=False)
-    return HostChoice(key=key, name=derived_name(facts, identity, taken=[host.name for host in known]), named=False,
-                      joined=False)
-
+    return HostChoice(
+        key=key, name=derived_name(facts, identity, taken=[host.name for host in known]), named=False, joined=False
+    )
 
 
 def row_host_key(host_key: str, host: str) -> str:

@@ -70,38 +70,81 @@ def _mib(value: int) -> str:
 def _gpu_findings(gpu: GpuFacts) -> list[dict[str, Any]]:
     label = f"GPU {gpu.index}" + (f" ({gpu.name})" if gpu.name else "")
     found = []
-    gen_low = (gpu.pcie_generation_current is not None and gpu.pcie_generation_max is not None
-               and gpu.pcie_generation_current < gpu.pcie_generation_max)
-    width_low = (gpu.pcie_width_current is not None and gpu.pcie_width_max is not None
-                 and gpu.pcie_width_current < gpu.pcie_width_max)
+    gen_low = (
+        gpu.pcie_generation_current is not None
+        and gpu.pcie_generation_max is not None
+        and gpu.pcie_generation_current < gpu.pcie_generation_max
+    )
+    width_low = (
+        gpu.pcie_width_current is not None
+        and gpu.pcie_width_max is not None
+        and gpu.pcie_width_current < gpu.pcie_width_max
+    )
     if gen_low or width_low:
-        found.append(_finding(
-            "pcie_link_below_max", "warning" if width_low else "info",
-            f"{label}: PCIe link at Gen{gpu.pcie_generation_current} x{gpu.pcie_width_current}, the GPU supports "
-            f"Gen{gpu.pcie_generation_max} x{gpu.pcie_width_max}"
-            + ("; a narrower link stays narrow under load (slot or riser)" if width_low else
-               "; idle GPUs lower the generation to save power, check again under load"),
-            gpu_index=gpu.index, gpu_name=gpu.name, generation=gpu.pcie_generation_current,
-            width=gpu.pcie_width_current, generation_max=gpu.pcie_generation_max, width_max=gpu.pcie_width_max,
-            width_low=width_low))
+        found.append(
+            _finding(
+                "pcie_link_below_max",
+                "warning" if width_low else "info",
+                f"{label}: PCIe link at Gen{gpu.pcie_generation_current} x{gpu.pcie_width_current}, the GPU supports "
+                f"Gen{gpu.pcie_generation_max} x{gpu.pcie_width_max}"
+                + (
+                    "; a narrower link stays narrow under load (slot or riser)"
+                    if width_low
+                    else "; idle GPUs lower the generation to save power, check again under load"
+                ),
+                gpu_index=gpu.index,
+                gpu_name=gpu.name,
+                generation=gpu.pcie_generation_current,
+                width=gpu.pcie_width_current,
+                generation_max=gpu.pcie_generation_max,
+                width_max=gpu.pcie_width_max,
+                width_low=width_low,
+            )
+        )
     if gpu.mig_mode == "enabled":
-        found.append(_finding("mig_enabled", "warning",
-                              f"{label}: MIG is enabled; a model sees only the memory of its MIG instance",
-                              gpu_index=gpu.index, gpu_name=gpu.name))
+        found.append(
+            _finding(
+                "mig_enabled",
+                "warning",
+                f"{label}: MIG is enabled; a model sees only the memory of its MIG instance",
+                gpu_index=gpu.index,
+                gpu_name=gpu.name,
+            )
+        )
     if gpu.ecc_mode == "disabled":
-        found.append(_finding("ecc_off", "info", f"{label}: ECC is off (more usable memory, no error correction)",
-                              gpu_index=gpu.index, gpu_name=gpu.name))
+        found.append(
+            _finding(
+                "ecc_off",
+                "info",
+                f"{label}: ECC is off (more usable memory, no error correction)",
+                gpu_index=gpu.index,
+                gpu_name=gpu.name,
+            )
+        )
     in_use = max(gpu.memory_used_bytes or 0, gpu.processes_memory_bytes or 0)
     if in_use > MEMORY_IN_USE_THRESHOLD_BYTES:
-        found.append(_finding("memory_in_use", "warning",
-                              f"{label}: {_mib(in_use)} of GPU memory already in use by other processes"
-                              + (f" (of {_mib(gpu.memory_total_bytes)})" if gpu.memory_total_bytes else ""),
-                              gpu_index=gpu.index, used_bytes=in_use, total_bytes=gpu.memory_total_bytes,
-                              gpu_name=gpu.name))
+        found.append(
+            _finding(
+                "memory_in_use",
+                "warning",
+                f"{label}: {_mib(in_use)} of GPU memory already in use by other processes"
+                + (f" (of {_mib(gpu.memory_total_bytes)})" if gpu.memory_total_bytes else ""),
+                gpu_index=gpu.index,
+                used_bytes=in_use,
+                total_bytes=gpu.memory_total_bytes,
+                gpu_name=gpu.name,
+            )
+        )
     if gpu.name_truncated:
-        found.append(_finding("gpu_name_truncated", "info",
-                              f"{label}: the nvidia-smi table cut the name short; nvidia-smi -q gives the full name",
-                              gpu_index=gpu.index, gpu_name=gpu.name))
+        found.append(
+            _finding(
+                "gpu_name_truncated",
+                "info",
+                f"{label}: the nvidia-smi table cut the name short; nvidia-smi -q gives the full name",
+                gpu_index=gpu.index,
+                gpu_name=gpu.name,
+            )
+        )
     return found
 
 
@@ -111,8 +154,12 @@ def fingerprint_merge(pieces: Sequence[ParsedPiece], *, names: Sequence[str] | N
     labels = list(names) if names is not None else [f"piece {i + 1}" for i in range(len(pieces))]
     gpus: list[GpuFacts] = []
     topology: Topology | None = None
-    host: dict[str, str | None] = {"driver_version": None, "cuda_version": None, "cuda_toolkit_version": None,
-                                   "kernel_module_version": None}
+    host: dict[str, str | None] = {
+        "driver_version": None,
+        "cuda_version": None,
+        "cuda_toolkit_version": None,
+        "kernel_module_version": None,
+    }
     attached: int | None = None
     findings: list[dict[str, Any]] = []
     described = []
@@ -120,10 +167,17 @@ def fingerprint_merge(pieces: Sequence[ParsedPiece], *, names: Sequence[str] | N
         described.append({"name": label, "kind": piece.kind.value, "problems": list(piece.problems)})
         facts = piece.facts
         if piece.kind in (PieceKind.UNKNOWN, PieceKind.NVIDIA_SMI_FAILURE) or (
-                not facts.gpus and all(getattr(facts, key) is None for key in host) and facts.topology is None):
-            findings.append(_finding("unreadable_piece", "warning",
-                                     f"{label}: nothing read ({'; '.join(piece.problems) or 'no facts'})",
-                                     piece=label, problems="; ".join(piece.problems)))
+            not facts.gpus and all(getattr(facts, key) is None for key in host) and facts.topology is None
+        ):
+            findings.append(
+                _finding(
+                    "unreadable_piece",
+                    "warning",
+                    f"{label}: nothing read ({'; '.join(piece.problems) or 'no facts'})",
+                    piece=label,
+                    problems="; ".join(piece.problems),
+                )
+            )
         for key in host:
             if host[key] is None:
                 host[key] = getattr(facts, key)
@@ -140,19 +194,33 @@ def fingerprint_merge(pieces: Sequence[ParsedPiece], *, names: Sequence[str] | N
     gpus.sort(key=lambda gpu: (gpu.index is None, gpu.index or 0))
     for gpu in gpus:
         findings.extend(_gpu_findings(gpu))
-    if host["kernel_module_version"] and host["driver_version"] \
-            and host["kernel_module_version"] != host["driver_version"]:
-        findings.append(_finding(
-            "driver_library_mismatch", "error",
-            f"kernel module {host['kernel_module_version']} is loaded but nvidia-smi reports driver "
-            f"{host['driver_version']}: reboot (or reload the module) before measuring",
-            kernel_module=host["kernel_module_version"], driver=host["driver_version"]))
+    if (
+        host["kernel_module_version"]
+        and host["driver_version"]
+        and host["kernel_module_version"] != host["driver_version"]
+    ):
+        findings.append(
+            _finding(
+                "driver_library_mismatch",
+                "error",
+                f"kernel module {host['kernel_module_version']} is loaded but nvidia-smi reports driver "
+                f"{host['driver_version']}: reboot (or reload the module) before measuring",
+                kernel_module=host["kernel_module_version"],
+                driver=host["driver_version"],
+            )
+        )
     if host["driver_version"] is None and host["kernel_module_version"]:
         host["driver_version"] = host["kernel_module_version"]
     if attached is not None and attached > len(gpus):
-        findings.append(_finding("gpus_not_listed", "info",
-                                 f"{attached} GPUs attached, {len(gpus)} described; add the others' output",
-                                 attached=attached, described=len(gpus)))
+        findings.append(
+            _finding(
+                "gpus_not_listed",
+                "info",
+                f"{attached} GPUs attached, {len(gpus)} described; add the others' output",
+                attached=attached,
+                described=len(gpus),
+            )
+        )
     return {
         "gpus": [{key: value for key, value in asdict(gpu).items()} for gpu in gpus],
         "gpu_count": max(len(gpus), attached or 0),

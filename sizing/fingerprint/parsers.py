@@ -29,8 +29,21 @@ PCIE_GENERATION_BY_GTS = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}
 
 CONNECTION_KINDS = ("X", "SYS", "SOC", "NODE", "PHB", "PXB", "PIX")
 _CONNECTION = re.compile(r"^(?:X|SYS|SOC|NODE|PHB|PXB|PIX|NV\d+|NVS\d*|NVB\d*)$")
-_NA = {"", "n/a", "[n/a]", "not supported", "[not supported]", "not available", "not found", "unknown error",
-       "[unknown error]", "insufficient permissions", "[insufficient permissions]", "none", "-"}
+_NA = {
+    "",
+    "n/a",
+    "[n/a]",
+    "not supported",
+    "[not supported]",
+    "not available",
+    "not found",
+    "unknown error",
+    "[unknown error]",
+    "insufficient permissions",
+    "[insufficient permissions]",
+    "none",
+    "-",
+}
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
@@ -144,8 +157,15 @@ def _bytes(value: str | None, default_unit: str = "MiB") -> int | None:
     if not match:
         return None
     unit = (match.group(2) or default_unit).lower()
-    factor = {"b": 1, "kib": KIB_BYTES, "kb": KIB_BYTES, "mib": MIB_BYTES, "mb": MIB_BYTES,
-              "gib": GIB_BYTES, "gb": GIB_BYTES}[unit]
+    factor = {
+        "b": 1,
+        "kib": KIB_BYTES,
+        "kb": KIB_BYTES,
+        "mib": MIB_BYTES,
+        "mb": MIB_BYTES,
+        "gib": GIB_BYTES,
+        "gb": GIB_BYTES,
+    }[unit]
     number = match.group(1)
     if "." in number:
         return round(float(number) * factor)
@@ -213,40 +233,50 @@ def parse_nvidia_smi_q(text: str) -> Facts:
     problems: list[str] = []
     gpus = []
     for position, (bus_id, values) in enumerate(blocks):
-        gpus.append(GpuFacts(
-            index=position,
-            name=_clean(values.get("Product Name")),
-            memory_total_bytes=_bytes(values.get("FB Memory Usage/Total")),
-            memory_used_bytes=_bytes(values.get("FB Memory Usage/Used")),
-            memory_reserved_bytes=_bytes(values.get("FB Memory Usage/Reserved")),
-            processes_memory_bytes=sum(process_memory[position]) if "Processes" in values or process_memory[position]
-            else None,
-            pcie_generation_current=_int(values.get("PCI/GPU Link Info/PCIe Generation/Current")),
-            pcie_generation_max=_int(values.get("PCI/GPU Link Info/PCIe Generation/Max")),
-            pcie_width_current=_int(values.get("PCI/GPU Link Info/Link Width/Current")),
-            pcie_width_max=_int(values.get("PCI/GPU Link Info/Link Width/Max")),
-            mig_mode=_mode(values.get("MIG Mode/Current")),
-            mig_devices=tuple(MigDeviceFacts(
-                index=_int(device.get("Index")), gpu_instance_id=_int(device.get("GPU Instance ID")),
-                compute_instance_id=_int(device.get("Compute Instance ID")),
-                memory_total_bytes=_bytes(device.get("FB Memory Usage/Total")),
-                memory_used_bytes=_bytes(device.get("FB Memory Usage/Used")),
-                sm_count=_int(device.get("Device Attributes/Shared/Multiprocessor count")),
-            ) for device in mig_blocks[position]) or None,
-            ecc_mode=_mode(values.get("Ecc Mode/Current")),
-            persistence_mode=_mode(values.get("Persistence Mode")),
-            driver_model=_clean(values.get("Driver Model/Current")),
-            virtualization_mode=_clean(values.get("GPU Virtualization Mode/Virtualization Mode")),
-            bus_id=_clean(values.get("PCI/Bus Id")) or bus_id,
-            uuid=_clean(values.get("GPU UUID")),
-            serial=_clean(values.get("Serial Number")),
-        ))
+        gpus.append(
+            GpuFacts(
+                index=position,
+                name=_clean(values.get("Product Name")),
+                memory_total_bytes=_bytes(values.get("FB Memory Usage/Total")),
+                memory_used_bytes=_bytes(values.get("FB Memory Usage/Used")),
+                memory_reserved_bytes=_bytes(values.get("FB Memory Usage/Reserved")),
+                processes_memory_bytes=sum(process_memory[position])
+                if "Processes" in values or process_memory[position]
+                else None,
+                pcie_generation_current=_int(values.get("PCI/GPU Link Info/PCIe Generation/Current")),
+                pcie_generation_max=_int(values.get("PCI/GPU Link Info/PCIe Generation/Max")),
+                pcie_width_current=_int(values.get("PCI/GPU Link Info/Link Width/Current")),
+                pcie_width_max=_int(values.get("PCI/GPU Link Info/Link Width/Max")),
+                mig_mode=_mode(values.get("MIG Mode/Current")),
+                mig_devices=tuple(
+                    MigDeviceFacts(
+                        index=_int(device.get("Index")),
+                        gpu_instance_id=_int(device.get("GPU Instance ID")),
+                        compute_instance_id=_int(device.get("Compute Instance ID")),
+                        memory_total_bytes=_bytes(device.get("FB Memory Usage/Total")),
+                        memory_used_bytes=_bytes(device.get("FB Memory Usage/Used")),
+                        sm_count=_int(device.get("Device Attributes/Shared/Multiprocessor count")),
+                    )
+                    for device in mig_blocks[position]
+                )
+                or None,
+                ecc_mode=_mode(values.get("Ecc Mode/Current")),
+                persistence_mode=_mode(values.get("Persistence Mode")),
+                driver_model=_clean(values.get("Driver Model/Current")),
+                virtualization_mode=_clean(values.get("GPU Virtualization Mode/Virtualization Mode")),
+                bus_id=_clean(values.get("PCI/Bus Id")) or bus_id,
+                uuid=_clean(values.get("GPU UUID")),
+                serial=_clean(values.get("Serial Number")),
+            )
+        )
     attached = _int(header.get("Attached GPUs"))
     if not blocks:
         problems.append("no GPU section (a line 'GPU 00000000:xx:00.0') found")
     if attached is not None and attached > len(blocks):
-        problems.append(f"lists {len(blocks)} of {attached} attached GPUs (filtered with -i?): the others are unknown;"
-                        " the positions in this output may not be the GPU indices")
+        problems.append(
+            f"lists {len(blocks)} of {attached} attached GPUs (filtered with -i?): the others are unknown;"
+            " the positions in this output may not be the GPU indices"
+        )
     if blocks and all(gpu.memory_total_bytes is None for gpu in gpus):
         problems.append("no 'FB Memory Usage' section: a filtered output (-d ...); run nvidia-smi -q without -d")
     elif any(gpu.memory_total_bytes is None for gpu in gpus):
@@ -255,8 +285,13 @@ def parse_nvidia_smi_q(text: str) -> Facts:
     cuda = header.get("CUDA Version")
     if cuda is not None and _version(cuda) is None:
         problems.append(f"CUDA Version is {cuda.strip()!r} (a vGPU host or a driver without the CUDA library)")
-    return Facts(gpus=tuple(gpus), attached_gpus=attached, driver_version=_version(header.get("Driver Version")),
-                 cuda_version=_version(cuda), problems=tuple(problems))
+    return Facts(
+        gpus=tuple(gpus),
+        attached_gpus=attached,
+        driver_version=_version(header.get("Driver Version")),
+        cuda_version=_version(cuda),
+        problems=tuple(problems),
+    )
 
 
 # --- nvidia-smi -q -x ----------------------------------------------------------------------------------------------
@@ -270,9 +305,11 @@ def _xml_safe_text(text: str) -> str:
     """The XML without nvidia-smi's own DOCTYPE line; raises on any other DTD or an entity declaration."""
     stripped = _NVSMI_DOCTYPE.sub("", text, count=1)
     if "<!DOCTYPE" in stripped or "<!ENTITY" in stripped:
-        raise FingerprintError(code=FingerprintErrorCode.UNSAFE_XML,
-                               message="XML with a DTD or entity declarations is refused (only nvidia-smi's own "
-                                       "'<!DOCTYPE nvidia_smi_log SYSTEM \"nvsmi_device_vNN.dtd\">' line is allowed)")
+        raise FingerprintError(
+            code=FingerprintErrorCode.UNSAFE_XML,
+            message="XML with a DTD or entity declarations is refused (only nvidia-smi's own "
+            "'<!DOCTYPE nvidia_smi_log SYSTEM \"nvsmi_device_vNN.dtd\">' line is allowed)",
+        )
     return stripped
 
 
@@ -283,7 +320,7 @@ def _open_tags(text: str) -> list[str]:
             continue
         if closing:
             if name in stack:
-                del stack[len(stack) - 1 - stack[::-1].index(name):]
+                del stack[len(stack) - 1 - stack[::-1].index(name) :]
         else:
             stack.append(name)
     return stack
@@ -302,7 +339,7 @@ def parse_nvidia_smi_xml(text: str) -> Facts:
             return Facts(problems=(f"unreadable XML: {error}",))
         where = f"<{stack[-1]}>" if stack[-1] == "gpu" or "gpu" not in stack else f"<{stack[-1]}> in <gpu>"
         problems.append(f"truncated XML: ends inside {where}")
-        head = body[:body.rfind(">") + 1]
+        head = body[: body.rfind(">") + 1]
         repaired = head + "".join(f"</{name}>" for name in reversed(_open_tags(head)))
         try:
             root = ET.fromstring(repaired)  # noqa: S314
@@ -313,46 +350,60 @@ def parse_nvidia_smi_xml(text: str) -> Facts:
     gpus = []
     for position, node in enumerate(root.findall("gpu")):
         processes = [_bytes(item.findtext("used_memory")) for item in node.findall("processes/process_info")]
-        gpus.append(GpuFacts(
-            index=position,
-            name=_clean(node.findtext("product_name")),
-            memory_total_bytes=_bytes(node.findtext("fb_memory_usage/total")),
-            memory_used_bytes=_bytes(node.findtext("fb_memory_usage/used")),
-            memory_reserved_bytes=_bytes(node.findtext("fb_memory_usage/reserved")),
-            processes_memory_bytes=sum(p for p in processes if p is not None) if processes else None,
-            pcie_generation_current=_int(node.findtext("pci/pci_gpu_link_info/pcie_gen/current_link_gen")),
-            pcie_generation_max=_int(node.findtext("pci/pci_gpu_link_info/pcie_gen/max_link_gen")),
-            pcie_width_current=_int(node.findtext("pci/pci_gpu_link_info/link_widths/current_link_width")),
-            pcie_width_max=_int(node.findtext("pci/pci_gpu_link_info/link_widths/max_link_width")),
-            mig_mode=_mode(node.findtext("mig_mode/current_mig")),
-            mig_devices=tuple(MigDeviceFacts(
-                index=_int(device.findtext("index")), gpu_instance_id=_int(device.findtext("gpu_instance_id")),
-                compute_instance_id=_int(device.findtext("compute_instance_id")),
-                memory_total_bytes=_bytes(device.findtext("fb_memory_usage/total")),
-                memory_used_bytes=_bytes(device.findtext("fb_memory_usage/used")),
-                sm_count=_int(device.findtext("device_attributes/shared/multiprocessor_count")),
-            ) for device in node.findall("mig_devices/mig_device")) or None,
-            ecc_mode=_mode(node.findtext("ecc_mode/current_ecc")),
-            persistence_mode=_mode(node.findtext("persistence_mode")),
-            driver_model=_clean(node.findtext("driver_model/current_dm")),
-            virtualization_mode=_clean(node.findtext("gpu_virtualization_mode/virtualization_mode")),
-            bus_id=_clean(node.findtext("pci/pci_bus_id")) or _clean(node.get("id")),
-            uuid=_clean(node.findtext("uuid")),
-            serial=_clean(node.findtext("serial")),
-        ))
+        gpus.append(
+            GpuFacts(
+                index=position,
+                name=_clean(node.findtext("product_name")),
+                memory_total_bytes=_bytes(node.findtext("fb_memory_usage/total")),
+                memory_used_bytes=_bytes(node.findtext("fb_memory_usage/used")),
+                memory_reserved_bytes=_bytes(node.findtext("fb_memory_usage/reserved")),
+                processes_memory_bytes=sum(p for p in processes if p is not None) if processes else None,
+                pcie_generation_current=_int(node.findtext("pci/pci_gpu_link_info/pcie_gen/current_link_gen")),
+                pcie_generation_max=_int(node.findtext("pci/pci_gpu_link_info/pcie_gen/max_link_gen")),
+                pcie_width_current=_int(node.findtext("pci/pci_gpu_link_info/link_widths/current_link_width")),
+                pcie_width_max=_int(node.findtext("pci/pci_gpu_link_info/link_widths/max_link_width")),
+                mig_mode=_mode(node.findtext("mig_mode/current_mig")),
+                mig_devices=tuple(
+                    MigDeviceFacts(
+                        index=_int(device.findtext("index")),
+                        gpu_instance_id=_int(device.findtext("gpu_instance_id")),
+                        compute_instance_id=_int(device.findtext("compute_instance_id")),
+                        memory_total_bytes=_bytes(device.findtext("fb_memory_usage/total")),
+                        memory_used_bytes=_bytes(device.findtext("fb_memory_usage/used")),
+                        sm_count=_int(device.findtext("device_attributes/shared/multiprocessor_count")),
+                    )
+                    for device in node.findall("mig_devices/mig_device")
+                )
+                or None,
+                ecc_mode=_mode(node.findtext("ecc_mode/current_ecc")),
+                persistence_mode=_mode(node.findtext("persistence_mode")),
+                driver_model=_clean(node.findtext("driver_model/current_dm")),
+                virtualization_mode=_clean(node.findtext("gpu_virtualization_mode/virtualization_mode")),
+                bus_id=_clean(node.findtext("pci/pci_bus_id")) or _clean(node.get("id")),
+                uuid=_clean(node.findtext("uuid")),
+                serial=_clean(node.findtext("serial")),
+            )
+        )
     attached = _int(root.findtext("attached_gpus"))
     if not gpus:
         problems.append("no <gpu> element")
     elif attached is not None and attached > len(gpus) and not problems:
         problems.append(f"lists {len(gpus)} of {attached} attached GPUs (filtered with -i?)")
-    return Facts(gpus=tuple(gpus), attached_gpus=attached, driver_version=_version(root.findtext("driver_version")),
-                 cuda_version=_version(root.findtext("cuda_version")), problems=tuple(problems))
+    return Facts(
+        gpus=tuple(gpus),
+        attached_gpus=attached,
+        driver_version=_version(root.findtext("driver_version")),
+        cuda_version=_version(root.findtext("cuda_version")),
+        problems=tuple(problems),
+    )
 
 
 # --- nvidia-smi (default table) ------------------------------------------------------------------------------------
 
-_TABLE_HEADER = re.compile(r"NVIDIA-SMI\s+(?P<smi>\S+)\s+Driver Version:\s*(?P<driver>\S+)"
-                           r"(?:\s+CUDA Version:\s*(?P<cuda>[\w./]+))?")
+_TABLE_HEADER = re.compile(
+    r"NVIDIA-SMI\s+(?P<smi>\S+)\s+Driver Version:\s*(?P<driver>\S+)"
+    r"(?:\s+CUDA Version:\s*(?P<cuda>[\w./]+))?"
+)
 _TABLE_FIRST = re.compile(r"^\s*(?P<index>\d+)\s+(?P<name>.+?)\s+(?P<persistence>On|Off|WDDM|TCC|N/A)\s*$")
 _TABLE_MEMORY = re.compile(r"(?P<used>\d+)\s*MiB\s*/\s*(?P<total>\d+)\s*MiB")
 _TABLE_PROCESS = re.compile(r"^\s*(?P<gpu>\d+)\s+.*?(?P<memory>\d+)\s*MiB\s*$")
@@ -402,12 +453,16 @@ def parse_nvidia_smi_table(text: str) -> Facts:
             memory = _TABLE_MEMORY.search(cells[1]) if ids and len(cells) > 1 else None
             sm = re.match(r"^\s*(\d+)", cells[2]) if ids and len(cells) > 2 else None
             if ids:
-                mig_devices.setdefault(int(ids.group("gpu")), []).append(MigDeviceFacts(
-                    index=int(ids.group("mig")), gpu_instance_id=int(ids.group("gi")),
-                    compute_instance_id=int(ids.group("ci")),
-                    memory_total_bytes=int(memory.group("total")) * MIB_BYTES if memory else None,
-                    memory_used_bytes=int(memory.group("used")) * MIB_BYTES if memory else None,
-                    sm_count=int(sm.group(1)) if sm else None))
+                mig_devices.setdefault(int(ids.group("gpu")), []).append(
+                    MigDeviceFacts(
+                        index=int(ids.group("mig")),
+                        gpu_instance_id=int(ids.group("gi")),
+                        compute_instance_id=int(ids.group("ci")),
+                        memory_total_bytes=int(memory.group("total")) * MIB_BYTES if memory else None,
+                        memory_used_bytes=int(memory.group("used")) * MIB_BYTES if memory else None,
+                        sm_count=int(sm.group(1)) if sm else None,
+                    )
+                )
             continue
         if state == "processes-header" and stripped.startswith("|="):
             state = "processes"
@@ -431,29 +486,35 @@ def parse_nvidia_smi_table(text: str) -> Facts:
         memory = _TABLE_MEMORY.search(block[1][1]) if len(block) > 1 and len(block[1]) > 1 else None
         mig = _mode(block[2][2]) if len(block) > 2 and len(block[2]) > 2 else None
         index = int(first.group("index"))
-        gpus.append(GpuFacts(
-            index=index,
-            name=name.removesuffix("...").rstrip(),
-            name_truncated=name.endswith("..."),
-            memory_total_bytes=int(memory.group("total")) * MIB_BYTES if memory else None,
-            memory_used_bytes=int(memory.group("used")) * MIB_BYTES if memory else None,
-            processes_memory_bytes=processes.get(index, 0) if state == "processes" else None,
-            mig_mode=mig,
-            mig_devices=tuple(mig_devices[index]) if index in mig_devices else None,
-            ecc_mode=ecc,
-            persistence_mode=_mode(persistence) if persistence in ("On", "Off") else None,
-            driver_model=persistence if persistence in ("WDDM", "TCC") else None,
-            bus_id=bus,
-        ))
+        gpus.append(
+            GpuFacts(
+                index=index,
+                name=name.removesuffix("...").rstrip(),
+                name_truncated=name.endswith("..."),
+                memory_total_bytes=int(memory.group("total")) * MIB_BYTES if memory else None,
+                memory_used_bytes=int(memory.group("used")) * MIB_BYTES if memory else None,
+                processes_memory_bytes=processes.get(index, 0) if state == "processes" else None,
+                mig_mode=mig,
+                mig_devices=tuple(mig_devices[index]) if index in mig_devices else None,
+                ecc_mode=ecc,
+                persistence_mode=_mode(persistence) if persistence in ("On", "Off") else None,
+                driver_model=persistence if persistence in ("WDDM", "TCC") else None,
+                bus_id=bus,
+            )
+        )
         if memory is None:
             problems.append(f"GPU {index}: no 'used MiB / total MiB' cell")
     if header is None:
         problems.append("no 'NVIDIA-SMI ... Driver Version: ...' banner: driver and CUDA versions unknown")
     if not gpus:
         problems.append("no GPU rows in the table")
-    return Facts(gpus=tuple(gpus), attached_gpus=len(gpus) or None,
-                 driver_version=_version(header.group("driver")) if header else None,
-                 cuda_version=_version(header.group("cuda")) if header else None, problems=tuple(problems))
+    return Facts(
+        gpus=tuple(gpus),
+        attached_gpus=len(gpus) or None,
+        driver_version=_version(header.group("driver")) if header else None,
+        cuda_version=_version(header.group("cuda")) if header else None,
+        problems=tuple(problems),
+    )
 
 
 # --- nvidia-smi topo -m --------------------------------------------------------------------------------------------
@@ -478,20 +539,20 @@ def parse_nvidia_smi_topo(text: str) -> Facts:
     matrix: dict[str, dict[str, str]] = {}
     cpu_affinity: dict[str, str] = {}
     numa_affinity: dict[str, str] = {}
-    for line in lines[header_at + 1:]:
+    for line in lines[header_at + 1 :]:
         tokens = line.split()
         if not tokens or tokens[0] not in devices:
             if tokens and tokens[0].startswith("Legend"):
                 break
             continue
-        cells = tokens[1:1 + len(devices)]
+        cells = tokens[1 : 1 + len(devices)]
         if len(cells) < len(devices):
             problems.append(f"row {tokens[0]} has {len(cells)} of {len(devices)} cells (truncated paste?)")
         matrix[tokens[0]] = dict(zip(devices, cells, strict=False))
         unknown = [cell for cell in cells if not _CONNECTION.match(cell)]
         if unknown:
             problems.append(f"row {tokens[0]}: unknown connection kind(s) {', '.join(sorted(set(unknown)))}")
-        extra = tokens[1 + len(devices):]
+        extra = tokens[1 + len(devices) :]
         if tokens[0].startswith("GPU") and extra:
             cpu_affinity[tokens[0]] = extra[0]
             if len(extra) > 1:
@@ -502,7 +563,7 @@ def parse_nvidia_smi_topo(text: str) -> Facts:
     gpu_labels = [d for d in devices if re.fullmatch(r"GPU\d+", d)]
     nvlink, connections = [], []
     for a_position, a in enumerate(gpu_labels):
-        for b in gpu_labels[a_position + 1:]:
+        for b in gpu_labels[a_position + 1 :]:
             kind = matrix.get(a, {}).get(b)
             if kind is None:
                 continue
@@ -514,9 +575,15 @@ def parse_nvidia_smi_topo(text: str) -> Facts:
             if links:
                 nvlink.append((int(a[3:]), int(b[3:]), int(links.group(1))))
     nic_names = dict(re.findall(r"^\s*(NIC\d+):\s*(\S+)\s*$", "\n".join(lines), re.MULTILINE))
-    topology = Topology(devices=tuple(devices), matrix=matrix, nvlink_pairs=tuple(nvlink),
-                        gpu_connections=tuple(connections), cpu_affinity=cpu_affinity, numa_affinity=numa_affinity,
-                        nic_names=nic_names)
+    topology = Topology(
+        devices=tuple(devices),
+        matrix=matrix,
+        nvlink_pairs=tuple(nvlink),
+        gpu_connections=tuple(connections),
+        cpu_affinity=cpu_affinity,
+        numa_affinity=numa_affinity,
+        nic_names=nic_names,
+    )
     gpus = tuple(GpuFacts(index=int(label[3:])) for label in gpu_labels)
     return Facts(gpus=gpus, attached_gpus=len(gpus), topology=topology, problems=tuple(problems))
 
@@ -524,17 +591,42 @@ def parse_nvidia_smi_topo(text: str) -> Facts:
 # --- nvidia-smi --query-gpu=... --format=csv -----------------------------------------------------------------------
 
 _CSV_FIELDS = {  # query field → GpuFacts field
-    "index": "index", "name": "name", "uuid": "uuid", "pci.bus_id": "bus_id", "memory.total": "memory_total_bytes",
-    "memory.used": "memory_used_bytes", "memory.reserved": "memory_reserved_bytes",
-    "pcie.link.gen.current": "pcie_generation_current", "pcie.link.gen.gpucurrent": "pcie_generation_current",
-    "pcie.link.gen.max": "pcie_generation_max", "pcie.link.gen.gpumax": "pcie_generation_max",
-    "pcie.link.width.current": "pcie_width_current", "pcie.link.width.max": "pcie_width_max",
-    "mig.mode.current": "mig_mode", "ecc.mode.current": "ecc_mode", "persistence_mode": "persistence_mode",
+    "index": "index",
+    "name": "name",
+    "uuid": "uuid",
+    "pci.bus_id": "bus_id",
+    "memory.total": "memory_total_bytes",
+    "memory.used": "memory_used_bytes",
+    "memory.reserved": "memory_reserved_bytes",
+    "pcie.link.gen.current": "pcie_generation_current",
+    "pcie.link.gen.gpucurrent": "pcie_generation_current",
+    "pcie.link.gen.max": "pcie_generation_max",
+    "pcie.link.gen.gpumax": "pcie_generation_max",
+    "pcie.link.width.current": "pcie_width_current",
+    "pcie.link.width.max": "pcie_width_max",
+    "mig.mode.current": "mig_mode",
+    "ecc.mode.current": "ecc_mode",
+    "persistence_mode": "persistence_mode",
     "driver_model.current": "driver_model",
 }
 _CSV_LABEL = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*$")
-_CSV_PLAIN = {"timestamp", "index", "name", "gpu_name", "uuid", "gpu_uuid", "count", "serial", "pstate",
-              "persistence_mode", "driver_version", "vbios_version", "compute_cap", "gpu_bus_id", "accounting.mode"}
+_CSV_PLAIN = {
+    "timestamp",
+    "index",
+    "name",
+    "gpu_name",
+    "uuid",
+    "gpu_uuid",
+    "count",
+    "serial",
+    "pstate",
+    "persistence_mode",
+    "driver_version",
+    "vbios_version",
+    "compute_cap",
+    "gpu_bus_id",
+    "accounting.mode",
+}
 
 
 def _csv_field(label: str) -> str:
@@ -574,9 +666,15 @@ def _parse_compute_apps(header: list[str], lines: list[str]) -> Facts:
         key = (_clean(row.get("pci.bus_id")), _clean(row.get("uuid")))
         held[key] = held.get(key, 0) + (_bytes(row.get(memory_field)) or 0)
     if not any(bus or uuid for bus, uuid in held):
-        problems.insert(0, "a --query-compute-apps process list " + (
-            f"of {rows} process(es) without gpu_bus_id or gpu_uuid: add one of them to the query" if rows else
-            "with no compute process (nothing holds GPU memory, or the processes run in another PID namespace)"))
+        problems.insert(
+            0,
+            "a --query-compute-apps process list "
+            + (
+                f"of {rows} process(es) without gpu_bus_id or gpu_uuid: add one of them to the query"
+                if rows
+                else "with no compute process (nothing holds GPU memory, or the processes run in another PID namespace)"
+            ),
+        )
         held = {}
     gpus = tuple(GpuFacts(bus_id=bus, uuid=uuid, processes_memory_bytes=total) for (bus, uuid), total in held.items())
     return Facts(gpus=gpus, samples=rows, problems=tuple(problems))
@@ -602,8 +700,10 @@ def parse_nvidia_smi_csv(text: str) -> Facts:
             continue
         values = next(csv.reader([line], skipinitialspace=True))
         if header is None:
-            problems.append("CSV without a header line (--format=csv,noheader): the columns are unknown; run the "
-                            "query again without noheader")
+            problems.append(
+                "CSV without a header line (--format=csv,noheader): the columns are unknown; run the "
+                "query again without noheader"
+            )
             break
         if len(values) != len(header):
             problems.append(f"a row has {len(values)} values for {len(header)} columns: {line.strip()[:80]!r}")
@@ -637,8 +737,9 @@ def parse_nvidia_smi_csv(text: str) -> Facts:
         problems.append("no memory.total column: add memory.total to --query-gpu")
     if rows > len(latest) and gpus:
         problems.append(f"time series of {rows} samples for {len(latest)} GPU(s): facts from the last sample")
-    return Facts(gpus=tuple(gpus), attached_gpus=len(gpus) or None, driver_version=driver, samples=rows,
-                 problems=tuple(problems))
+    return Facts(
+        gpus=tuple(gpus), attached_gpus=len(gpus) or None, driver_version=driver, samples=rows, problems=tuple(problems)
+    )
 
 
 # --- CUDA and driver versions --------------------------------------------------------------------------------------
@@ -650,8 +751,9 @@ def parse_cuda_version_json(text: str) -> Facts:
         data = bounded_loads(text)
     except json.JSONDecodeError as error:
         return Facts(problems=(f"unreadable JSON: {error}",))
-    version = data.get("cuda", {}).get("version") if isinstance(data, dict) and isinstance(data.get("cuda"), dict) \
-        else None
+    version = (
+        data.get("cuda", {}).get("version") if isinstance(data, dict) and isinstance(data.get("cuda"), dict) else None
+    )
     if _version(version) is None:
         return Facts(problems=("version.json without cuda.version",))
     return Facts(cuda_toolkit_version=_version(version))
@@ -701,19 +803,29 @@ def parse_rocm_smi_json(text: str) -> Facts:
         card = data[key]
         generation, width = _pcie_from_rate(card.get("pcie clock level"))
         name = _clean(card.get("Card series")) or _clean(card.get("Card model"))
-        gpus.append(GpuFacts(
-            index=int(key[4:]), name=name, vendor="amd",
-            memory_total_bytes=_int(card.get("VRAM Total Memory (B)")),
-            memory_used_bytes=_int(card.get("VRAM Total Used Memory (B)")),
-            pcie_generation_current=generation, pcie_width_current=width,
-            bus_id=_clean(card.get("PCI Bus")), uuid=_clean(card.get("Unique ID")),
-        ))
+        gpus.append(
+            GpuFacts(
+                index=int(key[4:]),
+                name=name,
+                vendor="amd",
+                memory_total_bytes=_int(card.get("VRAM Total Memory (B)")),
+                memory_used_bytes=_int(card.get("VRAM Total Used Memory (B)")),
+                pcie_generation_current=generation,
+                pcie_width_current=width,
+                bus_id=_clean(card.get("PCI Bus")),
+                uuid=_clean(card.get("Unique ID")),
+            )
+        )
     system = data.get("system", {}) if isinstance(data.get("system"), dict) else {}
     problems = [] if gpus else ["no 'cardN' objects"]
     if gpus and all(gpu.memory_total_bytes is None for gpu in gpus):
         problems.append("no VRAM sizes: run rocm-smi --showmeminfo vram --json")
-    return Facts(gpus=tuple(gpus), attached_gpus=len(gpus) or None,
-                 driver_version=_version(system.get("Driver version")), problems=tuple(problems))
+    return Facts(
+        gpus=tuple(gpus),
+        attached_gpus=len(gpus) or None,
+        driver_version=_version(system.get("Driver version")),
+        problems=tuple(problems),
+    )
 
 
 def parse_rocm_smi_text(text: str) -> Facts:
@@ -721,25 +833,39 @@ def parse_rocm_smi_text(text: str) -> Facts:
     sizes where the view prints them."""
     clean = _text(text)
     indices: set[int] = set(int(i) for i in re.findall(r"^GPU\[(\d+)\]", clean, re.MULTILINE))
-    totals = {int(i): int(v) for i, v in re.findall(r"^GPU\[(\d+)\]\s*:\s*VRAM Total Memory \(B\):\s*(\d+)", clean,
-                                                        re.MULTILINE)}
-    used = {int(i): int(v) for i, v in re.findall(r"^GPU\[(\d+)\]\s*:\s*VRAM Total Used Memory \(B\):\s*(\d+)", clean,
-                                                      re.MULTILINE)}
+    totals = {
+        int(i): int(v)
+        for i, v in re.findall(r"^GPU\[(\d+)\]\s*:\s*VRAM Total Memory \(B\):\s*(\d+)", clean, re.MULTILINE)
+    }
+    used = {
+        int(i): int(v)
+        for i, v in re.findall(r"^GPU\[(\d+)\]\s*:\s*VRAM Total Used Memory \(B\):\s*(\d+)", clean, re.MULTILINE)
+    }
     names = dict(re.findall(r"^GPU\[(\d+)\]\s*:\s*Card [Ss]eries:\s*(.+?)\s*$", clean, re.MULTILINE))
     concise = re.search(r"^\s*(?:Device|GPU)\s+.*(?:Temp|Node).*$", clean, re.MULTILINE)
     if concise:
-        for line in clean[concise.end():].split("\n"):
+        for line in clean[concise.end() :].split("\n"):
             row = re.match(r"^\s*(\d+)\s+\S", line)
             if row:
                 indices.add(int(row.group(1)))
             elif line.startswith("="):
                 break
-    gpus = tuple(GpuFacts(index=i, vendor="amd", name=names.get(str(i)), memory_total_bytes=totals.get(i),
-                          memory_used_bytes=used.get(i)) for i in sorted(indices))
+    gpus = tuple(
+        GpuFacts(
+            index=i,
+            vendor="amd",
+            name=names.get(str(i)),
+            memory_total_bytes=totals.get(i),
+            memory_used_bytes=used.get(i),
+        )
+        for i in sorted(indices)
+    )
     problems = [] if gpus else ["no GPU rows"]
     if gpus and not totals:
-        problems.append("this rocm-smi view has no GPU names or VRAM sizes: run rocm-smi --showproductname "
-                        "--showmeminfo vram --json")
+        problems.append(
+            "this rocm-smi view has no GPU names or VRAM sizes: run rocm-smi --showproductname "
+            "--showmeminfo vram --json"
+        )
     return Facts(gpus=gpus, attached_gpus=len(gpus) or None, problems=tuple(problems))
 
 
@@ -762,4 +888,3 @@ def parse_amd_smi_xgmi(text: str) -> Facts:
         matrix[f"GPU{b}"][f"GPU{a}"] = kind
     topology = Topology(devices=labels, matrix=matrix, nvlink_pairs=(), gpu_connections=tuple(connections))
     return Facts(gpus=tuple(gpus), attached_gpus=len(gpus) or None, topology=topology)
-

@@ -31,12 +31,19 @@ from typing import Any
 
 from sizing.fingerprint.checks import MEMORY_TOLERANCE, model_tokens, nvlink_islands
 
-CODES = ("gpu_model_differs", "gpu_variant_differs", "gpu_count_short", "tp_exceeds_gpus", "tp_over_pcie",
-         "mig_slices", "gpu_memory_smaller")
+CODES = (
+    "gpu_model_differs",
+    "gpu_variant_differs",
+    "gpu_count_short",
+    "tp_exceeds_gpus",
+    "tp_over_pcie",
+    "mig_slices",
+    "gpu_memory_smaller",
+)
 
 
 def _form_factor(text: str | None) -> str | None:
-    """"sxm", "pcie" or "nvl" where the text says it, else None ("NVIDIA H100 80GB HBM3" says nothing)."""
+    """ "sxm", "pcie" or "nvl" where the text says it, else None ("NVIDIA H100 80GB HBM3" says nothing)."""
     if not text:
         return None
     lowered = text.lower()
@@ -57,8 +64,9 @@ def _gpus(facts: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [gpu for gpu in facts.get("gpus") or [] if isinstance(gpu, Mapping)]
 
 
-def _model_contradictions(plan: Mapping[str, Any], host: str, gpus: Sequence[Mapping[str, Any]]
-                          ) -> list[dict[str, Any]]:
+def _model_contradictions(
+    plan: Mapping[str, Any], host: str, gpus: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
     planned = plan.get("gpu_name")
     names = sorted({str(gpu["name"]) for gpu in gpus if gpu.get("name")})
     claimed = model_tokens(planned) if planned else set()
@@ -70,14 +78,21 @@ def _model_contradictions(plan: Mapping[str, Any], host: str, gpus: Sequence[Map
     planned_form = _form_factor(plan.get("gpu_form_factor")) or _form_factor(planned)
     other = [name for name in names if planned_form and _form_factor(name) not in (None, planned_form)]
     if other:
-        return [_contradiction("gpu_variant_differs", host, planned=planned,
-                               planned_form_factor=str(plan.get("gpu_form_factor") or planned_form),
-                               found=", ".join(other))]
+        return [
+            _contradiction(
+                "gpu_variant_differs",
+                host,
+                planned=planned,
+                planned_form_factor=str(plan.get("gpu_form_factor") or planned_form),
+                found=", ".join(other),
+            )
+        ]
     return []
 
 
-def _count_contradictions(plan: Mapping[str, Any], host: str, facts: Mapping[str, Any],
-                          gpus: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+def _count_contradictions(
+    plan: Mapping[str, Any], host: str, facts: Mapping[str, Any], gpus: Sequence[Mapping[str, Any]]
+) -> tuple[list[dict[str, Any]], int]:
     measured = max(int(facts.get("gpu_count") or 0), len(gpus))
     found: list[dict[str, Any]] = []
     count, tp = plan.get("gpu_count"), int(plan.get("tp") or 1)
@@ -88,8 +103,9 @@ def _count_contradictions(plan: Mapping[str, Any], host: str, facts: Mapping[str
     return found, measured
 
 
-def _link_contradictions(plan: Mapping[str, Any], host: str, facts: Mapping[str, Any], measured: int
-                         ) -> list[dict[str, Any]]:
+def _link_contradictions(
+    plan: Mapping[str, Any], host: str, facts: Mapping[str, Any], measured: int
+) -> list[dict[str, Any]]:
     tp = int(plan.get("tp") or 1)
     connections = (facts.get("topology") or {}).get("connections") or []
     if tp < 2 or not connections or measured < 2:
@@ -101,24 +117,30 @@ def _link_contradictions(plan: Mapping[str, Any], host: str, facts: Mapping[str,
     if largest >= min(tp, measured):
         return []
     paths = sorted({str(c["kind"]) for c in connections if not str(c["kind"]).startswith("NV")})
-    return [_contradiction("tp_over_pcie", host, tp=tp, largest_nvlink_group=largest,
-                           paths=", ".join(paths) or "PCIe")]
+    return [_contradiction("tp_over_pcie", host, tp=tp, largest_nvlink_group=largest, paths=", ".join(paths) or "PCIe")]
 
 
 def _mig_contradictions(host: str, gpus: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    sliced = [gpu for gpu in gpus
-              if str(gpu.get("mig_mode") or "").lower() == "enabled" or gpu.get("mig_devices")]
+    sliced = [gpu for gpu in gpus if str(gpu.get("mig_mode") or "").lower() == "enabled" or gpu.get("mig_devices")]
     if not sliced:
         return []
     devices = [device for gpu in sliced for device in gpu.get("mig_devices") or [] if isinstance(device, Mapping)]
     memories = [int(device["memory_total_bytes"]) for device in devices if device.get("memory_total_bytes")]
     indices = [str(gpu["index"]) if gpu.get("index") is not None else "?" for gpu in sliced]
-    return [_contradiction("mig_slices", host, gpus=", ".join(indices), slices=len(devices),
-                           slice_bytes=min(memories) if memories else None)]
+    return [
+        _contradiction(
+            "mig_slices",
+            host,
+            gpus=", ".join(indices),
+            slices=len(devices),
+            slice_bytes=min(memories) if memories else None,
+        )
+    ]
 
 
-def _memory_contradictions(plan: Mapping[str, Any], host: str, gpus: Sequence[Mapping[str, Any]]
-                           ) -> list[dict[str, Any]]:
+def _memory_contradictions(
+    plan: Mapping[str, Any], host: str, gpus: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
     planned = plan.get("gpu_memory_bytes")
     totals = [int(gpu["memory_total_bytes"]) for gpu in gpus if gpu.get("memory_total_bytes")]
     if not planned or not totals or min(totals) >= planned * (1 - MEMORY_TOLERANCE):

@@ -11,8 +11,18 @@ from sizing.json_limits import loads as bounded_loads
 
 PROBE_MARK = "llm-sizing gpu_probe"
 # entries the parsers read (the rest, CPU/RAM/cgroups/packages, are kept as facts beside the GPUs)
-PARSED_ENTRIES = ("nvidia_smi_xml", "nvidia_smi_csv", "nvidia_smi_table", "nvidia_smi_topo", "driver_version",
-                  "cuda_version_json", "cuda_version_txt", "nvcc_version", "rocm_smi", "amd_smi_xgmi")
+PARSED_ENTRIES = (
+    "nvidia_smi_xml",
+    "nvidia_smi_csv",
+    "nvidia_smi_table",
+    "nvidia_smi_topo",
+    "driver_version",
+    "cuda_version_json",
+    "cuda_version_txt",
+    "nvcc_version",
+    "rocm_smi",
+    "amd_smi_xgmi",
+)
 
 
 def is_probe_output(text: str) -> bool:
@@ -24,12 +34,13 @@ def probe_pieces(text: str) -> tuple[dict[str, Any], list[tuple[str, str]], list
     try:
         data = bounded_loads(text)
     except json.JSONDecodeError as error:
-        raise FingerprintError(code=FingerprintErrorCode.INVALID_PROBE,
-                               message=f"the probe file is not valid JSON ({error.msg} at line {error.lineno}): "
-                                       "was it cut short? Run the probe again and upload the whole file") from None
+        raise FingerprintError(
+            code=FingerprintErrorCode.INVALID_PROBE,
+            message=f"the probe file is not valid JSON ({error.msg} at line {error.lineno}): "
+            "was it cut short? Run the probe again and upload the whole file",
+        ) from None
     if not isinstance(data, dict) or not isinstance(data.get("pieces"), list):
-        raise FingerprintError(code=FingerprintErrorCode.INVALID_PROBE,
-                               message="the probe file has no 'pieces' list")
+        raise FingerprintError(code=FingerprintErrorCode.INVALID_PROBE, message="the probe file has no 'pieces' list")
     facts: dict[str, Any] = {"host": data.get("host"), "captured_at": data.get("captured_at"), "raw": {}}
     pieces: list[tuple[str, str]] = []
     problems: list[str] = []
@@ -49,5 +60,7 @@ def probe_pieces(text: str) -> tuple[dict[str, Any], list[tuple[str, str]], list
 
 def probe_findings(problems: list[str]) -> list[dict[str, Any]]:
     """A finding for each probe command that failed (a missing tool is simply absent, not a failure)."""
-    return [{"code": "probe_command_failed", "severity": "warning", "message": problem, "extra": {"detail": problem}}
-            for problem in problems]
+    return [
+        {"code": "probe_command_failed", "severity": "warning", "message": problem, "extra": {"detail": problem}}
+        for problem in problems
+    ]

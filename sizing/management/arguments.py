@@ -88,21 +88,38 @@ def add_deployment_arguments(parser: CommandParser) -> None:
     parser.add_argument("--max-model-len", type=positive_int)
     parser.add_argument("--max-num-seqs", type=positive_int)
     parser.add_argument("--max-num-batched-tokens", type=positive_int)
-    parser.add_argument("--engine-version", metavar="X.Y.Z",
-                        help=f"the engine release the estimate holds for: {ACCEPTED_FORM} (default latest)")
-    parser.add_argument("--usage-context", choices=USAGE_CONTEXTS,
-                        help="vLLM: serve (`vllm serve`, default) or llm (Python LLM(...)): batch defaults differ")
-    parser.add_argument("--engine-mode", choices=ENGINE_MODES,
-                        help="vLLM 0.8-0.10: auto (vLLM's own V1/V0 choice, default), v0 or v1")
-    parser.add_argument("--install", choices=INSTALLS,
-                        help="pip (default) or docker (the official image; vLLM 0.8-0.11's ships FlashInfer)")
-    parser.add_argument("--enable-chunked-prefill", action=argparse.BooleanOptionalAction, default=None,
-                        help="default: the engine's choice for the version and context")
-    parser.add_argument("--kv-cache-memory-bytes", type=positive_int,
-                        help="vLLM 0.11+: the KV cache per GPU exactly")
+    parser.add_argument(
+        "--engine-version",
+        metavar="X.Y.Z",
+        help=f"the engine release the estimate holds for: {ACCEPTED_FORM} (default latest)",
+    )
+    parser.add_argument(
+        "--usage-context",
+        choices=USAGE_CONTEXTS,
+        help="vLLM: serve (`vllm serve`, default) or llm (Python LLM(...)): batch defaults differ",
+    )
+    parser.add_argument(
+        "--engine-mode", choices=ENGINE_MODES, help="vLLM 0.8-0.10: auto (vLLM's own V1/V0 choice, default), v0 or v1"
+    )
+    parser.add_argument(
+        "--install",
+        choices=INSTALLS,
+        help="pip (default) or docker (the official image; vLLM 0.8-0.11's ships FlashInfer)",
+    )
+    parser.add_argument(
+        "--enable-chunked-prefill",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="default: the engine's choice for the version and context",
+    )
+    parser.add_argument("--kv-cache-memory-bytes", type=positive_int, help="vLLM 0.11+: the KV cache per GPU exactly")
     for key, variable in ENV_TOGGLES.items():
-        parser.add_argument(f"--{key.replace('_', '-')}", action=argparse.BooleanOptionalAction, default=None,
-                            help=f"{variable}=1 / =0; default: the version's own")
+        parser.add_argument(
+            f"--{key.replace('_', '-')}",
+            action=argparse.BooleanOptionalAction,
+            default=None,
+            help=f"{variable}=1 / =0; default: the version's own",
+        )
 
 
 def read_json(path: Path, what: str, command: str) -> Any:

@@ -56,17 +56,39 @@ def seeded(catalog: None, db: None) -> dict[str, Any]:
     user = get_user_model().objects.create_user(username="fuzzer", password="correct horse battery")
     Membership.objects.create(user=user, organisation=organisation, role=Membership.Role.ADMIN)
     _row, key = api_key_create(user=user, name="fuzz")
-    workload = workload_profile_create(organisation=organisation, user=user, name="fuzz traffic",
-                                       profile=profile_to_dict(sample_profile()))
+    workload = workload_profile_create(
+        organisation=organisation, user=user, name="fuzz traffic", profile=profile_to_dict(sample_profile())
+    )
     model = model_get_for_organisation(organisation=organisation, slug="meta-llama/Meta-Llama-3-8B")
-    deployment = deployment_create(organisation=organisation, user=user, data={
-        "name": "fuzz deployment", "customer": "Fuzz Bank", "model": model, "gpu": gpu_get(slug="nvidia-l40s-48gb"),
-        "gpu_count": 2, "tp": 2, "workload": workload})
-    endpoint = endpoint_create(organisation=organisation, user=user, data={
-        "name": "fuzz endpoint", "base_url": "http://127.0.0.1:9", "kind": "vllm", "model_name": "llama"})
+    deployment = deployment_create(
+        organisation=organisation,
+        user=user,
+        data={
+            "name": "fuzz deployment",
+            "customer": "Fuzz Bank",
+            "model": model,
+            "gpu": gpu_get(slug="nvidia-l40s-48gb"),
+            "gpu_count": 2,
+            "tp": 2,
+            "workload": workload,
+        },
+    )
+    endpoint = endpoint_create(
+        organisation=organisation,
+        user=user,
+        data={"name": "fuzz endpoint", "base_url": "http://127.0.0.1:9", "kind": "vllm", "model_name": "llama"},
+    )
     report = report_create(organisation=organisation, user=user, data={"deployment": deployment.pk})
-    return {"key": key, "ids": {"deployment_id": deployment.pk, "workload_profile_id": workload.pk,
-                                "endpoint_id": endpoint.pk, "report_id": report.pk, "number": 1}}
+    return {
+        "key": key,
+        "ids": {
+            "deployment_id": deployment.pk,
+            "workload_profile_id": workload.pk,
+            "endpoint_id": endpoint.pk,
+            "report_id": report.pk,
+            "number": 1,
+        },
+    }
 
 
 @pytest.fixture
@@ -77,8 +99,13 @@ def high_throttle_rates(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(SimpleRateThrottle, "THROTTLE_RATES", rates)
 
 
-def _fuzz_operation(operation: Any, key: str, ids: dict[str, int], failures: list[str], counts: dict[str, int],
-                    ) -> None:
+def _fuzz_operation(
+    operation: Any,
+    key: str,
+    ids: dict[str, int],
+    failures: list[str],
+    counts: dict[str, int],
+) -> None:
     headers = {"Authorization": f"Bearer {key}"}
 
     def exercise(case: Any, use_seeded_ids: bool) -> None:
@@ -100,8 +127,14 @@ def _fuzz_operation(operation: Any, key: str, ids: dict[str, int], failures: lis
             failures.append(f"{operation.label} ({mode.value}): cannot generate: {error}")
             continue
 
-        @settings(max_examples=examples, derandomize=True, deadline=None, database=None,
-                  phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
+        @settings(
+            max_examples=examples,
+            derandomize=True,
+            deadline=None,
+            database=None,
+            phases=[Phase.explicit, Phase.generate],
+            suppress_health_check=list(HealthCheck),
+        )
         @given(case=strategy, use_seeded_ids=st.booleans() if mode == GenerationMode.POSITIVE else st.just(False))
         def run(case: Any, use_seeded_ids: bool) -> None:
             exercise(case, use_seeded_ids)
@@ -124,8 +157,9 @@ def connection_kept() -> Any:
 
 
 @pytest.mark.django_db
-def test_api_fuzz(seeded: dict[str, Any], high_throttle_rates: None, connection_kept: None,
-                  request: pytest.FixtureRequest) -> None:
+def test_api_fuzz(
+    seeded: dict[str, Any], high_throttle_rates: None, connection_kept: None, request: pytest.FixtureRequest
+) -> None:
     schema = schemathesis.openapi.from_wsgi("/api/schema/", get_wsgi_application())
     failures: list[str] = []
     counts = {"operations": 0, "requests": 0}
@@ -136,8 +170,10 @@ def test_api_fuzz(seeded: dict[str, Any], high_throttle_rates: None, connection_
             continue
         counts["operations"] += 1
         _fuzz_operation(operation, seeded["key"], seeded["ids"], failures, counts)
-    summary = (f"API fuzz: {counts['requests']} requests over {counts['operations']} operations in "
-               f"{time.monotonic() - started:.0f} s, {len(failures)} failures")
+    summary = (
+        f"API fuzz: {counts['requests']} requests over {counts['operations']} operations in "
+        f"{time.monotonic() - started:.0f} s, {len(failures)} failures"
+    )
     request.config.api_fuzz_summary = summary  # printed in pytest's terminal summary (tests/api/conftest.py)
     print(summary)
     if os.environ.get("API_FUZZ_REPORT"):  # the failures in full, for whoever fixes them
@@ -152,8 +188,9 @@ def _operations() -> list[tuple[str, str]]:
 
 
 @pytest.mark.django_db
-def test_nul_deep_and_oversized_input_is_refused_by_every_operation(seeded: dict[str, Any], high_throttle_rates: None,
-                                                                     connection_kept: None) -> None:
+def test_nul_deep_and_oversized_input_is_refused_by_every_operation(
+    seeded: dict[str, Any], high_throttle_rates: None, connection_kept: None
+) -> None:
     """Issue 19: a NUL in a query value (400), a 927-level JSON body (400 json_too_deep) and a body over
     JSON_MAX_BODY_BYTES (413) for every operation; never a 5xx."""
     from django.test import Client
@@ -176,8 +213,9 @@ def test_nul_deep_and_oversized_input_is_refused_by_every_operation(seeded: dict
         answers["nul"].append(f"{method} {template} {response.status_code}")
         assert response.status_code == 400, answers["nul"][-1]
         if path.startswith("/api/"):
-            assert response.json()["extra"]["fields"] == {"q": ["q holds a NUL character (\\u0000), which cannot "
-                                                                  "be stored; remove it"]}
+            assert response.json()["extra"]["fields"] == {
+                "q": ["q holds a NUL character (\\u0000), which cannot be stored; remove it"]
+            }
         else:  # the health probes: the page
             assert "q holds a NUL character" in response.content.decode()
         if method not in ("POST", "PUT", "PATCH"):

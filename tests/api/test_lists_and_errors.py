@@ -12,10 +12,21 @@ from sizing.deployment_services import deployment_create
 from sizing.models import Deployment
 from sizing.selectors import gpu_get
 
-LISTS = ["/api/v1/gpus/", "/api/v1/models/", "/api/v1/calibrations/", "/api/v1/deployments/",
-         "/api/v1/fingerprints/", "/api/v1/simulations/", "/api/v1/perf-calibrations/", "/api/v1/workloads/",
-         "/api/v1/benchmark-runs/", "/api/v1/endpoints/", "/api/v1/load-tests/", "/api/v1/memory-logs/",
-         "/api/v1/reports/"]
+LISTS = [
+    "/api/v1/gpus/",
+    "/api/v1/models/",
+    "/api/v1/calibrations/",
+    "/api/v1/deployments/",
+    "/api/v1/fingerprints/",
+    "/api/v1/simulations/",
+    "/api/v1/perf-calibrations/",
+    "/api/v1/workloads/",
+    "/api/v1/benchmark-runs/",
+    "/api/v1/endpoints/",
+    "/api/v1/load-tests/",
+    "/api/v1/memory-logs/",
+    "/api/v1/reports/",
+]
 
 
 @pytest.mark.parametrize("url", LISTS)
@@ -48,8 +59,11 @@ def test_pages_are_at_most_500_and_follow_each_other(api_client: APIClient, cata
 def test_ordering_and_filters_of_deployments(api_client: APIClient, user, catalog: None) -> None:
     organisation = user.membership.organisation
     for name, customer, gpu in (("b", "Bank", "nvidia-l40s-48gb"), ("a", "Bank", None), ("c", "Telco", None)):
-        deployment_create(organisation=organisation, user=user,
-                          data={"name": name, "customer": customer, "gpu": gpu_get(slug=gpu) if gpu else None})
+        deployment_create(
+            organisation=organisation,
+            user=user,
+            data={"name": name, "customer": customer, "gpu": gpu_get(slug=gpu) if gpu else None},
+        )
 
     def names(**query: str) -> list[str]:
         return [row["name"] for row in api_client.get("/api/v1/deployments/", query).json()["results"]]
@@ -63,10 +77,12 @@ def test_ordering_and_filters_of_deployments(api_client: APIClient, user, catalo
 
 
 def test_filters_refuse_what_is_not_a_choice_or_an_id(api_client: APIClient) -> None:
-    for url, query, field in (("/api/v1/reports/", {"status": "lost"}, "status"),
-                              ("/api/v1/reports/", {"deployment": "x1"}, "deployment"),
-                              ("/api/v1/simulations/", {"kind": "guess"}, "kind"),
-                              ("/api/v1/workloads/", {"sample": "perhaps"}, "sample")):
+    for url, query, field in (
+        ("/api/v1/reports/", {"status": "lost"}, "status"),
+        ("/api/v1/reports/", {"deployment": "x1"}, "deployment"),
+        ("/api/v1/simulations/", {"kind": "guess"}, "kind"),
+        ("/api/v1/workloads/", {"sample": "perhaps"}, "sample"),
+    ):
         response = api_client.get(url, query)
         assert response.status_code == 400, (url, query)
         assert list(response.json()["extra"]["fields"]) == [field]

@@ -155,8 +155,10 @@ def _table(headers: list[str], rows: list[list[str]], right: set[int] | None = N
     widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows, strict=True)]
 
     def line(cells: list[str]) -> str:
-        return "  ".join(str(cell).rjust(width) if index in right else str(cell).ljust(width)
-                         for index, (cell, width) in enumerate(zip(cells, widths, strict=True))).rstrip()
+        return "  ".join(
+            str(cell).rjust(width) if index in right else str(cell).ljust(width)
+            for index, (cell, width) in enumerate(zip(cells, widths, strict=True))
+        ).rstrip()
 
     print(line(headers))
     print("  ".join("-" * width for width in widths))
@@ -248,8 +250,14 @@ def parse_stated(text: str, default_kind: str) -> list[Stated]:
             kind = "hub"
         elif "total" in rest:
             kind = "total"
-        figures.append(Stated(text=f"{number}{match['u']}", value=Decimal(number) * unit,
-                              half_unit=Decimal(5) * unit / 10 ** (decimals + 1), kind=kind))
+        figures.append(
+            Stated(
+                text=f"{number}{match['u']}",
+                value=Decimal(number) * unit,
+                half_unit=Decimal(5) * unit / 10 ** (decimals + 1),
+                kind=kind,
+            )
+        )
     return figures
 
 
@@ -258,14 +266,19 @@ def parse_stated(text: str, default_kind: str) -> list[Stated]:
 # Qwen3-30B-A3B "3.3B" = 3.35B with it (3.04B without); DeepSeek-V2-Lite "2.4B" = 2.45B without it (2.66B with);
 # OpenAI's gpt-oss-120b "5.13B" = 5.133B without it (5.712B with); Moonshot's Kimi K2 "32B" = 31.7B without it.
 ACTIVE_COUNTS_INPUT_EMBEDDING: dict[str, bool] = {
-    "mistralai": True, "Qwen": True, "deepseek-ai": False, "openai": False, "moonshotai": False,
+    "mistralai": True,
+    "Qwen": True,
+    "deepseek-ai": False,
+    "openai": False,
+    "moonshotai": False,
 }
 
 
 def _active(arch: Architecture, repo: str) -> int:
     publisher = repo.partition("/")[0]
-    return active_parameter_count(tensor_inventory(arch),
-                                  input_embedding=ACTIVE_COUNTS_INPUT_EMBEDDING.get(publisher, True))
+    return active_parameter_count(
+        tensor_inventory(arch), input_embedding=ACTIVE_COUNTS_INPUT_EMBEDDING.get(publisher, True)
+    )
 
 
 _STATED_KINDS: dict[str, tuple[str, Callable[[Architecture, str], int]]] = {
@@ -273,9 +286,12 @@ _STATED_KINDS: dict[str, tuple[str, Callable[[Architecture, str], int]]] = {
     "active": ("active parameters per token", _active),
     "mtp": ("multi-token-prediction parameters", lambda arch, repo: mtp_parameter_count(arch)),
     # The Hub shows the number of tensor elements stored in the checkpoint's safetensors files.
-    "hub": ("Hub element count (parameters + MTP + FP8 block scales)",
-            lambda arch, repo: parameter_count(tensor_inventory(arch)) + mtp_parameter_count(arch)
-            + _block_scale_elements(arch)),
+    "hub": (
+        "Hub element count (parameters + MTP + FP8 block scales)",
+        lambda arch, repo: parameter_count(tensor_inventory(arch))
+        + mtp_parameter_count(arch)
+        + _block_scale_elements(arch),
+    ),
 }
 
 
@@ -289,8 +305,9 @@ def _block_scale_elements(arch: Architecture) -> int:
     tensors = list(tensor_inventory(arch))
     if arch.mtp_layers:
         tensors += layer_tensors(arch.layers[-1], hidden_size=arch.hidden_size, count=arch.mtp_layers)
-    return sum(math.ceil(t.rows / rows) * math.ceil(t.cols / cols) * t.per_model * t.copies
-               for t in tensors if t.quantizable)
+    return sum(
+        math.ceil(t.rows / rows) * math.ceil(t.cols / cols) * t.per_model * t.copies for t in tensors if t.quantizable
+    )
 
 
 def _tolerance(figure: Stated, stated: list[Stated]) -> Decimal:
@@ -307,18 +324,24 @@ def _stated_diagnosis(arch: Architecture, repo: str, figure: Stated, computed: i
     """What the stated figure counts, computed from the architecture."""
     if figure.kind == "active":
         inventory = tensor_inventory(arch)
-        with_table, without = (active_parameter_count(inventory),
-                               active_parameter_count(inventory, input_embedding=False))
+        with_table, without = (
+            active_parameter_count(inventory),
+            active_parameter_count(inventory, input_embedding=False),
+        )
         counts = ACTIVE_COUNTS_INPUT_EMBEDDING.get(repo.partition("/")[0], True)
-        return (f"{repo.partition('/')[0]} {'counts' if counts else 'leaves out'} the input embedding table "
-                f"(a lookup, one row per token): with it {_billions(with_table)}, without it {_billions(without)}")
+        return (
+            f"{repo.partition('/')[0]} {'counts' if counts else 'leaves out'} the input embedding table "
+            f"(a lookup, one row per token): with it {_billions(with_table)}, without it {_billions(without)}"
+        )
     if figure.kind == "hub":
         scales = _block_scale_elements(arch)
-        return (f"of which {computed - scales:,} parameters (main model + MTP) and {scales:,} block-scale elements")
+        return f"of which {computed - scales:,} parameters (main model + MTP) and {scales:,} block-scale elements"
     if figure.kind == "mtp":
         if _tolerance(figure, stated) != figure.half_unit:
-            return ("the stated figure is the difference of two rounded totals (Hub - main model), so it carries "
-                    "the rounding of both; the Hub total itself is compared above")
+            return (
+                "the stated figure is the difference of two rounded totals (Hub - main model), so it carries "
+                "the rounding of both; the Hub total itself is compared above"
+            )
         return "a module figure stated beside rounded totals"
     return ""
 
@@ -332,8 +355,10 @@ def parameters_section(shared: Path, facts: Mapping[str, Any]) -> Tally:
         repo = model["repo"]
         arch, why = _architecture(shared, repo)
         exact = model.get("parameters")
-        stated = [*parse_stated(str(model.get("parameters_stated") or ""), "total"),
-                  *parse_stated(str(model.get("active_parameters_stated") or ""), "active")]
+        stated = [
+            *parse_stated(str(model.get("parameters_stated") or ""), "total"),
+            *parse_stated(str(model.get("active_parameters_stated") or ""), "active"),
+        ]
         if arch is None:
             for label in (["parameters"] if isinstance(exact, int) else []) + [s.text for s in stated]:
                 status = tally.record(None, f"{repo} {label}")
@@ -344,25 +369,46 @@ def parameters_section(shared: Path, facts: Mapping[str, Any]) -> Tally:
             computed = parameter_count(tensor_inventory(arch))
             error = _relative(computed, exact)
             status = tally.record(abs(error) <= PARAMETERS_TOLERANCE, f"{repo} parameters")
-            rows.append([repo, "parameters (exact count)", f"{exact:,}", f"{computed:,}", _pct(error, 4),
-                         f"±{PARAMETERS_TOLERANCE:.1%}", status])
+            rows.append(
+                [
+                    repo,
+                    "parameters (exact count)",
+                    f"{exact:,}",
+                    f"{computed:,}",
+                    _pct(error, 4),
+                    f"±{PARAMETERS_TOLERANCE:.1%}",
+                    status,
+                ]
+            )
         for figure in stated:
             label, compute = _STATED_KINDS[figure.kind]
             computed = compute(arch, repo)
             tolerance = _tolerance(figure, stated)
             ok = abs(Decimal(computed) - figure.value) <= tolerance
             status = tally.record(ok, f"{repo} {figure.kind} (stated {figure.text})")
-            rows.append([repo, f"{label} [stated {figure.text}]", f"{figure.value / 10**9:f}B",
-                         _billions(computed), _pct(_relative(computed, float(figure.value))),
-                         f"±{tolerance / 10**9:f}B", status])
+            rows.append(
+                [
+                    repo,
+                    f"{label} [stated {figure.text}]",
+                    f"{figure.value / 10**9:f}B",
+                    _billions(computed),
+                    _pct(_relative(computed, float(figure.value))),
+                    f"±{tolerance / 10**9:f}B",
+                    status,
+                ]
+            )
             if not ok or figure.kind != "total":
-                notes.append(f"{repo} {figure.kind} (stated {figure.text}): computed {computed:,}; "
-                             f"{_stated_diagnosis(arch, repo, figure, computed, stated)}")
+                notes.append(
+                    f"{repo} {figure.kind} (stated {figure.text}): computed {computed:,}; "
+                    f"{_stated_diagnosis(arch, repo, figure, computed, stated)}"
+                )
     _table(["model", "figure", "published", "computed", "rel. error", "target", "result"], rows, right={2, 3, 4, 5})
-    print("[stated ...]: a rounded figure from a model card's prose (parameters_stated, active_parameters_stated), "
-          "compared within half a unit of its last digit (37B: ±0.5B, 12.9B: ±0.05B), a difference of two rounded "
-          "totals within the rounding of both; active figures by the publisher's own convention on the input "
-          "embedding (ACTIVE_COUNTS_INPUT_EMBEDDING)")
+    print(
+        "[stated ...]: a rounded figure from a model card's prose (parameters_stated, active_parameters_stated), "
+        "compared within half a unit of its last digit (37B: ±0.5B, 12.9B: ±0.05B), a difference of two rounded "
+        "totals within the rounding of both; active figures by the publisher's own convention on the input "
+        "embedding (ACTIVE_COUNTS_INPUT_EMBEDDING)"
+    )
     for note in notes:
         print(f"  note: {note}")
     return tally
@@ -395,18 +441,31 @@ def checkpoint_section(shared: Path, facts: Mapping[str, Any]) -> Tally:
             fmt = resolve_weight_format(arch, "auto")
             computed = weight_bytes_total(arch, fmt)
         except SizingError as error:
-            rows.append([repo, "-", f"{published:,}", "-", "-", f"±{tolerance:.0%}",
-                         tally.record(None, f"{repo} checkpoint")])
+            rows.append(
+                [repo, "-", f"{published:,}", "-", "-", f"±{tolerance:.0%}", tally.record(None, f"{repo} checkpoint")]
+            )
             notes.append(f"{repo}: {error.code.value}: {error.message}")
             continue
         error = _relative(computed, published)
         status = tally.record(abs(error) <= tolerance, f"{repo} checkpoint bytes")
-        rows.append([repo, f"{fmt.slug} ({'16-bit' if sixteen_bit else 'quantised'})", f"{published:,}",
-                     f"{computed:,}", _pct(error, 4), f"±{tolerance:.0%}", status])
+        rows.append(
+            [
+                repo,
+                f"{fmt.slug} ({'16-bit' if sixteen_bit else 'quantised'})",
+                f"{published:,}",
+                f"{computed:,}",
+                _pct(error, 4),
+                f"±{tolerance:.0%}",
+                status,
+            ]
+        )
         if model.get("note"):
             notes.append(f"{repo}: {model['note']} (difference {computed - published:+,} bytes)")
-    _table(["model", "format", "published bytes", "computed bytes", "rel. error", "target", "result"], rows,
-           right={2, 3, 4, 5})
+    _table(
+        ["model", "format", "published bytes", "computed bytes", "rel. error", "target", "result"],
+        rows,
+        right={2, 3, 4, 5},
+    )
     if not quantised_given:
         print("facts.json gives no quantised checkpoint size: the 3 % target for quantised releases is not exercised")
     for note in notes:
@@ -441,8 +500,16 @@ def kv_section(shared: Path, facts: Mapping[str, Any]) -> Tally:
                 print(f"  note: {repo}: {why}")
                 continue
             computed = layers_kv_bytes_per_token(arch.layers, kv_bits=16)
-            rows.append([repo, label, f"{value:,}", f"{computed:,}", _pct(_relative(computed, value), 4),
-                         tally.record(computed == value, f"{repo} {label}")])
+            rows.append(
+                [
+                    repo,
+                    label,
+                    f"{value:,}",
+                    f"{computed:,}",
+                    _pct(_relative(computed, value), 4),
+                    tally.record(computed == value, f"{repo} {label}"),
+                ]
+            )
     _table(["model", "figure", "published B/token", "computed B/token", "rel. error", "result"], rows, right={2, 3, 4})
 
     print("\nworked examples (idealised engine; exact)")
@@ -451,26 +518,48 @@ def kv_section(shared: Path, facts: Mapping[str, Any]) -> Tally:
         got = _worked_example(example)
         for key, expected in example["expect"].items():
             value = got.get(key)
-            rows.append([example["what"], key, str(expected), str(value),
-                         tally.record(value == expected, f"worked example {example['what']!r} {key}")])
+            rows.append(
+                [
+                    example["what"],
+                    key,
+                    str(expected),
+                    str(value),
+                    tally.record(value == expected, f"worked example {example['what']!r} {key}"),
+                ]
+            )
     _table(["example", "figure", "published", "computed", "result"], rows)
     return tally
 
 
 def _worked_example(example: Mapping[str, Any]) -> dict[str, Any]:
-    per_token = kv_bytes_per_token(num_layers=example["layers"], kv_heads=example["kv_heads"],
-                                   head_dim=example["head_dim"], kv_bits=example["kv_bytes"] * 8)
+    per_token = kv_bytes_per_token(
+        num_layers=example["layers"],
+        kv_heads=example["kv_heads"],
+        head_dim=example["head_dim"],
+        kv_bits=example["kv_bytes"] * 8,
+    )
     got: dict[str, Any] = {"kv_per_token_kib": per_token / KiB}
     if "parameters_billion" in example:
-        arch = architecture_from_numbers(parameters=int(example["parameters_billion"] * 10**9),
-                                         num_hidden_layers=example["layers"],
-                                         num_key_value_heads=example["kv_heads"], head_dim=example["head_dim"])
+        arch = architecture_from_numbers(
+            parameters=int(example["parameters_billion"] * 10**9),
+            num_hidden_layers=example["layers"],
+            num_key_value_heads=example["kv_heads"],
+            head_dim=example["head_dim"],
+        )
         gpu = GpuSpec(slug="worked-example", name="worked example", memory_bytes=int(example["gpu_memory_gib"] * GiB))
-        result = estimate_memory(EstimateRequest(
-            arch=arch, gpu=gpu, engine=Engine.IDEALIZED, tp=example["tensor_parallel"],
-            weight_overhead=example["weight_overhead"], runtime_reserve_bytes=int(example["runtime_reserve_gib"] * GiB),
-            gpu_memory_utilization=example["gpu_utilization_limit"], concurrency=example["concurrency"],
-            tokens_per_request=example["average_active_tokens"]))
+        result = estimate_memory(
+            EstimateRequest(
+                arch=arch,
+                gpu=gpu,
+                engine=Engine.IDEALIZED,
+                tp=example["tensor_parallel"],
+                weight_overhead=example["weight_overhead"],
+                runtime_reserve_bytes=int(example["runtime_reserve_gib"] * GiB),
+                gpu_memory_utilization=example["gpu_utilization_limit"],
+                concurrency=example["concurrency"],
+                tokens_per_request=example["average_active_tokens"],
+            )
+        )
         got["kv_cluster_gib"] = result.kv_cache_bytes_per_gpu * result.tp / GiB
         got["fits_idealized"] = result.fits
     if "tokens" in example:
@@ -496,16 +585,20 @@ def _gpu_token(name: str) -> str | None:
 def match_gpu(text: str, catalog: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, str]:
     """The catalog GPU a log's free-text GPU description names, and how it was chosen."""
     low = text.lower()
-    candidates = [row for row in catalog if (token := _gpu_token(row["name"]))
-                  and re.search(rf"(?<![a-z0-9]){re.escape(token)}(?![a-z0-9])", low)]
+    candidates = [
+        row
+        for row in catalog
+        if (token := _gpu_token(row["name"])) and re.search(rf"(?<![a-z0-9]){re.escape(token)}(?![a-z0-9])", low)
+    ]
     if not candidates:
         return None, f"no catalog GPU named in {text!r}"
     how = f"{len(candidates)} catalog row(s) match"
     sized = [row for row in candidates if re.search(rf"(?<![0-9.]){row['marketed_memory_gb']}\s*gb", low)]
     if sized and len(sized) < len(candidates):
         candidates, how = sized, how + ", memory size narrows"
-    shaped = [row for row in candidates if any(word in low and word in row["name"].lower()
-                                               for word in ("pcie", "sxm", "nvl"))]
+    shaped = [
+        row for row in candidates if any(word in low and word in row["name"].lower() for word in ("pcie", "sxm", "nvl"))
+    ]
     if shaped and len(shaped) < len(candidates):
         candidates, how = shaped, how + ", form factor narrows"
     if len(candidates) > 1:
@@ -522,8 +615,11 @@ def _model_folder(shared: Path, model_id: str) -> tuple[Path | None, str]:
         repo, why = MODEL_ALIASES[model_id]
         return _folder(shared, repo), why
     # An inferred model ("Llama-3.2-3B class model (inferred: ...)"): the folder whose name the description holds.
-    named = [folder for folder in (shared / "model_configs").iterdir()
-             if re.search(rf"(?<![\w.-]){re.escape(folder.name.partition('--')[2])}(?![\w.])", model_id)]
+    named = [
+        folder
+        for folder in (shared / "model_configs").iterdir()
+        if re.search(rf"(?<![\w.-]){re.escape(folder.name.partition('--')[2])}(?![\w.])", model_id)
+    ]
     if named:
         folder = max(named, key=lambda path: len(path.name))
         return folder, "named in the log's inferred model description"
@@ -584,12 +680,20 @@ def _prepare(shared: Path, log: dict[str, Any], catalog: list[dict[str, Any]]) -
     # the log's own release (printed, else its record's, else dated) and the catalog card with CUDA's view
     release, _ = log_release(log, bootlog.engine_version)
     case.request.update(
-        arch=arch, gpu=catalog_gpu(row),
-        gpus=log.get("gpu_count") or tp * pp, tp=tp, pp=pp, engine=Engine.VLLM, weights=case.weights,
-        engine_version=release, engine_mode=log_engine_mode("\n".join(log.get("raw") or []), release),
+        arch=arch,
+        gpu=catalog_gpu(row),
+        gpus=log.get("gpu_count") or tp * pp,
+        tp=tp,
+        pp=pp,
+        engine=Engine.VLLM,
+        weights=case.weights,
+        engine_version=release,
+        engine_mode=log_engine_mode("\n".join(log.get("raw") or []), release),
         gpu_memory_utilization=log.get("gpu_memory_utilization"),
-        max_model_len=log.get("max_model_len"), max_num_seqs=log.get("max_num_seqs"),
-        max_num_batched_tokens=log.get("max_num_batched_tokens"), block_size=log.get("block_size"),
+        max_model_len=log.get("max_model_len"),
+        max_num_seqs=log.get("max_num_seqs"),
+        max_num_batched_tokens=log.get("max_num_batched_tokens"),
+        block_size=log.get("block_size"),
         enforce_eager=bool(log.get("enforce_eager")),
     )
     # a logged total is vLLM's own (cudaMemGetInfo), the key bootlog_calibration gives it; else the catalog's
@@ -641,15 +745,37 @@ def vllm_section(shared: Path) -> Tally:
     for case in cases:
         log = case.log
         terms = ", ".join(f"{key.removesuffix('_bytes')} {_gib(value)}" for key, value in case.calibration.items())
-        rows.append([log["id"], case.folder.name if case.folder else "-", str(log.get("dtype") or "auto"),
-                     case.gpu_row["slug"] if case.gpu_row else "-",
-                     f"{_gib(case.capacity)} ({case.capacity_source})" if case.capacity else "-",
-                     str(log.get("tensor_parallel_size") or 1), str(log.get("gpu_memory_utilization")),
-                     str(log.get("max_model_len") or "-"), str(log.get("block_size") or "16*"),
-                     case.weights if case.weights != "auto" else f"auto ({log.get('quantization') or 'none'})",
-                     terms or "none printed"])
-    _table(["log", "model config", "dtype", "GPU (catalog)", "capacity", "TP", "util", "max_len", "block", "weights",
-            "calibration terms the log prints"], rows)
+        rows.append(
+            [
+                log["id"],
+                case.folder.name if case.folder else "-",
+                str(log.get("dtype") or "auto"),
+                case.gpu_row["slug"] if case.gpu_row else "-",
+                f"{_gib(case.capacity)} ({case.capacity_source})" if case.capacity else "-",
+                str(log.get("tensor_parallel_size") or 1),
+                str(log.get("gpu_memory_utilization")),
+                str(log.get("max_model_len") or "-"),
+                str(log.get("block_size") or "16*"),
+                case.weights if case.weights != "auto" else f"auto ({log.get('quantization') or 'none'})",
+                terms or "none printed",
+            ]
+        )
+    _table(
+        [
+            "log",
+            "model config",
+            "dtype",
+            "GPU (catalog)",
+            "capacity",
+            "TP",
+            "util",
+            "max_len",
+            "block",
+            "weights",
+            "calibration terms the log prints",
+        ],
+        rows,
+    )
     print("* block size not recorded: the engine's default (16)")
     for case in cases:
         notes = [f"model: {case.folder_how}"] if case.folder_how != "same repo" else []
@@ -674,15 +800,30 @@ def vllm_section(shared: Path) -> Tally:
         judged = cal_error if applies == "calibrated" else uncal_error
         status = tally.record(abs(judged) <= KV_TOKENS_TOLERANCE, case.log["id"])
         same = applies == "uncalibrated" and not case.calibration
-        rows.append([case.log["id"], figure, _show(logged, figure), _show(uncal, figure), _pct(uncal_error, 2),
-                     "= (a)" if same else _show(cal, figure), "" if same else _pct(cal_error, 2),
-                     applies, status])
+        rows.append(
+            [
+                case.log["id"],
+                figure,
+                _show(logged, figure),
+                _show(uncal, figure),
+                _pct(uncal_error, 2),
+                "= (a)" if same else _show(cal, figure),
+                "" if same else _pct(cal_error, 2),
+                applies,
+                status,
+            ]
+        )
         if status != "ok":
             misses.append(case)
-    _table(["log", "figure", "logged", "(a) uncalibrated", "error", "(b) calibrated", "error", "target on", "result"],
-           rows, right={2, 3, 4, 5, 6})
-    print(f"target: within ±{KV_TOKENS_TOLERANCE:.0%}, on the calibrated figure where the log prints runtime terms "
-          "(non-torch, activation peak, CUDA graphs), else on the uncalibrated one")
+    _table(
+        ["log", "figure", "logged", "(a) uncalibrated", "error", "(b) calibrated", "error", "target on", "result"],
+        rows,
+        right={2, 3, 4, 5, 6},
+    )
+    print(
+        f"target: within ±{KV_TOKENS_TOLERANCE:.0%}, on the calibrated figure where the log prints runtime terms "
+        "(non-torch, activation peak, CUDA graphs), else on the uncalibrated one"
+    )
 
     print("\nevery figure each log prints, against the two estimates (bootlog_compare)")
     rows = []
@@ -692,12 +833,20 @@ def vllm_section(shared: Path) -> Tally:
         uncal_lines = {line.figure: line for line in bootlog_compare(case.bootlog, case.uncalibrated.as_dict())}
         for line in bootlog_compare(case.bootlog, case.calibrated.as_dict()):
             before = uncal_lines.get(line.figure)
-            rows.append([case.log["id"], line.figure, _value(line.logged_bytes_or_value, line.unit),
-                         _value(before.estimated if before else None, line.unit),
-                         _pct(before.relative_difference if before else None, 2),
-                         _value(line.estimated, line.unit), _pct(line.relative_difference, 2)])
-    _table(["log", "figure", "logged", "(a) uncalibrated", "error", "(b) calibrated", "error"], rows,
-           right={2, 3, 4, 5, 6})
+            rows.append(
+                [
+                    case.log["id"],
+                    line.figure,
+                    _value(line.logged_bytes_or_value, line.unit),
+                    _value(before.estimated if before else None, line.unit),
+                    _pct(before.relative_difference if before else None, 2),
+                    _value(line.estimated, line.unit),
+                    _pct(line.relative_difference, 2),
+                ]
+            )
+    _table(
+        ["log", "figure", "logged", "(a) uncalibrated", "error", "(b) calibrated", "error"], rows, right={2, 3, 4, 5, 6}
+    )
 
     if misses:
         print("\nlogs we miss, and why")
@@ -736,8 +885,10 @@ def _explain(case: LogCase) -> None:
         return
     boot = case.bootlog
     if boot.weights_bytes and abs(_relative(estimate.weight_bytes_per_gpu, boot.weights_bytes)) > 0.01:
-        print(f"    weights: the log loads {_gib(boot.weights_bytes)}, we bill {_gib(estimate.weight_bytes_per_gpu)} "
-              f"({_pct(_relative(estimate.weight_bytes_per_gpu, boot.weights_bytes), 2)})")
+        print(
+            f"    weights: the log loads {_gib(boot.weights_bytes)}, we bill {_gib(estimate.weight_bytes_per_gpu)} "
+            f"({_pct(_relative(estimate.weight_bytes_per_gpu, boot.weights_bytes), 2)})"
+        )
     budget = boot.budget_bytes or int(estimate.capacity_bytes_per_gpu * estimate.assumptions["gpu_memory_utilization"])
     weights = boot.weights_bytes if boot.weights_bytes is not None else estimate.weight_bytes_per_gpu
     figure, logged = _figure(case)
@@ -747,24 +898,31 @@ def _explain(case: LogCase) -> None:
     left = budget - weights - kv
     ours = estimate.memory_per_gpu["activations"] + estimate.memory_per_gpu["runtime"]
     source = "log" if boot.weights_bytes is not None else "ours"
-    print(f"    the log's budget {_gib(budget)} less weights {_gib(weights)} ({source})"
-          f" and KV {_gib(kv)} leaves {_gib(left)} for activations + non-torch memory; the estimate puts "
-          f"{_gib(ours)} there (activations {_gib(estimate.memory_per_gpu['activations'])}, non-torch "
-          f"{_gib(estimate.memory_per_gpu['runtime'])}; {estimate.assumptions['max_num_batched_tokens']} batched "
-          f"tokens, {estimate.assumptions['max_num_seqs']} sequences)")
+    print(
+        f"    the log's budget {_gib(budget)} less weights {_gib(weights)} ({source})"
+        f" and KV {_gib(kv)} leaves {_gib(left)} for activations + non-torch memory; the estimate puts "
+        f"{_gib(ours)} there (activations {_gib(estimate.memory_per_gpu['activations'])}, non-torch "
+        f"{_gib(estimate.memory_per_gpu['runtime'])}; {estimate.assumptions['max_num_batched_tokens']} batched "
+        f"tokens, {estimate.assumptions['max_num_seqs']} sequences)"
+    )
     if not any(term in case.calibration for term in _RUNTIME_TERMS):
         needed = (weights + kv + ours) / estimate.capacity_bytes_per_gpu
-        print(f"    with our activation and non-torch figures, gpu_memory_utilization {needed:.3f} would reproduce "
-              "the logged KV")
+        print(
+            f"    with our activation and non-torch figures, gpu_memory_utilization {needed:.3f} would reproduce "
+            "the logged KV"
+        )
     peak = re.search(r"peak_torch_memory=(?P<v>\d+(?:\.\d+)?)GiB", "\n".join(log.get("raw") or []))
     if peak and boot.weights_bytes is not None and "activation_peak_bytes" not in case.calibration:
         activation = round(Decimal(peak["v"]) * GiB) - boot.weights_bytes
-        again = estimate_memory(EstimateRequest(**{**case.request, **case.calibration,
-                                                   "activation_peak_bytes": activation}))
+        again = estimate_memory(
+            EstimateRequest(**{**case.request, **case.calibration, "activation_peak_bytes": activation})
+        )
         derived = _ours(again, figure)
-        print(f"    derived by hand: peak_torch_memory − weights = {_gib(activation)} of activations; calibrated with "
-              f"it the estimate gives {_show(derived, figure)} ({_pct(_relative(derived, logged), 2)}) — not counted: "
-              "bootlog_parse does not read it")
+        print(
+            f"    derived by hand: peak_torch_memory − weights = {_gib(activation)} of activations; calibrated with "
+            f"it the estimate gives {_show(derived, figure)} ({_pct(_relative(derived, logged), 2)}) — not counted: "
+            "bootlog_parse does not read it"
+        )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -782,14 +940,25 @@ def configs_section(shared: Path) -> None:
             arch = architecture_from_config(_load_config(folder))
             fmt = resolve_weight_format(arch, "auto")
             inventory = tensor_inventory(arch)
-            rows.append([name, model_type, _count(parameter_count(inventory)),
-                         _count(active_parameter_count(inventory)), fmt.slug, _count(weight_bytes_total(arch, fmt)),
-                         _count(layers_kv_bytes_per_token(arch.layers, kv_bits=16))])
+            rows.append(
+                [
+                    name,
+                    model_type,
+                    _count(parameter_count(inventory)),
+                    _count(active_parameter_count(inventory)),
+                    fmt.slug,
+                    _count(weight_bytes_total(arch, fmt)),
+                    _count(layers_kv_bytes_per_token(arch.layers, kv_bits=16)),
+                ]
+            )
         except SizingError as error:
             rows.append([name, model_type, "refused", "", "", "", ""])
             refused.append(f"{name}: {error.code.value}: {error.message}")
-    _table(["model", "model_type", "parameters", "active", "weights (auto)", "weight bytes", "KV B/token (16-bit)"],
-           rows, right={2, 3, 5, 6})
+    _table(
+        ["model", "model_type", "parameters", "active", "weights (auto)", "weight bytes", "KV B/token (16-bit)"],
+        rows,
+        right={2, 3, 5, 6},
+    )
     print(f"{len(rows) - len(refused)} supported, {len(refused)} refused")
     for line in refused:
         print(f"  refused: {line}")
@@ -800,21 +969,33 @@ def configs_section(shared: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--shared", type=Path, default=DEFAULT_SHARED,
-                        help="the shared data folder (default: ../shared/data beside the repository)")
+    parser.add_argument(
+        "--shared",
+        type=Path,
+        default=DEFAULT_SHARED,
+        help="the shared data folder (default: ../shared/data beside the repository)",
+    )
     args = parser.parse_args(argv)
     shared: Path = args.shared
     if not (shared / "facts.json").exists() or not (shared / "model_configs").is_dir():
-        print(f"No shared data at {shared} (facts.json and model_configs/; a fresh clone has no ../shared): "
-              "skipping the accuracy benchmark.")
+        print(
+            f"No shared data at {shared} (facts.json and model_configs/; a fresh clone has no ../shared): "
+            "skipping the accuracy benchmark."
+        )
         return 0
     facts = json.loads((shared / "facts.json").read_text())
-    tallies = [parameters_section(shared, facts), checkpoint_section(shared, facts), kv_section(shared, facts),
-               vllm_section(shared)]
+    tallies = [
+        parameters_section(shared, facts),
+        checkpoint_section(shared, facts),
+        kv_section(shared, facts),
+        vllm_section(shared),
+    ]
     configs_section(shared)
     serving_ok, serving_summary = serving_section(shared)
-    print("\nnot checked here: formats/ and real_outputs/ (inputs of the result-file and nvidia-smi parsers, tested "
-          "by their own suites)")
+    print(
+        "\nnot checked here: formats/ and real_outputs/ (inputs of the result-file and nvidia-smi parsers, tested "
+        "by their own suites)"
+    )
     failed = [tally for tally in tallies if tally.failed]
     verdict = "FAIL" if failed or not serving_ok else "OK"
     print(f"\nSUMMARY: {'; '.join(tally.summary() for tally in tallies)}; {serving_summary} -> {verdict}")

@@ -92,45 +92,105 @@ def main() -> int:
         return 0
     python = guidellm.parent / "python"
     url = f"http://127.0.0.1:{args.port}"
-    simulator = subprocess.Popen(  # noqa: S603 - our own module
-        [sys.executable, "-m", "benchmarks_app.simserver", "--model", MODEL, "--gpu", "nvidia-l4-24gb", "--port",
-         str(args.port), "--speedup", "4"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    simulator = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "benchmarks_app.simserver",
+            "--model",
+            MODEL,
+            "--gpu",
+            "nvidia-l4-24gb",
+            "--port",
+            str(args.port),
+            "--speedup",
+            "4",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         _wait_healthy(url, simulator)
         with tempfile.TemporaryDirectory() as folder:
             work = Path(folder)
-            subprocess.run([str(python), "-c", TOKENIZER_SCRIPT, str(work / "tok")], check=True)  # noqa: S603
+            subprocess.run([str(python), "-c", TOKENIZER_SCRIPT, str(work / "tok")], check=True)
             theirs = work / "guidellm.json"
-            subprocess.run([str(guidellm), "run", "--backend", f"kind=openai_http,target={url},model={MODEL}",  # noqa: S603
-                            "--profile", f"kind=concurrent,streams={args.concurrency}",
-                            "--constraint", f"kind=max_requests,count={args.requests}",
-                            "--tokenizer", f"kind=huggingface_auto,model={work / 'tok'}",
-                            "--data", f"kind=synthetic_text,prompt_tokens={args.prompt_tokens},"
-                                      f"output_tokens={args.output_tokens}",
-                            "--output", f"kind=json,path={theirs}", "--disable-console"],
-                           check=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+            subprocess.run(
+                [
+                    str(guidellm),
+                    "run",
+                    "--backend",
+                    f"kind=openai_http,target={url},model={MODEL}",
+                    "--profile",
+                    f"kind=concurrent,streams={args.concurrency}",
+                    "--constraint",
+                    f"kind=max_requests,count={args.requests}",
+                    "--tokenizer",
+                    f"kind=huggingface_auto,model={work / 'tok'}",
+                    "--data",
+                    f"kind=synthetic_text,prompt_tokens={args.prompt_tokens},output_tokens={args.output_tokens}",
+                    "--output",
+                    f"kind=json,path={theirs}",
+                    "--disable-console",
+                ],
+                check=True,
+                env={**os.environ, "HF_HUB_OFFLINE": "1"},
+            )
             served = json.loads(theirs.read_text())["benchmarks"][0]["requests"]["successful"]
             input_tokens = round(statistics.mean(item["prompt_tokens"] for item in served))
             ours = work / "ours.json"
             # the chat template adds a few tokens: send fewer words so the server counts the same input
-            probe = httpx.post(url + "/v1/chat/completions", json={"model": MODEL, "max_tokens": 1, "messages": [
-                {"role": "user", "content": "x"}]}, timeout=30).json()["usage"]["prompt_tokens"] - 1
-            subprocess.run([sys.executable, "-m", "llm_sizing_loadgen", "run", "--base-url", url,  # noqa: S603
-                            "--model", MODEL, "--api", "chat", "--concurrency", str(args.concurrency),
-                            "--requests", str(args.requests), "--input-tokens", str(max(1, input_tokens - probe)),
-                            "--output-tokens", str(args.output_tokens), "--stream", "--out", str(ours), "--quiet"],
-                           cwd=ROOT, check=False)
+            probe = (
+                httpx.post(
+                    url + "/v1/chat/completions",
+                    json={"model": MODEL, "max_tokens": 1, "messages": [{"role": "user", "content": "x"}]},
+                    timeout=30,
+                ).json()["usage"]["prompt_tokens"]
+                - 1
+            )
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "llm_sizing_loadgen",
+                    "run",
+                    "--base-url",
+                    url,
+                    "--model",
+                    MODEL,
+                    "--api",
+                    "chat",
+                    "--concurrency",
+                    str(args.concurrency),
+                    "--requests",
+                    str(args.requests),
+                    "--input-tokens",
+                    str(max(1, input_tokens - probe)),
+                    "--output-tokens",
+                    str(args.output_tokens),
+                    "--stream",
+                    "--out",
+                    str(ours),
+                    "--quiet",
+                ],
+                cwd=ROOT,
+                check=False,
+            )
             mine, other = _figures(ours), _figures(theirs)
     finally:
         simulator.terminate()
         simulator.wait(timeout=10)
-    print(f"closed loop of {args.concurrency}, {args.requests} chat requests, {input_tokens} input tokens as the "
-          f"server counted them, {args.output_tokens} output tokens; simulator: Llama-3-8B on one L4, speedup 4")
+    print(
+        f"closed loop of {args.concurrency}, {args.requests} chat requests, {input_tokens} input tokens as the "
+        f"server counted them, {args.output_tokens} output tokens; simulator: Llama-3-8B on one L4, speedup 4"
+    )
     print(f"{'figure':<16}{'ours':>12}{'GuideLLM':>12}{'difference':>12}")
     misses = 0
     for key in mine:
         a, b = mine[key], other[key]
         if a is None or b is None:
+
             def shown(value: float | None) -> str:
                 return "—" if value is None else f"{value:.2f}"
 

@@ -69,9 +69,15 @@ def run(requests: int) -> int:
 
     started = time.perf_counter()
     queued: list[int] = []
-    (run,) = benchmark_import(organisation=organisation, user=user, name="speed.json", data=data,
-                              gpu=Gpu.objects.get(slug="nvidia-h100-sxm-80gb"), engine="vllm",
-                              store_requests=queued.append)
+    (run,) = benchmark_import(
+        organisation=organisation,
+        user=user,
+        name="speed.json",
+        data=data,
+        gpu=Gpu.objects.get(slug="nvidia-h100-sxm-80gb"),
+        engine="vllm",
+        store_requests=queued.append,
+    )
     upload_s = time.perf_counter() - started
     started = time.perf_counter()
     benchmark_requests_store(file_id=run.file_id)
@@ -86,10 +92,14 @@ def run(requests: int) -> int:
     client = Client()
     client.force_login(user)
     pages_ok = True
-    for label, url in (("detail API", f"/api/v1/benchmark-runs/{run.pk}/"),
-                       ("analysis API (CDFs, goodput, model)", f"/api/v1/benchmark-runs/{run.pk}/analysis"
-                                                              "?slo_ttft_ms=35&slo_tpot_ms=10"),
-                       ("detail page", f"/benchmarks/{run.pk}/")):
+    for label, url in (
+        ("detail API", f"/api/v1/benchmark-runs/{run.pk}/"),
+        (
+            "analysis API (CDFs, goodput, model)",
+            f"/api/v1/benchmark-runs/{run.pk}/analysis?slo_ttft_ms=35&slo_tpot_ms=10",
+        ),
+        ("detail page", f"/benchmarks/{run.pk}/"),
+    ):
         client.get(url)  # warm (imports, caches)
         started = time.perf_counter()
         response = client.get(url)
@@ -99,8 +109,10 @@ def run(requests: int) -> int:
             print(f"(c) {label}: not built yet")
             continue
         pages_ok = pages_ok and ok
-        print(f"(c) {label}: {elapsed * 1000:.0f} ms, HTTP {response.status_code} "
-              f"(target < {PAGE_TARGET_S * 1000:.0f} ms) -> {'ok' if ok else 'MISSED'}")
+        print(
+            f"(c) {label}: {elapsed * 1000:.0f} ms, HTTP {response.status_code} "
+            f"(target < {PAGE_TARGET_S * 1000:.0f} ms) -> {'ok' if ok else 'MISSED'}"
+        )
     return 0 if import_ok and pages_ok else 1
 
 

@@ -98,15 +98,33 @@ def server(kind: str, timings: Path | None = None) -> Iterator[str]:
     """Start a server process and yield its base URL; stop it (SIGTERM to its pid) afterwards."""
     port = free_port()
     if kind == "simserver":
-        command = [sys.executable, "-m", "benchmarks_app.simserver", "--model", MODEL, "--gpu", GPU, "--zero-delay",
-                   "--host", "127.0.0.1", "--port", str(port), "--no-control"]
+        command = [
+            sys.executable,
+            "-m",
+            "benchmarks_app.simserver",
+            "--model",
+            MODEL,
+            "--gpu",
+            GPU,
+            "--zero-delay",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--no-control",
+        ]
     else:
         command = [sys.executable, str(ROOT / "tests" / "loadgen" / "sse_server.py"), "--port", str(port)]
         if timings is not None:
             command += ["--timings", str(timings)]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,  # noqa: S603
-                               stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -132,9 +150,16 @@ def server(kind: str, timings: Path | None = None) -> Iterator[str]:
 
 
 def _plan(url: str, load: dict[str, Any], bounds: dict[str, Any]):
-    return plan_from_dict({"endpoint": {"base_url": url, "model": MODEL}, "load": load,
-                           "requests": {"input_tokens": INPUT_TOKENS, "output_tokens": OUTPUT_TOKENS},
-                           "bounds": bounds, "seed": SEED, "timeout_s": {"connect": 5, "ttft": 30, "stream": 30}})
+    return plan_from_dict(
+        {
+            "endpoint": {"base_url": url, "model": MODEL},
+            "load": load,
+            "requests": {"input_tokens": INPUT_TOKENS, "output_tokens": OUTPUT_TOKENS},
+            "bounds": bounds,
+            "seed": SEED,
+            "timeout_s": {"connect": 5, "ttft": 30, "stream": 30},
+        }
+    )
 
 
 def _pct(values: list[float] | np.ndarray, q: float) -> float | None:
@@ -144,8 +169,11 @@ def _pct(values: list[float] | np.ndarray, q: float) -> float | None:
 def _server_times(kind: str, outcome: RunOutcome, timings: Path | None) -> dict[int, tuple[int, int]]:
     """index → (server received ns, server first token ns)."""
     if kind == "simserver":
-        return {index: (int(t["received_ns"]), int(t["first_token_ns"])) for index, t in SIM_TIMES.items()
-                if t.get("received_ns") and t.get("first_token_ns")}
+        return {
+            index: (int(t["received_ns"]), int(t["first_token_ns"]))
+            for index, t in SIM_TIMES.items()
+            if t.get("received_ns") and t.get("first_token_ns")
+        }
     assert timings is not None
     by_nonce = {}
     for line in timings.read_text().splitlines():
@@ -166,10 +194,17 @@ def added_latency(outcome: RunOutcome, times: dict[int, tuple[int, int]]) -> dic
         send.append((received - record.t_send_ns) / 1e6)
         receive.append((t_c1 - first) / 1e6)
         server_ttft.append((first - received) / 1e6)
-    return {"n": len(added), "added_p50_ms": _pct(added, 50), "added_p99_ms": _pct(added, 99),
-            "send_side_p50_ms": _pct(send, 50), "send_side_p99_ms": _pct(send, 99),
-            "receive_side_p50_ms": _pct(receive, 50), "receive_side_p99_ms": _pct(receive, 99),
-            "server_ttft_p50_ms": _pct(server_ttft, 50), "negative": sum(1 for value in added if value < 0)}
+    return {
+        "n": len(added),
+        "added_p50_ms": _pct(added, 50),
+        "added_p99_ms": _pct(added, 99),
+        "send_side_p50_ms": _pct(send, 50),
+        "send_side_p99_ms": _pct(send, 99),
+        "receive_side_p50_ms": _pct(receive, 50),
+        "receive_side_p99_ms": _pct(receive, 99),
+        "server_ttft_p50_ms": _pct(server_ttft, 50),
+        "negative": sum(1 for value in added if value < 0),
+    }
 
 
 def open_loop(kind: str, rate: float, duration_s: float) -> dict[str, Any]:
@@ -177,8 +212,9 @@ def open_loop(kind: str, rate: float, duration_s: float) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as folder:
         timings = Path(folder) / "timings.jsonl" if kind == "minimal" else None
         with server(kind, timings) as url:
-            outcome = asyncio.run(LoadRunner(_plan(url, {"mode": "open", "rate": rate},
-                                                   {"max_duration_s": duration_s})).run())
+            outcome = asyncio.run(
+                LoadRunner(_plan(url, {"mode": "open", "rate": rate}, {"max_duration_s": duration_s})).run()
+            )
         # the server wrote its timings as it stopped
         times = _server_times(kind, outcome, timings)
     statuses: dict[str, int] = {}
@@ -188,14 +224,24 @@ def open_loop(kind: str, rate: float, duration_s: float) -> dict[str, Any]:
     fidelity = outcome.fidelity
     errors = sum(count for key, count in statuses.items() if key not in ("ok", "incomplete_at_end"))
     start_s, end_s = outcome.window_s
-    completed = sum(1 for r in outcome.records if r.status is Status.OK and r.t_end_ns is not None
-                    and r.t_end_ns <= outcome.t0_ns + end_s * 1e9)
+    completed = sum(
+        1
+        for r in outcome.records
+        if r.status is Status.OK and r.t_end_ns is not None and r.t_end_ns <= outcome.t0_ns + end_s * 1e9
+    )
     return {
-        "server": kind, "offered_rate_per_s": rate, "duration_s": duration_s, "statuses": statuses,
-        "achieved_send_rate_per_s": fidelity.achieved_rate_per_s, "achieved_ratio": fidelity.achieved_ratio,
-        "completed_per_s": completed / (end_s - start_s), "schedule_lag_p50_ms": fidelity.lag_p50_ms,
-        "schedule_lag_p99_ms": fidelity.lag_p99_ms, "client_cpu_percent": fidelity.cpu_percent,
-        "fidelity_valid": fidelity.valid, "sustained": fidelity.valid and errors == 0,
+        "server": kind,
+        "offered_rate_per_s": rate,
+        "duration_s": duration_s,
+        "statuses": statuses,
+        "achieved_send_rate_per_s": fidelity.achieved_rate_per_s,
+        "achieved_ratio": fidelity.achieved_ratio,
+        "completed_per_s": completed / (end_s - start_s),
+        "schedule_lag_p50_ms": fidelity.lag_p50_ms,
+        "schedule_lag_p99_ms": fidelity.lag_p99_ms,
+        "client_cpu_percent": fidelity.cpu_percent,
+        "fidelity_valid": fidelity.valid,
+        "sustained": fidelity.valid and errors == 0,
         "ttft_p50_ms": _pct([r.ttft_ns / 1e6 for r in outcome.records if r.ttft_ns], 50),
         "ttft_p99_ms": _pct([r.ttft_ns / 1e6 for r in outcome.records if r.ttft_ns], 99),
         "added_ttft": added_latency(outcome, times),
@@ -207,12 +253,15 @@ SIM_RECEIVED = re.compile(rb'"received_ns":(\d+)')
 SIM_FIRST = re.compile(rb'"first_token_ns":(\d+)')
 
 
-async def _bare_request(port: int, body: bytes, t_sched: int, index: int,
-                        found: dict[int, tuple[int, int, int | None, int | None]]) -> None:
+async def _bare_request(
+    port: int, body: bytes, t_sched: int, index: int, found: dict[int, tuple[int, int, int | None, int | None]]
+) -> None:
     """One request on its own connection: (t_send, t_c1, server received, server first token) into `found`."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    head = (f"POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
+    head = (
+        f"POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    ).encode()
     t_send = time.perf_counter_ns()
     writer.write(head + body)
     t_c1 = None
@@ -230,8 +279,12 @@ async def _bare_request(port: int, body: bytes, t_sched: int, index: int,
     writer.close()
     received, first = SIM_RECEIVED.search(data), SIM_FIRST.search(data)
     if t_c1 is not None:
-        found[index] = (t_send, t_c1, int(received.group(1)) if received else None,
-                        int(first.group(1)) if first else None)
+        found[index] = (
+            t_send,
+            t_c1,
+            int(received.group(1)) if received else None,
+            int(first.group(1)) if first else None,
+        )
 
 
 async def _bare_open_loop(port: int, rate: float, duration_s: float) -> dict[int, tuple[int, int, Any, Any]]:
@@ -261,33 +314,49 @@ def bare_open_loop(kind: str, rate: float, duration_s: float) -> dict[str, Any]:
             found = asyncio.run(_bare_open_loop(port, rate, duration_s))
         times: dict[int, tuple[int, int]] = {}
         if kind == "minimal" and timings is not None:
-            by_nonce = {row["nonce"]: (row["recv_ns"], row["first_ns"])
-                        for row in map(json.loads, timings.read_text().splitlines())}
+            by_nonce = {
+                row["nonce"]: (row["recv_ns"], row["first_ns"])
+                for row in map(json.loads, timings.read_text().splitlines())
+            }
             prompts = PromptFactory(SEED)
             times = {index: by_nonce[prompts.nonce(index)] for index in found if prompts.nonce(index) in by_nonce}
         else:
-            times = {index: (received, first) for index, (_, _, received, first) in found.items()
-                     if received and first}
-    added = [((t_c1 - t_send) - (times[i][1] - times[i][0])) / 1e6 for i, (t_send, t_c1, _, _) in found.items()
-             if i in times]
+            times = {index: (received, first) for index, (_, _, received, first) in found.items() if received and first}
+    added = [
+        ((t_c1 - t_send) - (times[i][1] - times[i][0])) / 1e6 for i, (t_send, t_c1, _, _) in found.items() if i in times
+    ]
     send = [(times[i][0] - t_send) / 1e6 for i, (t_send, _, _, _) in found.items() if i in times]
     receive = [(t_c1 - times[i][1]) / 1e6 for i, (_, t_c1, _, _) in found.items() if i in times]
-    return {"n": len(added), "added_p50_ms": _pct(added, 50), "added_p99_ms": _pct(added, 99),
-            "send_side_p50_ms": _pct(send, 50), "send_side_p99_ms": _pct(send, 99),
-            "receive_side_p50_ms": _pct(receive, 50), "receive_side_p99_ms": _pct(receive, 99)}
+    return {
+        "n": len(added),
+        "added_p50_ms": _pct(added, 50),
+        "added_p99_ms": _pct(added, 99),
+        "send_side_p50_ms": _pct(send, 50),
+        "send_side_p99_ms": _pct(send, 99),
+        "receive_side_p50_ms": _pct(receive, 50),
+        "receive_side_p99_ms": _pct(receive, 99),
+    }
 
 
 def closed_loop(kind: str, concurrency: int, requests: int) -> dict[str, Any]:
     with server(kind) as url:
         began = time.perf_counter()
-        outcome = asyncio.run(LoadRunner(_plan(url, {"mode": "closed", "concurrency": concurrency},
-                                               {"max_requests": requests})).run())
+        outcome = asyncio.run(
+            LoadRunner(_plan(url, {"mode": "closed", "concurrency": concurrency}, {"max_requests": requests})).run()
+        )
         wall = time.perf_counter() - began
     ok = [r for r in outcome.records if r.status is Status.OK]
     span_s = (max(r.t_end_ns for r in ok) - min(r.t_send_ns for r in ok)) / 1e9 if ok else float("nan")
-    return {"server": kind, "concurrency": concurrency, "requests": requests, "ok": len(ok),
-            "completed_per_s": len(ok) / span_s, "wall_s": wall, "client_cpu_percent": outcome.fidelity.cpu_percent,
-            "ttft_p50_ms": _pct([r.ttft_ns / 1e6 for r in ok if r.ttft_ns], 50)}
+    return {
+        "server": kind,
+        "concurrency": concurrency,
+        "requests": requests,
+        "ok": len(ok),
+        "completed_per_s": len(ok) / span_s,
+        "wall_s": wall,
+        "client_cpu_percent": outcome.fidelity.cpu_percent,
+        "ttft_p50_ms": _pct([r.ttft_ns / 1e6 for r in ok if r.ttft_ns], 50),
+    }
 
 
 def _minus(a: float | None, b: float | None) -> float | None:
@@ -309,8 +378,10 @@ def main() -> int:
     args = parser.parse_args()
     kinds = ["simserver", "minimal"] if args.server == "both" else [args.server]
     rates = [float(part) for part in args.rates.split(",") if part.strip()]
-    print(f"machine: {os.cpu_count()} CPUs; requests of {INPUT_TOKENS} prompt / {OUTPUT_TOKENS} output tokens, "
-          "streamed, one event per token")
+    print(
+        f"machine: {os.cpu_count()} CPUs; requests of {INPUT_TOKENS} prompt / {OUTPUT_TOKENS} output tokens, "
+        "streamed, one event per token"
+    )
     report: dict[str, Any] = {"cpus": os.cpu_count(), "open": [], "closed": []}
     missed = []
     for kind in kinds:
@@ -318,28 +389,34 @@ def main() -> int:
             figures = open_loop(kind, rate, args.duration)
             report["open"].append(figures)
             added = figures["added_ttft"]
-            print(f"[{kind}] open loop {rate:g}/s for {args.duration:g} s: sent "
-                  f"{_fmt(figures['achieved_send_rate_per_s'])}/s "
-                  f"(ratio {_fmt(figures['achieved_ratio'], 3)}), completed {_fmt(figures['completed_per_s'])}/s, "
-                  f"statuses {figures['statuses']}, schedule lag p50 {_fmt(figures['schedule_lag_p50_ms'], 3)} "
-                  f"p99 {_fmt(figures['schedule_lag_p99_ms'], 3)} ms, client CPU "
-                  f"{_fmt(figures['client_cpu_percent'], 0)}%"
-                  f", sustained: {figures['sustained']}")
-            print(f"[{kind}]   added TTFT over the server's own (n={added['n']}): p50 "
-                  f"{_fmt(added['added_p50_ms'], 3)} p99 {_fmt(added['added_p99_ms'], 3)} ms (send side p50 "
-                  f"{_fmt(added['send_side_p50_ms'], 3)} p99 {_fmt(added['send_side_p99_ms'], 3)}; receive side p50 "
-                  f"{_fmt(added['receive_side_p50_ms'], 3)} p99 {_fmt(added['receive_side_p99_ms'], 3)}); server "
-                  f"TTFT p50 {_fmt(added['server_ttft_p50_ms'], 3)} ms; client TTFT p50 "
-                  f"{_fmt(figures['ttft_p50_ms'], 3)} p99 {_fmt(figures['ttft_p99_ms'], 3)} ms")
+            print(
+                f"[{kind}] open loop {rate:g}/s for {args.duration:g} s: sent "
+                f"{_fmt(figures['achieved_send_rate_per_s'])}/s "
+                f"(ratio {_fmt(figures['achieved_ratio'], 3)}), completed {_fmt(figures['completed_per_s'])}/s, "
+                f"statuses {figures['statuses']}, schedule lag p50 {_fmt(figures['schedule_lag_p50_ms'], 3)} "
+                f"p99 {_fmt(figures['schedule_lag_p99_ms'], 3)} ms, client CPU "
+                f"{_fmt(figures['client_cpu_percent'], 0)}%"
+                f", sustained: {figures['sustained']}"
+            )
+            print(
+                f"[{kind}]   added TTFT over the server's own (n={added['n']}): p50 "
+                f"{_fmt(added['added_p50_ms'], 3)} p99 {_fmt(added['added_p99_ms'], 3)} ms (send side p50 "
+                f"{_fmt(added['send_side_p50_ms'], 3)} p99 {_fmt(added['send_side_p99_ms'], 3)}; receive side p50 "
+                f"{_fmt(added['receive_side_p50_ms'], 3)} p99 {_fmt(added['receive_side_p99_ms'], 3)}); server "
+                f"TTFT p50 {_fmt(added['server_ttft_p50_ms'], 3)} ms; client TTFT p50 "
+                f"{_fmt(figures['ttft_p50_ms'], 3)} p99 {_fmt(figures['ttft_p99_ms'], 3)} ms"
+            )
             bare = bare_open_loop(kind, rate, args.duration)
             figures["bare_client"] = bare
             mine_p99, floor_p99 = added["added_p99_ms"], bare["added_p99_ms"]
-            print(f"[{kind}]   bare socket client, same load (n={bare['n']}): added p50 "
-                  f"{_fmt(bare['added_p50_ms'], 3)} p99 {_fmt(floor_p99, 3)} ms (send side p50 "
-                  f"{_fmt(bare['send_side_p50_ms'], 3)} p99 {_fmt(bare['send_side_p99_ms'], 3)}; receive side p50 "
-                  f"{_fmt(bare['receive_side_p50_ms'], 3)} p99 {_fmt(bare['receive_side_p99_ms'], 3)}) -> the "
-                  f"generator's own share: p50 {_fmt(_minus(added['added_p50_ms'], bare['added_p50_ms']), 3)} "
-                  f"p99 {_fmt(_minus(mine_p99, floor_p99), 3)} ms")
+            print(
+                f"[{kind}]   bare socket client, same load (n={bare['n']}): added p50 "
+                f"{_fmt(bare['added_p50_ms'], 3)} p99 {_fmt(floor_p99, 3)} ms (send side p50 "
+                f"{_fmt(bare['send_side_p50_ms'], 3)} p99 {_fmt(bare['send_side_p99_ms'], 3)}; receive side p50 "
+                f"{_fmt(bare['receive_side_p50_ms'], 3)} p99 {_fmt(bare['receive_side_p99_ms'], 3)}) -> the "
+                f"generator's own share: p50 {_fmt(_minus(added['added_p50_ms'], bare['added_p50_ms']), 3)} "
+                f"p99 {_fmt(_minus(mine_p99, floor_p99), 3)} ms"
+            )
             if rate >= TARGET_RATE and not figures["sustained"]:
                 missed.append(f"{kind}: {rate:g}/s not sustained")
             if rate == TARGET_RATE and (added["added_p99_ms"] is None or added["added_p99_ms"] >= TARGET_ADDED_P99_MS):
@@ -347,9 +424,11 @@ def main() -> int:
         if args.closed_requests:
             figures = closed_loop(kind, args.concurrency, args.closed_requests)
             report["closed"].append(figures)
-            print(f"[{kind}] closed loop, {args.concurrency} clients, {args.closed_requests} requests: "
-                  f"{_fmt(figures['completed_per_s'], 1)} completed/s ({figures['ok']} ok), client CPU "
-                  f"{_fmt(figures['client_cpu_percent'], 0)}%")
+            print(
+                f"[{kind}] closed loop, {args.concurrency} clients, {args.closed_requests} requests: "
+                f"{_fmt(figures['completed_per_s'], 1)} completed/s ({figures['ok']} ok), client CPU "
+                f"{_fmt(figures['client_cpu_percent'], 0)}%"
+            )
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2))
     print("targets: " + ("all met" if not missed else "MISSED: " + "; ".join(missed)))

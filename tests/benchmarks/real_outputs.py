@@ -39,8 +39,14 @@ from sizing.fingerprint.merge import fingerprint_merge  # noqa: E402
 DEFAULT_SHARED = ROOT.parent / "shared" / "data"
 FOLDERS = ("nvidia_smi_q", "nvidia_smi_xml", "nvidia_smi_csv", "topo", "cuda_version", "rocm_smi")
 MIB = 1024 * 1024
-VERSIONED_KINDS = {PieceKind.NVIDIA_SMI_Q, PieceKind.NVIDIA_SMI_XML, PieceKind.NVIDIA_SMI_TABLE,
-                   PieceKind.PROC_DRIVER_VERSION, PieceKind.NVCC_VERSION, PieceKind.ROCM_SMI_JSON}
+VERSIONED_KINDS = {
+    PieceKind.NVIDIA_SMI_Q,
+    PieceKind.NVIDIA_SMI_XML,
+    PieceKind.NVIDIA_SMI_TABLE,
+    PieceKind.PROC_DRIVER_VERSION,
+    PieceKind.NVCC_VERSION,
+    PieceKind.ROCM_SMI_JSON,
+}
 
 
 def _expected_count(shows: str) -> int | None:
@@ -69,8 +75,13 @@ def _checks(entry: dict[str, Any], kind: PieceKind, fingerprint: dict[str, Any])
     if memory and gpus:
         expected = int(memory.group(1)) * MIB
         totals = [gpu["memory_total_bytes"] for gpu in gpus]
-        results.append(("memory", all(total == expected for total in totals),
-                        f"{[t // MIB if t else None for t in totals]} MiB vs {memory.group(1)} MiB"))
+        results.append(
+            (
+                "memory",
+                all(total == expected for total in totals),
+                f"{[t // MIB if t else None for t in totals]} MiB vs {memory.group(1)} MiB",
+            )
+        )
     if kind in VERSIONED_KINDS:
         driver = re.search(r"(?:driver|NVIDIA-SMI|kernel module)\s+(\d+\.\d+(?:\.\d+)?)", versions_text, re.IGNORECASE)
         if driver:
@@ -96,8 +107,11 @@ def _checks(entry: dict[str, Any], kind: PieceKind, fingerprint: dict[str, Any])
 
 def _has_facts(fingerprint: dict[str, Any]) -> bool:
     keys = ("driver_version", "cuda_version", "cuda_toolkit_version", "kernel_module_version")
-    return bool(fingerprint["gpus"]) or any(fingerprint[key] for key in keys) or bool(
-        fingerprint["topology"]["connections"])
+    return (
+        bool(fingerprint["gpus"])
+        or any(fingerprint[key] for key in keys)
+        or bool(fingerprint["topology"]["connections"])
+    )
 
 
 def _facts_line(fingerprint: dict[str, Any]) -> str:
@@ -109,8 +123,12 @@ def _facts_line(fingerprint: dict[str, Any]) -> str:
         parts.append(" / ".join(names))
     if memory:
         parts.append(" / ".join(f"{m:,} MiB" for m in memory))
-    for key, label in (("driver_version", "driver"), ("kernel_module_version", "module"),
-                       ("cuda_version", "CUDA"), ("cuda_toolkit_version", "toolkit")):
+    for key, label in (
+        ("driver_version", "driver"),
+        ("kernel_module_version", "module"),
+        ("cuda_version", "CUDA"),
+        ("cuda_toolkit_version", "toolkit"),
+    ):
         if fingerprint[key]:
             parts.append(f"{label} {fingerprint[key]}")
     if fingerprint["topology"]["connections"]:
@@ -159,8 +177,10 @@ def main() -> int:
             for problem in piece.problems:
                 print(f"         problem: {problem}")
             if checks:
-                print("         checks: " + ", ".join(f"{what} {'ok' if passed else 'MISSED'} ({detail})"
-                                                      for what, passed, detail in checks))
+                print(
+                    "         checks: "
+                    + ", ".join(f"{what} {'ok' if passed else 'MISSED'} ({detail})" for what, passed, detail in checks)
+                )
             elif entry and _has_facts(fingerprint):
                 print("         checks: INDEX states no checkable fact")
     missing = sorted(p for p in index if p.split("/")[0] in FOLDERS and not (folder / p).exists())

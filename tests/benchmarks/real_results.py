@@ -54,8 +54,10 @@ def _vllm_like(run: ImportedRun) -> dict[tuple[str, str], Any]:
 
 def _guidellm(run: ImportedRun) -> dict[tuple[str, str], Any]:
     metrics = run.reported.get("metrics") or {}
-    return {("ttft_ms", "mean"): _dig(metrics, "time_to_first_token_ms", "successful", "mean"),
-            ("ttft_ms", "p50"): _dig(metrics, "time_to_first_token_ms", "successful", "median")}
+    return {
+        ("ttft_ms", "mean"): _dig(metrics, "time_to_first_token_ms", "successful", "mean"),
+        ("ttft_ms", "p50"): _dig(metrics, "time_to_first_token_ms", "successful", "median"),
+    }
 
 
 def _aiperf(run: ImportedRun) -> dict[tuple[str, str], Any]:
@@ -80,8 +82,13 @@ def _ms(seconds: Any) -> float | None:
 
 
 EXPECTED: dict[str, Callable[[ImportedRun], dict[tuple[str, str], Any]]] = {
-    "vllm_bench_serve": _vllm_like, "sglang_bench_serving": _vllm_like, "guidellm_json": _guidellm,
-    "aiperf_json": _aiperf, "aiperf_csv": _aiperf, "llmperf_requests": _llmperf, "llmperf_summary": _llmperf,
+    "vllm_bench_serve": _vllm_like,
+    "sglang_bench_serving": _vllm_like,
+    "guidellm_json": _guidellm,
+    "aiperf_json": _aiperf,
+    "aiperf_csv": _aiperf,
+    "llmperf_requests": _llmperf,
+    "llmperf_summary": _llmperf,
 }
 
 
@@ -133,9 +140,11 @@ def results(shared: Path) -> tuple[int, int, int]:
                 wrong += [f"{run.label or 'run'}: {item}" for item in bad]
             first = runs[0]
             ttft = first.metrics.get("ttft_ms")
-            line = (f"{fmt}, {len(runs)} run(s); first: completed {first.completed}, failed {first.failed}, "
-                    f"TTFT mean {ttft.mean if ttft and ttft.mean is not None else '—'} ms "
-                    f"({ttft.source if ttft else 'absent'}); {checked} figure(s) checked against the file")
+            line = (
+                f"{fmt}, {len(runs)} run(s); first: completed {first.completed}, failed {first.failed}, "
+                f"TTFT mean {ttft.mean if ttft and ttft.mean is not None else '—'} ms "
+                f"({ttft.source if ttft else 'absent'}); {checked} figure(s) checked against the file"
+            )
             if wrong:
                 failed += 1
                 print(f"MISMATCH {name}\n         {line}\n         " + "\n         ".join(wrong))
@@ -161,8 +170,10 @@ def timelines(shared: Path) -> tuple[int, int, int]:
                 print(f"FAILED   {name}: {type(error).__name__}: {error}")
                 continue
             parsed += 1
-            peaks = ", ".join(f"GPU {g.gpu} peak {g.peak_bytes / 2**20:,.0f} MiB" for g in timeline.gpus
-                              if g.peak_bytes) or "no GPU series"
+            peaks = (
+                ", ".join(f"GPU {g.gpu} peak {g.peak_bytes / 2**20:,.0f} MiB" for g in timeline.gpus if g.peak_bytes)
+                or "no GPU series"
+            )
             kv = [s for s in timeline.servers if s.samples]
             print(f"parsed   {name}: {timeline.format}; {peaks}; {len(kv)} engine series")
     return parsed, refused, failed
@@ -177,8 +188,10 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     imported, refused, failed = results(args.shared)
     parsed, refused_logs, failed_logs = timelines(args.shared)
-    print(f"\nresult files: {imported} imported and agreeing with their own summaries, {refused} refused with a "
-          f"reason, {failed} failed")
+    print(
+        f"\nresult files: {imported} imported and agreeing with their own summaries, {refused} refused with a "
+        f"reason, {failed} failed"
+    )
     print(f"monitoring logs: {parsed} parsed, {refused_logs} refused with a reason, {failed_logs} failed")
     return 1 if failed or failed_logs else 0
 

@@ -90,9 +90,19 @@ def simulate_row(row: dict[str, Any], shared: Path, catalog: dict[str, Any]) -> 
     pp = int(row.get("pipeline_parallel_size") or 1)
     lengths = int(row["input_len"]) + int(row["output_len"])
     request = EstimateRequest(
-        arch=arch, gpu=gpu, engine=engine, gpus=tp * pp, tp=tp, pp=pp, weights=weights, kv_dtype=kv,
-        max_model_len=max(lengths, 2048), max_num_seqs=2048, max_num_batched_tokens=8192,
-        kv_cache_free_gpu_mem_fraction=0.95, detail=False,
+        arch=arch,
+        gpu=gpu,
+        engine=engine,
+        gpus=tp * pp,
+        tp=tp,
+        pp=pp,
+        weights=weights,
+        kv_dtype=kv,
+        max_model_len=max(lengths, 2048),
+        max_num_seqs=2048,
+        max_num_batched_tokens=8192,
+        kv_cache_free_gpu_mem_fraction=0.95,
+        detail=False,
     )
     started = time.perf_counter()
     try:
@@ -101,14 +111,18 @@ def simulate_row(row: dict[str, Any], shared: Path, catalog: dict[str, Any]) -> 
         return None, f"{error.code.value}: {error.message}", 0.0
     requests = min(int(row.get("num_requests") or 1000), MAX_REQUESTS)
     profile = fixed_profile(input_tokens=int(row["input_len"]), output_tokens=int(row["output_len"]))
-    offline = str(row.get("request_rate", "")).lower() in ("inf", "infinite") or "offline" in str(
-        row.get("concurrency", "")).lower()
+    offline = (
+        str(row.get("request_rate", "")).lower() in ("inf", "infinite")
+        or "offline" in str(row.get("concurrency", "")).lower()
+    )
     if not offline:
         return None, "only offline (infinite-rate) rows are simulated here", 0.0
     result = simulate_plan(plan, profile, load=LoadKind.OFFLINE, requests=requests)
-    note = (f"weights {plan.memory.weight_format}, KV {plan.memory.kv_dtype}, "
-            f"{plan.config.kv_capacity_tokens:,} KV tokens, batch ≤ {plan.config.max_num_seqs}, "
-            f"{result.preempted} preemptions")
+    note = (
+        f"weights {plan.memory.weight_format}, KV {plan.memory.kv_dtype}, "
+        f"{plan.config.kv_capacity_tokens:,} KV tokens, batch ≤ {plan.config.max_num_seqs}, "
+        f"{result.preempted} preemptions"
+    )
     return result.output_tokens_per_s, note, time.perf_counter() - started
 
 
@@ -133,8 +147,10 @@ def serving_section(shared: Path) -> tuple[bool, str]:
             total_s += seconds
             published = float(row["output_throughput_tok_s"])
             gpu = "H100" if "H100" in row["gpu"] else row["gpu"][:6]
-            label = (f"{row['model']:<18} {gpu} x {row.get('tensor_parallel_size', 1):<4}"
-                     f" {row['input_len']:>5}/{row['output_len']:<5}")
+            label = (
+                f"{row['model']:<18} {gpu} x {row.get('tensor_parallel_size', 1):<4}"
+                f" {row['input_len']:>5}/{row['output_len']:<5}"
+            )
             if simulated is None:
                 skipped.append(f"{row['model']} {row['input_len']}/{row['output_len']}: {note}")
                 print(f"{label} {published:>10,.0f} {'-':>10} {'-':>8}  {note}")
@@ -146,10 +162,11 @@ def serving_section(shared: Path) -> tuple[bool, str]:
         return False, "serving results: nothing could be simulated"
     median = statistics.median(errors)
     ok = median < TARGET_MEDIAN_ERROR
-    print(f"median absolute error {median:.1%} over {len(errors)} rows (target < {TARGET_MEDIAN_ERROR:.0%}) -> "
-          f"{'ok' if ok else 'MISS'}; {len(skipped)} row(s) not simulated; simulations took {total_s:.1f} s")
-    return ok, (f"serving throughput median |error| {median:.1%} over {len(errors)} rows "
-                f"({'pass' if ok else 'MISS'})")
+    print(
+        f"median absolute error {median:.1%} over {len(errors)} rows (target < {TARGET_MEDIAN_ERROR:.0%}) -> "
+        f"{'ok' if ok else 'MISS'}; {len(skipped)} row(s) not simulated; simulations took {total_s:.1f} s"
+    )
+    return ok, (f"serving throughput median |error| {median:.1%} over {len(errors)} rows ({'pass' if ok else 'MISS'})")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -75,21 +75,41 @@ SCENARIOS = (
 
 def run(scenario: Scenario, seed: int) -> bool:
     plan = catalog_plan(model=MODEL, gpu=scenario.gpu, gpus=scenario.gpus)
-    sample = truth.truth_sample(rate_per_s=scenario.rate or 1.0, requests=scenario.requests, seed=seed,
-                                input_mean=scenario.input_mean, input_std=scenario.input_mean // 2,
-                                output_mean=scenario.output_mean, output_std=scenario.output_mean * 3 // 8)
-    load = (f"open loop at {scenario.rate} requests/s" if scenario.rate is not None
-            else f"closed loop of {scenario.concurrency} clients")
-    print(f"\n== {scenario.name}: {scenario.gpus} x {scenario.gpu}, speedup {scenario.speedup:g}, {load}, "
-          f"{scenario.requests} requests of {scenario.input_mean} → {scenario.output_mean} tokens")
-    arguments = ["--model", MODEL, "--gpu", scenario.gpu, "--gpus", str(scenario.gpus), "--speedup",
-                 str(scenario.speedup)]
+    sample = truth.truth_sample(
+        rate_per_s=scenario.rate or 1.0,
+        requests=scenario.requests,
+        seed=seed,
+        input_mean=scenario.input_mean,
+        input_std=scenario.input_mean // 2,
+        output_mean=scenario.output_mean,
+        output_std=scenario.output_mean * 3 // 8,
+    )
+    load = (
+        f"open loop at {scenario.rate} requests/s"
+        if scenario.rate is not None
+        else f"closed loop of {scenario.concurrency} clients"
+    )
+    print(
+        f"\n== {scenario.name}: {scenario.gpus} x {scenario.gpu}, speedup {scenario.speedup:g}, {load}, "
+        f"{scenario.requests} requests of {scenario.input_mean} → {scenario.output_mean} tokens"
+    )
+    arguments = [
+        "--model",
+        MODEL,
+        "--gpu",
+        scenario.gpu,
+        "--gpus",
+        str(scenario.gpus),
+        "--speedup",
+        str(scenario.speedup),
+    ]
     if scenario.gpus > 1:
         arguments += ["--routing", "round_robin"]  # the offline simulator deals request i to replica i mod R
     with truth.server_process(arguments) as url:
         started = time.perf_counter()
-        measured = asyncio.run(truth.measure(url, MODEL, sample, speedup=scenario.speedup,
-                                             concurrency=scenario.concurrency))
+        measured = asyncio.run(
+            truth.measure(url, MODEL, sample, speedup=scenario.speedup, concurrency=scenario.concurrency)
+        )
         state = httpx.get(url + "/control", timeout=10).json()
         elapsed = time.perf_counter() - started
     sent = measured.sample(sample)
@@ -99,22 +119,34 @@ def run(scenario: Scenario, seed: int) -> bool:
     lateness = max(r["max_lateness_s"] for r in state["replicas"]) * 1000
     served_preemptions = sum(r["preemptions"] for r in state["replicas"])
     lag = measured.send_lag_s[~np.isnan(measured.send_lag_s)] * 1000
-    print(f"wall {elapsed:.1f} s; errors {measured.errors}, usage mismatches {measured.tokens_short}; client send "
-          f"lag p50 {np.percentile(lag, 50):.3f} ms, p99 {np.percentile(lag, 99):.3f} ms; server late steps "
-          f"{late}, max lateness {lateness:.2f} ms")
-    print(f"predicted: {predicted.max_running} in flight at most, KV peak {predicted.kv_peak_fraction:.0%}, "
-          f"{predicted.preempted} preemptions (the server: {served_preemptions}); TTFT n={predicted.ttft.n}, "
-          f"ITL n={predicted.itl.n}")
+    print(
+        f"wall {elapsed:.1f} s; errors {measured.errors}, usage mismatches {measured.tokens_short}; client send "
+        f"lag p50 {np.percentile(lag, 50):.3f} ms, p99 {np.percentile(lag, 99):.3f} ms; server late steps "
+        f"{late}, max lateness {lateness:.2f} ms"
+    )
+    print(
+        f"predicted: {predicted.max_running} in flight at most, KV peak {predicted.kv_peak_fraction:.0%}, "
+        f"{predicted.preempted} preemptions (the server: {served_preemptions}); TTFT n={predicted.ttft.n}, "
+        f"ITL n={predicted.itl.n}"
+    )
     print(truth.comparison_table(table))
     if not scenario.judged:
-        rules = replay(plan.model, plan.config, arrival_s=sent.arrival_s, prompt_tokens=sent.input_tokens,
-                       output_tokens=sent.output_tokens)
+        rules = replay(
+            plan.model,
+            plan.config,
+            arrival_s=sent.arrival_s,
+            prompt_tokens=sent.input_tokens,
+            output_tokens=sent.output_tokens,
+        )
         ttft = truth.ttft_percentiles_ms(np.array(rules.first_s) - sent.arrival_s)
         itl = truth.itl_percentiles_ms(np.array(rules.gaps_s))
         mine = truth.ttft_percentiles_ms(measured.ttft_s)
-        print(f"the engine's rules in virtual time (replay): {rules.preemptions} preemptions; TTFT "
-              + ", ".join(f"p{q} {ttft[q]:.0f} ms (measured {mine[q] / ttft[q] - 1:+.1%})" for q in ttft)
-              + "; ITL " + ", ".join(f"p{q} {itl[q]:.1f} ms" for q in itl))
+        print(
+            f"the engine's rules in virtual time (replay): {rules.preemptions} preemptions; TTFT "
+            + ", ".join(f"p{q} {ttft[q]:.0f} ms (measured {mine[q] / ttft[q] - 1:+.1%})" for q in ttft)
+            + "; ITL "
+            + ", ".join(f"p{q} {itl[q]:.1f} ms" for q in itl)
+        )
         print("report only: not judged")
         return True
     worst = max(abs(diff) for rows in table.values() for _, _, diff in rows.values())

@@ -48,8 +48,12 @@ from sizing.estimator.units import MiB  # noqa: E402
 CATALOG = ROOT / "sizing" / "catalog_data"
 SINGLE_MODEL = "meta-llama/Meta-Llama-3-8B"
 SINGLE_GPU = "nvidia-h100-sxm-80gb"
-SWEEP_MODELS = ("meta-llama/Meta-Llama-3-8B", "Qwen/Qwen2.5-72B-Instruct", "mistralai/Mixtral-8x7B-v0.1",
-                "deepseek-ai/DeepSeek-V3")
+SWEEP_MODELS = (
+    "meta-llama/Meta-Llama-3-8B",
+    "Qwen/Qwen2.5-72B-Instruct",
+    "mistralai/Mixtral-8x7B-v0.1",
+    "deepseek-ai/DeepSeek-V3",
+)
 GPU_COUNTS = (1, 2, 4, 8)
 TP_SIZES = (1, 2, 4, 8)
 WEIGHT_FORMATS = ("bf16", "fp8", "int4")
@@ -83,8 +87,10 @@ def load_models(slugs: tuple[str, ...]) -> dict[str, Architecture]:
     missing = [slug for slug in slugs if slug not in rows]
     if missing:
         raise SystemExit(f"models.json lacks {', '.join(missing)}: cannot run the speed benchmark")
-    return {slug: architecture_from_config(merge_quant_config(rows[slug]["config"], rows[slug].get("quant_config")))
-            for slug in slugs}
+    return {
+        slug: architecture_from_config(merge_quant_config(rows[slug]["config"], rows[slug].get("quant_config")))
+        for slug in slugs
+    }
 
 
 def _ms(seconds: float) -> str:
@@ -93,12 +99,20 @@ def _ms(seconds: float) -> str:
 
 def _table(headers: list[str], rows: list[list[str]]) -> None:
     widths = [max(len(cell) for cell in column) for column in zip(headers, *rows, strict=True)]
-    print("  ".join(cell.ljust(width) if index == 0 else cell.rjust(width)
-                    for index, (cell, width) in enumerate(zip(headers, widths, strict=True))))
+    print(
+        "  ".join(
+            cell.ljust(width) if index == 0 else cell.rjust(width)
+            for index, (cell, width) in enumerate(zip(headers, widths, strict=True))
+        )
+    )
     print("  ".join("-" * width for width in widths))
     for row in rows:
-        print("  ".join(cell.ljust(width) if index == 0 else cell.rjust(width)
-                        for index, (cell, width) in enumerate(zip(row, widths, strict=True))))
+        print(
+            "  ".join(
+                cell.ljust(width) if index == 0 else cell.rjust(width)
+                for index, (cell, width) in enumerate(zip(row, widths, strict=True))
+            )
+        )
 
 
 def single_estimate(arch: Architecture, gpu: GpuSpec, calls: int) -> bool:
@@ -117,12 +131,15 @@ def single_estimate(arch: Architecture, gpu: GpuSpec, calls: int) -> bool:
     median = statistics.median(times)
     p95 = statistics.quantiles(times, n=100, method="inclusive")[94]
     ok = median < MEDIAN_TARGET_S
-    _table(["figure", "time"], [
-        ["first call (cold caches)", _ms(cold)],
-        [f"median of {calls:,} calls", _ms(median)],
-        [f"p95 of {calls:,} calls", _ms(p95)],
-        ["fastest / slowest", f"{_ms(min(times))} / {_ms(max(times))}"],
-    ])
+    _table(
+        ["figure", "time"],
+        [
+            ["first call (cold caches)", _ms(cold)],
+            [f"median of {calls:,} calls", _ms(median)],
+            [f"p95 of {calls:,} calls", _ms(p95)],
+            ["fastest / slowest", f"{_ms(min(times))} / {_ms(max(times))}"],
+        ],
+    )
     print(f"result: {first.kv_capacity_tokens:,} KV tokens, fits={first.fits} (a sanity check that the call did work)")
     print(f"target: median < {_ms(MEDIAN_TARGET_S)} -> {'ok' if ok else 'MISS'}")
     return ok
@@ -133,13 +150,20 @@ def sweep(archs: dict[str, Architecture], gpus: list[GpuSpec], passes: int) -> b
     requests = [
         # detail=False: the sweep path solvers and searches use (no formulas, curve points or replica bills)
         EstimateRequest(arch=arch, gpu=gpu, gpus=count, tp=tp, weights=weights, engine=engine, detail=False)
-        for arch in archs.values() for gpu in gpus for count in GPU_COUNTS for tp in TP_SIZES if count % tp == 0
-        for weights in WEIGHT_FORMATS for engine in Engine
+        for arch in archs.values()
+        for gpu in gpus
+        for count in GPU_COUNTS
+        for tp in TP_SIZES
+        if count % tp == 0
+        for weights in WEIGHT_FORMATS
+        for engine in Engine
     ]
     layouts = sum(1 for count in GPU_COUNTS for tp in TP_SIZES if count % tp == 0)
-    print(f"\n(b) sweep: {len(archs)} models x {len(gpus)} GPUs x {layouts} (GPU count, TP) layouts x "
-          f"{len(WEIGHT_FORMATS)} weight formats x {len(Engine)} engines = {len(requests):,} estimates, "
-          f"{passes} pass(es)")
+    print(
+        f"\n(b) sweep: {len(archs)} models x {len(gpus)} GPUs x {layouts} (GPU count, TP) layouts x "
+        f"{len(WEIGHT_FORMATS)} weight formats x {len(Engine)} engines = {len(requests):,} estimates, "
+        f"{passes} pass(es)"
+    )
     clock = time.perf_counter
     rates: list[float] = []
     errors: Counter[str] = Counter()
@@ -160,20 +184,24 @@ def sweep(archs: dict[str, Architecture], gpus: list[GpuSpec], passes: int) -> b
             by_count[key] += 1
         elapsed = clock() - start
         rates.append(len(requests) / elapsed)
-        rows.append([f"pass {index + 1}", f"{elapsed:.3f} s", f"{rates[-1]:,.0f}",
-                     f"{sum(errors.values()):,}"])
+        rows.append([f"pass {index + 1}", f"{elapsed:.3f} s", f"{rates[-1]:,.0f}", f"{sum(errors.values()):,}"])
     _table(["pass", "wall time", "estimates/s", "SizingError (counted as done)"], rows)
     print(f"errors by code: {', '.join(f'{code} {count:,}' for code, count in sorted(errors.items())) or 'none'}")
 
     names = {arch.model_type: slug for slug, arch in archs.items()}
     models = list(dict.fromkeys(model for model, _ in by_group))
     print("\nmean time per estimate by model and engine, over all passes")
-    _table(["model", *(engine.value for engine in Engine), "all engines"], [
-        [names.get(model, model),
-         *(_ms(by_group[model, engine.value] / by_count[model, engine.value]) for engine in Engine),
-         f"{sum(by_count[model, e.value] for e in Engine) / sum(by_group[model, e.value] for e in Engine):,.0f}/s"]
-        for model in models
-    ])
+    _table(
+        ["model", *(engine.value for engine in Engine), "all engines"],
+        [
+            [
+                names.get(model, model),
+                *(_ms(by_group[model, engine.value] / by_count[model, engine.value]) for engine in Engine),
+                f"{sum(by_count[model, e.value] for e in Engine) / sum(by_group[model, e.value] for e in Engine):,.0f}/s",
+            ]
+            for model in models
+        ],
+    )
     median = statistics.median(rates)
     ok = median >= RATE_TARGET
     print(f"target: median {median:,.0f} estimates/s >= {RATE_TARGET:,} -> {'ok' if ok else 'MISS'}")
@@ -216,10 +244,12 @@ def simulation(arch: Architecture, gpu: GpuSpec) -> bool:
     started = time.perf_counter()
     result = simulate(model=plan.model, config=plan.config, requests=sample, load=LoadKind.RATE, rate_per_s=rate)
     elapsed = time.perf_counter() - started
-    print(f"\n(c) simulator: {SIMULATED_REQUESTS:,} requests of the sample profile at {rate:.2f} requests/s on one "
-          f"{gpu.name} (vLLM, {plan.config.kv_capacity_tokens:,} KV tokens): {elapsed:.2f} s "
-          f"({SIMULATED_REQUESTS / elapsed:,.0f} requests/s simulated); completed {result.completed:,}, "
-          f"rejected {result.rejected:,}, preempted {result.preempted:,}, TTFT P95 {result.ttft.p95:,.0f} ms")
+    print(
+        f"\n(c) simulator: {SIMULATED_REQUESTS:,} requests of the sample profile at {rate:.2f} requests/s on one "
+        f"{gpu.name} (vLLM, {plan.config.kv_capacity_tokens:,} KV tokens): {elapsed:.2f} s "
+        f"({SIMULATED_REQUESTS / elapsed:,.0f} requests/s simulated); completed {result.completed:,}, "
+        f"rejected {result.rejected:,}, preempted {result.preempted:,}, TTFT P95 {result.ttft.p95:,.0f} ms"
+    )
     ok = elapsed < SIMULATION_TARGET_S
     print(f"target: < {SIMULATION_TARGET_S:.0f} s -> {'ok' if ok else 'MISS'}")
     return ok
@@ -227,18 +257,33 @@ def simulation(arch: Architecture, gpu: GpuSpec) -> bool:
 
 def configuration_search(arch: Architecture, gpus: list[GpuSpec]) -> bool:
     """(d): returns whether SEARCH_CANDIDATES candidates are searched in under SEARCH_TARGET_S."""
-    candidates = candidates_for(arch, gpus=gpus, counts=(1, 2, 4, 8), tps=(1, 2, 4, 8),
-                                weights=("bf16", "fp8", "awq-int4"), kv_dtypes=("auto", "fp8"),
-                                engines=(Engine.VLLM, Engine.SGLANG, Engine.TRTLLM))[:SEARCH_CANDIDATES]
+    candidates = candidates_for(
+        arch,
+        gpus=gpus,
+        counts=(1, 2, 4, 8),
+        tps=(1, 2, 4, 8),
+        weights=("bf16", "fp8", "awq-int4"),
+        kv_dtypes=("auto", "fp8"),
+        engines=(Engine.VLLM, Engine.SGLANG, Engine.TRTLLM),
+    )[:SEARCH_CANDIDATES]
     started = time.perf_counter()
-    outcomes = search(arch, candidates, sample_profile(), rate_per_s=2.0, slo=Slo(ttft_s=2.0, tpot_s=0.1),
-                      requests=200, max_model_len=8192)
+    outcomes = search(
+        arch,
+        candidates,
+        sample_profile(),
+        rate_per_s=2.0,
+        slo=Slo(ttft_s=2.0, tpot_s=0.1),
+        requests=200,
+        max_model_len=8192,
+    )
     elapsed = time.perf_counter() - started
     meeting = sum(1 for o in outcomes if o.meets_slo)
     fitting = sum(1 for o in outcomes if o.fits)
-    print(f"\n(d) search: {len(candidates):,} candidates in {elapsed:.1f} s ({elapsed / len(candidates) * 1000:.1f} ms "
-          f"each): {fitting} fit, {meeting} meet the SLOs; cheapest: "
-          f"{outcomes[0].candidate.label() if outcomes and outcomes[0].meets_slo else 'none'}")
+    print(
+        f"\n(d) search: {len(candidates):,} candidates in {elapsed:.1f} s ({elapsed / len(candidates) * 1000:.1f} ms "
+        f"each): {fitting} fit, {meeting} meet the SLOs; cheapest: "
+        f"{outcomes[0].candidate.label() if outcomes and outcomes[0].meets_slo else 'none'}"
+    )
     ok = elapsed < SEARCH_TARGET_S and len(candidates) >= SEARCH_CANDIDATES
     print(f"target: {SEARCH_CANDIDATES:,} candidates < {SEARCH_TARGET_S:.0f} s -> {'ok' if ok else 'MISS'}")
     return ok

@@ -48,6 +48,8 @@ from sizing.estimator.units import GiB, MiB  # noqa: E402
 KV_TOLERANCE = 0.03
 WEIGHTS_TOLERANCE = 0.01
 EXAMPLE_TOLERANCE = 0.01
+
+
 def logs_section(shared: Path) -> list[bool]:
     print("1. vLLM startup logs, uncalibrated, each with its own release")
     path = shared / "engine_logs" / "vllm_examples.json"
@@ -74,11 +76,20 @@ def logs_section(shared: Path) -> list[bool]:
         cuda_total = round(Decimal(str(log["gpu_total_memory_gib"])) * GiB) if log.get("gpu_total_memory_gib") else None
         mode = log_engine_mode(text, version)
         request = EstimateRequest(
-            arch=arch, gpu=catalog_gpu(row), tp=tp, pp=log.get("pipeline_parallel_size") or 1, engine=Engine.VLLM,
-            engine_version=version, engine_mode=mode, weights=weights,
-            gpu_memory_utilization=log.get("gpu_memory_utilization"), gpu_cuda_total_bytes=cuda_total,
-            max_model_len=log.get("max_model_len"), max_num_seqs=log.get("max_num_seqs"),
-            max_num_batched_tokens=log.get("max_num_batched_tokens"), block_size=log.get("block_size"),
+            arch=arch,
+            gpu=catalog_gpu(row),
+            tp=tp,
+            pp=log.get("pipeline_parallel_size") or 1,
+            engine=Engine.VLLM,
+            engine_version=version,
+            engine_mode=mode,
+            weights=weights,
+            gpu_memory_utilization=log.get("gpu_memory_utilization"),
+            gpu_cuda_total_bytes=cuda_total,
+            max_model_len=log.get("max_model_len"),
+            max_num_seqs=log.get("max_num_seqs"),
+            max_num_batched_tokens=log.get("max_num_batched_tokens"),
+            block_size=log.get("block_size"),
             enforce_eager=bool(log.get("enforce_eager")),
         )
         estimate = estimate_memory(request)
@@ -92,29 +103,50 @@ def logs_section(shared: Path) -> list[bool]:
             shown = (f"{logged / GiB:.2f}", f"{ours / GiB:.2f}")
         kv_error = ours / logged - 1
         weights_logged = boot.weights_bytes or (round(log["weights_gib"] * GiB) if log.get("weights_gib") else None)
-        weight_error = (estimate.weight_bytes_per_gpu + estimate.rope_cache_bytes_per_gpu) / weights_logged - 1 \
-            if weights_logged else None
+        weight_error = (
+            (estimate.weight_bytes_per_gpu + estimate.rope_cache_bytes_per_gpu) / weights_logged - 1
+            if weights_logged
+            else None
+        )
         ok = abs(kv_error) <= KV_TOLERANCE and (weight_error is None or abs(weight_error) <= WEIGHTS_TOLERANCE)
         results.append(ok)
         kv_errors.append(abs(kv_error))
         if weight_error is not None:
             weight_errors.append(abs(weight_error))
         terms = estimate.memory_per_gpu
-        rows.append([log["id"], f"{estimate.engine_version} ({mode})", f"KV {figure}", shown[0], shown[1],
-                     _pct(kv_error, 2), _pct(weight_error, 2) if weight_error is not None else "-",
-                     "ok" if ok else "MISS"])
-        notes.append(f"  {log['id']}: release from {how}; {estimate.term_sources.get('regime', '')[:0]}"
-                     f"S {estimate.assumptions['max_num_seqs']} B {estimate.assumptions['max_num_batched_tokens']}, "
-                     f"util {estimate.assumptions['gpu_memory_utilization']}, CUDA total "
-                     f"{estimate.capacity_bytes_per_gpu / GiB:.2f} GiB; weights {terms['weights'] / GiB:.2f}, "
-                     f"activations {terms['activations'] / GiB:.2f}, runtime {terms['runtime'] / GiB:.2f}, "
-                     f"graphs {terms['cuda_graphs'] / GiB:.2f}, KV {terms['kv_cache'] / GiB:.2f} GiB")
-    _table(["log", "release (engine)", "figure", "logged", "estimated", "KV error", "weights error", "result"], rows,
-           right={3, 4, 5, 6})
+        rows.append(
+            [
+                log["id"],
+                f"{estimate.engine_version} ({mode})",
+                f"KV {figure}",
+                shown[0],
+                shown[1],
+                _pct(kv_error, 2),
+                _pct(weight_error, 2) if weight_error is not None else "-",
+                "ok" if ok else "MISS",
+            ]
+        )
+        notes.append(
+            f"  {log['id']}: release from {how}; {estimate.term_sources.get('regime', '')[:0]}"
+            f"S {estimate.assumptions['max_num_seqs']} B {estimate.assumptions['max_num_batched_tokens']}, "
+            f"util {estimate.assumptions['gpu_memory_utilization']}, CUDA total "
+            f"{estimate.capacity_bytes_per_gpu / GiB:.2f} GiB; weights {terms['weights'] / GiB:.2f}, "
+            f"activations {terms['activations'] / GiB:.2f}, runtime {terms['runtime'] / GiB:.2f}, "
+            f"graphs {terms['cuda_graphs'] / GiB:.2f}, KV {terms['kv_cache'] / GiB:.2f} GiB"
+        )
+    _table(
+        ["log", "release (engine)", "figure", "logged", "estimated", "KV error", "weights error", "result"],
+        rows,
+        right={3, 4, 5, 6},
+    )
     print("\n".join(notes))
     if kv_errors:
-        print(f"KV |error|: median {statistics.median(kv_errors):.2%}, worst {max(kv_errors):.2%}; weights |error| "
-              f"median {statistics.median(weight_errors):.2%}" if weight_errors else "")
+        print(
+            f"KV |error|: median {statistics.median(kv_errors):.2%}, worst {max(kv_errors):.2%}; weights |error| "
+            f"median {statistics.median(weight_errors):.2%}"
+            if weight_errors
+            else ""
+        )
     print(f"target: each KV within ±{KV_TOLERANCE:.0%}, weights within ±{WEIGHTS_TOLERANCE:.0%}\n")
     return results
 
@@ -123,38 +155,95 @@ def _arch(shared: Path, folder: str) -> Architecture:
     directory = shared / "model_configs" / folder
     config = json.loads((directory / "config.json").read_text())
     quant = directory / "hf_quant_config.json"
-    return architecture_from_config(merge_quant_config(config, json.loads(quant.read_text()) if quant.exists()
-                                                        else None))
+    return architecture_from_config(
+        merge_quant_config(config, json.loads(quant.read_text()) if quant.exists() else None)
+    )
 
 
-def _card(name: str, cuda_total_gib: float, cc: tuple[int, int], *, nvswitch: bool = False,
-          sms: int | None = None) -> GpuSpec:
+def _card(
+    name: str, cuda_total_gib: float, cc: tuple[int, int], *, nvswitch: bool = False, sms: int | None = None
+) -> GpuSpec:
     total = round(cuda_total_gib * GiB)
-    return GpuSpec(slug=name.lower().replace(" ", "-"), name=name, memory_bytes=total + 512 * MiB,
-                   cuda_total_bytes=total, compute_capability=cc, nvswitch=nvswitch, sm_count=sms)
+    return GpuSpec(
+        slug=name.lower().replace(" ", "-"),
+        name=name,
+        memory_bytes=total + 512 * MiB,
+        cuda_total_bytes=total,
+        compute_capability=cc,
+        nvswitch=nvswitch,
+        sm_count=sms,
+    )
 
 
 # (key, model folder, card, settings, the specification's KV GiB, its KV tokens or None)
 _ADA24 = ("24 GiB-class card", 23.60, (8, 6))
 EXAMPLES: tuple[tuple[str, str, tuple[Any, ...], dict[str, Any], float, int | None], ...] = (
-    ("A  V0 0.7.3 16k", "mistralai--Mistral-7B-v0.3", _ADA24,
-     {"engine_version": "0.7.3", "max_model_len": 16384, "gpu_memory_utilization": 0.92}, 6.474, 53024),
-    ("A' V0 0.7.3 40k", "mistralai--Mistral-7B-v0.3", _ADA24,
-     {"engine_version": "0.7.3", "max_model_len": 40000, "gpu_memory_utilization": 0.92}, 7.849, 64288),
-    ("B  V0 0.6.4 24k", "mistralai--Mistral-7B-v0.3", _ADA24, {"engine_version": "0.6.4", "max_model_len": 24000},
-     4.868, 39872),
+    (
+        "A  V0 0.7.3 16k",
+        "mistralai--Mistral-7B-v0.3",
+        _ADA24,
+        {"engine_version": "0.7.3", "max_model_len": 16384, "gpu_memory_utilization": 0.92},
+        6.474,
+        53024,
+    ),
+    (
+        "A' V0 0.7.3 40k",
+        "mistralai--Mistral-7B-v0.3",
+        _ADA24,
+        {"engine_version": "0.7.3", "max_model_len": 40000, "gpu_memory_utilization": 0.92},
+        7.849,
+        64288,
+    ),
+    (
+        "B  V0 0.6.4 24k",
+        "mistralai--Mistral-7B-v0.3",
+        _ADA24,
+        {"engine_version": "0.6.4", "max_model_len": 24000},
+        4.868,
+        39872,
+    ),
     ("C  V1 0.8.5", "Qwen--Qwen2.5-7B", _ADA24, {"engine_version": "0.8.5", "max_model_len": 16384}, 5.190, 97184),
     ("C' V1 0.9.2", "Qwen--Qwen2.5-7B", _ADA24, {"engine_version": "0.9.2", "max_model_len": 16384}, 5.455, 102128),
-    ("D  V1 0.11.0 H100", "Qwen--Qwen2.5-14B", ("NVIDIA H100 80GB HBM3", 79.19, (9, 0), False, 132),
-     {"engine_version": "0.11.0"}, 37.963, 207328),
-    ("D' V1 0.17.1 H100", "Qwen--Qwen2.5-14B", ("NVIDIA H100 80GB HBM3", 79.19, (9, 0), False, 132),
-     {"engine_version": "0.17.1"}, 41.382, 226000),
-    ("E  V0 0.7.3 TP2", "Qwen--Qwen2.5-14B", ("NVIDIA L40S", 44.39, (8, 9), False, 142),
-     {"engine_version": "0.7.3", "tp": 2, "max_model_len": 65536}, 24.490, 267488),
-    ("F  0.19 gpt-oss TP2", "openai--gpt-oss-20b", ("NVIDIA L40S", 44.39, (8, 9), False, 142),
-     {"engine_version": "0.19.0", "tp": 2, "gpu_memory_utilization": 0.85}, 29.31, None),
-    ("G  0.33 70B TP2 H200", "meta-llama--Meta-Llama-3.1-70B", ("NVIDIA H200", 139.7, (9, 0), True, 132),
-     {"engine_version": "0.33.0", "tp": 2}, 57.98, None),
+    (
+        "D  V1 0.11.0 H100",
+        "Qwen--Qwen2.5-14B",
+        ("NVIDIA H100 80GB HBM3", 79.19, (9, 0), False, 132),
+        {"engine_version": "0.11.0"},
+        37.963,
+        207328,
+    ),
+    (
+        "D' V1 0.17.1 H100",
+        "Qwen--Qwen2.5-14B",
+        ("NVIDIA H100 80GB HBM3", 79.19, (9, 0), False, 132),
+        {"engine_version": "0.17.1"},
+        41.382,
+        226000,
+    ),
+    (
+        "E  V0 0.7.3 TP2",
+        "Qwen--Qwen2.5-14B",
+        ("NVIDIA L40S", 44.39, (8, 9), False, 142),
+        {"engine_version": "0.7.3", "tp": 2, "max_model_len": 65536},
+        24.490,
+        267488,
+    ),
+    (
+        "F  0.19 gpt-oss TP2",
+        "openai--gpt-oss-20b",
+        ("NVIDIA L40S", 44.39, (8, 9), False, 142),
+        {"engine_version": "0.19.0", "tp": 2, "gpu_memory_utilization": 0.85},
+        29.31,
+        None,
+    ),
+    (
+        "G  0.33 70B TP2 H200",
+        "meta-llama--Meta-Llama-3.1-70B",
+        ("NVIDIA H200", 139.7, (9, 0), True, 132),
+        {"engine_version": "0.33.0", "tp": 2},
+        57.98,
+        None,
+    ),
 )
 
 
@@ -164,18 +253,29 @@ def examples_section(shared: Path) -> list[bool]:
     for key, folder, card, settings, kv_gib, tokens in EXAMPLES:
         name, total, cc, *rest = card
         gpu = _card(name, total, cc, nvswitch=bool(rest and rest[0]), sms=rest[1] if len(rest) > 1 else None)
-        estimate = estimate_memory(EstimateRequest(arch=_arch(shared, folder), gpu=gpu, engine=Engine.VLLM,
-                                                   **settings))
+        estimate = estimate_memory(EstimateRequest(arch=_arch(shared, folder), gpu=gpu, engine=Engine.VLLM, **settings))
         kv = estimate.memory_per_gpu["kv_cache"] / GiB
         error = kv / kv_gib - 1
         token_error = estimate.kv_capacity_tokens / tokens - 1 if tokens else None
         ok = abs(error) <= EXAMPLE_TOLERANCE and (token_error is None or abs(token_error) <= EXAMPLE_TOLERANCE)
         results.append(ok)
-        rows.append([key, f"{kv_gib:.3f}", f"{kv:.3f}", _pct(error, 2), f"{tokens:,}" if tokens else "-",
-                     f"{estimate.kv_capacity_tokens:,}", _pct(token_error, 2) if token_error is not None else "-",
-                     "ok" if ok else "MISS"])
-    _table(["example", "spec KV GiB", "ours", "error", "spec tokens", "ours", "error", "result"], rows,
-           right={1, 2, 3, 4, 5, 6})
+        rows.append(
+            [
+                key,
+                f"{kv_gib:.3f}",
+                f"{kv:.3f}",
+                _pct(error, 2),
+                f"{tokens:,}" if tokens else "-",
+                f"{estimate.kv_capacity_tokens:,}",
+                _pct(token_error, 2) if token_error is not None else "-",
+                "ok" if ok else "MISS",
+            ]
+        )
+    _table(
+        ["example", "spec KV GiB", "ours", "error", "spec tokens", "ours", "error", "result"],
+        rows,
+        right={1, 2, 3, 4, 5, 6},
+    )
     print(f"target: within ±{EXAMPLE_TOLERANCE:.0%} (the specification rounds its weights to 0.01 GiB)\n")
     return results
 
@@ -195,8 +295,11 @@ def speed_section(shared: Path) -> list[bool]:
         times.append(time.perf_counter() - start)
     single = statistics.median(times)
     versions = ("0.6.4", "0.6.5", "0.7.3", "0.8.5", "0.9.2", "0.11.0", "0.17.1", "0.19.0", "0.20.0", "0.33.0")
-    cards = [gpu, _card("NVIDIA L40S", 44.39, (8, 9), sms=142), _card("NVIDIA A100-SXM4-80GB", 79.15, (8, 0),
-                                                                        nvswitch=True, sms=108)]
+    cards = [
+        gpu,
+        _card("NVIDIA L40S", 44.39, (8, 9), sms=142),
+        _card("NVIDIA A100-SXM4-80GB", 79.15, (8, 0), nvswitch=True, sms=108),
+    ]
     lengths = (4096, 32768, 40000, 131072)
     rates = []
     for _ in range(3):
@@ -206,17 +309,30 @@ def speed_section(shared: Path) -> list[bool]:
                 for length in lengths:
                     for tp in (2, 4, 8):
                         for concurrency in (1, 16, 64, 256):
-                            estimate_memory(EstimateRequest(arch=arch, gpu=card, tp=tp, engine=Engine.VLLM,
-                                                            engine_version=version, max_model_len=length,
-                                                            concurrency=concurrency, detail=False))
+                            estimate_memory(
+                                EstimateRequest(
+                                    arch=arch,
+                                    gpu=card,
+                                    tp=tp,
+                                    engine=Engine.VLLM,
+                                    engine_version=version,
+                                    max_model_len=length,
+                                    concurrency=concurrency,
+                                    detail=False,
+                                )
+                            )
                             count += 1
         rates.append(count / (time.perf_counter() - start))
     rate = statistics.median(rates)
     ok_single, ok_sweep = single < 1e-3, rate >= 10_000
-    print(f"one estimate (Llama-3.1-70B, TP 4, 32k, detail): median {single * 1e3:.3f} ms -> "
-          f"{'ok' if ok_single else 'MISS'} (< 1 ms)")
-    print(f"sweep of {count:,} estimates (4 × 10 releases × 3 cards × 4 lengths × 3 TP × 4 concurrencies, detail off): "
-          f"median {rate:,.0f}/s over 3 passes -> {'ok' if ok_sweep else 'MISS'} (≥ 10,000/s)\n")
+    print(
+        f"one estimate (Llama-3.1-70B, TP 4, 32k, detail): median {single * 1e3:.3f} ms -> "
+        f"{'ok' if ok_single else 'MISS'} (< 1 ms)"
+    )
+    print(
+        f"sweep of {count:,} estimates (4 × 10 releases × 3 cards × 4 lengths × 3 TP × 4 concurrencies, detail off): "
+        f"median {rate:,.0f}/s over 3 passes -> {'ok' if ok_sweep else 'MISS'} (≥ 10,000/s)\n"
+    )
     return [ok_single, ok_sweep]
 
 

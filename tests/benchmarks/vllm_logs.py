@@ -12,10 +12,22 @@ from sizing.estimator.versions import parse_version
 # vLLM releases and their dates (PyPI upload dates, public): a log with no version is read with the newest release
 # published before it.
 RELEASES = (
-    ("0.6.0", "2024-09-04"), ("0.6.3", "2024-10-14"), ("0.6.4", "2024-11-15"), ("0.6.5", "2024-12-17"),
-    ("0.6.6", "2024-12-27"), ("0.7.0", "2025-01-27"), ("0.7.3", "2025-02-20"), ("0.8.0", "2025-03-18"),
-    ("0.8.4", "2025-04-14"), ("0.8.5", "2025-04-28"), ("0.9.0", "2025-05-15"), ("0.9.1", "2025-06-10"),
-    ("0.9.2", "2025-07-08"), ("0.10.0", "2025-07-24"), ("0.10.1", "2025-08-18"), ("0.10.2", "2025-09-13"),
+    ("0.6.0", "2024-09-04"),
+    ("0.6.3", "2024-10-14"),
+    ("0.6.4", "2024-11-15"),
+    ("0.6.5", "2024-12-17"),
+    ("0.6.6", "2024-12-27"),
+    ("0.7.0", "2025-01-27"),
+    ("0.7.3", "2025-02-20"),
+    ("0.8.0", "2025-03-18"),
+    ("0.8.4", "2025-04-14"),
+    ("0.8.5", "2025-04-28"),
+    ("0.9.0", "2025-05-15"),
+    ("0.9.1", "2025-06-10"),
+    ("0.9.2", "2025-07-08"),
+    ("0.10.0", "2025-07-24"),
+    ("0.10.1", "2025-08-18"),
+    ("0.10.2", "2025-09-13"),
     ("0.11.0", "2025-10-02"),
 )
 # V0's profiling lines (worker.py, "# cuda blocks", the 0.6.x one-line summary)
@@ -51,9 +63,11 @@ def catalog_gpu(row: dict[str, Any]) -> GpuSpec:
     """A catalog row (sizing/catalog_data/gpus.json) as the estimator's GpuSpec, CUDA's view included."""
     cc = row.get("compute_capability")
     return GpuSpec(
-        slug=row["slug"], name=row["name"],
+        slug=row["slug"],
+        name=row["name"],
         memory_bytes=(row.get("nvidia_smi_memory_mib") or 0) * MiB or row["marketed_memory_gb"] * 10**9,
         cuda_total_bytes=(row["cuda_total_mib"] * MiB) if row.get("cuda_total_mib") else None,
-        sm_count=row.get("sm_count"), nvswitch=bool(row.get("nvswitch")),
+        sm_count=row.get("sm_count"),
+        nvswitch=bool(row.get("nvswitch")),
         compute_capability=(int(str(cc).split(".")[0]), int(str(cc).split(".")[1])) if cc else None,
     )

@@ -25,19 +25,27 @@ def _upload(client: APIClient, name: str, body: bytes, **fields: str):
     return client.post("/api/v1/benchmark-runs/", {"file": handle, **fields}, format="multipart")
 
 
-@pytest.mark.parametrize(("method", "url"), [("get", "/api/v1/benchmark-runs/"), ("post", "/api/v1/benchmark-runs/"),
-                                             ("get", "/api/v1/benchmark-runs/1/analysis"),
-                                             ("post", "/api/v1/benchmark-runs/calibrate")])
+@pytest.mark.parametrize(
+    ("method", "url"),
+    [
+        ("get", "/api/v1/benchmark-runs/"),
+        ("post", "/api/v1/benchmark-runs/"),
+        ("get", "/api/v1/benchmark-runs/1/analysis"),
+        ("post", "/api/v1/benchmark-runs/calibrate"),
+    ],
+)
 def test_benchmark_endpoints_require_authentication(db, method, url):
     assert getattr(APIClient(), method)(url).status_code in (401, 403)
 
 
 def test_an_uploaded_run_is_answered_at_once_and_its_requests_stored_after_the_commit(
-        api_client, catalog, django_capture_on_commit_callbacks):
+    api_client, catalog, django_capture_on_commit_callbacks
+):
     # given: 40 requests, every 10th failed
     with django_capture_on_commit_callbacks(execute=True):
-        response = _upload(api_client, "bench.json", vllm_file(40, failed_every=10), gpu="nvidia-h100-sxm-80gb",
-                           engine="vllm")
+        response = _upload(
+            api_client, "bench.json", vllm_file(40, failed_every=10), gpu="nvidia-h100-sxm-80gb", engine="vllm"
+        )
 
     # then
     assert response.status_code == 201, response.content
@@ -70,9 +78,11 @@ def test_a_file_no_importer_reads_is_a_400_naming_every_format_tried_and_nothing
     assert BenchmarkRun.objects.count() == 0
 
 
-@pytest.mark.parametrize(("body", "words"), [(b"", "empty"), (bytes(range(256)) * 8, "binary"),
-                                             (vllm_file(5)[:200], "cut short")],
-                         ids=["empty", "binary", "cut"])
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [(b"", "empty"), (bytes(range(256)) * 8, "binary"), (vllm_file(5)[:200], "cut short")],
+    ids=["empty", "binary", "cut"],
+)
 def test_broken_files_are_refused_with_the_reason(api_client, catalog, body, words):
     response = _upload(api_client, "bench.json", body)
     assert response.status_code == 400
@@ -92,7 +102,8 @@ def test_runs_are_filtered_and_scoped_to_the_organisation(api_client, catalog, d
         mine = _upload(api_client, "a.json", vllm_file(10), gpu="nvidia-h100-sxm-80gb").json()[0]
         _upload(api_client, "b.json", vllm_file(10), gpu="nvidia-l40s-48gb")
     assert [r["id"] for r in api_client.get("/api/v1/benchmark-runs/?gpu=nvidia-h100-sxm-80gb").json()["results"]] == [
-        mine["id"]]
+        mine["id"]
+    ]
     assert len(api_client.get("/api/v1/benchmark-runs/?tool=vllm").json()["results"]) == 2
     assert api_client.get("/api/v1/benchmark-runs/?tool=guidellm").json()["results"] == []
 
@@ -106,10 +117,12 @@ def test_runs_are_filtered_and_scoped_to_the_organisation(api_client, catalog, d
 
 
 def test_analysis_gives_cdfs_goodput_under_the_slos_and_the_model_against_the_measurement(
-        api_client, catalog, django_capture_on_commit_callbacks):
+    api_client, catalog, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=True):
-        run = _upload(api_client, "bench.json", vllm_file(40, failed_every=10), gpu="nvidia-h100-sxm-80gb",
-                      engine="vllm", tp="1").json()[0]
+        run = _upload(
+            api_client, "bench.json", vllm_file(40, failed_every=10), gpu="nvidia-h100-sxm-80gb", engine="vllm", tp="1"
+        ).json()[0]
 
     analysis = api_client.get(f"/api/v1/benchmark-runs/{run['id']}/analysis?slo_ttft_ms=35").json()
 
@@ -126,13 +139,15 @@ def test_analysis_gives_cdfs_goodput_under_the_slos_and_the_model_against_the_me
 
 
 def test_a_run_without_a_gpu_says_what_the_comparison_needs_until_it_is_linked(
-        api_client, catalog, django_capture_on_commit_callbacks):
+    api_client, catalog, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=True):
         run = _upload(api_client, "bench.json", vllm_file(10)).json()[0]
     assert api_client.get(f"/api/v1/benchmark-runs/{run['id']}/analysis").json()["compare"] == {"missing": ["gpu"]}
 
-    linked = api_client.patch(f"/api/v1/benchmark-runs/{run['id']}/links", {"gpu": "nvidia-l40s-48gb", "tp": 1},
-                              format="json")
+    linked = api_client.patch(
+        f"/api/v1/benchmark-runs/{run['id']}/links", {"gpu": "nvidia-l40s-48gb", "tp": 1}, format="json"
+    )
     assert linked.status_code == 200, linked.content
     assert "rows" in api_client.get(f"/api/v1/benchmark-runs/{run['id']}/analysis").json()["compare"]
     bad = api_client.patch(f"/api/v1/benchmark-runs/{run['id']}/links", {"gpu": "nvidia-a99"}, format="json")
@@ -142,11 +157,14 @@ def test_a_run_without_a_gpu_says_what_the_comparison_needs_until_it_is_linked(
 
 def test_calibrating_from_runs_queues_a_calibrate_job(api_client, catalog, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        runs = [_upload(api_client, f"b{i}.json", vllm_file(20, concurrency=c), gpu="nvidia-h100-sxm-80gb",
-                        engine="vllm").json()[0] for i, c in enumerate((1, 4))]
+        runs = [
+            _upload(
+                api_client, f"b{i}.json", vllm_file(20, concurrency=c), gpu="nvidia-h100-sxm-80gb", engine="vllm"
+            ).json()[0]
+            for i, c in enumerate((1, 4))
+        ]
     with django_capture_on_commit_callbacks(execute=False):
-        response = api_client.post("/api/v1/benchmark-runs/calibrate", {"runs": [r["id"] for r in runs]},
-                                   format="json")
+        response = api_client.post("/api/v1/benchmark-runs/calibrate", {"runs": [r["id"] for r in runs]}, format="json")
     assert response.status_code == 202, response.content
     job = SimulationJob.objects.get(pk=response.json()["id"])
     assert job.kind == "calibrate"
@@ -171,8 +189,7 @@ def test_the_cli_dry_run_prints_the_contract_and_stores_nothing(tmp_path, capsys
 def test_the_cli_stores_a_run_for_a_users_organisation(tmp_path, capsys, user, catalog):
     path = tmp_path / "bench.json"
     path.write_bytes(vllm_file(12))
-    call_command("benchmark", "import", str(path), "--user", user.username, "--gpu", "nvidia-h100-sxm-80gb",
-                 "--json")
+    call_command("benchmark", "import", str(path), "--user", user.username, "--gpu", "nvidia-h100-sxm-80gb", "--json")
     stored = json.loads(capsys.readouterr().out)["stored"]
     run = BenchmarkRun.objects.get(pk=stored[0]["id"])
     assert run.organisation == user.membership.organisation
@@ -181,7 +198,8 @@ def test_the_cli_stores_a_run_for_a_users_organisation(tmp_path, capsys, user, c
 
 
 def test_a_run_exports_as_our_json_that_reimports_and_as_the_llm_d_report(
-        api_client, catalog, django_capture_on_commit_callbacks):
+    api_client, catalog, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=True):
         run = _upload(api_client, "bench.json", vllm_file(20, failed_every=5), gpu="nvidia-h100-sxm-80gb").json()[0]
 
@@ -204,8 +222,9 @@ def test_a_run_exports_as_our_json_that_reimports_and_as_the_llm_d_report(
     assert api_client.get(f"/api/v1/benchmark-runs/{run['id']}/export?kind=csv").status_code == 400
 
 
-def test_goodput_of_an_open_loop_holds_ttft_from_the_scheduled_send(api_client, catalog,
-                                                                     django_capture_on_commit_callbacks):
+def test_goodput_of_an_open_loop_holds_ttft_from_the_scheduled_send(
+    api_client, catalog, django_capture_on_commit_callbacks
+):
     # given: our generator's open-loop run; inside the window: TTFTs 100.0/120.0/200.0 ms (scheduled-send 100.4,
     # 120.3, 200.2), an HTTP error, a timeout, and one request cut by the end of the run
     path = Path(__file__).resolve().parents[1] / "sizing" / "benchmarks" / "fixtures" / "llm_sizing"

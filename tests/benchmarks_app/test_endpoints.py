@@ -28,8 +28,13 @@ pytestmark = pytest.mark.django_db
 
 KEY = "sk-live-Zq8v3T1xWp0rKs9u"  # what an integrator pastes: must never come back
 LIST = "/api/v1/endpoints/"
-SIM = {"name": "Simulator", "base_url": "http://127.0.0.1:8001", "kind": "vllm", "model_name": "llama-3-8b",
-       "metrics_url": "http://127.0.0.1:8001/metrics"}
+SIM = {
+    "name": "Simulator",
+    "base_url": "http://127.0.0.1:8001",
+    "kind": "vllm",
+    "model_name": "llama-3-8b",
+    "metrics_url": "http://127.0.0.1:8001/metrics",
+}
 
 
 def _detail(endpoint_id: int) -> str:
@@ -68,8 +73,17 @@ def _created(client: APIClient, **change) -> dict:
 # --- who may do what ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("method", "url"), [("get", LIST), ("post", LIST), ("get", _detail(1)),
-                                             ("patch", _detail(1)), ("put", _detail(1)), ("delete", _detail(1))])
+@pytest.mark.parametrize(
+    ("method", "url"),
+    [
+        ("get", LIST),
+        ("post", LIST),
+        ("get", _detail(1)),
+        ("patch", _detail(1)),
+        ("put", _detail(1)),
+        ("delete", _detail(1)),
+    ],
+)
 def test_every_endpoint_api_needs_a_sign_in(db, method, url):
     response = getattr(APIClient(), method)(url, {**SIM, "api_key": KEY}, format="json")
     assert response.status_code in (401, 403)
@@ -81,22 +95,34 @@ def test_an_admin_registers_an_endpoint_and_members_see_it(admin_client, api_cli
     created = _created(admin_client, api_key=KEY)
 
     # then
-    assert created == {"id": created["id"], "url": _detail(created["id"]), "name": "Simulator", "kind": "vllm",
-                       "base_url": "http://127.0.0.1:8001", "model_name": "llama-3-8b",
-                       "metrics_url": "http://127.0.0.1:8001/metrics", "failure_command": [], "has_api_key": True,
-                       "created_by": "lead",
-                       "created_at": created["created_at"], "updated_at": created["updated_at"]}
+    assert created == {
+        "id": created["id"],
+        "url": _detail(created["id"]),
+        "name": "Simulator",
+        "kind": "vllm",
+        "base_url": "http://127.0.0.1:8001",
+        "model_name": "llama-3-8b",
+        "metrics_url": "http://127.0.0.1:8001/metrics",
+        "failure_command": [],
+        "has_api_key": True,
+        "created_by": "lead",
+        "created_at": created["created_at"],
+        "updated_at": created["updated_at"],
+    }
     assert api_client.get(LIST).json()["results"] == [created]
     assert api_client.get(_detail(created["id"])).json() == created
 
 
-@pytest.mark.parametrize(("method", "path", "body"), [
-    ("post", LIST, {**SIM, "name": "Member's", "api_key": KEY}),
-    ("put", "detail", {**SIM, "name": "Renamed"}),
-    ("patch", "detail", {"name": "Renamed"}),
-    ("patch", "detail", {"clear_api_key": True}),
-    ("delete", "detail", None),
-])
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        ("post", LIST, {**SIM, "name": "Member's", "api_key": KEY}),
+        ("put", "detail", {**SIM, "name": "Renamed"}),
+        ("patch", "detail", {"name": "Renamed"}),
+        ("patch", "detail", {"clear_api_key": True}),
+        ("delete", "detail", None),
+    ],
+)
 def test_a_member_cannot_write_endpoints(admin_client, api_client, method, path, body):
     # given an endpoint an admin registered
     created = _created(admin_client, api_key=KEY)
@@ -107,8 +133,11 @@ def test_a_member_cannot_write_endpoints(admin_client, api_client, method, path,
 
     # then a 403 in the API's error shape, and nothing changed
     assert response.status_code == 403
-    assert response.json() == {"code": "permission_denied", "message": "your role in the organisation (engineer) does "
-                                                                       "not allow this; it needs: admin", "extra": {}}
+    assert response.json() == {
+        "code": "permission_denied",
+        "message": "your role in the organisation (engineer) does not allow this; it needs: admin",
+        "extra": {},
+    }
     assert KEY not in response.content.decode()
     assert [(e.name, e.has_api_key) for e in Endpoint.objects.all()] == [("Simulator", True)]
 
@@ -157,25 +186,28 @@ def test_an_organisation_sees_only_its_own_endpoints(admin_client, api_client, o
 # --- validation --------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("change", "field", "reason"), [
-    ({"base_url": "ftp://10.0.0.5:8000"}, "base_url", "url_scheme"),
-    ({"base_url": "file:///etc/passwd"}, "base_url", "url_scheme"),
-    ({"base_url": "http://admin:hunter2@10.0.0.5:8000"}, "base_url", "url_credentials"),
-    ({"base_url": "http://token@10.0.0.5:8000"}, "base_url", "url_credentials"),
-    ({"base_url": "http://10.0.0.5:8000/#x"}, "base_url", "url_fragment"),
-    ({"base_url": "http://10.0.0.5:8000?x=1"}, "base_url", "url_query"),
-    ({"base_url": "http://10.0.0.5:8000/v1"}, "base_url", "url_v1"),
-    ({"base_url": "http://10.0.0.5:99999"}, "base_url", "url_malformed"),
-    ({"base_url": "http://"}, "base_url", "url_host"),
-    ({"base_url": "http://10.0.0.5 :8000"}, "base_url", "url_spaces"),
-    ({"base_url": ""}, "base_url", None),
-    ({"metrics_url": "https://u:p@10.0.0.5/metrics"}, "metrics_url", "url_credentials"),
-    ({"metrics_url": "gopher://10.0.0.5/metrics"}, "metrics_url", "url_scheme"),
-    ({"name": "  "}, "name", None),
-    ({"model_name": ""}, "model_name", None),
-    ({"kind": "ollama"}, "kind", None),
-    ({"api_key": "sk-abc\ndef"}, "api_key", "key_characters"),
-])
+@pytest.mark.parametrize(
+    ("change", "field", "reason"),
+    [
+        ({"base_url": "ftp://10.0.0.5:8000"}, "base_url", "url_scheme"),
+        ({"base_url": "file:///etc/passwd"}, "base_url", "url_scheme"),
+        ({"base_url": "http://admin:hunter2@10.0.0.5:8000"}, "base_url", "url_credentials"),
+        ({"base_url": "http://token@10.0.0.5:8000"}, "base_url", "url_credentials"),
+        ({"base_url": "http://10.0.0.5:8000/#x"}, "base_url", "url_fragment"),
+        ({"base_url": "http://10.0.0.5:8000?x=1"}, "base_url", "url_query"),
+        ({"base_url": "http://10.0.0.5:8000/v1"}, "base_url", "url_v1"),
+        ({"base_url": "http://10.0.0.5:99999"}, "base_url", "url_malformed"),
+        ({"base_url": "http://"}, "base_url", "url_host"),
+        ({"base_url": "http://10.0.0.5 :8000"}, "base_url", "url_spaces"),
+        ({"base_url": ""}, "base_url", None),
+        ({"metrics_url": "https://u:p@10.0.0.5/metrics"}, "metrics_url", "url_credentials"),
+        ({"metrics_url": "gopher://10.0.0.5/metrics"}, "metrics_url", "url_scheme"),
+        ({"name": "  "}, "name", None),
+        ({"model_name": ""}, "model_name", None),
+        ({"kind": "ollama"}, "kind", None),
+        ({"api_key": "sk-abc\ndef"}, "api_key", "key_characters"),
+    ],
+)
 def test_a_bad_endpoint_is_a_400_naming_the_field_and_nothing_is_saved(admin_client, change, field, reason):
     # when
     response = admin_client.post(LIST, {**SIM, "api_key": KEY, **change}, format="json")
@@ -196,15 +228,27 @@ def test_a_duplicate_name_is_refused_in_the_same_organisation_only(admin_client,
     assert response.status_code == 400
     assert response.json()["extra"]["reason"] == "name_taken"
     assert Endpoint.objects.filter(name="Globex vLLM").count() == 2
-    renamed = admin_client.patch(_detail(Endpoint.objects.get(name="Globex vLLM",
-                                                               organisation__name="Acme Integrator").pk),
-                                 {"name": "Globex vLLM"}, format="json")
+    renamed = admin_client.patch(
+        _detail(Endpoint.objects.get(name="Globex vLLM", organisation__name="Acme Integrator").pk),
+        {"name": "Globex vLLM"},
+        format="json",
+    )
     assert renamed.status_code == 200  # its own name is not a duplicate
 
 
-@pytest.mark.parametrize("url", ["http://127.0.0.1:8001", "http://localhost:8000", "http://[::1]:8000",
-                                 "http://10.1.2.3:8000", "http://192.168.0.7", "http://vllm-svc:8000",
-                                 "https://gpu-01.internal.example/llm", "http://169.254.10.10:8000"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:8001",
+        "http://localhost:8000",
+        "http://[::1]:8000",
+        "http://10.1.2.3:8000",
+        "http://192.168.0.7",
+        "http://vllm-svc:8000",
+        "https://gpu-01.internal.example/llm",
+        "http://169.254.10.10:8000",
+    ],
+)
 def test_private_and_loopback_addresses_are_allowed(admin_client, url):
     assert _created(admin_client, base_url=url + "/")["base_url"] == url
 
@@ -220,14 +264,21 @@ def test_the_key_is_never_shown_back_nor_logged(admin_client, api_client, caplog
     created = admin_client.post(LIST, {**SIM, "api_key": KEY}, format="json")
     listed = api_client.get(LIST)
     detail = api_client.get(_detail(created.json()["id"]))
-    patched = admin_client.patch(_detail(created.json()["id"]), {"model_name": "llama-3-8b-instruct",
-                                                                 "api_key": KEY}, format="json")
+    patched = admin_client.patch(
+        _detail(created.json()["id"]), {"model_name": "llama-3-8b-instruct", "api_key": KEY}, format="json"
+    )
     refused = admin_client.post(LIST, {**SIM, "name": "Again", "base_url": "ftp://x", "api_key": KEY}, format="json")
     forbidden = api_client.post(LIST, {**SIM, "name": "Member's", "api_key": KEY}, format="json")
 
     # then
-    assert [r.status_code for r in (created, listed, detail, patched, refused, forbidden)] == [201, 200, 200, 200,
-                                                                                                400, 403]
+    assert [r.status_code for r in (created, listed, detail, patched, refused, forbidden)] == [
+        201,
+        200,
+        200,
+        200,
+        400,
+        403,
+    ]
     for response in (created, listed, detail, patched, refused, forbidden):
         assert KEY not in response.content.decode()
         assert "api_key_encrypted" not in response.content.decode()
@@ -267,9 +318,17 @@ def test_the_admin_change_page_does_not_show_the_key(admin_client, organisation)
     assert 'name="base_url"' in change.content.decode()
 
     # and the admin's form applies the URL rules too
-    posted = browser.post(f"/admin/benchmarks_app/endpoint/{endpoint.pk}/change/", {
-        "organisation": organisation.pk, "name": "Simulator", "base_url": "http://u:p@127.0.0.1:8001",
-        "kind": "vllm", "model_name": "llama-3-8b", "metrics_url": ""})
+    posted = browser.post(
+        f"/admin/benchmarks_app/endpoint/{endpoint.pk}/change/",
+        {
+            "organisation": organisation.pk,
+            "name": "Simulator",
+            "base_url": "http://u:p@127.0.0.1:8001",
+            "kind": "vllm",
+            "model_name": "llama-3-8b",
+            "metrics_url": "",
+        },
+    )
     assert posted.status_code == 200  # the form again, with the error
     endpoint.refresh_from_db()
     assert endpoint.base_url == "http://127.0.0.1:8001"
@@ -336,8 +395,9 @@ def test_update_keeps_replaces_and_clears_the_key(admin_client):
     assert stored_key() == "sk-new-2"
 
     # a new key and clear_api_key at once is refused, and nothing changes
-    both = admin_client.patch(_detail(endpoint_id), {"api_key": "sk-3", "clear_api_key": True, "name": "X"},
-                              format="json")
+    both = admin_client.patch(
+        _detail(endpoint_id), {"api_key": "sk-3", "clear_api_key": True, "name": "X"}, format="json"
+    )
     assert (both.status_code, both.json()["extra"]["reason"]) == (400, "key_conflict")
     assert (Endpoint.objects.get(pk=endpoint_id).name, stored_key()) == ("Sim", "sk-new-2")
 
@@ -353,8 +413,9 @@ def test_put_replaces_and_delete_removes(admin_client):
     missing = admin_client.put(_detail(endpoint_id), {"name": "Only a name"}, format="json")
     assert missing.status_code == 400
     assert set(missing.json()["extra"]["fields"]) == {"base_url", "kind", "model_name"}
-    replaced = admin_client.put(_detail(endpoint_id), {**SIM, "kind": "sglang", "metrics_url": None} | {
-        "metrics_url": ""}, format="json").json()
+    replaced = admin_client.put(
+        _detail(endpoint_id), {**SIM, "kind": "sglang", "metrics_url": None} | {"metrics_url": ""}, format="json"
+    ).json()
     assert (replaced["kind"], replaced["metrics_url"]) == ("sglang", "")
     no_metrics = {key: value for key, value in SIM.items() if key != "metrics_url"}
     admin_client.patch(_detail(endpoint_id), {"metrics_url": "http://127.0.0.1:8001/metrics"}, format="json")
@@ -424,8 +485,9 @@ def test_the_services_refuse_without_saving(organisation, admin_user):
         endpoint_create(organisation=organisation, user=admin_user, data={**SIM, "base_url": "http://a:b@h"})
     assert raised.value.extra["fields"] == {"base_url": [raised.value.message]}
     assert Endpoint.objects.count() == 0
-    endpoint = endpoint_create(organisation=organisation, user=admin_user, data={
-        "name": "Bare", "base_url": "http://h:1", "model_name": "m"})
+    endpoint = endpoint_create(
+        organisation=organisation, user=admin_user, data={"name": "Bare", "base_url": "http://h:1", "model_name": "m"}
+    )
     assert (endpoint.kind, endpoint.metrics_url, endpoint_api_key(endpoint)) == ("vllm", "", None)
 
 
@@ -435,8 +497,11 @@ def test_the_services_refuse_without_saving(organisation, admin_user):
 def test_the_failure_command_is_stored_as_argv_from_a_list_or_a_command_line(admin_client, api_client):
     # when an admin registers it as a list, then replaces it with a command line
     created = _created(admin_client, failure_command=["kubectl", "delete", "pod", "vllm-0"])
-    changed = admin_client.patch(_detail(created["id"]), {
-        "failure_command": "kubectl -n serving delete pod 'vllm 0' --grace-period=0"}, format="json")
+    changed = admin_client.patch(
+        _detail(created["id"]),
+        {"failure_command": "kubectl -n serving delete pod 'vllm 0' --grace-period=0"},
+        format="json",
+    )
 
     # then it is stored and shown as the list of words (argv), to members too: it is not a secret
     assert created["failure_command"] == ["kubectl", "delete", "pod", "vllm-0"]
@@ -452,31 +517,59 @@ def test_an_empty_failure_command_removes_it_and_put_without_one_too(admin_clien
     endpoint_id = _created(admin_client, failure_command="systemctl restart vllm")["id"]
 
     # when / then: "" and [] remove it, a patch without it keeps it, a put without it removes it
-    assert admin_client.patch(_detail(endpoint_id), {"failure_command": ""}, format="json").json()[
-        "failure_command"] == []
+    assert (
+        admin_client.patch(_detail(endpoint_id), {"failure_command": ""}, format="json").json()["failure_command"] == []
+    )
     admin_client.patch(_detail(endpoint_id), {"failure_command": ["systemctl", "restart", "vllm"]}, format="json")
-    assert admin_client.patch(_detail(endpoint_id), {"name": "Renamed"}, format="json").json()[
-        "failure_command"] == ["systemctl", "restart", "vllm"]
+    assert admin_client.patch(_detail(endpoint_id), {"name": "Renamed"}, format="json").json()["failure_command"] == [
+        "systemctl",
+        "restart",
+        "vllm",
+    ]
     assert admin_client.put(_detail(endpoint_id), SIM, format="json").json()["failure_command"] == []
-    assert admin_client.patch(_detail(endpoint_id), {"failure_command": []}, format="json").json()[
-        "failure_command"] == []
+    assert (
+        admin_client.patch(_detail(endpoint_id), {"failure_command": []}, format="json").json()["failure_command"] == []
+    )
 
 
-@pytest.mark.parametrize(("value", "reason", "message"), [
-    pytest.param("kubectl delete pod 'vllm-0", "command_syntax",
-                 "the command line cannot be split into words: No closing quotation (check the quotes)",
-                 id="unbalanced-quote"),
-    pytest.param(["kubectl", 3], "command_type",
-                 "the failure command is a list of strings (argv) or a command line", id="not-a-string"),
-    pytest.param({"argv": ["kubectl"]}, "command_type",
-                 "the failure command is a list of strings (argv) or a command line", id="an-object"),
-    pytest.param(["x"] * 65, "command_too_long", "the failure command has 65 words; the limit is 64",
-                 id="65-words"),
-    pytest.param(["kubectl", "a" * 1001], "command_word_too_long",
-                 "word 2 of the failure command has 1001 characters; the limit is 1000", id="a-long-word"),
-    pytest.param(["", "delete"], "command_program",
-                 "the failure command's first word (the program to run) is empty", id="no-program"),
-])
+@pytest.mark.parametrize(
+    ("value", "reason", "message"),
+    [
+        pytest.param(
+            "kubectl delete pod 'vllm-0",
+            "command_syntax",
+            "the command line cannot be split into words: No closing quotation (check the quotes)",
+            id="unbalanced-quote",
+        ),
+        pytest.param(
+            ["kubectl", 3],
+            "command_type",
+            "the failure command is a list of strings (argv) or a command line",
+            id="not-a-string",
+        ),
+        pytest.param(
+            {"argv": ["kubectl"]},
+            "command_type",
+            "the failure command is a list of strings (argv) or a command line",
+            id="an-object",
+        ),
+        pytest.param(
+            ["x"] * 65, "command_too_long", "the failure command has 65 words; the limit is 64", id="65-words"
+        ),
+        pytest.param(
+            ["kubectl", "a" * 1001],
+            "command_word_too_long",
+            "word 2 of the failure command has 1001 characters; the limit is 1000",
+            id="a-long-word",
+        ),
+        pytest.param(
+            ["", "delete"],
+            "command_program",
+            "the failure command's first word (the program to run) is empty",
+            id="no-program",
+        ),
+    ],
+)
 def test_a_bad_failure_command_is_refused_and_nothing_saved(admin_client, value, reason, message):
     # when
     response = admin_client.post(LIST, {**SIM, "failure_command": value}, format="json")
@@ -496,8 +589,11 @@ def test_a_nul_in_the_failure_command_is_refused_by_the_json_parser_naming_the_w
     # then
     assert response.status_code == 400
     message = "failure_command[1] holds a NUL character (\\u0000), which cannot be stored; remove it"
-    assert response.json() == {"code": "invalid_input", "message": f"failure_command[1]: {message}",
-                               "extra": {"fields": {"failure_command[1]": [message]}}}
+    assert response.json() == {
+        "code": "invalid_input",
+        "message": f"failure_command[1]: {message}",
+        "extra": {"fields": {"failure_command[1]": [message]}},
+    }
     assert Endpoint.objects.count() == 0
 
 

@@ -27,11 +27,19 @@ GOOD = [  # (fixture, tool, runs in the file, successful requests of the first r
     ("inference_perf/summary_lifecycle_metrics.json", "inference_perf", 1, 6),
     ("llm_sizing/closed_loop.json", "llm_sizing", 1, None),
 ]
-BROKEN = ["vllm/broken/cut_short.json", "vllm/broken/wrong_types.json", "sglang/broken/cut_short.jsonl",
-          "guidellm/v07_wrong_types_benchmarks.json", "guidellm/v07_benchmarks.cut.csv",
-          "aiperf/broken_cut_profile_export_aiperf.json", "aiperf/broken_types_profile_export.jsonl",
-          "genai_perf/broken_cut_profile_export_genai_perf.csv", "llmperf/wrong_types_individual_responses.json",
-          "inference_perf/broken/cut_short.json", "llm_sizing/broken/wrong_version.json"]
+BROKEN = [
+    "vllm/broken/cut_short.json",
+    "vllm/broken/wrong_types.json",
+    "sglang/broken/cut_short.jsonl",
+    "guidellm/v07_wrong_types_benchmarks.json",
+    "guidellm/v07_benchmarks.cut.csv",
+    "aiperf/broken_cut_profile_export_aiperf.json",
+    "aiperf/broken_types_profile_export.jsonl",
+    "genai_perf/broken_cut_profile_export_genai_perf.csv",
+    "llmperf/wrong_types_individual_responses.json",
+    "inference_perf/broken/cut_short.json",
+    "llm_sizing/broken/wrong_version.json",
+]
 
 
 def _upload(client, path: str):
@@ -41,8 +49,9 @@ def _upload(client, path: str):
 
 
 @pytest.mark.parametrize(("path", "tool", "runs", "completed"), GOOD, ids=[item[0] for item in GOOD])
-def test_each_format_imports_through_the_api(api_client, catalog, django_capture_on_commit_callbacks, path, tool,
-                                             runs, completed):
+def test_each_format_imports_through_the_api(
+    api_client, catalog, django_capture_on_commit_callbacks, path, tool, runs, completed
+):
     with django_capture_on_commit_callbacks(execute=True):
         response = _upload(api_client, path)
     assert response.status_code == 201, response.content

@@ -46,15 +46,26 @@ def fast_start(settings) -> None:
 
 @pytest.fixture
 def endpoint(organisation: Organisation, simulator: str) -> Endpoint:
-    return Endpoint.objects.create(organisation=organisation, name="sim", base_url=simulator,
-                                   kind=Endpoint.Kind.SIMULATOR, model_name=MODEL, metrics_url=simulator + "/metrics")
+    return Endpoint.objects.create(
+        organisation=organisation,
+        name="sim",
+        base_url=simulator,
+        kind=Endpoint.Kind.SIMULATOR,
+        model_name=MODEL,
+        metrics_url=simulator + "/metrics",
+    )
 
 
 @pytest.fixture
 def vllm_endpoint(organisation: Organisation) -> Endpoint:
-    return Endpoint.objects.create(organisation=organisation, name="customer", base_url="http://10.0.0.5:8000",
-                                   kind=Endpoint.Kind.VLLM, model_name=MODEL,
-                                   api_key_encrypted=secret_encrypt("sk-very-secret"))
+    return Endpoint.objects.create(
+        organisation=organisation,
+        name="customer",
+        base_url="http://10.0.0.5:8000",
+        kind=Endpoint.Kind.VLLM,
+        model_name=MODEL,
+        api_key_encrypted=secret_encrypt("sk-very-secret"),
+    )
 
 
 def _nothing_saved() -> None:
@@ -62,16 +73,20 @@ def _nothing_saved() -> None:
     assert BenchmarkRun.objects.count() == 0
 
 
-@pytest.mark.parametrize(("change", "field", "words"), [
-    ({"endpoint": 9999}, "endpoint", "registered endpoints only"),
-    ({"scenario": "pulse"}, "peak_concurrency", "peak concurrency"),
-    ({"scenario": "custom"}, "concurrency", "concurrency (closed loop) or a rate"),
-    ({"scenario": "custom", "concurrency": 2}, "duration_s", "duration or a number of requests"),
-    ({"peak_concurrency": 4, "workers": 3}, "workers", "at most 2 worker"),
-    ({"peak_concurrency": 4, "duration_s": 10 ** 6}, "duration_s", "at most"),
-])
-def test_a_bad_request_is_a_400_naming_the_field_and_nothing_is_saved(api_client, endpoint, change, field,
-                                                                      words) -> None:
+@pytest.mark.parametrize(
+    ("change", "field", "words"),
+    [
+        ({"endpoint": 9999}, "endpoint", "registered endpoints only"),
+        ({"scenario": "pulse"}, "peak_concurrency", "peak concurrency"),
+        ({"scenario": "custom"}, "concurrency", "concurrency (closed loop) or a rate"),
+        ({"scenario": "custom", "concurrency": 2}, "duration_s", "duration or a number of requests"),
+        ({"peak_concurrency": 4, "workers": 3}, "workers", "at most 2 worker"),
+        ({"peak_concurrency": 4, "duration_s": 10**6}, "duration_s", "at most"),
+    ],
+)
+def test_a_bad_request_is_a_400_naming_the_field_and_nothing_is_saved(
+    api_client, endpoint, change, field, words
+) -> None:
     body = {"endpoint": endpoint.pk, "scenario": "pulse", **change}
     response = api_client.post(URL, body, format="json")
     assert response.status_code == 400, response.content
@@ -81,8 +96,9 @@ def test_a_bad_request_is_a_400_naming_the_field_and_nothing_is_saved(api_client
 
 
 def test_a_failure_test_on_a_real_endpoint_needs_its_failure_command(api_client, vllm_endpoint) -> None:
-    response = api_client.post(URL, {"endpoint": vllm_endpoint.pk, "scenario": "failure", "peak_concurrency": 8},
-                               format="json")
+    response = api_client.post(
+        URL, {"endpoint": vllm_endpoint.pk, "scenario": "failure", "peak_concurrency": 8}, format="json"
+    )
     assert response.status_code == 400
     assert "failure command" in response.json()["message"]
     _nothing_saved()
@@ -90,18 +106,26 @@ def test_a_failure_test_on_a_real_endpoint_needs_its_failure_command(api_client,
     vllm_endpoint.save()
     from benchmarks_app.loadtest_services import loadtest_plan
 
-    plan = loadtest_plan(organisation=vllm_endpoint.organisation, endpoint=vllm_endpoint, scenario="failure",
-                         data={}, peak_concurrency=8, slo={})
+    plan = loadtest_plan(
+        organisation=vllm_endpoint.organisation,
+        endpoint=vllm_endpoint,
+        scenario="failure",
+        data={},
+        peak_concurrency=8,
+        slo={},
+    )
     (fault,) = plan.faults
     assert fault.argv == ("kubectl", "delete", "pod", "vllm-0")
 
 
 def test_an_endpoint_of_another_organisation_cannot_be_targeted(api_client, db) -> None:
     other = Organisation.objects.create(name="Other")
-    foreign = Endpoint.objects.create(organisation=other, name="x", base_url="http://10.1.1.1:8000",
-                                      kind=Endpoint.Kind.VLLM, model_name=MODEL)
-    response = api_client.post(URL, {"endpoint": foreign.pk, "scenario": "custom", "concurrency": 1,
-                                     "max_requests": 1}, format="json")
+    foreign = Endpoint.objects.create(
+        organisation=other, name="x", base_url="http://10.1.1.1:8000", kind=Endpoint.Kind.VLLM, model_name=MODEL
+    )
+    response = api_client.post(
+        URL, {"endpoint": foreign.pk, "scenario": "custom", "concurrency": 1, "max_requests": 1}, format="json"
+    )
     assert response.status_code == 400
     assert "registered endpoints only" in response.json()["message"]
     _nothing_saved()
@@ -110,9 +134,20 @@ def test_an_endpoint_of_another_organisation_cannot_be_targeted(api_client, db) 
 @pytest.mark.django_db(transaction=True)  # the shard's writer thread stores requests on its own connection
 def test_a_custom_test_runs_into_a_benchmark_run_with_a_verdict(api_client, endpoint, fast_start) -> None:
     budget = catalog_plan(model=MODEL, gpu=GPU).memory.required_bytes_per_gpu  # what the simulated vLLM holds
-    response = api_client.post(URL, {"endpoint": endpoint.pk, "scenario": "custom", "concurrency": 2,
-                                     "max_requests": 24, "input_tokens": 64, "output_tokens": 16,
-                                     "slo": {"ttft_ms": 60000}, "committed_bytes_per_gpu": budget}, format="json")
+    response = api_client.post(
+        URL,
+        {
+            "endpoint": endpoint.pk,
+            "scenario": "custom",
+            "concurrency": 2,
+            "max_requests": 24,
+            "input_tokens": 64,
+            "output_tokens": 16,
+            "slo": {"ttft_ms": 60000},
+            "committed_bytes_per_gpu": budget,
+        },
+        format="json",
+    )
     assert response.status_code == 202, response.content
     assert response["Location"] == response.json()["url"]
     body = api_client.get(response.json()["url"]).json()
@@ -145,8 +180,9 @@ def test_a_custom_test_runs_into_a_benchmark_run_with_a_verdict(api_client, endp
 
 
 def test_cancelling_a_queued_test_ends_it_at_once(api_client, endpoint) -> None:
-    response = api_client.post(URL, {"endpoint": endpoint.pk, "scenario": "pulse", "peak_concurrency": 8},
-                               format="json")  # on_commit never runs here: it stays queued
+    response = api_client.post(
+        URL, {"endpoint": endpoint.pk, "scenario": "pulse", "peak_concurrency": 8}, format="json"
+    )  # on_commit never runs here: it stays queued
     job_url = response.json()["url"]
     cancelled = api_client.post(job_url + "cancel")
     assert cancelled.status_code == 200
@@ -157,25 +193,40 @@ def test_cancelling_a_queued_test_ends_it_at_once(api_client, endpoint) -> None:
 
 
 def test_a_running_test_cannot_be_deleted(api_client, endpoint) -> None:
-    job_url = api_client.post(URL, {"endpoint": endpoint.pk, "scenario": "pulse", "peak_concurrency": 8},
-                              format="json").json()["url"]
+    job_url = api_client.post(
+        URL, {"endpoint": endpoint.pk, "scenario": "pulse", "peak_concurrency": 8}, format="json"
+    ).json()["url"]
     response = api_client.delete(job_url)
     assert response.status_code == 400
     assert "cancel the test before deleting it" in response.json()["message"]
 
 
 def test_a_lost_worker_fails_the_job_with_what_was_measured(api_client, endpoint, settings) -> None:
-    job_url = api_client.post(URL, {"endpoint": endpoint.pk, "scenario": "pulse", "peak_concurrency": 8},
-                              format="json").json()["url"]
+    job_url = api_client.post(
+        URL, {"endpoint": endpoint.pk, "scenario": "pulse", "peak_concurrency": 8}, format="json"
+    ).json()["url"]
     job = LoadTest.objects.get()
     long_ago = timezone.now() - timedelta(seconds=settings.LOADTEST_HEARTBEAT_TIMEOUT_S + 5)
     LoadTest.objects.filter(pk=job.pk).update(status=LoadTest.Status.RUNNING, started_at=long_ago)
-    LoadTestShard.objects.filter(job=job).update(status=LoadTestShard.Status.RUNNING, heartbeat_at=long_ago,
-                                                 worker="celery@box-7")
-    BenchmarkRequest.objects.bulk_create([BenchmarkRequest(run_id=job.run_id, index=i, status="ok", start_s=i * 0.1,
-                                                           ttft_ms=100.0 + i, e2e_ms=500.0, tpot_ms=10.0,
-                                                           input_tokens=512, output_tokens=40)
-                                          for i in range(30)])
+    LoadTestShard.objects.filter(job=job).update(
+        status=LoadTestShard.Status.RUNNING, heartbeat_at=long_ago, worker="celery@box-7"
+    )
+    BenchmarkRequest.objects.bulk_create(
+        [
+            BenchmarkRequest(
+                run_id=job.run_id,
+                index=i,
+                status="ok",
+                start_s=i * 0.1,
+                ttft_ms=100.0 + i,
+                e2e_ms=500.0,
+                tpot_ms=10.0,
+                input_tokens=512,
+                output_tokens=40,
+            )
+            for i in range(30)
+        ]
+    )
     fresh = timezone.now() - timedelta(seconds=1)
     assert loadtest_reap(now=fresh - timedelta(seconds=settings.LOADTEST_HEARTBEAT_TIMEOUT_S)) == 0  # not yet
     body = api_client.get(job_url).json()  # a read reaps
@@ -191,8 +242,9 @@ def test_a_lost_worker_fails_the_job_with_what_was_measured(api_client, endpoint
 
 
 def test_a_shard_no_worker_takes_fails_the_job_naming_the_queue(api_client, endpoint, settings) -> None:
-    job_url = api_client.post(URL, {"endpoint": endpoint.pk, "scenario": "pulse", "peak_concurrency": 8},
-                              format="json").json()["url"]
+    job_url = api_client.post(
+        URL, {"endpoint": endpoint.pk, "scenario": "pulse", "peak_concurrency": 8}, format="json"
+    ).json()["url"]
     LoadTest.objects.update(created_at=timezone.now() - timedelta(seconds=settings.LOADTEST_QUEUE_TIMEOUT_S + 1))
     body = api_client.get(job_url).json()
     assert body["status"] == "failed"
@@ -200,8 +252,9 @@ def test_a_shard_no_worker_takes_fails_the_job_naming_the_queue(api_client, endp
 
 
 def test_organisations_see_only_their_own_tests(api_client, endpoint, db) -> None:
-    job_url = api_client.post(URL, {"endpoint": endpoint.pk, "scenario": "pulse", "peak_concurrency": 8},
-                              format="json").json()["url"]
+    job_url = api_client.post(
+        URL, {"endpoint": endpoint.pk, "scenario": "pulse", "peak_concurrency": 8}, format="json"
+    ).json()["url"]
     from django.contrib.auth import get_user_model
 
     from sizing.models import Membership
@@ -220,14 +273,21 @@ def test_organisations_see_only_their_own_tests(api_client, endpoint, db) -> Non
 
 def test_every_load_test_api_needs_a_sign_in(db) -> None:
     client = APIClient()
-    for method, path in (("get", URL), ("post", URL), ("get", URL + "1/"), ("post", URL + "1/cancel"),
-                         ("get", URL + "1/plan"), ("get", URL + "defaults")):
+    for method, path in (
+        ("get", URL),
+        ("post", URL),
+        ("get", URL + "1/"),
+        ("post", URL + "1/cancel"),
+        ("get", URL + "1/plan"),
+        ("get", URL + "defaults"),
+    ):
         assert getattr(client, method)(path).status_code in (401, 403), path
 
 
 def test_the_exported_plan_names_the_keys_variable_never_the_key(api_client, vllm_endpoint) -> None:
-    response = api_client.post(URL, {"endpoint": vllm_endpoint.pk, "scenario": "long_tail", "peak_concurrency": 40},
-                               format="json")
+    response = api_client.post(
+        URL, {"endpoint": vllm_endpoint.pk, "scenario": "long_tail", "peak_concurrency": 40}, format="json"
+    )
     assert response.status_code == 202, response.content
     exported = api_client.get(response.json()["url"] + "plan")
     assert exported.status_code == 200
@@ -244,8 +304,15 @@ def test_the_exported_plan_names_the_keys_variable_never_the_key(api_client, vll
 
 def test_the_deployment_gives_the_defaults(api_client, organisation, catalog) -> None:
     deployment = Deployment.objects.create(
-        organisation=organisation, name="d", model=LlmModel.objects.get(slug=MODEL, organisation__isnull=True),
-        gpu=Gpu.objects.get(slug=GPU), gpu_count=1, tp=1, engine="vllm", slo={"ttft_ms": 2000.0})
+        organisation=organisation,
+        name="d",
+        model=LlmModel.objects.get(slug=MODEL, organisation__isnull=True),
+        gpu=Gpu.objects.get(slug=GPU),
+        gpu_count=1,
+        tp=1,
+        engine="vllm",
+        slo={"ttft_ms": 2000.0},
+    )
     body = api_client.get(URL + f"defaults?deployment={deployment.pk}").json()
     assert set(body["scenarios"]) >= {"pulse", "long_tail", "failure"}
     defaults = body["defaults"]
@@ -277,9 +344,14 @@ def test_an_air_gapped_agents_result_uploads_with_its_verdict(api_client, organi
     from tests.simserver.inprocess import catalog_engine, inprocess_simulator
 
     url = "http://simulator.test"
-    plan = scenario_plan("pulse", endpoint=EndpointSpec(base_url=url, model=MODEL), peak_concurrency=4,
-                         scale=0.03, metrics=MetricsSpec(url=url + "/metrics", interval_s=0.2),
-                         criteria={"ttft_ms": 60000.0})
+    plan = scenario_plan(
+        "pulse",
+        endpoint=EndpointSpec(base_url=url, model=MODEL),
+        peak_concurrency=4,
+        scale=0.03,
+        metrics=MetricsSpec(url=url + "/metrics", interval_s=0.2),
+        criteria={"ttft_ms": 60000.0},
+    )
     engine, _ = catalog_engine(model=MODEL, gpu=GPU, speedup=10.0)
 
     async def agent(clock):
@@ -291,15 +363,20 @@ def test_an_air_gapped_agents_result_uploads_with_its_verdict(api_client, organi
     handle.name = "agent-result.json"
     deployment = Deployment.objects.create(organisation=organisation, name="air-gapped", slo={"ttft_ms": 60000.0})
 
-    response = api_client.post("/api/v1/benchmark-runs/", {"file": handle, "deployment": deployment.pk},
-                               format="multipart")
+    response = api_client.post(
+        "/api/v1/benchmark-runs/", {"file": handle, "deployment": deployment.pk}, format="multipart"
+    )
 
     assert response.status_code == 201, response.content
     (run,) = response.json()
     verdict = run["verdict"]
     assert verdict["scenario"] == "pulse"
     assert [(criterion["code"], criterion["verdict"]) for criterion in verdict["criteria"]] == [
-        ("client_fidelity", "pass"), ("slo_attainment", "pass"), ("error_rate", "pass"), ("memory", "pass")]
+        ("client_fidelity", "pass"),
+        ("slo_attainment", "pass"),
+        ("error_rate", "pass"),
+        ("memory", "pass"),
+    ]
     assert verdict["verdict"] == "pass"
     assert verdict["memory"]["verdict"] == "pass"
     assert verdict["memory"]["unverified"] == ["peak_within_commitment"]  # no budget given with the upload

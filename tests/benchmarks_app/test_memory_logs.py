@@ -49,8 +49,9 @@ def test_a_leak_fails_on_the_climb_and_an_oom_with_a_restart_fails_at_the_first_
     assert leak["verdict"]["verdict"] == "fail"
     failed = {c["code"] for c in leak["verdict"]["checks"] if c["passed"] is False}
     assert failed == {"no_sustained_climb"}
-    oom = _upload(api_client, "oom_restart_2gpu_72h.csv", committed_gib_per_gpu=COMMITTED_GIB,
-                  events="oom_events.log").json()
+    oom = _upload(
+        api_client, "oom_restart_2gpu_72h.csv", committed_gib_per_gpu=COMMITTED_GIB, events="oom_events.log"
+    ).json()
     assert oom["verdict"]["verdict"] == "fail"
     assert oom["verdict"]["first_violation"] == "2026-12-01T19:26:02.123Z"
     assert {"no_oom", "no_restart"} <= {c["code"] for c in oom["verdict"]["checks"] if c["passed"] is False}
@@ -98,16 +99,24 @@ def test_another_organisations_logs_are_invisible(api_client, db):
 def test_one_zone_for_the_samples_the_events_and_the_breaker_log(api_client):
     # given: a server at UTC+08:00 whose nvidia-smi log, vLLM log and breaker log all write local time; the
     # breaker trips at 14:41:02 local, written without a zone
-    breaker = io.BytesIO(b'{"time": "2026-11-30T14:41:02", "kind": "trip", "breaker": "kv"}\n'
-                         b'{"time": "2026-11-30T14:41:03", "kind": "shed", "breaker": "kv"}\n')
+    breaker = io.BytesIO(
+        b'{"time": "2026-11-30T14:41:02", "kind": "trip", "breaker": "kv"}\n'
+        b'{"time": "2026-11-30T14:41:03", "kind": "shed", "breaker": "kv"}\n'
+    )
     breaker.name = "breaker.jsonl"
-    files = {"file": io.BytesIO((TIMELINE / "oom_restart_2gpu_72h.csv").read_bytes()),
-             "events": io.BytesIO((TIMELINE / "oom_events.log").read_bytes()), "breaker": breaker}
+    files = {
+        "file": io.BytesIO((TIMELINE / "oom_restart_2gpu_72h.csv").read_bytes()),
+        "events": io.BytesIO((TIMELINE / "oom_events.log").read_bytes()),
+        "breaker": breaker,
+    }
     files["file"].name, files["events"].name = "gpu.csv", "events.log"
 
     # when
-    response = api_client.post("/api/v1/memory-logs/", {**files, "committed_gib_per_gpu": COMMITTED_GIB,
-                                                         "utc_offset_minutes": 480}, format="multipart")
+    response = api_client.post(
+        "/api/v1/memory-logs/",
+        {**files, "committed_gib_per_gpu": COMMITTED_GIB, "utc_offset_minutes": 480},
+        format="multipart",
+    )
 
     # then: samples, the OOM line and the trip are all 8 h earlier in UTC
     assert response.status_code == 201, response.content

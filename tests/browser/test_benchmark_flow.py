@@ -25,8 +25,9 @@ def two_runs(transactional_db, organisation: Organisation) -> tuple[BenchmarkRun
     return first, second
 
 
-def test_read_a_run_then_compare_two(live_server, transactional_db, catalog: None, user,
-                                     two_runs: tuple[BenchmarkRun, BenchmarkRun], page: Page) -> None:
+def test_read_a_run_then_compare_two(
+    live_server, transactional_db, catalog: None, user, two_runs: tuple[BenchmarkRun, BenchmarkRun], page: Page
+) -> None:
     first, second = two_runs
 
     # when they sign in and open the first run from the header's benchmarks page

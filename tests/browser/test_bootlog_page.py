@@ -26,8 +26,9 @@ INFO 12-13 19:54:18 worker.py:243] available_kv_cache_memory    53.29GiB
 """
 
 
-def test_paste_a_vllm_log_compare_and_use_the_measured_terms(live_server, transactional_db, catalog: None, user,
-                                                             page: Page) -> None:
+def test_paste_a_vllm_log_compare_and_use_the_measured_terms(
+    live_server, transactional_db, catalog: None, user, page: Page
+) -> None:
     # given a signed-in engineer who follows the header link to the boot-log page
     sign_in(page, live_server.url)
     page.click(".topnav >> text=Boot log")
@@ -79,8 +80,9 @@ def test_paste_a_vllm_log_compare_and_use_the_measured_terms(live_server, transa
     assert abs(float(page.locator('#memory-table tr[data-row="kv_cache"] td').last.text_content()) - 53.29) <= 0.01
 
 
-def test_a_text_without_engine_lines_is_refused_next_to_the_field(live_server, transactional_db, catalog: None,
-                                                                   user, page: Page) -> None:
+def test_a_text_without_engine_lines_is_refused_next_to_the_field(
+    live_server, transactional_db, catalog: None, user, page: Page
+) -> None:
     # given a signed-in engineer on the boot-log page
     sign_in(page, live_server.url)
     page.goto(f"{live_server.url}/bootlog/")

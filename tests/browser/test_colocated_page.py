@@ -22,8 +22,7 @@ def _fill_row(page: Page, index: int, *, model: str, utilization: str) -> None:
     row.locator('[data-name="gpu_memory_utilization"]').fill(utilization)
 
 
-def test_two_llama_3_8b_at_0_45_share_an_h100(live_server, transactional_db, catalog: None, user,
-                                               page: Page) -> None:
+def test_two_llama_3_8b_at_0_45_share_an_h100(live_server, transactional_db, catalog: None, user, page: Page) -> None:
     # given a signed-in engineer on the shared-GPU page
     sign_in(page, live_server.url)
     page.click('.topnav a[href="/colocated/"]')

@@ -14,8 +14,20 @@ from tests.browser.helpers import wait_for_estimate
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 PASSWORD = "correct horse battery"
-PAGES = ["/", "/colocated/", "/workloads/", "/performance/", "/deployments/", "/benchmarks/", "/endpoints/",
-         "/memory/", "/load-tests/", "/reports/", "/customers/", "/api/docs/"]
+PAGES = [
+    "/",
+    "/colocated/",
+    "/workloads/",
+    "/performance/",
+    "/deployments/",
+    "/benchmarks/",
+    "/endpoints/",
+    "/memory/",
+    "/load-tests/",
+    "/reports/",
+    "/customers/",
+    "/api/docs/",
+]
 # Init scripts run before the page's own and are not subject to its policy: every violation lands in a list
 RECORD_VIOLATIONS = """
 window.__cspViolations = [];
@@ -59,8 +71,9 @@ def _sign_in(page: Page, base_url: str) -> None:
     page.wait_for_url(f"{base_url}/")
 
 
-def test_no_page_violates_the_content_security_policy(live_server, transactional_db, catalog: None, operator,
-                                                      page: Page) -> None:
+def test_no_page_violates_the_content_security_policy(
+    live_server, transactional_db, catalog: None, operator, page: Page
+) -> None:
     # given an operator who signed in through the form, with every violation and console message recorded
     console = _watch(page)
     _sign_in(page, live_server.url)
@@ -84,8 +97,9 @@ def test_no_page_violates_the_content_security_policy(live_server, transactional
     assert console == [], "\n".join(console)
 
 
-def test_the_sizing_page_scripts_and_charts_run_under_the_policy(live_server, transactional_db, catalog: None,
-                                                                 operator, page: Page) -> None:
+def test_the_sizing_page_scripts_and_charts_run_under_the_policy(
+    live_server, transactional_db, catalog: None, operator, page: Page
+) -> None:
     # given a signed-in operator on the sizing page
     console = _watch(page)
     _sign_in(page, live_server.url)

@@ -14,8 +14,9 @@ from tests.sizing.fingerprint.fixture_files import FIXTURES
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_create_a_deployment_upload_its_outputs_and_read_the_fingerprint(live_server, transactional_db,
-                                                                         catalog: None, user, page: Page) -> None:
+def test_create_a_deployment_upload_its_outputs_and_read_the_fingerprint(
+    live_server, transactional_db, catalog: None, user, page: Page
+) -> None:
     # given a signed-in engineer who follows the header link to the deployments
     sign_in(page, live_server.url)
     page.click(".topnav >> text=Deployments")
@@ -35,8 +36,9 @@ def test_create_a_deployment_upload_its_outputs_and_read_the_fingerprint(live_se
     expect(page.locator("#probe-download")).to_have_attribute("href", "/api/v1/fingerprints/probe")
 
     # and upload the server's nvidia-smi -q -x and topo -m outputs
-    page.set_input_files("#upload-files", [str(FIXTURES / "xml_a100_mig.xml"),
-                                           str(FIXTURES / "topo_2xl4_pcie_spaces.txt")])
+    page.set_input_files(
+        "#upload-files", [str(FIXTURES / "xml_a100_mig.xml"), str(FIXTURES / "topo_2xl4_pcie_spaces.txt")]
+    )
     page.fill("#upload-label", "staging")
     page.fill("#upload-host", "gpu-01")
     page.click("#upload-button")

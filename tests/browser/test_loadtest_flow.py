@@ -64,10 +64,19 @@ def admin(user):
 @pytest.fixture
 def deployment(catalog: None, organisation: Organisation, user) -> Deployment:
     """Llama 3 8B on one L4 with a TTFT SLO of 100 ms and a TPOT SLO of 15 ms (made before the browser starts)."""
-    return deployment_create(organisation=organisation, user=user, data={
-        "name": "Acme chat", "model": LlmModel.objects.get(slug=MODEL, organisation=None),
-        "gpu": Gpu.objects.get(slug=L4), "gpu_count": 1, "tp": 1, "engine": "vllm",
-        "slo": {"ttft_ms": 100, "tpot_ms": 15}})
+    return deployment_create(
+        organisation=organisation,
+        user=user,
+        data={
+            "name": "Acme chat",
+            "model": LlmModel.objects.get(slug=MODEL, organisation=None),
+            "gpu": Gpu.objects.get(slug=L4),
+            "gpu_count": 1,
+            "tp": 1,
+            "engine": "vllm",
+            "slo": {"ttft_ms": 100, "tpot_ms": 15},
+        },
+    )
 
 
 def _start(page: Page, base_url: str, *, scenario: str, scale: str, name: str) -> int:
@@ -129,9 +138,9 @@ def _ends_with_a_verdict(page: Page, job_id: int) -> None:
     assert (status, stored["verdict"], has_requests) == ("done", verdict, True)
 
 
-def test_an_admin_runs_the_scenarios_against_the_simulator(live_server, catalog: None, admin,
-                                                           deployment: Deployment, simulator: str, worker: None,
-                                                           page: Page) -> None:
+def test_an_admin_runs_the_scenarios_against_the_simulator(
+    live_server, catalog: None, admin, deployment: Deployment, simulator: str, worker: None, page: Page
+) -> None:
     base = live_server.url
     page.on("dialog", lambda dialog: dialog.accept())  # the cancel confirmation
 
@@ -177,15 +186,16 @@ def test_an_admin_runs_the_scenarios_against_the_simulator(live_server, catalog:
     failure = _start(page, base, scenario="failure", scale="0.05", name="failure check")
     assert _watch_until_ended(page) > 0
     _ends_with_a_verdict(page, failure)
-    expect(page.locator("#criteria-table tr[data-criterion=fault_injected]")).to_have_attribute(
-        "data-verdict", "pass")
+    expect(page.locator("#criteria-table tr[data-criterion=fault_injected]")).to_have_attribute("data-verdict", "pass")
     expect(page.locator("#criteria-table tr[data-criterion=recovery_time]")).to_be_visible()
 
     # when they start a longer pulse and cancel it once requests are done
     cancelled = _start(page, base, scenario="pulse", scale="0.3", name="cancelled pulse")
     # a function, not an expression: Playwright evaluates an expression with eval, which the page's CSP refuses
-    page.wait_for_function("() => Number(document.getElementById('progress-done').textContent.replace(/\\D/g, '')) "
-                           "> 0", timeout=END_TIMEOUT_MS)
+    page.wait_for_function(
+        "() => Number(document.getElementById('progress-done').textContent.replace(/\\D/g, '')) > 0",
+        timeout=END_TIMEOUT_MS,
+    )
     page.click("#cancel-button")
 
     # then it ends cancelled, keeping what it measured

@@ -22,13 +22,13 @@ JOB_TIMEOUT_MS = 45_000  # a sweep of 4 × 200 requests, or 6 candidates × 300 
 @pytest.fixture
 def worker(transactional_db) -> Iterator[None]:
     """A worker on the simulations queue, started before the browser (it shares the live server's database)."""
-    with start_worker(celery_app, perform_ping_check=False, queues=["simulations"], pool="solo",
-                      shutdown_timeout=30):
+    with start_worker(celery_app, perform_ping_check=False, queues=["simulations"], pool="solo", shutdown_timeout=30):
         yield
 
 
-def test_sweep_the_load_then_search_deployments(live_server, transactional_db, catalog: None, user, worker: None,
-                                                page: Page) -> None:
+def test_sweep_the_load_then_search_deployments(
+    live_server, transactional_db, catalog: None, user, worker: None, page: Page
+) -> None:
     # given a signed-in engineer who follows the header link
     sign_in(page, live_server.url)
     page.click('.topnav a[href="/performance/"]')

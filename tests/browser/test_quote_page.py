@@ -21,13 +21,15 @@ JOB_TIMEOUT_MS = 45_000
 
 @pytest.fixture
 def worker(transactional_db) -> Iterator[None]:
-    with start_worker(celery_app, perform_ping_check=False, queues=["simulations", "quotes"], pool="solo",
-                      shutdown_timeout=30):
+    with start_worker(
+        celery_app, perform_ping_check=False, queues=["simulations", "quotes"], pool="solo", shutdown_timeout=30
+    ):
         yield
 
 
-def test_a_sales_user_gets_a_quote(live_server, transactional_db, catalog: None, user, worker: None,
-                                   page: Page) -> None:
+def test_a_sales_user_gets_a_quote(
+    live_server, transactional_db, catalog: None, user, worker: None, page: Page
+) -> None:
     # given the `user` fixture made a sales user, who follows the header link
     Membership.objects.filter(user=user).update(role="sales")
     sign_in(page, live_server.url)

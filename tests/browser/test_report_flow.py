@@ -57,18 +57,38 @@ def team(organisation: Organisation, user) -> None:
 def deployment(catalog: None, organisation: Organisation, user) -> Deployment:
     """The plan, a fingerprint of its server (uploaded, not yet chosen) and one failed pulse load test."""
     deployment = Deployment.objects.create(
-        organisation=organisation, name="客服大模型", customer=CUSTOMER, engine="vllm", gpu_count=1, tp=1,
-        model=LlmModel.objects.get(slug=MODEL, organisation__isnull=True), gpu=Gpu.objects.get(slug=H100),
-        slo={"ttft_ms": 2000.0, "tpot_ms": 150.0})
-    probe = {"probe": "llm-sizing gpu_probe 1", "host": (SCENARIO / "hostname.txt").read_text().strip(),
-             "captured_at": "2026-11-30T10:00:00Z",
-             "pieces": [{"name": name, "command": name, "exit_code": 0, "output": (SCENARIO / file).read_text()}
-                        for name, file in (("nvidia_smi_xml", "nvidia_smi_q_x.xml"), ("nvidia_smi_topo", "topo.txt"))]}
-    fingerprint_upload(deployment=deployment, user=user,
-                       uploads=[Upload("fingerprint.json", json.dumps(probe).encode())])
-    LoadTest.objects.create(organisation=organisation, deployment=deployment, endpoint_name="sim",
-                            name="脉冲压测 1", scenario="pulse", plan={}, status=LoadTest.Status.DONE,
-                            verdict={"verdict": "fail", "criteria": [], "figures": {"requests": 100, "errors": 9}})
+        organisation=organisation,
+        name="客服大模型",
+        customer=CUSTOMER,
+        engine="vllm",
+        gpu_count=1,
+        tp=1,
+        model=LlmModel.objects.get(slug=MODEL, organisation__isnull=True),
+        gpu=Gpu.objects.get(slug=H100),
+        slo={"ttft_ms": 2000.0, "tpot_ms": 150.0},
+    )
+    probe = {
+        "probe": "llm-sizing gpu_probe 1",
+        "host": (SCENARIO / "hostname.txt").read_text().strip(),
+        "captured_at": "2026-11-30T10:00:00Z",
+        "pieces": [
+            {"name": name, "command": name, "exit_code": 0, "output": (SCENARIO / file).read_text()}
+            for name, file in (("nvidia_smi_xml", "nvidia_smi_q_x.xml"), ("nvidia_smi_topo", "topo.txt"))
+        ],
+    }
+    fingerprint_upload(
+        deployment=deployment, user=user, uploads=[Upload("fingerprint.json", json.dumps(probe).encode())]
+    )
+    LoadTest.objects.create(
+        organisation=organisation,
+        deployment=deployment,
+        endpoint_name="sim",
+        name="脉冲压测 1",
+        scenario="pulse",
+        plan={},
+        status=LoadTest.Status.DONE,
+        verdict={"verdict": "fail", "criteria": [], "figures": {"requests": 100, "errors": 9}},
+    )
     return deployment
 
 
@@ -86,12 +106,13 @@ def _sign_out(page: Page, base: str) -> None:
 
 
 def _text(pdf: bytes) -> str:
-    done = subprocess.run(["pdftotext", "-layout", "-", "-"], input=pdf, capture_output=True, check=True)  # noqa: S607
+    done = subprocess.run(["pdftotext", "-layout", "-", "-"], input=pdf, capture_output=True, check=True)
     return done.stdout.decode()
 
 
 def test_a_chinese_commitment_is_gated_waived_approved_signed_and_verified(
-        live_server, worker, team, deployment: Deployment, page: Page, tmp_path: Path) -> None:
+    live_server, worker, team, deployment: Deployment, page: Page, tmp_path: Path
+) -> None:
     base = live_server.url
     fingerprint = Fingerprint.objects.get(deployment=deployment)
 
@@ -101,7 +122,8 @@ def test_a_chinese_commitment_is_gated_waived_approved_signed_and_verified(
     page.select_option(f'#machines-table tr[data-host-key="{fingerprint.host_key}"] select', str(fingerprint.pk))
     page.click("#save-machines")
     expect(page.locator(f'#machines-table tr[data-host-key="{fingerprint.host_key}"]')).to_have_attribute(
-        "data-chosen", str(fingerprint.pk))
+        "data-chosen", str(fingerprint.pk)
+    )
 
     # creates a Chinese report: the page follows the worker gathering the evidence
     page.click("nav.topnav >> text=Reports")
@@ -115,7 +137,8 @@ def test_a_chinese_commitment_is_gated_waived_approved_signed_and_verified(
     expect(page.locator('#checklist [data-item="machines"]')).to_have_attribute("data-state", "done")
     expect(page.locator('#checklist [data-item="load_test_pulse"]')).to_have_attribute("data-state", "failed")
     open_items = page.locator('#checklist li:not([data-state="done"])').evaluate_all(
-        "items => items.map(item => item.dataset.item)")
+        "items => items.map(item => item.dataset.item)"
+    )
     assert "load_test_pulse" in open_items
     assert "machines" not in open_items
 

@@ -22,8 +22,7 @@ def _estimate(page: Page) -> None:
     wait_for_estimate(page)
 
 
-def test_sign_in_estimate_and_switch_to_chinese(live_server, transactional_db, catalog: None, user,
-                                                page: Page) -> None:
+def test_sign_in_estimate_and_switch_to_chinese(live_server, transactional_db, catalog: None, user, page: Page) -> None:
     # given a signed-in engineer
     sign_in(page, live_server.url)
 
@@ -63,8 +62,9 @@ def test_sign_in_estimate_and_switch_to_chinese(live_server, transactional_db, c
     expect(page.locator("#allocation .allocation-tag")).to_have_text("预分配")
 
 
-def test_api_errors_are_shown_next_to_the_fields(live_server, transactional_db, catalog: None, user,
-                                                 page: Page) -> None:
+def test_api_errors_are_shown_next_to_the_fields(
+    live_server, transactional_db, catalog: None, user, page: Page
+) -> None:
     # given a signed-in engineer
     sign_in(page, live_server.url)
 
@@ -108,8 +108,10 @@ def test_a_deployment_that_does_not_fit_lists_ranked_remedies_and_solves(
     expect(kv_fp8.locator(".remedy-mark")).to_be_visible()
     assert page.locator("#remedy-list .remedy").count() >= 3
     # ranked: every remedy that fits comes before every one that does not
-    fits = [value == "true" for value in page.locator("#remedy-list .remedy").evaluate_all(
-        "items => items.map(item => item.dataset.fits)")]
+    fits = [
+        value == "true"
+        for value in page.locator("#remedy-list .remedy").evaluate_all("items => items.map(item => item.dataset.fits)")
+    ]
     assert fits == sorted(fits, reverse=True)
 
     # when they ask for the fewest GPUs that hold this load
@@ -184,13 +186,24 @@ def test_checkpoint_facts_uploaded_for_the_selected_model_show_beside_the_comput
     expect(page.locator("#checkpoint-facts")).to_contain_text("No checkpoint facts")
 
     # when they upload its published index (total_size 13,476,839,424 bytes)
-    index = {"metadata": {"total_size": 13476839424},
-             "weight_map": {"model.embed_tokens.weight": "model-00001-of-00002.safetensors",
-                            "lm_head.weight": "model-00002-of-00002.safetensors"}}
+    index = {
+        "metadata": {"total_size": 13476839424},
+        "weight_map": {
+            "model.embed_tokens.weight": "model-00001-of-00002.safetensors",
+            "lm_head.weight": "model-00002-of-00002.safetensors",
+        },
+    }
     page.click("#checkpoint-upload summary")
-    page.set_input_files("#checkpoint-index", files=[{
-        "name": "model.safetensors.index.json", "mimeType": "application/json",
-        "buffer": json.dumps(index).encode()}])
+    page.set_input_files(
+        "#checkpoint-index",
+        files=[
+            {
+                "name": "model.safetensors.index.json",
+                "mimeType": "application/json",
+                "buffer": json.dumps(index).encode(),
+            }
+        ],
+    )
     page.click("#checkpoint-button")
 
     # then the estimate compares the computed weights (2 × 6,738,415,616 bytes) with the checkpoint
@@ -202,8 +215,7 @@ def test_checkpoint_facts_uploaded_for_the_selected_model_show_beside_the_comput
     expect(page.locator("#models-own option[value='meta-llama/Llama-2-7b-hf']")).to_have_count(1)
 
 
-def test_a_remedy_is_applied_from_its_settings(live_server, transactional_db, catalog: None, user,
-                                               page: Page) -> None:
+def test_a_remedy_is_applied_from_its_settings(live_server, transactional_db, catalog: None, user, page: Page) -> None:
     # given Llama-3.1-70B on 2 × H100 (TP 2) for 64 requests of 8192 tokens, which does not fit
     sign_in(page, live_server.url)
     page.select_option("#field-model", "meta-llama/Meta-Llama-3.1-70B")
@@ -271,9 +283,11 @@ def test_speculative_decoding_traffic_shape_and_expert_parallel_inputs(
     expect(page.locator("#verdict .verdict-summary")).to_contain_text("DP 2 · EP 2")
     expect(page.locator('#key-figures [data-figure="ep"]')).to_contain_text("2")
     expect(page.locator('#rules-table tr[data-rule="plan_limit"]')).to_contain_text(
-        "plan at no more than 90% of the card")
+        "plan at no more than 90% of the card"
+    )
     expect(page.locator('#rules-table tr[data-rule="overhead_factor"] th')).to_have_text(
-        re.compile(r"^\(weights \+ KV demand\) × 1\.\d+$"))
+        re.compile(r"^\(weights \+ KV demand\) × 1\.\d+$")
+    )
     expect(page.locator("#rules-table tbody tr")).to_have_count(3)
     # vLLM keeps a rotary cos/sin table with the weights
     expect(page.locator('#memory-table tr[data-row="weights"] .row-note')).to_contain_text("incl. rotary cache")
@@ -303,11 +317,18 @@ def test_speculative_decoding_traffic_shape_and_expert_parallel_inputs(
 
     # then the draft's weights are counted in the weights line and the address keeps every new input
     expect(page.locator("#verdict .verdict-summary")).to_contain_text(
-        "draft model meta-llama/Llama-3.2-1B · 4 speculative tokens")
+        "draft model meta-llama/Llama-3.2-1B · 4 speculative tokens"
+    )
     expect(page.locator('#key-figures [data-figure="weights_per_gpu"]')).to_contain_text("incl. draft model")
     expect(page.locator('#key-figures [data-figure="parallel_samples"]')).to_contain_text("4")
-    for pair in ("draft_model=meta-llama%2FLlama-3.2-1B", "num_speculative_tokens=4", "shared_prefix_tokens=1000",
-                 "prefix_caching=false", "parallel_samples=4", "output_tokens=512"):
+    for pair in (
+        "draft_model=meta-llama%2FLlama-3.2-1B",
+        "num_speculative_tokens=4",
+        "shared_prefix_tokens=1000",
+        "prefix_caching=false",
+        "parallel_samples=4",
+        "output_tokens=512",
+    ):
         assert pair in page.url, pair
     assert "expert_parallel" not in page.url  # the hidden checkbox of the MoE model is not sent
 
@@ -348,7 +369,8 @@ def test_the_page_tells_one_story_when_the_context_is_above_the_model(
     verdict = page.locator("#verdict")
     expect(verdict).to_have_attribute("data-fits", "false")
     expect(verdict.locator('.verdict-short[data-short="context"]')).to_have_text(
-        "Max model length 32,768 tokens is above the model's limit of 8,192 tokens")
+        "Max model length 32,768 tokens is above the model's limit of 8,192 tokens"
+    )
     expect(verdict.locator(".verdict-headroom")).to_contain_text("Memory left (headroom): ")
     expect(verdict.locator("#engine-release")).to_have_text(re.compile(r"^Rules of vLLM \d+\.\d+\.\d+ \(latest\)$"))
 
@@ -361,8 +383,7 @@ def test_the_page_tells_one_story_when_the_context_is_above_the_model(
     assert budget < cuda < card
     assert abs(cuda * utilization - budget) <= 0.01
     expect(page.locator('#memory-table tr[data-row="usable"]')).to_have_count(0)
-    expect(page.locator('#defaults-assumed li[data-flag="gpu_memory_utilization"]')).to_contain_text(
-        str(utilization))
+    expect(page.locator('#defaults-assumed li[data-flag="gpu_memory_utilization"]')).to_contain_text(str(utilization))
 
     # and the context fix comes first with its exact flag, the RoPE-scaled variant second with the quality caveat
     remedies = page.locator("#remedy-list .remedy")

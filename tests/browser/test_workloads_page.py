@@ -36,8 +36,9 @@ def _write_log(folder: Path, name: str, rows: list[str]) -> Path:
     return path
 
 
-def test_open_the_sample_see_its_day_and_import_a_log(live_server, transactional_db, sample: None, user,
-                                                      page: Page, tmp_path: Path) -> None:
+def test_open_the_sample_see_its_day_and_import_a_log(
+    live_server, transactional_db, sample: None, user, page: Page, tmp_path: Path
+) -> None:
     # given the shipped sample and a signed-in engineer who follows the header link
     sign_in(page, live_server.url)
     page.click('.topnav a[href="/workloads/"]')
@@ -79,7 +80,8 @@ def test_open_the_sample_see_its_day_and_import_a_log(live_server, transactional
 
     # then the row and column stand next to the file input, and nothing is saved
     expect(page.locator('[data-import-error-for="file"]')).to_have_text(
-        "row 4: input_tokens 'many' is not a whole number")
+        "row 4: input_tokens 'many' is not a whole number"
+    )
     expect(page.locator("#import-file")).to_have_attribute("aria-invalid", "true")
     expect(page.locator("#import-error")).to_contain_text("invalid_argument")
     expect(page.locator("#profile-list .profile-item")).to_have_count(2)
@@ -94,7 +96,8 @@ def test_open_the_sample_see_its_day_and_import_a_log(live_server, transactional
     expect(page.locator("#profile-list .profile-item.is-active")).to_contain_text("From a CSV log")
     expect(page.locator('#fit-summary [data-figure="requests"]')).to_contain_text("20")
     expect(page.locator("#fit-columns")).to_have_text(
-        "Columns read: timestamp, prompt_tokens → input_tokens, completion_tokens → output_tokens, class")
+        "Columns read: timestamp, prompt_tokens → input_tokens, completion_tokens → output_tokens, class"
+    )
     chat_input = '#fit-table tr[data-class="chat"][data-side="input"]'
     # chat prompts: 100…156 step 8 and 140…196 step 8: mean (128 + 168) / 2 = 148
     expect(page.locator(f'{chat_input}[data-source="data"] [data-stat="mean"]')).to_have_text("148")

@@ -1,6 +1,5 @@
 """The image, compose and Kubernetes files: parsed, and the structure that matters asserted; the entrypoint's
 dispatch and `manage.py wait_for_db` run for real."""
-# ruff: noqa: S603, S607 (the subprocesses are bash, docker and this interpreter, with fixed arguments)
 
 from __future__ import annotations
 
@@ -25,13 +24,13 @@ NOT_SETTINGS = {"DJANGO_ALLOW_ASYNC_UNSAFE", "PYTHONPATH", "PYTEST_XDIST_WORKER"
 
 
 def _k8s_documents() -> dict[str, list[dict]]:
-    return {path.name: [doc for doc in yaml.safe_load_all(path.read_text()) if doc]
-            for path in sorted(K8S.glob("*.yaml"))}
+    return {
+        path.name: [doc for doc in yaml.safe_load_all(path.read_text()) if doc] for path in sorted(K8S.glob("*.yaml"))
+    }
 
 
 def _objects(kind: str) -> dict[str, dict]:
-    return {doc["metadata"]["name"]: doc for docs in _k8s_documents().values() for doc in docs
-            if doc["kind"] == kind}
+    return {doc["metadata"]["name"]: doc for docs in _k8s_documents().values() for doc in docs if doc["kind"] == kind}
 
 
 def _compose() -> dict:
@@ -44,7 +43,8 @@ def _settings_read_from_environment() -> set[str]:
         r"""(?:\benv|Env\(\))\.(?:str|int|bool|float|list|tuple|dict|json|db|db_url|cache|cache_url|url|path|"""
         r"""email|email_url|search_url|decimal|bytes|parse_value)\(\s*["']([A-Z][A-Z0-9_]*)["']"""
         r"""|os\.environ(?:\.get|\.setdefault)?[\[(]\s*["']([A-Z][A-Z0-9_]*)["']"""
-        r"""|os\.getenv\(\s*["']([A-Z][A-Z0-9_]*)["']""")
+        r"""|os\.getenv\(\s*["']([A-Z][A-Z0-9_]*)["']"""
+    )
     names: set[str] = set()
     for directory in APP_DIRS:
         for path in (ROOT / directory).rglob("*.py"):
@@ -66,10 +66,19 @@ def _documented() -> set[str]:
 
 # ---- .env.example ----------------------------------------------------------------------------------------------
 
+
 def test_the_scan_finds_the_settings() -> None:
     names = _settings_read_from_environment()
-    assert {"SECRET_KEY", "DATABASE_URL", "CELERY_BROKER_URL", "ALLOWED_HOSTS", "SECURE_SSL_REDIRECT",
-            "SIZING_VAR_DIR", "REPORTS_SIGNING_P12", "SIZING_SECRETS_KEY_FALLBACKS"} <= names
+    assert {
+        "SECRET_KEY",
+        "DATABASE_URL",
+        "CELERY_BROKER_URL",
+        "ALLOWED_HOSTS",
+        "SECURE_SSL_REDIRECT",
+        "SIZING_VAR_DIR",
+        "REPORTS_SIGNING_P12",
+        "SIZING_SECRETS_KEY_FALLBACKS",
+    } <= names
 
 
 def test_every_setting_read_from_the_environment_is_in_env_example() -> None:
@@ -91,6 +100,7 @@ def test_env_example_keeps_secrets_empty_and_production_defaults_secure() -> Non
 
 
 # ---- Dockerfile and packages -----------------------------------------------------------------------------------
+
 
 def _apt_packages() -> list[str]:
     lines = (DEPLOY / "apt-packages.txt").read_text().splitlines()
@@ -136,12 +146,16 @@ def test_the_image_and_make_use_the_same_uv() -> None:
 
 
 def test_dockerignore_keeps_local_state_out() -> None:
-    entries = {line.strip() for line in (ROOT / ".dockerignore").read_text().splitlines()
-               if line.strip() and not line.startswith("#")}
+    entries = {
+        line.strip()
+        for line in (ROOT / ".dockerignore").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    }
     assert {".venv", "var", ".git", "**/__pycache__", "node_modules", ".env"} <= entries
 
 
 # ---- entrypoint ------------------------------------------------------------------------------------------------
+
 
 def test_entrypoint_is_valid_bash_and_executable() -> None:
     subprocess.run(["bash", "-n", str(ENTRYPOINT)], check=True)
@@ -157,10 +171,15 @@ def _run_entrypoint(tmp_path: Path, *args: str, **env: str) -> subprocess.Comple
         stub = stubs / name
         stub.write_text(f'#!/bin/sh\necho "{name} $*"\n')
         stub.chmod(0o755)
-    environment = {"PATH": f"{stubs}{os.pathsep}{os.environ['PATH']}", "HOME": str(tmp_path),
-                   "SIZING_VAR_DIR": str(tmp_path / "var"), **env}
-    return subprocess.run(["bash", str(ENTRYPOINT), *args], capture_output=True, text=True, env=environment,
-                          timeout=30, check=False)
+    environment = {
+        "PATH": f"{stubs}{os.pathsep}{os.environ['PATH']}",
+        "HOME": str(tmp_path),
+        "SIZING_VAR_DIR": str(tmp_path / "var"),
+        **env,
+    }
+    return subprocess.run(
+        ["bash", str(ENTRYPOINT), *args], capture_output=True, text=True, env=environment, timeout=30, check=False
+    )
 
 
 def test_entrypoint_execs_an_unknown_command(tmp_path: Path) -> None:
@@ -199,8 +218,10 @@ def test_entrypoint_migrates_only_when_asked(tmp_path: Path) -> None:
 
 def test_entrypoint_worker_roles(tmp_path: Path) -> None:
     worker = _run_entrypoint(tmp_path, "worker", SKIP_WAIT_FOR_DB="1").stdout
-    assert ("celery -A deploy worker --queues=estimates,simulations,quotes,imports,reports,celery --pool=threads "
-            "--concurrency=4") in worker
+    assert (
+        "celery -A deploy worker --queues=estimates,simulations,quotes,imports,reports,celery --pool=threads "
+        "--concurrency=4"
+    ) in worker
     loadtests = _run_entrypoint(tmp_path, "loadtest-worker", SKIP_WAIT_FOR_DB="1").stdout
     assert "--queues=loadtests" in loadtests
     assert "--hostname loadtests@%h" in loadtests
@@ -221,6 +242,7 @@ def test_entrypoint_empties_the_metrics_directory(tmp_path: Path) -> None:
 
 
 # ---- compose ---------------------------------------------------------------------------------------------------
+
 
 def test_compose_services_and_order() -> None:
     compose = _compose()
@@ -255,6 +277,7 @@ def test_compose_services_and_order() -> None:
 
 
 # ---- Kubernetes ------------------------------------------------------------------------------------------------
+
 
 def test_kustomization_lists_every_manifest_but_the_example_secret() -> None:
     kustomization = yaml.safe_load((K8S / "kustomization.yaml").read_text())
@@ -340,7 +363,8 @@ def test_secret_template_and_signing_mount() -> None:
     docs = [doc for doc in yaml.safe_load_all((K8S / "secret.example.yaml").read_text()) if doc]
     secrets = {doc["metadata"]["name"]: doc for doc in docs}
     assert {"SECRET_KEY", "DATABASE_URL", "SIZING_SECRETS_KEY", "REPORTS_SIGNING_PASSPHRASE"} <= set(
-        secrets["sizing-env"]["stringData"])
+        secrets["sizing-env"]["stringData"]
+    )
     assert all("CHANGE-ME" in value for value in secrets["sizing-env"]["stringData"].values())
     assert "signing.p12" in secrets["sizing-signing"]["data"]
     config = _objects("ConfigMap")["sizing-config"]["data"]
@@ -362,6 +386,7 @@ def test_service_ingress_and_volume() -> None:
 
 # ---- wait_for_db -----------------------------------------------------------------------------------------------
 
+
 @pytest.mark.django_db
 def test_wait_for_db_succeeds_against_the_test_database(capsys: pytest.CaptureFixture[str]) -> None:
     call_command("wait_for_db", "--timeout", "5")
@@ -369,10 +394,20 @@ def test_wait_for_db_succeeds_against_the_test_database(capsys: pytest.CaptureFi
 
 
 def test_wait_for_db_fails_within_its_timeout_when_unreachable() -> None:
-    environment = {**os.environ, "DATABASE_URL": "postgres://postgres@127.0.0.1:1/none",
-                   "DJANGO_SETTINGS_MODULE": "deploy.settings.test"}
-    done = subprocess.run([sys.executable, "manage.py", "wait_for_db", "--timeout", "2", "--interval", "0.5"],
-                          cwd=ROOT, env=environment, capture_output=True, text=True, timeout=30, check=False)
+    environment = {
+        **os.environ,
+        "DATABASE_URL": "postgres://postgres@127.0.0.1:1/none",
+        "DJANGO_SETTINGS_MODULE": "deploy.settings.test",
+    }
+    done = subprocess.run(
+        [sys.executable, "manage.py", "wait_for_db", "--timeout", "2", "--interval", "0.5"],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
     assert done.returncode == 1
     assert "not reachable after 2 s" in done.stderr
     assert "127.0.0.1:1/none" in done.stderr
@@ -380,12 +415,20 @@ def test_wait_for_db_fails_within_its_timeout_when_unreachable() -> None:
 
 # ---- the two commands ------------------------------------------------------------------------------------------
 
+
 def test_a_management_command_prints_no_library_log_lines() -> None:
     # given the embedded defaults' settings in a fresh process (as make run's steps start)
     environment = {key: value for key, value in os.environ.items() if key != "DJANGO_SETTINGS_MODULE"}
     # when
-    done = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, env=environment, capture_output=True,
-                          text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     # then: the check's one line, and no INFO banner (django-axes printed "AXES: BEGIN version ..." on every command)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "System check identified no issues (0 silenced)."
@@ -402,15 +445,22 @@ def test_the_system_packages_script_names_the_command_to_run_when_it_cannot_inst
     assert os.access(script, os.X_OK)
     lists = {path.name for path in (ROOT / "deploy").glob("apt-packages*.txt")}
     assert lists == {"apt-packages.txt", "apt-packages-test.txt"}
-    test_packages = {line.split("#")[0].strip() for line in (ROOT / "deploy" / "apt-packages-test.txt").read_text()
-                     .splitlines()} - {""}
+    test_packages = {
+        line.split("#")[0].strip() for line in (ROOT / "deploy" / "apt-packages-test.txt").read_text().splitlines()
+    } - {""}
     assert {"chromium", "poppler-utils"} <= test_packages
     # when: run with a dpkg-query that knows no package
     (fake_bin / "dpkg-query").write_text("#!/bin/sh\nexit 1\n")
     (fake_bin / "dpkg-query").chmod(0o755)
     path = f"{fake_bin}:{os.environ['PATH']}"
-    done = subprocess.run(["bash", str(script), "--test"], env={**os.environ, "PATH": path}, capture_output=True,
-                          text=True, timeout=60, check=False)
+    done = subprocess.run(
+        ["bash", str(script), "--test"],
+        env={**os.environ, "PATH": path},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     # then: it stops at once, with one line naming the exact command
     assert done.returncode == 1
     lines = done.stderr.strip().splitlines()

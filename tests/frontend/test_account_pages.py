@@ -49,8 +49,10 @@ def test_an_admin_adds_a_user_who_signs_in_with_the_one_time_password(admin, org
     assert password not in _client(admin).get("/organisation/users/").content.decode()
 
 
-@pytest.mark.parametrize(("username", "message"), [
-    ("boss", "The user name boss is taken"), ("bad name!", "A user name has letters, digits and @ . + - _ only")])
+@pytest.mark.parametrize(
+    ("username", "message"),
+    [("boss", "The user name boss is taken"), ("bad name!", "A user name has letters, digits and @ . + - _ only")],
+)
 def test_a_refused_user_says_why_and_saves_nothing(admin, username, message):
     response = _client(admin).post("/organisation/users/", {"username": username, "role": "engineer"})
     assert response.status_code == 400
@@ -91,13 +93,19 @@ def test_another_organisations_user_is_not_found_and_non_admins_are_refused(admi
     assert _client(user).get("/organisation/users/").status_code == 403  # the `user` fixture is an engineer
 
 
-@pytest.mark.parametrize(("role", "shown", "hidden"), [
-    ("sales", ["/reports/", "/deployments/", "/account/api-keys/"],
-     ["/load-tests/", "/benchmarks/", "/endpoints/", "/memory/", "/organisation/users/", 'id="deployment-form"']),
-    ("reviewer", ["/load-tests/", "/benchmarks/", "/endpoints/"], ["/organisation/users/", 'id="deployment-form"']),
-    ("engineer", ["/load-tests/", 'id="deployment-form"'], ["/organisation/users/"]),
-    ("admin", ["/organisation/users/", 'id="deployment-form"'], []),
-])
+@pytest.mark.parametrize(
+    ("role", "shown", "hidden"),
+    [
+        (
+            "sales",
+            ["/reports/", "/deployments/", "/account/api-keys/"],
+            ["/load-tests/", "/benchmarks/", "/endpoints/", "/memory/", "/organisation/users/", 'id="deployment-form"'],
+        ),
+        ("reviewer", ["/load-tests/", "/benchmarks/", "/endpoints/"], ["/organisation/users/", 'id="deployment-form"']),
+        ("engineer", ["/load-tests/", 'id="deployment-form"'], ["/organisation/users/"]),
+        ("admin", ["/organisation/users/", 'id="deployment-form"'], []),
+    ],
+)
 def test_the_pages_show_only_what_the_role_may_use(organisation, role, shown, hidden):
     page = _client(_member(organisation, f"a-{role}", role)).get("/deployments/").content.decode()
     assert [text for text in shown if text not in page] == []

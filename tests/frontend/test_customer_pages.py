@@ -28,9 +28,10 @@ def signed_in(client: Client, user) -> Client:
 
 @pytest.fixture
 def deployments(organisation: Organisation) -> list[Deployment]:
-    return [Deployment.objects.create(organisation=organisation, name=name, customer=customer)
-            for name, customer in (("Chat", "Acme Bank"), ("Search", "Acme Bank"), ("Docs", "华为"),
-                                   ("Internal", ""))]
+    return [
+        Deployment.objects.create(organisation=organisation, name=name, customer=customer)
+        for name, customer in (("Chat", "Acme Bank"), ("Search", "Acme Bank"), ("Docs", "华为"), ("Internal", ""))
+    ]
 
 
 @pytest.fixture
@@ -41,8 +42,9 @@ def foreign(db) -> Deployment:
     return Deployment.objects.create(organisation=other, name="Their chat", customer="Secret Customer")
 
 
-def test_the_customers_page_lists_the_names_with_their_counts(signed_in: Client, deployments: list[Deployment],
-                                                              foreign: Deployment) -> None:
+def test_the_customers_page_lists_the_names_with_their_counts(
+    signed_in: Client, deployments: list[Deployment], foreign: Deployment
+) -> None:
     # when
     response = signed_in.get(reverse("frontend:customers"))
     html = response.content.decode()
@@ -63,8 +65,9 @@ def test_the_customers_page_lists_the_names_with_their_counts(signed_in: Client,
 
 def test_the_customers_page_shows_the_newest_signed_report(signed_in: Client, deployments: list[Deployment]) -> None:
     # given a signed version of a report on one of Acme Bank's deployments
-    report = Report.objects.create(organisation=deployments[1].organisation, deployment=deployments[1],
-                                   title="Search commitment")
+    report = Report.objects.create(
+        organisation=deployments[1].organisation, deployment=deployments[1], title="Search commitment"
+    )
     version = ReportVersion.objects.create(report=report, number=1, content={})
     version.status = ReportVersion.Status.SIGNED
     version.save()
@@ -79,8 +82,9 @@ def test_the_customers_page_shows_the_newest_signed_report(signed_in: Client, de
     assert "Search commitment" not in other
 
 
-def test_the_customer_page_shows_its_deployments_with_their_checklist(signed_in: Client,
-                                                                      deployments: list[Deployment]) -> None:
+def test_the_customer_page_shows_its_deployments_with_their_checklist(
+    signed_in: Client, deployments: list[Deployment]
+) -> None:
     # when
     response = signed_in.get(f"/customers/{quote('Acme Bank')}/")
     html = response.content.decode()
@@ -98,27 +102,37 @@ def test_another_organisations_customer_and_an_unknown_name_are_404(signed_in: C
     assert signed_in.get("/customers/Nobody/").status_code == 404
 
 
-def test_the_deployment_page_shows_the_checklist_and_the_load_tests(signed_in: Client,
-                                                                   deployments: list[Deployment]) -> None:
+def test_the_deployment_page_shows_the_checklist_and_the_load_tests(
+    signed_in: Client, deployments: list[Deployment]
+) -> None:
     # given a passed pulse test, a failed long-tail test and a benchmark run
     deployment = deployments[0]
     for name, scenario, verdict in (("pulse run", "pulse", "pass"), ("tail run", "long_tail", "fail")):
-        LoadTest.objects.create(organisation=deployment.organisation, deployment=deployment, endpoint_name="sim",
-                                name=name, scenario=scenario, plan={}, status=LoadTest.Status.DONE,
-                                verdict={"verdict": verdict})
-    run = BenchmarkRun.objects.create(organisation=deployment.organisation, deployment=deployment,
-                                      name="vllm bench", format="vllm", tool="vllm-bench")
+        LoadTest.objects.create(
+            organisation=deployment.organisation,
+            deployment=deployment,
+            endpoint_name="sim",
+            name=name,
+            scenario=scenario,
+            plan={},
+            status=LoadTest.Status.DONE,
+            verdict={"verdict": verdict},
+        )
+    run = BenchmarkRun.objects.create(
+        organisation=deployment.organisation, deployment=deployment, name="vllm bench", format="vllm", tool="vllm-bench"
+    )
 
     # when
     html = signed_in.get(reverse("frontend:deployment", args=[deployment.pk])).content.decode()
 
     # then the checklist
     assert 'id="checklist-card"' in html
-    assert ('<li class="checklist-item is-done" data-code="load_test_pulse" data-done="true" data-state="done">'
-            in html)
+    assert '<li class="checklist-item is-done" data-code="load_test_pulse" data-done="true" data-state="done">' in html
     # a failed test is failed evidence, never done (issue 20)
-    assert ('<li class="checklist-item is-failed" data-code="load_test_long_tail" data-done="false" '
-            'data-state="failed">' in html)
+    assert (
+        '<li class="checklist-item is-failed" data-code="load_test_long_tail" data-done="false" '
+        'data-state="failed">' in html
+    )
     assert "1 of 8 done" in html
     assert f'href="{reverse("frontend:memory-logs")}"' in html
     # and the load tests, newest first, with their verdicts
@@ -132,8 +146,9 @@ def test_the_deployment_page_shows_the_checklist_and_the_load_tests(signed_in: C
 
 
 def test_the_deployment_page_in_chinese(signed_in: Client, deployments: list[Deployment]) -> None:
-    html = signed_in.get(reverse("frontend:deployment", args=[deployments[0].pk]),
-                         headers={"accept-language": "zh-hans"}).content.decode()
+    html = signed_in.get(
+        reverse("frontend:deployment", args=[deployments[0].pk]), headers={"accept-language": "zh-hans"}
+    ).content.decode()
     assert "签署承诺之前" in html
     assert "已完成 0 / 8" in html
 
@@ -144,9 +159,10 @@ def test_the_plan_form_saves_the_workload_and_the_rate(signed_in: Client, deploy
     profile = WorkloadProfile.objects.create(organisation=deployment.organisation, name="Bank chat", profile={})
 
     # when
-    response = signed_in.post(reverse("frontend:deployment", args=[deployment.pk]), {
-        "name": "Chat", "customer": "Acme Bank", "engine": "vllm", "workload": str(profile.pk),
-        "rate_per_s": "12.5"})
+    response = signed_in.post(
+        reverse("frontend:deployment", args=[deployment.pk]),
+        {"name": "Chat", "customer": "Acme Bank", "engine": "vllm", "workload": str(profile.pk), "rate_per_s": "12.5"},
+    )
 
     # then
     deployment.refresh_from_db()
@@ -158,17 +174,23 @@ def test_the_plan_form_saves_the_workload_and_the_rate(signed_in: Client, deploy
     assert f'<option value="{profile.pk}" selected>Bank chat</option>' in html
 
 
-@pytest.mark.parametrize(("rate", "message"), [
-    ("0", "The rate is a number of requests per second above 0, at most 100,000"),
-    ("200000", "The rate is a number of requests per second above 0, at most 100,000"),
-    ("fast", "Enter a number."),
-], ids=["zero", "too-high", "not-a-number"])
-def test_a_bad_rate_is_refused_under_its_field_and_nothing_is_saved(signed_in: Client,
-                                                                    deployments: list[Deployment],
-                                                                    rate: str, message: str) -> None:
+@pytest.mark.parametrize(
+    ("rate", "message"),
+    [
+        ("0", "The rate is a number of requests per second above 0, at most 100,000"),
+        ("200000", "The rate is a number of requests per second above 0, at most 100,000"),
+        ("fast", "Enter a number."),
+    ],
+    ids=["zero", "too-high", "not-a-number"],
+)
+def test_a_bad_rate_is_refused_under_its_field_and_nothing_is_saved(
+    signed_in: Client, deployments: list[Deployment], rate: str, message: str
+) -> None:
     # when
-    response = signed_in.post(reverse("frontend:deployment", args=[deployments[0].pk]), {
-        "name": "Renamed", "engine": "vllm", "rate_per_s": rate})
+    response = signed_in.post(
+        reverse("frontend:deployment", args=[deployments[0].pk]),
+        {"name": "Renamed", "engine": "vllm", "rate_per_s": rate},
+    )
 
     # then
     html = response.content.decode()
@@ -178,14 +200,17 @@ def test_a_bad_rate_is_refused_under_its_field_and_nothing_is_saved(signed_in: C
     assert (deployment.name, deployment.rate_per_s) == ("Chat", None)
 
 
-def test_another_organisations_workload_profile_is_refused(signed_in: Client, deployments: list[Deployment],
-                                                           foreign: Deployment) -> None:
+def test_another_organisations_workload_profile_is_refused(
+    signed_in: Client, deployments: list[Deployment], foreign: Deployment
+) -> None:
     # given
     theirs = WorkloadProfile.objects.create(organisation=foreign.organisation, name="Their traffic", profile={})
 
     # when
-    response = signed_in.post(reverse("frontend:deployment", args=[deployments[0].pk]), {
-        "name": "Chat", "engine": "vllm", "workload": str(theirs.pk)})
+    response = signed_in.post(
+        reverse("frontend:deployment", args=[deployments[0].pk]),
+        {"name": "Chat", "engine": "vllm", "workload": str(theirs.pk)},
+    )
 
     # then
     assert response.status_code == 400

@@ -22,8 +22,14 @@ from sizing.models import Membership, Organisation
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = ROOT / "frontend" / "templates" / "frontend"
 KEY = "sk-page-Vb7Qm2Lx9Rt4Np1w"
-FORM = {"name": "Simulator", "kind": "vllm", "base_url": "http://127.0.0.1:8001/", "model_name": "llama-3-8b",
-        "metrics_url": "http://127.0.0.1:8001/metrics", "api_key": KEY}
+FORM = {
+    "name": "Simulator",
+    "kind": "vllm",
+    "base_url": "http://127.0.0.1:8001/",
+    "model_name": "llama-3-8b",
+    "metrics_url": "http://127.0.0.1:8001/metrics",
+    "api_key": KEY,
+}
 ZH = {"accept-language": "zh-hans"}
 
 pytestmark = pytest.mark.django_db
@@ -52,17 +58,28 @@ def member_browser(user) -> Client:
 
 @pytest.fixture
 def endpoint(organisation: Organisation, admin_user) -> Endpoint:
-    return endpoint_create(organisation=organisation, user=admin_user, data={
-        "name": "Acme vLLM", "kind": "vllm", "base_url": "http://10.0.0.5:8000", "model_name": "Qwen/Qwen2.5-14B",
-        "metrics_url": "http://10.0.0.5:8000/metrics", "api_key": KEY})
+    return endpoint_create(
+        organisation=organisation,
+        user=admin_user,
+        data={
+            "name": "Acme vLLM",
+            "kind": "vllm",
+            "base_url": "http://10.0.0.5:8000",
+            "model_name": "Qwen/Qwen2.5-14B",
+            "metrics_url": "http://10.0.0.5:8000/metrics",
+            "api_key": KEY,
+        },
+    )
 
 
 @pytest.fixture
 def other_endpoint(db) -> Endpoint:
     other = Organisation.objects.create(name="Globex")
-    return endpoint_create(organisation=other, user=None, data={"name": "Globex TGI", "kind": "tgi",
-                                                                "base_url": "http://172.16.0.9:3000",
-                                                                "model_name": "globex-model"})
+    return endpoint_create(
+        organisation=other,
+        user=None,
+        data={"name": "Globex TGI", "kind": "tgi", "base_url": "http://172.16.0.9:3000", "model_name": "globex-model"},
+    )
 
 
 def _html(response) -> str:
@@ -86,7 +103,7 @@ def test_a_member_sees_the_list_only(member_browser: Client, endpoint: Endpoint,
     # then
     html = _html(response)
     assert response.status_code == 200
-    table = html[html.index('id="endpoint-table"'):].split("</table>")[0]
+    table = html[html.index('id="endpoint-table"') :].split("</table>")[0]
     assert "Acme vLLM" in table
     assert "Qwen/Qwen2.5-14B" in table
     assert "http://10.0.0.5:8000" in table
@@ -109,8 +126,12 @@ def test_a_member_sees_the_list_only(member_browser: Client, endpoint: Endpoint,
 def test_a_member_cannot_write(member_browser: Client, endpoint: Endpoint):
     assert member_browser.post(reverse("frontend:endpoints"), {**FORM, "name": "Member's"}).status_code == 403
     assert member_browser.get(reverse("frontend:endpoint-edit", args=[endpoint.pk])).status_code == 403
-    assert member_browser.post(reverse("frontend:endpoint-edit", args=[endpoint.pk]),
-                               {**FORM, "clear_api_key": "on", "api_key": ""}).status_code == 403
+    assert (
+        member_browser.post(
+            reverse("frontend:endpoint-edit", args=[endpoint.pk]), {**FORM, "clear_api_key": "on", "api_key": ""}
+        ).status_code
+        == 403
+    )
     assert member_browser.post(reverse("frontend:endpoint-delete", args=[endpoint.pk])).status_code == 403
     endpoint.refresh_from_db()
     assert (Endpoint.objects.count(), endpoint.name, endpoint_api_key(endpoint)) == (1, "Acme vLLM", KEY)
@@ -129,30 +150,51 @@ def test_an_admin_registers_an_endpoint(admin_browser: Client):
     html = _html(response)
     assert response.redirect_chain == [(reverse("frontend:endpoints"), 302)]
     stored = Endpoint.objects.get()
-    assert (stored.name, stored.base_url, stored.created_by.username) == ("Simulator", "http://127.0.0.1:8001",
-                                                                          "lead")
+    assert (stored.name, stored.base_url, stored.created_by.username) == ("Simulator", "http://127.0.0.1:8001", "lead")
     assert endpoint_api_key(stored) == KEY
     assert "Endpoint Simulator registered" in html
     assert KEY not in html
     assert reverse("frontend:endpoint-edit", args=[stored.pk]) in html
 
 
-@pytest.mark.parametrize(("change", "field", "english", "chinese"), [
-    ({"base_url": "http://admin:pw@10.0.0.5:8000"}, "base_url",
-     "no user name or password in the URL: enter the API key in its own field",
-     "URL 中不能含用户名或密码：请在 API 密钥栏中填写密钥"),
-    ({"base_url": "ftp://10.0.0.5"}, "base_url", "the URL must start with http:// or https://",
-     "URL 必须以 http:// 或 https:// 开头"),
-    ({"base_url": "http://10.0.0.5:8000/v1"}, "base_url",
-     "give the server&#x27;s root without /v1 (the load tests add /v1/...)",
-     "请填写不带 /v1 的服务器根地址（压测会自动加上 /v1/...）"),
-    ({"metrics_url": "http://10.0.0.5/metrics#top"}, "metrics_url", "no #fragment in the URL",
-     "URL 中不能含 # 片段"),
-    ({"name": "Acme vLLM"}, "name", "your organisation already has an endpoint named “Acme vLLM”; choose another name",
-     "您的组织已有名为“Acme vLLM”的端点，请换一个名称"),
-])
-def test_a_refusal_comes_back_under_its_field_in_both_languages(admin_browser: Client, endpoint: Endpoint, change,
-                                                                 field, english, chinese):
+@pytest.mark.parametrize(
+    ("change", "field", "english", "chinese"),
+    [
+        (
+            {"base_url": "http://admin:pw@10.0.0.5:8000"},
+            "base_url",
+            "no user name or password in the URL: enter the API key in its own field",
+            "URL 中不能含用户名或密码：请在 API 密钥栏中填写密钥",
+        ),
+        (
+            {"base_url": "ftp://10.0.0.5"},
+            "base_url",
+            "the URL must start with http:// or https://",
+            "URL 必须以 http:// 或 https:// 开头",
+        ),
+        (
+            {"base_url": "http://10.0.0.5:8000/v1"},
+            "base_url",
+            "give the server&#x27;s root without /v1 (the load tests add /v1/...)",
+            "请填写不带 /v1 的服务器根地址（压测会自动加上 /v1/...）",
+        ),
+        (
+            {"metrics_url": "http://10.0.0.5/metrics#top"},
+            "metrics_url",
+            "no #fragment in the URL",
+            "URL 中不能含 # 片段",
+        ),
+        (
+            {"name": "Acme vLLM"},
+            "name",
+            "your organisation already has an endpoint named “Acme vLLM”; choose another name",
+            "您的组织已有名为“Acme vLLM”的端点，请换一个名称",
+        ),
+    ],
+)
+def test_a_refusal_comes_back_under_its_field_in_both_languages(
+    admin_browser: Client, endpoint: Endpoint, change, field, english, chinese
+):
     for headers, words in (({}, english), (ZH, chinese)):
         # when
         response = admin_browser.post(reverse("frontend:endpoints"), {**FORM, **change}, headers=headers)
@@ -160,7 +202,7 @@ def test_a_refusal_comes_back_under_its_field_in_both_languages(admin_browser: C
         # then
         html = _html(response)
         assert response.status_code == 400
-        error = html[html.index(f'data-error-for="{field}"'):].split("</p>")[0]
+        error = html[html.index(f'data-error-for="{field}"') :].split("</p>")[0]
         assert words in error
         assert KEY not in html  # the key input comes back empty
         assert 'name="api_key" maxlength="4096" autocomplete="new-password" value=""' in html
@@ -217,7 +259,7 @@ def test_the_page_in_chinese(admin_browser: Client, member_browser: Client, endp
 
     # then
     assert '<html lang="zh-hans">' in admin_html
-    assert "<h1 class=\"panel-title\">推理端点</h1>" in admin_html
+    assert '<h1 class="panel-title">推理端点</h1>' in admin_html
     assert "压测只能针对已登记的端点" in admin_html
     assert '<span class="key-state key-set">已设置</span>' in admin_html
     assert "登记新端点" in admin_html
@@ -240,8 +282,10 @@ def test_every_string_of_the_endpoints_page_is_in_the_chinese_catalog():
     msgids |= {re.sub(r'"\s*\n\s*"', "", found) for found in re.findall(r'_\("((?:[^"\\]|"\s*\n\s*")+)"\)', source)}
     with translation.override("en"):
         msgids |= {str(label) for _value, label in Endpoint.Kind.choices} - {"vLLM", "SGLang", "TGI", "TensorRT-LLM"}
-    catalog = {entry.msgid: entry for entry in polib.pofile(
-        str(Path(settings.LOCALE_PATHS[0]) / "zh_Hans" / "LC_MESSAGES" / "django.po"))}
+    catalog = {
+        entry.msgid: entry
+        for entry in polib.pofile(str(Path(settings.LOCALE_PATHS[0]) / "zh_Hans" / "LC_MESSAGES" / "django.po"))
+    }
 
     # when
     missing = {msgid for msgid in msgids if msgid not in catalog or not catalog[msgid].msgstr}

@@ -28,9 +28,18 @@ def signed_in(client: Client, user) -> Client:
 @pytest.fixture
 def deployment(catalog: None, organisation: Organisation, user) -> Deployment:
     """Llama 3 8B on 2 × A100 SXM4 80GB with TP 2."""
-    return deployment_create(organisation=organisation, user=user, data={
-        "name": "Acme chat", "model": LlmModel.objects.get(slug="meta-llama/Meta-Llama-3-8B", organisation=None),
-        "gpu": Gpu.objects.get(slug="nvidia-a100-sxm-80gb"), "gpu_count": 2, "tp": 2, "engine": "vllm"})
+    return deployment_create(
+        organisation=organisation,
+        user=user,
+        data={
+            "name": "Acme chat",
+            "model": LlmModel.objects.get(slug="meta-llama/Meta-Llama-3-8B", organisation=None),
+            "gpu": Gpu.objects.get(slug="nvidia-a100-sxm-80gb"),
+            "gpu_count": 2,
+            "tp": 2,
+            "engine": "vllm",
+        },
+    )
 
 
 def _upload(deployment: Deployment, user, name: str, body: bytes, host: str = "") -> Fingerprint:
@@ -45,7 +54,7 @@ def _page(client: Client, deployment: Deployment, language: str = "en") -> str:
 
 def _card(html: str) -> str:
     start = html.index('id="machines-card"')
-    return html[start:html.index("</section>", start)]
+    return html[start : html.index("</section>", start)]
 
 
 def test_the_page_offers_each_hosts_versions_and_says_none_is_chosen(signed_in, deployment, user):
@@ -60,9 +69,10 @@ def test_the_page_offers_each_hosts_versions_and_says_none_is_chosen(signed_in, 
     # then one select per host, its versions in order, none chosen
     assert card.count('<select name="fingerprint"') == 2
     assert f'data-host-key="{first.host_key}"' in card
-    gpu_01 = card[card.index(f'data-host-key="{first.host_key}"'):]
+    gpu_01 = card[card.index(f'data-host-key="{first.host_key}"') :]
     assert gpu_01.index(f'<option value="{first.pk}">v1 · 2026-11-01 08:00') < gpu_01.index(
-        f'<option value="{second.pk}">v2 · 2026-11-20 08:00')
+        f'<option value="{second.pk}">v2 · 2026-11-20 08:00'
+    )
     assert table.host in card
     assert "no host name in the file: named after its GPUs" in card
     assert 'id="no-machines"' in card
@@ -75,8 +85,9 @@ def test_choosing_the_machines_saves_them_and_shows_the_plans_contradictions(sig
     second = _upload(deployment, user, "b.json", probe_file(host="gpu-01", captured_at="2026-11-20T08:00:00Z"))
 
     # when its second version is chosen
-    response = signed_in.post(reverse("frontend:deployment-machines", args=[deployment.pk]),
-                              {"fingerprint": [str(second.pk), ""]})
+    response = signed_in.post(
+        reverse("frontend:deployment-machines", args=[deployment.pk]), {"fingerprint": [str(second.pk), ""]}
+    )
 
     # then it is the deployment's machine, and the page says what contradicts the plan of TP 2 on whole cards
     assert response.status_code == 302
@@ -84,10 +95,14 @@ def test_choosing_the_machines_saves_them_and_shows_the_plans_contradictions(sig
     card = _card(_page(signed_in, deployment))
     assert f'<option value="{second.pk}" selected>' in card
     assert card.count("<li data-code=") == 2
-    assert '<li data-code="tp_over_pcie" data-host="gpu-01">gpu-01: TP 2 would all-reduce over PHB paths: the ' \
-           'largest NVLink group there has 1 GPU(s)</li>' in card
-    assert '<li data-code="mig_slices" data-host="gpu-01">gpu-01: MIG is enabled on GPU(s) 0; the plan assumes ' \
-           'whole cards, an engine sees one slice</li>' in card
+    assert (
+        '<li data-code="tp_over_pcie" data-host="gpu-01">gpu-01: TP 2 would all-reduce over PHB paths: the '
+        "largest NVLink group there has 1 GPU(s)</li>" in card
+    )
+    assert (
+        '<li data-code="mig_slices" data-host="gpu-01">gpu-01: MIG is enabled on GPU(s) 0; the plan assumes '
+        "whole cards, an engine sees one slice</li>" in card
+    )
     chinese = _card(_page(signed_in, deployment, "zh-hans"))
     assert "部署的机器" in chinese
     assert "gpu-01：GPU 0 启用了 MIG；计划按整张卡计算，而推理引擎只能看到一个切片" in chinese
@@ -99,8 +114,11 @@ def test_two_versions_of_one_host_are_refused_on_the_page_with_nothing_changed(s
     second = _upload(deployment, user, "b.json", probe_file(host="gpu-01", captured_at="2026-11-20T08:00:00Z"))
 
     # when both are posted
-    response = signed_in.post(reverse("frontend:deployment-machines", args=[deployment.pk]),
-                              {"fingerprint": [str(first.pk), str(second.pk)]}, headers={"accept-language": "zh-hans"})
+    response = signed_in.post(
+        reverse("frontend:deployment-machines", args=[deployment.pk]),
+        {"fingerprint": [str(first.pk), str(second.pk)]},
+        headers={"accept-language": "zh-hans"},
+    )
 
     # then a 400 with the reason in Chinese; nothing chosen
     assert response.status_code == 400
@@ -115,8 +133,10 @@ def test_two_unnamed_hosts_are_merged_from_the_page(signed_in, deployment, user)
     assert first.host_key != second.host_key
 
     # when the second is merged into the first
-    response = signed_in.post(reverse("frontend:deployment-host-merge", args=[deployment.pk]),
-                              {"host": second.host_key, "into": first.host_key})
+    response = signed_in.post(
+        reverse("frontend:deployment-host-merge", args=[deployment.pk]),
+        {"host": second.host_key, "into": first.host_key},
+    )
 
     # then one host of two versions under the first's name
     assert response.status_code == 302
@@ -130,8 +150,11 @@ def test_a_merge_across_different_gpu_uuids_is_refused_on_the_page_with_nothing_
     before = sorted(Fingerprint.objects.values_list("pk", "host", "host_key"))
 
     # when
-    response = signed_in.post(reverse("frontend:deployment-host-merge", args=[deployment.pk]),
-                              {"host": two.host_key, "into": one.host_key}, headers={"accept-language": "zh-hans"})
+    response = signed_in.post(
+        reverse("frontend:deployment-host-merge", args=[deployment.pk]),
+        {"host": two.host_key, "into": one.host_key},
+        headers={"accept-language": "zh-hans"},
+    )
 
     # then a 400 naming both hosts, in Chinese; nothing changed
     assert response.status_code == 400
@@ -149,8 +172,16 @@ def test_a_sales_user_may_read_the_page_but_not_choose_or_merge(client, deployme
     client.force_login(sales)
 
     # when / then
-    assert client.post(reverse("frontend:deployment-machines", args=[deployment.pk]),
-                       {"fingerprint": [str(fingerprint.pk)]}).status_code == 403
-    assert client.post(reverse("frontend:deployment-host-merge", args=[deployment.pk]),
-                       {"host": "a", "into": "b"}).status_code == 403
+    assert (
+        client.post(
+            reverse("frontend:deployment-machines", args=[deployment.pk]), {"fingerprint": [str(fingerprint.pk)]}
+        ).status_code
+        == 403
+    )
+    assert (
+        client.post(
+            reverse("frontend:deployment-host-merge", args=[deployment.pk]), {"host": "a", "into": "b"}
+        ).status_code
+        == 403
+    )
     assert DeploymentMachine.objects.count() == 0

@@ -32,8 +32,10 @@ STATIC = ROOT / "frontend" / "static" / "frontend"
 TIMELINE = ROOT / "tests" / "sizing" / "benchmarks" / "fixtures" / "timeline"
 MIB = 2**20
 COMMITTED_GIB = "73.2421875"  # 75,000 MiB: the commitment the health tests use
-SMI_COMMAND = ("nvidia-smi --query-gpu=timestamp,index,memory.used,memory.total,utilization.gpu --format=csv -l 5 "
-               "&gt; gpu-memory.csv")
+SMI_COMMAND = (
+    "nvidia-smi --query-gpu=timestamp,index,memory.used,memory.total,utilization.gpu --format=csv -l 5 "
+    "&gt; gpu-memory.csv"
+)
 PAGE_TEMPLATES = ["memory_logs.html", "memory_log_detail.html", "benchmark_detail.html", "base.html"]
 
 pytestmark = pytest.mark.django_db
@@ -52,8 +54,8 @@ def upload(client: Client, name: str, **fields: Any) -> Any:
 
 
 def _row(html: str, start: str) -> str:
-    row = html[html.index(start):]
-    return row[:row.index("</tr>")]
+    row = html[html.index(start) :]
+    return row[: row.index("</tr>")]
 
 
 @pytest.fixture
@@ -64,9 +66,18 @@ def signed_in(client: Client, user) -> Client:
 
 @pytest.fixture
 def deployment(catalog: None, organisation: Organisation, user) -> Deployment:
-    return deployment_create(organisation=organisation, user=user, data={
-        "name": "Acme chat", "model": LlmModel.objects.get(slug="meta-llama/Meta-Llama-3-8B", organisation=None),
-        "gpu": Gpu.objects.get(slug="nvidia-a100-sxm-80gb"), "gpu_count": 2, "tp": 2, "engine": "vllm"})
+    return deployment_create(
+        organisation=organisation,
+        user=user,
+        data={
+            "name": "Acme chat",
+            "model": LlmModel.objects.get(slug="meta-llama/Meta-Llama-3-8B", organisation=None),
+            "gpu": Gpu.objects.get(slug="nvidia-a100-sxm-80gb"),
+            "gpu_count": 2,
+            "tp": 2,
+            "engine": "vllm",
+        },
+    )
 
 
 @pytest.fixture
@@ -74,8 +85,12 @@ def other_log(db: None) -> MemoryLog:
     organisation = Organisation.objects.create(name="Other Integrator")
     stranger = get_user_model().objects.create_user(username="stranger", password="another horse battery")
     Membership.objects.create(user=stranger, organisation=organisation)
-    return memory_log_import(organisation=organisation, user=stranger, name="their-secret.csv",
-                             data=(TIMELINE / "healthy_2gpu_72h.csv").read_bytes())
+    return memory_log_import(
+        organisation=organisation,
+        user=stranger,
+        name="their-secret.csv",
+        data=(TIMELINE / "healthy_2gpu_72h.csv").read_bytes(),
+    )
 
 
 # --- sign-in and the organisation's walls --------------------------------------------------------------------------
@@ -115,8 +130,9 @@ def test_another_organisations_logs_are_404(signed_in: Client, other_log: Memory
 # --- the list and the upload ---------------------------------------------------------------------------------------
 
 
-def test_the_list_page_offers_the_upload_with_its_limit_and_the_command(signed_in: Client,
-                                                                        deployment: Deployment) -> None:
+def test_the_list_page_offers_the_upload_with_its_limit_and_the_command(
+    signed_in: Client, deployment: Deployment
+) -> None:
     # when
     html = signed_in.get(reverse("frontend:memory-logs")).content.decode()
 
@@ -140,8 +156,7 @@ def test_the_list_page_offers_the_upload_with_its_limit_and_the_command(signed_i
 
 def test_a_healthy_log_passes_and_its_page_draws_it(signed_in: Client, deployment: Deployment) -> None:
     # when the healthy 72-hour log is uploaded with the commitment of 75,000 MiB per GPU
-    response = upload(signed_in, "healthy_2gpu_72h.csv", committed_gib_per_gpu=COMMITTED_GIB,
-                      deployment=deployment.pk)
+    response = upload(signed_in, "healthy_2gpu_72h.csv", committed_gib_per_gpu=COMMITTED_GIB, deployment=deployment.pk)
 
     # then it is stored, judged against the commitment, and its page opens
     assert response.status_code == 302
@@ -157,8 +172,10 @@ def test_a_healthy_log_passes_and_its_page_draws_it(signed_in: Client, deploymen
     for code in ("coverage", "no_oom", "no_restart", "no_sustained_climb", "peak_within_commitment"):
         assert f'<tr data-check="{code}" data-passed="true" class="check-pass">' in html
     peak = _row(html, '<tr data-check="peak_within_commitment"')
-    assert ("The highest peak, 70.81 GiB on GPU 0 at 2026-12-02 15:41:02 UTC, stays within the commitment of "
-            "73.24 GiB per GPU (2,488 MiB to spare, judged within the gauge&#x27;s step of 1 MiB)") in peak
+    assert (
+        "The highest peak, 70.81 GiB on GPU 0 at 2026-12-02 15:41:02 UTC, stays within the commitment of "
+        "73.24 GiB per GPU (2,488 MiB to spare, judged within the gauge&#x27;s step of 1 MiB)"
+    ) in peak
     # 2,488 MiB = 75,000 − 72,512 MiB
     assert 'lang="en"' not in peak
     assert "The log covers 72 h of the 72 h required" in html
@@ -203,8 +220,10 @@ def test_a_leaking_log_fails_on_the_climb(signed_in: Client) -> None:
     assert "First violation: <strong>2026-12-01 13:36:02 UTC</strong>" in html
     climb = _row(html, '<tr data-check="no_sustained_climb"')
     assert 'data-passed="false" class="check-fail"' in climb
-    assert ("Sustained memory climb: GPU 0 rises 40.0 MiB/h (95% CI 39.8 MiB/h to 40.2 MiB/h) and reaches the "
-            "commitment in 28 h, proven by 2026-12-01 13:36:02 UTC") in climb
+    assert (
+        "Sustained memory climb: GPU 0 rises 40.0 MiB/h (95% CI 39.8 MiB/h to 40.2 MiB/h) and reaches the "
+        "commitment in 28 h, proven by 2026-12-01 13:36:02 UTC"
+    ) in climb
     assert html.count('class="check-fail"') == 1
     # the GPU's row and the chart mark it
     assert '<tr data-gpu="0" class="row-climb">' in html
@@ -221,8 +240,13 @@ def test_a_leaking_log_fails_on_the_climb(signed_in: Client) -> None:
 
 def test_an_oom_with_a_restart_and_a_slow_breaker(signed_in: Client) -> None:
     # when the log of an OOM and a restart is uploaded with its engine log and the breaker's events
-    response = upload(signed_in, "oom_restart_2gpu_72h.csv", committed_gib_per_gpu=COMMITTED_GIB,
-                      events="oom_events.log", breaker="breaker_events.jsonl")
+    response = upload(
+        signed_in,
+        "oom_restart_2gpu_72h.csv",
+        committed_gib_per_gpu=COMMITTED_GIB,
+        events="oom_events.log",
+        breaker="breaker_events.jsonl",
+    )
 
     # then every violation is a failed check, the first of them (the slow breaker) the verdict's
     assert response.status_code == 302
@@ -230,14 +254,19 @@ def test_an_oom_with_a_restart_and_a_slow_breaker(signed_in: Client) -> None:
     assert "First violation: <strong>2026-11-30 15:41:02 UTC</strong>" in html
     for code in ("no_oom", "no_restart", "peak_within_commitment", "breaker_reaction"):
         assert f'<tr data-check="{code}" data-passed="false" class="check-fail">' in html
-    assert ("3 out-of-memory or XID events: GPU 0 full (79.30 GiB) at 2026-12-01 19:41:02 UTC, then down to "
-            "0.00 GiB; out-of-memory error at 2026-12-01 19:41:03 UTC; XID 31 at 2026-12-01 19:41:05 UTC") in html
+    assert (
+        "3 out-of-memory or XID events: GPU 0 full (79.30 GiB) at 2026-12-01 19:41:02 UTC, then down to "
+        "0.00 GiB; out-of-memory error at 2026-12-01 19:41:03 UTC; XID 31 at 2026-12-01 19:41:05 UTC"
+    ) in html
     # both GPUs fell at 19:46:02 and came back: one restart of the server, not two
-    assert ("1 restart or outage, counted once however many GPUs showed it: a restart at 2026-12-01 19:46:02 UTC "
-            "(GPU 0, 1)") in html
+    assert (
+        "1 restart or outage, counted once however many GPUs showed it: a restart at 2026-12-01 19:46:02 UTC (GPU 0, 1)"
+    ) in html
     assert ("1 of 3 trips not acted on within 2 s: trip at 2026-11-30 15:41:02 UTC acted on after 3.5 s") in html
-    assert ("Memory went above the commitment of 73.24 GiB per GPU by more than the gauge&#x27;s step of 1 MiB on "
-            "GPU 0 (79.30 GiB at") in html
+    assert (
+        "Memory went above the commitment of 73.24 GiB per GPU by more than the gauge&#x27;s step of 1 MiB on "
+        "GPU 0 (79.30 GiB at"
+    ) in html
     # the chart marks the events; the per-GPU table counts them; the logged lines are listed
     kinds = {marker["kind"] for marker in _blob(html, "memory-data")["markers"]}
     assert kinds == {"oom", "restart", "oom_logged", "xid"}
@@ -279,18 +308,23 @@ def test_a_short_cut_log_shows_its_notes(signed_in: Client) -> None:
 
 def test_a_benchmark_result_is_refused_under_its_field(signed_in: Client) -> None:
     # when a benchmark result is uploaded as a monitoring log
-    response = signed_in.post(reverse("frontend:memory-logs"), {
-        "file": SimpleUploadedFile("bench.json", b'{"completed": 6, "failed": 1, "mean_ttft_ms": 42.5}'),
-        "committed_gib_per_gpu": COMMITTED_GIB})
+    response = signed_in.post(
+        reverse("frontend:memory-logs"),
+        {
+            "file": SimpleUploadedFile("bench.json", b'{"completed": 6, "failed": 1, "mean_ttft_ms": 42.5}'),
+            "committed_gib_per_gpu": COMMITTED_GIB,
+        },
+    )
 
     # then the page comes back with the reason under the file, the values kept, nothing stored
     assert response.status_code == 400
     html = response.content.decode()
     assert "The log was refused; nothing was stored" in html
-    error = html[html.index('data-error-for="file"'):]
-    error = error[:error.index("</p>")]
-    assert ("bench.json: a benchmark result, not a monitoring log: import it as a benchmark run on the Benchmarks "
-            "page") in error
+    error = html[html.index('data-error-for="file"') :]
+    error = error[: error.index("</p>")]
+    assert (
+        "bench.json: a benchmark result, not a monitoring log: import it as a benchmark run on the Benchmarks page"
+    ) in error
     assert 'lang="en"' not in error
     assert f'value="{COMMITTED_GIB}"' in html
     assert MemoryLog.objects.count() == 0
@@ -298,16 +332,20 @@ def test_a_benchmark_result_is_refused_under_its_field(signed_in: Client) -> Non
 
 def test_a_bad_breaker_log_is_refused_under_its_field(signed_in: Client) -> None:
     # when
-    response = signed_in.post(reverse("frontend:memory-logs"), {
-        "file": fixture_file("healthy_2gpu_72h.csv"),
-        "breaker": SimpleUploadedFile("breaker.jsonl", b'{"time": "yesterday", "kind": "trip"}\n')})
+    response = signed_in.post(
+        reverse("frontend:memory-logs"),
+        {
+            "file": fixture_file("healthy_2gpu_72h.csv"),
+            "breaker": SimpleUploadedFile("breaker.jsonl", b'{"time": "yesterday", "kind": "trip"}\n'),
+        },
+    )
 
     # then the backend's own words, marked English, under the breaker field
     assert response.status_code == 400
     html = response.content.decode()
-    error = html[html.index('data-error-for="breaker"'):]
-    error = error[:error.index("</p>")]
-    assert "<span lang=\"en\">breaker log: breaker log line 1: &#x27;time&#x27; &#x27;yesterday&#x27;" in error
+    error = html[html.index('data-error-for="breaker"') :]
+    error = error[: error.index("</p>")]
+    assert '<span lang="en">breaker log: breaker log line 1: &#x27;time&#x27; &#x27;yesterday&#x27;' in error
     assert MemoryLog.objects.count() == 0
 
 
@@ -333,8 +371,8 @@ def test_a_wrong_commitment_is_refused_by_its_field(signed_in: Client) -> None:
     assert response.status_code == 400
     html = response.content.decode()
     for field in ("committed_gib_per_gpu", "hours_required"):
-        error = html[html.index(f'data-error-for="{field}"'):]
-        assert "Ensure this value is greater than or equal to" in error[:error.index("</p>")]
+        error = html[html.index(f'data-error-for="{field}"') :]
+        assert "Ensure this value is greater than or equal to" in error[: error.index("</p>")]
     assert MemoryLog.objects.count() == 0
 
 
@@ -367,8 +405,9 @@ def test_the_run_page_offers_both_exports(signed_in: Client, organisation: Organ
     ours = f"/api/v1/benchmark-runs/{run.pk}/export?kind=ours&format=json"
     llm_d = f"/api/v1/benchmark-runs/{run.pk}/export?kind=llm-d&format=json"
     assert f'<a href="{ours.replace("&", "&amp;")}" download id="export-ours">Export as our JSON</a>' in html
-    assert (f'<a href="{llm_d.replace("&", "&amp;")}" download id="export-llm-d">Export as llm-d Benchmark Report '
-            'v0.2</a>') in html
+    assert (
+        f'<a href="{llm_d.replace("&", "&amp;")}" download id="export-llm-d">Export as llm-d Benchmark Report v0.2</a>'
+    ) in html
     # and both download JSON files, also when a browser follows them
     for url, kind in ((ours, "ours"), (llm_d, "llm-d")):
         response = signed_in.get(url, headers={"accept": "text/html,application/xhtml+xml,*/*;q=0.8"})
@@ -384,19 +423,26 @@ def test_the_run_page_offers_both_exports(signed_in: Client, organisation: Organ
 def _verdicts() -> list[dict[str, Any]]:
     """Verdicts with every check code passed, failed and unjudged, from the fixtures."""
     committed = 75_000 * MIB
-    cases = [("healthy_2gpu_72h.csv", committed, None, "breaker_events_ok.jsonl"),
-             ("healthy_2gpu_72h.csv", None, None, None),
-             ("leak_2gpu_72h.csv", committed, None, None),
-             ("oom_restart_2gpu_72h.csv", committed, "oom_events.log", "breaker_events.jsonl"),
-             ("vllm_scrapes.prom", committed, None, None),
-             ("sglang_scrapes.prom", committed, None, None),
-             ("cut_last_line.csv", committed, None, "breaker_events_ok.jsonl")]
+    cases = [
+        ("healthy_2gpu_72h.csv", committed, None, "breaker_events_ok.jsonl"),
+        ("healthy_2gpu_72h.csv", None, None, None),
+        ("leak_2gpu_72h.csv", committed, None, None),
+        ("oom_restart_2gpu_72h.csv", committed, "oom_events.log", "breaker_events.jsonl"),
+        ("vllm_scrapes.prom", committed, None, None),
+        ("sglang_scrapes.prom", committed, None, None),
+        ("cut_last_line.csv", committed, None, "breaker_events_ok.jsonl"),
+    ]
     found = []
     for name, commitment, events, breaker in cases:
         timeline = parse_timeline((TIMELINE / name).read_text())
-        found.append(health_verdict(timeline, committed_bytes_per_gpu=commitment,
-                                    events_text=(TIMELINE / events).read_text() if events else None,
-                                    breaker_events=(TIMELINE / breaker).read_text() if breaker else None))
+        found.append(
+            health_verdict(
+                timeline,
+                committed_bytes_per_gpu=commitment,
+                events_text=(TIMELINE / events).read_text() if events else None,
+                breaker_events=(TIMELINE / breaker).read_text() if breaker else None,
+            )
+        )
     return found
 
 
@@ -415,9 +461,13 @@ def test_every_check_of_the_fixtures_has_its_words(language: str) -> None:
 
 def test_an_unknown_check_or_a_missing_number_falls_back_to_the_english_message() -> None:
     assert check_text({"code": "new_check", "passed": True, "message": "As written.", "extra": {}}) == (
-        "As written.", False)
+        "As written.",
+        False,
+    )
     assert check_text({"code": "coverage", "passed": True, "message": "Covers 5 h.", "extra": {}}) == (
-        "Covers 5 h.", False)
+        "Covers 5 h.",
+        False,
+    )
 
 
 # --- Chinese -------------------------------------------------------------------------------------------------------
@@ -433,12 +483,20 @@ def test_the_log_page_in_chinese(signed_in: Client) -> None:
     # then the verdict and every check are in Chinese, none in English
     assert '<html lang="zh-hans">' in html
     assert 'data-verdict="fail">不通过</span>' in html
-    for text in ("监控覆盖", "日志覆盖了 72 小时，满足所需的 72 小时", "无显存耗尽事件", "无持续显存增长",
-                 "持续显存增长：GPU 0 以 40.0 MiB/h 增长（95% 置信区间 39.8 MiB/h 至 40.2 MiB/h），"
-                 "将在 28 小时后达到承诺值",
-                 "峰值在承诺范围内", "显存随时间变化", "首次违规", ">95% 置信区间</th>", "附 95% 置信区间"):
+    for text in (
+        "监控覆盖",
+        "日志覆盖了 72 小时，满足所需的 72 小时",
+        "无显存耗尽事件",
+        "无持续显存增长",
+        "持续显存增长：GPU 0 以 40.0 MiB/h 增长（95% 置信区间 39.8 MiB/h 至 40.2 MiB/h），将在 28 小时后达到承诺值",
+        "峰值在承诺范围内",
+        "显存随时间变化",
+        "首次违规",
+        ">95% 置信区间</th>",
+        "附 95% 置信区间",
+    ):
         assert text in html, text
-    checks = html[html.index('id="checks-table"'):html.index("</table>", html.index('id="checks-table"'))]
+    checks = html[html.index('id="checks-table"') : html.index("</table>", html.index('id="checks-table"'))]
     assert 'lang="en"' not in checks
     assert "Sustained memory climb" not in html
     assert _blob(html, "i18n")["axis_time"] == "时间（UTC）"
@@ -458,9 +516,11 @@ def test_the_list_page_in_chinese(signed_in: Client) -> None:
 
 def test_a_refusal_in_chinese(signed_in: Client) -> None:
     # when
-    response = signed_in.post(reverse("frontend:memory-logs"), {
-        "file": SimpleUploadedFile("bench.json", b'{"completed": 6, "mean_ttft_ms": 42.5}')},
-        headers={"accept-language": "zh-hans"})
+    response = signed_in.post(
+        reverse("frontend:memory-logs"),
+        {"file": SimpleUploadedFile("bench.json", b'{"completed": 6, "mean_ttft_ms": 42.5}')},
+        headers={"accept-language": "zh-hans"},
+    )
 
     # then
     assert response.status_code == 400
@@ -475,12 +535,16 @@ def test_every_script_string_reaches_the_page_in_chinese(signed_in: Client) -> N
         english = {key: value for key, value in memory_page_strings().items() if isinstance(value, str)}
 
     # when
-    chinese = _blob(signed_in.get(reverse("frontend:memory-logs"), headers={"accept-language": "zh-hans"}
-                                  ).content.decode(), "i18n")
+    chinese = _blob(
+        signed_in.get(reverse("frontend:memory-logs"), headers={"accept-language": "zh-hans"}).content.decode(), "i18n"
+    )
 
     # then every English sentence was translated (names, units and placeholders may stay as they are)
-    untranslated = {key for key, value in english.items()
-                    if chinese[key] == value and re.search(r"[a-z]{4,}", re.sub(r"\{\w+\}", "", value))}
+    untranslated = {
+        key
+        for key, value in english.items()
+        if chinese[key] == value and re.search(r"[a-z]{4,}", re.sub(r"\{\w+\}", "", value))
+    }
     assert untranslated == set()
 
 
@@ -507,23 +571,34 @@ def test_every_string_of_the_memory_pages_is_in_the_chinese_catalog() -> None:
             catalog[entry.msgid_plural] = entry
 
     # when
-    missing = {msgid for msgid in msgids if msgid not in catalog
-               or not (catalog[msgid].msgstr or any(catalog[msgid].msgstr_plural.values()))}
+    missing = {
+        msgid
+        for msgid in msgids
+        if msgid not in catalog or not (catalog[msgid].msgstr or any(catalog[msgid].msgstr_plural.values()))
+    }
 
     # then
     assert missing == set()
     assert {msgid for msgid in msgids if catalog[msgid].msgstr.endswith("。")} == set()
-    assert {msgid for msgid in msgids if any(value.endswith("。") for value in catalog[msgid].msgstr_plural.values())
-            } == set()
+    assert {
+        msgid for msgid in msgids if any(value.endswith("。") for value in catalog[msgid].msgstr_plural.values())
+    } == set()
 
 
-def test_the_list_reads_the_logs_in_a_fixed_number_of_queries(signed_in: Client, organisation: Organisation,
-                                                              django_assert_max_num_queries) -> None:
+def test_the_list_reads_the_logs_in_a_fixed_number_of_queries(
+    signed_in: Client, organisation: Organisation, django_assert_max_num_queries
+) -> None:
     # given many logs (their contents, series and analyses are not read for the list)
     for index in range(20):
-        MemoryLog.objects.create(organisation=organisation, name=f"log {index}", format="nvidia_smi_csv",
-                                 size_bytes=10, sha256="0" * 64, content="x",
-                                 verdict={"verdict": "pass", "coverage_hours": 72.0, "first_violation": None})
+        MemoryLog.objects.create(
+            organisation=organisation,
+            name=f"log {index}",
+            format="nvidia_smi_csv",
+            size_bytes=10,
+            sha256="0" * 64,
+            content="x",
+            verdict={"verdict": "pass", "coverage_hours": 72.0, "first_violation": None},
+        )
 
     # when / then
     with django_assert_max_num_queries(12):
@@ -535,13 +610,18 @@ def test_the_list_reads_the_logs_in_a_fixed_number_of_queries(signed_in: Client,
 # --- issue 20: banners the colour of the verdict, one zone for all three files, what a pass needs ----------------
 
 
-@pytest.mark.parametrize(("name", "fields", "level", "css"), [
-    ("healthy_2gpu_72h.csv", {"committed_gib_per_gpu": COMMITTED_GIB}, "success", "alert-ok"),
-    ("healthy_2gpu_72h.csv", {}, "warning", "alert-warn"),
-    ("oom_restart_2gpu_72h.csv", {"committed_gib_per_gpu": COMMITTED_GIB}, "error", "alert-error"),
-], ids=["pass-green", "insufficient-amber", "fail-red"])
-def test_the_import_banner_takes_the_verdicts_colour(signed_in: Client, name: str, fields: dict, level: str,
-                                                     css: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "fields", "level", "css"),
+    [
+        ("healthy_2gpu_72h.csv", {"committed_gib_per_gpu": COMMITTED_GIB}, "success", "alert-ok"),
+        ("healthy_2gpu_72h.csv", {}, "warning", "alert-warn"),
+        ("oom_restart_2gpu_72h.csv", {"committed_gib_per_gpu": COMMITTED_GIB}, "error", "alert-error"),
+    ],
+    ids=["pass-green", "insufficient-amber", "fail-red"],
+)
+def test_the_import_banner_takes_the_verdicts_colour(
+    signed_in: Client, name: str, fields: dict, level: str, css: str
+) -> None:
     # when
     response = upload(signed_in, name, **fields)
 
@@ -565,14 +645,21 @@ def test_the_zone_applies_to_the_events_log_as_to_the_samples(signed_in: Client)
     # given: the fixture's samples and its engine log are both local times; the server ran at UTC+08:00
 
     # when
-    response = upload(signed_in, "oom_restart_2gpu_72h.csv", committed_gib_per_gpu=COMMITTED_GIB,
-                      events="oom_events.log", utc_offset_minutes="480")
+    response = upload(
+        signed_in,
+        "oom_restart_2gpu_72h.csv",
+        committed_gib_per_gpu=COMMITTED_GIB,
+        events="oom_events.log",
+        utc_offset_minutes="480",
+    )
 
     # then: the memory OOM (19:41:02 local) and the logged OOM line (19:41:03 local) are both 8 h earlier in
     # UTC, one second apart, and the page says which zone it read them in
     html = signed_in.get(response["Location"]).content.decode()
-    assert ("GPU 0 full (79.30 GiB) at 2026-12-01 11:41:02 UTC, then down to 0.00 GiB; out-of-memory error at "
-            "2026-12-01 11:41:03 UTC") in html
+    assert (
+        "GPU 0 full (79.30 GiB) at 2026-12-01 11:41:02 UTC, then down to 0.00 GiB; out-of-memory error at "
+        "2026-12-01 11:41:03 UTC"
+    ) in html
     assert "19:41:03 UTC" not in html
     assert "Times written without a zone were read as UTC+08:00; every time here is in UTC." in html
     log = MemoryLog.objects.get()
@@ -585,9 +672,11 @@ def test_the_form_says_what_a_pass_needs_before_the_upload(signed_in: Client) ->
     html = signed_in.get(reverse("frontend:memory-logs")).content.decode()
 
     # then
-    assert ("A pass needs the hours of monitoring required (72 h unless you change it), a committed figure per GPU, "
-            "and at least 24 hourly buckets of data for the climb test: with fewer than 24 h required, a log shorter "
-            "than 24 h can only be insufficient") in html
+    assert (
+        "A pass needs the hours of monitoring required (72 h unless you change it), a committed figure per GPU, "
+        "and at least 24 hourly buckets of data for the climb test: with fewer than 24 h required, a log shorter "
+        "than 24 h can only be insufficient"
+    ) in html
     assert "Zone of the logs' times" in html
 
 
@@ -598,5 +687,7 @@ def test_a_requirement_below_the_climb_tests_day_says_so_on_the_page(signed_in: 
     # then
     html = signed_in.get(response["Location"]).content.decode()
     assert 'data-verdict="insufficient"' in html
-    assert ("A pass needs at least 24 h of data: the climb test fits 24 hourly buckets, more than the 1 h "
-            "required, so a shorter log can only be insufficient") in html
+    assert (
+        "A pass needs at least 24 h of data: the climb test fits 24 hourly buckets, more than the 1 h "
+        "required, so a shorter log can only be insufficient"
+    ) in html

@@ -58,8 +58,7 @@ def test_login_page_renders_the_form(client: Client) -> None:
 
 def test_login_form_signs_in_and_redirects_to_sizing(client: Client, user) -> None:
     # when
-    response = client.post(reverse("frontend:login"),
-                           {"username": "engineer", "password": "correct horse battery"})
+    response = client.post(reverse("frontend:login"), {"username": "engineer", "password": "correct horse battery"})
 
     # then
     assert response.status_code == 302
@@ -101,9 +100,7 @@ def test_sizing_page_lists_catalog_gpus_and_models(client: Client, catalog: None
     assert "engineer" in html
 
 
-def test_sizing_page_marks_unsupported_models_disabled_with_the_reason(
-    client: Client, catalog: None, user
-) -> None:
+def test_sizing_page_marks_unsupported_models_disabled_with_the_reason(client: Client, catalog: None, user) -> None:
     # given
     client.force_login(user)
     hybrid = LlmModel.objects.get(slug="nvidia/Nemotron-H-56B-Base-8K", organisation=None)
@@ -113,13 +110,13 @@ def test_sizing_page_marks_unsupported_models_disabled_with_the_reason(
 
     # then
     assert hybrid.supported is False
-    assert (f'<option value="nvidia/Nemotron-H-56B-Base-8K" disabled title="{hybrid.unsupported_reason}">'
-            f"nvidia/Nemotron-H-56B-Base-8K — not supported: {hybrid.unsupported_reason}</option>") in html
+    assert (
+        f'<option value="nvidia/Nemotron-H-56B-Base-8K" disabled title="{hybrid.unsupported_reason}">'
+        f"nvidia/Nemotron-H-56B-Base-8K — not supported: {hybrid.unsupported_reason}</option>"
+    ) in html
 
 
-def test_sizing_page_lists_the_organisations_uploads_first(
-    client: Client, catalog: None, user, api_client
-) -> None:
+def test_sizing_page_lists_the_organisations_uploads_first(client: Client, catalog: None, user, api_client) -> None:
     # given an upload by the user's organisation
     config = LlmModel.objects.get(slug="meta-llama/Llama-3.2-1B", organisation=None).config
     created = api_client.post("/api/v1/models/", {"slug": "acme/tiny-llama", "config": config}, format="json")
@@ -273,8 +270,11 @@ def test_sizing_page_blob_has_the_new_strings_in_chinese(client: Client, catalog
 
 @pytest.mark.parametrize(
     ("page", "strings_for_script"),
-    [("frontend:sizing", sizing_page_strings), ("frontend:bootlog", bootlog_page_strings),
-     ("frontend:colocated", colocated_page_strings)],
+    [
+        ("frontend:sizing", sizing_page_strings),
+        ("frontend:bootlog", bootlog_page_strings),
+        ("frontend:colocated", colocated_page_strings),
+    ],
     ids=["sizing", "boot log", "shared GPU"],
 )
 def test_every_script_string_reaches_the_page_in_chinese(
@@ -289,8 +289,11 @@ def test_every_script_string_reaches_the_page_in_chinese(
     chinese = _i18n_blob(client.get(reverse(page), headers={"accept-language": "zh-hans"}).content.decode())
 
     # then every English sentence was translated (names, units and flags may stay as they are)
-    untranslated = {key for key, value in english.items()
-                    if chinese[key] == value and re.search(r"[a-z]{4,}", re.sub(r"\{\w+\}", "", value))}
+    untranslated = {
+        key
+        for key, value in english.items()
+        if chinese[key] == value and re.search(r"[a-z]{4,}", re.sub(r"\{\w+\}", "", value))
+    }
     assert untranslated == set()
 
 
@@ -299,21 +302,34 @@ def test_every_string_the_scripts_read_is_in_their_blobs() -> None:
     sizing = set(sizing_page_strings())
     bootlog = set(bootlog_page_strings())
     built_for_sizing = {
-        *(f"allocation_{a.value}" for a in Allocation), *(f"allocation_text_{a.value}" for a in Allocation),
+        *(f"allocation_{a.value}" for a in Allocation),
+        *(f"allocation_text_{a.value}" for a in Allocation),
         *(f"source_{s}" for s in ("estimated", "calibrated", "measured", "catalog")),
         *(f"source_title_{s}" for s in ("estimated", "calibrated", "measured", "catalog")),
         *(f"solve_value_{target}" for target in SOLVER_TARGETS),
-        "remedy_action_weights_int4", "remedy_action_replica",
+        "remedy_action_weights_int4",
+        "remedy_action_replica",
         *(f"rule_{rule}" for rule in ("overhead_factor", "activations_share", "plan_limit")),
         *(f"rule_title_{rule}" for rule in ("overhead_factor", "activations_share", "plan_limit")),
         *(f"checkpoint_source_{s}" for s in ("index", "headers", "index+headers")),
     }
-    figures = ("weights_bytes", "activation_peak_bytes", "non_torch_bytes", "kv_cache_bytes", "kv_cache_tokens",
-               "max_concurrency", "cuda_graph_bytes", "budget_bytes", "total_gpu_memory_bytes")
+    figures = (
+        "weights_bytes",
+        "activation_peak_bytes",
+        "non_torch_bytes",
+        "kv_cache_bytes",
+        "kv_cache_tokens",
+        "max_concurrency",
+        "cuda_graph_bytes",
+        "budget_bytes",
+        "total_gpu_memory_bytes",
+    )
     built_for_bootlog = {
         *(f"figure_{figure}" for figure in figures),
-        *(f"calibration_{term}" for term in ("runtime_reserve_bytes", "cuda_graph_bytes", "gpu_memory_bytes",
-                                             "activation_peak_bytes")),
+        *(
+            f"calibration_{term}"
+            for term in ("runtime_reserve_bytes", "cuda_graph_bytes", "gpu_memory_bytes", "activation_peak_bytes")
+        ),
         *(f"source_{s}" for s in ("estimated", "calibrated", "measured", "catalog")),
     }
 
@@ -334,9 +350,7 @@ def test_bootlog_page_redirects_anonymous_users_to_login(client: Client) -> None
     assert response["Location"] == f"{reverse('frontend:login')}?next=/bootlog/"
 
 
-def test_bootlog_page_lists_gpus_and_models_and_defaults_to_the_logs_model(
-    client: Client, catalog: None, user
-) -> None:
+def test_bootlog_page_lists_gpus_and_models_and_defaults_to_the_logs_model(client: Client, catalog: None, user) -> None:
     # given
     client.force_login(user)
 
@@ -403,9 +417,7 @@ def test_bootlog_page_in_chinese(client: Client, catalog: None, user) -> None:
 # ---------------------------------------------------------------- parallelism, speculative decoding, traffic shape
 
 
-def test_sizing_page_offers_the_parallelism_speculative_and_traffic_inputs(
-    client: Client, catalog: None, user
-) -> None:
+def test_sizing_page_offers_the_parallelism_speculative_and_traffic_inputs(client: Client, catalog: None, user) -> None:
     # given
     client.force_login(user)
 
@@ -427,6 +439,7 @@ def test_sizing_page_offers_the_parallelism_speculative_and_traffic_inputs(
     assert re.search(r'name="prefix_caching" value="true" checked', html)
     # the expert-parallel checkbox is for mixture-of-experts models: the script reads data-moe off the options
     assert 'id="expert-parallel-field" data-moe-only' in html
+
     def select(element_id: str) -> str:
         start = html.index(f'id="{element_id}"')
         return html[start : html.index("</select>", start)]
@@ -453,8 +466,18 @@ def test_sizing_page_new_groups_in_chinese(client: Client, catalog: None, user) 
     html = client.get(reverse("frontend:sizing"), headers={"accept-language": "zh-hans"}).content.decode()
 
     # then the template's labels follow the glossary
-    for text in ("投机解码", "草稿模型", "前缀缓存", "共享前缀 token 数", "专家并行（EP）", "数据并行", "流量特征",
-                 "经验法则", "并行采样数（n）", "输出 token 数"):
+    for text in (
+        "投机解码",
+        "草稿模型",
+        "前缀缓存",
+        "共享前缀 token 数",
+        "专家并行（EP）",
+        "数据并行",
+        "流量特征",
+        "经验法则",
+        "并行采样数（n）",
+        "输出 token 数",
+    ):
         assert text in html, text
     # and so do the script's strings
     strings = _i18n_blob(html)
@@ -495,8 +518,15 @@ def test_colocated_page_renders_the_row_template_and_the_api_address(client: Cli
     assert '<option value="nvidia-h100-sxm-80gb">NVIDIA H100 SXM5 80GB</option>' in html
     # one row as a template the script clones: a model, an engine, a weight format and four numbers
     row = html[html.index('id="deployment-row-template"') : html.index("</template>")]
-    for name in ("model", "engine", "weights", "gpu_memory_utilization", "max_model_len", "concurrency",
-                 "tokens_per_request"):
+    for name in (
+        "model",
+        "engine",
+        "weights",
+        "gpu_memory_utilization",
+        "max_model_len",
+        "concurrency",
+        "tokens_per_request",
+    ):
         assert f'data-name="{name}"' in row, name
     assert '<option value="meta-llama/Meta-Llama-3-8B" selected>' in row
     assert 'data-name="gpu_memory_utilization" min="0.01" max="1" step="0.01"\n                 value="0.45"' in row

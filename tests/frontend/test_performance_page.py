@@ -25,8 +25,11 @@ STATIC = ROOT / "frontend" / "static" / "frontend"
 TEMPLATE = ROOT / "frontend" / "templates" / "frontend" / "performance.html"
 CATALOG = Path(settings.LOCALE_PATHS[0]) / "zh_Hans" / "LC_MESSAGES" / "django.po"
 SAMPLE_NAME = "Sample: Q&A, reports, archive analysis"
-PROFILE = {"classes": [{"name": "chat", "share": 1, "input": {"kind": "fixed", "mean": 100},
-                        "output": {"kind": "fixed", "mean": 50}}]}
+PROFILE = {
+    "classes": [
+        {"name": "chat", "share": 1, "input": {"kind": "fixed", "mean": 100}, "output": {"kind": "fixed", "mean": 50}}
+    ]
+}
 
 pytestmark = pytest.mark.django_db
 
@@ -72,8 +75,9 @@ def test_performance_page_renders_the_form_the_actions_and_the_api_address(
 ) -> None:
     # given the shipped catalogs (with the sample profile), one profile of the user's organisation and one of another
     workload_profile_create(organisation=organisation, user=user, name="Acme chat", profile=PROFILE)
-    workload_profile_create(organisation=Organisation.objects.create(name="Other"), user=None, name="Theirs",
-                            profile=PROFILE)
+    workload_profile_create(
+        organisation=Organisation.objects.create(name="Other"), user=None, name="Theirs", profile=PROFILE
+    )
     client.force_login(user)
 
     # when
@@ -89,15 +93,32 @@ def test_performance_page_renders_the_form_the_actions_and_the_api_address(
     assert '<option value="nvidia-l40s-48gb">NVIDIA L40S 48GB</option>' in _select(html, "field-gpu")
     for engine in ENGINE_CHOICES:
         assert f'<option value="{engine}">' in _select(html, "field-engine")
-    for name in ("gpus", "tp", "weights", "kv_dtype", "gpu_memory_utilization", "max_model_len", "max_num_seqs",
-                 "max_num_batched_tokens", "input_tokens", "output_tokens", "load", "rate", "concurrency",
-                 "requests", "seed"):
+    for name in (
+        "gpus",
+        "tp",
+        "weights",
+        "kv_dtype",
+        "gpu_memory_utilization",
+        "max_model_len",
+        "max_num_seqs",
+        "max_num_batched_tokens",
+        "input_tokens",
+        "output_tokens",
+        "load",
+        "rate",
+        "concurrency",
+        "requests",
+        "seed",
+    ):
         assert f'id="field-{name}" name="{name}"' in html, name
     # the traffic: samples marked in their own group, the organisation's profiles in theirs, nobody else's
     profiles = _select(html, "field-profile")
     samples = profiles[profiles.index('label="Samples"') : profiles.index("</optgroup>")]
-    assert re.search(rf'<option value="\d+" data-sample="true">{re.escape(SAMPLE_NAME.replace("&", "&amp;"))}'
-                     r"</option>", samples)
+    assert re.search(
+        rf'<option value="\d+" data-sample="true">{re.escape(SAMPLE_NAME.replace("&", "&amp;"))}'
+        r"</option>",
+        samples,
+    )
     assert re.search(r'label="Your organisation">\s*<option value="\d+">Acme chat</option>', profiles)
     assert "Theirs" not in html
     # the load kinds and the SLOs: TTFT in seconds, TPOT in milliseconds, P95 by default
@@ -107,24 +128,47 @@ def test_performance_page_renders_the_form_the_actions_and_the_api_address(
     assert '<option value="95" selected>P95</option>' in _select(html, "field-slo_percentile")
     assert 'data-error-for="slo.tpot_s"' in html
     # the search's choices: every GPU with its price, TP sizes, formats and engines
-    assert re.search(r'name="search_gpus" value="nvidia-l40s-48gb">\s*<span>NVIDIA L40S 48GB</span>'
-                     r'<span class="check-detail">\$0.86/h</span>', html)
+    assert re.search(
+        r'name="search_gpus" value="nvidia-l40s-48gb">\s*<span>NVIDIA L40S 48GB</span>'
+        r'<span class="check-detail">\$0.86/h</span>',
+        html,
+    )
     assert html.count('name="search_tps"') == 4
     assert 'name="search_weights" value="auto" checked' in html
     assert 'name="search_engines" value="vllm" checked' in html
     # the actions, the result panels the script fills and the measured-run template
-    buttons = {"simulate": "simulate-button", "sweep": "sweep-button", "slo_search": "slo-search-button",
-               "search": "search-button", "calibrate": "calibrate-button"}
+    buttons = {
+        "simulate": "simulate-button",
+        "sweep": "sweep-button",
+        "slo_search": "slo-search-button",
+        "search": "search-button",
+        "calibrate": "calibrate-button",
+    }
     for kind, button in buttons.items():
         assert re.search(rf'id="{button}"[^>]* data-kind="{kind}"', html), kind
-    for element in ("job-status", "job-progress", "throughput-chart", "sweep-ttft-chart", "sweep-tpot-chart",
-                    "sweep-table", "probe-table", "search-table", "latency-table", "ttft-histogram", "itl-histogram",
-                    "kv-chart", "class-table", "plan-figures", "efficiency-table", "calibration-table",
-                    "calibration-chart", "measurement-template"):
+    for element in (
+        "job-status",
+        "job-progress",
+        "throughput-chart",
+        "sweep-ttft-chart",
+        "sweep-tpot-chart",
+        "sweep-table",
+        "probe-table",
+        "search-table",
+        "latency-table",
+        "ttft-histogram",
+        "itl-histogram",
+        "kv-chart",
+        "class-table",
+        "plan-figures",
+        "efficiency-table",
+        "calibration-table",
+        "calibration-chart",
+        "measurement-template",
+    ):
         assert f'id="{element}"' in html, element
     row = html[html.index('id="measurement-template"') : html.index("</template>")]
-    for name in ("label", "input_tokens", "output_tokens", "concurrency", "output_tokens_per_s", "ttft_ms",
-                 "tpot_ms"):
+    for name in ("label", "input_tokens", "output_tokens", "concurrency", "output_tokens_per_s", "ttft_ms", "tpot_ms"):
         assert f'data-name="{name}"' in row, name
     assert static("vendor/plotly/plotly.min.js") in html
     assert static("frontend/common.js") in html
@@ -136,8 +180,10 @@ def test_every_page_links_the_performance_page(client: Client, catalog: None, us
     client.force_login(user)
 
     # when
-    pages = {name: client.get(reverse(f"frontend:{name}")).content.decode()
-             for name in ("sizing", "bootlog", "colocated", "workloads", "performance")}
+    pages = {
+        name: client.get(reverse(f"frontend:{name}")).content.decode()
+        for name in ("sizing", "bootlog", "colocated", "workloads", "performance")
+    }
 
     # then
     for html in pages.values():
@@ -164,10 +210,20 @@ def test_performance_page_in_chinese(client: Client, catalog: None, user) -> Non
     # then the template follows the glossary
     assert '<html lang="zh-hans">' in html
     assert ">性能</a>" in html  # the header link
-    for text in ("延迟与吞吐量", "服务等级目标（SLO）", "首字延迟（秒）", "每 token 输出时延（毫秒）", "SLO 百分位",
-                 "负载扫描", "满足 SLO 的最大负载", "搜索部署方案", "用实测运行校准", "$0.86/小时",
-                 '<option value="rate">速率（开环）</option>',
-                 "自动速率取所有请求同时到达时部署完成速率的 10% 到 130%"):
+    for text in (
+        "延迟与吞吐量",
+        "服务等级目标（SLO）",
+        "首字延迟（秒）",
+        "每 token 输出时延（毫秒）",
+        "SLO 百分位",
+        "负载扫描",
+        "满足 SLO 的最大负载",
+        "搜索部署方案",
+        "用实测运行校准",
+        "$0.86/小时",
+        '<option value="rate">速率（开环）</option>',
+        "自动速率取所有请求同时到达时部署完成速率的 10% 到 130%",
+    ):
         assert text in html, text
     strings = _json_script(html, "i18n")
     assert strings["metric_ttft"] == "首字延迟"
@@ -185,12 +241,18 @@ def test_every_script_string_of_the_performance_page_is_translated(client: Clien
         english = _flat(performance_page_strings())
 
     # when
-    chinese = _flat(_json_script(client.get(reverse("frontend:performance"),
-                                            headers={"accept-language": "zh-hans"}).content.decode(), "i18n"))
+    chinese = _flat(
+        _json_script(
+            client.get(reverse("frontend:performance"), headers={"accept-language": "zh-hans"}).content.decode(), "i18n"
+        )
+    )
 
     # then every English sentence was translated (engine names stay), and no Chinese one ends with 。
-    untranslated = {key for key, value in english.items()
-                    if chinese[key] == value and _english_words(value) and not key.startswith("engine_names.")}
+    untranslated = {
+        key
+        for key, value in english.items()
+        if chinese[key] == value and _english_words(value) and not key.startswith("engine_names.")
+    }
     assert untranslated == set()
     assert {key for key, value in chinese.items() if value.endswith("。")} == set()
 
@@ -199,11 +261,13 @@ def test_every_string_the_performance_script_reads_is_in_its_blob() -> None:
     # given the fixed keys the script reads, and those it builds from the API's values
     source = (STATIC / "common.js").read_text() + (STATIC / "performance.js").read_text()
     read = set(re.findall(r"\bT\.(\w+)", source)) | set(re.findall(r'\bT\["(\w+)"\]', source))
-    built = {*(f"kind_{kind}" for kind in ("simulate", "sweep", "slo_search", "search", "calibrate")),
-             *(f"status_{status}" for status in ("queued", "running", "done", "failed")),
-             *(f"metric_{metric}" for metric in ("ttft", "tpot", "itl", "e2e")),
-             *(f"metric_title_{metric}" for metric in ("ttft", "tpot", "itl", "e2e")),
-             *(f"figure_{figure}" for figure in ("output_tokens_per_s", "ttft_ms", "tpot_ms"))}
+    built = {
+        *(f"kind_{kind}" for kind in ("simulate", "sweep", "slo_search", "search", "calibrate")),
+        *(f"status_{status}" for status in ("queued", "running", "done", "failed")),
+        *(f"metric_{metric}" for metric in ("ttft", "tpot", "itl", "e2e")),
+        *(f"metric_title_{metric}" for metric in ("ttft", "tpot", "itl", "e2e")),
+        *(f"figure_{figure}" for figure in ("output_tokens_per_s", "ttft_ms", "tpot_ms")),
+    }
     # then (common.js's own keys belong to the pages that use those helpers)
     common_only = {"gib_value"}
     assert (read | built) - common_only <= set(performance_page_strings())

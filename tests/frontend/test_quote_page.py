@@ -56,8 +56,19 @@ def test_the_quote_page_renders_the_form_and_the_api_address(client: Client, cat
     html = client.get(reverse("frontend:quotes")).content.decode()
 
     assert 'data-quotes-url="/api/v1/quotes/"' in html
-    for name in ("model", "input_tokens", "output_tokens", "profile", "rate", "slo_ttft_s", "slo_tpot_ms",
-                 "slo_e2e_s", "slo_percentile", "max_gpus", "top"):
+    for name in (
+        "model",
+        "input_tokens",
+        "output_tokens",
+        "profile",
+        "rate",
+        "slo_ttft_s",
+        "slo_tpot_ms",
+        "slo_e2e_s",
+        "slo_percentile",
+        "max_gpus",
+        "top",
+    ):
         assert f'name="{name}"' in html, name
     assert 'name="gpus" value="nvidia-l40s-48gb"' in html
     assert "$0.86/h" in html
@@ -65,7 +76,7 @@ def test_the_quote_page_renders_the_form_and_the_api_address(client: Client, cat
     assert 'id="cost-chart"' in html
     assert "vendor/plotly/plotly.min.js" in html
     assert "frontend/quotes.js" in html
-    assert '>Quotes</a>' in html
+    assert ">Quotes</a>" in html
     assert 'aria-current="page">Quotes</a>' in html
     _no_inline_script(html)
     strings = _json_script(html, "i18n")
@@ -99,8 +110,9 @@ def test_every_script_string_of_the_quote_page_is_translated(client: Client, cat
     with translation.override("en"):
         english = {k: v for k, v in quote_page_strings().items() if isinstance(v, str)}
 
-    chinese = _json_script(client.get(reverse("frontend:quotes"), headers={"accept-language": "zh-hans"})
-                           .content.decode(), "i18n")
+    chinese = _json_script(
+        client.get(reverse("frontend:quotes"), headers={"accept-language": "zh-hans"}).content.decode(), "i18n"
+    )
 
     untranslated = {key for key, value in english.items() if chinese[key] == value and _english_words(value)}
     assert untranslated == set()
@@ -110,8 +122,10 @@ def test_every_script_string_of_the_quote_page_is_translated(client: Client, cat
 def test_every_string_the_quote_script_reads_is_in_its_blob() -> None:
     source = SCRIPT.read_text()
     read = set(re.findall(r"\bT\.(\w+)", source)) | set(re.findall(r'\bT\["(\w+)"\]', source))
-    built = {*(f"status_{status}" for status in ("queued", "running", "done", "failed")),
-             *(f"metric_{metric}" for metric in ("ttft", "tpot", "e2e"))}
+    built = {
+        *(f"status_{status}" for status in ("queued", "running", "done", "failed")),
+        *(f"metric_{metric}" for metric in ("ttft", "tpot", "e2e")),
+    }
     assert read | built <= set(quote_page_strings())
     assert "innerHTML" not in source
 

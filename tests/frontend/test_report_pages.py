@@ -45,8 +45,10 @@ def _html(response) -> str:
 
 
 def _messages(html: str) -> list[str]:
-    return [re.sub(r"\s+", " ", text).strip()
-            for text in re.findall(r'<div class="alert alert-(?:error|ok)">(.*?)</div>', html, re.S)]
+    return [
+        re.sub(r"\s+", " ", text).strip()
+        for text in re.findall(r'<div class="alert alert-(?:error|ok)">(.*?)</div>', html, re.S)
+    ]
 
 
 def _field_error(html: str, field: str) -> str:
@@ -90,9 +92,16 @@ def signer(team) -> Client:
 @pytest.fixture
 def deployment(catalog: None, organisation: Organisation) -> Deployment:
     return Deployment.objects.create(
-        organisation=organisation, name="客服大模型", customer=CUSTOMER, engine="vllm", gpu_count=1, tp=1,
-        model=LlmModel.objects.get(slug=MODEL, organisation__isnull=True), gpu=Gpu.objects.get(slug="nvidia-l4-24gb"),
-        slo={"ttft_ms": 2000.0, "tpot_ms": 150.0})
+        organisation=organisation,
+        name="客服大模型",
+        customer=CUSTOMER,
+        engine="vllm",
+        gpu_count=1,
+        tp=1,
+        model=LlmModel.objects.get(slug=MODEL, organisation__isnull=True),
+        gpu=Gpu.objects.get(slug="nvidia-l4-24gb"),
+        slo={"ttft_ms": 2000.0, "tpot_ms": 150.0},
+    )
 
 
 def _drafted(report: Report, number: int = 1) -> Report:
@@ -104,13 +113,15 @@ def _drafted(report: Report, number: int = 1) -> Report:
 
 @pytest.fixture
 def report(organisation: Organisation, team, deployment: Deployment) -> Report:
-    return _drafted(report_create(organisation=organisation, user=team["author"],
-                                  data={"deployment": deployment.pk, "language": "en"}))
+    return _drafted(
+        report_create(
+            organisation=organisation, user=team["author"], data={"deployment": deployment.pk, "language": "en"}
+        )
+    )
 
 
 def _open_items(report: Report, number: int = 1) -> list[str]:
-    return [item["code"] for item in report.versions.get(number=number).content["checklist"]
-            if item["state"] != "done"]
+    return [item["code"] for item in report.versions.get(number=number).content["checklist"] if item["state"] != "done"]
 
 
 def _waive_all(report: Report, team: dict[str, Any], number: int = 1) -> list[str]:
@@ -143,9 +154,16 @@ def other_report(catalog: None) -> Report:
     other = Organisation.objects.create(name="Globex")
     stranger = get_user_model().objects.create_user(username="stranger", password="correct horse battery")
     Membership.objects.create(user=stranger, organisation=other)
-    theirs = Deployment.objects.create(organisation=other, name="their deployment", customer="Globex Corp",
-                                       model=LlmModel.objects.get(slug=MODEL, organisation__isnull=True),
-                                       gpu=Gpu.objects.get(slug="nvidia-l4-24gb"), gpu_count=1, tp=1, engine="vllm")
+    theirs = Deployment.objects.create(
+        organisation=other,
+        name="their deployment",
+        customer="Globex Corp",
+        model=LlmModel.objects.get(slug=MODEL, organisation__isnull=True),
+        gpu=Gpu.objects.get(slug="nvidia-l4-24gb"),
+        gpu_count=1,
+        tp=1,
+        engine="vllm",
+    )
     return report_create(organisation=other, user=stranger, data={"deployment": theirs.pk, "title": "their secret"})
 
 
@@ -163,8 +181,9 @@ def _status(report: Report, number: int = 1) -> str:
 
 
 def _actions(report: Report, number: int = 1) -> list[str]:
-    return list(ReportAuditEvent.objects.filter(version__report=report, version__number=number)
-                .values_list("action", flat=True))
+    return list(
+        ReportAuditEvent.objects.filter(version__report=report, version__number=number).values_list("action", flat=True)
+    )
 
 
 # --- who may see what ---------------------------------------------------------------------------------------------
@@ -176,17 +195,24 @@ def test_anonymous_users_are_sent_to_sign_in(client: Client, report: Report):
         response = client.get(url)
         assert response.status_code == 302
         assert response["Location"].startswith(reverse("frontend:login"))
-    for url in (reverse("frontend:reports"), _action(report, "submit"), _action(report, "approve"),
-                reverse("frontend:report-version-new", args=[report.pk])):
+    for url in (
+        reverse("frontend:reports"),
+        _action(report, "submit"),
+        _action(report, "approve"),
+        reverse("frontend:report-version-new", args=[report.pk]),
+    ):
         assert client.post(url, {"deployment": report.deployment_id}).status_code == 302
     assert (Report.objects.count(), _status(report), _actions(report)) == (1, "draft", ["created"])
 
 
 def test_another_organisations_report_is_a_404(author: Client, other_report: Report):
     # when
-    responses = [author.get(_page(other_report)), author.post(_action(other_report, "submit")),
-                 author.post(_action(other_report, "edit"), {"assumptions": "mine"}),
-                 author.post(reverse("frontend:report-version-new", args=[other_report.pk]))]
+    responses = [
+        author.get(_page(other_report)),
+        author.post(_action(other_report, "submit")),
+        author.post(_action(other_report, "edit"), {"assumptions": "mine"}),
+        author.post(reverse("frontend:report-version-new", args=[other_report.pk])),
+    ]
 
     # then
     assert [response.status_code for response in responses] == [404, 404, 404, 404]
@@ -205,8 +231,9 @@ def test_the_form_creates_a_chinese_report_and_opens_it(author: Client, deployme
     assert 'id="no-reports"' in listing
 
     # when
-    response = author.post(reverse("frontend:reports"), {"deployment": deployment.pk, "language": "zh-hans",
-                                                         "title": ""})
+    response = author.post(
+        reverse("frontend:reports"), {"deployment": deployment.pk, "language": "zh-hans", "title": ""}
+    )
 
     # then its page, version 1 a draft
     report = Report.objects.get()
@@ -242,8 +269,9 @@ def test_a_refused_form_says_why_and_saves_nothing(author: Client, deployment: D
     assert _field_error(_html(empty), "deployment") == "Choose the deployment to report on"
     assert _field_error(_html(theirs), "deployment") == "Choose one of your organisation&#x27;s deployments"
     assert "The report was not created; nothing was saved" in _html(theirs)
-    zh = author.post(reverse("frontend:reports"), {"deployment": other_report.deployment_id, "language": "en"},
-                     headers=ZH)
+    zh = author.post(
+        reverse("frontend:reports"), {"deployment": other_report.deployment_id, "language": "en"}, headers=ZH
+    )
     assert _field_error(_html(zh), "deployment") == "请选择您组织的部署配置"
     assert Report.objects.count() == 1  # theirs only
 
@@ -262,10 +290,18 @@ def test_the_page_shows_the_checklist_the_figures_and_the_audit_log(author: Clie
     # then the checklist names each piece of evidence with its state, the author may ask to waive the open ones
     checklist = page.split('id="checklist">')[1].split("</ul>")[0]
     states = dict(re.findall(r'data-item="(\w+)" data-state="(\w+)"', checklist))
-    assert states == {"machines": "missing", "machines_match": "missing", "plan": "done", "release": "done",
-                      "peak_fits": "done",
-                      "workload": "missing", "load_test_pulse": "missing", "load_test_long_tail": "missing",
-                      "load_test_failure": "missing", "monitoring": "missing"}
+    assert states == {
+        "machines": "missing",
+        "machines_match": "missing",
+        "plan": "done",
+        "release": "done",
+        "peak_fits": "done",
+        "workload": "missing",
+        "load_test_pulse": "missing",
+        "load_test_long_tail": "missing",
+        "load_test_failure": "missing",
+        "monitoring": "missing",
+    }
     assert checklist.count('data-form="waiver-request"') == 7
     assert len(content["missing"]) == 7
     # the key figures: the peak per card in GiB and GB with its confidence, the overflow probability, the budget
@@ -276,15 +312,25 @@ def test_the_page_shows_the_checklist_the_figures_and_the_audit_log(author: Clie
     assert '<p class="muted" id="no-changes">The first version.</p>' in page
     audit = page.split('id="audit-table">')[1].split("</table>")[0]
     assert re.findall(r'<tr data-action="(\w+)">\s*<td>(\w+)</td>\s*<td>([^<]+)', audit) == [
-        ("created", "engineer", "Created")]
+        ("created", "engineer", "Created")
+    ]
     # the draft's actions: submit, edit, download (marked DRAFT), gather again
-    for element in ('id="submit-button"', 'id="edit-form"', 'id="pdf-link"', "Download the PDF (marked DRAFT)",
-                    "Gather the evidence again"):
+    for element in (
+        'id="submit-button"',
+        'id="edit-form"',
+        'id="pdf-link"',
+        "Download the PDF (marked DRAFT)",
+        "Gather the evidence again",
+    ):
         assert element in page
     assert f'href="/api/v1/reports/{report.pk}/versions/1/pdf"' in page
     data = json.loads(page.split('<script id="report-data" type="application/json">')[1].split("</script>")[0])
-    assert data == {"signing": False, "status": "draft", "drafting": False,
-                    "api_url": f"/api/v1/reports/{report.pk}/versions/1/"}
+    assert data == {
+        "signing": False,
+        "status": "draft",
+        "drafting": False,
+        "api_url": f"/api/v1/reports/{report.pk}/versions/1/",
+    }
 
 
 def test_the_page_reads_in_chinese(author: Client, report: Report):
@@ -310,13 +356,18 @@ def test_submit_approve_and_return_with_their_refusals(author: Client, reviewer:
     # given the author submits the draft with its evidence open: refused, listing the items
     refused = author.post(_action(report, "submit"), follow=True)
     assert _status(report) == "draft"
-    assert any(text.startswith("Submission refused: 7 checklist items are not done and carry no waiver request")
-               and "A passed load test of the pulse scenario (Missing)" in text for text in _messages(_html(refused)))
+    assert any(
+        text.startswith("Submission refused: 7 checklist items are not done and carry no waiver request")
+        and "A passed load test of the pulse scenario (Missing)" in text
+        for text in _messages(_html(refused))
+    )
 
     # when the author asks to waive each on the page, then submits
     for item in _open_items(report):
-        author.post(reverse("frontend:report-version-waiver-request", args=[report.pk, 1, item]),
-                    {"reason": "the pilot runs without it"})
+        author.post(
+            reverse("frontend:report-version-waiver-request", args=[report.pk, 1, item]),
+            {"reason": "the pilot runs without it"},
+        )
     response = author.post(_action(report, "submit"))
     assert response.status_code == 302
     assert response["Location"] == _page(report, 1)
@@ -342,20 +393,28 @@ def test_submit_approve_and_return_with_their_refusals(author: Client, reviewer:
     assert 'data-form="waiver-decide"' not in page
     refused = _html(author.post(_action(report, "approve"), follow=True))
     assert _status(report) == "in_review"
-    assert ("You wrote this version: a reviewer other than its author approves it. Ask a colleague to review it"
-            in _messages(refused))
+    assert (
+        "You wrote this version: a reviewer other than its author approves it. Ask a colleague to review it"
+        in _messages(refused)
+    )
     Membership.objects.filter(user__username=report.versions.get().author.username).update(role="engineer")
 
     # when the reviewer approves before deciding the waivers: refused
     early = _html(reviewer.post(_action(report, "approve"), follow=True))
-    assert any(text.startswith("Approval refused: 7 checklist items are not done and their waiver is not granted")
-               for text in _messages(early))
+    assert any(
+        text.startswith("Approval refused: 7 checklist items are not done and their waiver is not granted")
+        for text in _messages(early)
+    )
     # the reviewer's page offers a decision per waiver; one refused without a reason is refused itself
     page = _html(reviewer.get(_page(report)))
     assert page.count('data-form="waiver-decide"') == 7
-    no_reason = _html(reviewer.post(reverse("frontend:report-version-waiver-decide",
-                                            args=[report.pk, 1, "monitoring"]), {"grant": "1", "reason": " "},
-                                    follow=True))
+    no_reason = _html(
+        reviewer.post(
+            reverse("frontend:report-version-waiver-decide", args=[report.pk, 1, "monitoring"]),
+            {"grant": "1", "reason": " "},
+            follow=True,
+        )
+    )
     assert "Say why the waiver is granted or refused" in _messages(no_reason)
 
     # when the reviewer returns it without a reason, then with one
@@ -377,15 +436,24 @@ def test_submit_approve_and_return_with_their_refusals(author: Client, reviewer:
     # and after a new submission the reviewer grants each waiver on the page and approves it
     author.post(_action(report, "submit"))
     for item in _open_items(report):
-        reviewer.post(reverse("frontend:report-version-waiver-decide", args=[report.pk, 1, item]),
-                      {"grant": "1", "reason": "the customer accepts it in writing"})
+        reviewer.post(
+            reverse("frontend:report-version-waiver-decide", args=[report.pk, 1, item]),
+            {"grant": "1", "reason": "the customer accepts it in writing"},
+        )
     approved = _html(reviewer.post(_action(report, "approve"), follow=True))
     assert _status(report) == "approved"
-    assert ("Version 1 approved: a signer of your organisation can sign it now" in _messages(approved))
+    assert "Version 1 approved: a signer of your organisation can sign it now" in _messages(approved)
     assert '<li class="report-step is-current" data-step="approved" aria-current="step">Approved</li>' in approved
     assert approved.count('data-state="waived"') == 7
-    assert _actions(report) == ["created", *["waiver_ask"] * 7, "submitted", "returned", "submitted",
-                                *["waiver_grant"] * 7, "approved"]
+    assert _actions(report) == [
+        "created",
+        *["waiver_ask"] * 7,
+        "submitted",
+        "returned",
+        "submitted",
+        *["waiver_grant"] * 7,
+        "approved",
+    ]
 
 
 def test_signing_needs_the_permission(author: Client, reviewer: Client, report: Report, team):
@@ -411,9 +479,14 @@ def test_signing_needs_the_permission(author: Client, reviewer: Client, report: 
 
 def test_a_draft_is_edited_one_sentence_per_line(author: Client, report: Report):
     # when
-    response = author.post(_action(report, "edit"), {
-        "assumptions": "The load stays below 4 requests/s.\r\n\r\n  The driver stays at 550.  ",
-        "exclusions": "", "fallback": "Refuse new requests with HTTP 503."})
+    response = author.post(
+        _action(report, "edit"),
+        {
+            "assumptions": "The load stays below 4 requests/s.\r\n\r\n  The driver stays at 550.  ",
+            "exclusions": "",
+            "fallback": "Refuse new requests with HTTP 503.",
+        },
+    )
 
     # then
     assert response.status_code == 302
@@ -429,8 +502,10 @@ def test_an_edit_too_long_or_of_a_version_in_review_saves_nothing(author: Client
     before = report.versions.get().content
 
     # when fifty-one sentences are posted
-    too_many = author.post(_action(report, "edit"), {"assumptions": "\n".join(f"s{i}" for i in range(51)),
-                                                     "exclusions": "x", "fallback": "y"})
+    too_many = author.post(
+        _action(report, "edit"),
+        {"assumptions": "\n".join(f"s{i}" for i in range(51)), "exclusions": "x", "fallback": "y"},
+    )
 
     # then the page again, the reason under the field, nothing saved
     assert too_many.status_code == 400
@@ -467,9 +542,15 @@ def _signed(author: Client, reviewer: Client, signer: Client, report: Report, ca
     return bytes(version.pdf)
 
 
-def test_sign_then_verify_the_pdf_and_a_tampered_copy(eager_signing, author: Client, reviewer: Client,
-                                                       signer: Client, report: Report, team,
-                                                       django_capture_on_commit_callbacks):
+def test_sign_then_verify_the_pdf_and_a_tampered_copy(
+    eager_signing,
+    author: Client,
+    reviewer: Client,
+    signer: Client,
+    report: Report,
+    team,
+    django_capture_on_commit_callbacks,
+):
     # given version 1 signed
     pdf = _signed(author, reviewer, signer, report, django_capture_on_commit_callbacks, team)
     sha256 = hashlib.sha256(pdf).hexdigest()
@@ -479,8 +560,13 @@ def test_sign_then_verify_the_pdf_and_a_tampered_copy(eager_signing, author: Cli
     assert f'<code id="version-sha256">{sha256}</code>' in page
     assert "Signed by signer at " in page
     assert '<li class="report-step is-current" data-step="signed" aria-current="step">Signed</li>' in page
-    for absent in ('id="submit-button"', 'id="approve-button"', 'id="sign-button"', 'id="edit-form"',
-                   'id="return-form"'):
+    for absent in (
+        'id="submit-button"',
+        'id="approve-button"',
+        'id="sign-button"',
+        'id="edit-form"',
+        'id="return-form"',
+    ):
         assert absent not in page
     assert "Download the signed PDF" in page
     assert "Draft a new version" in page
@@ -500,9 +586,8 @@ def test_sign_then_verify_the_pdf_and_a_tampered_copy(eager_signing, author: Cli
 
     # when one byte is flipped
     middle = len(pdf) // 3
-    flipped = pdf[:middle] + bytes([pdf[middle] ^ 0x01]) + pdf[middle + 1:]
-    tampered = _html(author.post(verify, {"file": SimpleUploadedFile("r.pdf", flipped, "application/pdf")},
-                                 headers=ZH))
+    flipped = pdf[:middle] + bytes([pdf[middle] ^ 0x01]) + pdf[middle + 1 :]
+    tampered = _html(author.post(verify, {"file": SimpleUploadedFile("r.pdf", flipped, "application/pdf")}, headers=ZH))
 
     # then tampered (or unreadable where the byte broke the structure), in Chinese, matching no record
     verdict = re.search(r'id="verify-result" data-verdict="(\w+)"', tampered).group(1)
@@ -528,8 +613,10 @@ def test_an_oversized_upload_is_refused_and_nothing_checked(settings, author: Cl
     assert '<p class="hint" id="verify-limit">At most 1,000 bytes.</p>' in page
 
     # when
-    response = author.post(reverse("frontend:report-verify"),
-                           {"file": SimpleUploadedFile("big.pdf", b"%PDF-1.7\n" + b"0" * 2000, "application/pdf")})
+    response = author.post(
+        reverse("frontend:report-verify"),
+        {"file": SimpleUploadedFile("big.pdf", b"%PDF-1.7\n" + b"0" * 2000, "application/pdf")},
+    )
 
     # then
     assert response.status_code == 400
@@ -541,8 +628,10 @@ def test_an_oversized_upload_is_refused_and_nothing_checked(settings, author: Cl
 
 def test_an_unsigned_file_is_reported_unsigned_or_unreadable(eager_signing, author: Client):
     # when
-    response = author.post(reverse("frontend:report-verify"),
-                           {"file": SimpleUploadedFile("notes.pdf", b"not a pdf at all", "application/pdf")})
+    response = author.post(
+        reverse("frontend:report-verify"),
+        {"file": SimpleUploadedFile("notes.pdf", b"not a pdf at all", "application/pdf")},
+    )
 
     # then
     html = _html(response)
@@ -555,8 +644,7 @@ def test_an_unsigned_file_is_reported_unsigned_or_unreadable(eager_signing, auth
 # --- the deployment page ------------------------------------------------------------------------------------------
 
 
-def test_the_deployment_page_lists_its_reports_and_creates_one(author: Client, report: Report,
-                                                              deployment: Deployment):
+def test_the_deployment_page_lists_its_reports_and_creates_one(author: Client, report: Report, deployment: Deployment):
     # when
     page = _html(author.get(reverse("frontend:deployment", args=[deployment.pk])))
 
@@ -595,10 +683,15 @@ def test_every_string_of_the_report_pages_is_in_the_chinese_catalog() -> None:
     msgids = _template_msgids("".join((TEMPLATES / name).read_text() for name in names))
     msgids |= _python_msgids(ROOT / "frontend" / "views_reports.py")
     with translation.override("en"):
-        msgids |= {str(label) for choices in (ReportVersion.Status.choices, ReportAuditEvent.Action.choices)
-                   for _value, label in choices}
-    catalog = {entry.msgid: entry for entry in polib.pofile(
-        str(Path(settings.LOCALE_PATHS[0]) / "zh_Hans" / "LC_MESSAGES" / "django.po"))}
+        msgids |= {
+            str(label)
+            for choices in (ReportVersion.Status.choices, ReportAuditEvent.Action.choices)
+            for _value, label in choices
+        }
+    catalog = {
+        entry.msgid: entry
+        for entry in polib.pofile(str(Path(settings.LOCALE_PATHS[0]) / "zh_Hans" / "LC_MESSAGES" / "django.po"))
+    }
 
     # when
     missing = {msgid for msgid in msgids if msgid not in catalog or not catalog[msgid].msgstr}

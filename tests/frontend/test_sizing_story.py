@@ -22,22 +22,27 @@ from sizing.models import Gpu
 
 pytestmark = pytest.mark.django_db
 QUICK = "/api/v1/estimates/quick"
-ISSUE = {"model": "meta-llama/Meta-Llama-3-70B", "gpu": "nvidia-h100-sxm-80gb", "gpus": 2, "tp": 2,
-         "max_model_len": 32768, "concurrency": 64}
+ISSUE = {
+    "model": "meta-llama/Meta-Llama-3-70B",
+    "gpu": "nvidia-h100-sxm-80gb",
+    "gpus": 2,
+    "tp": 2,
+    "max_model_len": 32768,
+    "concurrency": 64,
+}
 
 
 def _select(html: str, name: str) -> str:
-    return html[html.index(f'<select id="field-{name}"'):].split("</select>")[0]
+    return html[html.index(f'<select id="field-{name}"') :].split("</select>")[0]
 
 
 def _field(html: str, name: str) -> str:
     """The select and its error slot."""
     start = html.index(f'<select id="field-{name}"')
-    return html[start:html.index("</p>", html.index(f'data-error-for="{name}"', start))]
+    return html[start : html.index("</p>", html.index(f'data-error-for="{name}"', start))]
 
 
-def test_the_release_select_offers_the_modelled_releases_with_latest_first(client: Client, catalog: None,
-                                                                           user) -> None:
+def test_the_release_select_offers_the_modelled_releases_with_latest_first(client: Client, catalog: None, user) -> None:
     # given
     client.force_login(user)
 
@@ -54,8 +59,11 @@ def test_the_release_select_offers_the_modelled_releases_with_latest_first(clien
     assert re.search(r'data-engines="vllm" id="engine-version-field">\s*<label for="field-engine_version">', html)
     assert re.findall(r'<option value="([^"]+)"', _select(html, "usage_context")) == ["serve", "llm"]
     assert re.findall(r'<option value="([^"]+)"', _select(html, "install")) == ["pip", "docker"]
-    assert re.search(r'<div class="field-row field-row-2" data-engines="vllm">\s*<div class="field">\s*'
-                     r'<label for="field-usage_context">', html)
+    assert re.search(
+        r'<div class="field-row field-row-2" data-engines="vllm">\s*<div class="field">\s*'
+        r'<label for="field-usage_context">',
+        html,
+    )
 
 
 def test_flags_left_empty_start_empty_for_the_release_to_resolve(client: Client, catalog: None, user) -> None:
@@ -66,11 +74,11 @@ def test_flags_left_empty_start_empty_for_the_release_to_resolve(client: Client,
     html = client.get(reverse("frontend:sizing")).content.decode()
 
     # then gpu_memory_utilization has no value of its own (vLLM's default moved from 0.90 to 0.92 at 0.20)
-    utilization = html[html.index('<input type="number" id="field-gpu_memory_utilization"'):].split(">")[0]
+    utilization = html[html.index('<input type="number" id="field-gpu_memory_utilization"') :].split(">")[0]
     assert "value=" not in utilization
     assert 'placeholder="engine default"' in utilization
     for name in ("max_num_seqs", "max_num_batched_tokens"):
-        field = html[html.index(f'<input type="number" id="field-{name}"'):].split(">")[0]
+        field = html[html.index(f'<input type="number" id="field-{name}"') :].split(">")[0]
         assert "value=" not in field
 
 
@@ -83,15 +91,18 @@ def test_the_page_knows_each_cards_own_total_beside_what_cuda_sees(client: Clien
 
     # then the catalog's total per card is on the page: vLLM's bill counts from the CUDA-visible total, and the
     # page shows the card's beside it
-    blob = html[html.index('<script id="gpu-memory" type="application/json">'):].split(">", 1)[1]
+    blob = html[html.index('<script id="gpu-memory" type="application/json">') :].split(">", 1)[1]
     memory = json.loads(blob.split("</script>")[0])
     assert memory["nvidia-h100-sxm-80gb"] == Gpu.objects.get(slug="nvidia-h100-sxm-80gb").memory_bytes
 
 
 @pytest.mark.parametrize(
     ("query", "name", "value"),
-    [("engine_version=0.5.1", "engine_version", "0.5.1"), ("usage_context=batch", "usage_context", "batch"),
-     ("install=conda", "install", "conda")],
+    [
+        ("engine_version=0.5.1", "engine_version", "0.5.1"),
+        ("usage_context=batch", "usage_context", "batch"),
+        ("install=conda", "install", "conda"),
+    ],
     ids=["release older than modelled", "usage context", "install"],
 )
 def test_a_choice_the_page_does_not_offer_shows_the_message_beside_its_field(
@@ -136,7 +147,7 @@ def test_the_new_strings_are_in_chinese(client: Client, catalog: None, user) -> 
     assert '<label for="field-engine_version">vLLM 版本</label>' in html
     assert f'<option value="latest" selected>最新（{latest_vllm_release()}） · 已建模的最新版本' in html
     assert '<label for="field-usage_context">使用方式</label>' in html
-    blob = html[html.index('<script id="i18n" type="application/json">'):].split(">", 1)[1]
+    blob = html[html.index('<script id="i18n" type="application/json">') :].split(">", 1)[1]
     strings = json.loads(blob.split("</script>")[0])
     assert strings["memory_left"] == "剩余显存（余量）：每张 GPU {value} GiB"
     assert strings["short_kv"] == "每请求 {tokens} 个 token 时 KV 缓存只能容纳 {concurrency} 个请求中的 {fit} 个"
@@ -170,8 +181,9 @@ def test_the_answer_the_page_draws_tells_one_story(api_client, catalog: None) ->
         assert 0 <= remedy["kv_room_bytes_after"] <= card
         assert remedy["freed_bytes_per_gpu"] == remedy["kv_room_bytes_after"] - remedy["kv_room_bytes_before"]
         assert remedy["kv_room_bytes_before"] == body["kv_cache_bytes_per_gpu"]
-        assert remedy["max_concurrency_before"] == (body["concurrency_curve"]["max_concurrency_fit"]
-                                                    * body["replicas"] * body["dp"])
+        assert remedy["max_concurrency_before"] == (
+            body["concurrency_curve"]["max_concurrency_fit"] * body["replicas"] * body["dp"]
+        )
     # a combination that fits, with the context fix and the exact flags, re-estimated to fit
     combination = next(r for r in remedies if r["kind"] == "combination" and r["fits"])
     assert combination["flag"].startswith("--max-model-len 8192")
@@ -183,8 +195,13 @@ def test_the_answer_the_page_draws_tells_one_story(api_client, catalog: None) ->
 
 def test_an_answer_for_an_older_release_holds_for_that_release(api_client, catalog: None) -> None:
     # given the issue's request at vLLM 0.11.0 with the OpenAI server from the official image
-    payload = {**ISSUE, "max_model_len": 8192, "engine_version": "0.11.0", "usage_context": "serve",
-               "install": "docker"}
+    payload = {
+        **ISSUE,
+        "max_model_len": 8192,
+        "engine_version": "0.11.0",
+        "usage_context": "serve",
+        "install": "docker",
+    }
 
     # when
     body = api_client.post(QUICK, payload, format="json").json()

@@ -23,8 +23,11 @@ ROOT = Path(__file__).resolve().parents[2]
 STATIC = ROOT / "frontend" / "static" / "frontend"
 TEMPLATE = ROOT / "frontend" / "templates" / "frontend" / "workloads.html"
 SAMPLE_NAME = "Sample: Q&A, reports, archive analysis"
-PROFILE = {"classes": [{"name": "chat", "share": 1, "input": {"kind": "fixed", "mean": 100},
-                        "output": {"kind": "fixed", "mean": 50}}]}
+PROFILE = {
+    "classes": [
+        {"name": "chat", "share": 1, "input": {"kind": "fixed", "mean": 100}, "output": {"kind": "fixed", "mean": 50}}
+    ]
+}
 
 pytestmark = pytest.mark.django_db
 
@@ -48,8 +51,9 @@ def test_workloads_page_lists_the_sample_first_and_only_the_organisations_profil
     # given the sample, a profile of the user's organisation and one of another organisation
     sample = workload_sample_load()
     own = workload_profile_create(organisation=organisation, user=user, name="Acme chat", profile=PROFILE)
-    workload_profile_create(organisation=Organisation.objects.create(name="Other"), user=None, name="Theirs",
-                            profile=PROFILE)
+    workload_profile_create(
+        organisation=Organisation.objects.create(name="Other"), user=None, name="Theirs", profile=PROFILE
+    )
     client.force_login(user)
     # when
     html = client.get(reverse("frontend:workloads")).content.decode()
@@ -85,8 +89,15 @@ def test_workloads_page_renders_the_editor_and_the_api_addresses(client: Client,
     assert '<option value="empirical">Empirical (histogram)</option>' in row
     # the arrival pattern, the chart, the import form and the fit report
     assert '<option value="burst">Poisson with a burst</option>' in html
-    for element in ('id="field-burst_requests"', 'id="daily-chart"', 'id="class-table"', 'id="import-file"',
-                    'id="fit-table"', 'id="fit-charts"', 'id="profile-list"'):
+    for element in (
+        'id="field-burst_requests"',
+        'id="daily-chart"',
+        'id="class-table"',
+        'id="import-file"',
+        'id="fit-table"',
+        'id="fit-charts"',
+        'id="profile-list"',
+    ):
         assert element in html, element
     assert "Up to 8.0 MiB." in html  # SIZING_MAX_WORKLOAD_CSV_BYTES
     assert static("vendor/plotly/plotly.min.js") in html
@@ -98,8 +109,10 @@ def test_every_page_links_the_workloads_page(client: Client, catalog: None, user
     # given
     client.force_login(user)
     # when
-    pages = {name: client.get(reverse(f"frontend:{name}")).content.decode()
-             for name in ("sizing", "bootlog", "colocated", "workloads")}
+    pages = {
+        name: client.get(reverse(f"frontend:{name}")).content.decode()
+        for name in ("sizing", "bootlog", "colocated", "workloads")
+    }
     # then
     for html in pages.values():
         assert 'href="/workloads/"' in html
@@ -122,8 +135,17 @@ def test_workloads_page_in_chinese(client: Client, user) -> None:
     # then the template follows the glossary
     assert '<html lang="zh-hans">' in html
     assert ">负载画像</a>" in html  # the header link
-    for text in ("请求类别", "到达模式", "活跃时段", "共享前缀 token 数", "用请求日志拟合画像", "拟合结果与数据对比",
-                 "KS 统计量", "<option value=\"lognormal\">对数正态</option>", "最大 8.0 MiB"):
+    for text in (
+        "请求类别",
+        "到达模式",
+        "活跃时段",
+        "共享前缀 token 数",
+        "用请求日志拟合画像",
+        "拟合结果与数据对比",
+        "KS 统计量",
+        '<option value="lognormal">对数正态</option>',
+        "最大 8.0 MiB",
+    ):
         assert text in html, text
     strings = _json_script(html, "i18n")
     assert strings["busiest"] == "高峰时段 {hour}：占全天请求的 {share}"
@@ -138,14 +160,20 @@ def test_every_script_string_of_the_workloads_page_is_translated(client: Client,
     with translation.override("en"):
         english = workloads_page_strings()
     # when
-    chinese = _json_script(client.get(reverse("frontend:workloads"), headers={"accept-language": "zh-hans"})
-                           .content.decode(), "i18n")
+    chinese = _json_script(
+        client.get(reverse("frontend:workloads"), headers={"accept-language": "zh-hans"}).content.decode(), "i18n"
+    )
     # then every English sentence was translated (names, units and placeholders may stay as they are)
-    flat_english = {**{k: v for k, v in english.items() if isinstance(v, str)},
-                    **{f"length_kinds.{k}": v for k, v in english["length_kinds"].items()}}
+    flat_english = {
+        **{k: v for k, v in english.items() if isinstance(v, str)},
+        **{f"length_kinds.{k}": v for k, v in english["length_kinds"].items()},
+    }
     flat_chinese = {**chinese, **{f"length_kinds.{k}": v for k, v in chinese["length_kinds"].items()}}
-    untranslated = {key for key, value in flat_english.items()
-                    if flat_chinese[key] == value and re.search(r"[a-z]{4,}", re.sub(r"\{\w+\}", "", value))}
+    untranslated = {
+        key
+        for key, value in flat_english.items()
+        if flat_chinese[key] == value and re.search(r"[a-z]{4,}", re.sub(r"\{\w+\}", "", value))
+    }
     assert untranslated == set()
 
 
@@ -163,8 +191,10 @@ def test_every_template_string_of_the_workloads_page_is_in_the_chinese_catalog()
     # given the template's {% translate %} strings and the committed catalog
     text = TEMPLATE.read_text() + (ROOT / "frontend" / "templates" / "frontend" / "base.html").read_text()
     msgids = set(re.findall(r'{% translate "([^"]+)" %}', text)) | set(re.findall(r"{% translate '([^']+)' %}", text))
-    catalog = {entry.msgid: entry for entry in polib.pofile(
-        str(Path(settings.LOCALE_PATHS[0]) / "zh_Hans" / "LC_MESSAGES" / "django.po"))}
+    catalog = {
+        entry.msgid: entry
+        for entry in polib.pofile(str(Path(settings.LOCALE_PATHS[0]) / "zh_Hans" / "LC_MESSAGES" / "django.po"))
+    }
     # when
     missing = {msgid for msgid in msgids if msgid not in catalog or not catalog[msgid].msgstr}
     fuzzy = {msgid for msgid in msgids if msgid in catalog and catalog[msgid].fuzzy}

@@ -29,9 +29,14 @@ pytestmark = [pytest.mark.django_db(transaction=True)]
 MODEL, GPU = "meta-llama/Meta-Llama-3-8B", "nvidia-l40s-48gb"
 UNREACHABLE = {
     "redis closed port": ("redis://127.0.0.1:1/0", {}),
-    "filesystem folder gone": ("filesystem://", {"data_folder_in": "/nonexistent/sizing-broker/out",
-                                                 "data_folder_out": "/nonexistent/sizing-broker/out",
-                                                 "control_folder": "/nonexistent/sizing-broker/control"}),
+    "filesystem folder gone": (
+        "filesystem://",
+        {
+            "data_folder_in": "/nonexistent/sizing-broker/out",
+            "data_folder_out": "/nonexistent/sizing-broker/out",
+            "control_folder": "/nonexistent/sizing-broker/control",
+        },
+    ),
 }
 
 
@@ -72,21 +77,43 @@ def team() -> dict:
     catalog_load()
     organisation = Organisation.objects.create(name="Broker Org")
     deployment = Deployment.objects.create(
-        organisation=organisation, name="chat", customer="Acme", engine="vllm", gpu_count=1, tp=1,
-        model=LlmModel.objects.get(slug=MODEL, organisation__isnull=True), gpu=Gpu.objects.get(slug="nvidia-l4-24gb"),
-        slo={"ttft_ms": 2000.0, "tpot_ms": 150.0})
-    endpoint = Endpoint.objects.create(organisation=organisation, name="sim", base_url="http://127.0.0.1:9",
-                                       kind=Endpoint.Kind.SIMULATOR, model_name=MODEL)
-    return {"admin": _user(organisation, "admin", "admin"), "reviewer": _user(organisation, "rev", "reviewer"),
-            "signer": _user(organisation, "sig", "signer"), "deployment": deployment, "endpoint": endpoint}
+        organisation=organisation,
+        name="chat",
+        customer="Acme",
+        engine="vllm",
+        gpu_count=1,
+        tp=1,
+        model=LlmModel.objects.get(slug=MODEL, organisation__isnull=True),
+        gpu=Gpu.objects.get(slug="nvidia-l4-24gb"),
+        slo={"ttft_ms": 2000.0, "tpot_ms": 150.0},
+    )
+    endpoint = Endpoint.objects.create(
+        organisation=organisation,
+        name="sim",
+        base_url="http://127.0.0.1:9",
+        kind=Endpoint.Kind.SIMULATOR,
+        model_name=MODEL,
+    )
+    return {
+        "admin": _user(organisation, "admin", "admin"),
+        "reviewer": _user(organisation, "rev", "reviewer"),
+        "signer": _user(organisation, "sig", "signer"),
+        "deployment": deployment,
+        "endpoint": endpoint,
+    }
 
 
 def _approved_version_url(team: dict) -> str:
     """A report version drafted and approved (as the workers and the reviewer left it: approving queues nothing)."""
     deployment = team["deployment"]
     report = Report.objects.create(organisation=deployment.organisation, deployment=deployment, title="t")
-    ReportVersion.objects.create(report=report, number=1, status=ReportVersion.Status.APPROVED,
-                                 drafted_at=timezone.now(), content={"checklist": []})
+    ReportVersion.objects.create(
+        report=report,
+        number=1,
+        status=ReportVersion.Status.APPROVED,
+        drafted_at=timezone.now(),
+        content={"checklist": []},
+    )
     return f"/api/v1/reports/{report.pk}/versions/1/sign"
 
 
@@ -95,21 +122,46 @@ def _posts(team: dict, sign_url: str) -> dict:
     upload.name = "bench.json"
     admin = team["admin"]
     return {
-        "estimate": lambda: admin.post("/api/v1/estimates/", {"model": MODEL, "gpu": GPU, "max_model_len": 8192},
-                                       format="json"),
-        "simulation": lambda: admin.post("/api/v1/simulations/", {
-            "model": MODEL, "gpu": GPU, "max_model_len": 8192, "kind": "simulate", "input_tokens": 1000,
-            "output_tokens": 200, "rate": 2.0, "requests": 100}, format="json"),
-        "quote": lambda: admin.post("/api/v1/quotes/", {
-            "model": MODEL, "input_tokens": 1000, "output_tokens": 200, "rate": 2.0,
-            "slo": {"ttft_s": 2.0, "tpot_s": 0.1}, "gpus": [GPU], "max_gpus": 1, "requests": 60,
-            "max_model_len": 8192}, format="json"),
-        "load test": lambda: admin.post("/api/v1/load-tests/", {
-            "endpoint": team["endpoint"].pk, "scenario": "pulse", "peak_concurrency": 4}, format="json"),
+        "estimate": lambda: admin.post(
+            "/api/v1/estimates/", {"model": MODEL, "gpu": GPU, "max_model_len": 8192}, format="json"
+        ),
+        "simulation": lambda: admin.post(
+            "/api/v1/simulations/",
+            {
+                "model": MODEL,
+                "gpu": GPU,
+                "max_model_len": 8192,
+                "kind": "simulate",
+                "input_tokens": 1000,
+                "output_tokens": 200,
+                "rate": 2.0,
+                "requests": 100,
+            },
+            format="json",
+        ),
+        "quote": lambda: admin.post(
+            "/api/v1/quotes/",
+            {
+                "model": MODEL,
+                "input_tokens": 1000,
+                "output_tokens": 200,
+                "rate": 2.0,
+                "slo": {"ttft_s": 2.0, "tpot_s": 0.1},
+                "gpus": [GPU],
+                "max_gpus": 1,
+                "requests": 60,
+                "max_model_len": 8192,
+            },
+            format="json",
+        ),
+        "load test": lambda: admin.post(
+            "/api/v1/load-tests/",
+            {"endpoint": team["endpoint"].pk, "scenario": "pulse", "peak_concurrency": 4},
+            format="json",
+        ),
         "benchmark upload": lambda: admin.post("/api/v1/benchmark-runs/", {"file": upload}, format="multipart"),
         "report sign": lambda: team["signer"].post(sign_url),
-        "report draft": lambda: admin.post("/api/v1/reports/", {"deployment": team["deployment"].pk},
-                                           format="json"),
+        "report draft": lambda: admin.post("/api/v1/reports/", {"deployment": team["deployment"].pk}, format="json"),
     }
 
 
@@ -118,16 +170,21 @@ def _stuck() -> dict[str, int]:
     return {
         "estimates": Estimate.objects.filter(status__in=(Estimate.Status.PENDING, Estimate.Status.RUNNING)).count(),
         "simulation jobs": SimulationJob.objects.filter(
-            status__in=(SimulationJob.Status.QUEUED, SimulationJob.Status.RUNNING)).count(),
+            status__in=(SimulationJob.Status.QUEUED, SimulationJob.Status.RUNNING)
+        ).count(),
         "load tests": LoadTest.objects.filter(status__in=(LoadTest.Status.QUEUED, LoadTest.Status.RUNNING)).count(),
         "load-test shards": LoadTestShard.objects.filter(
-            status__in=(LoadTestShard.Status.QUEUED, LoadTestShard.Status.RUNNING)).count(),
+            status__in=(LoadTestShard.Status.QUEUED, LoadTestShard.Status.RUNNING)
+        ).count(),
         "benchmark runs": BenchmarkRun.objects.filter(
-            status__in=(BenchmarkRun.Status.IMPORTING, BenchmarkRun.Status.RUNNING)).count(),
-        "report versions": ReportVersion.objects.filter(status=ReportVersion.Status.APPROVED).exclude(
-            progress_message="").count(),
-        "report drafts": ReportVersion.objects.filter(status=ReportVersion.Status.DRAFT, drafted_at__isnull=True,
-                                                      error__isnull=True).count(),
+            status__in=(BenchmarkRun.Status.IMPORTING, BenchmarkRun.Status.RUNNING)
+        ).count(),
+        "report versions": ReportVersion.objects.filter(status=ReportVersion.Status.APPROVED)
+        .exclude(progress_message="")
+        .count(),
+        "report drafts": ReportVersion.objects.filter(
+            status=ReportVersion.Status.DRAFT, drafted_at__isnull=True, error__isnull=True
+        ).count(),
     }
 
 

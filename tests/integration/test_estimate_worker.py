@@ -18,8 +18,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
 
 @pytest.fixture(scope="module")  # one worker for the module's tests: stopping one takes a few seconds
 def worker():
-    with start_worker(celery_app, perform_ping_check=False, queues=["estimates"], pool="solo",
-                      shutdown_timeout=30):
+    with start_worker(celery_app, perform_ping_check=False, queues=["estimates"], pool="solo", shutdown_timeout=30):
         yield
 
 
@@ -47,9 +46,11 @@ def test_worker_computes_a_saved_estimate(worker):
     # given
     client = _client()
     # when
-    response = client.post("/api/v1/estimates/", {"model": "meta-llama/Meta-Llama-3-8B",
-                                                  "gpu": "nvidia-l40s-48gb", "max_model_len": 8192},
-                           format="json")
+    response = client.post(
+        "/api/v1/estimates/",
+        {"model": "meta-llama/Meta-Llama-3-8B", "gpu": "nvidia-l40s-48gb", "max_model_len": 8192},
+        format="json",
+    )
     # then: accepted at once, computed by the worker
     assert response.status_code == 202, response.content
     assert response.json()["status"] == "pending"
@@ -63,8 +64,9 @@ def test_worker_stores_a_sizing_error_instead_of_crashing(worker):
     # given a layout the model cannot take: TP 3 does not divide 32 heads
     client = _client()
     # when
-    response = client.post("/api/v1/estimates/", {"model": "meta-llama/Meta-Llama-3-8B",
-                                                  "gpu": "nvidia-l40s-48gb", "tp": 3}, format="json")
+    response = client.post(
+        "/api/v1/estimates/", {"model": "meta-llama/Meta-Llama-3-8B", "gpu": "nvidia-l40s-48gb", "tp": 3}, format="json"
+    )
     # then
     body = _wait_done(client, response.json()["id"])
     assert body["status"] == "failed"

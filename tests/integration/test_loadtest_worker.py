@@ -50,9 +50,24 @@ def _wait(predicate, *, timeout: float, what: str, interval: float = 0.2):
 @pytest.fixture
 def simulator() -> Iterator[str]:
     port = free_port()
-    process = subprocess.Popen(  # noqa: S603 - our own module
-        [sys.executable, "-m", "benchmarks_app.simserver", "--model", MODEL, "--gpu", GPU, "--port", str(port),
-         "--speedup", "10"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "benchmarks_app.simserver",
+            "--model",
+            MODEL,
+            "--gpu",
+            GPU,
+            "--port",
+            str(port),
+            "--speedup",
+            "10",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     url = f"http://127.0.0.1:{port}"
 
     def ready() -> bool:
@@ -73,10 +88,29 @@ def _start_worker(log: Path, *, concurrency: int = 2, name: str = "lt") -> subpr
     environment = dict(os.environ)
     environment["DATABASE_URL"] = _database_url()
     handle = log.open("wb")
-    return subprocess.Popen(  # noqa: S603 - our own worker
-        [sys.executable, "-m", "celery", "-A", "deploy", "worker", "-Q", "loadtests", "--pool=threads",
-         f"--concurrency={concurrency}", "--loglevel=INFO", "-n", f"{name}-{os.getpid()}@%h", "--without-mingle",
-         "--without-gossip"], cwd=ROOT, env=environment, stdout=handle, stderr=subprocess.STDOUT)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "deploy",
+            "worker",
+            "-Q",
+            "loadtests",
+            "--pool=threads",
+            f"--concurrency={concurrency}",
+            "--loglevel=INFO",
+            "-n",
+            f"{name}-{os.getpid()}@%h",
+            "--without-mingle",
+            "--without-gossip",
+        ],
+        cwd=ROOT,
+        env=environment,
+        stdout=handle,
+        stderr=subprocess.STDOUT,
+    )
 
 
 def _database_url() -> str:
@@ -96,9 +130,14 @@ def client_and_endpoint(simulator: str) -> tuple[APIClient, int]:
     user = get_user_model().objects.create_user(username="lt", password="correct horse battery")
     organisation = Organisation.objects.create(name="Load Org")
     Membership.objects.create(user=user, organisation=organisation, role=Membership.Role.ADMIN)
-    endpoint = Endpoint.objects.create(organisation=organisation, name="sim", base_url=simulator,
-                                       kind=Endpoint.Kind.SIMULATOR, model_name=MODEL,
-                                       metrics_url=simulator + "/metrics")
+    endpoint = Endpoint.objects.create(
+        organisation=organisation,
+        name="sim",
+        base_url=simulator,
+        kind=Endpoint.Kind.SIMULATOR,
+        model_name=MODEL,
+        metrics_url=simulator + "/metrics",
+    )
     client = APIClient()
     client.force_authenticate(user=user)
     return client, endpoint.pk
@@ -120,9 +159,19 @@ def worker(tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
 
 def test_a_pulse_suite_runs_on_a_worker_and_ends_with_a_verdict(client_and_endpoint, worker) -> None:
     client, endpoint = client_and_endpoint
-    response = client.post("/api/v1/load-tests/", {
-        "endpoint": endpoint, "scenario": "pulse", "peak_concurrency": 8, "scale": 0.04,
-        "input_tokens": 128, "output_tokens": 32, "slo": {"ttft_ms": 5000, "tpot_ms": 500}}, format="json")
+    response = client.post(
+        "/api/v1/load-tests/",
+        {
+            "endpoint": endpoint,
+            "scenario": "pulse",
+            "peak_concurrency": 8,
+            "scale": 0.04,
+            "input_tokens": 128,
+            "output_tokens": 32,
+            "slo": {"ttft_ms": 5000, "tpot_ms": 500},
+        },
+        format="json",
+    )
     assert response.status_code == 202, response.content
     url = response.json()["url"]
     seen_running = []
@@ -154,21 +203,36 @@ def test_a_pulse_suite_runs_on_a_worker_and_ends_with_a_verdict(client_and_endpo
 def test_a_killed_worker_leaves_a_failed_job_with_partial_results(client_and_endpoint, worker, settings) -> None:
     settings.LOADTEST_HEARTBEAT_TIMEOUT_S = 3.0
     client, endpoint = client_and_endpoint
-    response = client.post("/api/v1/load-tests/", {
-        "endpoint": endpoint, "scenario": "custom", "concurrency": 4, "duration_s": 120,
-        "input_tokens": 128, "output_tokens": 32}, format="json")
+    response = client.post(
+        "/api/v1/load-tests/",
+        {
+            "endpoint": endpoint,
+            "scenario": "custom",
+            "concurrency": 4,
+            "duration_s": 120,
+            "input_tokens": 128,
+            "output_tokens": 32,
+        },
+        format="json",
+    )
     assert response.status_code == 202, response.content
     url = response.json()["url"]
     run_id = response.json()["run"]
 
-    _wait(lambda: BenchmarkRequest.objects.filter(run_id=run_id).count() >= 5, timeout=90,
-          what="the first requests to be stored")
+    _wait(
+        lambda: BenchmarkRequest.objects.filter(run_id=run_id).count() >= 5,
+        timeout=90,
+        what="the first requests to be stored",
+    )
     worker.send_signal(signal.SIGKILL)
     worker.wait(timeout=10)
     stored = BenchmarkRequest.objects.filter(run_id=run_id).count()
 
-    body = _wait(lambda: (b := client.get(url).json())["status"] != "running" and b, timeout=30,
-                 what="the job to end after its worker died")
+    body = _wait(
+        lambda: (b := client.get(url).json())["status"] != "running" and b,
+        timeout=30,
+        what="the job to end after its worker died",
+    )
     assert body["status"] == "failed"
     assert "was lost" in body["error"]["message"]
     assert "no heartbeat" in body["error"]["message"]
@@ -184,13 +248,26 @@ def test_a_test_fans_out_over_two_worker_processes_into_one_run(client_and_endpo
     client, endpoint = client_and_endpoint
     workers = [_start_worker(tmp_path / f"worker-{n}.log", concurrency=1, name=f"fan{n}") for n in range(2)]
     try:
-        response = client.post("/api/v1/load-tests/", {
-            "endpoint": endpoint, "scenario": "custom", "concurrency": 4, "duration_s": 4, "workers": 2,
-            "input_tokens": 128, "output_tokens": 16}, format="json")
+        response = client.post(
+            "/api/v1/load-tests/",
+            {
+                "endpoint": endpoint,
+                "scenario": "custom",
+                "concurrency": 4,
+                "duration_s": 4,
+                "workers": 2,
+                "input_tokens": 128,
+                "output_tokens": 16,
+            },
+            format="json",
+        )
         assert response.status_code == 202, response.content
         url = response.json()["url"]
-        body = _wait(lambda: (b := client.get(url).json())["status"] in ("done", "failed", "cancelled") and b,
-                     timeout=120, what="the fanned-out test to end")
+        body = _wait(
+            lambda: (b := client.get(url).json())["status"] in ("done", "failed", "cancelled") and b,
+            timeout=120,
+            what="the fanned-out test to end",
+        )
     finally:
         for process in workers:
             process.send_signal(signal.SIGTERM)

@@ -17,14 +17,23 @@ from sizing.tasks import simulation_job_run_task
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
 BASE = {"model": "meta-llama/Meta-Llama-3-8B", "gpu": "nvidia-l40s-48gb", "max_model_len": 8192}
-CONTRACT = {"ttft_ms", "itl_ms", "tpot_ms", "e2e_ms", "output_tokens_per_s", "requests_per_s", "completed",
-            "rejected", "preempted", "kv_overflow_probability"}
+CONTRACT = {
+    "ttft_ms",
+    "itl_ms",
+    "tpot_ms",
+    "e2e_ms",
+    "output_tokens_per_s",
+    "requests_per_s",
+    "completed",
+    "rejected",
+    "preempted",
+    "kv_overflow_probability",
+}
 
 
 @pytest.fixture(scope="module")  # one worker for the module's tests: stopping one takes a few seconds
 def worker():
-    with start_worker(celery_app, perform_ping_check=False, queues=["simulations"], pool="solo",
-                      shutdown_timeout=30):
+    with start_worker(celery_app, perform_ping_check=False, queues=["simulations"], pool="solo", shutdown_timeout=30):
         yield
 
 
@@ -51,9 +60,11 @@ def _wait(client: APIClient, url: str, timeout_s: float = 90) -> dict:
 
 def test_worker_runs_a_simulation_and_returns_the_cli_contract(worker):
     client, _ = _client()
-    response = client.post("/api/v1/simulations/", {**BASE, "kind": "simulate", "input_tokens": 1000,
-                                                    "output_tokens": 200, "rate": 2.0, "requests": 300},
-                           format="json")
+    response = client.post(
+        "/api/v1/simulations/",
+        {**BASE, "kind": "simulate", "input_tokens": 1000, "output_tokens": 200, "rate": 2.0, "requests": 300},
+        format="json",
+    )
     assert response.status_code == 202, response.content
     body = _wait(client, response.json()["url"])
     assert body["status"] == "done", body
@@ -67,9 +78,18 @@ def test_worker_sweeps_the_sample_profile_and_marks_the_knee(worker):
     client, _ = _client()
     profiles = client.get("/api/v1/workloads/").json()["results"]
     sample = next(p for p in profiles if p["source"] == "sample")
-    response = client.post("/api/v1/simulations/", {**BASE, "kind": "sweep", "profile": sample["id"],
-                                                    "slo": {"ttft_s": 2.0, "tpot_s": 0.1}, "sweep": {"points": 5},
-                                                    "requests": 300}, format="json")
+    response = client.post(
+        "/api/v1/simulations/",
+        {
+            **BASE,
+            "kind": "sweep",
+            "profile": sample["id"],
+            "slo": {"ttft_s": 2.0, "tpot_s": 0.1},
+            "sweep": {"points": 5},
+            "requests": 300,
+        },
+        format="json",
+    )
     body = _wait(client, response.json()["url"])
     assert body["status"] == "done", body
     result = body["result"]
@@ -86,11 +106,24 @@ def test_a_search_fans_out_in_parts_and_the_last_part_ranks_them_all(worker, set
     client, _ = _client()
 
     # when: 2 GPU types x counts 1, 2 x TP 1, 2 → 6 candidates → 2 parts
-    response = client.post("/api/v1/simulations/", {
-        **BASE, "kind": "search", "input_tokens": 512, "output_tokens": 128, "rate": 1.0,
-        "slo": {"ttft_s": 2.0, "tpot_s": 0.1},
-        "search": {"gpus": ["nvidia-l40s-48gb", "nvidia-h100-sxm-80gb"], "counts": [1, 2], "tps": [1, 2],
-                   "requests": 60}}, format="json")
+    response = client.post(
+        "/api/v1/simulations/",
+        {
+            **BASE,
+            "kind": "search",
+            "input_tokens": 512,
+            "output_tokens": 128,
+            "rate": 1.0,
+            "slo": {"ttft_s": 2.0, "tpot_s": 0.1},
+            "search": {
+                "gpus": ["nvidia-l40s-48gb", "nvidia-h100-sxm-80gb"],
+                "counts": [1, 2],
+                "tps": [1, 2],
+                "requests": 60,
+            },
+        },
+        format="json",
+    )
     assert response.status_code == 202, response.content
     body = _wait(client, response.json()["url"])
 
@@ -107,9 +140,11 @@ def test_a_search_fans_out_in_parts_and_the_last_part_ranks_them_all(worker, set
 
 def test_a_job_whose_inputs_no_longer_resolve_fails_with_a_clear_error(worker):
     _, organisation = _client()
-    job = SimulationJob.objects.create(organisation=organisation, kind="simulate",
-                                       inputs={**BASE, "kind": "simulate", "model": "gone/model", "rate": 1,
-                                               "input_tokens": 10, "output_tokens": 10})
+    job = SimulationJob.objects.create(
+        organisation=organisation,
+        kind="simulate",
+        inputs={**BASE, "kind": "simulate", "model": "gone/model", "rate": 1, "input_tokens": 10, "output_tokens": 10},
+    )
     simulation_job_run_task.delay(job.pk)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -125,18 +160,42 @@ def test_a_job_whose_inputs_no_longer_resolve_fails_with_a_clear_error(worker):
 def test_a_saved_calibration_changes_later_simulations_of_that_gpu_and_engine(worker):
     # given measured runs much slower than the defaults predict (a TPOT of 60 ms at 4 clients)
     client, _ = _client()
-    measured = [{"input_tokens": 512, "output_tokens": 64, "load": "concurrency", "concurrency": 4, "requests": 40,
-                 "tpot_ms": 60.0, "ttft_ms": 400.0},
-                {"input_tokens": 512, "output_tokens": 64, "load": "concurrency", "concurrency": 1, "requests": 20,
-                 "tpot_ms": 50.0}]
-    simulate = {**BASE, "kind": "simulate", "input_tokens": 512, "output_tokens": 64, "load": "concurrency",
-                "concurrency": 4, "requests": 40}
+    measured = [
+        {
+            "input_tokens": 512,
+            "output_tokens": 64,
+            "load": "concurrency",
+            "concurrency": 4,
+            "requests": 40,
+            "tpot_ms": 60.0,
+            "ttft_ms": 400.0,
+        },
+        {
+            "input_tokens": 512,
+            "output_tokens": 64,
+            "load": "concurrency",
+            "concurrency": 1,
+            "requests": 20,
+            "tpot_ms": 50.0,
+        },
+    ]
+    simulate = {
+        **BASE,
+        "kind": "simulate",
+        "input_tokens": 512,
+        "output_tokens": 64,
+        "load": "concurrency",
+        "concurrency": 4,
+        "requests": 40,
+    }
     before = _wait(client, client.post("/api/v1/simulations/", simulate, format="json").json()["url"])
 
     # when the calibration is saved
-    job = client.post("/api/v1/simulations/", {**BASE, "kind": "calibrate", "input_tokens": 512,
-                                               "output_tokens": 64, "measurements": measured, "save": True},
-                      format="json")
+    job = client.post(
+        "/api/v1/simulations/",
+        {**BASE, "kind": "calibrate", "input_tokens": 512, "output_tokens": 64, "measurements": measured, "save": True},
+        format="json",
+    )
     assert job.status_code == 202, job.content
     calibration = _wait(client, job.json()["url"], timeout_s=180)
     assert calibration["status"] == "done", calibration
@@ -149,6 +208,7 @@ def test_a_saved_calibration_changes_later_simulations_of_that_gpu_and_engine(wo
     assert before["result"]["plan"]["efficiencies_source"] == "engine defaults"
     assert abs(after["result"]["tpot_ms"]["mean"] - 60.0) < abs(before["result"]["tpot_ms"]["mean"] - 60.0)
     # and use_calibration: false goes back to the defaults
-    plain = _wait(client, client.post("/api/v1/simulations/", {**simulate, "use_calibration": False},
-                                      format="json").json()["url"])
+    plain = _wait(
+        client, client.post("/api/v1/simulations/", {**simulate, "use_calibration": False}, format="json").json()["url"]
+    )
     assert plain["result"]["plan"]["efficiencies_source"] == "engine defaults"

@@ -27,8 +27,9 @@ def simserver() -> Iterator[Callable[..., tuple[str, SimEngine]]]:
     def start(*, speedup: float = 10.0, gpu: str = SIM_GPU) -> tuple[str, SimEngine]:
         plan = catalog_plan(model=SIM_MODEL, gpu=gpu)
         engine = SimEngine.from_plan(plan, speedup=speedup)
-        server = ThreadedServer(create_app(engine, model_name=SIM_SERVED_NAME,
-                                            max_model_len=served_max_model_len(plan)))
+        server = ThreadedServer(
+            create_app(engine, model_name=SIM_SERVED_NAME, max_model_len=served_max_model_len(plan))
+        )
         server.start()
         servers.append(server)
         return server.url, engine

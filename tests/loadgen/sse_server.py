@@ -66,8 +66,7 @@ class SseServer:
                     self._answer(writer, 404, {"error": {"message": f"no route {path}", "code": 404}})
                     await writer.drain()
                     continue
-                await self._complete(writer, json.loads(body), chat=path.endswith("chat/completions"),
-                                     recv_ns=recv_ns)
+                await self._complete(writer, json.loads(body), chat=path.endswith("chat/completions"), recv_ns=recv_ns)
         except (ConnectionError, asyncio.CancelledError):
             pass
         finally:
@@ -76,11 +75,12 @@ class SseServer:
     @staticmethod
     def _answer(writer: asyncio.StreamWriter, status: int, data: dict[str, Any]) -> None:
         payload = json.dumps(data).encode()
-        writer.write(f"HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {len(payload)}\r\n"
-                     f"\r\n".encode() + payload)
+        writer.write(
+            f"HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {len(payload)}\r\n\r\n".encode()
+            + payload
+        )
 
-    async def _complete(self, writer: asyncio.StreamWriter, body: dict[str, Any], *, chat: bool,
-                        recv_ns: int) -> None:
+    async def _complete(self, writer: asyncio.StreamWriter, body: dict[str, Any], *, chat: bool, recv_ns: int) -> None:
         prompt = body["messages"][-1]["content"] if chat else body["prompt"]
         words = prompt.split()
         nonce = " ".join(words[:4])
@@ -95,11 +95,25 @@ class SseServer:
                 await asyncio.sleep(self.ttft_s + self.itl_s * (total - 1))
             self.timings.append((nonce, recv_ns, time.perf_counter_ns()))
             text = " tok" * total
-            choice = ({"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "length"}
-                      if chat else {"index": 0, "text": text, "finish_reason": "length"})
-            self._answer(writer, 200, {"id": "x", "object": kind.removesuffix(".chunk"), "choices": [choice],
-                                       "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": total,
-                                                 "total_tokens": prompt_tokens + total}})
+            choice = (
+                {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "length"}
+                if chat
+                else {"index": 0, "text": text, "finish_reason": "length"}
+            )
+            self._answer(
+                writer,
+                200,
+                {
+                    "id": "x",
+                    "object": kind.removesuffix(".chunk"),
+                    "choices": [choice],
+                    "usage": {
+                        "prompt_tokens": prompt_tokens,
+                        "completion_tokens": total,
+                        "total_tokens": prompt_tokens + total,
+                    },
+                },
+            )
             await writer.drain()
             return
         writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n")
@@ -113,8 +127,11 @@ class SseServer:
             return {"prompt_tokens": prompt_tokens, "completion_tokens": done, "total_tokens": prompt_tokens + done}
 
         if chat:
-            first: dict[str, Any] = {"id": "x", "object": kind, "choices": [
-                {"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}
+            first: dict[str, Any] = {
+                "id": "x",
+                "object": kind,
+                "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}],
+            }
             if continuous:
                 first["usage"] = usage(0)
             send(first)
@@ -128,8 +145,11 @@ class SseServer:
             done += step
             text = " tok" * step
             finish = "length" if done == total else None
-            choice = ({"index": 0, "delta": {"content": text}, "finish_reason": finish} if chat
-                      else {"index": 0, "text": text, "finish_reason": finish})
+            choice = (
+                {"index": 0, "delta": {"content": text}, "finish_reason": finish}
+                if chat
+                else {"index": 0, "text": text, "finish_reason": finish}
+            )
             event: dict[str, Any] = {"id": "x", "object": kind, "choices": [choice]}
             if continuous:
                 event["usage"] = usage(done)

@@ -42,23 +42,35 @@ def event(data: dict[str, Any] | str) -> bytes:
     return f"data: {text}\n\n".encode()
 
 
-def chat_chunk(content: str | None = None, *, role: bool = False, finish: str | None = None,
-               usage: dict[str, Any] | None = None, **delta: Any) -> dict[str, Any]:
+def chat_chunk(
+    content: str | None = None,
+    *,
+    role: bool = False,
+    finish: str | None = None,
+    usage: dict[str, Any] | None = None,
+    **delta: Any,
+) -> dict[str, Any]:
     fields: dict[str, Any] = dict(delta)
     if role:
         fields["role"] = "assistant"
     if content is not None:
         fields["content"] = content
-    chunk: dict[str, Any] = {"id": "c", "object": "chat.completion.chunk",
-                             "choices": [{"index": 0, "delta": fields, "finish_reason": finish}]}
+    chunk: dict[str, Any] = {
+        "id": "c",
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": fields, "finish_reason": finish}],
+    }
     if usage is not None:
         chunk["usage"] = usage
     return chunk
 
 
 def usage(prompt: int, completion: int, cached: int | None = None) -> dict[str, Any]:
-    data: dict[str, Any] = {"prompt_tokens": prompt, "completion_tokens": completion,
-                            "total_tokens": prompt + completion}
+    data: dict[str, Any] = {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
     if cached is not None:
         data["prompt_tokens_details"] = {"cached_tokens": cached}
     return data
@@ -68,9 +80,15 @@ def usage_only(prompt: int, completion: int) -> dict[str, Any]:
     return {"id": "c", "object": "chat.completion.chunk", "choices": [], "usage": usage(prompt, completion)}
 
 
-def scripted(clock: FakeClock, steps: Sequence[tuple[float, bytes]], *, status: int = 200,
-             header_ms: float = 0.0, content_type: str = "text/event-stream",
-             error: Exception | None = None) -> Handler:
+def scripted(
+    clock: FakeClock,
+    steps: Sequence[tuple[float, bytes]],
+    *,
+    status: int = 200,
+    header_ms: float = 0.0,
+    content_type: str = "text/event-stream",
+    error: Exception | None = None,
+) -> Handler:
     """A handler answering `status` after `header_ms`, then yielding each (ms, bytes) step after moving the clock
     by ms; `error` is raised after the last step (a broken connection)."""
 
@@ -89,14 +107,23 @@ def scripted(clock: FakeClock, steps: Sequence[tuple[float, bytes]], *, status: 
     return handler
 
 
-async def send_one(handler: Handler, *, clock: Callable[[], int], settings: ClientSettings | None = None,
-                   sent: int = 100, target: int = 3, body: bytes = b"{}") -> RequestResult:
+async def send_one(
+    handler: Handler,
+    *,
+    clock: Callable[[], int],
+    settings: ClientSettings | None = None,
+    sent: int = 100,
+    target: int = 3,
+    body: bytes = b"{}",
+) -> RequestResult:
     """One request through StreamClient on a MockTransport; t_sched is SCHED_LEAD_NS before the send."""
     async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as http:
-        client = StreamClient(http, url="http://llm.test/v1/chat/completions", settings=settings or ClientSettings(),
-                              clock=clock)
-        record = RequestResult(index=0, t_sched_ns=clock() - SCHED_LEAD_NS, input_tokens_sent=sent,
-                               output_tokens_target=target)
+        client = StreamClient(
+            http, url="http://llm.test/v1/chat/completions", settings=settings or ClientSettings(), clock=clock
+        )
+        record = RequestResult(
+            index=0, t_sched_ns=clock() - SCHED_LEAD_NS, input_tokens_sent=sent, output_tokens_target=target
+        )
         prepared = PreparedRequest(index=0, body=body, input_tokens_sent=sent, output_tokens_target=target)
         return await client.send(prepared, record)
 
@@ -106,8 +133,15 @@ class FakeServer:
     loop); counts what is in flight. `block_s` blocks the event loop per request (a client that cannot keep up): on
     `clock`, a virtual clock, it moves that clock without yielding; without one it really sleeps."""
 
-    def __init__(self, *, ttft_s: float = 0.002, itl_s: float = 0.001, block_s: float = 0.0,
-                 fail_every: int = 0, clock: VirtualClock | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        ttft_s: float = 0.002,
+        itl_s: float = 0.001,
+        block_s: float = 0.0,
+        fail_every: int = 0,
+        clock: VirtualClock | None = None,
+    ) -> None:
         self.ttft_s = ttft_s
         self.itl_s = itl_s
         self.block_s = block_s

@@ -71,9 +71,25 @@ def test_flags_mode_runs_a_closed_loop_and_writes_an_importable_result(tmp_path:
     # requests of ~80 ms: a closed loop of them keeps its clients busy (the generator adds ~0.3 ms between them, a
     # few ms on a loaded machine)
     with ThreadedSseServer(ttft_s=0.02, itl_s=0.02) as server:
-        code, _, err = _run_cli("run", "--base-url", server.url, "--model", "m", "--concurrency", "2",
-                                "--requests", "10", "--input-tokens", "16", "--output-tokens", "4", "--stream",
-                                "--out", str(result), "--quiet")
+        code, _, err = _run_cli(
+            "run",
+            "--base-url",
+            server.url,
+            "--model",
+            "m",
+            "--concurrency",
+            "2",
+            "--requests",
+            "10",
+            "--input-tokens",
+            "16",
+            "--output-tokens",
+            "4",
+            "--stream",
+            "--out",
+            str(result),
+            "--quiet",
+        )
 
     # then
     run = _imported(result)
@@ -91,9 +107,29 @@ def test_flags_mode_open_loop_with_progress_and_a_saved_plan(tmp_path: Path) -> 
 
     # when
     with ThreadedSseServer(itl_s=0.001) as server:
-        code, _, err = _run_cli("run", "--base-url", server.url, "--model", "m", "--api", "chat", "--rate", "40",
-                                "--arrival", "constant", "--requests", "30", "--input-tokens", "8",
-                                "--output-tokens", "8", "--out", str(result), "--save-plan", str(plan))
+        code, _, err = _run_cli(
+            "run",
+            "--base-url",
+            server.url,
+            "--model",
+            "m",
+            "--api",
+            "chat",
+            "--rate",
+            "40",
+            "--arrival",
+            "constant",
+            "--requests",
+            "30",
+            "--input-tokens",
+            "8",
+            "--output-tokens",
+            "8",
+            "--out",
+            str(result),
+            "--save-plan",
+            str(plan),
+        )
 
     # then: stderr is not a terminal: progress lines, then the verdict
     run = _imported(result)
@@ -112,14 +148,20 @@ def test_a_plan_file_with_a_sweep_writes_one_result_per_point(tmp_path: Path) ->
     # few ms on a loaded machine)
     with ThreadedSseServer(ttft_s=0.02, itl_s=0.02) as server:
         plan = tmp_path / "plan.json"
-        plan.write_text(json.dumps({
-            "endpoint": {"base_url": "http://unreachable.invalid", "model": "m"},
-            "load": {"mode": "closed"}, "requests": {"input_tokens": 8, "output_tokens": 2},
-            "bounds": {"max_requests": 6}, "sweep": {"concurrency": [1, 3]}}))
+        plan.write_text(
+            json.dumps(
+                {
+                    "endpoint": {"base_url": "http://unreachable.invalid", "model": "m"},
+                    "load": {"mode": "closed"},
+                    "requests": {"input_tokens": 8, "output_tokens": 2},
+                    "bounds": {"max_requests": 6},
+                    "sweep": {"concurrency": [1, 3]},
+                }
+            )
+        )
 
         # when: the address is overridden on the command line
-        code, _, _ = _run_cli("run", str(plan), "--base-url", server.url, "--out", str(tmp_path / "r.json"),
-                              "--quiet")
+        code, _, _ = _run_cli("run", str(plan), "--base-url", server.url, "--out", str(tmp_path / "r.json"), "--quiet")
 
     # then
     assert sorted(p.name for p in tmp_path.glob("r.*.json")) == ["r.concurrency-1.json", "r.concurrency-3.json"]
@@ -131,8 +173,16 @@ def test_a_plan_file_with_a_sweep_writes_one_result_per_point(tmp_path: Path) ->
 def test_plan_errors_and_mixed_modes_exit_2_with_every_problem(tmp_path: Path) -> None:
     # given
     plan = tmp_path / "plan.json"
-    plan.write_text(json.dumps({"endpoint": {"base_url": "ftp://x", "model": "m"}, "load": {"concurrency": 0},
-                                "requests": {"input_tokens": 8, "output_tokens": 2}, "bounds": {}}))
+    plan.write_text(
+        json.dumps(
+            {
+                "endpoint": {"base_url": "ftp://x", "model": "m"},
+                "load": {"concurrency": 0},
+                "requests": {"input_tokens": 8, "output_tokens": 2},
+                "bounds": {},
+            }
+        )
+    )
 
     # when
     bad_plan = _run_cli("run", str(plan), "--out", str(tmp_path / "r.json"))
@@ -140,10 +190,14 @@ def test_plan_errors_and_mixed_modes_exit_2_with_every_problem(tmp_path: Path) -
     no_flags = _run_cli("run", "--base-url", "http://h", "--out", str(tmp_path / "r.json"))
 
     # then
-    assert bad_plan == (2, "", "The plan does not fit:\n"
-                               "  endpoint.base_url: must be an http:// or https:// URL (got 'ftp://x')\n"
-                               "  load.concurrency: must be ≥ 1 (got 0)\n"
-                               "  bounds: give max_requests, max_duration_s or both: a run needs a hard bound\n")
+    assert bad_plan == (
+        2,
+        "",
+        "The plan does not fit:\n"
+        "  endpoint.base_url: must be an http:// or https:// URL (got 'ftp://x')\n"
+        "  load.concurrency: must be ≥ 1 (got 0)\n"
+        "  bounds: give max_requests, max_duration_s or both: a run needs a hard bound\n",
+    )
     assert mixed[0] == 2
     assert "give a plan file or the load flags, not both (--concurrency)" in mixed[2]
     assert no_flags[0] == 2
@@ -156,9 +210,25 @@ def test_an_unset_key_variable_exits_2(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.delenv("LOADGEN_CLI_KEY", raising=False)
 
     # when
-    code, _, err = _run_cli("run", "--base-url", "http://h", "--model", "m", "--api-key-env", "LOADGEN_CLI_KEY",
-                            "--concurrency", "1", "--requests", "1", "--input-tokens", "1", "--output-tokens", "1",
-                            "--out", str(tmp_path / "r.json"))
+    code, _, err = _run_cli(
+        "run",
+        "--base-url",
+        "http://h",
+        "--model",
+        "m",
+        "--api-key-env",
+        "LOADGEN_CLI_KEY",
+        "--concurrency",
+        "1",
+        "--requests",
+        "1",
+        "--input-tokens",
+        "1",
+        "--output-tokens",
+        "1",
+        "--out",
+        str(tmp_path / "r.json"),
+    )
 
     # then
     assert code == 2
@@ -173,8 +243,24 @@ def test_an_unreachable_endpoint_exits_4_with_the_failures_written(tmp_path: Pat
         url = server.url
 
     # when
-    code, _, _ = _run_cli("run", "--base-url", url, "--model", "m", "--concurrency", "2", "--requests", "4",
-                          "--input-tokens", "4", "--output-tokens", "2", "--out", str(tmp_path / "r.json"), "--quiet")
+    code, _, _ = _run_cli(
+        "run",
+        "--base-url",
+        url,
+        "--model",
+        "m",
+        "--concurrency",
+        "2",
+        "--requests",
+        "4",
+        "--input-tokens",
+        "4",
+        "--output-tokens",
+        "2",
+        "--out",
+        str(tmp_path / "r.json"),
+        "--quiet",
+    )
 
     # then
     run = _imported(tmp_path / "r.json")
@@ -186,9 +272,16 @@ def test_an_unreachable_endpoint_exits_4_with_the_failures_written(tmp_path: Pat
 def test_validate_and_schema_commands(tmp_path: Path) -> None:
     # given
     plan = tmp_path / "plan.json"
-    plan.write_text(json.dumps({"endpoint": {"base_url": "http://h", "model": "m"}, "load": {"rate": 2},
-                                "requests": {"input_tokens": 8, "output_tokens": 2},
-                                "bounds": {"max_duration_s": 60}}))
+    plan.write_text(
+        json.dumps(
+            {
+                "endpoint": {"base_url": "http://h", "model": "m"},
+                "load": {"rate": 2},
+                "requests": {"input_tokens": 8, "output_tokens": 2},
+                "bounds": {"max_duration_s": 60},
+            }
+        )
+    )
 
     # when
     validated = _run_cli("validate", str(plan))
@@ -202,9 +295,21 @@ def test_validate_and_schema_commands(tmp_path: Path) -> None:
 
 def test_the_progress_line() -> None:
     # given
-    progress = Progress(elapsed_s=12.44, sent=548, done=540, ok=538, failed=2, in_flight=8, rate_per_s=31.25,
-                        ttft_p50_ms=45.06, ttft_p99_ms=120.3, tpot_p50_ms=10.2, tpot_p99_ms=None,
-                        max_requests=1000, max_duration_s=None)
+    progress = Progress(
+        elapsed_s=12.44,
+        sent=548,
+        done=540,
+        ok=538,
+        failed=2,
+        in_flight=8,
+        rate_per_s=31.25,
+        ttft_p50_ms=45.06,
+        ttft_p99_ms=120.3,
+        tpot_p50_ms=10.2,
+        tpot_p99_ms=None,
+        max_requests=1000,
+        max_duration_s=None,
+    )
     stream = io.StringIO()
 
     # when
@@ -212,8 +317,10 @@ def test_the_progress_line() -> None:
     ProgressLine(stream, label="rate-2")(progress)
 
     # then
-    assert line == ("[###########.........]  54% 540/1000 ok 538 err 2 in-flight 8 | 31.2 req/s | TTFT p50 45.1 "
-                    "p99 120.3 ms | TPOT p50 10.2 p99 - ms | 12.4 s")
+    assert line == (
+        "[###########.........]  54% 540/1000 ok 538 err 2 in-flight 8 | 31.2 req/s | TTFT p50 45.1 "
+        "p99 120.3 ms | TPOT p50 10.2 p99 - ms | 12.4 s"
+    )
     assert stream.getvalue() == f"rate-2 {line}\n"
 
 
@@ -222,12 +329,33 @@ def test_ctrl_c_stops_the_run_and_writes_what_was_measured(tmp_path: Path) -> No
     # which is once the server has received them (the run has started: its signal handler is in place)
     result = tmp_path / "r.json"
     with ThreadedSseServer(itl_s=0.01) as server:
-        process = subprocess.Popen(  # noqa: S603 - our own module, fixed arguments
-            [sys.executable, "-m", "llm_sizing_loadgen", "run", "--base-url", server.url, "--model", "m",
-             "--concurrency", "3", "--duration", "60", "--input-tokens", "8", "--output-tokens", "1000",
-             "--out", str(result)],
-            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env={**os.environ, "PYTHONPATH": str(ROOT)})
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "llm_sizing_loadgen",
+                "run",
+                "--base-url",
+                server.url,
+                "--model",
+                "m",
+                "--concurrency",
+                "3",
+                "--duration",
+                "60",
+                "--input-tokens",
+                "8",
+                "--output-tokens",
+                "1000",
+                "--out",
+                str(result),
+            ],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
         try:
             deadline = time.monotonic() + 60  # a deadline for the requests to arrive, not a figure
             while server.server.requests < 3:
@@ -252,8 +380,12 @@ def test_ctrl_c_stops_the_run_and_writes_what_was_measured(tmp_path: Path) -> No
 
 
 def _virtual_outcome(server: FakeServer, cancel_after: int | None = None, **plan: Any) -> RunOutcome:
-    data: dict[str, Any] = {"endpoint": {"base_url": "http://llm.test", "model": "m"}, "load": {"concurrency": 2},
-                            "requests": {"input_tokens": 8, "output_tokens": 2}, "bounds": {"max_requests": 6}}
+    data: dict[str, Any] = {
+        "endpoint": {"base_url": "http://llm.test", "model": "m"},
+        "load": {"concurrency": 2},
+        "requests": {"input_tokens": 8, "output_tokens": 2},
+        "bounds": {"max_requests": 6},
+    }
     data.update(plan)
     ended: list[RequestResult] = []
     runners: list[LoadRunner] = []
@@ -264,8 +396,7 @@ def _virtual_outcome(server: FakeServer, cancel_after: int | None = None, **plan
             runners[0].cancel()
 
     async def scenario(clock: VirtualClock) -> RunOutcome:
-        runners.append(LoadRunner(plan_from_dict(data), transport=server.transport, clock=clock,
-                                  on_request=on_request))
+        runners.append(LoadRunner(plan_from_dict(data), transport=server.transport, clock=clock, on_request=on_request))
         return await runners[0].run()
 
     return run_virtual(scenario, clock=server.clock)
@@ -276,9 +407,12 @@ def test_the_exit_code_and_the_verdict_line_follow_the_outcome(tmp_path: Path) -
     # requests/s (lag p99 163.35 ms: see test_runner), one where every request failed, one cancelled
     path = tmp_path / "r.json"
     kept_up = _virtual_outcome(FakeServer())
-    blocked = _virtual_outcome(FakeServer(block_s=0.025, ttft_s=0.001, itl_s=0.0, clock=VirtualClock()),
-                               load={"mode": "open", "rate": 100, "arrival": "constant"},
-                               bounds={"max_requests": 12}, requests={"input_tokens": 8, "output_tokens": 1})
+    blocked = _virtual_outcome(
+        FakeServer(block_s=0.025, ttft_s=0.001, itl_s=0.0, clock=VirtualClock()),
+        load={"mode": "open", "rate": 100, "arrival": "constant"},
+        bounds={"max_requests": 12},
+        requests={"input_tokens": 8, "output_tokens": 1},
+    )
     failing = _virtual_outcome(FakeServer(fail_every=1))
     cancelled = _virtual_outcome(FakeServer(), cancel_after=2, bounds={"max_requests": 1000})
 
@@ -290,8 +424,10 @@ def test_the_exit_code_and_the_verdict_line_follow_the_outcome(tmp_path: Path) -
     assert codes == [EXIT_OK, EXIT_INVALID, EXIT_NOTHING_OK, EXIT_CANCELLED]
     assert exit_code([kept_up, blocked]) == EXIT_INVALID
     assert lines[0] == f"ok 6 (completed); schedule lag p99 0.00 ms -> {path}"
-    assert lines[1] == (f"ok 12 (completed); schedule lag p99 163.35 ms; INVALID: the schedule lag p99 is 163.35 ms, "
-                        f"over 10 ms: the client did not send when it should have -> {path}")
+    assert lines[1] == (
+        f"ok 12 (completed); schedule lag p99 163.35 ms; INVALID: the schedule lag p99 is 163.35 ms, "
+        f"over 10 ms: the client did not send when it should have -> {path}"
+    )
     assert lines[2] == f"http_error 6 (completed); schedule lag p99 0.00 ms -> {path}"
     # (cancelled as the second request ended: the first client had already sent its next one)
     assert lines[3] == f"incomplete_at_end 1, ok 2 (cancelled); schedule lag p99 0.00 ms -> {path}"

@@ -51,14 +51,18 @@ def test_chat_stream_timings_skip_the_role_only_first_event_and_end_at_the_usage
     # finish_reason); the usage-only event at 26 ms; [DONE] at 27 ms
     clock = FakeClock()
     start = clock.now
-    handler = scripted(clock, [
-        (3, event(chat_chunk(role=True, content=""))),
-        (5, event(chat_chunk("Hello"))),
-        (5, event(chat_chunk(" world"))),
-        (10, event(chat_chunk("!", finish="length"))),
-        (1, event(usage_only(12, 3))),
-        (1, event("[DONE]")),
-    ], header_ms=2)
+    handler = scripted(
+        clock,
+        [
+            (3, event(chat_chunk(role=True, content=""))),
+            (5, event(chat_chunk("Hello"))),
+            (5, event(chat_chunk(" world"))),
+            (10, event(chat_chunk("!", finish="length"))),
+            (1, event(usage_only(12, 3))),
+            (1, event("[DONE]")),
+        ],
+        header_ms=2,
+    )
 
     # when
     record = asyncio.run(send_one(handler, clock=clock, sent=12, target=3))
@@ -84,13 +88,19 @@ def test_chunked_sse_split_mid_event_with_crlf_line_ends_times_events_by_the_rea
     # given: the first event split mid-JSON; its end and a second event arrive together at 6 ms; the third event's
     # blank line arrives at 10 ms (after a lone CR at 9 ms), with the usage event and [DONE]
     clock = FakeClock()
-    handler = scripted(clock, [
-        (4, b'data: {"choices":[{"index":0,"text":"A","fini'),
-        (2, b'sh_reason":null}]}\r\n\r\ndata: {"choices":[{"index":0,"text":"B","finish_reason":null}]}\r\n\r\n'),
-        (3, b'data: {"choices":[{"index":0,"text":"C","finish_reason":"length"}]}\r'),
-        (1, b'\n\r\ndata: {"choices":[],"usage":{"prompt_tokens":100,"completion_tokens":3}}\r\n\r\n'
-            b"data: [DONE]\r\n\r\n"),
-    ])
+    handler = scripted(
+        clock,
+        [
+            (4, b'data: {"choices":[{"index":0,"text":"A","fini'),
+            (2, b'sh_reason":null}]}\r\n\r\ndata: {"choices":[{"index":0,"text":"B","finish_reason":null}]}\r\n\r\n'),
+            (3, b'data: {"choices":[{"index":0,"text":"C","finish_reason":"length"}]}\r'),
+            (
+                1,
+                b'\n\r\ndata: {"choices":[],"usage":{"prompt_tokens":100,"completion_tokens":3}}\r\n\r\n'
+                b"data: [DONE]\r\n\r\n",
+            ),
+        ],
+    )
 
     # when
     record = asyncio.run(send_one(handler, clock=clock, target=3))
@@ -107,15 +117,18 @@ def test_continuous_usage_stats_give_the_tokens_of_each_event() -> None:
     # given: running usage on every event; a role event (0 tokens), "a" (1), "bc" (3 in all), an event with no
     # text whose token is held back (4), then "d" with finish_reason (5), then the usage-only event
     clock = FakeClock()
-    handler = scripted(clock, [
-        (5, event(chat_chunk(role=True, content="", usage=usage(20, 0)))),
-        (5, event(chat_chunk("a", usage=usage(20, 1)))),
-        (2, event(chat_chunk("bc", usage=usage(20, 3)))),
-        (2, event(chat_chunk("", usage=usage(20, 4)))),
-        (6, event(chat_chunk("d", finish="length", usage=usage(20, 5, cached=16)))),
-        (1, event(usage_only(20, 5))),
-        (1, event("[DONE]")),
-    ])
+    handler = scripted(
+        clock,
+        [
+            (5, event(chat_chunk(role=True, content="", usage=usage(20, 0)))),
+            (5, event(chat_chunk("a", usage=usage(20, 1)))),
+            (2, event(chat_chunk("bc", usage=usage(20, 3)))),
+            (2, event(chat_chunk("", usage=usage(20, 4)))),
+            (6, event(chat_chunk("d", finish="length", usage=usage(20, 5, cached=16)))),
+            (1, event(usage_only(20, 5))),
+            (1, event("[DONE]")),
+        ],
+    )
 
     # when
     record = asyncio.run(send_one(handler, clock=clock, sent=20, target=5))
@@ -132,12 +145,15 @@ def test_continuous_usage_stats_give_the_tokens_of_each_event() -> None:
 def test_without_running_usage_a_count_that_differs_from_the_events_flags_unknown_chunking() -> None:
     # given: two content events, but usage says 4 tokens
     clock = FakeClock()
-    handler = scripted(clock, [
-        (10, event(chat_chunk("ab"))),
-        (10, event(chat_chunk("cd", finish="length"))),
-        (1, event(usage_only(100, 4))),
-        (0, event("[DONE]")),
-    ])
+    handler = scripted(
+        clock,
+        [
+            (10, event(chat_chunk("ab"))),
+            (10, event(chat_chunk("cd", finish="length"))),
+            (1, event(usage_only(100, 4))),
+            (0, event("[DONE]")),
+        ],
+    )
 
     # when
     record = asyncio.run(send_one(handler, clock=clock, target=4))
@@ -150,20 +166,26 @@ def test_without_running_usage_a_count_that_differs_from_the_events_flags_unknow
     assert record.tpot_ms == 10.0 / 3  # one token assumed in the first event: (20 − 10) / (4 − 1)
 
 
-@pytest.mark.parametrize("delta", [
-    pytest.param({"reasoning_content": "think"}, id="reasoning_content"),
-    pytest.param({"reasoning": "think"}, id="reasoning"),
-    pytest.param({"tool_calls": [{"index": 0, "function": {"name": "f", "arguments": ""}}]}, id="tool_calls"),
-])
+@pytest.mark.parametrize(
+    "delta",
+    [
+        pytest.param({"reasoning_content": "think"}, id="reasoning_content"),
+        pytest.param({"reasoning": "think"}, id="reasoning"),
+        pytest.param({"tool_calls": [{"index": 0, "function": {"name": "f", "arguments": ""}}]}, id="tool_calls"),
+    ],
+)
 def test_reasoning_and_tool_call_deltas_carry_tokens(delta: dict) -> None:
     # given: the first token is not content text
     clock = FakeClock()
-    handler = scripted(clock, [
-        (3, event(chat_chunk(role=True))),
-        (4, event(chat_chunk(**delta))),
-        (4, event(chat_chunk("x", finish="length"))),
-        (1, event(usage_only(100, 2))),
-    ])
+    handler = scripted(
+        clock,
+        [
+            (3, event(chat_chunk(role=True))),
+            (4, event(chat_chunk(**delta))),
+            (4, event(chat_chunk("x", finish="length"))),
+            (1, event(usage_only(100, 2))),
+        ],
+    )
 
     # when
     record = asyncio.run(send_one(handler, clock=clock, target=2))
@@ -177,12 +199,15 @@ def test_comments_event_fields_multi_line_data_and_a_last_event_without_its_blan
     # given: a keep-alive comment, an `event:` field, a data payload over two `data:` lines, and a final usage
     # event the server closed without its blank line
     clock = FakeClock()
-    handler = scripted(clock, [
-        (1, b": keep-alive\n\n"),
-        (4, b'event: message\ndata: {"choices":[{"index":0,\ndata: "text":"A","finish_reason":null}]}\n\n'),
-        (5, b'data: {"choices":[{"index":0,"text":"B","finish_reason":"length"}]}\n\n'),
-        (2, b'data: {"choices":[],"usage":{"prompt_tokens":100,"completion_tokens":2}}'),
-    ])
+    handler = scripted(
+        clock,
+        [
+            (1, b": keep-alive\n\n"),
+            (4, b'event: message\ndata: {"choices":[{"index":0,\ndata: "text":"A","finish_reason":null}]}\n\n'),
+            (5, b'data: {"choices":[{"index":0,"text":"B","finish_reason":"length"}]}\n\n'),
+            (2, b'data: {"choices":[],"usage":{"prompt_tokens":100,"completion_tokens":2}}'),
+        ],
+    )
 
     # when
     record = asyncio.run(send_one(handler, clock=clock, target=2))
@@ -198,8 +223,10 @@ def test_comments_event_fields_multi_line_data_and_a_last_event_without_its_blan
 def test_a_response_without_streaming_is_one_event_carrying_every_token() -> None:
     # given
     clock = FakeClock()
-    answer = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "a b c"},
-                           "finish_reason": "length"}], "usage": usage(100, 3)}
+    answer = {
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "a b c"}, "finish_reason": "length"}],
+        "usage": usage(100, 3),
+    }
     handler = scripted(clock, [(30, json.dumps(answer).encode())], header_ms=5, content_type="application/json")
 
     # when
@@ -217,14 +244,22 @@ def test_a_response_without_streaming_is_one_event_carrying_every_token() -> Non
 # Statuses
 
 
-@pytest.mark.parametrize(("status", "body", "message"), [
-    pytest.param(400, b'{"error":{"message":"This model\'s maximum context length is 4096 tokens","code":400}}',
-                 "HTTP 400: This model's maximum context length is 4096 tokens", id="400-openai-error"),
-    pytest.param(503, b"Service Unavailable", "HTTP 503: Service Unavailable", id="503-text"),
-    pytest.param(429, b'{"detail":"queue full"}', "HTTP 429: queue full", id="429-detail"),
-])
-def test_http_errors_keep_the_status_the_message_and_the_time_to_the_error(status: int, body: bytes,
-                                                                            message: str) -> None:
+@pytest.mark.parametrize(
+    ("status", "body", "message"),
+    [
+        pytest.param(
+            400,
+            b'{"error":{"message":"This model\'s maximum context length is 4096 tokens","code":400}}',
+            "HTTP 400: This model's maximum context length is 4096 tokens",
+            id="400-openai-error",
+        ),
+        pytest.param(503, b"Service Unavailable", "HTTP 503: Service Unavailable", id="503-text"),
+        pytest.param(429, b'{"detail":"queue full"}', "HTTP 429: queue full", id="429-detail"),
+    ],
+)
+def test_http_errors_keep_the_status_the_message_and_the_time_to_the_error(
+    status: int, body: bytes, message: str
+) -> None:
     # given: the error headers at 3 ms and its body at 4 ms
     clock = FakeClock()
     handler = scripted(clock, [(1, body)], status=status, header_ms=3, content_type="application/json")
@@ -244,11 +279,14 @@ def test_http_errors_keep_the_status_the_message_and_the_time_to_the_error(statu
 def test_a_stream_that_stops_early_is_an_error_that_keeps_what_was_measured() -> None:
     # given: two content events, then the stream closes without finish_reason, usage or [DONE]
     clock = FakeClock()
-    handler = scripted(clock, [
-        (10, event(chat_chunk("a"))),
-        (5, event(chat_chunk("b"))),
-        (1, b""),
-    ])
+    handler = scripted(
+        clock,
+        [
+            (10, event(chat_chunk("a"))),
+            (5, event(chat_chunk("b"))),
+            (1, b""),
+        ],
+    )
 
     # when
     record = asyncio.run(send_one(handler, clock=clock, target=16))
@@ -265,16 +303,21 @@ def test_a_stream_that_stops_early_is_an_error_that_keeps_what_was_measured() ->
 def test_a_connection_that_breaks_mid_stream_is_an_error_that_keeps_what_was_measured() -> None:
     # given
     clock = FakeClock()
-    handler = scripted(clock, [(10, event(chat_chunk("a"))), (5, event(chat_chunk("b")))],
-                       error=httpx.RemoteProtocolError("peer closed connection without sending complete message body"))
+    handler = scripted(
+        clock,
+        [(10, event(chat_chunk("a"))), (5, event(chat_chunk("b")))],
+        error=httpx.RemoteProtocolError("peer closed connection without sending complete message body"),
+    )
 
     # when
     record = asyncio.run(send_one(handler, clock=clock, target=16))
 
     # then
     assert record.status is Status.HTTP_ERROR
-    assert record.error == ("the connection broke after 2 content event(s): RemoteProtocolError: peer closed "
-                            "connection without sending complete message body")
+    assert record.error == (
+        "the connection broke after 2 content event(s): RemoteProtocolError: peer closed "
+        "connection without sending complete message body"
+    )
     assert _ms(record.ttft_ns) == 10.0
     assert _gaps_ms(record) == [5.0]
     assert _e2e_ms(record) == 15.0  # the break was seen with the second event's read
@@ -283,11 +326,14 @@ def test_a_connection_that_breaks_mid_stream_is_an_error_that_keeps_what_was_mea
 def test_an_error_event_inside_the_stream_is_an_http_error_with_its_code() -> None:
     # given: vLLM's way of failing a request after it started
     clock = FakeClock()
-    handler = scripted(clock, [
-        (10, event(chat_chunk("a"))),
-        (5, event({"error": {"message": "replica died", "type": "InternalServerError", "code": 503}})),
-        (1, event("[DONE]")),
-    ])
+    handler = scripted(
+        clock,
+        [
+            (10, event(chat_chunk("a"))),
+            (5, event({"error": {"message": "replica died", "type": "InternalServerError", "code": 503}})),
+            (1, event("[DONE]")),
+        ],
+    )
 
     # when
     record = asyncio.run(send_one(handler, clock=clock, target=16))
@@ -313,19 +359,40 @@ def test_an_event_that_is_not_json_is_an_error() -> None:
     assert record.error == "an event that is not JSON: {not json"
 
 
-@pytest.mark.parametrize(("settings", "finish", "produced", "expected", "error"), [
-    pytest.param(ClientSettings(), "stop", 2, Status.SHORT_OUTPUT, "2 of 5 output tokens (finish_reason 'stop')",
-                 id="ignore_eos-stop-early"),
-    pytest.param(ClientSettings(ignore_eos=False), "stop", 2, Status.OK, None, id="free-to-stop"),
-    pytest.param(ClientSettings(ignore_eos=False, min_tokens=4), "stop", 2, Status.SHORT_OUTPUT,
-                 "2 of 5 output tokens (finish_reason 'stop')", id="below-min_tokens"),
-    pytest.param(ClientSettings(ignore_eos=False), "length", 2, Status.SHORT_OUTPUT,
-                 "finish_reason 'length' at 2 of 5 output tokens (the context length ran out?)",
-                 id="length-before-target"),
-    pytest.param(ClientSettings(), "length", 5, Status.OK, None, id="full-length"),
-])
-def test_output_length_checks(settings: ClientSettings, finish: str, produced: int, expected: Status,
-                              error: str | None) -> None:
+@pytest.mark.parametrize(
+    ("settings", "finish", "produced", "expected", "error"),
+    [
+        pytest.param(
+            ClientSettings(),
+            "stop",
+            2,
+            Status.SHORT_OUTPUT,
+            "2 of 5 output tokens (finish_reason 'stop')",
+            id="ignore_eos-stop-early",
+        ),
+        pytest.param(ClientSettings(ignore_eos=False), "stop", 2, Status.OK, None, id="free-to-stop"),
+        pytest.param(
+            ClientSettings(ignore_eos=False, min_tokens=4),
+            "stop",
+            2,
+            Status.SHORT_OUTPUT,
+            "2 of 5 output tokens (finish_reason 'stop')",
+            id="below-min_tokens",
+        ),
+        pytest.param(
+            ClientSettings(ignore_eos=False),
+            "length",
+            2,
+            Status.SHORT_OUTPUT,
+            "finish_reason 'length' at 2 of 5 output tokens (the context length ran out?)",
+            id="length-before-target",
+        ),
+        pytest.param(ClientSettings(), "length", 5, Status.OK, None, id="full-length"),
+    ],
+)
+def test_output_length_checks(
+    settings: ClientSettings, finish: str, produced: int, expected: Status, error: str | None
+) -> None:
     # given: `produced` tokens, the last event with `finish`, for a target of 5
     clock = FakeClock()
     steps = [(5, event(chat_chunk("t"))) for _ in range(produced - 1)]
@@ -342,12 +409,15 @@ def test_output_length_checks(settings: ClientSettings, finish: str, produced: i
 def test_an_empty_output_is_short() -> None:
     # given: a role event and a usage event, no token
     clock = FakeClock()
-    handler = scripted(clock, [
-        (5, event(chat_chunk(role=True, content=""))),
-        (1, event(chat_chunk("", finish="stop"))),
-        (1, event(usage_only(100, 0))),
-        (1, event("[DONE]")),
-    ])
+    handler = scripted(
+        clock,
+        [
+            (5, event(chat_chunk(role=True, content=""))),
+            (1, event(chat_chunk("", finish="stop"))),
+            (1, event(usage_only(100, 0))),
+            (1, event("[DONE]")),
+        ],
+    )
 
     # when
     record = asyncio.run(send_one(handler, clock=clock))
@@ -358,17 +428,18 @@ def test_an_empty_output_is_short() -> None:
     assert record.ttft_ns is None
 
 
-@pytest.mark.parametrize(("prompt_tokens", "expected"), [
-    pytest.param(50, Status.TRUNCATED_PROMPT, id="half-the-prompt"),
-    pytest.param(81, Status.OK, id="within-20-percent"),
-    pytest.param(130, Status.OK, id="template-tokens-added"),
-])
-def test_a_prompt_the_server_counted_far_shorter_than_sent_is_truncated(prompt_tokens: int,
-                                                                        expected: Status) -> None:
+@pytest.mark.parametrize(
+    ("prompt_tokens", "expected"),
+    [
+        pytest.param(50, Status.TRUNCATED_PROMPT, id="half-the-prompt"),
+        pytest.param(81, Status.OK, id="within-20-percent"),
+        pytest.param(130, Status.OK, id="template-tokens-added"),
+    ],
+)
+def test_a_prompt_the_server_counted_far_shorter_than_sent_is_truncated(prompt_tokens: int, expected: Status) -> None:
     # given: about 100 tokens sent
     clock = FakeClock()
-    handler = scripted(clock, [(5, event(chat_chunk("t", finish="length"))), (1, event(usage_only(prompt_tokens,
-                                                                                                    1)))])
+    handler = scripted(clock, [(5, event(chat_chunk("t", finish="length"))), (1, event(usage_only(prompt_tokens, 1)))])
 
     # when
     record = asyncio.run(send_one(handler, clock=clock, sent=100, target=1))
@@ -381,8 +452,9 @@ def test_a_prompt_the_server_counted_far_shorter_than_sent_is_truncated(prompt_t
 def test_without_usage_the_output_is_counted_in_events_with_no_source() -> None:
     # given: a server that ignores include_usage
     clock = FakeClock()
-    handler = scripted(clock, [(5, event(chat_chunk("a"))), (5, event(chat_chunk("b", finish="length"))),
-                               (1, event("[DONE]"))])
+    handler = scripted(
+        clock, [(5, event(chat_chunk("a"))), (5, event(chat_chunk("b", finish="length"))), (1, event("[DONE]"))]
+    )
 
     # when
     record = asyncio.run(send_one(handler, clock=clock, target=2))
@@ -411,15 +483,27 @@ def _sleeping(before_headers_s: float = 0.0, steps: list[tuple[float, bytes]] | 
     return handler
 
 
-@pytest.mark.parametrize(("handler", "phase"), [
-    pytest.param(_sleeping(before_headers_s=5), "ttft", id="no-headers"),
-    pytest.param(_sleeping(steps=[(0, event(chat_chunk(role=True))), (5, event(chat_chunk("a")))]), "ttft",
-                 id="headers-and-role-but-no-token"),
-    pytest.param(_sleeping(steps=[(0, event(chat_chunk("a"))), (5, event(chat_chunk("b")))]), "stream",
-                 id="stalled-after-the-first-token"),
-    pytest.param(_sleeping(steps=[(0.011, b": keep-alive\n\n")] * 500), "ttft",
-                 id="keep-alive-comments-do-not-move-the-ttft-deadline"),
-])
+@pytest.mark.parametrize(
+    ("handler", "phase"),
+    [
+        pytest.param(_sleeping(before_headers_s=5), "ttft", id="no-headers"),
+        pytest.param(
+            _sleeping(steps=[(0, event(chat_chunk(role=True))), (5, event(chat_chunk("a")))]),
+            "ttft",
+            id="headers-and-role-but-no-token",
+        ),
+        pytest.param(
+            _sleeping(steps=[(0, event(chat_chunk("a"))), (5, event(chat_chunk("b")))]),
+            "stream",
+            id="stalled-after-the-first-token",
+        ),
+        pytest.param(
+            _sleeping(steps=[(0.011, b": keep-alive\n\n")] * 500),
+            "ttft",
+            id="keep-alive-comments-do-not-move-the-ttft-deadline",
+        ),
+    ],
+)
 def test_timeouts_by_phase(handler, phase: str) -> None:
     # given: 50 ms limits, a server that would take 5 s
     settings = ClientSettings(ttft_timeout_s=0.05, stream_timeout_s=0.05)
@@ -440,12 +524,25 @@ def test_timeouts_by_phase(handler, phase: str) -> None:
     assert (record.ttft_ns is not None) is (phase == "stream")
 
 
-@pytest.mark.parametrize(("error", "status", "phase", "message"), [
-    pytest.param(httpx.ConnectTimeout("timed out"), Status.TIMEOUT, "connect", "ConnectTimeout: timed out",
-                 id="connect-timeout"),
-    pytest.param(httpx.ConnectError("[Errno 111] Connection refused"), Status.HTTP_ERROR, None,
-                 "connection failed: [Errno 111] Connection refused", id="refused"),
-])
+@pytest.mark.parametrize(
+    ("error", "status", "phase", "message"),
+    [
+        pytest.param(
+            httpx.ConnectTimeout("timed out"),
+            Status.TIMEOUT,
+            "connect",
+            "ConnectTimeout: timed out",
+            id="connect-timeout",
+        ),
+        pytest.param(
+            httpx.ConnectError("[Errno 111] Connection refused"),
+            Status.HTTP_ERROR,
+            None,
+            "connection failed: [Errno 111] Connection refused",
+            id="refused",
+        ),
+    ],
+)
 def test_connection_failures(error: Exception, status: Status, phase: str | None, message: str) -> None:
     # given
     async def handler(request: httpx.Request) -> httpx.Response:
@@ -466,8 +563,9 @@ def test_cancellation_marks_the_request_incomplete_keeps_its_timings_and_propaga
         async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as http:
             client = StreamClient(http, url="http://llm.test/v1/completions", settings=ClientSettings(), clock=clock)
             record = RequestResult(index=0, t_sched_ns=clock(), input_tokens_sent=1, output_tokens_target=2)
-            task = asyncio.create_task(client.send(PreparedRequest(index=0, body=b"{}", input_tokens_sent=1,
-                                                                   output_tokens_target=2), record))
+            task = asyncio.create_task(
+                client.send(PreparedRequest(index=0, body=b"{}", input_tokens_sent=1, output_tokens_target=2), record)
+            )
             await asyncio.sleep(0.05)
             # when
             task.cancel()
@@ -502,13 +600,24 @@ def test_t_send_is_taken_when_the_request_headers_are_written() -> None:
         port = await server.start()
         try:
             async with httpx.AsyncClient() as http:
-                client = StreamClient(http, url=f"http://127.0.0.1:{port}/v1/completions",
-                                      settings=ClientSettings(), clock=counting_clock)
-                body = request_body(api=Api.COMPLETIONS, model="m", prompt="a b c d", max_tokens=3, stream=True,
-                                    continuous_usage_stats=True, ignore_eos=True, min_tokens=None, extra={})
+                client = StreamClient(
+                    http, url=f"http://127.0.0.1:{port}/v1/completions", settings=ClientSettings(), clock=counting_clock
+                )
+                body = request_body(
+                    api=Api.COMPLETIONS,
+                    model="m",
+                    prompt="a b c d",
+                    max_tokens=3,
+                    stream=True,
+                    continuous_usage_stats=True,
+                    ignore_eos=True,
+                    min_tokens=None,
+                    extra={},
+                )
                 record = RequestResult(index=0, t_sched_ns=0, input_tokens_sent=4, output_tokens_target=3)
-                return await client.send(PreparedRequest(index=0, body=body, input_tokens_sent=4,
-                                                         output_tokens_target=3), record)
+                return await client.send(
+                    PreparedRequest(index=0, body=body, input_tokens_sent=4, output_tokens_target=3), record
+                )
         finally:
             await server.close()
 
@@ -530,20 +639,48 @@ def test_t_send_is_taken_when_the_request_headers_are_written() -> None:
 
 def test_streamed_chat_body_asks_for_usage_running_usage_and_the_enforced_length() -> None:
     # when
-    body = json.loads(request_body(api=Api.CHAT, model="llama", prompt="hello there", max_tokens=64, stream=True,
-                                   continuous_usage_stats=True, ignore_eos=True, min_tokens=80,
-                                   extra={"temperature": 0}))
+    body = json.loads(
+        request_body(
+            api=Api.CHAT,
+            model="llama",
+            prompt="hello there",
+            max_tokens=64,
+            stream=True,
+            continuous_usage_stats=True,
+            ignore_eos=True,
+            min_tokens=80,
+            extra={"temperature": 0},
+        )
+    )
 
     # then
-    assert body == {"model": "llama", "messages": [{"role": "user", "content": "hello there"}], "max_tokens": 64,
-                    "stream": True, "stream_options": {"include_usage": True, "continuous_usage_stats": True},
-                    "ignore_eos": True, "min_tokens": 64, "temperature": 0}
+    assert body == {
+        "model": "llama",
+        "messages": [{"role": "user", "content": "hello there"}],
+        "max_tokens": 64,
+        "stream": True,
+        "stream_options": {"include_usage": True, "continuous_usage_stats": True},
+        "ignore_eos": True,
+        "min_tokens": 64,
+        "temperature": 0,
+    }
 
 
 def test_completion_body_without_streaming_has_no_stream_options() -> None:
     # when
-    body = json.loads(request_body(api=Api.COMPLETIONS, model="m", prompt="p", max_tokens=8, stream=False,
-                                   continuous_usage_stats=True, ignore_eos=False, min_tokens=None, extra={}))
+    body = json.loads(
+        request_body(
+            api=Api.COMPLETIONS,
+            model="m",
+            prompt="p",
+            max_tokens=8,
+            stream=False,
+            continuous_usage_stats=True,
+            ignore_eos=False,
+            min_tokens=None,
+            extra={},
+        )
+    )
 
     # then
     assert body == {"model": "m", "prompt": "p", "max_tokens": 8, "stream": False}

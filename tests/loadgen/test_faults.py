@@ -33,8 +33,12 @@ PYTHON = sys.executable
 
 
 def _plan(url: str, **overrides: Any):
-    data: dict[str, Any] = {"endpoint": {"base_url": url, "model": "llama"}, "load": {"concurrency": 2},
-                            "requests": {"input_tokens": 64, "output_tokens": 16}, "bounds": {"max_requests": 4}}
+    data: dict[str, Any] = {
+        "endpoint": {"base_url": url, "model": "llama"},
+        "load": {"concurrency": 2},
+        "requests": {"input_tokens": 64, "output_tokens": 16},
+        "bounds": {"max_requests": 4},
+    }
     data.update(overrides)
     return plan_from_dict(data)
 
@@ -71,12 +75,19 @@ def test_a_fault_at_one_second_kills_the_replica_and_requests_fail() -> None:
     # given: an open loop at 20 requests/s for 2.5 s against the simulator (requests of 10.3 ms); at 0.955 s the
     # only replica is killed for 1 s, while request 19 (sent at 0.95 s) streams
     url = "http://simulator.test"
-    plan = _plan(url, load={"mode": "open", "rate": 20, "arrival": "constant"},
-                 bounds={"max_duration_s": 2.5},
-                 faults=[{"at_s": 0.955, "http": {"url": f"{url}/control",
-                                                  "body": {"action": "kill_replica", "replica": 0, "seconds": 1}},
-                          "label": "kill replica 0 for 1 s"}],
-                 scenario={"kind": "failure", "peak_concurrency": 8, "criteria": {"recovery_s": 5}})
+    plan = _plan(
+        url,
+        load={"mode": "open", "rate": 20, "arrival": "constant"},
+        bounds={"max_duration_s": 2.5},
+        faults=[
+            {
+                "at_s": 0.955,
+                "http": {"url": f"{url}/control", "body": {"action": "kill_replica", "replica": 0, "seconds": 1}},
+                "label": "kill replica 0 for 1 s",
+            }
+        ],
+        scenario={"kind": "failure", "peak_concurrency": 8, "criteria": {"recovery_s": 5}},
+    )
     seen: list[FaultEvent] = []
     engine, max_model_len = catalog_engine(model=SIM_MODEL, gpu=SIM_GPU, speedup=10.0)
 
@@ -98,16 +109,25 @@ def test_a_fault_at_one_second_kills_the_replica_and_requests_fail() -> None:
     # the replica is down are refused (503), those sent after it is back (1.955 s) succeed
     assert [round(outcome.seconds(r.t_send_ns), 6) for r in outcome.records] == [i / 20 for i in range(50)]
     assert [(r.status, r.http_status) for r in outcome.records] == (
-        [(Status.OK, 200)] * 19 + [(Status.HTTP_ERROR, 503)] * 21 + [(Status.OK, 200)] * 10)
+        [(Status.OK, 200)] * 19 + [(Status.HTTP_ERROR, 503)] * 21 + [(Status.OK, 200)] * 10
+    )
     assert "replica 0 was killed" in (outcome.records[19].error or "")
     assert outcome.records[19].ttft_ns is not None
-    assert {r.error for r in outcome.records[20:40]} == {
-        "HTTP 503: no replica of the simulated deployment is running"}
+    assert {r.error for r in outcome.records[20:40]} == {"HTTP 503: no replica of the simulated deployment is running"}
 
     # then: the result carries the event and the scenario; the importer puts the event on the records' clock
     document = result_document(outcome)
-    assert document["faults"] == [{"t_s": 0.955, "label": "kill replica 0 for 1 s", "kind": "http", "ok": True,
-                                   "detail": event.detail, "duration_s": 0.0, "skipped": False}]
+    assert document["faults"] == [
+        {
+            "t_s": 0.955,
+            "label": "kill replica 0 for 1 s",
+            "kind": "http",
+            "ok": True,
+            "detail": event.detail,
+            "duration_s": 0.0,
+            "skipped": False,
+        }
+    ]
     assert document["scenario"] == {"kind": "failure", "peak_concurrency": 8, "criteria": {"recovery_s": 5}}
     [run] = import_text(result_json(document))[1]
     assert run.faults[0]["t_s"] == pytest.approx(0.955, abs=1e-9)  # the first send was at t = 0
@@ -147,11 +167,13 @@ def test_a_command_past_its_timeout_is_killed_with_its_children(tmp_path: Path) 
     # given: a command whose child sleeps for a minute, with a 2 s timeout (time enough for Python to start the
     # script and its child on a busy machine: what is checked is the kill, not its moment)
     pid_file = tmp_path / "child.pid"
-    script = ("import subprocess, sys, time\n"
-              f"child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
-              f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
-              "print('started', flush=True)\n"
-              "time.sleep(60)\n")
+    script = (
+        "import subprocess, sys, time\n"
+        f"child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
+        "print('started', flush=True)\n"
+        "time.sleep(60)\n"
+    )
 
     # when
     ok, detail = asyncio.run(command_fault(_command(PYTHON, "-c", script, timeout_s=2.0)))
@@ -181,8 +203,11 @@ def _alive(pid: int) -> bool:
 def test_faults_due_after_the_run_stopped_are_skipped() -> None:
     # given: 4 quick requests; a fault at 30 s
     fake = FakeServer()
-    plan = _plan("http://llm.test", bounds={"max_requests": 4, "max_duration_s": 60},
-                 faults=[{"at_s": 30, "command": [PYTHON, "-c", "print('never')"], "label": "late"}])
+    plan = _plan(
+        "http://llm.test",
+        bounds={"max_requests": 4, "max_duration_s": 60},
+        faults=[{"at_s": 30, "command": [PYTHON, "-c", "print('never')"], "label": "late"}],
+    )
 
     # when
     outcome = _virtual(plan, fake.transport)
@@ -191,8 +216,10 @@ def test_faults_due_after_the_run_stopped_are_skipped() -> None:
     [event] = outcome.fault_events
     assert (event.label, event.ok, event.skipped, event.t_s, event.duration_s) == ("late", False, True, 30.0, 0.0)
     assert event.detail == "skipped: the run stopped at 0.034 s, before the fault's time (30 s)"
-    assert "Fault 'late' was not executed: skipped: the run stopped at 0.034 s, before the fault's time (30 s)." \
+    assert (
+        "Fault 'late' was not executed: skipped: the run stopped at 0.034 s, before the fault's time (30 s)."
         in outcome.notes
+    )
 
 
 def test_a_fault_still_running_at_the_stop_gets_two_seconds_then_is_cut() -> None:
@@ -202,10 +229,14 @@ def test_a_fault_still_running_at_the_stop_gets_two_seconds_then_is_cut() -> Non
         return httpx.Response(200, text="done")
 
     async def scenario(clock: VirtualClock) -> tuple[list[FaultEvent], int]:
-        injector = FaultInjector([
-            FaultSpec(at_s=0.0, kind=FaultKind.HTTP, url="http://control.test/?s=60", label="long"),
-            FaultSpec(at_s=0.0, kind=FaultKind.HTTP, url="http://control.test/?s=0.8", label="short")],
-            clock=clock, transport=httpx.MockTransport(handler))
+        injector = FaultInjector(
+            [
+                FaultSpec(at_s=0.0, kind=FaultKind.HTTP, url="http://control.test/?s=60", label="long"),
+                FaultSpec(at_s=0.0, kind=FaultKind.HTTP, url="http://control.test/?s=0.8", label="short"),
+            ],
+            clock=clock,
+            transport=httpx.MockTransport(handler),
+        )
         injector.start(t0_ns=clock())
         await asyncio.sleep(0.3)
         began = clock()
@@ -220,21 +251,25 @@ def test_a_fault_still_running_at_the_stop_gets_two_seconds_then_is_cut() -> Non
     assert took_ns == round(STOP_GRACE_S * 1e9)
     assert (by_label["short"].ok, by_label["short"].duration_s) == (True, 0.8)
     assert (by_label["long"].ok, by_label["long"].duration_s) == (False, 0.3 + STOP_GRACE_S)
-    assert by_label["long"].detail == ("cut when the run stopped, after 2.300 s (a fault gets 2 s to finish once the "
-                                       "run has stopped)")
+    assert by_label["long"].detail == (
+        "cut when the run stopped, after 2.300 s (a fault gets 2 s to finish once the run has stopped)"
+    )
 
 
 def test_a_command_still_running_after_the_grace_is_killed_with_its_children(tmp_path: Path) -> None:
     # given: a command fault whose script and child would sleep a minute; a grace of 0.2 s
     pid_file = tmp_path / "child.pid"
-    script = ("import subprocess, sys, time\n"
-              f"child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
-              f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
-              "time.sleep(60)\n")
+    script = (
+        "import subprocess, sys, time\n"
+        f"child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
+        "time.sleep(60)\n"
+    )
 
     async def scenario() -> list[FaultEvent]:
-        injector = FaultInjector([FaultSpec(at_s=0.0, kind=FaultKind.COMMAND, argv=(PYTHON, "-c", script),
-                                            label="long")], stop_grace_s=0.2)
+        injector = FaultInjector(
+            [FaultSpec(at_s=0.0, kind=FaultKind.COMMAND, argv=(PYTHON, "-c", script), label="long")], stop_grace_s=0.2
+        )
         injector.start(t0_ns=time.perf_counter_ns())
         deadline = time.monotonic() + 30  # wait for the script to start its child (a deadline, not a figure)
         while not pid_file.exists() or not pid_file.read_text():
@@ -269,19 +304,25 @@ def test_an_http_fault_with_an_error_status_is_not_ok_and_gets_no_api_key(monkey
             return httpx.Response(400, json={"error": "unknown action 'melt'"})
         return await fake.handle(request)
 
-    plan = _plan("http://llm.test", endpoint={"base_url": "http://llm.test", "model": "llama",
-                                              "api_key_env": "LLM_TEST_KEY"},
-                 bounds={"max_duration_s": 0.6},
-                 faults=[{"at_s": 0.1, "http": {"url": "http://llm.test/control", "method": "POST",
-                                                "body": {"action": "melt"}}}])
+    plan = _plan(
+        "http://llm.test",
+        endpoint={"base_url": "http://llm.test", "model": "llama", "api_key_env": "LLM_TEST_KEY"},
+        bounds={"max_duration_s": 0.6},
+        faults=[
+            {"at_s": 0.1, "http": {"url": "http://llm.test/control", "method": "POST", "body": {"action": "melt"}}}
+        ],
+    )
 
     # when
     outcome = _virtual(plan, httpx.MockTransport(handler))
 
     # then
     [event] = outcome.fault_events
-    assert (event.label, event.ok, event.detail) == ("POST http://llm.test/control", False,
-                                                     'HTTP 400: {"error":"unknown action \'melt\'"}')
+    assert (event.label, event.ok, event.detail) == (
+        "POST http://llm.test/control",
+        False,
+        'HTTP 400: {"error":"unknown action \'melt\'"}',
+    )
     assert event.t_s == 0.1
     assert [headers.get("authorization") for headers in control_headers] == [None]
     assert "sk-very-secret" not in result_json(result_document(outcome))
@@ -290,10 +331,15 @@ def test_an_http_fault_with_an_error_status_is_not_ok_and_gets_no_api_key(monkey
 def test_cancelling_stops_the_faults_and_the_run_at_once() -> None:
     # given: long streams; a fault at 0.2 s that would take a minute, another at 30 s; a cancel at 0.5 s
     fake = FakeServer(itl_s=0.02)
-    plan = _plan("http://llm.test", requests={"input_tokens": 16, "output_tokens": 1000},
-                 bounds={"max_duration_s": 60},
-                 faults=[{"at_s": 0.2, "http": {"url": "http://llm.test/control"}, "label": "sleeper"},
-                         {"at_s": 30, "http": {"url": "http://llm.test/control"}, "label": "late"}])
+    plan = _plan(
+        "http://llm.test",
+        requests={"input_tokens": 16, "output_tokens": 1000},
+        bounds={"max_duration_s": 60},
+        faults=[
+            {"at_s": 0.2, "http": {"url": "http://llm.test/control"}, "label": "sleeper"},
+            {"at_s": 30, "http": {"url": "http://llm.test/control"}, "label": "late"},
+        ],
+    )
 
     async def scenario(clock: VirtualClock) -> tuple[RunOutcome, int]:
         runner = LoadRunner(plan, transport=_hanging(fake, control_s=60), clock=clock)
@@ -316,7 +362,8 @@ def test_cancelling_stops_the_faults_and_the_run_at_once() -> None:
     assert {r.status for r in outcome.records} == {Status.INCOMPLETE_AT_END}
     sleeper, late = outcome.fault_events
     assert (sleeper.label, sleeper.ok, sleeper.skipped, sleeper.t_s) == ("sleeper", False, False, 0.2)
-    assert sleeper.detail == ("cut when the run stopped, after 2.300 s (a fault gets 2 s to finish once the run "
-                              "has stopped)")
+    assert sleeper.detail == (
+        "cut when the run stopped, after 2.300 s (a fault gets 2 s to finish once the run has stopped)"
+    )
     assert (late.label, late.skipped) == ("late", True)
     assert late.detail == "skipped: the run stopped at 0.500 s, before the fault's time (30 s)"

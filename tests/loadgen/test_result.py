@@ -36,10 +36,12 @@ def _validate(document: dict[str, Any]) -> list[str]:
 
 
 def _run(server: FakeServer, **overrides: Any) -> RunOutcome:
-    data: dict[str, Any] = {"endpoint": {"base_url": "http://llm.test", "api": "chat", "model": "llama",
-                                         "engine": "fake 1.0"},
-                            "load": {"concurrency": 3}, "requests": {"input_tokens": 24, "output_tokens": 5},
-                            "bounds": {"max_requests": 12}}
+    data: dict[str, Any] = {
+        "endpoint": {"base_url": "http://llm.test", "api": "chat", "model": "llama", "engine": "fake 1.0"},
+        "load": {"concurrency": 3},
+        "requests": {"input_tokens": 24, "output_tokens": 5},
+        "bounds": {"max_requests": 12},
+    }
     data.update(overrides)
     plan = plan_from_dict(data)
     return run_virtual(lambda clock: LoadRunner(plan, transport=server.transport, clock=clock).run())
@@ -47,12 +49,24 @@ def _run(server: FakeServer, **overrides: Any) -> RunOutcome:
 
 def _hand_record() -> RequestResult:
     """Scheduled at 100 ms, sent at 100.5 ms, content events at 110.5, 115.5 and 125.5 ms, usage at 126.5 ms."""
-    return RequestResult(index=4, t_sched_ns=T0 + 100 * MS, input_tokens_sent=500, output_tokens_target=4,
-                         t_send_ns=T0 + 100_500_000, t_hdr_ns=T0 + 102 * MS, t_end_ns=T0 + 126_500_000,
-                         event_ns=array("q", [T0 + 110_500_000, T0 + 115_500_000, T0 + 125_500_000]),
-                         event_tokens=array("q", [1, 2, 1]),
-                         status=Status.OK, http_status=200, input_tokens=498, output_tokens=4,
-                         output_tokens_source="usage", cached_tokens=16, finish_reason="length")
+    return RequestResult(
+        index=4,
+        t_sched_ns=T0 + 100 * MS,
+        input_tokens_sent=500,
+        output_tokens_target=4,
+        t_send_ns=T0 + 100_500_000,
+        t_hdr_ns=T0 + 102 * MS,
+        t_end_ns=T0 + 126_500_000,
+        event_ns=array("q", [T0 + 110_500_000, T0 + 115_500_000, T0 + 125_500_000]),
+        event_tokens=array("q", [1, 2, 1]),
+        status=Status.OK,
+        http_status=200,
+        input_tokens=498,
+        output_tokens=4,
+        output_tokens_source="usage",
+        cached_tokens=16,
+        finish_reason="length",
+    )
 
 
 def test_a_request_entry_by_hand() -> None:
@@ -60,11 +74,26 @@ def test_a_request_entry_by_hand() -> None:
     entry = request_entry(_hand_record(), T0)
 
     # then: TTFT 110.5 − 100.5 = 10 ms; TTFT_sched 10.5 ms; gaps 5 and 10 ms; E2E 126.5 − 100.5 = 26 ms
-    assert entry == {"id": 4, "status": "ok", "error": None, "http_status": 200, "timeout_phase": None,
-                     "t_sched_s": 0.1, "t_send_s": 0.1005, "ttft_ms": 10.0, "ttft_sched_ms": 10.5, "e2e_ms": 26.0,
-                     "itl_ms": [5.0, 10.0], "chunk_tokens": [1, 2, 1], "input_tokens": 498,
-                     "input_tokens_sent": 500, "output_tokens": 4, "output_tokens_source": "usage",
-                     "cached_tokens": 16, "finish_reason": "length"}
+    assert entry == {
+        "id": 4,
+        "status": "ok",
+        "error": None,
+        "http_status": 200,
+        "timeout_phase": None,
+        "t_sched_s": 0.1,
+        "t_send_s": 0.1005,
+        "ttft_ms": 10.0,
+        "ttft_sched_ms": 10.5,
+        "e2e_ms": 26.0,
+        "itl_ms": [5.0, 10.0],
+        "chunk_tokens": [1, 2, 1],
+        "input_tokens": 498,
+        "input_tokens_sent": 500,
+        "output_tokens": 4,
+        "output_tokens_source": "usage",
+        "cached_tokens": 16,
+        "finish_reason": "length",
+    }
 
 
 def test_the_hand_checked_request_imports_with_its_ttft_and_tpot() -> None:
@@ -114,13 +143,17 @@ def test_a_run_with_errors_validates_and_imports_with_its_counts() -> None:
     assert document["summary"]["in_window"] == {"requests": 12, "completed": 8, "incomplete": 0, "failed": 4}
     failed = [entry for entry in document["requests"] if entry["status"] == "http_error"]
     assert {(entry["http_status"], entry["error"], entry["ttft_ms"]) for entry in failed} == {
-        (503, "HTTP 503: overloaded", None)}
+        (503, "HTTP 503: overloaded", None)
+    }
 
 
 def test_an_open_loop_cut_by_its_duration_imports_its_incomplete_requests() -> None:
     # given: 40 requests/s (25 ms apart), requests of 50 + 4 × 40 = 210 ms, a 0.5 s bound
-    outcome = _run(FakeServer(ttft_s=0.05, itl_s=0.04), load={"mode": "open", "rate": 40, "arrival": "constant"},
-                   bounds={"max_duration_s": 0.5})
+    outcome = _run(
+        FakeServer(ttft_s=0.05, itl_s=0.04),
+        load={"mode": "open", "rate": 40, "arrival": "constant"},
+        bounds={"max_duration_s": 0.5},
+    )
     document = result_document(outcome)
 
     # when
@@ -147,7 +180,11 @@ def test_the_summary_and_settings_say_how_it_was_run() -> None:
     settings = document["run"]["settings"]
     summary = document["summary"]
     assert (settings["dataset"], settings["input_len"], settings["output_len"], settings["seed"]) == (
-        "random", 24, 5, 9)
+        "random",
+        24,
+        5,
+        9,
+    )
     assert settings["plan"]["extra_body"] == {"temperature": 0}
     assert document["run"]["endpoint"] == {"kind": "openai-chat", "model": "llama", "engine": "fake 1.0"}
     assert document["tool"] == {"name": "llm-sizing-loadgen", "version": "0.1.0"}
@@ -179,12 +216,15 @@ def test_result_json_is_the_document_and_the_file_is_written_whole(tmp_path: Pat
 def test_sweep_results_go_beside_the_named_file() -> None:
     # when / then
     assert result_paths("out/result.json", [""]) == [Path("out/result.json")]
-    assert result_paths("out/result.json", ["rate-1", "rate-2.5"]) == [Path("out/result.rate-1.json"),
-                                                                       Path("out/result.rate-2.5.json")]
+    assert result_paths("out/result.json", ["rate-1", "rate-2.5"]) == [
+        Path("out/result.rate-1.json"),
+        Path("out/result.rate-2.5.json"),
+    ]
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # Server metrics, faults and the scenario (issue 7)
+
 
 def test_server_metrics_faults_and_the_scenario_are_written_and_read_back() -> None:
     # given: a fake server that answers /metrics too; a fault due after the end; a scenario
@@ -194,16 +234,22 @@ def test_server_metrics_faults_and_the_scenario_are_written_and_read_back() -> N
 
     async def handler(request: httpx.Request) -> httpx.Response:
         if request.url.path == "/metrics":
-            return httpx.Response(200, text='# TYPE vllm:kv_cache_usage_perc gauge\n'
-                                            'vllm:kv_cache_usage_perc{engine="0"} 0.5\n')
+            return httpx.Response(
+                200, text='# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{engine="0"} 0.5\n'
+            )
         return await server.handle(request)
 
-    plan = plan_from_dict({
-        "endpoint": {"base_url": "http://llm.test", "api": "chat", "model": "llama"}, "load": {"concurrency": 3},
-        "requests": {"input_tokens": 24, "output_tokens": 5}, "bounds": {"max_requests": 6, "max_duration_s": 30},
-        "metrics": {"url": "http://llm.test/metrics", "interval_s": 0.5, "engine": "vllm"},
-        "faults": [{"at_s": 20, "command": ["true"], "label": "too late"}],
-        "scenario": {"kind": "custom", "criteria": {"ttft_ms": 500}}})
+    plan = plan_from_dict(
+        {
+            "endpoint": {"base_url": "http://llm.test", "api": "chat", "model": "llama"},
+            "load": {"concurrency": 3},
+            "requests": {"input_tokens": 24, "output_tokens": 5},
+            "bounds": {"max_requests": 6, "max_duration_s": 30},
+            "metrics": {"url": "http://llm.test/metrics", "interval_s": 0.5, "engine": "vllm"},
+            "faults": [{"at_s": 20, "command": ["true"], "label": "too late"}],
+            "scenario": {"kind": "custom", "criteria": {"ttft_ms": 500}},
+        }
+    )
     outcome = run_virtual(lambda clock: LoadRunner(plan, transport=httpx.MockTransport(handler), clock=clock).run())
 
     # when
@@ -219,7 +265,12 @@ def test_server_metrics_faults_and_the_scenario_are_written_and_read_back() -> N
     assert metrics["scrapes"][0]["time"].endswith("Z")
     [fault] = document["faults"]
     assert (fault["label"], fault["kind"], fault["ok"], fault["skipped"], fault["t_s"]) == (
-        "too late", "command", False, True, 20.0)
+        "too late",
+        "command",
+        False,
+        True,
+        20.0,
+    )
     assert document["scenario"] == {"kind": "custom", "peak_concurrency": None, "criteria": {"ttft_ms": 500}}
     run = runs[0]
     assert fmt == "llm_sizing"

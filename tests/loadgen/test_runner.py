@@ -32,17 +32,21 @@ from tests.loadgen.virtual_time import VirtualClock, run_virtual
 
 
 def _plan(**overrides: Any) -> TestPlan:
-    data: dict[str, Any] = {"endpoint": {"base_url": "http://llm.test", "model": "m"},
-                            "load": {"concurrency": 4}, "requests": {"input_tokens": 32, "output_tokens": 4},
-                            "bounds": {"max_requests": 20}}
+    data: dict[str, Any] = {
+        "endpoint": {"base_url": "http://llm.test", "model": "m"},
+        "load": {"concurrency": 4},
+        "requests": {"input_tokens": 32, "output_tokens": 4},
+        "bounds": {"max_requests": 20},
+    }
     data.update(overrides)
     return plan_from_dict(data)
 
 
 def _run(plan: TestPlan, server: FakeServer, **options: Any) -> RunOutcome:
     """One run on a virtual-time loop (the server's clock, if it has one, is the runner's)."""
-    return run_virtual(lambda clock: LoadRunner(plan, transport=server.transport, clock=clock, **options).run(),
-                       clock=server.clock)
+    return run_virtual(
+        lambda clock: LoadRunner(plan, transport=server.transport, clock=clock, **options).run(), clock=server.clock
+    )
 
 
 def _offsets_ms(outcome: RunOutcome, field: str) -> list[float]:
@@ -84,8 +88,14 @@ def test_closed_loop_ramp_up_starts_the_clients_evenly() -> None:
     server = FakeServer(ttft_s=0.5, itl_s=0.0)
 
     # when
-    outcome = _run(_plan(load={"concurrency": 4, "ramp_up_s": 0.4}, bounds={"max_requests": 4},
-                         requests={"input_tokens": 8, "output_tokens": 1}), server)
+    outcome = _run(
+        _plan(
+            load={"concurrency": 4, "ramp_up_s": 0.4},
+            bounds={"max_requests": 4},
+            requests={"input_tokens": 8, "output_tokens": 1},
+        ),
+        server,
+    )
 
     # then: t_sched of each client's first request is its start; the window begins after the ramp
     assert sorted(_offsets_ms(outcome, "t_sched_ns")) == [0.0, 100.0, 200.0, 300.0]
@@ -119,8 +129,11 @@ def test_open_loop_sends_on_the_constant_schedule() -> None:
 def test_open_loop_cap_limits_requests_in_flight_and_the_wait_shows_as_lag() -> None:
     # given: 200 requests/s, each taking about 50 ms, at most 2 in flight
     server = FakeServer(ttft_s=0.05, itl_s=0.0)
-    plan = _plan(load={"mode": "open", "rate": 200, "arrival": "constant", "concurrency": 2},
-                 bounds={"max_requests": 10}, requests={"input_tokens": 8, "output_tokens": 1})
+    plan = _plan(
+        load={"mode": "open", "rate": 200, "arrival": "constant", "concurrency": 2},
+        bounds={"max_requests": 10},
+        requests={"input_tokens": 8, "output_tokens": 1},
+    )
 
     # when
     outcome = _run(plan, server)
@@ -132,16 +145,20 @@ def test_open_loop_cap_limits_requests_in_flight_and_the_wait_shows_as_lag() -> 
     assert all(r.status is Status.OK for r in outcome.records)
     assert _lags_ms(outcome) == [0.0, 0.0, 40.0, 40.0, 80.0, 80.0, 120.0, 120.0, 160.0, 160.0]
     assert (outcome.fidelity.lag_p50_ms, outcome.fidelity.lag_p99_ms) == (80.0, 160.0)
-    assert outcome.fidelity.reasons == ("the schedule lag p99 is 160.00 ms, over 10 ms: the client did not send "
-                                        "when it should have",)
+    assert outcome.fidelity.reasons == (
+        "the schedule lag p99 is 160.00 ms, over 10 ms: the client did not send when it should have",
+    )
     assert not outcome.fidelity.valid
 
 
 def test_a_client_that_blocks_its_event_loop_is_invalid() -> None:
     # given: every request blocks the loop for 25 ms at 100 requests/s (10 ms apart)
     server = FakeServer(block_s=0.025, ttft_s=0.001, itl_s=0.0, clock=VirtualClock())
-    plan = _plan(load={"mode": "open", "rate": 100, "arrival": "constant"}, bounds={"max_requests": 12},
-                 requests={"input_tokens": 8, "output_tokens": 1})
+    plan = _plan(
+        load={"mode": "open", "rate": 100, "arrival": "constant"},
+        bounds={"max_requests": 12},
+        requests={"input_tokens": 8, "output_tokens": 1},
+    )
 
     # when
     outcome = _run(plan, server)
@@ -152,8 +169,9 @@ def test_a_client_that_blocks_its_event_loop_is_invalid() -> None:
     assert _lags_ms(outcome) == [15.0 * k for k in range(12)]
     assert outcome.fidelity.lag_p99_ms == pytest.approx(163.35, abs=1e-9)
     assert outcome.fidelity.achieved_ratio == 1.0
-    assert outcome.fidelity.reasons == ("the schedule lag p99 is 163.35 ms, over 10 ms: the client did not send "
-                                        "when it should have",)
+    assert outcome.fidelity.reasons == (
+        "the schedule lag p99 is 163.35 ms, over 10 ms: the client did not send when it should have",
+    )
     assert not outcome.fidelity.valid
 
 
@@ -162,8 +180,9 @@ def test_open_schedule_constant_poisson_ramp_burst_and_bounds() -> None:
     constant = LoadSpec(mode=LoadMode.OPEN, rate=10, arrival=ArrivalKind.CONSTANT)
     poisson = LoadSpec(mode=LoadMode.OPEN, rate=100, arrival=ArrivalKind.POISSON)
     ramped = LoadSpec(mode=LoadMode.OPEN, rate=100, arrival=ArrivalKind.CONSTANT, ramp_up_s=10)
-    burst = LoadSpec(mode=LoadMode.OPEN, rate=1, arrival=ArrivalKind.BURST, burst_requests=30, burst_window_s=2,
-                     burst_at_s=5)
+    burst = LoadSpec(
+        mode=LoadMode.OPEN, rate=1, arrival=ArrivalKind.BURST, burst_requests=30, burst_window_s=2, burst_at_s=5
+    )
 
     # when
     exact = open_schedule(constant, max_requests=5, max_duration_s=None, seed=0)
@@ -260,9 +279,15 @@ def test_progress_is_reported_at_most_every_half_second() -> None:
     calls: list[tuple[int, Progress]] = []
 
     # when
-    outcome = run_virtual(lambda clock: LoadRunner(
-        plan, transport=server.transport, clock=clock, progress_interval_s=0.1,
-        on_progress=lambda progress: calls.append((clock(), progress))).run())
+    outcome = run_virtual(
+        lambda clock: LoadRunner(
+            plan,
+            transport=server.transport,
+            clock=clock,
+            progress_interval_s=0.1,
+            on_progress=lambda progress: calls.append((clock(), progress)),
+        ).run()
+    )
 
     # then: 0.1 s asked for, 0.5 s kept: at 0.5 and 1.0 s (1.5 s is past the end). By 0.5 s 9 rounds of 4 have
     # ended (at 495 ms), by 1.0 s 18 (at 990 ms), the next round in flight; TTFT 15 ms, TPOT (55 − 15) / 4 = 10 ms;
@@ -270,7 +295,9 @@ def test_progress_is_reported_at_most_every_half_second() -> None:
     assert [(instant - outcome.t0_ns) / MS for instant, _ in calls] == [500.0, 1000.0]
     assert [b[0] - a[0] for a, b in itertools.pairwise(calls)] == [500 * MS]
     assert [(p.elapsed_s, p.sent, p.done, p.ok, p.failed, p.in_flight) for _, p in calls] == [
-        (0.5, 40, 36, 36, 0, 4), (1.0, 76, 72, 72, 0, 4)]
+        (0.5, 40, 36, 36, 0, 4),
+        (1.0, 76, 72, 72, 0, 4),
+    ]
     last = calls[-1][1]
     assert last.rate_per_s == 72.0
     assert (last.ttft_p50_ms, last.ttft_p99_ms, last.tpot_p50_ms, last.tpot_p99_ms) == (15.0, 15.0, 10.0, 10.0)
@@ -296,11 +323,24 @@ def test_errors_are_counted_and_the_run_goes_on() -> None:
 
 def test_requests_follow_the_profile_deterministically() -> None:
     # given: two classes, 3:1, with different lengths and a shared prefix for the first
-    profile = {"name": "mix", "classes": [
-        {"name": "short", "share": 3, "shared_prefix_tokens": 16,
-         "input": {"kind": "fixed", "mean": 40}, "output": {"kind": "fixed", "mean": 8}},
-        {"name": "long", "share": 1, "input": {"kind": "normal", "mean": 400, "std": 50, "minimum": 100},
-         "output": {"kind": "fixed", "mean": 64}}]}
+    profile = {
+        "name": "mix",
+        "classes": [
+            {
+                "name": "short",
+                "share": 3,
+                "shared_prefix_tokens": 16,
+                "input": {"kind": "fixed", "mean": 40},
+                "output": {"kind": "fixed", "mean": 8},
+            },
+            {
+                "name": "long",
+                "share": 1,
+                "input": {"kind": "normal", "mean": 400, "std": 50, "minimum": 100},
+                "output": {"kind": "fixed", "mean": 64},
+            },
+        ],
+    }
     plan = _plan(requests={"profile": profile}, seed=11)
 
     # when
@@ -331,8 +371,10 @@ def test_the_api_key_comes_from_the_named_environment_variable(monkeypatch: pyte
         return await original(request)
 
     server.transport = httpx.MockTransport(handle)
-    plan = _plan(endpoint={"base_url": "http://llm.test/v1", "model": "m", "api_key_env": "LOADGEN_TEST_KEY"},
-                 bounds={"max_requests": 2})
+    plan = _plan(
+        endpoint={"base_url": "http://llm.test/v1", "model": "m", "api_key_env": "LOADGEN_TEST_KEY"},
+        bounds={"max_requests": 2},
+    )
     monkeypatch.delenv("LOADGEN_TEST_KEY", raising=False)
 
     # when / then: unset, the run does not start
@@ -353,7 +395,9 @@ def test_a_sweep_runs_each_point() -> None:
 
     # then
     assert [(o.label, o.plan.load.concurrency, len(o.records)) for o in outcomes] == [
-        ("concurrency-1", 1, 6), ("concurrency-3", 3, 6)]
+        ("concurrency-1", 1, 6),
+        ("concurrency-3", 3, 6),
+    ]
 
 
 def test_a_closed_loop_client_pauses_after_an_error_and_the_pause_is_not_schedule_lag() -> None:

@@ -46,8 +46,12 @@ process_start_time_seconds 1767225600.0
 
 
 def _plan(url: str, **overrides: Any):
-    data: dict[str, Any] = {"endpoint": {"base_url": url, "model": "llama"}, "load": {"concurrency": 4},
-                            "requests": {"input_tokens": 256, "output_tokens": 32}, "bounds": {"max_requests": 8}}
+    data: dict[str, Any] = {
+        "endpoint": {"base_url": url, "model": "llama"},
+        "load": {"concurrency": 4},
+        "requests": {"input_tokens": 256, "output_tokens": 32},
+        "bounds": {"max_requests": 8},
+    }
     data.update(overrides)
     return plan_from_dict(data)
 
@@ -76,17 +80,23 @@ def test_only_the_lines_of_the_metrics_a_timeline_reads_are_kept() -> None:
     kept = keep_known_lines(VLLM_EXPOSITION)
 
     # then: HELP/TYPE lines, histograms and the simulator's own series are dropped
-    assert kept == ('vllm:num_requests_running{model_name="llama",engine="0"} 3\n'
-                    'vllm:kv_cache_usage_perc{model_name="llama",engine="0"} 0.25\n'
-                    'vllm:num_preemptions_total{model_name="llama",engine="0"} 0\n'
-                    "process_start_time_seconds 1767225600.0\n")
+    assert kept == (
+        'vllm:num_requests_running{model_name="llama",engine="0"} 3\n'
+        'vllm:kv_cache_usage_perc{model_name="llama",engine="0"} 0.25\n'
+        'vllm:num_preemptions_total{model_name="llama",engine="0"} 0\n'
+        "process_start_time_seconds 1767225600.0\n"
+    )
     assert keep_known_lines("# nothing here\nfoo 1\n") == ""
 
 
 def test_the_kept_names_are_the_names_the_timeline_reads() -> None:
     # then: the wheel cannot import the timeline module, so the list is written twice and kept equal here
-    read = (set(timeline_module._SERVER) | set(timeline_module._SERVER_LABELLED) | set(timeline_module._DCGM)
-            | {"process_start_time_seconds"})
+    read = (
+        set(timeline_module._SERVER)
+        | set(timeline_module._SERVER_LABELLED)
+        | set(timeline_module._DCGM)
+        | {"process_start_time_seconds"}
+    )
     assert read == KEPT_METRICS
 
 
@@ -94,8 +104,13 @@ def test_scrapes_are_taken_at_the_interval_and_show_the_kv_cache_in_use() -> Non
     # given: 8 clients for 1.1 s against the simulator (in-process), scraped every 0.25 s
     url = "http://simulator.test"
     seen: list[ScrapeSample] = []
-    plan = _plan(url, load={"concurrency": 8}, requests={"input_tokens": 512, "output_tokens": 64},
-                 bounds={"max_duration_s": 1.1}, metrics={"url": f"{url}/metrics", "interval_s": 0.25})
+    plan = _plan(
+        url,
+        load={"concurrency": 8},
+        requests={"input_tokens": 512, "output_tokens": 64},
+        bounds={"max_duration_s": 1.1},
+        metrics={"url": f"{url}/metrics", "interval_s": 0.25},
+    )
     engine, max_model_len = catalog_engine(model=SIM_MODEL, gpu=SIM_GPU, speedup=10.0)
 
     async def scenario(clock: VirtualClock) -> list[RunOutcome]:
@@ -134,8 +149,9 @@ def test_a_dead_metrics_url_gives_errors_not_zeros() -> None:
             raise httpx.ConnectError("[Errno 111] Connection refused", request=request)
         return await fake.handle(request)
 
-    plan = _plan("http://llm.test", bounds={"max_duration_s": 0.7},
-                 metrics={"url": "http://llm.test/metrics", "interval_s": 0.2})
+    plan = _plan(
+        "http://llm.test", bounds={"max_duration_s": 0.7}, metrics={"url": "http://llm.test/metrics", "interval_s": 0.2}
+    )
 
     # when
     outcome = _virtual(plan, httpx.MockTransport(handler))
@@ -143,7 +159,8 @@ def test_a_dead_metrics_url_gives_errors_not_zeros() -> None:
     # then: every scrape (t = 0, 0.2, 0.4, 0.6 and the stop at 0.7) failed with its reason; the run went on
     assert [sample.t_s for sample in outcome.scrapes] == [0.0, 0.2, 0.4, 0.6, 0.7]
     assert {(sample.text, sample.error) for sample in outcome.scrapes} == {
-        (None, "cannot connect: [Errno 111] Connection refused")}
+        (None, "cannot connect: [Errno 111] Connection refused")
+    }
     assert any(record.status is Status.OK for record in outcome.records)
     document = result_document(outcome)
     assert all(set(entry) == {"t_s", "time", "error"} for entry in document["server_metrics"]["scrapes"])
@@ -193,8 +210,11 @@ def test_a_server_that_never_answers_times_out_after_the_interval() -> None:
         raise httpx.ReadTimeout("timed out", request=request)
 
     async def scenario(clock: VirtualClock) -> tuple[ScrapeSample, int]:
-        scraper = MetricsScraper(MetricsSpec(url="http://llm.test/metrics", interval_s=0.3), clock=clock,
-                                 transport=httpx.MockTransport(handler))
+        scraper = MetricsScraper(
+            MetricsSpec(url="http://llm.test/metrics", interval_s=0.3),
+            clock=clock,
+            transport=httpx.MockTransport(handler),
+        )
         began = clock()
         try:
             sample = await scraper.scrape()
@@ -252,9 +272,11 @@ def test_the_api_key_is_sent_with_the_scrapes_and_recorded_nowhere(monkeypatch: 
             return httpx.Response(200, text=VLLM_EXPOSITION)
         return await fake.handle(request)
 
-    plan = _plan("http://llm.test", endpoint={"base_url": "http://llm.test", "model": "llama",
-                                              "api_key_env": "LLM_TEST_KEY"},
-                 metrics={"url": "http://llm.test/metrics", "interval_s": 0.2})
+    plan = _plan(
+        "http://llm.test",
+        endpoint={"base_url": "http://llm.test", "model": "llama", "api_key_env": "LLM_TEST_KEY"},
+        metrics={"url": "http://llm.test/metrics", "interval_s": 0.2},
+    )
 
     # when
     outcome = _virtual(plan, httpx.MockTransport(handler))
@@ -276,8 +298,12 @@ def test_cancelling_stops_the_scraper_with_a_last_scrape() -> None:
             return httpx.Response(200, text=VLLM_EXPOSITION)
         return await fake.handle(request)
 
-    plan = _plan("http://llm.test", requests={"input_tokens": 16, "output_tokens": 1000},
-                 bounds={"max_duration_s": 60}, metrics={"url": "http://llm.test/metrics", "interval_s": 0.2})
+    plan = _plan(
+        "http://llm.test",
+        requests={"input_tokens": 16, "output_tokens": 1000},
+        bounds={"max_duration_s": 60},
+        metrics={"url": "http://llm.test/metrics", "interval_s": 0.2},
+    )
 
     async def scenario(clock: VirtualClock) -> tuple[RunOutcome, int]:
         runner = LoadRunner(plan, transport=httpx.MockTransport(handler), clock=clock)
@@ -312,9 +338,28 @@ def test_the_cli_scrapes_with_the_metrics_flags_and_says_how_many(simserver: Ser
     result = tmp_path / "r.json"
 
     # when: over a real socket (a scrape's timeout is its interval: 5 s, time enough on any machine)
-    code, err = _cli("run", "--base-url", url, "--model", "llama", "--concurrency", "2", "--requests", "6",
-                     "--input-tokens", "32", "--output-tokens", "8", "--metrics-url", f"{url}/metrics",
-                     "--scrape-interval", "5", "--out", str(result), "--quiet")
+    code, err = _cli(
+        "run",
+        "--base-url",
+        url,
+        "--model",
+        "llama",
+        "--concurrency",
+        "2",
+        "--requests",
+        "6",
+        "--input-tokens",
+        "32",
+        "--output-tokens",
+        "8",
+        "--metrics-url",
+        f"{url}/metrics",
+        "--scrape-interval",
+        "5",
+        "--out",
+        str(result),
+        "--quiet",
+    )
 
     # then: done (3 says the client fell behind, which the machine's load decides: the simulator shares this
     # process's GIL); at least the scrapes at t = 0 and at the end, as many as the line says
@@ -333,23 +378,53 @@ def test_the_metrics_flags_override_a_plan_file(tmp_path: Path) -> None:
     from llm_sizing_loadgen.__main__ import _plan_for_run, build_parser
 
     plan_file = tmp_path / "plan.json"
-    plan_file.write_text(json.dumps({"endpoint": {"base_url": "http://a:1", "model": "m"},
-                                     "load": {"concurrency": 1}, "requests": {"input_tokens": 4, "output_tokens": 4},
-                                     "bounds": {"max_requests": 1},
-                                     "metrics": {"url": "http://a:1/metrics", "engine": "sglang"}}))
+    plan_file.write_text(
+        json.dumps(
+            {
+                "endpoint": {"base_url": "http://a:1", "model": "m"},
+                "load": {"concurrency": 1},
+                "requests": {"input_tokens": 4, "output_tokens": 4},
+                "bounds": {"max_requests": 1},
+                "metrics": {"url": "http://a:1/metrics", "engine": "sglang"},
+            }
+        )
+    )
     parser = build_parser()
 
     # when
-    moved = _plan_for_run(parser.parse_args(["run", str(plan_file), "--out", "r.json", "--metrics-url",
-                                             "http://b:2/metrics", "--scrape-interval", "5"]))
+    moved = _plan_for_run(
+        parser.parse_args(
+            ["run", str(plan_file), "--out", "r.json", "--metrics-url", "http://b:2/metrics", "--scrape-interval", "5"]
+        )
+    )
     kept = _plan_for_run(parser.parse_args(["run", str(plan_file), "--out", "r.json"]))
 
     # then
     assert moved.metrics == MetricsSpec(url="http://b:2/metrics", interval_s=5.0, engine="sglang")
     assert kept.metrics == MetricsSpec(url="http://a:1/metrics", interval_s=1.0, engine="sglang")
     with pytest.raises(PlanError, match="--scrape-interval needs --metrics-url"):
-        _plan_for_run(parser.parse_args(["run", "--base-url", "http://a:1", "--model", "m", "--concurrency", "1",
-                                         "--requests", "1", "--input-tokens", "4", "--output-tokens", "4",
-                                         "--scrape-interval", "2", "--out", "r.json"]))
+        _plan_for_run(
+            parser.parse_args(
+                [
+                    "run",
+                    "--base-url",
+                    "http://a:1",
+                    "--model",
+                    "m",
+                    "--concurrency",
+                    "1",
+                    "--requests",
+                    "1",
+                    "--input-tokens",
+                    "4",
+                    "--output-tokens",
+                    "4",
+                    "--scrape-interval",
+                    "2",
+                    "--out",
+                    "r.json",
+                ]
+            )
+        )
     with pytest.raises(PlanError, match=r"metrics.interval_s: must be between 0.2 and 60 seconds \(got 0.1\)"):
         _plan_for_run(parser.parse_args(["run", str(plan_file), "--out", "r.json", "--scrape-interval", "0.1"]))

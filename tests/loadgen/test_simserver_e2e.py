@@ -38,8 +38,9 @@ def simulator() -> Iterator[str]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on",
-                                           access_log=False))
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on", access_log=False)
+    )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
@@ -55,9 +56,12 @@ def simulator() -> Iterator[str]:
 
 
 def _plan(url: str, **overrides: Any):
-    data: dict[str, Any] = {"endpoint": {"base_url": url, "model": "llama"}, "load": {"concurrency": 4},
-                            "requests": {"input_tokens": 128, "output_tokens": 16},
-                            "bounds": {"max_requests": 16}}
+    data: dict[str, Any] = {
+        "endpoint": {"base_url": url, "model": "llama"},
+        "load": {"concurrency": 4},
+        "requests": {"input_tokens": 128, "output_tokens": 16},
+        "bounds": {"max_requests": 16},
+    }
     data.update(overrides)
     return plan_from_dict(data)
 
@@ -83,13 +87,27 @@ def test_a_closed_loop_against_the_simulator(simulator: str, api: str) -> None:
 
 def test_an_open_loop_with_a_profile_and_shared_prefixes(simulator: str) -> None:
     # given: two classes; a Poisson open loop at 20 requests/s
-    profile = {"name": "two", "classes": [
-        {"name": "qa", "share": 0.7, "input": {"kind": "normal", "mean": 200, "std": 50, "minimum": 20},
-         "output": {"kind": "fixed", "mean": 12}},
-        {"name": "rag", "share": 0.3, "shared_prefix_tokens": 300, "input": {"kind": "fixed", "mean": 500},
-         "output": {"kind": "fixed", "mean": 24}}]}
-    plan = _plan(simulator, load={"mode": "open", "rate": 20}, requests={"profile": profile},
-                 bounds={"max_requests": 30})
+    profile = {
+        "name": "two",
+        "classes": [
+            {
+                "name": "qa",
+                "share": 0.7,
+                "input": {"kind": "normal", "mean": 200, "std": 50, "minimum": 20},
+                "output": {"kind": "fixed", "mean": 12},
+            },
+            {
+                "name": "rag",
+                "share": 0.3,
+                "shared_prefix_tokens": 300,
+                "input": {"kind": "fixed", "mean": 500},
+                "output": {"kind": "fixed", "mean": 24},
+            },
+        ],
+    }
+    plan = _plan(
+        simulator, load={"mode": "open", "rate": 20}, requests={"profile": profile}, bounds={"max_requests": 30}
+    )
 
     # when
     [outcome] = run_plan(plan)
@@ -107,17 +125,20 @@ def test_an_open_loop_with_a_profile_and_shared_prefixes(simulator: str) -> None
 
 def test_errors_from_the_simulator_are_recorded(simulator: str) -> None:
     # given: the next 3 requests fail with 503 (the control endpoint), and prompts too long for the context
-    httpx.post(f"{simulator}/control", json={"action": "fail_next", "count": 3, "status": 503,
-                                             "message": "injected"}).raise_for_status()
+    httpx.post(
+        f"{simulator}/control", json={"action": "fail_next", "count": 3, "status": 503, "message": "injected"}
+    ).raise_for_status()
 
     # when
     [injected] = run_plan(_plan(simulator, load={"concurrency": 1}, bounds={"max_requests": 5}))
-    [too_long] = run_plan(_plan(simulator, requests={"input_tokens": 9000, "output_tokens": 16},
-                                bounds={"max_requests": 2}))
+    [too_long] = run_plan(
+        _plan(simulator, requests={"input_tokens": 9000, "output_tokens": 16}, bounds={"max_requests": 2})
+    )
 
     # then
     assert [(r.status, r.http_status) for r in injected.records] == (
-        [(Status.HTTP_ERROR, 503)] * 3 + [(Status.OK, 200)] * 2)
+        [(Status.HTTP_ERROR, 503)] * 3 + [(Status.OK, 200)] * 2
+    )
     assert "injected" in (injected.records[0].error or "")
     assert {(r.status, r.http_status) for r in too_long.records} == {(Status.HTTP_ERROR, 400)}
     assert "maximum context length" in (too_long.records[0].error or "")

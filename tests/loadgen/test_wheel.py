@@ -24,8 +24,15 @@ pytestmark = pytest.mark.skipif(UV is None, reason="uv builds the wheel (make in
 
 def _uv(*args: str, cwd: Path = ROOT) -> str:
     env = {key: value for key, value in os.environ.items() if not key.startswith(("VIRTUAL_ENV", "UV_PROJECT"))}
-    done = subprocess.run([str(UV), *args], cwd=cwd, capture_output=True, text=True, env=env,  # noqa: S603
-                          check=False, timeout=120)
+    done = subprocess.run(
+        [str(UV), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -37,8 +44,19 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     _uv("build", "--package", "llm-sizing-loadgen", "--wheel", "--offline", "--out-dir", str(folder / "dist"))
     [wheel] = (folder / "dist").glob("llm_sizing_loadgen-*-py3-none-any.whl")
     lock = folder / "pylock.toml"
-    _uv("export", "--package", "llm-sizing-loadgen", "--no-dev", "--frozen", "--no-emit-workspace",
-        "--format", "pylock.toml", "--quiet", "--output-file", str(lock))
+    _uv(
+        "export",
+        "--package",
+        "llm-sizing-loadgen",
+        "--no-dev",
+        "--frozen",
+        "--no-emit-workspace",
+        "--format",
+        "pylock.toml",
+        "--quiet",
+        "--output-file",
+        str(lock),
+    )
     env = folder / "venv"
     _uv("venv", "--quiet", "--offline", str(env))
     python = str(env / "bin" / "python")
@@ -49,21 +67,37 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _run(venv: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "DJANGO_SETTINGS_MODULE")}
-    return subprocess.run([str(venv / "bin" / "llm-sizing-loadgen"), *args], cwd=cwd, capture_output=True,  # noqa: S603
-                          text=True, env=env, check=False, timeout=60)
+    return subprocess.run(
+        [str(venv / "bin" / "llm-sizing-loadgen"), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=60,
+    )
 
 
 def test_the_wheel_holds_the_generator_alone_and_needs_no_django(venv: Path, tmp_path: Path) -> None:
     # given: the fresh environment's own interpreter, outside the checkout
     python = str(venv / "bin" / "python")
-    script = ("import importlib.util, llm_sizing_loadgen.__main__ as cli\n"
-              "print(cli.__file__)\n"
-              "print([name for name in ('django', 'rest_framework', 'celery', 'sizing', 'benchmarks_app')"
-              " if importlib.util.find_spec(name)])\n")
+    script = (
+        "import importlib.util, llm_sizing_loadgen.__main__ as cli\n"
+        "print(cli.__file__)\n"
+        "print([name for name in ('django', 'rest_framework', 'celery', 'sizing', 'benchmarks_app')"
+        " if importlib.util.find_spec(name)])\n"
+    )
 
     # when
-    done = subprocess.run([python, "-c", script], cwd=tmp_path, capture_output=True, text=True,  # noqa: S603
-                          env={"PATH": os.environ["PATH"]}, check=True, timeout=60)
+    done = subprocess.run(
+        [python, "-c", script],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={"PATH": os.environ["PATH"]},
+        check=True,
+        timeout=60,
+    )
 
     # then: the generator is the installed one, and nothing of the service can be imported
     installed, missing = done.stdout.splitlines()
@@ -86,8 +120,26 @@ def test_the_installed_command_runs_a_tiny_plan_against_a_local_server(venv: Pat
 
     # when: requests of ~40 ms, two clients
     with ThreadedSseServer(ttft_s=0.02, itl_s=0.02) as server:
-        done = _run(venv, "run", "--base-url", server.url, "--model", "m", "--concurrency", "2", "--requests", "4",
-                    "--input-tokens", "8", "--output-tokens", "2", "--out", str(result), "--quiet", cwd=tmp_path)
+        done = _run(
+            venv,
+            "run",
+            "--base-url",
+            server.url,
+            "--model",
+            "m",
+            "--concurrency",
+            "2",
+            "--requests",
+            "4",
+            "--input-tokens",
+            "8",
+            "--output-tokens",
+            "2",
+            "--out",
+            str(result),
+            "--quiet",
+            cwd=tmp_path,
+        )
 
     # then: the exit code says what the written result says (0 when the client kept up, 3 when not)
     valid = json.loads(result.read_text())["summary"]["client_fidelity"]["valid"]

@@ -127,10 +127,15 @@ def _test_database_url() -> str:
 @pytest.mark.django_db
 def test_production_keeps_probes_and_metrics_on_http_and_logs_json():
     kept = {name: os.environ[name] for name in ("PATH", "HOME", "LANG", "SIZING_VAR_DIR") if name in os.environ}
-    environment = {**kept, "DJANGO_SETTINGS_MODULE": "deploy.settings.production",
-                   "SECRET_KEY": secrets.token_urlsafe(48), "DATABASE_URL": _test_database_url(),
-                   "CELERY_BROKER_URL": os.environ.get("CELERY_BROKER_URL", "redis://127.0.0.1:6379/0"),
-                   "ALLOWED_HOSTS": "sizing.example.com", "SIZING_METRICS_TOKEN": "scrape-token"}
+    environment = {
+        **kept,
+        "DJANGO_SETTINGS_MODULE": "deploy.settings.production",
+        "SECRET_KEY": secrets.token_urlsafe(48),
+        "DATABASE_URL": _test_database_url(),
+        "CELERY_BROKER_URL": os.environ.get("CELERY_BROKER_URL", "redis://127.0.0.1:6379/0"),
+        "ALLOWED_HOSTS": "sizing.example.com",
+        "SIZING_METRICS_TOKEN": "scrape-token",
+    }
     code = (
         "import django; django.setup()\n"
         "from django.conf import settings as s\n"
@@ -143,8 +148,15 @@ def test_production_keeps_probes_and_metrics_on_http_and_logs_json():
         "assert client.get('/login/').status_code == 301\n"  # answered by SecurityMiddleware, before any line
         "assert client.get('/metrics').status_code == 401\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=environment,  # noqa: S603 - fixed code
-                            capture_output=True, text=True, timeout=120, check=False)
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     lines = [json.loads(line) for line in result.stderr.splitlines() if line.startswith("{")]
     requests = [line for line in lines if line.get("logger") == "sizing.requests"]

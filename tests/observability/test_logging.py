@@ -112,7 +112,9 @@ def test_a_failed_probe_and_static_files_are_logged_at_info(lines):
         Client().get("/metrics")
     Client().get("/static/frontend/does-not-exist.css")
     assert [(line["route"], line["status"], line["level"]) for line in lines.requests()] == [
-        ("metrics", 401, "INFO"), ("static", 404, "INFO")]
+        ("metrics", 401, "INFO"),
+        ("static", 404, "INFO"),
+    ]
 
 
 def test_lines_inside_an_authenticated_request_name_the_user(lines, api_client, user):
@@ -141,9 +143,11 @@ def test_logging_is_configured_with_the_filter_and_the_chosen_format(settings):
     assert config["handlers"]["console"]["filters"] == ["context"]
     assert config["loggers"]["pyhanko"] == {"level": "ERROR"}  # the per-logger levels are kept
     assert settings.LOG_FORMAT == "text"  # the local default
-    assert settings.MIDDLEWARE[:3] == ["django.middleware.security.SecurityMiddleware",
-                                       "sizing.observability.RequestIdMiddleware",
-                                       "sizing.observability.RequestMetricsMiddleware"]
+    assert settings.MIDDLEWARE[:3] == [
+        "django.middleware.security.SecurityMiddleware",
+        "sizing.observability.RequestIdMiddleware",
+        "sizing.observability.RequestMetricsMiddleware",
+    ]
     from django.core.exceptions import ImproperlyConfigured
 
     with pytest.raises(ImproperlyConfigured):
@@ -155,8 +159,13 @@ def test_logging_is_configured_with_the_filter_and_the_chosen_format(settings):
 BEARER = "lls_0123456789ab_secretSECRETsecretSECRETsecretSECRETsecret0"
 ENDPOINT_KEY = "sk-live-Zq8v3T1xWp0rKs9uNEVERLOGGED"
 QUERY_SECRET = "qs-token-NEVERLOGGED"
-BODY = {"name": "Simulator", "base_url": "http://127.0.0.1:8001", "kind": "vllm", "model_name": "llama-3-8b",
-        "api_key": ENDPOINT_KEY}
+BODY = {
+    "name": "Simulator",
+    "base_url": "http://127.0.0.1:8001",
+    "kind": "vllm",
+    "model_name": "llama-3-8b",
+    "api_key": ENDPOINT_KEY,
+}
 
 
 @pytest.mark.django_db
@@ -167,11 +176,13 @@ def test_no_secret_reaches_a_log_line(caplog, lines, organisation):
     _, valid_key = api_key_create(user=admin, name="script")
     client = APIClient()
     # a bad key (401), then a good one creating an endpoint with its key in the body (201), and a 404 with a query
-    bad = client.post(f"/api/v1/endpoints/?token={QUERY_SECRET}", BODY, format="json",
-                      HTTP_AUTHORIZATION=f"Bearer {BEARER}")
+    bad = client.post(
+        f"/api/v1/endpoints/?token={QUERY_SECRET}", BODY, format="json", HTTP_AUTHORIZATION=f"Bearer {BEARER}"
+    )
     assert bad.status_code == 401
-    good = client.post(f"/api/v1/endpoints/?token={QUERY_SECRET}", BODY, format="json",
-                       HTTP_AUTHORIZATION=f"Bearer {valid_key}")
+    good = client.post(
+        f"/api/v1/endpoints/?token={QUERY_SECRET}", BODY, format="json", HTTP_AUTHORIZATION=f"Bearer {valid_key}"
+    )
     assert good.status_code == 201, good.content
     missing = client.get(f"/api/v1/endpoints/999999/?token={QUERY_SECRET}", HTTP_AUTHORIZATION=f"Bearer {valid_key}")
     assert missing.status_code == 404
@@ -181,8 +192,9 @@ def test_no_secret_reaches_a_log_line(caplog, lines, organisation):
     assert lines.requests()[1]["user_id"] == admin.pk
     # every record of the requests (caplog has all loggers at DEBUG) as either format writes it
     context, as_json, as_text = RequestContextFilter(), JsonLogFormatter(), TextLogFormatter()
-    formatted = [form.format(record) for record in caplog.records if context.filter(record)
-                 for form in (as_json, as_text)]
+    formatted = [
+        form.format(record) for record in caplog.records if context.filter(record) for form in (as_json, as_text)
+    ]
     assert len(formatted) >= 10
     texts = [lines.stream.getvalue(), caplog.text, *formatted]
     # the key is lls_<hex>_<secret>, and the secret itself may hold "_": split off the prefix only
@@ -225,8 +237,7 @@ def test_the_request_id_follows_a_task_into_the_worker(published):
     probe_logger.setLevel(logging.INFO)
     probe_logger.addHandler(captured.handler)
     try:
-        with start_worker(celery_app, perform_ping_check=False, queues=[PROBE_QUEUE], pool="solo",
-                          shutdown_timeout=30):
+        with start_worker(celery_app, perform_ping_check=False, queues=[PROBE_QUEUE], pool="solo", shutdown_timeout=30):
             deadline = time.monotonic() + 30
             while time.monotonic() < deadline and not captured.all():
                 time.sleep(0.1)

@@ -75,8 +75,10 @@ def test_probes_and_metrics_are_not_in_the_openapi_schema():
 @pytest.mark.django_db
 def test_metrics_are_never_throttled(settings):
     # the API's throttles are DRF's; /metrics is a plain view: a scraper asking often is always answered
-    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK,
-                               "DEFAULT_THROTTLE_RATES": {"sustained": "1/hour", "burst": "1/min", "session": "1/min"}}
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"sustained": "1/hour", "burst": "1/min", "session": "1/min"},
+    }
     for _ in range(5):
         scrape()
 
@@ -142,8 +144,9 @@ def test_a_worker_serves_its_task_metrics_on_its_port(monkeypatch):
         server.server_close()
         thread.join(timeout=10)
     # the counters are the process's: another test may have counted the task before; this run adds one
-    assert (sample(after, "celery_tasks_total", **labels) or 0) - (sample(before, "celery_tasks_total", **labels)
-                                                                     or 0) == 1
+    assert (sample(after, "celery_tasks_total", **labels) or 0) - (
+        sample(before, "celery_tasks_total", **labels) or 0
+    ) == 1
 
 
 def test_a_prefork_worker_without_a_multiprocess_directory_is_warned(monkeypatch, caplog):
@@ -176,8 +179,11 @@ def isolated_broker(settings, tmp_path):
     else:
         folder = tmp_path / "broker"
         folder.mkdir()
-        settings.CELERY_BROKER_TRANSPORT_OPTIONS = {**settings.CELERY_BROKER_TRANSPORT_OPTIONS,
-                                                    "data_folder_in": str(folder), "data_folder_out": str(folder)}
+        settings.CELERY_BROKER_TRANSPORT_OPTIONS = {
+            **settings.CELERY_BROKER_TRANSPORT_OPTIONS,
+            "data_folder_in": str(folder),
+            "data_folder_out": str(folder),
+        }
     return settings.CELERY_BROKER_URL
 
 
@@ -215,8 +221,9 @@ def test_active_load_tests_are_counted_at_scrape_time(organisation):
     running_before = sample(before, "sizing_loadtests_active", status="running")
     queued_before = sample(before, "sizing_loadtests_active", status="queued")
     for status in ("running", "running", "queued", "done"):
-        LoadTest.objects.create(organisation=organisation, endpoint_name="e", name=f"t {status}",
-                                scenario="pulse", plan={}, status=status)
+        LoadTest.objects.create(
+            organisation=organisation, endpoint_name="e", name=f"t {status}", scenario="pulse", plan={}, status=status
+        )
     after = scrape()
     assert sample(after, "sizing_loadtests_active", status="running") == running_before + 2
     assert sample(after, "sizing_loadtests_active", status="queued") == queued_before + 1
@@ -235,22 +242,41 @@ def _database_url() -> str:
 
 @pytest.mark.django_db
 def test_multiprocess_mode_adds_up_every_process(tmp_path):
-    kept = {name: os.environ[name] for name in ("PATH", "HOME", "LANG", "SIZING_VAR_DIR", "CELERY_BROKER_URL")
-            if name in os.environ}
-    environment = {**kept, "DJANGO_SETTINGS_MODULE": "deploy.settings.test", "DATABASE_URL": _database_url(),
-                   "PROMETHEUS_MULTIPROC_DIR": str(tmp_path), "SIZING_METRICS_TOKEN": TOKEN}
-    serve = ("import django; django.setup()\n"
-             "from django.test import Client\n"
-             "from sizing.tasks import estimate_compute_task\n"
-             "assert Client().get('/healthz').status_code == 200\n"
-             "assert estimate_compute_task.apply(args=[0]).failed()\n")  # no estimate 0: fails, on any database
-    scraper = ("import django; django.setup()\n"
-               "from django.test import Client\n"
-               f"print(Client().get('/metrics', HTTP_AUTHORIZATION='Bearer {TOKEN}').content.decode())\n")
+    kept = {
+        name: os.environ[name]
+        for name in ("PATH", "HOME", "LANG", "SIZING_VAR_DIR", "CELERY_BROKER_URL")
+        if name in os.environ
+    }
+    environment = {
+        **kept,
+        "DJANGO_SETTINGS_MODULE": "deploy.settings.test",
+        "DATABASE_URL": _database_url(),
+        "PROMETHEUS_MULTIPROC_DIR": str(tmp_path),
+        "SIZING_METRICS_TOKEN": TOKEN,
+    }
+    serve = (
+        "import django; django.setup()\n"
+        "from django.test import Client\n"
+        "from sizing.tasks import estimate_compute_task\n"
+        "assert Client().get('/healthz').status_code == 200\n"
+        "assert estimate_compute_task.apply(args=[0]).failed()\n"
+    )  # no estimate 0: fails, on any database
+    scraper = (
+        "import django; django.setup()\n"
+        "from django.test import Client\n"
+        f"print(Client().get('/metrics', HTTP_AUTHORIZATION='Bearer {TOKEN}').content.decode())\n"
+    )
 
     def run(code: str) -> str:
-        result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=environment,  # noqa: S603 - fixed code
-                                capture_output=True, text=True, timeout=120, check=False)
+        result = subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=ROOT,
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
         assert result.returncode == 0, result.stdout + result.stderr
         return result.stdout
 

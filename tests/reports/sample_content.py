@@ -133,8 +133,13 @@ SAMPLE_CONTENT: dict[str, Any] = {
                 "gpu-node-02",
                 1,
                 "2025-03-10T06:20:03+00:00",
-                [{"code": "ecc_off", "severity": "info", "text": "GPU 1: ECC is off (more usable memory, no error "
-                                                                 "correction)"}],
+                [
+                    {
+                        "code": "ecc_off",
+                        "severity": "info",
+                        "text": "GPU 1: ECC is off (more usable memory, no error correction)",
+                    }
+                ],
             ),
         )
     ],
@@ -255,8 +260,13 @@ SAMPLE_CONTENT: dict[str, Any] = {
                         "limit": 0.95,
                         "detail": "4262 of 4318 requests in the measurement window (98.70%) met every SLO",
                     },
-                    {"code": "memory", "verdict": "pass", "measured": "pass", "limit": "pass",
-                     "detail": "The memory verdict passed."},
+                    {
+                        "code": "memory",
+                        "verdict": "pass",
+                        "measured": "pass",
+                        "limit": "pass",
+                        "detail": "The memory verdict passed.",
+                    },
                 ],
             },
             {
@@ -275,10 +285,20 @@ SAMPLE_CONTENT: dict[str, Any] = {
                 },
                 "criteria": [
                     {"code": "no_oom", "verdict": "pass", "detail": "no out-of-memory error"},
-                    {"code": "no_preemption_storm", "verdict": "pass", "measured": 3, "limit": 50,
-                     "detail": "3 preemptions (limit 50)"},
-                    {"code": "error_rate", "verdict": "pass", "measured": 0.0, "limit": 0.0,
-                     "detail": "0 of 1207 requests in the measurement window failed (0.00%)"},
+                    {
+                        "code": "no_preemption_storm",
+                        "verdict": "pass",
+                        "measured": 3,
+                        "limit": 50,
+                        "detail": "3 preemptions (limit 50)",
+                    },
+                    {
+                        "code": "error_rate",
+                        "verdict": "pass",
+                        "measured": 0.0,
+                        "limit": 0.0,
+                        "detail": "0 of 1207 requests in the measurement window failed (0.00%)",
+                    },
                 ],
             },
             {
@@ -296,12 +316,25 @@ SAMPLE_CONTENT: dict[str, Any] = {
                     "tpot_p99_ms": 77.9,
                 },
                 "criteria": [
-                    {"code": "fault_injected", "verdict": "pass", "measured": 1, "limit": 1,
-                     "detail": "1 fault(s) injected, the first (kill-worker) at 40.0 s into the test."},
-                    {"code": "recovery_time", "verdict": "fail", "measured": 41.2, "limit": 30.0,
-                     "detail": "recovered in 41.2 s (limit 30 s)"},
-                    {"code": "a_future_criterion", "verdict": "pass",
-                     "detail": "A check this renderer has no words for passed."},
+                    {
+                        "code": "fault_injected",
+                        "verdict": "pass",
+                        "measured": 1,
+                        "limit": 1,
+                        "detail": "1 fault(s) injected, the first (kill-worker) at 40.0 s into the test.",
+                    },
+                    {
+                        "code": "recovery_time",
+                        "verdict": "fail",
+                        "measured": 41.2,
+                        "limit": 30.0,
+                        "detail": "recovered in 41.2 s (limit 30 s)",
+                    },
+                    {
+                        "code": "a_future_criterion",
+                        "verdict": "pass",
+                        "detail": "A check this renderer has no words for passed.",
+                    },
                 ],
             },
         ],
@@ -313,16 +346,36 @@ SAMPLE_CONTENT: dict[str, Any] = {
         },
     },
     "checklist": [
-        {"code": "machines", "text": "The customer's machines chosen (each a host with its fingerprint version)",
-         "state": "done", "detail": "2 chosen: gpu-node-01 v3, gpu-node-02 v1"},
-        {"code": "load_test_pulse", "text": "A passed load test of the pulse scenario", "state": "done",
-         "detail": "“Pulse: 50% of peak concurrency within 10 s, held 3 min” passed."},
-        {"code": "load_test_failure", "text": "A passed load test of the failure-injection scenario",
-         "state": "failed", "detail": "No passed load test of the failure-injection scenario."},
-        {"code": "workload", "text": "The workload profile and the rate (for the KV overflow probability)",
-         "state": "waived", "detail": "Waived: the customer's traffic log arrives after go-live."},
-        {"code": "monitoring", "text": "Post-launch monitoring passed (72 hours: no OOM, no sustained climb)",
-         "state": "missing", "detail": "No post-launch monitoring log yet."},
+        {
+            "code": "machines",
+            "text": "The customer's machines chosen (each a host with its fingerprint version)",
+            "state": "done",
+            "detail": "2 chosen: gpu-node-01 v3, gpu-node-02 v1",
+        },
+        {
+            "code": "load_test_pulse",
+            "text": "A passed load test of the pulse scenario",
+            "state": "done",
+            "detail": "“Pulse: 50% of peak concurrency within 10 s, held 3 min” passed.",
+        },
+        {
+            "code": "load_test_failure",
+            "text": "A passed load test of the failure-injection scenario",
+            "state": "failed",
+            "detail": "No passed load test of the failure-injection scenario.",
+        },
+        {
+            "code": "workload",
+            "text": "The workload profile and the rate (for the KV overflow probability)",
+            "state": "waived",
+            "detail": "Waived: the customer's traffic log arrives after go-live.",
+        },
+        {
+            "code": "monitoring",
+            "text": "Post-launch monitoring passed (72 hours: no OOM, no sustained climb)",
+            "state": "missing",
+            "detail": "No post-launch monitoring log yet.",
+        },
     ],
     "waivers": [
         {
@@ -348,8 +401,11 @@ SAMPLE_CONTENT: dict[str, Any] = {
         "samples": None,
         "error_band": {"engine": "vllm", "band": "0.8–0.10", "n": 7, "max_abs_error": 0.0123},
         "evidence": [
-            {"kind": "load_test", "name": "Pulse: 50% of peak concurrency within 10 s, held 3 min",
-             "effect": "measured 72.00 GiB, within the bound"},
+            {
+                "kind": "load_test",
+                "name": "Pulse: 50% of peak concurrency within 10 s, held 3 min",
+                "effect": "measured 72.00 GiB, within the bound",
+            },
         ],
     },
     "acceptance": {

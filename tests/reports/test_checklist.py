@@ -15,8 +15,16 @@ from sizing.models import Deployment, DeploymentMachine, Fingerprint, Gpu, LlmMo
 
 pytestmark = pytest.mark.django_db
 
-CODES = ["machines", "plan", "workload", "load_test_pulse", "load_test_long_tail", "load_test_failure",
-         "monitoring", "signed_report"]
+CODES = [
+    "machines",
+    "plan",
+    "workload",
+    "load_test_pulse",
+    "load_test_long_tail",
+    "load_test_failure",
+    "monitoring",
+    "signed_report",
+]
 
 
 @pytest.fixture
@@ -33,16 +41,31 @@ def _states(deployment: Deployment) -> dict[str, str]:
 
 
 def _memory_log(deployment: Deployment, verdict: str | None) -> MemoryLog:
-    return MemoryLog.objects.create(organisation=deployment.organisation, deployment=deployment, name="72 h",
-                                    format="nvidia_smi_csv", size_bytes=1, sha256="0" * 64, content="x",
-                                    verdict={"verdict": verdict} if verdict else {})
+    return MemoryLog.objects.create(
+        organisation=deployment.organisation,
+        deployment=deployment,
+        name="72 h",
+        format="nvidia_smi_csv",
+        size_bytes=1,
+        sha256="0" * 64,
+        content="x",
+        verdict={"verdict": verdict} if verdict else {},
+    )
 
 
-def _load_test(deployment: Deployment, scenario: str, *, status: str = LoadTest.Status.DONE,
-               verdict: dict[str, Any] | None = None) -> LoadTest:
-    return LoadTest.objects.create(organisation=deployment.organisation, deployment=deployment,
-                                   endpoint_name="sim", name=f"{scenario} test", scenario=scenario, plan={},
-                                   status=status, verdict={"verdict": "pass"} if verdict is None else verdict)
+def _load_test(
+    deployment: Deployment, scenario: str, *, status: str = LoadTest.Status.DONE, verdict: dict[str, Any] | None = None
+) -> LoadTest:
+    return LoadTest.objects.create(
+        organisation=deployment.organisation,
+        deployment=deployment,
+        endpoint_name="sim",
+        name=f"{scenario} test",
+        scenario=scenario,
+        plan={},
+        status=status,
+        verdict={"verdict": "pass"} if verdict is None else verdict,
+    )
 
 
 def test_a_new_deployment_has_every_item_to_do(deployment: Deployment) -> None:
@@ -59,9 +82,16 @@ def test_a_new_deployment_has_every_item_to_do(deployment: Deployment) -> None:
 
 def test_each_item_flips_to_done_as_its_evidence_appears(catalog: None, deployment: Deployment) -> None:
     # given a fingerprint: uploaded is not chosen
-    fingerprint = Fingerprint.objects.create(deployment=deployment, host="gpu-01", host_key="gpu-01",
-                                             captured_at=timezone.now(), facts={}, raw=[], size_bytes=1,
-                                             sha256="0" * 64)
+    fingerprint = Fingerprint.objects.create(
+        deployment=deployment,
+        host="gpu-01",
+        host_key="gpu-01",
+        captured_at=timezone.now(),
+        facts={},
+        raw=[],
+        size_bytes=1,
+        sha256="0" * 64,
+    )
     assert _done(deployment)["machines"] is False
     DeploymentMachine.objects.create(deployment=deployment, fingerprint=fingerprint, host_key=fingerprint.host_key)
     assert _done(deployment)["machines"] is True
@@ -71,8 +101,7 @@ def test_each_item_flips_to_done_as_its_evidence_appears(catalog: None, deployme
     deployment.save()
     assert _done(deployment)["plan"] is True
     # and a workload profile, then its rate
-    deployment.workload = WorkloadProfile.objects.create(organisation=deployment.organisation, name="chat",
-                                                         profile={})
+    deployment.workload = WorkloadProfile.objects.create(organisation=deployment.organisation, name="chat", profile={})
     deployment.save()
     assert _done(deployment)["workload"] is False
     deployment.rate_per_s = 12.5
@@ -100,16 +129,21 @@ def test_each_item_flips_to_done_as_its_evidence_appears(catalog: None, deployme
     assert checklist_summary(items) == {"done": 8, "total": 8, "failed": 0}
 
 
-@pytest.mark.parametrize(("status", "verdict"), [
-    (LoadTest.Status.DONE, {"verdict": "fail"}),
-    (LoadTest.Status.DONE, {"verdict": "invalid"}),
-    (LoadTest.Status.DONE, {"verdict": "pass", "partial": True}),
-    (LoadTest.Status.CANCELLED, {"verdict": "pass"}),
-    (LoadTest.Status.FAILED, {"verdict": "pass"}),
-    (LoadTest.Status.RUNNING, {}),
-], ids=["failed-verdict", "invalid-verdict", "partial-pass", "cancelled", "failed-run", "running"])
-def test_a_load_test_counts_only_when_it_finished_with_a_full_pass(deployment: Deployment, status: str,
-                                                                  verdict: dict[str, Any]) -> None:
+@pytest.mark.parametrize(
+    ("status", "verdict"),
+    [
+        (LoadTest.Status.DONE, {"verdict": "fail"}),
+        (LoadTest.Status.DONE, {"verdict": "invalid"}),
+        (LoadTest.Status.DONE, {"verdict": "pass", "partial": True}),
+        (LoadTest.Status.CANCELLED, {"verdict": "pass"}),
+        (LoadTest.Status.FAILED, {"verdict": "pass"}),
+        (LoadTest.Status.RUNNING, {}),
+    ],
+    ids=["failed-verdict", "invalid-verdict", "partial-pass", "cancelled", "failed-run", "running"],
+)
+def test_a_load_test_counts_only_when_it_finished_with_a_full_pass(
+    deployment: Deployment, status: str, verdict: dict[str, Any]
+) -> None:
     # given
     _load_test(deployment, "pulse", status=status, verdict=verdict)
 
@@ -119,10 +153,10 @@ def test_a_load_test_counts_only_when_it_finished_with_a_full_pass(deployment: D
     assert passed_scenarios(deployment) == set()
 
 
-@pytest.mark.parametrize(("verdict", "state"), [("pass", "done"), ("fail", "failed"), ("insufficient", "missing"),
-                                                (None, "missing")])
-def test_a_monitoring_log_is_done_only_when_it_passed(deployment: Deployment, verdict: str | None,
-                                                      state: str) -> None:
+@pytest.mark.parametrize(
+    ("verdict", "state"), [("pass", "done"), ("fail", "failed"), ("insufficient", "missing"), (None, "missing")]
+)
+def test_a_monitoring_log_is_done_only_when_it_passed(deployment: Deployment, verdict: str | None, state: str) -> None:
     # given
     _memory_log(deployment, verdict)
 
@@ -135,8 +169,15 @@ def test_another_deployments_evidence_does_not_count(organisation: Organisation,
     # given
     other = Deployment.objects.create(organisation=organisation, name="Other")
     _load_test(other, "pulse")
-    MemoryLog.objects.create(organisation=organisation, deployment=other, name="log", format="nvidia_smi_csv",
-                             size_bytes=1, sha256="0" * 64, content="x")
+    MemoryLog.objects.create(
+        organisation=organisation,
+        deployment=other,
+        name="log",
+        format="nvidia_smi_csv",
+        size_bytes=1,
+        sha256="0" * 64,
+        content="x",
+    )
 
     # when / then
     assert checklist_summary(commitment_checklist(deployment)) == {"done": 0, "total": 8, "failed": 0}

@@ -29,7 +29,7 @@ def _poppler(tool: str, *args: str) -> str:
     """Run a poppler-utils tool by its absolute path and return its standard output."""
     executable = shutil.which(tool)
     assert executable is not None, f"{tool} (poppler-utils) is not installed"
-    return subprocess.run([executable, *args], capture_output=True, text=True, check=True).stdout  # noqa: S603
+    return subprocess.run([executable, *args], capture_output=True, text=True, check=True).stdout
 
 
 def _text(pdf_path: Path) -> str:
@@ -444,12 +444,30 @@ def test_every_figure_is_rounded_to_its_precision_with_its_unit(tmp_path: Path) 
 @pytest.mark.parametrize(
     ("language", "count", "concurrency", "queue", "tokens"),
     [
-        pytest.param("en", 1, "Concurrency per tenant 1 request", "Queue limit 1 request", "Max input tokens 1 token",
-                     id="en-one"),
-        pytest.param("en", 49, "Concurrency per tenant 49 requests", "Queue limit 49 requests",
-                     "Max input tokens 49 tokens", id="en-many"),
-        pytest.param("zh-hans", 1, "每租户并发数 1 个请求", "队列上限 1 个请求", "最大输入 token 数 1 个 token",
-                     id="zh-no-plural"),
+        pytest.param(
+            "en",
+            1,
+            "Concurrency per tenant 1 request",
+            "Queue limit 1 request",
+            "Max input tokens 1 token",
+            id="en-one",
+        ),
+        pytest.param(
+            "en",
+            49,
+            "Concurrency per tenant 49 requests",
+            "Queue limit 49 requests",
+            "Max input tokens 49 tokens",
+            id="en-many",
+        ),
+        pytest.param(
+            "zh-hans",
+            1,
+            "每租户并发数 1 个请求",
+            "队列上限 1 个请求",
+            "最大输入 token 数 1 个 token",
+            id="zh-no-plural",
+        ),
     ],
 )
 def test_counts_take_their_plural_form(
@@ -458,7 +476,9 @@ def test_counts_take_their_plural_form(
     # given
     sample = SAMPLE_CONTENT_ZH if language == "zh-hans" else SAMPLE_CONTENT
     content = _with(
-        sample, protection__per_tenant_concurrency=count, protection__queue_limit=count,
+        sample,
+        protection__per_tenant_concurrency=count,
+        protection__queue_limit=count,
         protection__max_input_tokens=count,
     )
 
@@ -526,11 +546,46 @@ def test_a_chinese_report_never_shows_an_english_detail(tmp_path: Path) -> None:
 # Latin words a Chinese report may carry: product, engine and unit names, abbreviations and the identifiers of
 # the deployment (hosts, model, GPUs, flags, the breaker's metric), besides the verbatim configuration blocks
 _LATIN_ALLOWED = {
-    "GiB", "GB", "MiB", "KV", "GPU", "CUDA", "vLLM", "vllm", "SLO", "P99", "UTC", "UTC+08:00", "SHA-256", "BF16",
-    "HTTP", "XID", "ECC", "bfloat16", "TP", "B", "UUID", "LoRA", "non-torch", "token", "v1", "v3",
+    "GiB",
+    "GB",
+    "MiB",
+    "KV",
+    "GPU",
+    "CUDA",
+    "vLLM",
+    "vllm",
+    "SLO",
+    "P99",
+    "UTC",
+    "UTC+08:00",
+    "SHA-256",
+    "BF16",
+    "HTTP",
+    "XID",
+    "ECC",
+    "bfloat16",
+    "TP",
+    "B",
+    "UUID",
+    "LoRA",
+    "non-torch",
+    "token",
+    "v1",
+    "v3",
     "Qwen2.5-32B-Instruct",
-    "vllm:kv_cache_usage_perc", "Acme", "Integrator", "customer-service-prod", "Qwen/Qwen2.5-72B-Instruct",
-    "Qwen2.5-72B-Instruct", "NVIDIA", "H100", "80GB", "HBM3", "x", "gpu-node-01", "gpu-node-02",
+    "vllm:kv_cache_usage_perc",
+    "Acme",
+    "Integrator",
+    "customer-service-prod",
+    "Qwen/Qwen2.5-72B-Instruct",
+    "Qwen2.5-72B-Instruct",
+    "NVIDIA",
+    "H100",
+    "80GB",
+    "HBM3",
+    "x",
+    "gpu-node-01",
+    "gpu-node-02",
 }
 
 
@@ -541,9 +596,10 @@ def test_a_chinese_report_has_no_english_fragment(zh_pdf: Path) -> None:
         for block in (SAMPLE_CONTENT_ZH["protection"]["config"], "\n".join(SAMPLE_CONTENT_ZH["launch_args"]))
         for line in block.splitlines()
     }
-    verbatim |= {" ".join(f"{a} {b}".split()) + " \\" for a, b in zip(SAMPLE_CONTENT_ZH["launch_args"][::2],
-                                                                       SAMPLE_CONTENT_ZH["launch_args"][1::2],
-                                                                       strict=False)}
+    verbatim |= {
+        " ".join(f"{a} {b}".split()) + " \\"
+        for a, b in zip(SAMPLE_CONTENT_ZH["launch_args"][::2], SAMPLE_CONTENT_ZH["launch_args"][1::2], strict=False)
+    }
 
     # when
     lines = [line for line in _text(zh_pdf).splitlines() if line not in verbatim and not line.startswith("--")]
@@ -555,8 +611,11 @@ def test_a_chinese_report_has_no_english_fragment(zh_pdf: Path) -> None:
 
     # then: apart from the allowed names, flags (--...) and hexadecimal ids, nothing Latin is left
     stray = {
-        word for word in words
-        if word not in _LATIN_ALLOWED and not word.startswith("GPU-") and not re.fullmatch(r"[0-9a-f]{8,}", word)
+        word
+        for word in words
+        if word not in _LATIN_ALLOWED
+        and not word.startswith("GPU-")
+        and not re.fullmatch(r"[0-9a-f]{8,}", word)
         and len(word) > 1  # the DRAFT watermark's letters come out one per line
     }
     assert stray == set()
@@ -610,11 +669,18 @@ def test_the_exceptions_are_printed_under_their_own_heading(tmp_path: Path, lang
 @pytest.mark.parametrize(
     ("language", "statement", "evidence"),
     [
-        pytest.param("en", "Peak GPU memory ≤ 72.19 GiB per GPU, confidence 99.9%",
-                     "Load test “Pulse: 50% of peak concurrency within 10 s, held 3 min”: measured 72.00 GiB, within",
-                     id="en"),
-        pytest.param("zh-hans", "显存峰值 ≤ 72.19 GiB（每卡），置信度 99.9%",
-                     "压测“脉冲：10 秒内升至峰值并发的 50%，保持 3 分钟”：实测 72.00 GiB，在上限之内", id="zh"),
+        pytest.param(
+            "en",
+            "Peak GPU memory ≤ 72.19 GiB per GPU, confidence 99.9%",
+            "Load test “Pulse: 50% of peak concurrency within 10 s, held 3 min”: measured 72.00 GiB, within",
+            id="en",
+        ),
+        pytest.param(
+            "zh-hans",
+            "显存峰值 ≤ 72.19 GiB（每卡），置信度 99.9%",
+            "压测“脉冲：10 秒内升至峰值并发的 50%，保持 3 分钟”：实测 72.00 GiB，在上限之内",
+            id="zh",
+        ),
     ],
 )
 def test_commitment_one_states_the_peak_with_its_confidence(
@@ -698,12 +764,30 @@ def test_old_content_renders_as_before(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("language", "zone", "created", "signed", "note"),
     [
-        pytest.param("zh-hans", None, "日期 2025-03-14 17:30 UTC+08:00", "签署时间：2025-03-20 16:00:17 UTC+08:00",
-                     "时间均为 UTC+08:00", id="zh-default"),
-        pytest.param("en", None, "Date 2025-03-14 09:30 UTC", "Signed at: 2025-03-20 08:00:17 UTC",
-                     "Times are in UTC.", id="en-default"),
-        pytest.param("en", "Europe/Berlin", "Date 2025-03-14 10:30 UTC+01:00",
-                     "Signed at: 2025-03-20 09:00:17 UTC+01:00", "Times are in Europe/Berlin.", id="en-iana"),
+        pytest.param(
+            "zh-hans",
+            None,
+            "日期 2025-03-14 17:30 UTC+08:00",
+            "签署时间：2025-03-20 16:00:17 UTC+08:00",
+            "时间均为 UTC+08:00",
+            id="zh-default",
+        ),
+        pytest.param(
+            "en",
+            None,
+            "Date 2025-03-14 09:30 UTC",
+            "Signed at: 2025-03-20 08:00:17 UTC",
+            "Times are in UTC.",
+            id="en-default",
+        ),
+        pytest.param(
+            "en",
+            "Europe/Berlin",
+            "Date 2025-03-14 10:30 UTC+01:00",
+            "Signed at: 2025-03-20 09:00:17 UTC+01:00",
+            "Times are in Europe/Berlin.",
+            id="en-iana",
+        ),
     ],
 )
 def test_times_are_shown_in_the_reports_zone(
@@ -711,8 +795,9 @@ def test_times_are_shown_in_the_reports_zone(
 ) -> None:
     # given a signed version: one signing time, the one the PDF signature states
     sample = SAMPLE_CONTENT_ZH if language == "zh-hans" else SAMPLE_CONTENT
-    content = _with(sample, report__status="signed", signature__signer="Wang Fang",
-                    signature__signed_at="2025-03-20T08:00:17+00:00")
+    content = _with(
+        sample, report__status="signed", signature__signer="Wang Fang", signature__signed_at="2025-03-20T08:00:17+00:00"
+    )
     if zone:
         content["report"]["timezone"] = zone
 
@@ -727,8 +812,10 @@ def test_times_are_shown_in_the_reports_zone(
 
 def test_the_configuration_is_never_wrapped_mid_token(tmp_path: Path) -> None:
     # given a configuration line of 158 characters with no space to break at (5 pt, the smallest size, fits it)
-    long_line = "--override-generation-config=" + '{"temperature":0.7,"top_p":0.8,"repetition_penalty":1.05,' \
+    long_line = (
+        "--override-generation-config=" + '{"temperature":0.7,"top_p":0.8,"repetition_penalty":1.05,'
         '"max_new_tokens":1024,"stop":["<|im_end|>","<|endoftext|>"],"seed":1234}'
+    )
     content = _with(SAMPLE_CONTENT, protection__config=SAMPLE_CONTENT["protection"]["config"] + "\n" + long_line)
 
     # when
@@ -742,20 +829,27 @@ def test_the_configuration_is_never_wrapped_mid_token(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("language", "expected"),
     [
-        pytest.param("en", "GPU memory peaked at 72.00 GiB (± 1 MiB), within the committed 72.19 GiB per GPU",
-                     id="en"),
+        pytest.param("en", "GPU memory peaked at 72.00 GiB (± 1 MiB), within the committed 72.19 GiB per GPU", id="en"),
         pytest.param("zh-hans", "显存峰值为 72.00 GiB（± 1 MiB），在每张 GPU 承诺的 72.19 GiB 之内", id="zh"),
     ],
 )
 def test_a_memory_check_is_worded_from_its_extra_numbers(language: str, expected: str) -> None:
     # given a memory check of sizing.benchmarks.loadverdict with its reason and numbers (its detail in English)
     content = copy.deepcopy(SAMPLE_CONTENT_ZH if language == "zh-hans" else SAMPLE_CONTENT)
-    content["evidence"]["load_tests"][1]["criteria"] = [{
-        "code": "peak_within_commitment", "verdict": "pass", "value": 77_309_411_328, "reason": "within_commitment",
-        "extra": {"committed_bytes_per_gpu": 77_513_904_128, "tolerance_bytes": 1_048_576,
-                  "gpu_peak_bytes": 77_309_411_328},
-        "detail": "GPU memory peaked at 72.00 GiB on GPU 0 at 2025-03-12T11:02:00Z, within the committed 72.19 GiB",
-    }]
+    content["evidence"]["load_tests"][1]["criteria"] = [
+        {
+            "code": "peak_within_commitment",
+            "verdict": "pass",
+            "value": 77_309_411_328,
+            "reason": "within_commitment",
+            "extra": {
+                "committed_bytes_per_gpu": 77_513_904_128,
+                "tolerance_bytes": 1_048_576,
+                "gpu_peak_bytes": 77_309_411_328,
+            },
+            "detail": "GPU memory peaked at 72.00 GiB on GPU 0 at 2025-03-12T11:02:00Z, within the committed 72.19 GiB",
+        }
+    ]
 
     # when (the HTML: pdftotext -layout interleaves the lines of a wrapped table row)
     html = render_report_html(content)

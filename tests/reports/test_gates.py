@@ -20,8 +20,12 @@ pytestmark = pytest.mark.django_db
 
 CHECKLIST = [
     {"code": "machines", "text": "The customer's machines chosen", "state": "done", "detail": "gpu-01 v1"},
-    {"code": "load_test_pulse", "text": "A passed load test of the pulse scenario", "state": "failed",
-     "detail": "the newest, “pulse 1”, verdict: failed"},
+    {
+        "code": "load_test_pulse",
+        "text": "A passed load test of the pulse scenario",
+        "state": "failed",
+        "detail": "the newest, “pulse 1”, verdict: failed",
+    },
     {"code": "monitoring", "text": "Post-launch monitoring passed", "state": "missing", "detail": "No log yet"},
 ]
 
@@ -29,8 +33,13 @@ CHECKLIST = [
 @pytest.fixture
 def team(organisation: Organisation) -> dict[str, Any]:
     users = {}
-    for name, role in (("author", "engineer"), ("reviewer", "reviewer"), ("signer", "signer"), ("admin", "admin"),
-                       ("other", "engineer")):
+    for name, role in (
+        ("author", "engineer"),
+        ("reviewer", "reviewer"),
+        ("signer", "signer"),
+        ("admin", "admin"),
+        ("other", "engineer"),
+    ):
         user = get_user_model().objects.create_user(username=name, password="correct horse battery")
         Membership.objects.create(user=user, organisation=organisation, role=role)
         users[name] = user
@@ -41,9 +50,13 @@ def team(organisation: Organisation) -> dict[str, Any]:
 def version(organisation: Organisation, team: dict[str, Any]) -> ReportVersion:
     deployment = Deployment.objects.create(organisation=organisation, name="chat", customer="Acme")
     report = Report.objects.create(organisation=organisation, deployment=deployment, title="Memory commitment")
-    return ReportVersion.objects.create(report=report, number=1, author=team["author"], drafted_at=timezone.now(),
-                                        content={"language": "en", "report": {"id": report.pk, "version": 1},
-                                                 "checklist": CHECKLIST})
+    return ReportVersion.objects.create(
+        report=report,
+        number=1,
+        author=team["author"],
+        drafted_at=timezone.now(),
+        content={"language": "en", "report": {"id": report.pk, "version": 1}, "checklist": CHECKLIST},
+    )
 
 
 def _client(user: Any) -> APIClient:
@@ -61,12 +74,14 @@ def _waive(version: ReportVersion, user: Any, item: str, reason: str = "the cust
 
 
 def _decide(version: ReportVersion, user: Any, item: str, *, grant: bool, reason: str = "checked") -> Any:
-    return _client(user).post(_url(version, f"waivers/{item}/decision"), {"grant": grant, "reason": reason},
-                              format="json")
+    return _client(user).post(
+        _url(version, f"waivers/{item}/decision"), {"grant": grant, "reason": reason}, format="json"
+    )
 
 
 def test_submitting_with_failed_and_missing_items_and_no_waiver_is_refused_listing_them(
-        version: ReportVersion, team: dict[str, Any]) -> None:
+    version: ReportVersion, team: dict[str, Any]
+) -> None:
     # when
     response = _client(team["author"]).post(_url(version, "submit"))
 
@@ -80,11 +95,11 @@ def test_submitting_with_failed_and_missing_items_and_no_waiver_is_refused_listi
     assert version.status == ReportVersion.Status.DRAFT
 
 
-def test_the_whole_gate_request_grant_approve_sign(version: ReportVersion, team: dict[str, Any],
-                                                   settings: Any) -> None:
+def test_the_whole_gate_request_grant_approve_sign(version: ReportVersion, team: dict[str, Any], settings: Any) -> None:
     # given the author asks to waive both open items, with reasons
-    assert _waive(version, team["author"], "load_test_pulse", "the pulse failed on the simulator only").status_code \
-        == 201
+    assert (
+        _waive(version, team["author"], "load_test_pulse", "the pulse failed on the simulator only").status_code == 201
+    )
     assert _waive(version, team["author"], "monitoring", "monitoring starts after go-live").status_code == 201
 
     # when submitted
@@ -96,8 +111,7 @@ def test_the_whole_gate_request_grant_approve_sign(version: ReportVersion, team:
 
     # when the reviewer grants both
     assert _decide(version, team["reviewer"], "load_test_pulse", grant=True).status_code == 200
-    assert _decide(version, team["reviewer"], "monitoring", grant=True, reason="72 h after go-live").status_code \
-        == 200
+    assert _decide(version, team["reviewer"], "monitoring", grant=True, reason="72 h after go-live").status_code == 200
     approved = _client(team["reviewer"]).post(_url(version, "approve"))
 
     # then
@@ -107,7 +121,8 @@ def test_the_whole_gate_request_grant_approve_sign(version: ReportVersion, team:
     content = content_with_decisions(version)
     assert {w["item"]: (w["requested_by"], w["granted_by"], w["decision_reason"]) for w in content["waivers"]} == {
         "load_test_pulse": ("author", "reviewer", "checked"),
-        "monitoring": ("author", "reviewer", "72 h after go-live")}
+        "monitoring": ("author", "reviewer", "72 h after go-live"),
+    }
     assert [item["state"] for item in content["checklist"]] == ["done", "waived", "waived"]
     actions = list(ReportAuditEvent.objects.filter(version=version).values_list("action", flat=True))
     assert actions.count("waiver_ask") == 2
@@ -167,8 +182,9 @@ def test_nobody_grants_a_waiver_of_a_version_they_wrote(version: ReportVersion, 
     assert ChecklistWaiver.objects.get(version=version, item="monitoring").status == "requested"
 
 
-def test_nobody_approves_or_signs_a_version_they_wrote_admins_included(version: ReportVersion,
-                                                                       team: dict[str, Any]) -> None:
+def test_nobody_approves_or_signs_a_version_they_wrote_admins_included(
+    version: ReportVersion, team: dict[str, Any]
+) -> None:
     # given a version with nothing open, written by a superuser
     author = team["admin"]
     author.is_superuser = True

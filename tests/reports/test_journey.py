@@ -51,24 +51,31 @@ def team(catalog, organisation):
 @pytest.fixture
 def deployment(organisation, catalog) -> Deployment:
     return Deployment.objects.create(
-        organisation=organisation, name="客服大模型", customer=CUSTOMER, engine="vllm", gpu_count=1, tp=1,
-        model=LlmModel.objects.get(slug=MODEL, organisation__isnull=True), gpu=Gpu.objects.get(slug="nvidia-l4-24gb"),
-        slo={"ttft_ms": 2000.0, "tpot_ms": 150.0})
+        organisation=organisation,
+        name="客服大模型",
+        customer=CUSTOMER,
+        engine="vllm",
+        gpu_count=1,
+        tp=1,
+        model=LlmModel.objects.get(slug=MODEL, organisation__isnull=True),
+        gpu=Gpu.objects.get(slug="nvidia-l4-24gb"),
+        slo={"ttft_ms": 2000.0, "tpot_ms": 150.0},
+    )
 
 
 def _text(pdf: bytes) -> str:
-    done = subprocess.run(["pdftotext", "-layout", "-", "-"], input=pdf, capture_output=True, check=True)  # noqa: S607
+    done = subprocess.run(["pdftotext", "-layout", "-", "-"], input=pdf, capture_output=True, check=True)
     return done.stdout.decode()
 
 
 def test_a_chinese_report_is_drafted_reviewed_approved_signed_and_verified(
-        team, deployment, django_capture_on_commit_callbacks) -> None:
+    team, deployment, django_capture_on_commit_callbacks
+) -> None:
     author, reviewer, signer = (_client(team[name]) for name in ("author", "reviewer", "signer"))
 
     # a report in Chinese, version 1 drafted from the evidence by the worker once the request commits
     with django_capture_on_commit_callbacks(execute=True):
-        created = author.post("/api/v1/reports/", {"deployment": deployment.pk, "language": "zh-hans"},
-                              format="json")
+        created = author.post("/api/v1/reports/", {"deployment": deployment.pk, "language": "zh-hans"}, format="json")
     assert created.status_code == 201, created.content
     report = created.json()
     base = report["url"]
@@ -89,15 +96,20 @@ def test_a_chinese_report_is_drafted_reviewed_approved_signed_and_verified(
     assert "machines" in open_items
     assert "load_test_pulse" in open_items
     for item in open_items:
-        asked = author.post(base + "versions/1/waivers/", {"item": item, "reason": "试点阶段，上线后补齐"},
-                            format="json")
+        asked = author.post(
+            base + "versions/1/waivers/", {"item": item, "reason": "试点阶段，上线后补齐"}, format="json"
+        )
         assert asked.status_code == 201, asked.content
     assert author.post(base + "versions/1/submit").json()["status"] == "in_review"
     # the author cannot approve; the reviewer grants each waiver, then approves
     assert author.post(base + "versions/1/approve").status_code == 403
     for item in open_items:
-        assert reviewer.post(base + f"versions/1/waivers/{item}/decision", {"grant": True, "reason": "同意"},
-                             format="json").status_code == 200
+        assert (
+            reviewer.post(
+                base + f"versions/1/waivers/{item}/decision", {"grant": True, "reason": "同意"}, format="json"
+            ).status_code
+            == 200
+        )
     assert reviewer.post(base + "versions/1/approve").json()["status"] == "approved"
 
     # only a signer signs
@@ -128,7 +140,7 @@ def test_a_chinese_report_is_drafted_reviewed_approved_signed_and_verified(
     assert answer["matches_record"] is True
     assert answer["version"]["number"] == 1
     middle = len(pdf) // 3
-    flipped = pdf[:middle] + bytes([pdf[middle] ^ 0x01]) + pdf[middle + 1:]
+    flipped = pdf[:middle] + bytes([pdf[middle] ^ 0x01]) + pdf[middle + 1 :]
     tampered = author.post("/api/v1/reports/verify", {"file": io.BytesIO(flipped)}, format="multipart").json()
     assert tampered["verdict"] in ("tampered", "unreadable"), tampered
     assert tampered["matches_record"] is False
@@ -150,11 +162,22 @@ def test_a_chinese_report_is_drafted_reviewed_approved_signed_and_verified(
     second = author.get(base + "versions/2/").json()
     assert "已变更：部署计划" in second["changes"], second["changes"]  # in the report's language
 
-    actions = list(ReportAuditEvent.objects.filter(version__number=1, version__report_id=report["id"])
-                   .values_list("action", flat=True))
+    actions = list(
+        ReportAuditEvent.objects.filter(version__number=1, version__report_id=report["id"]).values_list(
+            "action", flat=True
+        )
+    )
     waivers = len(open_items)
-    assert actions == ["created", *["waiver_ask"] * waivers, "submitted", *["waiver_grant"] * waivers, "approved",
-                       "signed", "downloaded", "verified"]
+    assert actions == [
+        "created",
+        *["waiver_ask"] * waivers,
+        "submitted",
+        *["waiver_grant"] * waivers,
+        "approved",
+        "signed",
+        "downloaded",
+        "verified",
+    ]
 
 
 def test_the_admin_cannot_change_a_signed_version(admin_client, organisation, deployment) -> None:

@@ -23,15 +23,15 @@ def old_signed_pdf(settings, tmp_path: Path) -> tuple[bytes, Path]:
     settings.VAR_DIR = tmp_path / "before"
     old = signing_identity()
     pdf = weasyprint.HTML(string="<h1>显存承诺 · memory commitment</h1>").write_pdf()
-    signed = sign_pdf(pdf, identity=old, reason="approved", location=None, version_label="r1 v1",
-                      signer_name="张工")
+    signed = sign_pdf(pdf, identity=old, reason="approved", location=None, version_label="r1 v1", signer_name="张工")
     certificate = tmp_path / "previous.crt"
     certificate.write_bytes(identity_certificate_pem(old))
     return signed, certificate
 
 
 def test_a_report_signed_before_a_rotation_stays_valid_with_the_previous_certificate(
-        settings, tmp_path, organisation, user, old_signed_pdf):
+    settings, tmp_path, organisation, user, old_signed_pdf
+):
     signed, previous = old_signed_pdf
     # when the organisation rotates to a new certificate (a new state directory makes a new self-signed one)
     settings.VAR_DIR = tmp_path / "after"
@@ -53,17 +53,22 @@ def test_a_bad_previous_certificate_is_a_configuration_error_naming_the_file(set
 
 
 def test_reports_check_finds_a_version_whose_pdf_is_not_the_recorded_one(
-        settings, tmp_path, catalog, organisation, user, old_signed_pdf):
+    settings, tmp_path, catalog, organisation, user, old_signed_pdf
+):
     # given two signed versions as a restore brought them back: one intact, one whose recorded hash differs
     signed, _ = old_signed_pdf  # signed with the certificate of settings.VAR_DIR "before", still current here
     deployment = Deployment.objects.create(
-        organisation=organisation, name="chat", engine="vllm", gpu_count=1, tp=1,
+        organisation=organisation,
+        name="chat",
+        engine="vllm",
+        gpu_count=1,
+        tp=1,
         model=LlmModel.objects.get(slug="meta-llama/Meta-Llama-3-8B", organisation__isnull=True),
-        gpu=Gpu.objects.get(slug="nvidia-l4-24gb"))
+        gpu=Gpu.objects.get(slug="nvidia-l4-24gb"),
+    )
     report = Report.objects.create(organisation=organisation, deployment=deployment, title="r", language="en")
     for number, sha in ((1, pdf_sha256(signed)), (2, "0" * 64)):
-        ReportVersion.objects.create(report=report, number=number, status="signed", content={}, pdf=signed,
-                                     sha256=sha)
+        ReportVersion.objects.create(report=report, number=number, status="signed", content={}, pdf=signed, sha256=sha)
 
     # when
     with pytest.raises(CommandError, match="1 signed report versions failed"):

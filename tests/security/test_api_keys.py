@@ -57,8 +57,12 @@ def test_a_key_is_shown_once_stored_hashed_used_and_revoked(api_client, user):
 
     # then it acts as the user, and its use is stamped
     assert me.status_code == 200
-    assert me.json() == {"username": "engineer", "organisation": "Acme Integrator", "role": "engineer",
-                         "authenticated_by": "api_key"}
+    assert me.json() == {
+        "username": "engineer",
+        "organisation": "Acme Integrator",
+        "role": "engineer",
+        "authenticated_by": "api_key",
+    }
     assert ApiKey.objects.get().last_used_at is not None
 
     # when the user revokes it
@@ -72,9 +76,11 @@ def test_a_key_is_shown_once_stored_hashed_used_and_revoked(api_client, user):
     assert refused["WWW-Authenticate"] == 'Bearer realm="api"'
 
 
-@pytest.mark.parametrize("header", [
-    "Bearer lls_000000000000_wrong", "Bearer not-a-key", "Bearer", "Bearer a b", "Token lls_x_y"],
-    ids=["unknown", "malformed", "missing", "two-words", "token-keyword-unknown"])
+@pytest.mark.parametrize(
+    "header",
+    ["Bearer lls_000000000000_wrong", "Bearer not-a-key", "Bearer", "Bearer a b", "Token lls_x_y"],
+    ids=["unknown", "malformed", "missing", "two-words", "token-keyword-unknown"],
+)
 def test_a_bad_key_is_a_401_never_anonymous(db, header):
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=header)
@@ -119,19 +125,22 @@ def test_key_creation_is_validated(api_client, user):
 def test_a_sales_key_quotes_but_cannot_write(catalog, sales_user):
     _, key = api_key_create(user=sales_user, name="sales tool")
     client = _bearer(key)
-    quick = client.post("/api/v1/estimates/quick", {"model": "meta-llama/Meta-Llama-3-8B", "gpu": "nvidia-l4-24gb",
-                                                    "max_model_len": 4096}, format="json")
+    quick = client.post(
+        "/api/v1/estimates/quick",
+        {"model": "meta-llama/Meta-Llama-3-8B", "gpu": "nvidia-l4-24gb", "max_model_len": 4096},
+        format="json",
+    )
     assert quick.status_code == 200
     refused = client.post("/api/v1/deployments/", {}, format="json")
     assert refused.status_code == 403
-    assert refused.json()["message"] == ("your role in the organisation (sales) does not allow this; it needs: "
-                                         "admin, engineer")
+    assert refused.json()["message"] == (
+        "your role in the organisation (sales) does not allow this; it needs: admin, engineer"
+    )
 
 
 def test_the_burst_throttle_counts_per_user_and_answers_429(user, monkeypatch):
     # given a burst rate of 3 a minute
-    monkeypatch.setattr(ApiKeyBurstThrottle, "THROTTLE_RATES", {**ApiKeyBurstThrottle.THROTTLE_RATES,
-                                                                 "burst": "3/min"})
+    monkeypatch.setattr(ApiKeyBurstThrottle, "THROTTLE_RATES", {**ApiKeyBurstThrottle.THROTTLE_RATES, "burst": "3/min"})
     _, first = api_key_create(user=user, name="one")
     _, second = api_key_create(user=user, name="two")
 
@@ -178,13 +187,25 @@ def test_no_response_or_log_line_carries_a_secret(catalog, caplog):
     session = Client(HTTP_ACCEPT_LANGUAGE="en")
     session.force_login(objects["user"])
     api = _bearer(user_key)
-    ids = {"deployment_id": objects["deployment"].pk, "fingerprint_id": objects["fingerprint"].pk,
-           "estimate_id": objects["estimate"].pk, "simulation": objects["simulation"].pk,
-           "load_test": objects["load_test"].pk, "workload_profile_id": objects["workload"].pk,
-           "run_id": objects["run"].pk, "series_id": objects["series"].pk, "log_id": objects["memory_log"].pk,
-           "endpoint_id": objects["endpoint"].pk, "report_id": objects["report"].pk, "number": 1,
-           "key_id": objects["api_key"].pk, "user_id": objects["user"].pk, "name": objects["deployment"].customer,
-           "quote_id": objects["quote"].pk, "item": "monitoring"}
+    ids = {
+        "deployment_id": objects["deployment"].pk,
+        "fingerprint_id": objects["fingerprint"].pk,
+        "estimate_id": objects["estimate"].pk,
+        "simulation": objects["simulation"].pk,
+        "load_test": objects["load_test"].pk,
+        "workload_profile_id": objects["workload"].pk,
+        "run_id": objects["run"].pk,
+        "series_id": objects["series"].pk,
+        "log_id": objects["memory_log"].pk,
+        "endpoint_id": objects["endpoint"].pk,
+        "report_id": objects["report"].pk,
+        "number": 1,
+        "key_id": objects["api_key"].pk,
+        "user_id": objects["user"].pk,
+        "name": objects["deployment"].customer,
+        "quote_id": objects["quote"].pk,
+        "item": "monitoring",
+    }
     endpoint_url = f"/api/v1/endpoints/{objects['endpoint'].pk}/"
 
     # when the endpoint's key is changed and a bad change is refused, and every route is read

@@ -63,8 +63,11 @@ def test_a_crash_under_the_api_is_a_json_500_without_a_traceback_with_debug_on(a
     response = api_client.get("/api/v1/gpus/")
     # then
     assert response.status_code == 500
-    assert response.json() == {"code": "server_error", "message": "the server failed to answer; the error is logged",
-                               "extra": {}}
+    assert response.json() == {
+        "code": "server_error",
+        "message": "the server failed to answer; the error is logged",
+        "extra": {},
+    }
     assert "hunter2" not in response.content.decode()
 
 
@@ -76,18 +79,20 @@ def test_a_bad_request_under_the_api_is_json_with_debug_on():
     response = Client().get("/api/v1/gpus/", HTTP_HOST="evil.example")
     # then
     assert response.status_code == 400
-    assert response.json() == {"code": "bad_request", "message": "the request was refused (bad request)",
-                               "extra": {}}
+    assert response.json() == {"code": "bad_request", "message": "the request was refused (bad request)", "extra": {}}
 
 
 @pytest.mark.django_db
-@override_settings(DEBUG=True, CELERY_BROKER_URL=BROKER_URL,
-                   CACHES={"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache",
-                                       "LOCATION": CACHE_URL}})
+@override_settings(
+    DEBUG=True,
+    CELERY_BROKER_URL=BROKER_URL,
+    CACHES={"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": CACHE_URL}},
+)
 def test_the_debug_page_masks_connection_urls_in_settings_and_the_environment():
     # given: a request whose environment (runserver copies os.environ into META) holds the connection URLs
-    request = RequestFactory().get("/deployments/", DATABASE_URL=DATABASE_URL, CELERY_BROKER_URL=BROKER_URL,
-                                   SOME_OTHER_VALUE=f"see {DATABASE_URL}")
+    request = RequestFactory().get(
+        "/deployments/", DATABASE_URL=DATABASE_URL, CELERY_BROKER_URL=BROKER_URL, SOME_OTHER_VALUE=f"see {DATABASE_URL}"
+    )
     try:
         raise RuntimeError("boom")
     except RuntimeError:
@@ -120,15 +125,18 @@ def test_static_files_are_served_without_debug():
 
 def test_the_burst_throttle_counts_all_of_a_users_keys_together(user, organisation, monkeypatch):
     # given a burst rate of 3 a minute, two keys of one user and a key of a colleague
-    monkeypatch.setattr(ApiKeyBurstThrottle, "THROTTLE_RATES", {**ApiKeyBurstThrottle.THROTTLE_RATES,
-                                                                 "burst": "3/min"})
+    monkeypatch.setattr(ApiKeyBurstThrottle, "THROTTLE_RATES", {**ApiKeyBurstThrottle.THROTTLE_RATES, "burst": "3/min"})
     _, first = api_key_create(user=user, name="one")
     _, second = api_key_create(user=user, name="two")
     _, colleagues = api_key_create(user=_member(organisation, "colleague"), name="theirs")
 
     # when the user calls twice with one key and twice with the other
-    answers = [_bearer(first).get("/api/v1/me/"), _bearer(first).get("/api/v1/me/"),
-               _bearer(second).get("/api/v1/me/"), _bearer(second).get("/api/v1/me/")]
+    answers = [
+        _bearer(first).get("/api/v1/me/"),
+        _bearer(first).get("/api/v1/me/"),
+        _bearer(second).get("/api/v1/me/"),
+        _bearer(second).get("/api/v1/me/"),
+    ]
 
     # then the fourth is throttled, whichever key made it; the colleague is not
     assert [a.status_code for a in answers] == [200, 200, 200, 429]
@@ -140,8 +148,7 @@ def test_the_burst_throttle_counts_all_of_a_users_keys_together(user, organisati
 @pytest.mark.django_db
 def test_anonymous_requests_are_throttled_per_address(monkeypatch):
     # given an anonymous rate of 3 a minute
-    monkeypatch.setattr(AnonymousThrottle, "THROTTLE_RATES", {**AnonymousThrottle.THROTTLE_RATES,
-                                                              "anonymous": "3/min"})
+    monkeypatch.setattr(AnonymousThrottle, "THROTTLE_RATES", {**AnonymousThrottle.THROTTLE_RATES, "anonymous": "3/min"})
     client = APIClient(REMOTE_ADDR="192.0.2.10")
     # when
     answers = [client.get("/api/v1/deployments/") for _ in range(4)]
@@ -155,8 +162,7 @@ def test_anonymous_requests_are_throttled_per_address(monkeypatch):
 @pytest.mark.django_db
 def test_wrong_keys_count_against_the_anonymous_rate(user, monkeypatch):
     # given an anonymous rate of 3 a minute, and a user's real key
-    monkeypatch.setattr(AnonymousThrottle, "THROTTLE_RATES", {**AnonymousThrottle.THROTTLE_RATES,
-                                                              "anonymous": "3/min"})
+    monkeypatch.setattr(AnonymousThrottle, "THROTTLE_RATES", {**AnonymousThrottle.THROTTLE_RATES, "anonymous": "3/min"})
     _, real = api_key_create(user=user, name="real")
     address = "192.0.2.20"
     # when one address guesses keys
@@ -172,8 +178,7 @@ def test_wrong_keys_count_against_the_anonymous_rate(user, monkeypatch):
 
 @pytest.mark.django_db
 def test_a_signed_in_user_is_not_counted_as_anonymous(api_client, monkeypatch):
-    monkeypatch.setattr(AnonymousThrottle, "THROTTLE_RATES", {**AnonymousThrottle.THROTTLE_RATES,
-                                                              "anonymous": "1/min"})
+    monkeypatch.setattr(AnonymousThrottle, "THROTTLE_RATES", {**AnonymousThrottle.THROTTLE_RATES, "anonymous": "1/min"})
     assert [api_client.get("/api/v1/me/").status_code for _ in range(3)] == [200, 200, 200]
 
 
@@ -203,8 +208,7 @@ def test_readyz_names_the_failed_check_but_not_its_host_to_anonymous_callers():
 @override_settings(CELERY_BROKER_URL="redis://127.0.0.1:1/0")
 def test_readyz_tells_staff_why_a_check_failed():
     # given a signed-in staff user
-    staff = get_user_model().objects.create_user(username="operator", password="correct horse battery",
-                                                 is_staff=True)
+    staff = get_user_model().objects.create_user(username="operator", password="correct horse battery", is_staff=True)
     client = Client()
     client.force_login(staff)
     # when
@@ -249,13 +253,24 @@ def test_a_missing_reports_pdf_asked_for_as_a_pdf_is_a_json_404(api_client):
 def test_another_organisations_fingerprint_is_refused_by_the_boot_log_comparison(api_client, catalog):
     # given a fingerprint of another organisation
     other = Organisation.objects.create(name="Other Integrator")
-    deployment = Deployment.objects.create(organisation=other, name="theirs", customer="Them", engine="vllm",
-                                           gpu_count=1, tp=1, slo={})
-    theirs = Fingerprint.objects.create(deployment=deployment, host="their-gpu-1", captured_at=timezone.now(),
-                                        facts={}, raw=[], size_bytes=0, sha256="0" * 64)
+    deployment = Deployment.objects.create(
+        organisation=other, name="theirs", customer="Them", engine="vllm", gpu_count=1, tp=1, slo={}
+    )
+    theirs = Fingerprint.objects.create(
+        deployment=deployment,
+        host="their-gpu-1",
+        captured_at=timezone.now(),
+        facts={},
+        raw=[],
+        size_bytes=0,
+        sha256="0" * 64,
+    )
     # when
-    response = api_client.post("/api/v1/bootlogs/compare", {"gpu": "nvidia-l4-24gb", "text": "INFO starting",
-                                                            "fingerprint": theirs.pk}, format="json")
+    response = api_client.post(
+        "/api/v1/bootlogs/compare",
+        {"gpu": "nvidia-l4-24gb", "text": "INFO starting", "fingerprint": theirs.pk},
+        format="json",
+    )
     # then: refused naming the field, as estimates/quick refuses it; nothing saved
     assert response.status_code == 400
     assert list(response.json()["extra"]["fields"]) == ["fingerprint"]
@@ -269,9 +284,18 @@ def test_a_reports_pdf_is_served_to_a_client_that_accepts_only_pdf(api_client, u
     from sizing.selectors import gpu_get, model_get_for_organisation
 
     organisation = user.membership.organisation
-    deployment = deployment_create(organisation=organisation, user=user, data={
-        "name": "pdf", "customer": "Bank", "gpu_count": 1, "tp": 1, "gpu": gpu_get(slug="nvidia-l40s-48gb"),
-        "model": model_get_for_organisation(organisation=organisation, slug="meta-llama/Meta-Llama-3-8B")})
+    deployment = deployment_create(
+        organisation=organisation,
+        user=user,
+        data={
+            "name": "pdf",
+            "customer": "Bank",
+            "gpu_count": 1,
+            "tp": 1,
+            "gpu": gpu_get(slug="nvidia-l40s-48gb"),
+            "model": model_get_for_organisation(organisation=organisation, slug="meta-llama/Meta-Llama-3-8B"),
+        },
+    )
     report = report_create(organisation=organisation, user=user, data={"deployment": deployment.pk})
     version = report.versions.get()
     version_draft(version_id=version.pk, user_id=user.pk)  # the drafting worker's part

@@ -25,8 +25,21 @@ ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "correct horse battery"
 LOCKOUT_EN = "Too many failed sign-in attempts (5) for this user name from your address"
 LOCKOUT_ZH = "此用户名从您的地址登录失败次数过多（5 次），登录已被锁定。请在 15 分钟后再试"
-PAGES = ["/", "/bootlog/", "/colocated/", "/workloads/", "/performance/", "/deployments/", "/benchmarks/",
-         "/endpoints/", "/memory/", "/load-tests/", "/reports/", "/customers/", "/api/docs/"]
+PAGES = [
+    "/",
+    "/bootlog/",
+    "/colocated/",
+    "/workloads/",
+    "/performance/",
+    "/deployments/",
+    "/benchmarks/",
+    "/endpoints/",
+    "/memory/",
+    "/load-tests/",
+    "/reports/",
+    "/customers/",
+    "/api/docs/",
+]
 
 pytestmark = pytest.mark.django_db
 
@@ -181,7 +194,8 @@ def test_the_api_docs_page_has_no_inline_script(superuser) -> None:
 
 def test_plotly_styles_come_from_a_file_that_matches_the_installed_plotly(superuser) -> None:
     assert STYLESHEET.read_text(encoding="utf-8") == plotly_stylesheet(), (
-        "frontend/static/frontend/plotly.css is not plotly.js's stylesheet: run `python -m tests.security.plotly_css`")
+        "frontend/static/frontend/plotly.css is not plotly.js's stylesheet: run `python -m tests.security.plotly_css`"
+    )
     client = Client()
     client.force_login(superuser)
     page = client.get("/").content.decode()
@@ -225,27 +239,36 @@ def _production_environment(**values: str) -> dict[str, str]:
 
 def test_production_settings_pass_the_deploy_check(db) -> None:
     secret = "".join(secrets.choice(string.ascii_letters + string.digits + "!@#%^&*(-_=+)") for _ in range(60))
-    environment = _production_environment(**{
-        "SECRET_KEY": secret,
-        "DATABASE_URL": _test_database_url(),
-        "CELERY_BROKER_URL": os.environ.get("CELERY_BROKER_URL", "redis://127.0.0.1:6379/0"),
-        "ALLOWED_HOSTS": "sizing.example.com",
-    })
-    result = subprocess.run(  # noqa: S603 - our own manage.py, fixed arguments
+    environment = _production_environment(
+        **{
+            "SECRET_KEY": secret,
+            "DATABASE_URL": _test_database_url(),
+            "CELERY_BROKER_URL": os.environ.get("CELERY_BROKER_URL", "redis://127.0.0.1:6379/0"),
+            "ALLOWED_HOSTS": "sizing.example.com",
+        }
+    )
+    result = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
-        cwd=ROOT, env=environment, capture_output=True, text=True, timeout=120, check=False,
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout, result.stdout + result.stderr
 
 
 def test_production_redirects_to_https_but_not_the_health_probe(db) -> None:
-    environment = _production_environment(**{
-        "SECRET_KEY": secrets.token_urlsafe(48),
-        "DATABASE_URL": _test_database_url(),
-        "CELERY_BROKER_URL": "redis://127.0.0.1:6379/0",
-        "ALLOWED_HOSTS": "sizing.example.com",
-    })
+    environment = _production_environment(
+        **{
+            "SECRET_KEY": secrets.token_urlsafe(48),
+            "DATABASE_URL": _test_database_url(),
+            "CELERY_BROKER_URL": "redis://127.0.0.1:6379/0",
+            "ALLOWED_HOSTS": "sizing.example.com",
+        }
+    )
     code = (
         "import django; django.setup()\n"
         "from django.conf import settings as s\n"
@@ -262,7 +285,14 @@ def test_production_redirects_to_https_but_not_the_health_probe(db) -> None:
         "'max-age=31536000; includeSubDomains', secure\n"
         "print('ok')\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=environment,  # noqa: S603 - fixed code
-                            capture_output=True, text=True, timeout=120, check=False)
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "ok" in result.stdout, result.stdout + result.stderr

@@ -40,14 +40,18 @@ def sales_client(organisation: Organisation) -> APIClient:
 
 # --- the scanner and the helpers -----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("text", "deep_at"), [
-    pytest.param("[" * 64 + "]" * 64, None, id="at-the-limit"),
-    pytest.param("[" * 65 + "]" * 65, 64, id="one-over"),
-    pytest.param('{"a": "' + "[" * 500 + '"}', None, id="brackets-in-a-string"),
-    pytest.param('["\\"' + "[" * 500 + '"]', None, id="escaped-quote-in-a-string"),
-    pytest.param('["\\\\", ' + "[" * 65, 70, id="escaped-backslash-then-a-cut-deep-list"),
-    pytest.param("[1," * 100, 64 * 3, id="cut-file-counts-open-brackets"),
-])
+
+@pytest.mark.parametrize(
+    ("text", "deep_at"),
+    [
+        pytest.param("[" * 64 + "]" * 64, None, id="at-the-limit"),
+        pytest.param("[" * 65 + "]" * 65, 64, id="one-over"),
+        pytest.param('{"a": "' + "[" * 500 + '"}', None, id="brackets-in-a-string"),
+        pytest.param('["\\"' + "[" * 500 + '"]', None, id="escaped-quote-in-a-string"),
+        pytest.param('["\\\\", ' + "[" * 65, 70, id="escaped-backslash-then-a-cut-deep-list"),
+        pytest.param("[1," * 100, 64 * 3, id="cut-file-counts-open-brackets"),
+    ],
+)
 def test_the_depth_scan_counts_brackets_outside_strings(text: str, deep_at: int | None) -> None:
     assert json_depth_exceeds(text) == deep_at
 
@@ -69,15 +73,20 @@ def test_nul_path_names_the_key_or_index_iteratively() -> None:
 
 @pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-16-be-bom", "utf-32"])
 def test_loads_decodes_by_the_byte_order_mark(encoding: str) -> None:
-    data = codecs.BOM_UTF16_BE + '{"a": "é"}'.encode("utf-16-be") if encoding == "utf-16-be-bom" else \
-        '{"a": "é"}'.encode(encoding)
+    data = (
+        codecs.BOM_UTF16_BE + '{"a": "é"}'.encode("utf-16-be")
+        if encoding == "utf-16-be-bom"
+        else '{"a": "é"}'.encode(encoding)
+    )
     assert loads(data) == {"a": "é"}
 
 
 # --- JSON bodies ---------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("url", ["/api/v1/estimates/", "/api/v1/deployments/", "/api/v1/quotes/",
-                                 "/api/v1/fingerprints/parse"])
+
+@pytest.mark.parametrize(
+    "url", ["/api/v1/estimates/", "/api/v1/deployments/", "/api/v1/quotes/", "/api/v1/fingerprints/parse"]
+)
 def test_a_deep_json_body_is_a_400_naming_the_limit(api_client: APIClient, catalog: None, url: str) -> None:
     response = api_client.post(url, DEEP_927, content_type="application/json")
     assert response.status_code == 400, response.content
@@ -122,8 +131,9 @@ def test_a_json_body_without_a_content_length_is_read_no_further_than_the_limit(
 
 
 def test_a_nul_in_a_json_string_is_a_400_naming_the_field(api_client: APIClient, catalog: None) -> None:
-    response = api_client.post("/api/v1/deployments/", '{"name": "a\\u0000b", "customer": "x"}',
-                               content_type="application/json")
+    response = api_client.post(
+        "/api/v1/deployments/", '{"name": "a\\u0000b", "customer": "x"}', content_type="application/json"
+    )
     assert response.status_code == 400, response.content
     body = response.json()
     assert body["code"] == "invalid_input"
@@ -132,10 +142,19 @@ def test_a_nul_in_a_json_string_is_a_400_naming_the_field(api_client: APIClient,
 
 # --- NUL in URLs ---------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("url", ["/api/v1/gpus/?vendor=a%00b", "/api/v1/gpus/?ordering=%00",
-                                 "/api/v1/models/?search=a%00", "/api/v1/deployments/?customer=a%00b"])
-def test_a_nul_in_a_filter_or_ordering_is_a_400_naming_it_for_sales_too(sales_client: APIClient, catalog: None,
-                                                                        url: str) -> None:
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/api/v1/gpus/?vendor=a%00b",
+        "/api/v1/gpus/?ordering=%00",
+        "/api/v1/models/?search=a%00",
+        "/api/v1/deployments/?customer=a%00b",
+    ],
+)
+def test_a_nul_in_a_filter_or_ordering_is_a_400_naming_it_for_sales_too(
+    sales_client: APIClient, catalog: None, url: str
+) -> None:
     response = sales_client.get(url)
     assert response.status_code == 400, response.content
     body = response.json()
@@ -151,9 +170,15 @@ def signed_in(user) -> Client:
     return client
 
 
-@pytest.mark.parametrize(("url", "field"), [("/benchmarks/?model=a%00b", "model"), ("/customers/a%00b/", "path"),
-                                             ("/deployments/?customer=%00", "customer"),
-                                             ("/api/v1/gpus/a%00b/", "path")])
+@pytest.mark.parametrize(
+    ("url", "field"),
+    [
+        ("/benchmarks/?model=a%00b", "model"),
+        ("/customers/a%00b/", "path"),
+        ("/deployments/?customer=%00", "customer"),
+        ("/api/v1/gpus/a%00b/", "path"),
+    ],
+)
 def test_a_nul_in_a_page_url_is_a_400_page(signed_in: Client, url: str, field: str) -> None:
     response = signed_in.get(url)
     assert response.status_code == 400
@@ -171,9 +196,13 @@ def test_a_nul_in_a_form_field_is_a_400(signed_in: Client) -> None:
 
 # --- uploads -------------------------------------------------------------------------------------------------------
 
+
 def test_a_deep_config_upload_is_a_400_naming_the_limit(api_client: APIClient, catalog: None) -> None:
-    response = api_client.post("/api/v1/models/", {"slug": "me/deep", "config_file": _file("config.json",
-                               DEEP_927.encode())}, format="multipart")
+    response = api_client.post(
+        "/api/v1/models/",
+        {"slug": "me/deep", "config_file": _file("config.json", DEEP_927.encode())},
+        format="multipart",
+    )
     assert response.status_code == 400, response.content
     assert f"JSON_MAX_DEPTH is {JSON_MAX_DEPTH}" in response.json()["message"]
     assert not LlmModel.objects.filter(slug="me/deep").exists()
@@ -181,15 +210,15 @@ def test_a_deep_config_upload_is_a_400_naming_the_limit(api_client: APIClient, c
 
 def test_a_config_upload_with_a_nul_is_a_400_naming_the_key(api_client: APIClient, catalog: None) -> None:
     config = b'{"model_type": "llama", "name": "a\\u0000b"}'
-    response = api_client.post("/api/v1/models/", {"slug": "me/nul", "config_file": _file("config.json", config)},
-                               format="multipart")
+    response = api_client.post(
+        "/api/v1/models/", {"slug": "me/nul", "config_file": _file("config.json", config)}, format="multipart"
+    )
     assert response.status_code == 400, response.content
     assert "name holds a NUL character" in response.json()["message"]
     assert not LlmModel.objects.filter(slug="me/nul").exists()
 
 
-def test_a_6_mb_deeply_nested_benchmark_file_is_refused_naming_the_limit(api_client: APIClient,
-                                                                          catalog: None) -> None:
+def test_a_6_mb_deeply_nested_benchmark_file_is_refused_naming_the_limit(api_client: APIClient, catalog: None) -> None:
     # given: 6 MB of {"benchmarks": [{"a": [... , a GuideLLM-looking file cut deep (its salvage walked every level)
     deep = ('{"benchmarks": [' + '{"a": [1, ' * 600_000).encode()
     assert len(deep) > 6_000_000
@@ -201,12 +230,16 @@ def test_a_6_mb_deeply_nested_benchmark_file_is_refused_naming_the_limit(api_cli
     assert not BenchmarkRun.objects.exists()
 
 
-@pytest.mark.parametrize(("name", "data"), [
-    pytest.param("bench.json", b'{"a": "x"}' + b"\n" * 5000 + b'{"b": "\x00"}', id="nul-after-the-sniffed-head"),
-    pytest.param("bench.json", vllm_file(4).replace(b'"openai"', b'"open\\u0000ai"', 1), id="escaped-nul-in-json"),
-])
-def test_a_benchmark_file_with_a_nul_is_a_400_naming_the_file(api_client: APIClient, catalog: None, name: str,
-                                                              data: bytes) -> None:
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [
+        pytest.param("bench.json", b'{"a": "x"}' + b"\n" * 5000 + b'{"b": "\x00"}', id="nul-after-the-sniffed-head"),
+        pytest.param("bench.json", vllm_file(4).replace(b'"openai"', b'"open\\u0000ai"', 1), id="escaped-nul-in-json"),
+    ],
+)
+def test_a_benchmark_file_with_a_nul_is_a_400_naming_the_file(
+    api_client: APIClient, catalog: None, name: str, data: bytes
+) -> None:
     response = api_client.post("/api/v1/benchmark-runs/", {"file": _file(name, data)}, format="multipart")
     assert response.status_code == 400, response.content
     assert response.json()["message"].startswith(f"{name}: ")
@@ -224,16 +257,20 @@ def test_a_memory_log_with_a_nul_is_a_400_naming_the_file(api_client: APIClient)
 
 def test_a_workload_csv_with_a_nul_is_a_400(api_client: APIClient) -> None:
     data = b"timestamp,input_tokens,output_tokens\n2026-01-01T00:00:00Z,100,20\x00\n"
-    response = api_client.post("/api/v1/workloads/import", {"name": "nul", "file": _file("log.csv", data)},
-                               format="multipart")
+    response = api_client.post(
+        "/api/v1/workloads/import", {"name": "nul", "file": _file("log.csv", data)}, format="multipart"
+    )
     assert response.status_code == 400, response.content
     assert "NUL character" in response.json()["message"]
 
 
 # --- UTF-16 and UTF-8 with a BOM -----------------------------------------------------------------------------------
 
-ENCODINGS = [pytest.param("utf-8-sig", id="utf-8-bom"), pytest.param("utf-16", id="utf-16-bom"),
-             pytest.param("utf-16-be-bom", id="utf-16-be-bom")]
+ENCODINGS = [
+    pytest.param("utf-8-sig", id="utf-8-bom"),
+    pytest.param("utf-16", id="utf-16-bom"),
+    pytest.param("utf-16-be-bom", id="utf-16-be-bom"),
+]
 
 
 def _encoded(text: str, encoding: str) -> bytes:
@@ -243,16 +280,16 @@ def _encoded(text: str, encoding: str) -> bytes:
 
 
 @pytest.mark.parametrize("encoding", ENCODINGS)
-def test_a_benchmark_file_in_utf_16_or_with_a_bom_imports_like_utf_8(api_client: APIClient, catalog: None,
-                                                                      django_capture_on_commit_callbacks,
-                                                                      encoding: str) -> None:
+def test_a_benchmark_file_in_utf_16_or_with_a_bom_imports_like_utf_8(
+    api_client: APIClient, catalog: None, django_capture_on_commit_callbacks, encoding: str
+) -> None:
     # given: the same vLLM file as UTF-8 and re-encoded
     text = vllm_file(40, failed_every=10).decode("utf-8")
     with django_capture_on_commit_callbacks(execute=True):
-        plain = api_client.post("/api/v1/benchmark-runs/", {"file": _file("a.json", text.encode())},
-                                format="multipart")
-        other = api_client.post("/api/v1/benchmark-runs/", {"file": _file("b.json", _encoded(text, encoding))},
-                                format="multipart")
+        plain = api_client.post("/api/v1/benchmark-runs/", {"file": _file("a.json", text.encode())}, format="multipart")
+        other = api_client.post(
+            "/api/v1/benchmark-runs/", {"file": _file("b.json", _encoded(text, encoding))}, format="multipart"
+        )
     # then
     assert plain.status_code == 201, plain.content
     assert other.status_code == 201, other.content
@@ -264,8 +301,9 @@ def test_a_benchmark_file_in_utf_16_or_with_a_bom_imports_like_utf_8(api_client:
 def test_a_memory_log_in_utf_16_or_with_a_bom_reads_like_utf_8(api_client: APIClient, encoding: str) -> None:
     text = (TIMELINE / "healthy_2gpu_72h.csv").read_text()
     plain = api_client.post("/api/v1/memory-logs/", {"file": _file("a.csv", text.encode())}, format="multipart")
-    other = api_client.post("/api/v1/memory-logs/", {"file": _file("b.csv", _encoded(text, encoding))},
-                            format="multipart")
+    other = api_client.post(
+        "/api/v1/memory-logs/", {"file": _file("b.csv", _encoded(text, encoding))}, format="multipart"
+    )
     assert plain.status_code == 201, plain.content
     assert other.status_code == 201, other.content
     assert other.json()["analysis"] == plain.json()["analysis"]
@@ -273,11 +311,15 @@ def test_a_memory_log_in_utf_16_or_with_a_bom_reads_like_utf_8(api_client: APICl
 
 
 @pytest.mark.parametrize("encoding", ENCODINGS)
-def test_a_config_upload_in_utf_16_or_with_a_bom_reads_like_utf_8(api_client: APIClient, catalog: None,
-                                                                   encoding: str) -> None:
+def test_a_config_upload_in_utf_16_or_with_a_bom_reads_like_utf_8(
+    api_client: APIClient, catalog: None, encoding: str
+) -> None:
     config = json.dumps(LlmModel.objects.get(slug="meta-llama/Meta-Llama-3-8B", organisation=None).config)
-    response = api_client.post("/api/v1/models/", {"slug": "me/bom", "config_file": _file(
-        "config.json", _encoded(config, encoding))}, format="multipart")
+    response = api_client.post(
+        "/api/v1/models/",
+        {"slug": "me/bom", "config_file": _file("config.json", _encoded(config, encoding))},
+        format="multipart",
+    )
     assert response.status_code == 201, response.content
     assert LlmModel.objects.get(slug="me/bom").config == json.loads(config)
 

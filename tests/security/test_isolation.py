@@ -62,8 +62,9 @@ class Route:
 def _walk(resolver: URLResolver, prefix: str = "", namespace: str = "") -> Iterator[Route]:
     for entry in resolver.url_patterns:
         if isinstance(entry, URLResolver):
-            inner = f"{namespace}:{entry.namespace}" if namespace and entry.namespace else (
-                entry.namespace or namespace)
+            inner = (
+                f"{namespace}:{entry.namespace}" if namespace and entry.namespace else (entry.namespace or namespace)
+            )
             yield from _walk(entry, prefix + str(entry.pattern), inner)
         elif isinstance(entry, URLPattern) and entry.name:
             pattern = prefix + str(entry.pattern)
@@ -85,21 +86,46 @@ def _kind(route: Route, kwarg: str) -> str:
 
 
 # the URL kwargs that name an organisation's object, and what the walk fills them with
-OBJECT_IDS = ("deployment_id", "fingerprint_id", "estimate_id", "job_id", "workload_profile_id", "run_id",
-              "series_id", "log_id", "endpoint_id", "report_id", "number", "key_id", "user_id", "name", "quote_id",
-              "item")
+OBJECT_IDS = (
+    "deployment_id",
+    "fingerprint_id",
+    "estimate_id",
+    "job_id",
+    "workload_profile_id",
+    "run_id",
+    "series_id",
+    "log_id",
+    "endpoint_id",
+    "report_id",
+    "number",
+    "key_id",
+    "user_id",
+    "name",
+    "quote_id",
+    "item",
+)
 
 
 def _ids(objects: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """For each kind: the kwarg values naming that organisation's object."""
     return {
-        "deployment_id": objects["deployment"].pk, "fingerprint_id": objects["fingerprint"].pk,
-        "estimate_id": objects["estimate"].pk, "simulation": objects["simulation"].pk,
-        "load_test": objects["load_test"].pk, "workload_profile_id": objects["workload"].pk,
-        "run_id": objects["run"].pk, "series_id": objects["series"].pk, "log_id": objects["memory_log"].pk,
-        "endpoint_id": objects["endpoint"].pk, "report_id": objects["report"].pk, "number": 1,
-        "key_id": objects["api_key"].pk, "user_id": objects["user"].pk, "name": objects["deployment"].customer,
-        "quote_id": objects["quote"].pk, "item": "monitoring",  # a checklist item of the report's version
+        "deployment_id": objects["deployment"].pk,
+        "fingerprint_id": objects["fingerprint"].pk,
+        "estimate_id": objects["estimate"].pk,
+        "simulation": objects["simulation"].pk,
+        "load_test": objects["load_test"].pk,
+        "workload_profile_id": objects["workload"].pk,
+        "run_id": objects["run"].pk,
+        "series_id": objects["series"].pk,
+        "log_id": objects["memory_log"].pk,
+        "endpoint_id": objects["endpoint"].pk,
+        "report_id": objects["report"].pk,
+        "number": 1,
+        "key_id": objects["api_key"].pk,
+        "user_id": objects["user"].pk,
+        "name": objects["deployment"].customer,
+        "quote_id": objects["quote"].pk,
+        "item": "monitoring",  # a checklist item of the report's version
     }
 
 
@@ -110,39 +136,95 @@ def _values(route: Route, ids: dict[str, Any]) -> dict[str, Any]:
 def _organisation_objects(name: str, *, role: str) -> dict[str, Any]:
     """An organisation with one of everything, made by a user of `role`."""
     organisation = Organisation.objects.create(name=name)
-    user = get_user_model().objects.create_user(username=f"{name.lower().replace(' ', '-')}-user",
-                                                password="correct horse battery")
+    user = get_user_model().objects.create_user(
+        username=f"{name.lower().replace(' ', '-')}-user", password="correct horse battery"
+    )
     Membership.objects.create(user=user, organisation=organisation, role=role)
     model = LlmModel.objects.get(slug="meta-llama/Meta-Llama-3-8B", organisation__isnull=True)
     gpu = Gpu.objects.get(slug="nvidia-l4-24gb")
-    deployment = Deployment.objects.create(organisation=organisation, name=f"{name} chat", customer=f"{name} Customer",
-                                           engine="vllm", gpu_count=1, tp=1, model=model, gpu=gpu,
-                                           slo={"ttft_ms": 2000.0, "tpot_ms": 150.0})
-    fingerprint = Fingerprint.objects.create(deployment=deployment, host=f"{name}-gpu-1", captured_at=timezone.now(),
-                                             facts={}, raw=[], size_bytes=0, sha256="0" * 64)
+    deployment = Deployment.objects.create(
+        organisation=organisation,
+        name=f"{name} chat",
+        customer=f"{name} Customer",
+        engine="vllm",
+        gpu_count=1,
+        tp=1,
+        model=model,
+        gpu=gpu,
+        slo={"ttft_ms": 2000.0, "tpot_ms": 150.0},
+    )
+    fingerprint = Fingerprint.objects.create(
+        deployment=deployment,
+        host=f"{name}-gpu-1",
+        captured_at=timezone.now(),
+        facts={},
+        raw=[],
+        size_bytes=0,
+        sha256="0" * 64,
+    )
     estimate = Estimate.objects.create(organisation=organisation, model=model, gpu=gpu, inputs={})
     simulation = SimulationJob.objects.create(organisation=organisation, kind="simulate", inputs={})
-    quote = quote_create(organisation=organisation, user=user, inputs={  # queued, not run (on commit)
-        "model": "meta-llama/Meta-Llama-3-8B", "input_tokens": 512, "output_tokens": 64, "rate": 1.0,
-        "slo": {"ttft_s": 2.0}, "gpus": ["nvidia-l4-24gb"], "max_gpus": 1})
-    workload = WorkloadProfile.objects.create(organisation=organisation, name=f"{name} traffic",
-                                              profile={"name": "x", "classes": []})
+    quote = quote_create(
+        organisation=organisation,
+        user=user,
+        inputs={  # queued, not run (on commit)
+            "model": "meta-llama/Meta-Llama-3-8B",
+            "input_tokens": 512,
+            "output_tokens": 64,
+            "rate": 1.0,
+            "slo": {"ttft_s": 2.0},
+            "gpus": ["nvidia-l4-24gb"],
+            "max_gpus": 1,
+        },
+    )
+    workload = WorkloadProfile.objects.create(
+        organisation=organisation, name=f"{name} traffic", profile={"name": "x", "classes": []}
+    )
     series = BenchmarkSeries.objects.create(organisation=organisation, name=f"{name} sweep")
-    run = BenchmarkRun.objects.create(organisation=organisation, name=f"{name} run", format="vllm", tool="vllm",
-                                      series=series)
-    memory_log = MemoryLog.objects.create(organisation=organisation, name=f"{name} log", format="nvidia-smi",
-                                          sha256="1" * 64, content="", size_bytes=0)
-    endpoint = Endpoint.objects.create(organisation=organisation, name=f"{name} vLLM", base_url="http://10.0.0.5:8000",
-                                       model_name="llama", api_key_encrypted=secret_encrypt(B_SECRET))
-    load_test = LoadTest.objects.create(organisation=organisation, endpoint=endpoint, endpoint_name=endpoint.name,
-                                        name=f"{name} pulse", scenario="pulse", plan={})
-    report = report_create(organisation=organisation, user=user,
-                           data={"deployment": deployment.pk, "language": "en", "title": f"{name} report"})
+    run = BenchmarkRun.objects.create(
+        organisation=organisation, name=f"{name} run", format="vllm", tool="vllm", series=series
+    )
+    memory_log = MemoryLog.objects.create(
+        organisation=organisation, name=f"{name} log", format="nvidia-smi", sha256="1" * 64, content="", size_bytes=0
+    )
+    endpoint = Endpoint.objects.create(
+        organisation=organisation,
+        name=f"{name} vLLM",
+        base_url="http://10.0.0.5:8000",
+        model_name="llama",
+        api_key_encrypted=secret_encrypt(B_SECRET),
+    )
+    load_test = LoadTest.objects.create(
+        organisation=organisation,
+        endpoint=endpoint,
+        endpoint_name=endpoint.name,
+        name=f"{name} pulse",
+        scenario="pulse",
+        plan={},
+    )
+    report = report_create(
+        organisation=organisation,
+        user=user,
+        data={"deployment": deployment.pk, "language": "en", "title": f"{name} report"},
+    )
     api_key, _ = api_key_create(user=user, name=f"{name} script")
-    return {"organisation": organisation, "user": user, "deployment": deployment, "fingerprint": fingerprint,
-            "estimate": estimate, "simulation": simulation, "quote": quote, "workload": workload, "series": series,
-            "run": run, "memory_log": memory_log, "endpoint": endpoint, "load_test": load_test, "report": report,
-            "api_key": api_key}
+    return {
+        "organisation": organisation,
+        "user": user,
+        "deployment": deployment,
+        "fingerprint": fingerprint,
+        "estimate": estimate,
+        "simulation": simulation,
+        "quote": quote,
+        "workload": workload,
+        "series": series,
+        "run": run,
+        "memory_log": memory_log,
+        "endpoint": endpoint,
+        "load_test": load_test,
+        "report": report,
+        "api_key": api_key,
+    }
 
 
 def _snapshot(objects: dict[str, Any]) -> dict[str, Any]:
@@ -162,8 +244,9 @@ def _snapshot(objects: dict[str, Any]) -> dict[str, Any]:
 def world(catalog: None) -> dict[str, Any]:
     a = _organisation_objects("Org A", role="admin")
     b = _organisation_objects("Org B", role="admin")
-    operator = get_user_model().objects.create_user(username="org-a-operator", password="correct horse battery",
-                                                    is_superuser=True)
+    operator = get_user_model().objects.create_user(
+        username="org-a-operator", password="correct horse battery", is_superuser=True
+    )
     Membership.objects.create(user=operator, organisation=a["organisation"], role="engineer")
     sales = get_user_model().objects.create_user(username="org-a-sales", password="correct horse battery")
     Membership.objects.create(user=sales, organisation=a["organisation"], role=SALES)
@@ -246,35 +329,66 @@ def test_a_user_of_another_organisation_gets_404_for_every_object_in_every_verb(
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize(("verb", "path", "body"), [
-    ("get", "/api/v1/fingerprints/?deployment={deployment}", None),
-    ("get", "/api/v1/fingerprints/diff?before={fingerprint}&after={fingerprint}", None),
-    ("get", "/api/v1/load-tests/defaults?deployment={deployment}", None),
-    ("get", "/api/v1/benchmark-runs/?deployment={deployment}", None),
-    ("post", "/api/v1/load-tests/", {"endpoint": "{endpoint}", "scenario": "pulse", "peak_concurrency": 2}),
-    ("post", "/api/v1/reports/", {"deployment": "{deployment}", "language": "en"}),
-    ("post", "/api/v1/fingerprints/", {"deployment": "{deployment}", "texts": ["NVIDIA-SMI 550.54"]}),
-    ("post", "/api/v1/simulations/", {"kind": "simulate", "model": "meta-llama/Meta-Llama-3-8B",
-                                      "gpu": "nvidia-l4-24gb", "profile": "{workload}", "rate": 1}),
-    ("post", "/api/v1/estimates/quick", {"model": "meta-llama/Meta-Llama-3-8B", "gpu": "nvidia-l4-24gb",
-                                         "fingerprint": "{fingerprint}"}),
-], ids=["fingerprints", "diff", "load-test-defaults", "runs", "load-test", "report", "fingerprint-upload",
-        "simulation-profile", "estimate-on-fingerprint"])
+@pytest.mark.parametrize(
+    ("verb", "path", "body"),
+    [
+        ("get", "/api/v1/fingerprints/?deployment={deployment}", None),
+        ("get", "/api/v1/fingerprints/diff?before={fingerprint}&after={fingerprint}", None),
+        ("get", "/api/v1/load-tests/defaults?deployment={deployment}", None),
+        ("get", "/api/v1/benchmark-runs/?deployment={deployment}", None),
+        ("post", "/api/v1/load-tests/", {"endpoint": "{endpoint}", "scenario": "pulse", "peak_concurrency": 2}),
+        ("post", "/api/v1/reports/", {"deployment": "{deployment}", "language": "en"}),
+        ("post", "/api/v1/fingerprints/", {"deployment": "{deployment}", "texts": ["NVIDIA-SMI 550.54"]}),
+        (
+            "post",
+            "/api/v1/simulations/",
+            {
+                "kind": "simulate",
+                "model": "meta-llama/Meta-Llama-3-8B",
+                "gpu": "nvidia-l4-24gb",
+                "profile": "{workload}",
+                "rate": 1,
+            },
+        ),
+        (
+            "post",
+            "/api/v1/estimates/quick",
+            {"model": "meta-llama/Meta-Llama-3-8B", "gpu": "nvidia-l4-24gb", "fingerprint": "{fingerprint}"},
+        ),
+    ],
+    ids=[
+        "fingerprints",
+        "diff",
+        "load-test-defaults",
+        "runs",
+        "load-test",
+        "report",
+        "fingerprint-upload",
+        "simulation-profile",
+        "estimate-on-fingerprint",
+    ],
+)
 def test_another_organisations_ids_in_queries_and_bodies_are_refused(world, verb, path, body):
     b = world["b"]
-    values = {"deployment": b["deployment"].pk, "fingerprint": b["fingerprint"].pk, "endpoint": b["endpoint"].pk,
-              "workload": b["workload"].pk}
+    values = {
+        "deployment": b["deployment"].pk,
+        "fingerprint": b["fingerprint"].pk,
+        "endpoint": b["endpoint"].pk,
+        "workload": b["workload"].pk,
+    }
     client = _client(world["operator"])
     counts = {model: model.objects.count() for model in (LoadTest, Report, Fingerprint, SimulationJob)}
     if body is None:
         response = client.get(path.format(**values))
     else:
-        filled = {k: (int(v.format(**values)) if isinstance(v, str) and v.startswith("{") else v)
-                  for k, v in body.items()}
+        filled = {
+            k: (int(v.format(**values)) if isinstance(v, str) and v.startswith("{") else v) for k, v in body.items()
+        }
         response = client.post(path, data=filled, content_type="application/json")
     text = response.content.decode()
-    assert response.status_code in (400, 404) or (response.status_code == 200
-                                                   and '"count":0' in text.replace(" ", "")), text
+    assert response.status_code in (400, 404) or (
+        response.status_code == 200 and '"count":0' in text.replace(" ", "")
+    ), text
     assert "Org B" not in text
     assert B_SECRET not in text
     assert {model: model.objects.count() for model in counts} == counts
@@ -310,9 +424,11 @@ def test_what_a_sales_user_may_do(world):
     assert client.get(f"/api/v1/deployments/{a['deployment'].pk}/").status_code == 200
     assert client.get(f"/api/v1/reports/{a['report'].pk}/").status_code == 200
     assert client.get("/reports/").status_code == 200
-    quick = client.post("/api/v1/estimates/quick", data={"model": "meta-llama/Meta-Llama-3-8B",
-                                                         "gpu": "nvidia-l4-24gb", "max_model_len": 4096},
-                        content_type="application/json")
+    quick = client.post(
+        "/api/v1/estimates/quick",
+        data={"model": "meta-llama/Meta-Llama-3-8B", "gpu": "nvidia-l4-24gb", "max_model_len": 4096},
+        content_type="application/json",
+    )
     assert quick.status_code == 200, quick.content
     # but not the evidence, nor the endpoints
     assert client.get(f"/api/v1/fingerprints/{a['fingerprint'].pk}/").status_code == 403
@@ -331,8 +447,9 @@ def test_reviewers_and_signers_read_everything_and_write_only_the_workflow(world
         assert client.get(f"/api/v1/load-tests/{a['load_test'].pk}/").status_code == 200
         refused = client.post("/api/v1/deployments/", data={}, content_type="application/json")
         assert refused.status_code == 403
-        assert refused.json()["message"] == (f"your role in the organisation ({role}) does not allow this; it needs: "
-                                             "admin, engineer")
+        assert refused.json()["message"] == (
+            f"your role in the organisation ({role}) does not allow this; it needs: admin, engineer"
+        )
         # the workflow: a draft cannot be approved (400 from the workflow, not a 403 from the role)
         approve = client.post(f"/api/v1/reports/{a['report'].pk}/versions/1/approve")
         assert approve.status_code == 400, approve.content

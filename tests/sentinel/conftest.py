@@ -36,10 +36,16 @@ def deployment(organisation) -> Deployment:
 
     from reports.models import Report, ReportVersion
 
-    deployment = Deployment.objects.create(organisation=organisation, name="客服大模型", customer="Acme Bank",
-                                           engine="vllm", gpu_count=2, tp=2)
+    deployment = Deployment.objects.create(
+        organisation=organisation, name="客服大模型", customer="Acme Bank", engine="vllm", gpu_count=2, tp=2
+    )
     report = Report.objects.create(organisation=organisation, deployment=deployment, title="显存承诺书")
-    ReportVersion.objects.create(report=report, number=1, status=ReportVersion.Status.SIGNED,
-                                 signed_at=timezone.now(), drafted_at=timezone.now(),
-                                 content={"commitment": {"peak_bytes_per_gpu": COMMITTED_BYTES_PER_GPU}})
+    ReportVersion.objects.create(
+        report=report,
+        number=1,
+        status=ReportVersion.Status.SIGNED,
+        signed_at=timezone.now(),
+        drafted_at=timezone.now(),
+        content={"commitment": {"peak_bytes_per_gpu": COMMITTED_BYTES_PER_GPU}},
+    )
     return deployment

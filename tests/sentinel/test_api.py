@@ -26,12 +26,13 @@ MIB = 2**20
 def _upload(client: APIClient, deployment, text: str, name: str = "sentinel-gpu-sim-01.jsonl", **extra):
     upload = io.BytesIO(text.encode())
     upload.name = name
-    return client.post(f"/api/v1/deployments/{deployment.pk}/health-reports/", {"file": upload, **extra},
-                       format="multipart")
+    return client.post(
+        f"/api/v1/deployments/{deployment.pk}/health-reports/", {"file": upload, **extra}, format="multipart"
+    )
 
 
 def _pdf_text(pdf: bytes) -> str:
-    done = subprocess.run(["pdftotext", "-layout", "-", "-"], input=pdf, capture_output=True, check=True)  # noqa: S607
+    done = subprocess.run(["pdftotext", "-layout", "-", "-"], input=pdf, capture_output=True, check=True)
     return done.stdout.decode()
 
 
@@ -40,8 +41,9 @@ def test_sentinel_endpoints_require_authentication(db, deployment):
     assert APIClient().get("/api/v1/health-reports/1/").status_code in (401, 403)
 
 
-def test_a_steady_72_hours_gives_a_signed_passing_report_in_chinese(api_client, deployment, tmp_path,
-                                                                    django_capture_on_commit_callbacks):
+def test_a_steady_72_hours_gives_a_signed_passing_report_in_chinese(
+    api_client, deployment, tmp_path, django_capture_on_commit_callbacks
+):
     # when
     with django_capture_on_commit_callbacks(execute=True):
         response = _upload(api_client, deployment, synthetic(climb_mib_per_h=0.0), language="zh-hans")
@@ -50,8 +52,14 @@ def test_a_steady_72_hours_gives_a_signed_passing_report_in_chinese(api_client, 
     assert response.json()["status"] == "queued"
     body = api_client.get(response.json()["url"]).json()
     assert (body["status"], body["verdict"], body["coverage_hours"]) == ("done", "pass", 72.0)
-    assert [c["code"] for c in body["criteria"]] == ["coverage", "no_oom", "no_sustained_climb",
-                                                      "breaker_response", "failure_recovered", "peak_within_commitment"]
+    assert [c["code"] for c in body["criteria"]] == [
+        "coverage",
+        "no_oom",
+        "no_sustained_climb",
+        "breaker_response",
+        "failure_recovered",
+        "peak_within_commitment",
+    ]
     assert {c["verdict"] for c in body["criteria"]} == {"pass"}
     assert body["host"] == "gpu-sim-01"
     assert len(body["gpu_uuids"]) == 2
@@ -76,14 +84,18 @@ def test_a_steady_72_hours_gives_a_signed_passing_report_in_chinese(api_client, 
     for code in ("no_sustained_climb", "breaker_response", "failure_recovered"):
         assert code not in text  # no internal codes
     (tmp_path / "report.pdf").write_bytes(data)
-    fonts = subprocess.run(["pdffonts", str(tmp_path / "report.pdf")], capture_output=True, check=True)  # noqa: S603, S607
+    fonts = subprocess.run(["pdffonts", str(tmp_path / "report.pdf")], capture_output=True, check=True)
     assert b"-CJK-SC" in fonts.stdout  # the Chinese is drawn with an embedded CJK font, not boxes
     verification = verify_pdf(data, trusted=trusted_certificates())
     assert verification.verdict == "valid", verification
     report = latest_health_report(deployment)
     assert report is not None
-    assert (report.pk, report.verdict, report.sha256, report.coverage_hours) == (body["id"], "pass", body["sha256"],
-                                                                                 72.0)
+    assert (report.pk, report.verdict, report.sha256, report.coverage_hours) == (
+        body["id"],
+        "pass",
+        body["sha256"],
+        72.0,
+    )
     assert report.signed_at is not None
     assert all({"code", "verdict", "text"} <= set(c) for c in report.criteria)
 
@@ -109,13 +121,18 @@ def test_a_slow_climb_fails_naming_the_climb_in_english(api_client, deployment, 
     assert "Page 1 of" in text
 
 
-@pytest.mark.parametrize(("text", "words"), [
-    (synthetic(hours=1.0)[:-25], "the file is cut: its last line"),
-    ("timestamp, index, memory.used [MiB]\n2026/11/30 13:41:02.123, 0, 71000 MiB\n", "not a memory-sentinel file"),
-    ("".join(synthetic(hours=1.0).splitlines(keepends=True)[:-1]), "the file has no end line"),
-], ids=["partial-last-line", "foreign-file", "no-end"])
-def test_a_file_that_cannot_be_imported_is_a_400_naming_the_problem_with_nothing_saved(api_client, deployment,
-                                                                                      text, words):
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        (synthetic(hours=1.0)[:-25], "the file is cut: its last line"),
+        ("timestamp, index, memory.used [MiB]\n2026/11/30 13:41:02.123, 0, 71000 MiB\n", "not a memory-sentinel file"),
+        ("".join(synthetic(hours=1.0).splitlines(keepends=True)[:-1]), "the file has no end line"),
+    ],
+    ids=["partial-last-line", "foreign-file", "no-end"],
+)
+def test_a_file_that_cannot_be_imported_is_a_400_naming_the_problem_with_nothing_saved(
+    api_client, deployment, text, words
+):
     # when
     response = _upload(api_client, deployment, text)
     # then
@@ -127,8 +144,9 @@ def test_a_file_that_cannot_be_imported_is_a_400_naming_the_problem_with_nothing
     assert MemoryHealthReport.objects.count() == 0
 
 
-def test_a_file_overlapping_an_earlier_import_of_the_same_gpus_is_refused(api_client, deployment,
-                                                                          django_capture_on_commit_callbacks):
+def test_a_file_overlapping_an_earlier_import_of_the_same_gpus_is_refused(
+    api_client, deployment, django_capture_on_commit_callbacks
+):
     # given one import of the host's 6 hours
     with django_capture_on_commit_callbacks(execute=True):
         first = _upload(api_client, deployment, synthetic(hours=6.0, failure=False, breaker=False))
@@ -143,9 +161,12 @@ def test_a_file_overlapping_an_earlier_import_of_the_same_gpus_is_refused(api_cl
     assert MemoryHealthReport.objects.count() == 1
     # and a file of the next 6 hours is taken
     with django_capture_on_commit_callbacks(execute=True):
-        after = _upload(api_client, deployment, synthetic(hours=6.0, failure=False, breaker=False,
-                                                          start_s=1_796_000_000.0 + 6 * 3600 + 10),
-                        name="next.jsonl")
+        after = _upload(
+            api_client,
+            deployment,
+            synthetic(hours=6.0, failure=False, breaker=False, start_s=1_796_000_000.0 + 6 * 3600 + 10),
+            name="next.jsonl",
+        )
     assert after.status_code == 202, after.content
     assert latest_health_report(deployment).pk == after.json()["id"]
 

@@ -58,9 +58,11 @@ class FakeClock(sentinel_tool.Clock):
         self.now += max(seconds, 0.001)
 
 
-BODY = ("# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{engine=\"0\"} 0.42\n"
-        "vllm:num_requests_running{engine=\"0\"} 12\nvllm:num_requests_waiting{engine=\"0\"} 1\n"
-        "vllm:num_preemptions_total{engine=\"0\"} 0\nprocess_start_time_seconds 1795999000\n")
+BODY = (
+    '# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{engine="0"} 0.42\n'
+    'vllm:num_requests_running{engine="0"} 12\nvllm:num_requests_waiting{engine="0"} 1\n'
+    'vllm:num_preemptions_total{engine="0"} 0\nprocess_start_time_seconds 1795999000\n'
+)
 
 
 class Metrics:
@@ -113,32 +115,64 @@ def _records(path: Path) -> list[dict]:
 
 
 def test_help_documents_the_format_the_cap_and_resuming():
-    done = subprocess.run([sys.executable, str(TOOL), "--help"],  # noqa: S603
-                          capture_output=True, text=True, check=True)
-    for words in ("memory-sentinel/1", "--metrics-url", "--engine-log", "--breaker-trip-pattern", "--max-bytes",
-                  "thins, then stops", "Resuming", "--once", "--close", "resumed"):
+    done = subprocess.run(
+        [sys.executable, str(TOOL), "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    for words in (
+        "memory-sentinel/1",
+        "--metrics-url",
+        "--engine-log",
+        "--breaker-trip-pattern",
+        "--max-bytes",
+        "thins, then stops",
+        "Resuming",
+        "--once",
+        "--close",
+        "resumed",
+    ):
         assert words in done.stdout
 
 
 def test_once_prints_the_header_and_one_sample_and_writes_nothing(fake_smi, metrics_url, tmp_path):
     # when
-    done = subprocess.run([sys.executable, str(TOOL), "--once", "--metrics-url", metrics_url,  # noqa: S603
-                           "--host", "gpu-01"],
-                          capture_output=True, text=True, check=True, cwd=tmp_path)
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(TOOL),
+            "--once",
+            "--metrics-url",
+            metrics_url,
+            "--host",
+            "gpu-01",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+    )
     # then
     header, sample = (json.loads(line) for line in done.stdout.splitlines())
     assert (header["tool"], header["format"], header["host"]) == ("memory-sentinel", "memory-sentinel/1", "gpu-01")
     assert [g["uuid"] for g in header["gpus"]] == ["GPU-aaaa-1111", "GPU-bbbb-2222"]
     assert sample["gpus"] == [[0, 71000, 81559, 35], [1, 71000, 81559, None]]
     assert sample["pids"] == [4242]
-    assert sample["engine"] == {"up": True, "engine": "vllm", "kv": 0.42, "running": 12.0, "waiting": 1.0,
-                                "preemptions": 0.0, "process_start": 1795999000.0}
+    assert sample["engine"] == {
+        "up": True,
+        "engine": "vllm",
+        "kv": 0.42,
+        "running": 12.0,
+        "waiting": 1.0,
+        "preemptions": 0.0,
+        "process_start": 1795999000.0,
+    }
     assert "projected size" in done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bin", "state"]
 
 
-def test_a_run_captures_ooms_breaker_lines_and_a_restart_into_a_file_the_service_reads(fake_smi, metrics_url,
-                                                                                        tmp_path):
+def test_a_run_captures_ooms_breaker_lines_and_a_restart_into_a_file_the_service_reads(fake_smi, metrics_url, tmp_path):
     # given an engine log and a breaker log, an OOM at 100 s, the engine down from 200 s to 260 s with new PIDs
     engine_log, breaker_log = tmp_path / "engine.log", tmp_path / "breaker.log"
     engine_log.write_text("INFO started\n")
@@ -159,24 +193,55 @@ def test_a_run_captures_ooms_breaker_lines_and_a_restart_into_a_file_the_service
         (fake_smi / "pids").write_text("5151")
         (fake_smi / "used").write_text("71000")
 
-    clock = FakeClock([(100, append(engine_log, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate")),
-                       (101, append(engine_log, "  File x.py, line 3 (the same traceback)")),
-                       (102, append(engine_log, "torch.OutOfMemoryError: CUDA out of memory (same event)")),
-                       (150, append(breaker_log, "WARN breaker tripped kv 0.97")),
-                       (170, append(breaker_log, "INFO breaker closed")),
-                       (200, engine_down), (260, engine_up)])
+    clock = FakeClock(
+        [
+            (100, append(engine_log, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate")),
+            (101, append(engine_log, "  File x.py, line 3 (the same traceback)")),
+            (102, append(engine_log, "torch.OutOfMemoryError: CUDA out of memory (same event)")),
+            (150, append(breaker_log, "WARN breaker tripped kv 0.97")),
+            (170, append(breaker_log, "INFO breaker closed")),
+            (200, engine_down),
+            (260, engine_up),
+        ]
+    )
     # when
-    code = sentinel_tool.main(["-o", str(out), "--duration-hours", "0.1", "--interval", "10", "--host", "gpu-01",
-                               "--metrics-url", metrics_url, "--engine-log", str(engine_log),
-                               "--breaker-log", str(breaker_log), "--breaker-trip-pattern", "breaker tripped",
-                               "--breaker-recover-pattern", "breaker closed"], clock=clock)
+    code = sentinel_tool.main(
+        [
+            "-o",
+            str(out),
+            "--duration-hours",
+            "0.1",
+            "--interval",
+            "10",
+            "--host",
+            "gpu-01",
+            "--metrics-url",
+            metrics_url,
+            "--engine-log",
+            str(engine_log),
+            "--breaker-log",
+            str(breaker_log),
+            "--breaker-trip-pattern",
+            "breaker tripped",
+            "--breaker-recover-pattern",
+            "breaker closed",
+        ],
+        clock=clock,
+    )
     # then
     assert code == 0
     records = _records(out)
     events = [(r["kind"], r["source"]) for r in records if r["type"] == "event"]
-    assert events == [("oom", "engine_log"), ("breaker_trip", "breaker_log"), ("breaker_recover", "breaker_log"),
-                      ("process_exit", "pids"), ("engine_down", "metrics"), ("process_start", "pids"),
-                      ("engine_up", "metrics"), ("restart", "metrics")]
+    assert events == [
+        ("oom", "engine_log"),
+        ("breaker_trip", "breaker_log"),
+        ("breaker_recover", "breaker_log"),
+        ("process_exit", "pids"),
+        ("engine_down", "metrics"),
+        ("process_start", "pids"),
+        ("engine_up", "metrics"),
+        ("restart", "metrics"),
+    ]
     assert records[-1]["type"] == "end"
     assert records[-1]["reason"] == "duration"
     offsets = [r["off_s"] for r in records if r["type"] == "sample"]
@@ -231,16 +296,17 @@ def test_a_cut_file_resumes_with_a_marker_and_no_overlapping_samples(fake_smi, t
 def test_a_file_of_another_host_is_refused_on_resume(fake_smi, tmp_path):
     out = tmp_path / "sentinel.jsonl"
     sentinel_tool.main(["-o", str(out), "--duration-hours", "0.01", "--host", "gpu-01"], clock=FakeClock())
-    assert sentinel_tool.main(["-o", str(out), "--duration-hours", "0.01", "--host", "gpu-02"],
-                              clock=FakeClock()) == 2
+    assert sentinel_tool.main(["-o", str(out), "--duration-hours", "0.01", "--host", "gpu-02"], clock=FakeClock()) == 2
 
 
 def test_the_size_cap_thins_the_interval_then_stops_with_a_note(fake_smi, tmp_path):
     # given a cap far below what 2 hours every 10 s would write
     out = tmp_path / "sentinel.jsonl"
     # when
-    sentinel_tool.main(["-o", str(out), "--duration-hours", "2", "--interval", "10", "--max-bytes", "12000",
-                        "--host", "gpu-01"], clock=FakeClock())
+    sentinel_tool.main(
+        ["-o", str(out), "--duration-hours", "2", "--interval", "10", "--max-bytes", "12000", "--host", "gpu-01"],
+        clock=FakeClock(),
+    )
     # then
     records = _records(out)
     notes = [r for r in records if r["type"] == "note"]
@@ -256,8 +322,7 @@ def test_close_ends_an_unfinished_file(fake_smi, tmp_path):
     def crash():
         raise KeyboardInterrupt
 
-    sentinel_tool.main(["-o", str(out), "--duration-hours", "0.1", "--host", "gpu-01"],
-                       clock=FakeClock([(60, crash)]))
+    sentinel_tool.main(["-o", str(out), "--duration-hours", "0.1", "--host", "gpu-01"], clock=FakeClock([(60, crash)]))
     out.write_text("".join(out.read_text().splitlines(keepends=True)[:-1]))  # no end line: a crash
     assert sentinel_tool.main(["--close", str(out)]) == 0
     assert parse_sentinel(out.read_text()).end_reason == "closed"

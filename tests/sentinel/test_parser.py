@@ -37,16 +37,26 @@ def test_a_small_well_formed_file_is_read():
     assert sentinel.gpu_samples[0].gpus[0].used_bytes == 70_000 * 2**20
 
 
-@pytest.mark.parametrize(("text", "code", "words"), [
-    ("", RefusalCode.EMPTY, "empty"),
-    ("timestamp, index, memory.used [MiB]\n2026/11/30 13:41:02.123, 0, 71000 MiB\n", RefusalCode.FOREIGN_FILE,
-     "nvidia-smi log"),
-    ('{"tool": "guidellm", "type": "header"}\n', RefusalCode.FOREIGN_FILE, "not a memory-sentinel file"),
-    (sample_file_text(hours=0.01, interval_s=10)[:-30], RefusalCode.TRUNCATED, "last line (line 6) is incomplete"),
-    ("".join(sample_file_text(hours=0.01, interval_s=10).splitlines(keepends=True)[:-1]), RefusalCode.TRUNCATED,
-     "no end line"),
-    (sample_file_text(hours=0.0, interval_s=10), RefusalCode.TOO_SHORT, "1 GPU sample(s)"),
-], ids=["empty", "nvidia-smi-csv", "other-tool", "partial-last-line", "no-end", "one-sample"])
+@pytest.mark.parametrize(
+    ("text", "code", "words"),
+    [
+        ("", RefusalCode.EMPTY, "empty"),
+        (
+            "timestamp, index, memory.used [MiB]\n2026/11/30 13:41:02.123, 0, 71000 MiB\n",
+            RefusalCode.FOREIGN_FILE,
+            "nvidia-smi log",
+        ),
+        ('{"tool": "guidellm", "type": "header"}\n', RefusalCode.FOREIGN_FILE, "not a memory-sentinel file"),
+        (sample_file_text(hours=0.01, interval_s=10)[:-30], RefusalCode.TRUNCATED, "last line (line 6) is incomplete"),
+        (
+            "".join(sample_file_text(hours=0.01, interval_s=10).splitlines(keepends=True)[:-1]),
+            RefusalCode.TRUNCATED,
+            "no end line",
+        ),
+        (sample_file_text(hours=0.0, interval_s=10), RefusalCode.TOO_SHORT, "1 GPU sample(s)"),
+    ],
+    ids=["empty", "nvidia-smi-csv", "other-tool", "partial-last-line", "no-end", "one-sample"],
+)
 def test_files_that_cannot_be_imported_are_refused_naming_the_problem(text, code, words):
     # when
     refusal = _refusal(text)
@@ -91,9 +101,14 @@ def test_a_steady_72_hours_passes_every_criterion():
     result = evaluate(sentinel, breaker=BreakerRule(), committed_bytes_per_gpu=COMMITTED)
     # then
     assert result.verdict == "pass"
-    assert [c.code.value for c in result.criteria] == ["coverage", "no_oom", "no_sustained_climb",
-                                                        "breaker_response", "failure_recovered",
-                                                        "peak_within_commitment"]
+    assert [c.code.value for c in result.criteria] == [
+        "coverage",
+        "no_oom",
+        "no_sustained_climb",
+        "breaker_response",
+        "failure_recovered",
+        "peak_within_commitment",
+    ]
     assert result.coverage_hours == 72.0
     breaker = result.criteria[3].evidence
     assert (breaker["slowest_trip_s"], breaker["slowest_recovery_s"], breaker["trip_within_s"]) == (5.5, 8.0, 7.0)
@@ -105,12 +120,20 @@ def test_a_slow_climb_fails_on_the_climb_alone():
     # given 40 MiB/h: from 71,900 MiB the committed 76,000 MiB is reached in about 30 h after the 72 (≤ 720 h)
     verdicts = _verdicts(synthetic(climb_mib_per_h=40.0))
     # then
-    assert verdicts == {"coverage": "pass", "no_oom": "pass", "no_sustained_climb": "fail",
-                        "breaker_response": "pass", "failure_recovered": "pass", "peak_within_commitment": "pass"}
+    assert verdicts == {
+        "coverage": "pass",
+        "no_oom": "pass",
+        "no_sustained_climb": "fail",
+        "breaker_response": "pass",
+        "failure_recovered": "pass",
+        "peak_within_commitment": "pass",
+    }
 
 
-@pytest.mark.parametrize(("committed_mib", "expected"), [(None, "fail"), (71_900, "pass"), (71_899, "pass"),
-                                                         (71_898, "fail"), (60_000, "fail")])
+@pytest.mark.parametrize(
+    ("committed_mib", "expected"),
+    [(None, "fail"), (71_900, "pass"), (71_899, "pass"), (71_898, "fail"), (60_000, "fail")],
+)
 def test_the_peak_is_held_to_the_signed_commitment_within_the_gauges_step(committed_mib, expected):
     # given the steady machine (peak 71,900 MiB on a card), held to a commitment or to none
     committed = None if committed_mib is None else committed_mib * 2**20

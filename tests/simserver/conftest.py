@@ -32,8 +32,9 @@ def serve() -> Iterator[Callable[..., tuple[str, SimEngine]]]:
     """serve(plan, speedup=..., **create_app options) -> (base URL, engine): a live simulator for the test."""
     servers: list[ThreadedServer] = []
 
-    def start(plan: ServingPlan, *, speedup: float = 20.0, model_name: str = MODEL, max_model_len: int = 8192,
-              **options: Any) -> tuple[str, SimEngine]:
+    def start(
+        plan: ServingPlan, *, speedup: float = 20.0, model_name: str = MODEL, max_model_len: int = 8192, **options: Any
+    ) -> tuple[str, SimEngine]:
         engine = SimEngine.from_plan(plan, speedup=speedup)
         server = ThreadedServer(create_app(engine, model_name=model_name, max_model_len=max_model_len, **options))
         server.start()

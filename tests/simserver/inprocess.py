@@ -48,8 +48,7 @@ class _Exchange:
     def __init__(self, body: bytes) -> None:
         self.body: bytes | None = body
         self.disconnected = asyncio.Event()
-        self.started: asyncio.Future[tuple[int, list[tuple[bytes, bytes]]]] = (
-            asyncio.get_running_loop().create_future())
+        self.started: asyncio.Future[tuple[int, list[tuple[bytes, bytes]]]] = asyncio.get_running_loop().create_future()
         self.chunks: asyncio.Queue[bytes | None] = asyncio.Queue()
         self.task: asyncio.Task[None] | None = None
 
@@ -92,11 +91,20 @@ class StreamingAsgiTransport(httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         exchange = _Exchange(await request.aread())
         url = request.url
-        scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": request.method,
-                 "scheme": url.scheme, "path": url.path, "raw_path": url.raw_path.split(b"?")[0],
-                 "query_string": url.query, "root_path": "",
-                 "headers": [(key.lower(), value) for key, value in request.headers.raw],
-                 "client": ("127.0.0.1", 50000), "server": (url.host, url.port or 80)}
+        scope = {
+            "type": "http",
+            "asgi": {"version": "3.0"},
+            "http_version": "1.1",
+            "method": request.method,
+            "scheme": url.scheme,
+            "path": url.path,
+            "raw_path": url.raw_path.split(b"?")[0],
+            "query_string": url.query,
+            "root_path": "",
+            "headers": [(key.lower(), value) for key, value in request.headers.raw],
+            "client": ("127.0.0.1", 50000),
+            "server": (url.host, url.port or 80),
+        }
 
         async def run() -> None:
             try:
@@ -118,8 +126,9 @@ class StreamingAsgiTransport(httpx.AsyncBaseTransport):
 
 
 @contextlib.asynccontextmanager
-async def inprocess_simulator(engine: SimEngine, *, model_name: str, max_model_len: int,
-                              **options: Any) -> AsyncIterator[StreamingAsgiTransport]:
+async def inprocess_simulator(
+    engine: SimEngine, *, model_name: str, max_model_len: int, **options: Any
+) -> AsyncIterator[StreamingAsgiTransport]:
     """The simulator app for `engine` (started, stopped at the end) behind a `StreamingAsgiTransport`; `options`
     go to `create_app`."""
     app = create_app(engine, model_name=model_name, max_model_len=max_model_len, **options)

@@ -40,8 +40,9 @@ def test_models_lists_the_served_model(serve, client, l4_plan):
 def test_streamed_completion_events_usage_and_done(serve, client, l4_plan):
     url, _ = serve(l4_plan)
     before = time.perf_counter_ns()
-    reply = completion(client, url, prompt="one two three four five", max_tokens=6, stream=True,
-                       stream_options={"include_usage": True})
+    reply = completion(
+        client, url, prompt="one two three four five", max_tokens=6, stream=True, stream_options={"include_usage": True}
+    )
     after = time.perf_counter_ns()
     assert reply.status_code == 200
     assert reply.headers["content-type"].startswith("text/event-stream")
@@ -50,8 +51,7 @@ def test_streamed_completion_events_usage_and_done(serve, client, l4_plan):
     tokens, usage = events[:-2], events[-2]
     assert [e["choices"][0]["text"] for e in tokens] == ["token"] + [" token"] * 5
     assert [e["choices"][0]["finish_reason"] for e in tokens] == [None] * 5 + ["length"]
-    assert all(e["object"] == "text_completion" and e["model"] == MODEL and e["id"] == tokens[0]["id"]
-               for e in tokens)
+    assert all(e["object"] == "text_completion" and e["model"] == MODEL and e["id"] == tokens[0]["id"] for e in tokens)
     text = "".join(e["choices"][0]["text"] for e in tokens)
     assert len(text.split()) == 6  # a client counting words agrees with usage
     assert usage["choices"] == []
@@ -63,11 +63,20 @@ def test_streamed_completion_events_usage_and_done(serve, client, l4_plan):
 
 def test_streamed_chat_sends_the_role_then_content_deltas(serve, client, l4_plan):
     url, _ = serve(l4_plan)
-    messages = [{"role": "system", "content": "be brief"},
-                {"role": "user", "content": [{"type": "text", "text": "hello there world"}]}]
-    reply = client.post(url + "/v1/chat/completions", json={
-        "model": MODEL, "messages": messages, "max_completion_tokens": 3, "stream": True,
-        "stream_options": {"include_usage": True}})
+    messages = [
+        {"role": "system", "content": "be brief"},
+        {"role": "user", "content": [{"type": "text", "text": "hello there world"}]},
+    ]
+    reply = client.post(
+        url + "/v1/chat/completions",
+        json={
+            "model": MODEL,
+            "messages": messages,
+            "max_completion_tokens": 3,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        },
+    )
     events = sse_events(reply.text)
     assert events[0]["choices"][0]["delta"] == {"role": "assistant", "content": ""}
     deltas = events[1:-2]
@@ -84,8 +93,10 @@ def test_non_streamed_completion_and_chat_return_the_whole_text(serve, client, l
     assert body["choices"][0]["text"] == "token token token token"
     assert body["choices"][0]["finish_reason"] == "length"
     assert body["usage"] == {"prompt_tokens": 4, "completion_tokens": 4, "total_tokens": 8}
-    chat = client.post(url + "/v1/chat/completions", json={
-        "model": MODEL, "messages": [{"role": "user", "content": "hi"}], "max_tokens": 2}).json()
+    chat = client.post(
+        url + "/v1/chat/completions",
+        json={"model": MODEL, "messages": [{"role": "user", "content": "hi"}], "max_tokens": 2},
+    ).json()
     assert chat["object"] == "chat.completion"
     assert chat["choices"][0]["message"]["content"] == "token token"
     assert chat["usage"]["completion_tokens"] == 2
@@ -109,20 +120,30 @@ def test_output_length_rules(serve, client, l4_plan):
 
 def test_continuous_usage_stats_count_up(serve, client, l4_plan):
     url, _ = serve(l4_plan)
-    events = sse_events(completion(client, url, prompt="a b", max_tokens=3, stream=True,
-                                   stream_options={"continuous_usage_stats": True}).text)
+    events = sse_events(
+        completion(
+            client, url, prompt="a b", max_tokens=3, stream=True, stream_options={"continuous_usage_stats": True}
+        ).text
+    )
     assert [e["usage"]["completion_tokens"] for e in events[:-1]] == [1, 2, 3]
 
 
-@pytest.mark.parametrize(("body", "status", "words"), [
-    ({"prompt": " ".join(["w"] * 100), "max_tokens": 1}, 400, "maximum context length is 100 tokens"),
-    ({"prompt": " ".join(["w"] * 90), "max_tokens": 20}, 400, "'max_tokens' or 'max_completion_tokens' is too large"),
-    ({"prompt": "", "max_tokens": 2}, 400, "empty"),
-    ({"prompt": "a", "max_tokens": 0}, 400, "max_tokens"),
-    ({"prompt": "a", "n": 2}, 400, "n = 1"),
-    ({"prompt": "a", "model": "other/model"}, 404, "The model `other/model` does not exist."),
-    ({"max_tokens": 2}, 400, "prompt is required"),
-])
+@pytest.mark.parametrize(
+    ("body", "status", "words"),
+    [
+        ({"prompt": " ".join(["w"] * 100), "max_tokens": 1}, 400, "maximum context length is 100 tokens"),
+        (
+            {"prompt": " ".join(["w"] * 90), "max_tokens": 20},
+            400,
+            "'max_tokens' or 'max_completion_tokens' is too large",
+        ),
+        ({"prompt": "", "max_tokens": 2}, 400, "empty"),
+        ({"prompt": "a", "max_tokens": 0}, 400, "max_tokens"),
+        ({"prompt": "a", "n": 2}, 400, "n = 1"),
+        ({"prompt": "a", "model": "other/model"}, 404, "The model `other/model` does not exist."),
+        ({"max_tokens": 2}, 400, "prompt is required"),
+    ],
+)
 def test_invalid_requests_get_openai_errors(serve, client, l4_plan, body, status, words):
     url, _ = serve(l4_plan, max_model_len=100)
     reply = client.post(url + "/v1/completions", json={"model": MODEL, **body})
@@ -154,23 +175,37 @@ def test_metrics_use_vllm_names_and_count_what_was_served(serve, client, l4_plan
     assert metric_value(text, f"vllm:time_to_first_token_seconds_count{LABELS}") == 2
     assert metric_value(text, f"vllm:inter_token_latency_seconds_count{LABELS}") == 4  # 3 + 1 gaps
     assert metric_value(text, f"vllm:e2e_request_latency_seconds_count{LABELS}") == 2
-    ttft_bounds = [line.split('le="')[1].split('"')[0] for line in text.splitlines()
-                   if line.startswith("vllm:time_to_first_token_seconds_bucket")]
+    ttft_bounds = [
+        line.split('le="')[1].split('"')[0]
+        for line in text.splitlines()
+        if line.startswith("vllm:time_to_first_token_seconds_bucket")
+    ]
     assert ttft_bounds == [repr(b) for b in TTFT_BUCKETS] + ["+Inf"]
-    itl_bounds = [line.split('le="')[1].split('"')[0] for line in text.splitlines()
-                  if line.startswith("vllm:inter_token_latency_seconds_bucket")]
+    itl_bounds = [
+        line.split('le="')[1].split('"')[0]
+        for line in text.splitlines()
+        if line.startswith("vllm:inter_token_latency_seconds_bucket")
+    ]
     assert itl_bounds == [repr(b) for b in ITL_BUCKETS] + ["+Inf"]
     assert metric_value(text, success_series("length")) == 2
-    for kind in ("# TYPE vllm:num_requests_running gauge", "# TYPE vllm:prompt_tokens_total counter",
-                 "# TYPE vllm:time_to_first_token_seconds histogram"):
+    for kind in (
+        "# TYPE vllm:num_requests_running gauge",
+        "# TYPE vllm:prompt_tokens_total counter",
+        "# TYPE vllm:time_to_first_token_seconds histogram",
+    ):
         assert kind in text
 
 
 def test_metrics_show_a_running_request_and_its_kv(serve, l4_plan):
     url, _ = serve(l4_plan, speedup=5.0)
-    with httpx.Client(timeout=30) as client, client.stream(
-            "POST", url + "/v1/completions",
-            json={"model": MODEL, "prompt": " ".join(["w"] * 1000), "max_tokens": 500, "stream": True}) as reply:
+    with (
+        httpx.Client(timeout=30) as client,
+        client.stream(
+            "POST",
+            url + "/v1/completions",
+            json={"model": MODEL, "prompt": " ".join(["w"] * 1000), "max_tokens": 500, "stream": True},
+        ) as reply,
+    ):
         lines = reply.iter_lines()  # kept: a dropped iterator closes the response (httpx)
         next(lines)  # the first token is out: the request is decoding
         with httpx.Client() as other:
@@ -182,9 +217,12 @@ def test_metrics_show_a_running_request_and_its_kv(serve, l4_plan):
 
 def test_a_client_that_goes_away_frees_its_request(serve, l4_plan):
     url, _engine = serve(l4_plan, speedup=5.0)
-    with httpx.Client(timeout=30) as client, client.stream(
-            "POST", url + "/v1/completions",
-            json={"model": MODEL, "prompt": "a b", "max_tokens": 2000, "stream": True}) as reply:
+    with (
+        httpx.Client(timeout=30) as client,
+        client.stream(
+            "POST", url + "/v1/completions", json={"model": MODEL, "prompt": "a b", "max_tokens": 2000, "stream": True}
+        ) as reply,
+    ):
         next(reply.iter_lines())
     with httpx.Client() as client:
         deadline = time.monotonic() + 30  # a deadline for it to happen, not a figure
@@ -206,15 +244,18 @@ def test_control_fail_next_returns_the_injected_status(serve, client, l4_plan):
 
 def test_control_kill_replica_errors_the_stream_then_recover(serve, client, l4_plan):
     url, _ = serve(l4_plan, speedup=5.0)
-    with httpx.Client(timeout=30) as streaming, streaming.stream(
-            "POST", url + "/v1/completions",
-            json={"model": MODEL, "prompt": "a b", "max_tokens": 2000, "stream": True}) as reply:
+    with (
+        httpx.Client(timeout=30) as streaming,
+        streaming.stream(
+            "POST", url + "/v1/completions", json={"model": MODEL, "prompt": "a b", "max_tokens": 2000, "stream": True}
+        ) as reply,
+    ):
         lines = reply.iter_lines()
         assert next(lines).startswith("data: {")
         killed = client.post(url + "/control", json={"action": "kill_replica", "replica": 0})
         assert killed.json()["replicas"][0]["alive"] is False
         rest = [line for line in lines if line.startswith("data: ")]
-    error = json.loads(next(line for line in rest if '"error"' in line)[len("data: "):])["error"]
+    error = json.loads(next(line for line in rest if '"error"' in line)[len("data: ") :])["error"]
     assert error["code"] == 503
     assert "killed" in error["message"]
     assert rest[-1] == "data: [DONE]"
@@ -230,11 +271,15 @@ def test_control_kill_for_some_seconds_and_stall(l4_plan):
     step_s = l4_plan.model.step_s(decode=1, context_tokens=2) / 50.0  # the second token's decode step
 
     async def scenario(clock: VirtualClock) -> None:
-        async with inprocess_simulator(engine, model_name=MODEL, max_model_len=8192) as transport, \
-                httpx.AsyncClient(transport=transport, base_url="http://simulator.test") as client:
+        async with (
+            inprocess_simulator(engine, model_name=MODEL, max_model_len=8192) as transport,
+            httpx.AsyncClient(transport=transport, base_url="http://simulator.test") as client,
+        ):
+
             async def complete(max_tokens: int) -> int:
-                reply = await client.post("/v1/completions", json={"model": MODEL, "prompt": "a",
-                                                                    "max_tokens": max_tokens})
+                reply = await client.post(
+                    "/v1/completions", json={"model": MODEL, "prompt": "a", "max_tokens": max_tokens}
+                )
                 return reply.status_code
 
             # a kill for 0.2 s: 503 until then (1 ms before it too), 200 after it
@@ -269,14 +314,20 @@ def test_control_rejects_unknown_actions_and_can_be_left_out(serve, client, l4_p
 
 def test_a_full_queue_answers_429(serve, client, l4_plan):
     url, _ = serve(with_config(l4_plan, max_num_seqs=1, max_queue=1), speedup=5.0)
-    with httpx.Client(timeout=30) as first, first.stream(
-            "POST", url + "/v1/completions",
-            json={"model": MODEL, "prompt": "a", "max_tokens": 2000, "stream": True}) as running:
+    with (
+        httpx.Client(timeout=30) as first,
+        first.stream(
+            "POST", url + "/v1/completions", json={"model": MODEL, "prompt": "a", "max_tokens": 2000, "stream": True}
+        ) as running,
+    ):
         lines = running.iter_lines()  # kept: a dropped iterator closes the response (httpx)
         next(lines)  # running: the queue is empty
-        with httpx.Client(timeout=30) as second, second.stream(
-                "POST", url + "/v1/completions",
-                json={"model": MODEL, "prompt": "a", "max_tokens": 5, "stream": True}) as waiting:
+        with (
+            httpx.Client(timeout=30) as second,
+            second.stream(
+                "POST", url + "/v1/completions", json={"model": MODEL, "prompt": "a", "max_tokens": 5, "stream": True}
+            ) as waiting,
+        ):
             assert waiting.status_code == 200  # queued behind the first (max_num_seqs 1)
             reply = completion(client, url, prompt="a", max_tokens=1)
             assert reply.status_code == 429
@@ -301,9 +352,16 @@ def test_zero_delay_server_streams_many_requests_at_once(serve, h100_plan):
     url, _ = serve(h100_plan, speedup=math.inf)
 
     async def one(client: httpx.AsyncClient) -> list:
-        reply = await client.post(url + "/v1/completions", json={
-            "model": MODEL, "prompt": "a b c", "max_tokens": 64, "stream": True,
-            "stream_options": {"include_usage": True}})
+        reply = await client.post(
+            url + "/v1/completions",
+            json={
+                "model": MODEL,
+                "prompt": "a b c",
+                "max_tokens": 64,
+                "stream": True,
+                "stream_options": {"include_usage": True},
+            },
+        )
         return sse_events(reply.text)
 
     async def many() -> list[list]:

@@ -20,9 +20,27 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_python_m_prints_the_plan_and_predictions():
-    result = subprocess.run([sys.executable, "-m", "benchmarks_app.simserver", "--model", MODEL, "--gpu", L4,  # noqa: S603
-                             "--speedup", "10", "--port", "8123", "--check"], cwd=ROOT, capture_output=True,
-                            text=True, timeout=60, check=True)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchmarks_app.simserver",
+            "--model",
+            MODEL,
+            "--gpu",
+            L4,
+            "--speedup",
+            "10",
+            "--port",
+            "8123",
+            "--check",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     # the plan is the estimator's: the KV tokens it prints are the catalog card's (CUDA-visible total) estimate
     tokens = estimate_memory(EstimateRequest(arch=catalog_arch(MODEL), gpu=catalog_gpu(L4))).kv_capacity_tokens
     assert f"per replica: {tokens:,} KV tokens" in result.stdout
@@ -32,8 +50,22 @@ def test_python_m_prints_the_plan_and_predictions():
 
 
 def test_python_m_refuses_an_unknown_gpu():
-    result = subprocess.run([sys.executable, "-m", "benchmarks_app.simserver", "--model", MODEL, "--gpu",  # noqa: S603
-                             "nvidia-imaginary", "--check"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchmarks_app.simserver",
+            "--model",
+            MODEL,
+            "--gpu",
+            "nvidia-imaginary",
+            "--check",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 2
     assert "unknown GPU" in result.stderr
 
@@ -52,8 +84,23 @@ def test_both_entry_points_plan_the_same_kv_cache(catalog):
     # given the catalog files (python -m, no Django) and the catalog rows (manage.py simserve) for one L4
     out = StringIO()
     call_command("simserve", "--model", MODEL, "--gpu", L4, "--zero-delay", "--check", stdout=out)
-    files = subprocess.run([sys.executable, "-m", "benchmarks_app.simserver", "--model", MODEL, "--gpu", L4,  # noqa: S603
-                            "--check"], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True).stdout
+    files = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchmarks_app.simserver",
+            "--model",
+            MODEL,
+            "--gpu",
+            L4,
+            "--check",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
     # then: the same card facts (CUDA-visible total included) give the same pool
     line = next(row for row in files.splitlines() if row.startswith("per replica:"))
     assert line.split(" KV tokens")[0] in out.getvalue()
@@ -62,8 +109,15 @@ def test_both_entry_points_plan_the_same_kv_cache(catalog):
 @pytest.mark.django_db
 def test_simserve_serves_a_saved_deployments_plan(catalog, organisation):
     deployment = Deployment.objects.create(
-        organisation=organisation, name="two L4s", model=LlmModel.objects.get(slug=MODEL, organisation=None),
-        gpu=Gpu.objects.get(slug=L4), gpu_count=2, tp=1, engine="vllm", max_model_len=4096)
+        organisation=organisation,
+        name="two L4s",
+        model=LlmModel.objects.get(slug=MODEL, organisation=None),
+        gpu=Gpu.objects.get(slug=L4),
+        gpu_count=2,
+        tp=1,
+        engine="vllm",
+        max_model_len=4096,
+    )
     out = StringIO()
     call_command("simserve", "--deployment", str(deployment.pk), "--speedup", "4", "--check", stdout=out)
     text = out.getvalue()

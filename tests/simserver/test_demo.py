@@ -30,10 +30,15 @@ DEMO_SLO = {"ttft_ms": 2000.0, "tpot_ms": 150.0}  # the demo deployment's (simul
 
 def test_the_readme_demo_pulse_passes_with_its_memory_verdict() -> None:
     # given: the README's pulse against the demo's simulator, scraped every second
-    plan = scenario_plan("pulse", endpoint=EndpointSpec(base_url=URL, model=MODEL), peak_concurrency=40, scale=0.5,
-                         requests=RequestSpec(profile=fixed_profile(input_tokens=512, output_tokens=32), fixed=True),
-                         metrics=MetricsSpec(url=URL + "/metrics", interval_s=1.0, engine="vllm"),
-                         criteria=DEMO_SLO)
+    plan = scenario_plan(
+        "pulse",
+        endpoint=EndpointSpec(base_url=URL, model=MODEL),
+        peak_concurrency=40,
+        scale=0.5,
+        requests=RequestSpec(profile=fixed_profile(input_tokens=512, output_tokens=32), fixed=True),
+        metrics=MetricsSpec(url=URL + "/metrics", interval_s=1.0, engine="vllm"),
+        criteria=DEMO_SLO,
+    )
     engine, max_model_len = catalog_engine(model=MODEL, gpu=GPU, speedup=1.0)
     committed = int(catalog_plan(model=MODEL, gpu=GPU).memory.required_bytes_per_gpu)  # what the gauge shows
 
@@ -46,9 +51,15 @@ def test_the_readme_demo_pulse_passes_with_its_memory_verdict() -> None:
     (outcome,) = run_virtual(agent)
     (run,) = llm_sizing.read(result_json(result_document(outcome)))
     shown = round(round(committed / GiB, 2) * GiB)
-    verdicts = {name: judge(run, slo=DEMO_SLO, fidelity_valid=True, memory=load_memory_verdict(
-        run.timeline, committed_bytes_per_gpu=figure, promised_concurrency=40))
-        for name, figure in (("exact", committed), ("shown", shown))}
+    verdicts = {
+        name: judge(
+            run,
+            slo=DEMO_SLO,
+            fidelity_valid=True,
+            memory=load_memory_verdict(run.timeline, committed_bytes_per_gpu=figure, promised_concurrency=40),
+        )
+        for name, figure in (("exact", committed), ("shown", shown))
+    }
 
     # then: 20 clients (half of 40); every request within the SLOs, with room under the TPOT limit
     assert plan.load.concurrency == 20

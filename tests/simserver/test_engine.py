@@ -60,8 +60,13 @@ def test_replay_follows_the_offline_simulator_request_by_request(l4_plan):
     plan = with_config(l4_plan, replicas=2)
     sample = truth_sample(rate_per_s=6, requests=300, seed=4)
     predicted = simulate(model=plan.model, config=plan.config, requests=sample, load=LoadKind.RATE)
-    result = replay(plan.model, plan.config, arrival_s=sample.arrival_s, prompt_tokens=sample.input_tokens,
-                    output_tokens=sample.output_tokens)
+    result = replay(
+        plan.model,
+        plan.config,
+        arrival_s=sample.arrival_s,
+        prompt_tokens=sample.input_tokens,
+        output_tokens=sample.output_tokens,
+    )
     assert predicted.preempted == result.preemptions == 0
     ttft = np.full(len(sample), np.nan)
     ttft[predicted.per_request["index"]] = predicted.per_request["ttft_s"]
@@ -258,8 +263,10 @@ def test_zero_delay_mode_serves_many_requests_at_once(h100_plan):
             assert math.isinf(engine.speedup)
             requests = [engine.submit(100, 32) for _ in range(500)]
             results = await asyncio.gather(*(drain(r, timeout=60.0) for r in requests))  # a deadline, not a target
-            assert all([e.index for e in events] == list(range(1, 33)) and events[-1].finish_reason == "length"
-                       for events in results)
+            assert all(
+                [e.index for e in events] == list(range(1, 33)) and events[-1].finish_reason == "length"
+                for events in results
+            )
             assert engine.replicas[0].stats.generation_tokens == 500 * 32
             assert engine.replicas[0].stats.finished["length"] == 500
 
@@ -272,11 +279,17 @@ def test_under_kv_pressure_the_offline_simulator_readmits_a_preempted_request_as
     (945 preemptions in the engine's rules against 208 predicted); with block-granular padding out of the way
     (block size 1), both now preempt and readmit alike."""
     plan = with_config(l4_plan, block_size=1, kv_capacity_tokens=12_000)
-    sample = truth_sample(rate_per_s=4, requests=300, seed=7, input_mean=512, input_std=64, output_mean=128,
-                          output_std=16)
+    sample = truth_sample(
+        rate_per_s=4, requests=300, seed=7, input_mean=512, input_std=64, output_mean=128, output_std=16
+    )
     predicted = simulate(model=plan.model, config=plan.config, requests=sample, load=LoadKind.RATE)
-    result = replay(plan.model, plan.config, arrival_s=sample.arrival_s, prompt_tokens=sample.input_tokens,
-                    output_tokens=sample.output_tokens)
+    result = replay(
+        plan.model,
+        plan.config,
+        arrival_s=sample.arrival_s,
+        prompt_tokens=sample.input_tokens,
+        output_tokens=sample.output_tokens,
+    )
     assert result.preemptions > 20  # the cache is too small for the load: this is the regime under test
     assert predicted.preempted == pytest.approx(result.preemptions, rel=0.15)
     ttft = np.array(result.first_s) - sample.arrival_s

@@ -35,14 +35,22 @@ SPEEDUP = 5.0
 
 def test_measured_ttft_and_itl_agree_with_the_offline_simulator(l4_plan: ServingPlan) -> None:
     # given
-    sample = truth.truth_sample(rate_per_s=2.0, requests=120, seed=1, input_mean=1024, input_std=512,
-                                output_mean=32, output_std=12)
+    sample = truth.truth_sample(
+        rate_per_s=2.0, requests=120, seed=1, input_mean=1024, input_std=512, output_mean=32, output_std=12
+    )
     engine = SimEngine.from_plan(l4_plan, speedup=SPEEDUP, spin_s=0.0)
 
     async def scenario(clock: VirtualClock) -> truth.Measured:
         async with inprocess_simulator(engine, model_name=MODEL, max_model_len=8192) as transport:
-            return await truth.measure("http://simulator.test", MODEL, sample, speedup=SPEEDUP,
-                                       clock=asyncio.get_running_loop().time, transport=transport, spin_s=0.0)
+            return await truth.measure(
+                "http://simulator.test",
+                MODEL,
+                sample,
+                speedup=SPEEDUP,
+                clock=asyncio.get_running_loop().time,
+                transport=transport,
+                spin_s=0.0,
+            )
 
     # when
     measured = run_virtual(scenario)

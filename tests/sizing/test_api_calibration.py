@@ -31,8 +31,14 @@ INFO 12-13 19:54:18 worker.py:243] available_kv_cache_memory    53.29GiB
 def test_quick_estimate_that_does_not_fit_lists_ranked_remedies(catalog, api_client):
     # given Llama-3.1-70B on 4 x H100 at TP 4 with 64 requests of 8192 tokens: the KV pool holds 53 of them
     # (on 2 x H100 vLLM's sampler leaves a 464-token pool, which an FP8 KV cache doubles to no whole request)
-    payload = {"model": "meta-llama/Meta-Llama-3.1-70B", "gpu": "nvidia-h100-sxm-80gb", "gpus": 4,
-               "max_model_len": 8192, "concurrency": 64, "tokens_per_request": 8192}
+    payload = {
+        "model": "meta-llama/Meta-Llama-3.1-70B",
+        "gpu": "nvidia-h100-sxm-80gb",
+        "gpus": 4,
+        "max_model_len": 8192,
+        "concurrency": 64,
+        "tokens_per_request": 8192,
+    }
     # when
     body = api_client.post(QUICK, payload, format="json").json()
     # then
@@ -56,8 +62,11 @@ def test_quick_estimate_that_does_not_fit_lists_ranked_remedies(catalog, api_cli
 
 
 def test_quick_estimate_that_fits_has_no_remedies(catalog, api_client):
-    body = api_client.post(QUICK, {"model": "meta-llama/Meta-Llama-3-8B", "gpu": "nvidia-h100-sxm-80gb",
-                                   "max_model_len": 8192}, format="json").json()
+    body = api_client.post(
+        QUICK,
+        {"model": "meta-llama/Meta-Llama-3-8B", "gpu": "nvidia-h100-sxm-80gb", "max_model_len": 8192},
+        format="json",
+    ).json()
     assert body["fits"] is True
     assert body["remedies"] == []
     assert body["figure_sources"]["weights"] == "estimated"
@@ -65,8 +74,11 @@ def test_quick_estimate_that_fits_has_no_remedies(catalog, api_client):
 
 @pytest.mark.parametrize("engine", ["vllm", "sglang", "trtllm", "tgi", "transformers", "idealized"])
 def test_every_engine_answers_with_its_launch_command(catalog, api_client, engine):
-    body = api_client.post(QUICK, {"model": "meta-llama/Meta-Llama-3-8B", "gpu": "nvidia-h100-sxm-80gb",
-                                   "max_model_len": 8192, "engine": engine}, format="json").json()
+    body = api_client.post(
+        QUICK,
+        {"model": "meta-llama/Meta-Llama-3-8B", "gpu": "nvidia-h100-sxm-80gb", "max_model_len": 8192, "engine": engine},
+        format="json",
+    ).json()
     assert body["engine"] == engine
     assert body["allocation"] in ("preallocated", "static", "on_demand")
     # the tensors 8,030,261,248 parameters × 2 bytes = 16,060,522,496; vLLM and SGLang also load the rotary
@@ -78,8 +90,14 @@ def test_every_engine_answers_with_its_launch_command(catalog, api_client, engin
 
 def test_solve_fewest_gpus(catalog, api_client):
     # given Llama-3.1-70B in BF16 (141 GB of weights) for 16 requests of 8192 tokens on H100s
-    payload = {"model": "meta-llama/Meta-Llama-3.1-70B", "gpu": "nvidia-h100-sxm-80gb", "max_model_len": 8192,
-               "concurrency": 16, "tokens_per_request": 8192, "target": "fewest_gpus"}
+    payload = {
+        "model": "meta-llama/Meta-Llama-3.1-70B",
+        "gpu": "nvidia-h100-sxm-80gb",
+        "max_model_len": 8192,
+        "concurrency": 16,
+        "tokens_per_request": 8192,
+        "target": "fewest_gpus",
+    }
     # when
     body = api_client.post(SOLVE, payload, format="json").json()
     # then: 2 GPUs hold the weights but leave ~4 GB of KV each; 3 is the first count that fits
@@ -90,11 +108,17 @@ def test_solve_fewest_gpus(catalog, api_client):
 
 
 def test_solve_largest_concurrency_says_what_runs_out(catalog, api_client):
-    payload = {"model": "meta-llama/Meta-Llama-3-8B", "gpu": "nvidia-h100-sxm-80gb", "max_model_len": 8192,
-               "tokens_per_request": 8192, "target": "largest_concurrency"}
+    payload = {
+        "model": "meta-llama/Meta-Llama-3-8B",
+        "gpu": "nvidia-h100-sxm-80gb",
+        "max_model_len": 8192,
+        "tokens_per_request": 8192,
+        "target": "largest_concurrency",
+    }
     body = api_client.post(SOLVE, payload, format="json").json()
-    quick = api_client.post(QUICK, {key: value for key, value in payload.items() if key != "target"},
-                            format="json").json()
+    quick = api_client.post(
+        QUICK, {key: value for key, value in payload.items() if key != "target"}, format="json"
+    ).json()
     # the solved concurrency is what the estimate's own KV cache holds (its tokens / 8,192 per request: every
     # layer is full attention and 8,192 is a whole number of 16-token blocks); the next request does not fit
     # (the vLLM figures themselves are pinned in tests/sizing/estimator/test_vllm_budget.py)
@@ -103,23 +127,30 @@ def test_solve_largest_concurrency_says_what_runs_out(catalog, api_client):
 
 
 def test_solve_rejects_an_unknown_target(catalog, api_client):
-    response = api_client.post(SOLVE, {"model": "meta-llama/Meta-Llama-3-8B", "gpu": "nvidia-h100-sxm-80gb",
-                                       "target": "cheapest"}, format="json")
+    response = api_client.post(
+        SOLVE,
+        {"model": "meta-llama/Meta-Llama-3-8B", "gpu": "nvidia-h100-sxm-80gb", "target": "cheapest"},
+        format="json",
+    )
     assert response.status_code == 400
     assert "target" in response.json()["extra"]["fields"]
 
 
 def test_checkpoint_index_shows_actual_beside_computed(catalog, api_client, organisation):
     # given Llama-2-7B's published index: total_size 13,476,839,424 bytes
-    index = {"metadata": {"total_size": 13476839424},
-             "weight_map": {"model.embed_tokens.weight": "model-00001-of-00002.safetensors",
-                            "lm_head.weight": "model-00002-of-00002.safetensors"}}
+    index = {
+        "metadata": {"total_size": 13476839424},
+        "weight_map": {
+            "model.embed_tokens.weight": "model-00001-of-00002.safetensors",
+            "lm_head.weight": "model-00002-of-00002.safetensors",
+        },
+    }
     upload = SimpleUploadedFile("model.safetensors.index.json", json.dumps(index).encode())
     # when
-    response = api_client.post(CHECKPOINT, {"model": "meta-llama/Llama-2-7b-hf", "index": upload},
-                               format="multipart")
-    body = api_client.post(QUICK, {"model": "meta-llama/Llama-2-7b-hf", "gpu": "nvidia-a100-sxm-80gb"},
-                           format="json").json()
+    response = api_client.post(CHECKPOINT, {"model": "meta-llama/Llama-2-7b-hf", "index": upload}, format="multipart")
+    body = api_client.post(
+        QUICK, {"model": "meta-llama/Llama-2-7b-hf", "gpu": "nvidia-a100-sxm-80gb"}, format="json"
+    ).json()
     # then: the organisation got its own copy with the facts; 2 x 6,738,415,616 = 13,476,831,232 computed
     assert response.status_code == 200, response.content
     assert LlmModel.objects.get(slug="meta-llama/Llama-2-7b-hf", organisation=organisation).checkpoint
@@ -130,8 +161,7 @@ def test_checkpoint_index_shows_actual_beside_computed(catalog, api_client, orga
 
 def test_checkpoint_malformed_index_is_a_400_and_saves_nothing(catalog, api_client):
     upload = SimpleUploadedFile("model.safetensors.index.json", b'{"metadata": {"total_size": "many"}}')
-    response = api_client.post(CHECKPOINT, {"model": "meta-llama/Llama-2-7b-hf", "index": upload},
-                               format="multipart")
+    response = api_client.post(CHECKPOINT, {"model": "meta-llama/Llama-2-7b-hf", "index": upload}, format="multipart")
     assert response.status_code == 400
     assert "index" in response.json()["extra"]["fields"]
     assert not LlmModel.objects.filter(organisation__isnull=False).exists()
@@ -163,7 +193,10 @@ def test_bootlog_compare_reads_the_log_and_calibrates(catalog, api_client):
 
 
 def test_bootlog_that_is_not_a_log_is_a_400(catalog, api_client):
-    response = api_client.post(BOOTLOG, {"text": "hello world", "gpu": "nvidia-h100-sxm-80gb",
-                                         "model": "meta-llama/Meta-Llama-3-8B"}, format="json")
+    response = api_client.post(
+        BOOTLOG,
+        {"text": "hello world", "gpu": "nvidia-h100-sxm-80gb", "model": "meta-llama/Meta-Llama-3-8B"},
+        format="json",
+    )
     assert response.status_code == 400
     assert response.json()["code"] == "invalid_argument"

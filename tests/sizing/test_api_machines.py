@@ -21,8 +21,15 @@ from sizing.models import Deployment, DeploymentMachine, Fingerprint, Gpu, Membe
 from tests.sizing.fingerprint.fixture_files import fixture_text
 
 SCENARIOS = Path(__file__).resolve().parent / "fingerprint" / "scenarios"
-H800_PLAN = {"name": "Acme chat", "customer": "Acme", "model": "Qwen/Qwen2.5-14B", "gpu": "nvidia-h800-sxm-80gb",
-             "gpu_count": 8, "tp": 8, "engine": "vllm"}
+H800_PLAN = {
+    "name": "Acme chat",
+    "customer": "Acme",
+    "model": "Qwen/Qwen2.5-14B",
+    "gpu": "nvidia-h800-sxm-80gb",
+    "gpu_count": 8,
+    "tp": 8,
+    "engine": "vllm",
+}
 # 2× A100 80GB PCIe in the default table: no UUIDs, no host name
 TABLE = fixture_text("table_2xa100_pcie_80col.txt")
 TOPO_2 = fixture_text("topo_2xl4_pcie_spaces.txt")
@@ -44,8 +51,9 @@ def deployment(api_client, catalog) -> Deployment:
 
 
 def upload(client: APIClient, deployment: Deployment, texts: list[str], host: str = "") -> int:
-    response = client.post("/api/v1/fingerprints/", {"deployment": deployment.pk, "texts": texts, "host": host},
-                           format="json")
+    response = client.post(
+        "/api/v1/fingerprints/", {"deployment": deployment.pk, "texts": texts, "host": host}, format="json"
+    )
     assert response.status_code == 201, response.content
     return response.json()["id"]
 
@@ -58,7 +66,8 @@ def hosts(client: APIClient, deployment: Deployment) -> list[dict]:
 
 def state() -> list[tuple]:
     return sorted(Fingerprint.objects.values_list("pk", "host", "host_key", "host_named")) + sorted(
-        DeploymentMachine.objects.values_list("deployment_id", "fingerprint_id", "host_key"))
+        DeploymentMachine.objects.values_list("deployment_id", "fingerprint_id", "host_key")
+    )
 
 
 # --- hosts ---------------------------------------------------------------------------------------------------------
@@ -67,8 +76,9 @@ def state() -> list[tuple]:
 def test_uploads_are_versions_of_one_host_only_when_their_identity_matches(api_client, deployment):
     # given the HGX H100 twice under its name (a driver upgrade between), the MIG box and two A100 tables unnamed
     first = upload(api_client, deployment, scenario_texts("h100_sxm_8x_nvswitch"), host="hgx-h100-01")
-    second = upload(api_client, deployment, scenario_texts("h100_sxm_8x_nvswitch", driver="550.90.07"),
-                    host="hgx-h100-01")
+    second = upload(
+        api_client, deployment, scenario_texts("h100_sxm_8x_nvswitch", driver="550.90.07"), host="hgx-h100-01"
+    )
     mig = upload(api_client, deployment, scenario_texts("a100_sxm_mig"))
     table_a = upload(api_client, deployment, [TABLE, TOPO_2])
     table_b = upload(api_client, deployment, [TABLE])
@@ -97,8 +107,9 @@ def test_two_hosts_a_person_says_are_one_machine_are_merged(api_client, deployme
     newer, older = hosts(api_client, deployment)
 
     # when the newer is merged into the older
-    response = api_client.post(f"/api/v1/deployments/{deployment.pk}/hosts/merge",
-                               {"host": newer["key"], "into": older["key"]}, format="json")
+    response = api_client.post(
+        f"/api/v1/deployments/{deployment.pk}/hosts/merge", {"host": newer["key"], "into": older["key"]}, format="json"
+    )
 
     # then one host with both versions, under the older's key and name
     assert response.status_code == 200, response.content
@@ -115,8 +126,9 @@ def test_a_merge_of_hosts_whose_gpu_uuids_differ_is_a_400_naming_them_and_nothin
     before = state()
 
     # when
-    response = api_client.post(f"/api/v1/deployments/{deployment.pk}/hosts/merge",
-                               {"host": mig["key"], "into": hgx["key"]}, format="json")
+    response = api_client.post(
+        f"/api/v1/deployments/{deployment.pk}/hosts/merge", {"host": mig["key"], "into": hgx["key"]}, format="json"
+    )
 
     # then a 400 on `into` naming the hosts and their own UUIDs; nothing changed
     assert response.status_code == 400
@@ -130,11 +142,14 @@ def test_a_merge_of_hosts_whose_gpu_uuids_differ_is_a_400_naming_them_and_nothin
     assert state() == before
 
 
-@pytest.mark.parametrize(("change", "field"), [
-    pytest.param({"host": "upload-nope"}, "host", id="unknown-host"),
-    pytest.param({"into": "name-nope"}, "into", id="unknown-into"),
-    pytest.param("same", "into", id="into-itself"),
-])
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        pytest.param({"host": "upload-nope"}, "host", id="unknown-host"),
+        pytest.param({"into": "name-nope"}, "into", id="unknown-into"),
+        pytest.param("same", "into", id="into-itself"),
+    ],
+)
 def test_a_merge_naming_no_host_of_the_deployment_is_a_400(api_client, deployment, change, field):
     # given two unnamed hosts
     upload(api_client, deployment, [TABLE, TOPO_2])
@@ -172,7 +187,8 @@ def test_no_machine_is_chosen_until_a_person_chooses_never_the_newest_upload(api
 
 
 def test_the_chosen_machines_are_one_version_per_host_by_host_name_with_the_plans_contradictions(
-        api_client, deployment):
+    api_client, deployment
+):
     # given the HGX H100 in two versions and the MIG box, against a plan of 8× H800 with TP 8
     first = upload(api_client, deployment, scenario_texts("h100_sxm_8x_nvswitch"), host="hgx-h100-01")
     upload(api_client, deployment, scenario_texts("h100_sxm_8x_nvswitch", driver="550.90.07"), host="hgx-h100-01")
@@ -180,21 +196,31 @@ def test_the_chosen_machines_are_one_version_per_host_by_host_name_with_the_plan
     mig_name = Fingerprint.objects.get(pk=mig).host
 
     # when the older H100 version and the MIG box are chosen
-    response = api_client.put(f"/api/v1/deployments/{deployment.pk}/machines/", {"fingerprints": [first, mig]},
-                              format="json", HTTP_ACCEPT_LANGUAGE="en")
+    response = api_client.put(
+        f"/api/v1/deployments/{deployment.pk}/machines/",
+        {"fingerprints": [first, mig]},
+        format="json",
+        HTTP_ACCEPT_LANGUAGE="en",
+    )
 
     # then both, by host name ("1× NVIDIA A100…" before "hgx-h100-01"), with the version chosen
     assert response.status_code == 200, response.content
     body = response.json()
     assert [(m["fingerprint"], m["host"], m["version"]) for m in body["machines"]] == [
-        (mig, mig_name, 1), (first, "hgx-h100-01", 1)]
+        (mig, mig_name, 1),
+        (first, "hgx-h100-01", 1),
+    ]
     assert [row.pk for row in chosen_machines(deployment)] == [mig, first]
     # and what contradicts the plan, machine by machine
     assert [(c["code"], c["host"]) for c in body["contradictions"]] == [
-        ("gpu_model_differs", mig_name), ("gpu_count_short", mig_name), ("mig_slices", mig_name),
-        ("gpu_model_differs", "hgx-h100-01")]
+        ("gpu_model_differs", mig_name),
+        ("gpu_count_short", mig_name),
+        ("mig_slices", mig_name),
+        ("gpu_model_differs", "hgx-h100-01"),
+    ]
     assert body["contradictions"][3]["text"] == (
-        "hgx-h100-01: the plan is for NVIDIA H800 SXM5 80GB; the machine has NVIDIA H100 80GB HBM3")
+        "hgx-h100-01: the plan is for NVIDIA H800 SXM5 80GB; the machine has NVIDIA H100 80GB HBM3"
+    )
     assert body["contradictions"][1]["text"] == f"{mig_name}: the plan counts 8 GPUs per server; the machine has 1"
 
 
@@ -208,14 +234,20 @@ def test_the_contradictions_are_worded_in_the_active_language(api_client, deploy
         found = machine_contradictions(deployment, chosen_machines(deployment))
 
     # then
-    assert found == [{"code": "gpu_model_differs", "host": "hgx-h100-01",
-                      "text": "hgx-h100-01：计划针对的是 NVIDIA H800 SXM5 80GB；这台机器装的是 NVIDIA H100 80GB HBM3"}]
+    assert found == [
+        {
+            "code": "gpu_model_differs",
+            "host": "hgx-h100-01",
+            "text": "hgx-h100-01：计划针对的是 NVIDIA H800 SXM5 80GB；这台机器装的是 NVIDIA H100 80GB HBM3",
+        }
+    ]
 
 
 def test_the_memory_contradiction_states_both_figures_in_gib(api_client, catalog, organisation):
     # given an A100 SXM4 80GB plan and the 4× L40S chosen (46,068 MiB = 45.0 GiB against 81,920 MiB = 80.0 GiB)
-    deployment = Deployment.objects.create(organisation=organisation, name="L40S box",
-                                           gpu=Gpu.objects.get(slug="nvidia-a100-sxm-80gb"), gpu_count=4, tp=1)
+    deployment = Deployment.objects.create(
+        organisation=organisation, name="L40S box", gpu=Gpu.objects.get(slug="nvidia-a100-sxm-80gb"), gpu_count=4, tp=1
+    )
     chosen = upload(api_client, deployment, scenario_texts("l40s_pcie_4x"), host="l40s-node-03")
     api_client.put(f"/api/v1/deployments/{deployment.pk}/machines/", {"fingerprints": [chosen]}, format="json")
 
@@ -225,35 +257,46 @@ def test_the_memory_contradiction_states_both_figures_in_gib(api_client, catalog
 
     # then
     assert found == [
-        {"code": "gpu_model_differs", "host": "l40s-node-03",
-         "text": "l40s-node-03: the plan is for NVIDIA A100 SXM4 80GB; the machine has NVIDIA L40S"},
-        {"code": "gpu_memory_smaller", "host": "l40s-node-03",
-         "text": "l40s-node-03: the plan's card has 80.0 GiB of GPU memory; the smallest card of the machine reports "
-                 "45.0 GiB"}]
+        {
+            "code": "gpu_model_differs",
+            "host": "l40s-node-03",
+            "text": "l40s-node-03: the plan is for NVIDIA A100 SXM4 80GB; the machine has NVIDIA L40S",
+        },
+        {
+            "code": "gpu_memory_smaller",
+            "host": "l40s-node-03",
+            "text": "l40s-node-03: the plan's card has 80.0 GiB of GPU memory; the smallest card of the machine reports "
+            "45.0 GiB",
+        },
+    ]
 
 
 def test_two_versions_of_one_host_are_a_400_and_nothing_changes(api_client, deployment):
     # given the MIG box chosen, and the HGX H100 in two versions
     first = upload(api_client, deployment, scenario_texts("h100_sxm_8x_nvswitch"), host="hgx-h100-01")
-    second = upload(api_client, deployment, scenario_texts("h100_sxm_8x_nvswitch", driver="550.90.07"),
-                    host="hgx-h100-01")
+    second = upload(
+        api_client, deployment, scenario_texts("h100_sxm_8x_nvswitch", driver="550.90.07"), host="hgx-h100-01"
+    )
     mig = upload(api_client, deployment, scenario_texts("a100_sxm_mig"))
     api_client.put(f"/api/v1/deployments/{deployment.pk}/machines/", {"fingerprints": [mig]}, format="json")
     before = state()
 
     # when both H100 versions are chosen
-    response = api_client.put(f"/api/v1/deployments/{deployment.pk}/machines/",
-                              {"fingerprints": [first, second]}, format="json")
+    response = api_client.put(
+        f"/api/v1/deployments/{deployment.pk}/machines/", {"fingerprints": [first, second]}, format="json"
+    )
 
     # then a 400 on `fingerprints` naming the two and the host; the MIG box stays the one chosen
     assert response.status_code == 400
     assert response.json()["extra"]["fields"]["fingerprints"] == [
-        f"fingerprints {first} and {second} are two versions of one host (hgx-h100-01): choose one version per host"]
+        f"fingerprints {first} and {second} are two versions of one host (hgx-h100-01): choose one version per host"
+    ]
     assert state() == before
 
 
-def test_a_fingerprint_of_another_deployment_or_organisation_is_a_400_and_nothing_changes(api_client, deployment,
-                                                                                          organisation, catalog):
+def test_a_fingerprint_of_another_deployment_or_organisation_is_a_400_and_nothing_changes(
+    api_client, deployment, organisation, catalog
+):
     # given a fingerprint of another deployment of the organisation, and one of another organisation
     other_deployment = Deployment.objects.create(organisation=organisation, name="Other")
     own = upload(api_client, deployment, scenario_texts("a100_sxm_mig"))
@@ -263,26 +306,32 @@ def test_a_fingerprint_of_another_deployment_or_organisation_is_a_400_and_nothin
     Membership.objects.create(user=stranger, organisation=stranger_org)
     stranger_client = APIClient()
     stranger_client.force_authenticate(user=stranger)
-    theirs = upload(stranger_client, Deployment.objects.create(organisation=stranger_org, name="Theirs"),
-                    scenario_texts("a100_sxm_mig"))
+    theirs = upload(
+        stranger_client,
+        Deployment.objects.create(organisation=stranger_org, name="Theirs"),
+        scenario_texts("a100_sxm_mig"),
+    )
     before = state()
 
     for foreign in (elsewhere, theirs):
         # when
-        response = api_client.put(f"/api/v1/deployments/{deployment.pk}/machines/",
-                                  {"fingerprints": [own, foreign]}, format="json")
+        response = api_client.put(
+            f"/api/v1/deployments/{deployment.pk}/machines/", {"fingerprints": [own, foreign]}, format="json"
+        )
 
         # then the same words for both (another organisation's row is not revealed)
         assert response.status_code == 400
         assert response.json()["extra"]["fields"]["fingerprints"] == [
-            f"fingerprint {foreign} is not an upload of this deployment: choose among its hosts' versions"]
+            f"fingerprint {foreign} is not an upload of this deployment: choose among its hosts' versions"
+        ]
     assert state() == before
 
 
 def test_a_fingerprint_listed_twice_is_a_400(api_client, deployment):
     own = upload(api_client, deployment, scenario_texts("a100_sxm_mig"))
-    response = api_client.put(f"/api/v1/deployments/{deployment.pk}/machines/", {"fingerprints": [own, own]},
-                              format="json")
+    response = api_client.put(
+        f"/api/v1/deployments/{deployment.pk}/machines/", {"fingerprints": [own, own]}, format="json"
+    )
     assert response.status_code == 400
     assert response.json()["extra"]["fields"]["fingerprints"] == [f"fingerprint {own} is listed twice"]
     assert DeploymentMachine.objects.count() == 0
@@ -308,14 +357,16 @@ def test_a_merge_of_two_hosts_each_with_a_chosen_version_is_refused(api_client, 
     # given both unnamed A100 tables chosen
     table_a = upload(api_client, deployment, [TABLE, TOPO_2])
     table_b = upload(api_client, deployment, [TABLE])
-    api_client.put(f"/api/v1/deployments/{deployment.pk}/machines/", {"fingerprints": [table_a, table_b]},
-                   format="json")
+    api_client.put(
+        f"/api/v1/deployments/{deployment.pk}/machines/", {"fingerprints": [table_a, table_b]}, format="json"
+    )
     newer, older = hosts(api_client, deployment)
     before = state()
 
     # when
-    response = api_client.post(f"/api/v1/deployments/{deployment.pk}/hosts/merge",
-                               {"host": newer["key"], "into": older["key"]}, format="json")
+    response = api_client.post(
+        f"/api/v1/deployments/{deployment.pk}/hosts/merge", {"host": newer["key"], "into": older["key"]}, format="json"
+    )
 
     # then
     assert response.status_code == 400
@@ -331,13 +382,15 @@ def test_a_chosen_version_follows_its_host_into_a_merge(api_client, deployment):
     newer, older = hosts(api_client, deployment)
 
     # when it is merged into the older
-    api_client.post(f"/api/v1/deployments/{deployment.pk}/hosts/merge", {"host": newer["key"], "into": older["key"]},
-                    format="json")
+    api_client.post(
+        f"/api/v1/deployments/{deployment.pk}/hosts/merge", {"host": newer["key"], "into": older["key"]}, format="json"
+    )
 
     # then it is still chosen, as version 2 of the merged host
     machines = api_client.get(f"/api/v1/deployments/{deployment.pk}/machines/").json()["machines"]
     assert [(m["fingerprint"], m["host"], m["host_key"], m["version"]) for m in machines] == [
-        (table_b, older["name"], older["key"], 2)]
+        (table_b, older["name"], older["key"], 2)
+    ]
 
 
 def test_another_organisations_deployment_is_a_404_on_every_machines_endpoint(deployment, db):
@@ -366,12 +419,29 @@ def test_the_data_migration_splits_the_old_unnamed_host_into_its_machines(deploy
     facts.append({"gpus": [{"index": 0, "name": "NVIDIA GeForce RTX 3060 Laptop GPU"}], "host": {"name": None}})
     rows = []
     for number, item in enumerate(facts):
-        rows.append(Fingerprint.objects.create(
-            deployment=deployment, host="unnamed host", captured_at=timezone.now(), facts=item, raw=[],
-            size_bytes=0, sha256=f"{number}" * 64))
-    named = [Fingerprint.objects.create(deployment=deployment, host="gpu-01", captured_at=timezone.now(),
-                                        facts={"gpus": [{"index": 0, "name": "NVIDIA L4"}]}, raw=[], size_bytes=0,
-                                        sha256=f"{number + 5}" * 64) for number in range(2)]
+        rows.append(
+            Fingerprint.objects.create(
+                deployment=deployment,
+                host="unnamed host",
+                captured_at=timezone.now(),
+                facts=item,
+                raw=[],
+                size_bytes=0,
+                sha256=f"{number}" * 64,
+            )
+        )
+    named = [
+        Fingerprint.objects.create(
+            deployment=deployment,
+            host="gpu-01",
+            captured_at=timezone.now(),
+            facts={"gpus": [{"index": 0, "name": "NVIDIA L4"}]},
+            raw=[],
+            size_bytes=0,
+            sha256=f"{number + 5}" * 64,
+        )
+        for number in range(2)
+    ]
     migration = importlib.import_module("sizing.migrations.0016_fingerprint_host_keys")
 
     # when

@@ -31,8 +31,10 @@ enforce_eager=False, kv_cache_dtype=auto
 """
 
 # The same banner cut before its config (a pasted fragment).
-V1_BANNER_CUT = "INFO 10-02 09:00:01 [core.py:77] Initializing a V1 LLM engine (v0.10.1rc1)\n" \
-                "INFO 10-02 09:00:40 [gpu_worker.py:298] Available KV cache memory: 52.17 GiB\n"
+V1_BANNER_CUT = (
+    "INFO 10-02 09:00:01 [core.py:77] Initializing a V1 LLM engine (v0.10.1rc1)\n"
+    "INFO 10-02 09:00:40 [gpu_worker.py:298] Available KV cache memory: 52.17 GiB\n"
+)
 
 # V0 llm_engine.py's banner (0.8.x falling back to V0), then V0 worker.py and executor_base.py.
 V0_BANNER_LOG = """\
@@ -98,29 +100,41 @@ V1_SUMMARY = (
 )
 
 
-@pytest.mark.parametrize(("text", "version", "mode"), [
-    (V1_LOG, "0.11.0", "v1"),
-    (V1_BANNER_CUT, "0.10.1rc1", "v1"),
-    (V0_BANNER_LOG, "0.8.5.post1", "v0"),
-    (V1_FUTURE_LOG, "9.1.0", "v1"),
-], ids=["v1-banner", "v1-banner-cut", "v0-banner", "future"])
+@pytest.mark.parametrize(
+    ("text", "version", "mode"),
+    [
+        (V1_LOG, "0.11.0", "v1"),
+        (V1_BANNER_CUT, "0.10.1rc1", "v1"),
+        (V0_BANNER_LOG, "0.8.5.post1", "v0"),
+        (V1_FUTURE_LOG, "9.1.0", "v1"),
+    ],
+    ids=["v1-banner", "v1-banner-cut", "v0-banner", "future"],
+)
 def test_the_banner_gives_the_release_and_the_engine(text, version, mode):
     # when
     log = bootlog_parse(text)
 
     # then
-    assert (log.engine, log.engine_version, log.engine_mode_hint, log.engine_version_inferred) == \
-        ("vllm", version, mode, None)
+    assert (log.engine, log.engine_version, log.engine_mode_hint, log.engine_version_inferred) == (
+        "vllm",
+        version,
+        mode,
+        None,
+    )
     assert "LLM engine (v" in log.lines["engine_version"]
     assert "LLM engine (v" in log.lines["engine_mode_hint"]
 
 
-@pytest.mark.parametrize(("text", "inferred"), [
-    (V0_UNVERSIONED, "0.7.0"),
-    (V0_064_UNVERSIONED, "0.6.4"),
-    (V0_065_UNVERSIONED, "0.6.5"),
-    (V0_BLOCKS_ONLY, "0.6.0"),
-], ids=["worker-sentence-0.7", "one-line-0.6.4", "comma-list-0.6.5", "gpu-blocks-only"])
+@pytest.mark.parametrize(
+    ("text", "inferred"),
+    [
+        (V0_UNVERSIONED, "0.7.0"),
+        (V0_064_UNVERSIONED, "0.6.4"),
+        (V0_065_UNVERSIONED, "0.6.5"),
+        (V0_BLOCKS_ONLY, "0.6.0"),
+    ],
+    ids=["worker-sentence-0.7", "one-line-0.6.4", "comma-list-0.6.5", "gpu-blocks-only"],
+)
 def test_a_v0_log_without_a_version_is_v0_and_dated_by_its_wording(text, inferred):
     # when
     log = bootlog_parse(text)
@@ -132,9 +146,11 @@ def test_a_v0_log_without_a_version_is_v0_and_dated_by_its_wording(text, inferre
 
 def test_the_v1_profiling_sentence_is_not_read_as_v0():
     # given V1 0.9's gpu_worker.py printing V0's sentence (the file name tells them apart)
-    text = ("INFO 06-01 10:00:00 [gpu_worker.py:227] Memory profiling takes 11.85 seconds\n"
-            "INFO 06-01 10:00:00 [gpu_worker.py:227] the current vLLM instance can use total_gpu_memory (79.11GiB) "
-            "x gpu_memory_utilization (0.90) = 71.20GiB\n")
+    text = (
+        "INFO 06-01 10:00:00 [gpu_worker.py:227] Memory profiling takes 11.85 seconds\n"
+        "INFO 06-01 10:00:00 [gpu_worker.py:227] the current vLLM instance can use total_gpu_memory (79.11GiB) "
+        "x gpu_memory_utilization (0.90) = 71.20GiB\n"
+    )
 
     # when
     log = bootlog_parse(text)
@@ -153,8 +169,10 @@ def test_a_log_that_says_neither_engine_has_no_hint():
 
 def test_equal_signs_of_both_engines_give_no_hint_and_a_warning():
     # given a V0 worker.py line and a V1 gpu_worker.py line, no banner
-    text = ("INFO 02-01 10:00:00 worker.py:267] Memory profiling takes 8.92 seconds\n"
-            "INFO 06-01 10:00:00 [gpu_worker.py:298] Available KV cache memory: 52.17 GiB\n")
+    text = (
+        "INFO 02-01 10:00:00 worker.py:267] Memory profiling takes 8.92 seconds\n"
+        "INFO 06-01 10:00:00 [gpu_worker.py:298] Available KV cache memory: 52.17 GiB\n"
+    )
 
     # when
     log = bootlog_parse(text)
@@ -203,8 +221,7 @@ def test_the_comparison_estimates_the_release_and_engine_of_the_log(catalog, api
     body = response.json()
     assert body["parameters"]["engine_version"] == "0.8.5.post1"
     assert body["parameters"]["engine_mode"] == "v0"
-    assert body["release"] == {"log": "0.8.5.post1", "inferred": None, "engine_mode": "v0",
-                               "estimated_as": "0.8.5"}
+    assert body["release"] == {"log": "0.8.5.post1", "inferred": None, "engine_mode": "v0", "estimated_as": "0.8.5"}
     assert body["estimate"]["engine_version"] == "0.8.5"
     assert body["warnings"] == []
 
@@ -220,7 +237,8 @@ def test_a_v0_log_without_a_version_is_compared_with_the_oldest_release_of_its_w
     assert body["release"] == {"log": None, "inferred": "0.7.0", "engine_mode": "v0", "estimated_as": "0.7.0"}
     assert body["warnings"] == [
         "the log prints no vllm version; its V0 wording dates it to 0.7.0 or later: compared as vllm 0.7.0 in V0 "
-        "mode (give engine_version for the exact release)"]
+        "mode (give engine_version for the exact release)"
+    ]
 
 
 def test_the_callers_release_and_engine_win_with_a_warning(catalog, api_client):
@@ -232,8 +250,9 @@ def test_the_callers_release_and_engine_win_with_a_warning(catalog, api_client):
     body = response.json()
     assert (body["parameters"]["engine_version"], body["parameters"]["engine_mode"]) == ("0.11.0", "v1")
     assert body["estimate"]["engine_version"] == "0.11.0"
-    assert body["warnings"] == ["the log is vllm 0.8.5.post1; the estimate is for 0.11.0 as asked: the two "
-                                "describe different releases"]
+    assert body["warnings"] == [
+        "the log is vllm 0.8.5.post1; the estimate is for 0.11.0 as asked: the two describe different releases"
+    ]
 
 
 def test_a_newer_release_than_modelled_is_compared_with_the_newest_band_and_a_warning(catalog, api_client):
@@ -244,8 +263,10 @@ def test_a_newer_release_than_modelled_is_compared_with_the_newest_band_and_a_wa
     assert response.status_code == 200, response.content
     body = response.json()
     assert body["release"]["estimated_as"] == NEWEST
-    assert any(warning.startswith("vllm 9.1.0 is newer than the newest release modelled")
-               for warning in body["estimate"]["warnings"])
+    assert any(
+        warning.startswith("vllm 9.1.0 is newer than the newest release modelled")
+        for warning in body["estimate"]["warnings"]
+    )
 
 
 def test_a_log_older_than_the_modelled_bands_is_refused_with_the_reason(catalog, api_client):
@@ -260,7 +281,8 @@ def test_a_log_older_than_the_modelled_bands_is_refused_with_the_reason(catalog,
     assert body["extra"]["fields"]["text"] == [
         "the log is from vllm 0.5.4: vllm 0.5.4 is older than the oldest release modelled (0.6.0): its memory rules "
         "are not in the estimator, so it is not estimated; choose 0.6.0 or later; give engine_version to compare it "
-        "with a modelled release"]
+        "with a modelled release"
+    ]
     assert Calibration.objects.count() == 0
 
 
@@ -275,8 +297,7 @@ def test_an_older_log_is_compared_when_the_caller_names_a_modelled_release(catal
 
 def test_a_saved_calibration_keeps_the_release_and_the_cuda_total(catalog, api_client):
     # when
-    response = _compare(api_client, V1_LOG.replace("Available KV cache memory: 52.17 GiB", "x") + V1_SUMMARY,
-                        save=True)
+    response = _compare(api_client, V1_LOG.replace("Available KV cache memory: 52.17 GiB", "x") + V1_SUMMARY, save=True)
 
     # then
     assert response.status_code == 200, response.content

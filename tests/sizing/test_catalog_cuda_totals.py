@@ -25,15 +25,33 @@ NVIDIA = [gpu for gpu in GPUS if gpu["vendor"] == "nvidia"]
 AMD = [gpu for gpu in GPUS if gpu["vendor"] == "amd"]
 
 WIDENED = {
-    "nvidia-rtx-2060-12gb", "nvidia-rtx-3060-12gb", "nvidia-rtx-4060-ti-16gb", "nvidia-rtx-4070-12gb",
-    "nvidia-rtx-4080-16gb", "nvidia-rtx-5090-32gb", "nvidia-a30-24gb", "nvidia-a40-48gb", "nvidia-l40-48gb",
-    "nvidia-rtx-6000-ada-48gb", "nvidia-h20-141gb", "nvidia-h200-nvl-141gb", "nvidia-b300-sxm-288gb",
-    "amd-mi250x-64gb", "amd-mi325x-256gb",
+    "nvidia-rtx-2060-12gb",
+    "nvidia-rtx-3060-12gb",
+    "nvidia-rtx-4060-ti-16gb",
+    "nvidia-rtx-4070-12gb",
+    "nvidia-rtx-4080-16gb",
+    "nvidia-rtx-5090-32gb",
+    "nvidia-a30-24gb",
+    "nvidia-a40-48gb",
+    "nvidia-l40-48gb",
+    "nvidia-rtx-6000-ada-48gb",
+    "nvidia-h20-141gb",
+    "nvidia-h200-nvl-141gb",
+    "nvidia-b300-sxm-288gb",
+    "amd-mi250x-64gb",
+    "amd-mi325x-256gb",
 }
 # HGX/DGX SXM boards (NVSwitch between the GPUs); PCIe cards and NVL pairs are joined by bridges at most
 NVSWITCH = {
-    "nvidia-a100-sxm-40gb", "nvidia-a100-sxm-80gb", "nvidia-a800-sxm-80gb", "nvidia-h100-sxm-80gb",
-    "nvidia-h800-sxm-80gb", "nvidia-h200-sxm-141gb", "nvidia-h20-96gb", "nvidia-h20-141gb", "nvidia-b200-sxm-180gb",
+    "nvidia-a100-sxm-40gb",
+    "nvidia-a100-sxm-80gb",
+    "nvidia-a800-sxm-80gb",
+    "nvidia-h100-sxm-80gb",
+    "nvidia-h800-sxm-80gb",
+    "nvidia-h200-sxm-141gb",
+    "nvidia-h20-96gb",
+    "nvidia-h20-141gb",
+    "nvidia-b200-sxm-180gb",
     "nvidia-b300-sxm-288gb",
 }
 
@@ -103,20 +121,23 @@ def test_only_hgx_and_dgx_sxm_boards_have_nvswitch() -> None:
     assert {gpu["slug"] for gpu in GPUS if gpu["nvswitch"]} == NVSWITCH
 
 
-@pytest.mark.parametrize(("slug", "compute_capability", "sm_count"), [
-    ("nvidia-t4-16gb", "7.5", 40),
-    ("nvidia-a100-sxm-80gb", "8.0", 108),
-    ("nvidia-rtx-3090-24gb", "8.6", 82),
-    ("nvidia-l40s-48gb", "8.9", 142),
-    ("nvidia-h100-pcie-80gb", "9.0", 114),
-    ("nvidia-h20-141gb", "9.0", 78),
-    ("nvidia-b200-sxm-180gb", "10.0", 148),
-    ("nvidia-b300-sxm-288gb", "10.3", 148),
-    ("nvidia-rtx-5090-32gb", "12.0", 170),
-    ("amd-mi250x-64gb", None, 110),
-], ids=lambda value: str(value))
-def test_datasheet_sm_counts_and_compute_capabilities(slug: str, compute_capability: str | None,
-                                                      sm_count: int) -> None:
+@pytest.mark.parametrize(
+    ("slug", "compute_capability", "sm_count"),
+    [
+        ("nvidia-t4-16gb", "7.5", 40),
+        ("nvidia-a100-sxm-80gb", "8.0", 108),
+        ("nvidia-rtx-3090-24gb", "8.6", 82),
+        ("nvidia-l40s-48gb", "8.9", 142),
+        ("nvidia-h100-pcie-80gb", "9.0", 114),
+        ("nvidia-h20-141gb", "9.0", 78),
+        ("nvidia-b200-sxm-180gb", "10.0", 148),
+        ("nvidia-b300-sxm-288gb", "10.3", 148),
+        ("nvidia-rtx-5090-32gb", "12.0", 170),
+        ("amd-mi250x-64gb", None, 110),
+    ],
+    ids=lambda value: str(value),
+)
+def test_datasheet_sm_counts_and_compute_capabilities(slug: str, compute_capability: str | None, sm_count: int) -> None:
     assert (BY_SLUG[slug]["compute_capability"], BY_SLUG[slug]["sm_count"]) == (compute_capability, sm_count)
 
 
@@ -126,10 +147,18 @@ def test_catalog_load_stores_the_cuda_fields_in_bytes(db: None) -> None:
     # then: 81,090 MiB × 1,048,576 = 85,029,027,840 bytes
     h100 = Gpu.objects.get(slug="nvidia-h100-sxm-80gb")
     assert (h100.cuda_total_bytes, h100.sm_count, h100.compute_capability, h100.nvswitch) == (
-        85_029_027_840, 132, "9.0", True)
+        85_029_027_840,
+        132,
+        "9.0",
+        True,
+    )
     mi300x = Gpu.objects.get(slug="amd-mi300x-192gb")
     assert (mi300x.cuda_total_bytes, mi300x.sm_count, mi300x.compute_capability, mi300x.nvswitch) == (
-        196_592 * MIB, 304, "", False)
+        196_592 * MIB,
+        304,
+        "",
+        False,
+    )
     assert Gpu.objects.count() == 36
     assert Gpu.objects.filter(cuda_total_bytes__isnull=True).count() == 0
 
@@ -143,7 +172,12 @@ def test_gpu_spec_maps_the_cuda_fields(db: None) -> None:
     mi250x = gpu_spec(Gpu.objects.get(slug="amd-mi250x-64gb"))
     # then
     assert (l40s.memory_bytes, l40s.cuda_total_bytes, l40s.sm_count, l40s.compute_capability, l40s.nvswitch) == (
-        46_068 * MIB, 45_589 * MIB, 142, (8, 9), False)
+        46_068 * MIB,
+        45_589 * MIB,
+        142,
+        (8, 9),
+        False,
+    )
     assert l40s.cuda_visible_bytes == 45_589 * MIB
     assert (b300.compute_capability, b300.nvswitch, b300.cuda_total_bytes) == ((10, 3), True, 274_113 * MIB)
     assert (mi250x.compute_capability, mi250x.cuda_visible_bytes, mi250x.mig) == (None, 65_520 * MIB, False)
@@ -151,8 +185,14 @@ def test_gpu_spec_maps_the_cuda_fields(db: None) -> None:
 
 def test_gpu_spec_of_a_row_without_cuda_figures_falls_back_to_the_reservation(db: None) -> None:
     # given: a GPU added by hand, with no CUDA total, SM count or compute capability
-    gpu = Gpu.objects.create(slug="nvidia-custom-24gb", vendor="nvidia", name="Custom", marketed_memory_gb=24,
-                             nvidia_smi_memory_bytes=24_576 * MIB, memory_bandwidth_bytes_per_s=10**12)
+    gpu = Gpu.objects.create(
+        slug="nvidia-custom-24gb",
+        vendor="nvidia",
+        name="Custom",
+        marketed_memory_gb=24,
+        nvidia_smi_memory_bytes=24_576 * MIB,
+        memory_bandwidth_bytes_per_s=10**12,
+    )
     # when
     spec = gpu_spec(gpu)
     # then: 24,576 MiB less 0.45 GiB (483,183,820 bytes)
@@ -167,6 +207,10 @@ def test_gpu_list_api_shows_the_cuda_fields(catalog: None, api_client) -> None:
     # then
     t4 = rows["nvidia-t4-16gb"]
     assert (t4["cuda_total_bytes"], t4["sm_count"], t4["compute_capability"], t4["nvswitch"]) == (
-        15_095 * MIB, 40, "7.5", False)
+        15_095 * MIB,
+        40,
+        "7.5",
+        False,
+    )
     assert rows["nvidia-h200-sxm-141gb"]["nvswitch"] is True
     assert len(rows) == 36

@@ -31,11 +31,15 @@ def _fails(capsys, *args: str) -> str:
     return err
 
 
-@pytest.mark.parametrize(("version", "says"), [
-    ("latest!", f"--engine-version: engine_version 'latest!' is not a version: give {ACCEPTED_FORM}"),
-    ("0.6", f"--engine-version: engine_version '0.6' is not a version: give {ACCEPTED_FORM}"),
-    ("0.5.4", "--engine-version: vllm 0.5.4 is older than the oldest release modelled (0.6.0)"),
-], ids=["not-a-version", "two-numbers", "older-than-modelled"])
+@pytest.mark.parametrize(
+    ("version", "says"),
+    [
+        ("latest!", f"--engine-version: engine_version 'latest!' is not a version: give {ACCEPTED_FORM}"),
+        ("0.6", f"--engine-version: engine_version '0.6' is not a version: give {ACCEPTED_FORM}"),
+        ("0.5.4", "--engine-version: vllm 0.5.4 is older than the oldest release modelled (0.6.0)"),
+    ],
+    ids=["not-a-version", "two-numbers", "older-than-modelled"],
+)
 @pytest.mark.parametrize("command", ["estimate", "simulate"])
 def test_a_bad_engine_version_fails_with_one_line_and_exit_2(catalog, capsys, command, version, says):
     # when
@@ -46,12 +50,16 @@ def test_a_bad_engine_version_fails_with_one_line_and_exit_2(catalog, capsys, co
     assert err.startswith(f"{command}: error: {says}")
 
 
-@pytest.mark.parametrize(("args", "says"), [
-    (("--usage-context", "cli"), "argument --usage-context: invalid choice: 'cli'"),
-    (("--install", "conda"), "argument --install: invalid choice: 'conda'"),
-    (("--engine-mode", "v2"), "argument --engine-mode: invalid choice: 'v2'"),
-    (("--kv-cache-memory-bytes", "0"), "argument --kv-cache-memory-bytes: 0 must be ≥ 1"),
-], ids=["usage-context", "install", "engine-mode", "kv-bytes"])
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("--usage-context", "cli"), "argument --usage-context: invalid choice: 'cli'"),
+        (("--install", "conda"), "argument --install: invalid choice: 'conda'"),
+        (("--engine-mode", "v2"), "argument --engine-mode: invalid choice: 'v2'"),
+        (("--kv-cache-memory-bytes", "0"), "argument --kv-cache-memory-bytes: 0 must be ≥ 1"),
+    ],
+    ids=["usage-context", "install", "engine-mode", "kv-bytes"],
+)
 def test_bad_companions_fail_with_one_line(catalog, capsys, args, says):
     # when
     err = _fails(capsys, "estimate", *DEPLOYMENT, *args)
@@ -62,10 +70,26 @@ def test_bad_companions_fail_with_one_line(catalog, capsys, args, says):
 
 def test_the_json_names_the_release_the_bill_holds_for(catalog):
     # when
-    body = json.loads(_run("estimate", *DEPLOYMENT, "--engine-version", "0.11.0", "--usage-context", "llm",
-                           "--install", "docker", "--engine-mode", "v1", "--no-enable-chunked-prefill",
-                           "--kv-cache-memory-bytes", str(20 * 2**30), "--flashinfer-sampler",
-                           "--no-nccl-nvls", "--json"))
+    body = json.loads(
+        _run(
+            "estimate",
+            *DEPLOYMENT,
+            "--engine-version",
+            "0.11.0",
+            "--usage-context",
+            "llm",
+            "--install",
+            "docker",
+            "--engine-mode",
+            "v1",
+            "--no-enable-chunked-prefill",
+            "--kv-cache-memory-bytes",
+            str(20 * 2**30),
+            "--flashinfer-sampler",
+            "--no-nccl-nvls",
+            "--json",
+        )
+    )
 
     # then
     assert (body["engine_version"], body["engine_version_requested"]) == ("0.11.0", "0.11.0")
@@ -98,15 +122,25 @@ def test_latest_and_a_newer_release_say_what_was_asked_for(catalog):
 
 def test_docker_and_toggles_shape_the_launch_command(catalog):
     # when
-    lines = _run("estimate", *DEPLOYMENT, "--engine-version", "0.9.2", "--install", "docker",
-                 "--no-flashinfer-sampler", "--estimate-cudagraphs").splitlines()
+    lines = _run(
+        "estimate",
+        *DEPLOYMENT,
+        "--engine-version",
+        "0.9.2",
+        "--install",
+        "docker",
+        "--no-flashinfer-sampler",
+        "--estimate-cudagraphs",
+    ).splitlines()
 
     # then: the image of that release, the toggles the user set (and only those) as its environment
     assert "docker pull vllm/vllm-openai:v0.9.2" in lines
     run = next(line for line in lines if line.startswith("docker run"))
-    assert run.startswith("docker run --gpus all --ipc=host -p 8000:8000 -e VLLM_USE_FLASHINFER_SAMPLER=0 "
-                          "-e VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 vllm/vllm-openai:v0.9.2 "
-                          "--model meta-llama/Meta-Llama-3-8B --tensor-parallel-size 1")
+    assert run.startswith(
+        "docker run --gpus all --ipc=host -p 8000:8000 -e VLLM_USE_FLASHINFER_SAMPLER=0 "
+        "-e VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 vllm/vllm-openai:v0.9.2 "
+        "--model meta-llama/Meta-Llama-3-8B --tensor-parallel-size 1"
+    )
     assert "NCCL_NVLS_ENABLE" not in run
 
 
@@ -116,14 +150,31 @@ def test_the_python_usage_context_gives_the_llm_call(catalog):
 
     # then
     call = next(line for line in lines if line.startswith("from vllm import LLM"))
-    assert call.startswith("from vllm import LLM; llm = LLM(model='meta-llama/Meta-Llama-3-8B', "
-                           "tensor_parallel_size=1, pipeline_parallel_size=1, ")
+    assert call.startswith(
+        "from vllm import LLM; llm = LLM(model='meta-llama/Meta-Llama-3-8B', "
+        "tensor_parallel_size=1, pipeline_parallel_size=1, "
+    )
 
 
 def test_simulate_takes_the_version(catalog):
     # when
-    body = json.loads(_run("simulate", *DEPLOYMENT, "--engine-version", "0.11.0", "--input-tokens", "100",
-                           "--output-tokens", "10", "--rate", "1", "--requests", "50", "--json"))
+    body = json.loads(
+        _run(
+            "simulate",
+            *DEPLOYMENT,
+            "--engine-version",
+            "0.11.0",
+            "--input-tokens",
+            "100",
+            "--output-tokens",
+            "10",
+            "--rate",
+            "1",
+            "--requests",
+            "50",
+            "--json",
+        )
+    )
 
     # then
     assert "ttft_ms" in body
@@ -131,8 +182,9 @@ def test_simulate_takes_the_version(catalog):
 
 def test_a_measured_cuda_total_replaces_the_catalogs(catalog):
     # given the total a vLLM boot log printed (cudaMemGetInfo), not the catalog's 81,090 MiB
-    body = json.loads(_run("estimate", *DEPLOYMENT, "--engine-version", "0.11.0",
-                           "--gpu-cuda-total-bytes", "85000000000", "--json"))
+    body = json.loads(
+        _run("estimate", *DEPLOYMENT, "--engine-version", "0.11.0", "--gpu-cuda-total-bytes", "85000000000", "--json")
+    )
     # then vLLM's budget multiplies it: floor(85,000,000,000 × 0.9) = 76,500,000,000
     assert body["capacity_bytes_per_gpu"] == 85_000_000_000
     assert body["budget_bytes_per_gpu"] == 76_500_000_000

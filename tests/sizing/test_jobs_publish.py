@@ -32,6 +32,7 @@ MODEL = "meta-llama/Meta-Llama-3-8B"
 def _refuse(error: BaseException):
     def publish(*_args: object) -> None:
         raise error
+
     return publish
 
 
@@ -39,8 +40,11 @@ def _refuse(error: BaseException):
 # Publishing
 
 
-@pytest.mark.parametrize("error", [OperationalError("Error 111 connecting to 10.1.2.3:6379"),
-                                   FileNotFoundError("/var/broker/out")], ids=["redis down", "folder gone"])
+@pytest.mark.parametrize(
+    "error",
+    [OperationalError("Error 111 connecting to 10.1.2.3:6379"), FileNotFoundError("/var/broker/out")],
+    ids=["redis down", "folder gone"],
+)
 def test_a_refused_publish_marks_the_job_failed_and_raises_queue_unavailable(error) -> None:
     # given
     failed = []
@@ -51,9 +55,9 @@ def test_a_refused_publish_marks_the_job_failed_and_raises_queue_unavailable(err
     assert failed == [raised.value.as_dict()]
     assert failed[0] == {
         "code": "job_queue_unavailable",
-        "message": "the job queue is unavailable, so the job was not started (it is marked failed); try again "
-                   "in 30 s",
-        "extra": {"retry_after_s": 30, "job": {"kind": "estimate", "id": 7}}}
+        "message": "the job queue is unavailable, so the job was not started (it is marked failed); try again in 30 s",
+        "extra": {"retry_after_s": 30, "job": {"kind": "estimate", "id": 7}},
+    }
 
 
 def test_an_error_that_is_not_the_brokers_is_left_alone() -> None:
@@ -76,8 +80,9 @@ def test_publishing_waits_for_the_commit(db, django_capture_on_commit_callbacks)
     assert published == [1]
 
 
-def test_an_estimate_the_broker_refuses_is_failed_with_the_reason(api_client, catalog, monkeypatch,
-                                                                   django_capture_on_commit_callbacks) -> None:
+def test_an_estimate_the_broker_refuses_is_failed_with_the_reason(
+    api_client, catalog, monkeypatch, django_capture_on_commit_callbacks
+) -> None:
     # given a broker that refuses
     monkeypatch.setattr("sizing.tasks.estimate_compute_task.delay", _refuse(OperationalError("refused")))
     # when
@@ -89,11 +94,15 @@ def test_an_estimate_the_broker_refuses_is_failed_with_the_reason(api_client, ca
     assert estimate.finished_at is not None
 
 
-@pytest.mark.parametrize(("path", "accept", "content_type"), [
-    ("/api/v1/estimates/", "", "application/json"),
-    ("/sizing/", "application/json", "application/json"),
-    ("/sizing/", "text/html", "text/html; charset=utf-8"),
-], ids=["api", "page asking for json", "page"])
+@pytest.mark.parametrize(
+    ("path", "accept", "content_type"),
+    [
+        ("/api/v1/estimates/", "", "application/json"),
+        ("/sizing/", "application/json", "application/json"),
+        ("/sizing/", "text/html", "text/html; charset=utf-8"),
+    ],
+    ids=["api", "page asking for json", "page"],
+)
 def test_the_middleware_answers_503_with_retry_after(path, accept, content_type) -> None:
     # given
     request = RequestFactory().post(path, HTTP_ACCEPT=accept)
@@ -115,6 +124,7 @@ def test_the_middleware_answers_503_with_retry_after(path, accept, content_type)
 def test_beat_runs_both_reapers_and_they_are_registered() -> None:
     tasks = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
     assert tasks == {"sizing.tasks.jobs_reap_task", "benchmarks_app.tasks.loadtest_reap_task"}
+    celery_app.loader.import_default_modules()  # what a worker does at start: autodiscover every app's tasks
     assert tasks <= set(celery_app.tasks)
 
 
@@ -129,30 +139,65 @@ def test_the_reaper_ends_every_kind_of_job_nobody_will_finish_and_leaves_fresh_o
     forever = now - timedelta(days=3)
     model = LlmModel.objects.get(slug=MODEL, organisation__isnull=True)
     gpu = Gpu.objects.get(slug="nvidia-l4-24gb")
-    estimates = [Estimate.objects.create(organisation=organisation, model=model, gpu=gpu, inputs={})
-                 for _ in range(3)]
+    estimates = [Estimate.objects.create(organisation=organisation, model=model, gpu=gpu, inputs={}) for _ in range(3)]
     _age(Estimate, estimates[0].pk, created_at=queued_long)
     _age(Estimate, estimates[1].pk, created_at=forever, status=Estimate.Status.RUNNING)
     jobs = [SimulationJob.objects.create(organisation=organisation, kind="simulate", inputs={}) for _ in range(3)]
     _age(SimulationJob, jobs[0].pk, created_at=queued_long)
-    _age(SimulationJob, jobs[1].pk, status=SimulationJob.Status.RUNNING, started_at=forever, progress=0.4,
-         progress_message="candidate 12/30")
-    runs = [BenchmarkRun.objects.create(organisation=organisation, name="r", format="vllm", tool="vllm",
-                                        status=BenchmarkRun.Status.IMPORTING,
-                                        progress_message="1,000 of 4,000 requests stored") for _ in range(2)]
+    _age(
+        SimulationJob,
+        jobs[1].pk,
+        status=SimulationJob.Status.RUNNING,
+        started_at=forever,
+        progress=0.4,
+        progress_message="candidate 12/30",
+    )
+    runs = [
+        BenchmarkRun.objects.create(
+            organisation=organisation,
+            name="r",
+            format="vllm",
+            tool="vllm",
+            status=BenchmarkRun.Status.IMPORTING,
+            progress_message="1,000 of 4,000 requests stored",
+        )
+        for _ in range(2)
+    ]
     _age(BenchmarkRun, runs[0].pk, created_at=forever)
-    deployment = Deployment.objects.create(organisation=organisation, name="d", engine="vllm", gpu_count=1, tp=1,
-                                           model=model, gpu=gpu)
+    deployment = Deployment.objects.create(
+        organisation=organisation, name="d", engine="vllm", gpu_count=1, tp=1, model=model, gpu=gpu
+    )
     report = Report.objects.create(organisation=organisation, deployment=deployment, title="r")
-    version = ReportVersion.objects.create(report=report, number=1, status=ReportVersion.Status.APPROVED,
-                                           content={}, progress_message="rendering the PDF",
-                                           sign_requested_at=forever)
-    drafting = ReportVersion.objects.create(report=report, number=2, content={}, draft_requested_at=forever,
-                                            progress_message="queued: gathering the evidence")
+    version = ReportVersion.objects.create(
+        report=report,
+        number=1,
+        status=ReportVersion.Status.APPROVED,
+        content={},
+        progress_message="rendering the PDF",
+        sign_requested_at=forever,
+    )
+    drafting = ReportVersion.objects.create(
+        report=report,
+        number=2,
+        content={},
+        draft_requested_at=forever,
+        progress_message="queued: gathering the evidence",
+    )
     fresh_draft = ReportVersion.objects.create(report=report, number=3, content={}, draft_requested_at=now)
-    health = [MemoryHealthReport.objects.create(organisation=organisation, deployment=deployment, file_name="s",
-                                                file_size_bytes=1, file_sha256="0" * 64, file_gz=b"", host="h",
-                                                watched_from=now, watched_to=now) for _ in range(3)]
+    health = [
+        MemoryHealthReport.objects.create(
+            organisation=organisation,
+            deployment=deployment,
+            file_name="s",
+            file_size_bytes=1,
+            file_sha256="0" * 64,
+            file_gz=b"",
+            host="h",
+            watched_from=now,
+            watched_to=now,
+        )
+        for _ in range(3)
+    ]
     _age(MemoryHealthReport, health[0].pk, created_at=queued_long)
     _age(MemoryHealthReport, health[1].pk, created_at=forever, status=MemoryHealthReport.Status.RUNNING)
 
@@ -160,8 +205,15 @@ def test_the_reaper_ends_every_kind_of_job_nobody_will_finish_and_leaves_fresh_o
     ended = jobs_reap_task.apply().get()
 
     # then
-    assert ended == {"estimates": 2, "simulations": 2, "benchmark_imports": 1, "report_signing": 1,
-                     "report_drafting": 1, "health_reports": 2, "load_tests": 0}
+    assert ended == {
+        "estimates": 2,
+        "simulations": 2,
+        "benchmark_imports": 1,
+        "report_signing": 1,
+        "report_drafting": 1,
+        "health_reports": 2,
+        "load_tests": 0,
+    }
     statuses = [Estimate.objects.get(pk=e.pk).status for e in estimates]
     assert statuses == ["failed", "failed", "pending"]
     assert "no worker took this estimate" in Estimate.objects.get(pk=estimates[0].pk).error["message"]
@@ -182,23 +234,43 @@ def test_the_reaper_ends_every_kind_of_job_nobody_will_finish_and_leaves_fresh_o
     assert jobs_reap() == dict.fromkeys(ended, 0)
 
 
-def test_beats_reaper_fails_a_load_test_whose_worker_is_gone_without_anyone_reading_it(api_client,
-                                                                                        organisation) -> None:
+def test_beats_reaper_fails_a_load_test_whose_worker_is_gone_without_anyone_reading_it(
+    api_client, organisation
+) -> None:
     # given: a test whose shard's worker stopped beating, 30 requests measured
-    endpoint = Endpoint.objects.create(organisation=organisation, name="sim", base_url="http://127.0.0.1:9",
-                                       kind=Endpoint.Kind.SIMULATOR, model_name=MODEL)
-    response = api_client.post("/api/v1/load-tests/", {"endpoint": endpoint.pk, "scenario": "pulse",
-                                                       "peak_concurrency": 8}, format="json")
+    endpoint = Endpoint.objects.create(
+        organisation=organisation,
+        name="sim",
+        base_url="http://127.0.0.1:9",
+        kind=Endpoint.Kind.SIMULATOR,
+        model_name=MODEL,
+    )
+    response = api_client.post(
+        "/api/v1/load-tests/", {"endpoint": endpoint.pk, "scenario": "pulse", "peak_concurrency": 8}, format="json"
+    )
     assert response.status_code == 202, response.content
     job = LoadTest.objects.get()
     long_ago = timezone.now() - timedelta(seconds=settings.LOADTEST_HEARTBEAT_TIMEOUT_S + 5)
     LoadTest.objects.filter(pk=job.pk).update(status=LoadTest.Status.RUNNING, started_at=long_ago)
-    LoadTestShard.objects.filter(job=job).update(status=LoadTestShard.Status.RUNNING, heartbeat_at=long_ago,
-                                                 worker="loadtests@box-7")
-    BenchmarkRequest.objects.bulk_create([BenchmarkRequest(run_id=job.run_id, index=i, status="ok", start_s=i * 0.1,
-                                                           ttft_ms=100.0 + i, e2e_ms=500.0, tpot_ms=10.0,
-                                                           input_tokens=512, output_tokens=40)
-                                          for i in range(30)])
+    LoadTestShard.objects.filter(job=job).update(
+        status=LoadTestShard.Status.RUNNING, heartbeat_at=long_ago, worker="loadtests@box-7"
+    )
+    BenchmarkRequest.objects.bulk_create(
+        [
+            BenchmarkRequest(
+                run_id=job.run_id,
+                index=i,
+                status="ok",
+                start_s=i * 0.1,
+                ttft_ms=100.0 + i,
+                e2e_ms=500.0,
+                tpot_ms=10.0,
+                input_tokens=512,
+                output_tokens=40,
+            )
+            for i in range(30)
+        ]
+    )
 
     # when: only beat's task runs
     ended = jobs_reap_task.apply().get()

@@ -18,9 +18,17 @@ URL = "/api/v1/quotes/"
 L40S, T4, H100 = "nvidia-l40s-48gb", "nvidia-t4-16gb", "nvidia-h100-sxm-80gb"
 # Llama 3 8B in BF16 (≈15 GiB of weights) at 2 requests/s of 1000 prompt and 200 output tokens, on L40S or T4,
 # at most 2 GPUs: 1 x T4 cannot hold it; 2 x T4 (TP 2), 1 x and 2 x L40S can. A short run per candidate.
-QUOTE = {"model": "meta-llama/Meta-Llama-3-8B", "input_tokens": 1000, "output_tokens": 200, "rate": 2.0,
-         "slo": {"ttft_s": 2.0, "tpot_s": 0.1}, "gpus": [L40S, T4], "max_gpus": 2, "requests": 60,
-         "max_model_len": 8192}
+QUOTE = {
+    "model": "meta-llama/Meta-Llama-3-8B",
+    "input_tokens": 1000,
+    "output_tokens": 200,
+    "rate": 2.0,
+    "slo": {"ttft_s": 2.0, "tpot_s": 0.1},
+    "gpus": [L40S, T4],
+    "max_gpus": 2,
+    "requests": 60,
+    "max_model_len": 8192,
+}
 
 
 @pytest.fixture
@@ -45,14 +53,18 @@ def _done_quote(organisation, inputs, django_capture_on_commit_callbacks) -> dic
 def test_the_cost_per_million_tokens_is_the_hourly_cost_over_the_tokens_of_an_hour():
     # 2 x L40S at $0.86 = $1.72/h; 2 requests/s x (1000 + 200) tokens x 3600 s = 8,640,000 tokens per hour
     # → $1.72 / 8.64 = $0.19907... per million tokens
-    assert cost_per_million_tokens(cost_per_hour_usd=1.72, rate_per_s=2.0, mean_input_tokens=1000,
-                                   mean_output_tokens=200) == pytest.approx(0.199074, abs=1e-6)
-    assert cost_per_million_tokens(cost_per_hour_usd=None, rate_per_s=2.0, mean_input_tokens=1000,
-                                   mean_output_tokens=200) is None
+    assert cost_per_million_tokens(
+        cost_per_hour_usd=1.72, rate_per_s=2.0, mean_input_tokens=1000, mean_output_tokens=200
+    ) == pytest.approx(0.199074, abs=1e-6)
+    assert (
+        cost_per_million_tokens(cost_per_hour_usd=None, rate_per_s=2.0, mean_input_tokens=1000, mean_output_tokens=200)
+        is None
+    )
 
 
-def test_a_quote_offers_the_cheapest_deployments_meeting_the_slos(catalog, organisation, run_jobs_now,
-                                                                   django_capture_on_commit_callbacks):
+def test_a_quote_offers_the_cheapest_deployments_meeting_the_slos(
+    catalog, organisation, run_jobs_now, django_capture_on_commit_callbacks
+):
     # when
     quote = _done_quote(organisation, QUOTE, django_capture_on_commit_callbacks)
 
@@ -95,8 +107,9 @@ def test_a_quote_offers_the_cheapest_deployments_meeting_the_slos(catalog, organ
     assert quote["summary"]["candidates"] == 6  # 2 GPU types x (1 GPU TP 1, 2 GPUs TP 1, 2 GPUs TP 2)
 
 
-def test_the_offers_latencies_at_p95_are_the_searchs_own(catalog, organisation, run_jobs_now,
-                                                         django_capture_on_commit_callbacks):
+def test_the_offers_latencies_at_p95_are_the_searchs_own(
+    catalog, organisation, run_jobs_now, django_capture_on_commit_callbacks
+):
     # when
     quote = _done_quote(organisation, QUOTE, django_capture_on_commit_callbacks)
 
@@ -108,12 +121,25 @@ def test_the_offers_latencies_at_p95_are_the_searchs_own(catalog, organisation, 
         assert offer["tpot_ms"] == pytest.approx(by_label[offer["label"]]["tpot_p95_ms"])
 
 
-def test_a_quote_of_a_sample_profile_prices_its_mean_lengths(catalog, organisation, run_jobs_now,
-                                                             django_capture_on_commit_callbacks):
+def test_a_quote_of_a_sample_profile_prices_its_mean_lengths(
+    catalog, organisation, run_jobs_now, django_capture_on_commit_callbacks
+):
     sample = WorkloadProfile.objects.get(organisation__isnull=True)
-    quote = _done_quote(organisation, {"model": "meta-llama/Meta-Llama-3-8B", "profile": sample.pk, "rate": 1.0,
-                                       "slo": {"ttft_s": 5.0}, "gpus": [H100], "max_gpus": 1, "requests": 50,
-                                       "top": 1, "max_model_len": 8192}, django_capture_on_commit_callbacks)
+    quote = _done_quote(
+        organisation,
+        {
+            "model": "meta-llama/Meta-Llama-3-8B",
+            "profile": sample.pk,
+            "rate": 1.0,
+            "slo": {"ttft_s": 5.0},
+            "gpus": [H100],
+            "max_gpus": 1,
+            "requests": 50,
+            "top": 1,
+            "max_model_len": 8192,
+        },
+        django_capture_on_commit_callbacks,
+    )
 
     traffic = quote["assumptions"]["traffic"]
     assert traffic["kind"] == "profile"
@@ -128,8 +154,9 @@ def test_a_quote_of_a_sample_profile_prices_its_mean_lengths(catalog, organisati
 # The API
 
 
-def test_a_quote_is_accepted_with_202_and_polled_until_done(catalog, api_client, run_jobs_now,
-                                                            django_capture_on_commit_callbacks):
+def test_a_quote_is_accepted_with_202_and_polled_until_done(
+    catalog, api_client, run_jobs_now, django_capture_on_commit_callbacks
+):
     # when
     with django_capture_on_commit_callbacks(execute=True):
         response = api_client.post(URL, QUOTE, format="json")
@@ -173,8 +200,22 @@ def test_a_quote_is_accepted_with_202_and_polled_until_done(catalog, api_client,
         ({"max_gpus": 0}, "max_gpus"),
         ({"engines": ["teleport"]}, "engines"),
     ],
-    ids=["no-model", "unknown-model", "unknown-gpu", "unknown-profile", "profile-and-lengths", "no-traffic",
-         "no-output", "no-rate", "concurrency", "no-slo-limit", "no-slo", "top-too-large", "no-gpus", "bad-engine"],
+    ids=[
+        "no-model",
+        "unknown-model",
+        "unknown-gpu",
+        "unknown-profile",
+        "profile-and-lengths",
+        "no-traffic",
+        "no-output",
+        "no-rate",
+        "concurrency",
+        "no-slo-limit",
+        "no-slo",
+        "top-too-large",
+        "no-gpus",
+        "bad-engine",
+    ],
 )
 def test_bad_quotes_are_refused_with_the_field_and_nothing_is_stored(catalog, api_client, change, field):
     payload = {key: value for key, value in {**QUOTE, **change}.items() if value is not None}
@@ -208,8 +249,10 @@ def test_quotes_of_another_organisation_are_not_found(catalog, api_client):
 
 
 def test_the_list_is_paginated_newest_first_and_holds_only_quotes(catalog, api_client, organisation):
-    ids = [SimulationJob.objects.create(organisation=organisation, kind="quote", inputs={"quote": {"n": n}}).pk
-           for n in range(3)]
+    ids = [
+        SimulationJob.objects.create(organisation=organisation, kind="quote", inputs={"quote": {"n": n}}).pk
+        for n in range(3)
+    ]
     SimulationJob.objects.create(organisation=organisation, kind="search", inputs={})
 
     page = api_client.get(URL, {"limit": 2}).json()

@@ -25,8 +25,13 @@ from sizing.estimator.checkpoint import checkpoint_from_headers, checkpoint_from
 SCRIPT = Path(__file__).resolve().parents[2] / "deploy" / "tools" / "safetensors_headers.py"
 
 
-def write_safetensors(path: Path, tensors: dict[str, tuple[str, list[int], bytes]], *,
-                      metadata: dict[str, str] | None = None, data: bytes | None = None) -> int:
+def write_safetensors(
+    path: Path,
+    tensors: dict[str, tuple[str, list[int], bytes]],
+    *,
+    metadata: dict[str, str] | None = None,
+    data: bytes | None = None,
+) -> int:
     """Write a safetensors file; return its header length. `data` replaces the tensor bytes (garbage, truncation)."""
     header: dict[str, Any] = {"__metadata__": metadata} if metadata is not None else {}
     cursor = 0
@@ -41,8 +46,12 @@ def write_safetensors(path: Path, tensors: dict[str, tuple[str, list[int], bytes
 
 
 def run_script(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(  # noqa: S603 - our own script, run with this interpreter
-        [sys.executable, str(SCRIPT), *map(str, args)], capture_output=True, text=True, check=False, cwd=cwd,
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), *map(str, args)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=cwd,
         timeout=60,
     )
 
@@ -51,10 +60,14 @@ def tree(root: Path) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
 
 
-INDEX = {"metadata": {"total_size": 56},
-         "weight_map": {"model.embed_tokens.weight": "model-00001-of-00002.safetensors",
-                        "model.norm.weight": "model-00001-of-00002.safetensors",
-                        "lm_head.weight": "model-00002-of-00002.safetensors"}}
+INDEX = {
+    "metadata": {"total_size": 56},
+    "weight_map": {
+        "model.embed_tokens.weight": "model-00001-of-00002.safetensors",
+        "model.norm.weight": "model-00001-of-00002.safetensors",
+        "lm_head.weight": "model-00002-of-00002.safetensors",
+    },
+}
 CONFIG = {"model_type": "llama", "hidden_size": 4, "vocab_size": 4, "torch_dtype": "bfloat16"}
 
 
@@ -64,13 +77,20 @@ def tiny_model(model_dir: Path) -> dict[str, int]:
     embed BF16 4 x 4 = 16 elements x 2 bytes = 32; norm F32 4 x 4 bytes = 16; head BF16 2 x 2 x 2 bytes = 8
     """
     model_dir.mkdir()
-    first = write_safetensors(model_dir / "model-00001-of-00002.safetensors", {
-        "model.embed_tokens.weight": ("BF16", [4, 4], bytes(range(32))),
-        "model.norm.weight": ("F32", [4], b"\x00" * 16),
-    }, metadata={"format": "pt"})
-    second = write_safetensors(model_dir / "model-00002-of-00002.safetensors", {
-        "lm_head.weight": ("BF16", [2, 2], b"\x01" * 8),
-    })
+    first = write_safetensors(
+        model_dir / "model-00001-of-00002.safetensors",
+        {
+            "model.embed_tokens.weight": ("BF16", [4, 4], bytes(range(32))),
+            "model.norm.weight": ("F32", [4], b"\x00" * 16),
+        },
+        metadata={"format": "pt"},
+    )
+    second = write_safetensors(
+        model_dir / "model-00002-of-00002.safetensors",
+        {
+            "lm_head.weight": ("BF16", [2, 2], b"\x01" * 8),
+        },
+    )
     (model_dir / "model.safetensors.index.json").write_text(json.dumps(INDEX))
     (model_dir / "config.json").write_text(json.dumps(CONFIG))
     return {"model-00001-of-00002.safetensors": first, "model-00002-of-00002.safetensors": second}
@@ -158,8 +178,10 @@ def test_script_writes_to_the_working_directory_by_default(tmp_path: Path):
     assert tree(work) == ["safetensors-headers.json"]
     document = json.loads((work / "safetensors-headers.json").read_text())
     assert (document["index"], document["config"], list(document["files"])) == (None, None, ["model.safetensors"])
-    assert result.stdout.splitlines()[:2] == [f"wrote {work / 'safetensors-headers.json'}",
-                                              "1 file, 1 tensor, 4 bytes of tensors"]
+    assert result.stdout.splitlines()[:2] == [
+        f"wrote {work / 'safetensors-headers.json'}",
+        "1 file, 1 tensor, 4 bytes of tensors",
+    ]
 
 
 def test_script_never_reads_tensor_data_garbage_or_missing_data_changes_nothing(tmp_path: Path):
@@ -183,11 +205,14 @@ def test_script_never_reads_tensor_data_garbage_or_missing_data_changes_nothing(
     assert truncated[1]["files"]["model.safetensors"]["size_bytes"] == 8 + header_bytes + 10
     assert truncated[1]["files"]["model.safetensors"]["tensors"] == real[1]["files"]["model.safetensors"]["tensors"]
     expected = 8 + header_bytes + 4112  # 4096 + 16 bytes of data described
-    assert truncated[0].stderr == (f"warning: model.safetensors is {8 + header_bytes + 10:,} bytes but its header "
-                                   f"describes {expected:,}: truncated (an incomplete download?)\n")
+    assert truncated[0].stderr == (
+        f"warning: model.safetensors is {8 + header_bytes + 10:,} bytes but its header "
+        f"describes {expected:,}: truncated (an incomplete download?)\n"
+    )
     assert checkpoint_from_headers(truncated[1]).warnings == (
         f"model.safetensors is {8 + header_bytes + 10:,} bytes but its header describes {expected:,}: the file is "
-        "truncated (an incomplete download?)",)
+        "truncated (an incomplete download?)",
+    )
 
 
 def _load_script() -> ModuleType:
@@ -267,15 +292,19 @@ def test_script_follows_symlinks_as_in_the_hugging_face_cache(tmp_path: Path):
 def _no_safetensors(model_dir: Path) -> str:
     (model_dir / "config.json").write_text("{}")
     (model_dir / "pytorch_model.bin").write_bytes(b"\x80\x02")
-    return (f"error: {model_dir}: no *.safetensors files here; run this in the directory that holds the model's "
-            "weights (the one with config.json)")
+    return (
+        f"error: {model_dir}: no *.safetensors files here; run this in the directory that holds the model's "
+        "weights (the one with config.json)"
+    )
 
 
 def _corrupt_json(model_dir: Path) -> str:
     raw = b'{"w": {"dtype": "F32", '
     (model_dir / "model.safetensors").write_bytes(struct.pack("<Q", len(raw)) + raw + bytes(64))
-    return ("error: model.safetensors: the header is not valid UTF-8 JSON (Expecting property name enclosed in "
-            "double quotes: line 1 column 24 (char 23))")
+    return (
+        "error: model.safetensors: the header is not valid UTF-8 JSON (Expecting property name enclosed in "
+        "double quotes: line 1 column 24 (char 23))"
+    )
 
 
 def _not_an_object(model_dir: Path) -> str:
@@ -287,14 +316,18 @@ def _not_an_object(model_dir: Path) -> str:
 def _huge_header(model_dir: Path) -> str:
     # 100,000,001 > safetensors' 100,000,000-byte limit: refused before reading anything more
     (model_dir / "model.safetensors").write_bytes(struct.pack("<Q", 100_000_001) + b"{}" + bytes(64))
-    return ("error: model.safetensors: header length 100,000,001 bytes is over the 100,000,000-byte limit "
-            "safetensors enforces; refusing this file (corrupt, or not a safetensors file)")
+    return (
+        "error: model.safetensors: header length 100,000,001 bytes is over the 100,000,000-byte limit "
+        "safetensors enforces; refusing this file (corrupt, or not a safetensors file)"
+    )
 
 
 def _header_past_end(model_dir: Path) -> str:
     (model_dir / "model.safetensors").write_bytes(struct.pack("<Q", 1000) + b"{}")
-    return ("error: model.safetensors: header length 1,000 bytes runs past the end of the 10-byte file "
-            "(corrupt or truncated)")
+    return (
+        "error: model.safetensors: header length 1,000 bytes runs past the end of the 10-byte file "
+        "(corrupt or truncated)"
+    )
 
 
 def _too_short(model_dir: Path) -> str:
@@ -310,26 +343,53 @@ def _bad_offsets(model_dir: Path) -> str:
 
 def _missing_shard(model_dir: Path) -> str:
     write_safetensors(model_dir / "model-00001-of-00002.safetensors", {"w": ("F32", [2], bytes(8))})
-    (model_dir / "model.safetensors.index.json").write_text(json.dumps(
-        {"metadata": {"total_size": 16}, "weight_map": {"w": "model-00001-of-00002.safetensors",
-                                                        "v": "model-00002-of-00002.safetensors"}}))
-    return ("error: model.safetensors.index.json names 2 files and 1 are missing here: "
-            "model-00002-of-00002.safetensors; run this in the complete checkpoint directory")
+    (model_dir / "model.safetensors.index.json").write_text(
+        json.dumps(
+            {
+                "metadata": {"total_size": 16},
+                "weight_map": {"w": "model-00001-of-00002.safetensors", "v": "model-00002-of-00002.safetensors"},
+            }
+        )
+    )
+    return (
+        "error: model.safetensors.index.json names 2 files and 1 are missing here: "
+        "model-00002-of-00002.safetensors; run this in the complete checkpoint directory"
+    )
 
 
 def _corrupt_config(model_dir: Path) -> str:
     write_safetensors(model_dir / "model.safetensors", {"w": ("F32", [2], bytes(8))})
     (model_dir / "config.json").write_text("{not json")
-    return ("error: config.json: not valid JSON (Expecting property name enclosed in double quotes: line 1 "
-            "column 2 (char 1))")
+    return (
+        "error: config.json: not valid JSON (Expecting property name enclosed in double quotes: line 1 "
+        "column 2 (char 1))"
+    )
 
 
 @pytest.mark.parametrize(
     "make",
-    [_no_safetensors, _corrupt_json, _not_an_object, _huge_header, _header_past_end, _too_short, _bad_offsets,
-     _missing_shard, _corrupt_config],
-    ids=["no-safetensors-files", "corrupt-json", "header-not-an-object", "header-over-100-MB",
-         "header-past-end-of-file", "shorter-than-8-bytes", "reversed-offsets", "shard-missing", "corrupt-config"],
+    [
+        _no_safetensors,
+        _corrupt_json,
+        _not_an_object,
+        _huge_header,
+        _header_past_end,
+        _too_short,
+        _bad_offsets,
+        _missing_shard,
+        _corrupt_config,
+    ],
+    ids=[
+        "no-safetensors-files",
+        "corrupt-json",
+        "header-not-an-object",
+        "header-over-100-MB",
+        "header-past-end-of-file",
+        "shorter-than-8-bytes",
+        "reversed-offsets",
+        "shard-missing",
+        "corrupt-config",
+    ],
 )
 def test_script_refuses_with_exit_2_names_the_file_and_writes_nothing(tmp_path: Path, make):
     # given

@@ -8,8 +8,9 @@ from sizing.selectors import model_get_for_organisation
 
 def test_an_organisations_upload_wins_over_the_catalog_model_of_the_same_slug(catalog, organisation):
     # given the organisation's own copy of a catalog model
-    own = LlmModel.objects.create(slug="meta-llama/Meta-Llama-3-8B", organisation=organisation,
-                                  config={"model_type": "llama"}, supported=False)
+    own = LlmModel.objects.create(
+        slug="meta-llama/Meta-Llama-3-8B", organisation=organisation, config={"model_type": "llama"}, supported=False
+    )
     # when
     found = model_get_for_organisation(organisation=organisation, slug="meta-llama/Meta-Llama-3-8B")
     # then
@@ -17,8 +18,9 @@ def test_an_organisations_upload_wins_over_the_catalog_model_of_the_same_slug(ca
 
 
 def test_other_organisations_get_the_catalog_model(catalog, organisation):
-    LlmModel.objects.create(slug="meta-llama/Meta-Llama-3-8B", organisation=organisation,
-                            config={"model_type": "llama"}, supported=False)
+    LlmModel.objects.create(
+        slug="meta-llama/Meta-Llama-3-8B", organisation=organisation, config={"model_type": "llama"}, supported=False
+    )
     other = Organisation.objects.create(name="Other")
     found = model_get_for_organisation(organisation=other, slug="meta-llama/Meta-Llama-3-8B")
     assert found is not None

@@ -61,8 +61,19 @@ class Command(BaseCommand):
             stored = self._store(path, data, options)
         except SizingError as error:
             fail("benchmark", error.message)
-        payload = {"stored": [{"id": run.pk, "name": run.name, "tool": run.tool, "completed": run.completed,
-                               "failed": run.failed, "request_count": run.request_count} for run in stored]}
+        payload = {
+            "stored": [
+                {
+                    "id": run.pk,
+                    "name": run.name,
+                    "tool": run.tool,
+                    "completed": run.completed,
+                    "failed": run.failed,
+                    "request_count": run.request_count,
+                }
+                for run in stored
+            ]
+        }
         self._print(payload, options["json"])
 
     def _store(self, path: Path, data: bytes, options: dict[str, Any]) -> list[Any]:
@@ -74,8 +85,9 @@ class Command(BaseCommand):
         organisation = organisation_for_user(user=user)
         links: dict[str, Any] = {}
         if options["deployment"]:
-            links["deployment"] = deployment_get_for_organisation(organisation=organisation,
-                                                                  deployment_id=options["deployment"])
+            links["deployment"] = deployment_get_for_organisation(
+                organisation=organisation, deployment_id=options["deployment"]
+            )
             if links["deployment"] is None:
                 fail("benchmark", f"unknown deployment {options['deployment']}")
         if options["model"]:
@@ -86,19 +98,32 @@ class Command(BaseCommand):
             links["gpu"] = gpu_get(slug=options["gpu"])
             if links["gpu"] is None:
                 fail("benchmark", f"unknown GPU {options['gpu']!r}")
-        return benchmark_import(organisation=organisation, user=user, name=path.name, data=data,
-                                gpu_count=options["gpus"], tp=options["tp"], engine=options["engine"], **links)
+        return benchmark_import(
+            organisation=organisation,
+            user=user,
+            name=path.name,
+            data=data,
+            gpu_count=options["gpus"],
+            tp=options["tp"],
+            engine=options["engine"],
+            **links,
+        )
 
     def _print(self, payload: dict[str, Any], as_json: bool) -> None:
         if as_json:
             self.stdout.write(json.dumps(payload))
             return
         for run in payload.get("runs", payload.get("stored", [])):
-            self.stdout.write(" · ".join(f"{key} {value}" for key, value in run.items()
-                                         if key in ("tool", "label", "name", "completed", "failed", "id")
-                                         and value is not None))
+            self.stdout.write(
+                " · ".join(
+                    f"{key} {value}"
+                    for key, value in run.items()
+                    if key in ("tool", "label", "name", "completed", "failed", "id") and value is not None
+                )
+            )
             for key in ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"):
                 stat = run.get(key)
                 if stat:
-                    self.stdout.write(f"  {key}: mean {stat['mean']}, p50 {stat['p50']}, p99 {stat['p99']} "
-                                      f"({stat['source']})")
+                    self.stdout.write(
+                        f"  {key}: mean {stat['mean']}, p50 {stat['p50']}, p99 {stat['p99']} ({stat['source']})"
+                    )

@@ -11,8 +11,10 @@ from benchmarks_app.sentinel_synthetic import simulator_gauges, synthetic_sentin
 
 
 class Command(BaseCommand):
-    help = ("Write a synthetic memory-sentinel/1 file from the simulator's GPU gauges: steady (--climb-mib-per-h 0) "
-            "it passes the memory health criteria; with a slow climb (e.g. 40) it fails on the climb.")
+    help = (
+        "Write a synthetic memory-sentinel/1 file from the simulator's GPU gauges: steady (--climb-mib-per-h 0) "
+        "it passes the memory health criteria; with a slow climb (e.g. 40) it fails on the climb."
+    )
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--hours", type=float, default=72.0)
@@ -31,16 +33,23 @@ class Command(BaseCommand):
         gauges = None
         if options["model"]:
             try:
-                gauges = simulator_gauges(model=options["model"], gpu=options["gpu"], gpus=options["gpus"],
-                                          tp=options["gpus"])
+                gauges = simulator_gauges(
+                    model=options["model"], gpu=options["gpu"], gpus=options["gpus"], tp=options["gpus"]
+                )
             except (KeyError, ValueError) as error:
                 raise CommandError(str(error)) from None
         extra = {"start_s": options["start"]} if options["start"] is not None else {}
         path = Path(options["out"])
         with path.open("w", encoding="utf-8") as handle:
-            for line in synthetic_sentinel_lines(hours=options["hours"], interval_s=options["interval"],
-                                                 climb_mib_per_h=options["climb_mib_per_h"], gauges=gauges,
-                                                 failure=not options["no_failure"],
-                                                 breaker=not options["no_breaker"], host=options["host"], **extra):
+            for line in synthetic_sentinel_lines(
+                hours=options["hours"],
+                interval_s=options["interval"],
+                climb_mib_per_h=options["climb_mib_per_h"],
+                gauges=gauges,
+                failure=not options["no_failure"],
+                breaker=not options["no_breaker"],
+                host=options["host"],
+                **extra,
+            ):
                 handle.write(line)
         self.stdout.write(f"{path}: {path.stat().st_size:,} bytes")

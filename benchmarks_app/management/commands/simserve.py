@@ -27,8 +27,14 @@ from sizing.models import Deployment
 from sizing.services import ESTIMATE_PARAMETERS
 from sizing.simulation_services import simulation_plan
 
-OVERRIDABLE = ("max_model_len", "max_num_seqs", "max_num_batched_tokens", "gpu_memory_utilization", "weights",
-               "kv_dtype")
+OVERRIDABLE = (
+    "max_model_len",
+    "max_num_seqs",
+    "max_num_batched_tokens",
+    "gpu_memory_utilization",
+    "weights",
+    "kv_dtype",
+)
 
 
 class Command(BaseCommand):
@@ -67,23 +73,35 @@ class Command(BaseCommand):
         run(plan, model_name=options["served_model_name"] or name, options=options, out=self.stdout)
 
     def _deployment_plan(self, options: dict[str, Any]) -> tuple[Any, str]:
-        deployment = (Deployment.objects.select_related("model", "gpu", "organisation")
-                      .filter(pk=options["deployment"]).first())
+        deployment = (
+            Deployment.objects.select_related("model", "gpu", "organisation").filter(pk=options["deployment"]).first()
+        )
         if deployment is None:
             _fail(f"deployment {options['deployment']} does not exist")
         if deployment.model is None or deployment.gpu is None:
             _fail(f"deployment {deployment.pk} ({deployment.name}) names no model or no GPU: nothing to simulate")
         tp = options["tp"] or deployment.tp or 1
-        gpus = options["gpus"] or (deployment.gpu_count if deployment.gpu_count and deployment.gpu_count % tp == 0
-                                   else tp)
-        parameters: dict[str, Any] = {"gpus": gpus, "tp": tp, "pp": options["pp"],
-                                      "engine": options["engine"] or deployment.engine or "vllm",
-                                      "max_model_len": deployment.max_model_len}
+        gpus = options["gpus"] or (
+            deployment.gpu_count if deployment.gpu_count and deployment.gpu_count % tp == 0 else tp
+        )
+        parameters: dict[str, Any] = {
+            "gpus": gpus,
+            "tp": tp,
+            "pp": options["pp"],
+            "engine": options["engine"] or deployment.engine or "vllm",
+            "max_model_len": deployment.max_model_len,
+        }
         parameters.update({key: options[key] for key in OVERRIDABLE if options.get(key) is not None})
-        plan = simulation_plan(gpu=deployment.gpu, model=deployment.model, parameters=parameters,
-                               organisation=deployment.organisation, max_queue=options["max_queue"])
-        self.stdout.write(f"deployment {deployment.pk}: {deployment.name} ({plan.efficiencies_source}; memory "
-                          f"{plan.memory_source})")
+        plan = simulation_plan(
+            gpu=deployment.gpu,
+            model=deployment.model,
+            parameters=parameters,
+            organisation=deployment.organisation,
+            max_queue=options["max_queue"],
+        )
+        self.stdout.write(
+            f"deployment {deployment.pk}: {deployment.name} ({plan.efficiencies_source}; memory {plan.memory_source})"
+        )
         return plan, deployment.model.slug
 
     def _options_plan(self, options: dict[str, Any]) -> tuple[Any, str]:
@@ -92,8 +110,9 @@ class Command(BaseCommand):
         gpu, model, config = deployment_sources(options, "simserve")
         parameters = {key: options.get(key) for key in ESTIMATE_PARAMETERS}
         parameters["engine"] = options["engine"] or "vllm"
-        plan = simulation_plan(gpu=gpu, model=model, config=config, parameters=parameters,
-                               max_queue=options["max_queue"])
+        plan = simulation_plan(
+            gpu=gpu, model=model, config=config, parameters=parameters, max_queue=options["max_queue"]
+        )
         return plan, model.slug if model is not None else "simulated-model"
 
 

@@ -32,18 +32,36 @@ class Command(BaseCommand):
         if organisation is None:
             raise CommandError(f"no organisation {options['organisation']!r}: run `manage.py demo_setup` first")
         try:
-            endpoint, created = simulator_endpoint_ensure(organisation=organisation, base_url=options["url"],
-                                                          model_name=options["model"])
+            endpoint, created = simulator_endpoint_ensure(
+                organisation=organisation, base_url=options["url"], model_name=options["model"]
+            )
         except SizingError as error:
             raise CommandError(error.message) from None
         model = LlmModel.objects.filter(slug=options["model"], organisation__isnull=True).first()
         gpu = Gpu.objects.filter(slug=settings.SIZING_SIMULATOR_GPU).first()
-        if model is not None and gpu is not None and not Deployment.objects.filter(
-                organisation=organisation, name=DEMO_DEPLOYMENT).exists():
-            deployment_create(organisation=organisation, user=None, data={
-                "name": DEMO_DEPLOYMENT, "customer": "Demo", "model": model, "gpu": gpu, "gpu_count": 1, "tp": 1,
-                "engine": "vllm", "slo": DEMO_SLO,
-                "notes": "The deployment the bundled simulator serves: load-test it from the Load tests page."})
+        if (
+            model is not None
+            and gpu is not None
+            and not Deployment.objects.filter(organisation=organisation, name=DEMO_DEPLOYMENT).exists()
+        ):
+            deployment_create(
+                organisation=organisation,
+                user=None,
+                data={
+                    "name": DEMO_DEPLOYMENT,
+                    "customer": "Demo",
+                    "model": model,
+                    "gpu": gpu,
+                    "gpu_count": 1,
+                    "tp": 1,
+                    "engine": "vllm",
+                    "slo": DEMO_SLO,
+                    "notes": "The deployment the bundled simulator serves: load-test it from the Load tests page.",
+                },
+            )
         verb = "registered" if created else "updated"
-        self.stdout.write(self.style.SUCCESS(f"simulator endpoint {verb}: {endpoint.name} at {endpoint.base_url} "
-                                             f"(model {endpoint.model_name})"))
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"simulator endpoint {verb}: {endpoint.name} at {endpoint.base_url} (model {endpoint.model_name})"
+            )
+        )

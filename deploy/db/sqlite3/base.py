@@ -11,8 +11,9 @@ from reports import immutable_sql
 
 
 class DatabaseOperations(operations.DatabaseOperations):
-    def sql_flush(self, style: Any, tables: Any, *, reset_sequences: bool = False,
-                  allow_cascade: bool = False) -> list[str]:
+    def sql_flush(
+        self, style: Any, tables: Any, *, reset_sequences: bool = False, allow_cascade: bool = False
+    ) -> list[str]:
         statements = super().sql_flush(style, tables, reset_sequences=reset_sequences, allow_cascade=allow_cascade)
         return immutable_sql.flush_statements(statements, set(tables))
 

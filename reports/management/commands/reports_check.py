@@ -19,8 +19,11 @@ class Command(BaseCommand):
     help = "Check every signed report version: its PDF is there, its SHA-256 matches the record, its signature holds."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--no-signature", action="store_true",
-                            help="check presence and SHA-256 only (faster; no signature validation)")
+        parser.add_argument(
+            "--no-signature",
+            action="store_true",
+            help="check presence and SHA-256 only (faster; no signature validation)",
+        )
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -30,7 +33,6 @@ class Command(BaseCommand):
         else:
             for problem in summary["problems"]:
                 self.stdout.write(f"{problem['label']}: {problem['problem']}")
-            self.stdout.write(f"{summary['checked']} signed versions checked, {len(summary['problems'])} with "
-                              "problems")
+            self.stdout.write(f"{summary['checked']} signed versions checked, {len(summary['problems'])} with problems")
         if summary["problems"]:
             raise CommandError(f"{len(summary['problems'])} signed report versions failed the check")

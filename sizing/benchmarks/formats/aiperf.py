@@ -83,14 +83,38 @@ FORMAT_CSV = "aiperf_csv"
 FORMAT_RECORDS = "aiperf_records"
 
 # milliseconds per unit of a time figure, as the tools spell their units
-TIME_MS: dict[str, float] = {"ns": 1e-6, "us": 1e-3, "µs": 1e-3, "μs": 1e-3, "ms": 1.0, "s": 1000.0, "sec": 1000.0,
-                             "secs": 1000.0, "second": 1000.0, "seconds": 1000.0, "min": 60_000.0}
+TIME_MS: dict[str, float] = {
+    "ns": 1e-6,
+    "us": 1e-3,
+    "µs": 1e-3,
+    "μs": 1e-3,
+    "ms": 1.0,
+    "s": 1000.0,
+    "sec": 1000.0,
+    "secs": 1000.0,
+    "second": 1000.0,
+    "seconds": 1000.0,
+    "min": 60_000.0,
+}
 STAT_FIELDS = ("avg", "min", "max", "std", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "count", "sum")
 # per-request distributions whose n is the number of successful requests when the file gives no count
-PER_REQUEST_TAGS = ("time_to_first_token", "inter_token_latency", "request_latency", "input_sequence_length",
-                    "output_sequence_length", "usage_prompt_tokens", "usage_completion_tokens")
-SIGNATURE_TAGS = ("time_to_first_token", "request_latency", "inter_token_latency", "request_throughput",
-                  "request_count", "output_sequence_length")
+PER_REQUEST_TAGS = (
+    "time_to_first_token",
+    "inter_token_latency",
+    "request_latency",
+    "input_sequence_length",
+    "output_sequence_length",
+    "usage_prompt_tokens",
+    "usage_completion_tokens",
+)
+SIGNATURE_TAGS = (
+    "time_to_first_token",
+    "request_latency",
+    "inter_token_latency",
+    "request_throughput",
+    "request_count",
+    "output_sequence_length",
+)
 TELEMETRY_ADVICE = "upload it as a memory timeline"
 SERVER_METRICS_REFUSAL = f"an AIPerf server-metrics export, not a profile: {TELEMETRY_ADVICE}"
 GPU_TELEMETRY_REFUSAL = f"an AIPerf GPU-telemetry export, not a profile: {TELEMETRY_ADVICE}"
@@ -131,8 +155,15 @@ def _show(value: Any) -> str:
 
 
 def _kind(value: Any) -> str:
-    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number",
-            float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
+    return {
+        dict: "an object",
+        list: "a list",
+        str: "a string",
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        type(None): "null",
+    }.get(type(value), type(value).__name__)
 
 
 def _json_safe(value: Any) -> Any:
@@ -212,11 +243,14 @@ def _refuse_other_exports(data: Any) -> None:
     metrics = data.get("metrics")
     summary = _mapping(data.get("summary"))
     if "metrics_phase" in data or (
-            isinstance(metrics, Mapping) and "endpoints_configured" in summary
-            and any(isinstance(v, Mapping) and "series" in v for v in metrics.values())):
+        isinstance(metrics, Mapping)
+        and "endpoints_configured" in summary
+        and any(isinstance(v, Mapping) and "series" in v for v in metrics.values())
+    ):
         raise FormatRefusal(SERVER_METRICS_REFUSAL)
-    if _telemetry_line(data) or ("endpoints" in data and "endpoints_configured" in summary
-                                 and not any(tag in data for tag in SIGNATURE_TAGS)):
+    if _telemetry_line(data) or (
+        "endpoints" in data and "endpoints_configured" in summary and not any(tag in data for tag in SIGNATURE_TAGS)
+    ):
         raise FormatRefusal(GPU_TELEMETRY_REFUSAL)
 
 
@@ -248,8 +282,13 @@ def _metric_entries(data: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
                 if key in value:
                     entry[key] = _number(value[key], f"{tag}.{key}")
             entries[tag] = entry
-        elif tag in SIGNATURE_TAGS or tag in ("inter_chunk_latency", "benchmark_duration", "error_request_count",
-                                             "completed_request_count", "output_token_throughput"):
+        elif tag in SIGNATURE_TAGS or tag in (
+            "inter_chunk_latency",
+            "benchmark_duration",
+            "error_request_count",
+            "completed_request_count",
+            "output_token_throughput",
+        ):
             if value is None:
                 continue
             raise FormatRefusal(f"'{tag}' is {_kind(value)} ({_show(value)}), not the tool's {{unit, avg, …}} object")
@@ -266,9 +305,18 @@ def _time_scale(entry: Mapping[str, Any], tag: str, notes: list[str]) -> float |
 
 
 def _stat(entry: Mapping[str, Any], *, scale: float, n: int | None) -> Stat | None:
-    return stat_reported(scale=scale, n=n, mean=entry.get("avg"), p50=entry.get("p50"), p90=entry.get("p90"),
-                         p95=entry.get("p95"), p99=entry.get("p99"), min=entry.get("min"), max=entry.get("max"),
-                         std=entry.get("std"))
+    return stat_reported(
+        scale=scale,
+        n=n,
+        mean=entry.get("avg"),
+        p50=entry.get("p50"),
+        p90=entry.get("p90"),
+        p95=entry.get("p95"),
+        p99=entry.get("p99"),
+        min=entry.get("min"),
+        max=entry.get("max"),
+        std=entry.get("std"),
+    )
 
 
 def _avg(metrics: Mapping[str, Mapping[str, Any]], *tags: str) -> float | None:
@@ -315,8 +363,11 @@ def _load_aiperf(config: Mapping[str, Any]) -> LoadPattern:
     rate: Any = loadgen.get("request_rate")
     phases = config.get("phases")
     if isinstance(phases, list) and phases:
-        profiling = [p for p in phases if isinstance(p, Mapping)
-                     and "profil" in str(p.get("kind") or p.get("name") or "").lower()]
+        profiling = [
+            p
+            for p in phases
+            if isinstance(p, Mapping) and "profil" in str(p.get("kind") or p.get("name") or "").lower()
+        ]
         phase = profiling[-1] if profiling else phases[-1]
         if isinstance(phase, Mapping):
             concurrency = phase.get("concurrency", concurrency)
@@ -355,8 +406,11 @@ def _model_backend(tool: str, config: Mapping[str, Any]) -> tuple[str | None, st
     endpoint = config.get("endpoint")
     endpoint = endpoint if isinstance(endpoint, Mapping) else {}
     if tool == AIPERF:
-        model = (_first_name(endpoint.get("model_names")) or _first_name(config.get("models"))
-                 or _first_name(config.get("model_names")))
+        model = (
+            _first_name(endpoint.get("model_names"))
+            or _first_name(config.get("models"))
+            or _first_name(config.get("model_names"))
+        )
         kind = endpoint.get("type")
         return model, str(kind) if kind else None
     model = _first_name(config.get("model_names")) or _first_name(config.get("model"))
@@ -372,19 +426,27 @@ def _token_notes(tool: str, summary: _Summary, used: dict[str, str]) -> list[str
     config = summary.config
     endpoint = _mapping(config.get("endpoint"))
     server_counts = bool(endpoint.get("use_server_token_count") or config.get("use_server_token_count"))
-    tokenizer = (_mapping(config.get("tokenizer")).get("name") or config.get("tokenizer")
-                 or _first_name(endpoint.get("model_names")) or None)
+    tokenizer = (
+        _mapping(config.get("tokenizer")).get("name")
+        or config.get("tokenizer")
+        or _first_name(endpoint.get("model_names"))
+        or None
+    )
     tokenizer_text = f" ({tokenizer})" if isinstance(tokenizer, str) and tokenizer else ""
     name = "AIPerf" if tool == AIPERF else "GenAI-Perf"
     if server_counts:
         return ["token counts are the server's usage figures (--use-server-token-count)"]
     token_sources = [used[key] for key in ("input_tokens", "output_tokens") if key in used]
     if token_sources and all(source.startswith("usage_") for source in token_sources):
-        return [f"input/output tokens from the server's usage (usage_prompt_tokens, usage_completion_tokens); "
-                f"{name}'s input/output_sequence_length and the throughputs built on them are counted by the client "
-                f"tokenizer{tokenizer_text}"]
-    return [f"tokens counted by {name}'s client tokenizer{tokenizer_text}, not the server's usage; the output-token "
-            f"throughput and inter_token_latency's OSL use the same count"]
+        return [
+            f"input/output tokens from the server's usage (usage_prompt_tokens, usage_completion_tokens); "
+            f"{name}'s input/output_sequence_length and the throughputs built on them are counted by the client "
+            f"tokenizer{tokenizer_text}"
+        ]
+    return [
+        f"tokens counted by {name}'s client tokenizer{tokenizer_text}, not the server's usage; the output-token "
+        f"throughput and inter_token_latency's OSL use the same count"
+    ]
 
 
 def _run_from_summary(summary: _Summary, format_id: str) -> ImportedRun:
@@ -424,8 +486,12 @@ def _run_from_summary(summary: _Summary, format_id: str) -> ImportedRun:
             return ok
         return count
 
-    for tag, key in (("time_to_first_token", "ttft_ms"), ("inter_token_latency", "tpot_ms"),
-                     ("inter_chunk_latency", "itl_ms"), ("request_latency", "e2e_ms")):
+    for tag, key in (
+        ("time_to_first_token", "ttft_ms"),
+        ("inter_token_latency", "tpot_ms"),
+        ("inter_chunk_latency", "itl_ms"),
+        ("request_latency", "e2e_ms"),
+    ):
         entry = metrics.get(tag)
         if entry is None:
             continue
@@ -436,8 +502,10 @@ def _run_from_summary(summary: _Summary, format_id: str) -> ImportedRun:
         if stat is not None:
             found[key] = stat
             used[key] = tag
-    for key, tags in (("input_tokens", ("usage_prompt_tokens", "input_sequence_length")),
-                      ("output_tokens", ("usage_completion_tokens", "output_sequence_length"))):
+    for key, tags in (
+        ("input_tokens", ("usage_prompt_tokens", "input_sequence_length")),
+        ("output_tokens", ("usage_completion_tokens", "output_sequence_length")),
+    ):
         for tag in tags:
             entry = metrics.get(tag)
             stat = _stat(entry, scale=1.0, n=count_of(tag, entry)) if entry is not None else None
@@ -449,16 +517,26 @@ def _run_from_summary(summary: _Summary, format_id: str) -> ImportedRun:
     # where request_latency ends: AIPerf releases that read the usage chunk (usage_* metrics) end at the stream's
     # last message; GenAI-Perf and older AIPerf drop chunks without content and end at the last content chunk
     usage_chunk = tool == AIPERF and any(tag in metrics for tag in ("usage_prompt_tokens", "usage_completion_tokens"))
-    end_point = ("the stream's last message, the trailing usage chunk included" if usage_chunk
-                 else "the last content chunk (chunks without content are dropped)")
+    end_point = (
+        "the stream's last message, the trailing usage chunk included"
+        if usage_chunk
+        else "the last content chunk (chunks without content are dropped)"
+    )
     if "tpot_ms" in found:
-        notes.append(f"tpot_ms is {name}'s inter_token_latency = (request_latency − TTFT) / (OSL − 1), request-"
-                     f"averaged, ending at {end_point}"
-                     + (", so it sits slightly above METRICS.md's TPOT (which ends at the last content chunk)"
-                        if usage_chunk else ": METRICS.md's TPOT with n_1 = 1, but with OSL counted as below"))
+        notes.append(
+            f"tpot_ms is {name}'s inter_token_latency = (request_latency − TTFT) / (OSL − 1), request-"
+            f"averaged, ending at {end_point}"
+            + (
+                ", so it sits slightly above METRICS.md's TPOT (which ends at the last content chunk)"
+                if usage_chunk
+                else ": METRICS.md's TPOT with n_1 = 1, but with OSL counted as below"
+            )
+        )
         if tool == GENAI_PERF:
-            notes.append("GenAI-Perf releases before mid-2024 wrote a pooled per-token gap as inter_token_latency; "
-                         "a file does not say which: read as the request-averaged figure")
+            notes.append(
+                "GenAI-Perf releases before mid-2024 wrote a pooled per-token gap as inter_token_latency; "
+                "a file does not say which: read as the request-averaged figure"
+            )
     if "itl_ms" in found:
         text = "itl_ms is AIPerf's inter_chunk_latency: pooled gaps between content chunks"
         gaps = _integer(metrics["inter_chunk_latency"].get("count"))
@@ -466,19 +544,25 @@ def _run_from_summary(summary: _Summary, format_id: str) -> ImportedRun:
         if gaps and tokens and ok:
             per_chunk = tokens / (gaps + ok)
             if per_chunk > 1.05:
-                text += (f"; {gaps:,} gaps for {tokens:,.0f} output tokens in {ok:,} requests: chunks carry ≈"
-                         f"{per_chunk:.1f} tokens, so these are per-chunk gaps, not per-token ones")
+                text += (
+                    f"; {gaps:,} gaps for {tokens:,.0f} output tokens in {ok:,} requests: chunks carry ≈"
+                    f"{per_chunk:.1f} tokens, so these are per-chunk gaps, not per-token ones"
+                )
         notes.append(text)
     elif tool == GENAI_PERF:
         notes.append("GenAI-Perf's summary has no pooled inter-chunk gap distribution: itl_ms left out")
     if "e2e_ms" in found and usage_chunk:
         notes.append("e2e_ms is request_latency: request start to the stream's last message (METRICS.md's E2E)")
     elif "e2e_ms" in found:
-        notes.append("e2e_ms is request_latency: request start to the last content chunk, slightly short of "
-                     "METRICS.md's E2E (which ends at the stream end)")
+        notes.append(
+            "e2e_ms is request_latency: request start to the last content chunk, slightly short of "
+            "METRICS.md's E2E (which ends at the stream end)"
+        )
     if "e2e_output_token_throughput" in metrics:
-        notes.append("e2e_output_token_throughput is OSL / E2E per request; NTPOT (E2E / N_out) cannot be derived "
-                     "from its summary (the mean of reciprocals is not the reciprocal of the mean): ntpot_ms left out")
+        notes.append(
+            "e2e_output_token_throughput is OSL / E2E per request; NTPOT (E2E / N_out) cannot be derived "
+            "from its summary (the mean of reciprocals is not the reciprocal of the mean): ntpot_ms left out"
+        )
     if "ttft_ms" not in found and ok:
         notes.append("no time_to_first_token in the file (a non-streaming run?): TTFT, TPOT and ITL unknown")
     if found or ok:
@@ -493,8 +577,10 @@ def _run_from_summary(summary: _Summary, format_id: str) -> ImportedRun:
     requests_per_s = _avg(metrics, "request_throughput")
     total_per_s = _avg(metrics, "total_token_throughput")
     if tool == AIPERF and (output_per_s is not None or requests_per_s is not None):
-        notes.append("AIPerf's throughputs count successful requests and their tokens over first request start → "
-                     "last response (benchmark_duration), not METRICS.md's measurement window")
+        notes.append(
+            "AIPerf's throughputs count successful requests and their tokens over first request start → "
+            "last response (benchmark_duration), not METRICS.md's measurement window"
+        )
     duration = _duration_s(metrics.get("benchmark_duration"))
     started = _utc_from_ns(_min_request_ns(metrics))
     if started is None and isinstance(top.get("start_time"), str):
@@ -525,10 +611,24 @@ def _run_from_summary(summary: _Summary, format_id: str) -> ImportedRun:
     if summary.telemetry:
         reported["telemetry"] = _json_safe(summary.telemetry)
     return ImportedRun(
-        format=format_id, tool=tool, tool_version=str(version) if version else None, model=model, backend=backend,
-        started_at=started, duration_s=duration, load=load, settings=dict(config), completed=ok, failed=failed,
-        metrics=found, reported=reported, output_tokens_per_s=output_per_s, requests_per_s=requests_per_s,
-        total_tokens_per_s=total_per_s, notes=tuple(notes))
+        format=format_id,
+        tool=tool,
+        tool_version=str(version) if version else None,
+        model=model,
+        backend=backend,
+        started_at=started,
+        duration_s=duration,
+        load=load,
+        settings=dict(config),
+        completed=ok,
+        failed=failed,
+        metrics=found,
+        reported=reported,
+        output_tokens_per_s=output_per_s,
+        requests_per_s=requests_per_s,
+        total_tokens_per_s=total_per_s,
+        notes=tuple(notes),
+    )
 
 
 def _min_request_ns(metrics: Mapping[str, Mapping[str, Any]]) -> float | None:
@@ -545,15 +645,28 @@ def _min_request_ns(metrics: Mapping[str, Mapping[str, Any]]) -> float | None:
 def _aiperf_marked(data: Mapping[str, Any]) -> bool:
     config = _mapping(data.get("input_config"))
     endpoint = _mapping(config.get("endpoint"))
-    return bool({"aiperf_version", "schema_version", "error_summary", "was_cancelled", "benchmark_duration",
-                 "inter_chunk_latency"} & set(data)
-                or {"loadgen", "models", "phases"} & set(config) or "model_names" in endpoint)
+    return bool(
+        {
+            "aiperf_version",
+            "schema_version",
+            "error_summary",
+            "was_cancelled",
+            "benchmark_duration",
+            "inter_chunk_latency",
+        }
+        & set(data)
+        or {"loadgen", "models", "phases"} & set(config)
+        or "model_names" in endpoint
+    )
 
 
 def _genai_marked(data: Mapping[str, Any]) -> bool:
     config = _mapping(data.get("input_config"))
-    return bool({"perf_analyzer", "service_kind", "endpoint_type", "artifact_dir", "subcommand"} & set(config)
-                or "request_goodput" in data or "telemetry_stats" in data)
+    return bool(
+        {"perf_analyzer", "service_kind", "endpoint_type", "artifact_dir", "subcommand"} & set(config)
+        or "request_goodput" in data
+        or "telemetry_stats" in data
+    )
 
 
 def read_json(text: str) -> list[ImportedRun]:
@@ -573,8 +686,10 @@ def read_json(text: str) -> list[ImportedRun]:
             raise refusal from None  # not JSON, or cut short: the helper's reason stands
         _refuse_other_exports(head)
         if isinstance(head, Mapping) and "metadata" in head and "metrics" in head:
-            raise FormatRefusal("JSON lines of AIPerf per-request records (profile_export.jsonl), not the "
-                                "profile_export_aiperf.json summary") from None
+            raise FormatRefusal(
+                "JSON lines of AIPerf per-request records (profile_export.jsonl), not the "
+                "profile_export_aiperf.json summary"
+            ) from None
         raise
     if not isinstance(data, Mapping):
         raise FormatRefusal(f"a JSON {_kind(data).split(' ')[-1]}, not an AIPerf/GenAI-Perf profile object")
@@ -585,15 +700,19 @@ def read_json(text: str) -> list[ImportedRun]:
     has_metric = any(tag in metrics for tag in SIGNATURE_TAGS)
     is_aiperf = _aiperf_marked(data)
     if not has_metric and not (is_aiperf and "error_summary" in data):
-        raise FormatRefusal("a JSON object without AIPerf's 'time_to_first_token' metric (nor 'request_latency' or "
-                            "another {unit, avg, …} metric object of AIPerf/GenAI-Perf)")
+        raise FormatRefusal(
+            "a JSON object without AIPerf's 'time_to_first_token' metric (nor 'request_latency' or "
+            "another {unit, avg, …} metric object of AIPerf/GenAI-Perf)"
+        )
     if is_aiperf:
         tool = AIPERF
     elif _genai_marked(data):
         tool = GENAI_PERF
     else:
-        raise FormatRefusal("AIPerf/GenAI-Perf metric objects, but nothing says which tool wrote them (no "
-                            "aiperf_version, error_summary or input_config)")
+        raise FormatRefusal(
+            "AIPerf/GenAI-Perf metric objects, but nothing says which tool wrote them (no "
+            "aiperf_version, error_summary or input_config)"
+        )
     config = data.get("input_config")
     if config is not None and not isinstance(config, Mapping):
         raise FormatRefusal(f"input_config is {_kind(config)}, not an object")
@@ -611,8 +730,16 @@ def read_json(text: str) -> list[ImportedRun]:
 # profile_export_aiperf.csv / profile_export_genai_perf.csv
 
 _NAME_UNIT = re.compile(r"^(?P<name>.*?)\s*\((?P<unit>[^()]*)\)\s*$")
-_SYSTEM_ONLY_AIPERF = ("benchmark_duration", "error_request_count", "total_token_throughput", "completed_request_count",
-                       "good_request_count", "goodput", "input_token_throughput", "request_error_rate")
+_SYSTEM_ONLY_AIPERF = (
+    "benchmark_duration",
+    "error_request_count",
+    "total_token_throughput",
+    "completed_request_count",
+    "good_request_count",
+    "goodput",
+    "input_token_throughput",
+    "request_error_rate",
+)
 
 
 @dataclass
@@ -672,8 +799,10 @@ def _check_width(table: _Table, last_line: int) -> None:
     for line, cells in table.rows:
         if len(cells) != len(table.header):
             cut = ": the file is cut short" if line == last_line and len(cells) < len(table.header) else ""
-            raise FormatRefusal(f"line {line} has {len(cells)} cells where its table's header (line {table.line}) "
-                                f"has {len(table.header)}{cut}")
+            raise FormatRefusal(
+                f"line {line} has {len(cells)} cells where its table's header (line {table.line}) "
+                f"has {len(table.header)}{cut}"
+            )
 
 
 def read_csv(text: str) -> list[ImportedRun]:
@@ -695,8 +824,10 @@ def read_csv(text: str) -> list[ImportedRun]:
     if lowered[:2] in (["endpoint", "gpu_index"], ["gpu index", "gpu name"]) or "gpu_uuid" in lowered:
         raise FormatRefusal(GPU_TELEMETRY_REFUSAL)
     if lowered[:1] != ["metric"] or len(lowered) < 2 or lowered[1] not in ("avg", "value"):
-        raise FormatRefusal(f"not an AIPerf/GenAI-Perf CSV: its first row is {','.join(first)[:60]!r}, not "
-                            "'Metric,avg,…' or 'Metric,Value'")
+        raise FormatRefusal(
+            f"not an AIPerf/GenAI-Perf CSV: its first row is {','.join(first)[:60]!r}, not "
+            "'Metric,avg,…' or 'Metric,Value'"
+        )
     last_line = max([t.line for t in tables] + [line for t in tables for line, _ in t.rows])
     metrics: dict[str, dict[str, Any]] = {}
     telemetry: list[dict[str, Any]] = []
@@ -733,16 +864,20 @@ def read_csv(text: str) -> list[ImportedRun]:
         elif stats and stats[0] == "p99":
             tool = GENAI_PERF
         else:
-            raise FormatRefusal(f"a 'Metric,avg,…' CSV whose columns ({','.join(column_order)[:60]}) match neither "
-                                "AIPerf's nor GenAI-Perf's order")
+            raise FormatRefusal(
+                f"a 'Metric,avg,…' CSV whose columns ({','.join(column_order)[:60]}) match neither "
+                "AIPerf's nor GenAI-Perf's order"
+            )
     elif any(tag in metrics for tag in _SYSTEM_ONLY_AIPERF) or metrics.get("request_count", {}).get("unit") is None:
         tool = AIPERF
     else:
         tool = GENAI_PERF
     signature = set(SIGNATURE_TAGS) | {"error_request_count"}
     if not signature & set(metrics):
-        raise FormatRefusal("a 'Metric,…' CSV without AIPerf's 'Time to First Token' (nor 'Request Latency', "
-                            "'Request Count' or 'Error Request Count')")
+        raise FormatRefusal(
+            "a 'Metric,…' CSV without AIPerf's 'Time to First Token' (nor 'Request Latency', "
+            "'Request Count' or 'Error Request Count')"
+        )
     summary = _Summary(tool=tool, metrics=metrics, rounded=True, telemetry=telemetry)
     if telemetry:
         summary.notes.append("the CSV's GPU telemetry rows kept in reported")
@@ -837,27 +972,48 @@ def _parse_record(line: int, value: Any) -> _Record | None:
         else:
             numbers = [_number(gap, f"line {line}: an inter_chunk_latency gap") for gap in gaps_value]
             gaps = tuple(gap * scale for gap in numbers if gap is not None)
-    input_tokens, input_source = _record_tokens(metrics, ("usage_prompt_tokens", "input_sequence_length",
-                                                          "error_isl"), line)
-    output_tokens, output_source = _record_tokens(metrics, ("usage_completion_tokens", "output_sequence_length"),
-                                                  line)
+    input_tokens, input_source = _record_tokens(
+        metrics, ("usage_prompt_tokens", "input_sequence_length", "error_isl"), line
+    )
+    output_tokens, output_source = _record_tokens(metrics, ("usage_completion_tokens", "output_sequence_length"), line)
     if error is not None:
         parts = [str(error.get(key)) for key in ("code", "type") if error.get(key) not in (None, "")]
         message = str(error.get("message") or "").strip()
         text = " ".join(parts) + (": " + message if message else "")
-        record = RequestRecord(status=RequestStatus.ERROR.value, error=text or "error", ttft_ms=ttft, e2e_ms=e2e,
-                               input_tokens=input_tokens, output_tokens=output_tokens)
-        return _Record(record, start_ns, end_ns, None, False, bool(metadata.get("was_cancelled")),
-                       (input_source, output_source))
+        record = RequestRecord(
+            status=RequestStatus.ERROR.value,
+            error=text or "error",
+            ttft_ms=ttft,
+            e2e_ms=e2e,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+        )
+        return _Record(
+            record, start_ns, end_ns, None, False, bool(metadata.get("was_cancelled")), (input_source, output_source)
+        )
     tpot = None
     chunks_differ = False
     if gaps and output_tokens is not None and output_tokens >= 2:
         tpot = sum(gaps) / (output_tokens - 1)  # (t_cC − t_c1) / (N_out − n_1), n_1 = 1
         chunks_differ = len(gaps) + 1 != output_tokens
-    record = RequestRecord(status=RequestStatus.OK.value, ttft_ms=ttft, e2e_ms=e2e, tpot_ms=tpot, itl_ms=gaps,
-                           input_tokens=input_tokens, output_tokens=output_tokens)
-    return _Record(record, start_ns, end_ns, aiperf_itl, chunks_differ, bool(metadata.get("was_cancelled")),
-                   (input_source, output_source))
+    record = RequestRecord(
+        status=RequestStatus.OK.value,
+        ttft_ms=ttft,
+        e2e_ms=e2e,
+        tpot_ms=tpot,
+        itl_ms=gaps,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+    )
+    return _Record(
+        record,
+        start_ns,
+        end_ns,
+        aiperf_itl,
+        chunks_differ,
+        bool(metadata.get("was_cancelled")),
+        (input_source, output_source),
+    )
 
 
 def read_records(text: str) -> list[ImportedRun]:
@@ -880,8 +1036,9 @@ def read_records(text: str) -> list[ImportedRun]:
         whole = _sniff_json(text)
         _refuse_other_exports(whole)
         if isinstance(whole, Mapping):
-            raise FormatRefusal("one JSON object over several lines (a summary export?), not AIPerf's per-record "
-                                "JSON lines") from None
+            raise FormatRefusal(
+                "one JSON object over several lines (a summary export?), not AIPerf's per-record JSON lines"
+            ) from None
         head = None  # a cut or broken first line: json_lines below says where
     _refuse_other_exports(head)
     if isinstance(head, Mapping) and not ("metadata" in head and ("metrics" in head or "error" in head)):
@@ -904,71 +1061,109 @@ def read_records(text: str) -> list[ImportedRun]:
     ends = [p.end_ns for p in parsed if p.end_ns is not None]
     origin = min(starts) if starts else None
     records = tuple(
-        replace(p.record, start_s=(p.start_ns - origin) / 1e9) if p.start_ns is not None and origin is not None
+        replace(p.record, start_s=(p.start_ns - origin) / 1e9)
+        if p.start_ns is not None and origin is not None
         else p.record
-        for p in parsed)
+        for p in parsed
+    )
     ok = [r for r in records if r.status == RequestStatus.OK.value]
     failed = [r for r in records if r.status == RequestStatus.ERROR.value]
     duration = (max(ends) - origin) / 1e9 if ends and origin is not None and max(ends) > origin else None
 
-    notes = [f"metrics recomputed from {_count(len(records), 'profiling record')}"
-             + (f" ({_count(warmup, 'warm-up record')} left out)" if warmup else "")]
+    notes = [
+        f"metrics recomputed from {_count(len(records), 'profiling record')}"
+        + (f" ({_count(warmup, 'warm-up record')} left out)" if warmup else "")
+    ]
     aiperf_itls = [p.aiperf_itl_ms for p in parsed if p.aiperf_itl_ms is not None and p.record.status == "ok"]
     tpots = [r.tpot_ms for r in ok if r.tpot_ms is not None]
     sources = Counter(p.token_sources for p in parsed if p.record.status == "ok")
     usage_chunk = any(source[1].startswith("usage_") for source in sources)  # AIPerf read a usage chunk
-    end_point = ("the stream's last message, the trailing usage chunk included" if usage_chunk
-                 else "the last content chunk (no usage chunk in these records)")
+    end_point = (
+        "the stream's last message, the trailing usage chunk included"
+        if usage_chunk
+        else "the last content chunk (no usage chunk in these records)"
+    )
     if tpots:
-        text_tpot = ("tpot_ms = Σ inter-chunk gaps / (N_out − 1) per request (first to last content chunk, "
-                     "METRICS.md)")
+        text_tpot = "tpot_ms = Σ inter-chunk gaps / (N_out − 1) per request (first to last content chunk, METRICS.md)"
         if aiperf_itls:
-            text_tpot += (f"; AIPerf's own inter_token_latency ends at {end_point}: its mean is "
-                          f"{sum(aiperf_itls) / len(aiperf_itls):.3f} ms against {sum(tpots) / len(tpots):.3f} ms "
-                          "here")
+            text_tpot += (
+                f"; AIPerf's own inter_token_latency ends at {end_point}: its mean is "
+                f"{sum(aiperf_itls) / len(aiperf_itls):.3f} ms against {sum(tpots) / len(tpots):.3f} ms "
+                "here"
+            )
         notes.append(text_tpot)
     if ok:
-        notes.append(f"e2e_ms is AIPerf's request_latency, from request start to {end_point}"
-                     + ("" if usage_chunk else ", slightly short of METRICS.md's E2E (which ends at the stream end)"))
+        notes.append(
+            f"e2e_ms is AIPerf's request_latency, from request start to {end_point}"
+            + ("" if usage_chunk else ", slightly short of METRICS.md's E2E (which ends at the stream end)")
+        )
     differ = sum(1 for p in parsed if p.chunks_differ)
     if differ:
-        notes.append(f"chunking_unknown: in {_count(differ, 'request')} the number of content chunks differs from "
-                     "N_out, and the file has no per-chunk token counts; n_1 taken as 1 (METRICS.md)")
+        notes.append(
+            f"chunking_unknown: in {_count(differ, 'request')} the number of content chunks differs from "
+            "N_out, and the file has no per-chunk token counts; n_1 taken as 1 (METRICS.md)"
+        )
     single = sum(1 for r in ok if r.ttft_ms is not None and not r.itl_ms and (r.output_tokens or 0) >= 2)
     if single:
-        notes.append(f"{_count(single, 'request')} delivered the output in one content chunk: TPOT falls back to "
-                     "(E2E − TTFT) / (N_out − 1)")
+        notes.append(
+            f"{_count(single, 'request')} delivered the output in one content chunk: TPOT falls back to "
+            "(E2E − TTFT) / (N_out − 1)"
+        )
     if any(source[1] == "output_sequence_length" for source in sources):
-        notes.append("output tokens of some requests are AIPerf's client-tokenizer count (output_sequence_length): "
-                     "the server sent no usage")
+        notes.append(
+            "output tokens of some requests are AIPerf's client-tokenizer count (output_sequence_length): "
+            "the server sent no usage"
+        )
     elif sources:
-        notes.append("input/output tokens from the server's usage (usage_prompt_tokens, usage_completion_tokens); "
-                     "AIPerf's input/output_sequence_length are client-tokenizer counts")
+        notes.append(
+            "input/output tokens from the server's usage (usage_prompt_tokens, usage_completion_tokens); "
+            "AIPerf's input/output_sequence_length are client-tokenizer counts"
+        )
     if failed:
         kinds = Counter(r.error for r in failed)
-        notes.append(f"{_count(len(failed), 'request')} failed: "
-                     + "; ".join(f"{count} × {text[:120]}" for text, count in kinds.most_common(5)))
+        notes.append(
+            f"{_count(len(failed), 'request')} failed: "
+            + "; ".join(f"{count} × {text[:120]}" for text, count in kinds.most_common(5))
+        )
     cancelled = sum(1 for p in parsed if p.cancelled)
     if cancelled:
         notes.append(f"{_count(cancelled, 'request')} cancelled by AIPerf; counted as failed, as AIPerf does")
-    notes.append("throughputs recomputed as AIPerf defines them: successful requests and their tokens over the first "
-                 "request start → last response, not METRICS.md's measurement window")
-    notes.append("the per-record export carries no model, endpoint or load settings (profile_export_aiperf.json "
-                 "has them)")
+    notes.append(
+        "throughputs recomputed as AIPerf defines them: successful requests and their tokens over the first "
+        "request start → last response, not METRICS.md's measurement window"
+    )
+    notes.append(
+        "the per-record export carries no model, endpoint or load settings (profile_export_aiperf.json has them)"
+    )
 
     out_tokens = sum(r.output_tokens or 0 for r in ok)
     in_tokens = sum(r.input_tokens or 0 for r in ok)
-    reported: dict[str, Any] = {"records": len(records), "warmup_records_excluded": warmup,
-                                "successful": len(ok), "errors": len(failed)}
+    reported: dict[str, Any] = {
+        "records": len(records),
+        "warmup_records_excluded": warmup,
+        "successful": len(ok),
+        "errors": len(failed),
+    }
     if aiperf_itls:
         reported["inter_token_latency_mean_ms"] = sum(aiperf_itls) / len(aiperf_itls)
     if failed:
-        reported["error_summary"] = [{"error": text, "count": count}
-                                     for text, count in Counter(r.error for r in failed).most_common()]
-    return [ImportedRun(
-        format=FORMAT_RECORDS, tool=AIPERF, started_at=_utc_from_ns(origin), duration_s=duration,
-        completed=len(ok), failed=len(failed), metrics=metrics_from_requests(records), reported=reported,
-        output_tokens_per_s=out_tokens / duration if duration else None,
-        requests_per_s=len(ok) / duration if duration else None,
-        total_tokens_per_s=(in_tokens + out_tokens) / duration if duration else None,
-        requests=records, notes=tuple(notes))]
+        reported["error_summary"] = [
+            {"error": text, "count": count} for text, count in Counter(r.error for r in failed).most_common()
+        ]
+    return [
+        ImportedRun(
+            format=FORMAT_RECORDS,
+            tool=AIPERF,
+            started_at=_utc_from_ns(origin),
+            duration_s=duration,
+            completed=len(ok),
+            failed=len(failed),
+            metrics=metrics_from_requests(records),
+            reported=reported,
+            output_tokens_per_s=out_tokens / duration if duration else None,
+            requests_per_s=len(ok) / duration if duration else None,
+            total_tokens_per_s=(in_tokens + out_tokens) / duration if duration else None,
+            requests=records,
+            notes=tuple(notes),
+        )
+    ]

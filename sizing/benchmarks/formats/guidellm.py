@@ -101,10 +101,21 @@ _SUMMARY_FIELDS = ("mean", "median", "mode", "variance", "std_dev", "min", "max"
 # the metrics kept in `reported` (every StatusDistributionSummary of the generative metrics; modality blocks are
 # left out: they are mostly nulls)
 _SUMMARY_METRICS = (
-    "requests_per_second", "request_concurrency", "request_latency", "request_streaming_iterations_count",
-    "prompt_token_count", "output_token_count", "total_token_count", "time_to_first_token_ms",
-    "time_to_first_output_token_ms", "time_per_output_token_ms", "inter_token_latency_ms",
-    "prompt_tokens_per_second", "output_tokens_per_second", "tokens_per_second", "output_tokens_per_iteration",
+    "requests_per_second",
+    "request_concurrency",
+    "request_latency",
+    "request_streaming_iterations_count",
+    "prompt_token_count",
+    "output_token_count",
+    "total_token_count",
+    "time_to_first_token_ms",
+    "time_to_first_output_token_ms",
+    "time_per_output_token_ms",
+    "inter_token_latency_ms",
+    "prompt_tokens_per_second",
+    "output_tokens_per_second",
+    "tokens_per_second",
+    "output_tokens_per_iteration",
     "iter_tokens_per_iteration",
 )
 _PERCENTILE_KEYS = ("p001", "p01", "p05", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "p999")
@@ -112,29 +123,38 @@ _PERCENTILE_KEYS = ("p001", "p01", "p05", "p10", "p25", "p50", "p75", "p90", "p9
 CSV_PERCENTILE_ORDER = ("min", "p001", "p01", "p05", "p10", "p25", "p75", "p90", "p95", "p99", "max")
 _EPS = 1e-9
 
-NOTE_TPOT_04 = ("GuideLLM's time_per_output_token_ms is (last token − request start) / output tokens: it includes the "
-                "time to the first token, so it is not METRICS.md's TPOT; it is kept in `reported` only.")
-NOTE_TPOT_02 = ("GuideLLM 0.2–0.3's time_per_output_token_ms is (last token − first token) / output tokens: the decode "
-                "time divided by N_out instead of N_out − 1, so it is not METRICS.md's TPOT; it is kept in `reported` "
-                "only.")
-NOTE_ITL_MEAN = ("itl_ms gives only the mean: GuideLLM's inter_token_latency_ms percentiles are of per-request mean "
-                 "gaps weighted by output tokens, not of individual gaps, so they are kept in `reported` only.")
-NOTE_SUCCESSFUL = ("TTFT, E2E and token counts are taken over successful requests only; GuideLLM also adds errored "
-                   "requests to its errored and total distributions (with zeros where no token came), which are kept "
-                   "in `reported`.")
-NOTE_E2E = ("e2e_ms is GuideLLM's request_latency (seconds, here in ms), from request start to the end of the "
-            "stream.")
-NOTE_THROUGHPUT = ("requests_per_s, output_tokens_per_s and total_tokens_per_s are the means of GuideLLM's successful "
-                   "requests_per_second, output_tokens_per_second and tokens_per_second over its measured window.")
-NOTE_PERCENTILES = ("Percentiles are recomputed by linear interpolation; GuideLLM's own (in `reported`) pick sample "
-                    "values, so p90–p99 may differ slightly.")
+NOTE_TPOT_04 = (
+    "GuideLLM's time_per_output_token_ms is (last token − request start) / output tokens: it includes the "
+    "time to the first token, so it is not METRICS.md's TPOT; it is kept in `reported` only."
+)
+NOTE_TPOT_02 = (
+    "GuideLLM 0.2–0.3's time_per_output_token_ms is (last token − first token) / output tokens: the decode "
+    "time divided by N_out instead of N_out − 1, so it is not METRICS.md's TPOT; it is kept in `reported` "
+    "only."
+)
+NOTE_ITL_MEAN = (
+    "itl_ms gives only the mean: GuideLLM's inter_token_latency_ms percentiles are of per-request mean "
+    "gaps weighted by output tokens, not of individual gaps, so they are kept in `reported` only."
+)
+NOTE_SUCCESSFUL = (
+    "TTFT, E2E and token counts are taken over successful requests only; GuideLLM also adds errored "
+    "requests to its errored and total distributions (with zeros where no token came), which are kept "
+    "in `reported`."
+)
+NOTE_E2E = "e2e_ms is GuideLLM's request_latency (seconds, here in ms), from request start to the end of the stream."
+NOTE_THROUGHPUT = (
+    "requests_per_s, output_tokens_per_s and total_tokens_per_s are the means of GuideLLM's successful "
+    "requests_per_second, output_tokens_per_second and tokens_per_second over its measured window."
+)
+NOTE_PERCENTILES = (
+    "Percentiles are recomputed by linear interpolation; GuideLLM's own (in `reported`) pick sample "
+    "values, so p90–p99 may differ slightly."
+)
 NOTE_NO_SUCCESS = "No request succeeded: no latency or token distribution is given."
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # Small helpers
-
-
 
 
 def _number(value: Any, where: str) -> float | None:
@@ -159,8 +179,9 @@ def _object(value: Any, where: str, *, required: bool = True) -> dict[str, Any]:
     if value is None and not required:
         return {}
     if not isinstance(value, dict):
-        raise FormatRefusal(f"{where} is {describe_value(value)}, not an object" if value is not None
-                            else f"{where} is missing")
+        raise FormatRefusal(
+            f"{where} is {describe_value(value)}, not an object" if value is not None else f"{where} is missing"
+        )
     return value
 
 
@@ -198,14 +219,16 @@ def strategy_label_and_load(strategy: Mapping[str, Any]) -> tuple[str | None, Lo
     if kind == "concurrent":
         streams = strategy.get("streams")
         if isinstance(streams, int | float) and not isinstance(streams, bool) and streams > 0:
-            return f"concurrent@{round(streams)}", LoadPattern(kind=LoadKind.CONCURRENCY.value,
-                                                             concurrency=round(streams))
+            return f"concurrent@{round(streams)}", LoadPattern(
+                kind=LoadKind.CONCURRENCY.value, concurrency=round(streams)
+            )
         return "concurrent", LoadPattern(kind=LoadKind.CONCURRENCY.value)
     if kind in ("constant", "poisson"):
         rate = strategy.get("rate")
         if isinstance(rate, int | float) and not isinstance(rate, bool) and math.isfinite(rate) and rate > 0:
-            return f"{kind}@{_format_rate(rate)}", LoadPattern(kind=LoadKind.RATE.value, rate=float(rate),
-                                                               concurrency=cap_int)
+            return f"{kind}@{_format_rate(rate)}", LoadPattern(
+                kind=LoadKind.RATE.value, rate=float(rate), concurrency=cap_int
+            )
         return kind, LoadPattern(kind=LoadKind.RATE.value, concurrency=cap_int)
     if kind == "throughput":
         label = f"throughput@{cap_int}" if cap_int else "throughput"
@@ -248,8 +271,9 @@ def _percentile(dist: Mapping[str, Any], key: str, where: str) -> float | None:
     return _number(percentiles.get(key), f"{where}.percentiles.{key}")
 
 
-def _stat_from_dist(dist: Mapping[str, Any] | None, where: str, *, scale: float = 1.0, n: int | None = None,
-                    mean_only: bool = False) -> Stat | None:
+def _stat_from_dist(
+    dist: Mapping[str, Any] | None, where: str, *, scale: float = 1.0, n: int | None = None, mean_only: bool = False
+) -> Stat | None:
     """A reported Stat from one status of a GuideLLM distribution (None when it holds no sample). The median is
     GuideLLM's `median` (0.2–0.3 percentiles have no p50)."""
     if dist is None:
@@ -265,10 +289,17 @@ def _stat_from_dist(dist: Mapping[str, Any] | None, where: str, *, scale: float 
     if median is None:
         median = _percentile(dist, "p50", where)
     return stat_reported(
-        scale=scale, n=n, mean=mean, p50=median, p90=_percentile(dist, "p90", where),
-        p95=_percentile(dist, "p95", where), p99=_percentile(dist, "p99", where),
-        min=_number(dist.get("min"), f"{where}.min"), max=_number(dist.get("max"), f"{where}.max"),
-        std=_number(dist.get("std_dev"), f"{where}.std_dev"))
+        scale=scale,
+        n=n,
+        mean=mean,
+        p50=median,
+        p90=_percentile(dist, "p90", where),
+        p95=_percentile(dist, "p95", where),
+        p99=_percentile(dist, "p99", where),
+        min=_number(dist.get("min"), f"{where}.min"),
+        max=_number(dist.get("max"), f"{where}.max"),
+        std=_number(dist.get("std_dev"), f"{where}.std_dev"),
+    )
 
 
 def _compact_dist(dist: Any) -> Any:
@@ -347,27 +378,38 @@ def map_summary(metrics: Mapping[str, Any], completed: int | None, where: str) -
         if found["itl_ms"] is not None:
             result.notes.append(NOTE_ITL_MEAN)
             if one_per_chunk is None:
-                result.notes.append("chunking_unknown: the file does not say how many tokens each streamed chunk "
-                                    "carried; itl_ms and tpot_ms take one token per chunk (METRICS.md's fallback).")
+                result.notes.append(
+                    "chunking_unknown: the file does not say how many tokens each streamed chunk "
+                    "carried; itl_ms and tpot_ms take one token per chunk (METRICS.md's fallback)."
+                )
     elif itl is not None:
-        result.notes.append("itl_ms is left out: GuideLLM's inter_token_latency_ms is a per-token gap and the file "
-                            "shows chunks carrying several tokens, so it is not the inter-chunk gap.")
+        result.notes.append(
+            "itl_ms is left out: GuideLLM's inter_token_latency_ms is a per-token gap and the file "
+            "shows chunks carrying several tokens, so it is not the inter-chunk gap."
+        )
     tokens = _equal_output_tokens(metrics, where)
     if itl is not None and tokens is not None:
         found["tpot_ms"] = _stat_from_dist(itl, itl_where, n=completed)
-        result.notes.append(f"tpot_ms is GuideLLM's inter_token_latency_ms distribution ((last token − first token) / "
-                            f"(N_out − 1) per request): every successful request has {tokens:g} output tokens, so its "
-                            "token weighting equals METRICS.md's request weighting.")
+        result.notes.append(
+            f"tpot_ms is GuideLLM's inter_token_latency_ms distribution ((last token − first token) / "
+            f"(N_out − 1) per request): every successful request has {tokens:g} output tokens, so its "
+            "token weighting equals METRICS.md's request weighting."
+        )
         if one_per_chunk is False:
-            result.notes.append("chunking_unknown: some streamed chunks carried several tokens; tpot_ms takes the "
-                                "first chunk as one token (METRICS.md's fallback).")
+            result.notes.append(
+                "chunking_unknown: some streamed chunks carried several tokens; tpot_ms takes the "
+                "first chunk as one token (METRICS.md's fallback)."
+            )
         e2e = dist("request_latency")
         found["ntpot_ms"] = _stat_from_dist(e2e, f"{where}.request_latency.successful", scale=1000.0 / tokens)
-        result.notes.append(f"ntpot_ms is request_latency / {tokens:g} (every successful request has that many "
-                            "output tokens).")
+        result.notes.append(
+            f"ntpot_ms is request_latency / {tokens:g} (every successful request has that many output tokens)."
+        )
     elif itl is not None:
-        result.notes.append("tpot_ms and ntpot_ms are left out: output lengths vary, and GuideLLM's summaries weight "
-                            "per-request figures by output tokens, so the request-averaged values cannot be recovered.")
+        result.notes.append(
+            "tpot_ms and ntpot_ms are left out: output lengths vary, and GuideLLM's summaries weight "
+            "per-request figures by output tokens, so the request-averaged values cannot be recovered."
+        )
     result.metrics = {key: stat for key, stat in found.items() if stat is not None}
     return result
 
@@ -405,12 +447,16 @@ def _request_v02(raw: Any, status: str, where: str) -> _Request:
     last = _time(record.get("last_token_time"), f"{where}.last_token_time")
     error = record.get("error")
     return _Request(
-        status=status, error=str(error) if error else None, start=start, end=end,
+        status=status,
+        error=str(error) if error else None,
+        start=start,
+        end=end,
         ttft_ms=(first - start) * 1000 if first is not None and start is not None and first >= start else None,
         e2e_ms=(end - start) * 1000 if end is not None and start is not None and end >= start else None,
         span_ms=(last - first) * 1000 if last is not None and first is not None and last >= first else None,
         input_tokens=_count(record.get("prompt_tokens"), f"{where}.prompt_tokens"),
-        output_tokens=_count(record.get("output_tokens"), f"{where}.output_tokens"))
+        output_tokens=_count(record.get("output_tokens"), f"{where}.output_tokens"),
+    )
 
 
 def _request_v04(raw: Any, status: str, where: str) -> _Request:
@@ -425,15 +471,24 @@ def _request_v04(raw: Any, status: str, where: str) -> _Request:
     if ttft is None and first is not None and start is not None:
         ttft = (first - start) * 1000
     latency = _number(record.get("request_latency"), f"{where}.request_latency")
-    e2e = latency * 1000 if latency is not None else (
-        (end - start) * 1000 if end is not None and start is not None else None)
+    e2e = (
+        latency * 1000
+        if latency is not None
+        else ((end - start) * 1000 if end is not None and start is not None else None)
+    )
     error = info.get("error")
     return _Request(
-        status=status, error=str(error) if error else None, start=start, end=end, ttft_ms=ttft, e2e_ms=e2e,
+        status=status,
+        error=str(error) if error else None,
+        start=start,
+        end=end,
+        ttft_ms=ttft,
+        e2e_ms=e2e,
         span_ms=(last - first) * 1000 if last is not None and first is not None and last >= first else None,
         input_tokens=_count(record.get("prompt_tokens"), f"{where}.prompt_tokens"),
         output_tokens=_count(record.get("output_tokens"), f"{where}.output_tokens"),
-        chunks=_count(timings.get("token_iterations"), f"{where}.info.timings.token_iterations"))
+        chunks=_count(timings.get("token_iterations"), f"{where}.info.timings.token_iterations"),
+    )
 
 
 def _request_v01(raw: Any, status: str, where: str) -> _Request:
@@ -448,14 +503,20 @@ def _request_v01(raw: Any, status: str, where: str) -> _Request:
     data = decode.get("data", [])
     if not isinstance(data, list):
         raise FormatRefusal(f"{where}.decode_times.data is {describe_value(data)}, not a list of gaps")
-    gaps = tuple(g * 1000 for i, value in enumerate(data)
-                 if (g := _number(value, f"{where}.decode_times.data[{i}]")) is not None)
+    gaps = tuple(
+        g * 1000 for i, value in enumerate(data) if (g := _number(value, f"{where}.decode_times.data[{i}]")) is not None
+    )
     return _Request(
-        status=status, start=start, end=end, ttft_ms=first * 1000 if first is not None and first >= 0 else None,
+        status=status,
+        start=start,
+        end=end,
+        ttft_ms=first * 1000 if first is not None and first >= 0 else None,
         e2e_ms=(end - start) * 1000 if end is not None and start is not None and end >= start else None,
-        span_ms=sum(gaps) if gaps else None, gaps_ms=gaps,
+        span_ms=sum(gaps) if gaps else None,
+        gaps_ms=gaps,
         input_tokens=_count(record.get("prompt_token_count"), f"{where}.prompt_token_count"),
-        chunks=len(gaps) + 1 if gaps else None)
+        chunks=len(gaps) + 1 if gaps else None,
+    )
 
 
 def _records(requests: Sequence[_Request]) -> tuple[RequestRecord, ...]:
@@ -469,11 +530,19 @@ def _records(requests: Sequence[_Request]) -> tuple[RequestRecord, ...]:
                 tpot = request.span_ms / (request.output_tokens - 1)
             elif request.gaps_ms:
                 tpot = request.span_ms / len(request.gaps_ms)
-        records.append(RequestRecord(
-            status=request.status, error=request.error,
-            start_s=request.start - origin if request.start is not None and origin is not None else None,
-            ttft_ms=request.ttft_ms, e2e_ms=request.e2e_ms, tpot_ms=tpot, itl_ms=request.gaps_ms,
-            input_tokens=request.input_tokens, output_tokens=request.output_tokens))
+        records.append(
+            RequestRecord(
+                status=request.status,
+                error=request.error,
+                start_s=request.start - origin if request.start is not None and origin is not None else None,
+                ttft_ms=request.ttft_ms,
+                e2e_ms=request.e2e_ms,
+                tpot_ms=tpot,
+                itl_ms=request.gaps_ms,
+                input_tokens=request.input_tokens,
+                output_tokens=request.output_tokens,
+            )
+        )
     return tuple(records)
 
 
@@ -501,16 +570,22 @@ def _itl_mean(requests: Sequence[_Request]) -> tuple[Stat | None, list[str]]:
         counted += 1
     if not gaps:
         return None, []
-    notes = ["itl_ms gives only the mean gap between streamed chunks (Σ(last − first token) / Σ(chunks − 1)): the "
-             "file keeps no individual gaps, so no percentile."]
+    notes = [
+        "itl_ms gives only the mean gap between streamed chunks (Σ(last − first token) / Σ(chunks − 1)): the "
+        "file keeps no individual gaps, so no percentile."
+    ]
     if multi:
-        notes.append(f"chunking_unknown: in {multi} of {counted} successful requests GuideLLM counted fewer streamed "
-                     "chunks than output tokens (several tokens in a chunk); tpot_ms takes the first chunk as one "
-                     "token (METRICS.md's fallback), and itl_ms (per chunk) is above GuideLLM's per-token "
-                     "inter_token_latency_ms.")
+        notes.append(
+            f"chunking_unknown: in {multi} of {counted} successful requests GuideLLM counted fewer streamed "
+            "chunks than output tokens (several tokens in a chunk); tpot_ms takes the first chunk as one "
+            "token (METRICS.md's fallback), and itl_ms (per chunk) is above GuideLLM's per-token "
+            "inter_token_latency_ms."
+        )
     elif unknown:
-        notes.append("chunking_unknown: the file does not record how many chunks carried the tokens; itl_ms and "
-                     "tpot_ms take one token per chunk (METRICS.md's fallback).")
+        notes.append(
+            "chunking_unknown: the file does not record how many chunks carried the tokens; itl_ms and "
+            "tpot_ms take one token per chunk (METRICS.md's fallback)."
+        )
     return Stat(mean=span / gaps, n=gaps, source=Source.RECOMPUTED.value), notes
 
 
@@ -560,8 +635,11 @@ def _request_lists(block: Any, where: str) -> dict[str, list[Any]] | None:
     return found
 
 
-_STATUS_OF = {"successful": RequestStatus.OK.value, "errored": RequestStatus.ERROR.value,
-              "incomplete": RequestStatus.INCOMPLETE.value}
+_STATUS_OF = {
+    "successful": RequestStatus.OK.value,
+    "errored": RequestStatus.ERROR.value,
+    "incomplete": RequestStatus.INCOMPLETE.value,
+}
 
 
 def _in_window(request: _Request, window: tuple[float, float]) -> bool:
@@ -585,17 +663,23 @@ def _run(bench: _Benchmark, fmt: str) -> ImportedRun:
     recomputed = False
     if bench.requests is not None:
         reader = {GEN_01: _request_v01, GEN_02: _request_v02}.get(bench.generation, _request_v04)
-        parsed = [reader(raw, _STATUS_OF[status], f"{where}.requests.{status}[{i}]")
-                  for status, items in bench.requests.items() for i, raw in enumerate(items)]
+        parsed = [
+            reader(raw, _STATUS_OF[status], f"{where}.requests.{status}[{i}]")
+            for status, items in bench.requests.items()
+            for i, raw in enumerate(items)
+        ]
         if bench.window is not None:
             kept = [r for r in parsed if _in_window(r, bench.window)]
             if len(kept) < len(parsed):
-                notes.append(f"{len(parsed) - len(kept)} of {len(parsed)} recorded requests lie outside GuideLLM's "
-                             "measurement window (warm-up, cool-down) and are left out, as GuideLLM's summary does.")
+                notes.append(
+                    f"{len(parsed) - len(kept)} of {len(parsed)} recorded requests lie outside GuideLLM's "
+                    "measurement window (warm-up, cool-down) and are left out, as GuideLLM's summary does."
+                )
             parsed = kept
         counts = {status: sum(1 for r in parsed if r.status == _STATUS_OF[status]) for status in _STATUS_OF}
         complete = bench.metrics is None or all(
-            totals.get(status) is None or totals.get(status) == counts[status] for status in _STATUS_OF)
+            totals.get(status) is None or totals.get(status) == counts[status] for status in _STATUS_OF
+        )
         records = _records(parsed)
         if complete:
             recomputed = True
@@ -613,23 +697,33 @@ def _run(bench: _Benchmark, fmt: str) -> ImportedRun:
                 notes.append(NOTE_NO_SUCCESS)
             if bench.metrics is None:
                 completed, failed, incomplete = counts["successful"], counts["errored"], counts["incomplete"]
-                totals = {"successful": completed, "errored": failed, "incomplete": incomplete,
-                          "total": completed + failed + incomplete}
+                totals = {
+                    "successful": completed,
+                    "errored": failed,
+                    "incomplete": incomplete,
+                    "total": completed + failed + incomplete,
+                }
         else:
             shown = ", ".join(f"{counts[s]} of {totals.get(s)} {s}" for s in _STATUS_OF if totals.get(s))
-            notes.append(f"The file keeps only a sample of the requests ({shown}); the metrics are GuideLLM's summary "
-                         "as reported, and the sampled records are kept as they are.")
+            notes.append(
+                f"The file keeps only a sample of the requests ({shown}); the metrics are GuideLLM's summary "
+                "as reported, and the sampled records are kept as they are."
+            )
     if summary is not None and not recomputed:
         notes.extend(summary.notes)
     if bench.metrics is not None:
         notes.append(NOTE_TPOT_02 if bench.generation == GEN_02 else NOTE_TPOT_04)
         notes.append(NOTE_SUCCESSFUL)
     if "e2e_ms" in metrics:
-        notes.append(NOTE_E2E if bench.generation != GEN_01 else
-                     "e2e_ms is GuideLLM 0.1's end_time − start_time, from request start to the end of the stream.")
+        notes.append(
+            NOTE_E2E
+            if bench.generation != GEN_01
+            else "e2e_ms is GuideLLM 0.1's end_time − start_time, from request start to the end of the stream."
+        )
 
     requests_per_s = output_per_s = total_per_s = None
     if bench.metrics is not None:
+
         def mean_of(name: str) -> float | None:
             dist = _status(bench.metrics.get(name), "successful", f"{where}.metrics.{name}")
             return _number(dist.get("mean"), f"{where}.metrics.{name}.successful.mean") if dist else None
@@ -640,8 +734,10 @@ def _run(bench: _Benchmark, fmt: str) -> ImportedRun:
         notes.append(NOTE_THROUGHPUT)
     elif bench.duration:
         requests_per_s = (completed or 0) / bench.duration
-        notes.append("requests_per_s is recomputed as successful requests / (last end − first start), GuideLLM 0.1's "
-                     "own completed_request_rate; no token throughput is given (its token counts are chunk counts).")
+        notes.append(
+            "requests_per_s is recomputed as successful requests / (last end − first start), GuideLLM 0.1's "
+            "own completed_request_rate; no token throughput is given (its token counts are chunk counts)."
+        )
 
     label, load = bench.label, bench.load
     if load is None:
@@ -652,12 +748,27 @@ def _run(bench: _Benchmark, fmt: str) -> ImportedRun:
         reported["metrics"] = compact_metrics(bench.metrics)
     reported.update(json_safe(bench.reported_extra))
     return ImportedRun(
-        format=fmt, tool=TOOL, tool_version=bench.tool_version, label=label, model=bench.model,
-        backend=bench.backend, started_at=_iso(bench.started), duration_s=bench.duration, load=load,
-        settings=json_safe(bench.settings), completed=completed, failed=totals.get("errored"),
-        incomplete=totals.get("incomplete"), metrics=metrics, reported=reported, output_tokens_per_s=output_per_s,
-        requests_per_s=requests_per_s, total_tokens_per_s=total_per_s, requests=records,
-        notes=tuple(dict.fromkeys(notes)))
+        format=fmt,
+        tool=TOOL,
+        tool_version=bench.tool_version,
+        label=label,
+        model=bench.model,
+        backend=bench.backend,
+        started_at=_iso(bench.started),
+        duration_s=bench.duration,
+        load=load,
+        settings=json_safe(bench.settings),
+        completed=completed,
+        failed=totals.get("errored"),
+        incomplete=totals.get("incomplete"),
+        metrics=metrics,
+        reported=reported,
+        output_tokens_per_s=output_per_s,
+        requests_per_s=requests_per_s,
+        total_tokens_per_s=total_per_s,
+        requests=records,
+        notes=tuple(dict.fromkeys(notes)),
+    )
 
 
 def _benchmark_v02(raw: dict[str, Any], index: int) -> _Benchmark:
@@ -671,17 +782,31 @@ def _benchmark_v02(raw: dict[str, Any], index: int) -> _Benchmark:
     if duration is None and start is not None and end is not None:
         duration = end - start
     return _Benchmark(
-        index=index, generation=GEN_02, metrics=metrics,
+        index=index,
+        generation=GEN_02,
+        metrics=metrics,
         totals=_totals(raw.get("request_totals"), f"{where}.request_totals"),
-        strategy=_object(args.get("strategy"), f"{where}.args.strategy", required=False), started=start,
-        duration=duration, window=None, requests=_request_lists(raw.get("requests"), f"{where}.requests"),
+        strategy=_object(args.get("strategy"), f"{where}.args.strategy", required=False),
+        started=start,
+        duration=duration,
+        window=None,
+        requests=_request_lists(raw.get("requests"), f"{where}.requests"),
         model=worker.get("backend_model") if isinstance(worker.get("backend_model"), str) else None,
         backend=worker.get("backend_type") if isinstance(worker.get("backend_type"), str) else None,
-        settings={"args": args, "worker": worker, "request_loader": raw.get("request_loader"),
-                  "extras": raw.get("extras")},
-        reported_extra={"run_stats": raw.get("run_stats"), "start_time": raw.get("start_time"),
-                        "end_time": raw.get("end_time"), "duration": duration,
-                        "request_samples": raw.get("request_samples")})
+        settings={
+            "args": args,
+            "worker": worker,
+            "request_loader": raw.get("request_loader"),
+            "extras": raw.get("extras"),
+        },
+        reported_extra={
+            "run_stats": raw.get("run_stats"),
+            "start_time": raw.get("start_time"),
+            "end_time": raw.get("end_time"),
+            "duration": duration,
+            "request_samples": raw.get("request_samples"),
+        },
+    )
 
 
 def _benchmark_v04(raw: dict[str, Any], index: int, report: Mapping[str, Any], generation: str) -> _Benchmark:
@@ -704,27 +829,51 @@ def _benchmark_v04(raw: dict[str, Any], index: int, report: Mapping[str, Any], g
     model = backend_config.get("model") or args.get("model") or spec_backend.get("model")
     backend = backend_config.get("kind") or args.get("backend") or spec_backend.get("kind")
     version = metadata.get("guidellm_version")
-    settings: dict[str, Any] = {key: config.get(key) for key in (
-        "strategy", "constraints", "warmup", "cooldown", "sample_requests", "sample_size", "prefer_response_metrics",
-        "backend", "requests", "profile") if key in config}
+    settings: dict[str, Any] = {
+        key: config.get(key)
+        for key in (
+            "strategy",
+            "constraints",
+            "warmup",
+            "cooldown",
+            "sample_requests",
+            "sample_size",
+            "prefer_response_metrics",
+            "backend",
+            "requests",
+            "profile",
+        )
+        if key in config
+    }
     if args:
         settings["args"] = args
     if scenario:
         settings["scenario"] = scenario
     return _Benchmark(
-        index=index, generation=generation, metrics=metrics,
+        index=index,
+        generation=generation,
+        metrics=metrics,
         totals=_totals(metrics.get("request_totals"), f"{where}.metrics.request_totals"),
-        strategy=_object(config.get("strategy"), f"{where}.config.strategy", required=False), started=start,
-        duration=end - start if start is not None and end is not None else _number(
-            raw.get("duration"), f"{where}.duration"),
+        strategy=_object(config.get("strategy"), f"{where}.config.strategy", required=False),
+        started=start,
+        duration=end - start
+        if start is not None and end is not None
+        else _number(raw.get("duration"), f"{where}.duration"),
         window=(start, end) if start is not None and end is not None else None,
         requests=_request_lists(raw.get("requests"), f"{where}.requests"),
-        model=model if isinstance(model, str) else None, backend=backend if isinstance(backend, str) else None,
-        tool_version=version if isinstance(version, str) else None, settings=settings,
-        reported_extra={"scheduler_metrics": scheduler, "start_time": raw.get("start_time"),
-                        "end_time": raw.get("end_time"), "duration": raw.get("duration"),
-                        "warmup_duration": raw.get("warmup_duration"),
-                        "cooldown_duration": raw.get("cooldown_duration")})
+        model=model if isinstance(model, str) else None,
+        backend=backend if isinstance(backend, str) else None,
+        tool_version=version if isinstance(version, str) else None,
+        settings=settings,
+        reported_extra={
+            "scheduler_metrics": scheduler,
+            "start_time": raw.get("start_time"),
+            "end_time": raw.get("end_time"),
+            "duration": raw.get("duration"),
+            "warmup_duration": raw.get("warmup_duration"),
+            "cooldown_duration": raw.get("cooldown_duration"),
+        },
+    )
 
 
 def _benchmarks_v01(data: Mapping[str, Any]) -> list[_Benchmark]:
@@ -751,21 +900,35 @@ def _benchmarks_v01(data: Mapping[str, Any]) -> list[_Benchmark]:
             starts = [s for x in results if isinstance(x, dict) and (s := finite_time(x.get("start_time")))]
             ends = [e for x in results if isinstance(x, dict) and (e := finite_time(x.get("end_time")))]
             model = args.get("model")
-            found.append(_Benchmark(
-                index=len(found), generation=GEN_01, metrics=None,
-                totals={"successful": len(results), "errored": len(errors), "incomplete": None,
-                        "total": len(results) + len(errors)},
-                strategy=strategy, started=min(starts) if starts else None,
-                duration=max(ends) - min(starts) if starts and ends else None, window=None,
-                requests={"successful": results, "errored": errors, "incomplete": []},
-                model=model if isinstance(model, str) else None,
-                backend=args.get("backend_type") if isinstance(args.get("backend_type"), str) else None,
-                settings={"args": args, "mode": mode, "rate": rate},
-                reported_extra={"mode": mode, "rate": rate, "results": len(results), "errors": len(errors)},
-                notes=["GuideLLM 0.1 times every streamed chunk, a role-only first chunk included: TTFT is the first "
-                       "chunk's arrival, the gaps are between chunks, and its output token count is a chunk count "
-                       "(left out of output_tokens, ntpot_ms)."],
-                label=label, load=load))
+            found.append(
+                _Benchmark(
+                    index=len(found),
+                    generation=GEN_01,
+                    metrics=None,
+                    totals={
+                        "successful": len(results),
+                        "errored": len(errors),
+                        "incomplete": None,
+                        "total": len(results) + len(errors),
+                    },
+                    strategy=strategy,
+                    started=min(starts) if starts else None,
+                    duration=max(ends) - min(starts) if starts and ends else None,
+                    window=None,
+                    requests={"successful": results, "errored": errors, "incomplete": []},
+                    model=model if isinstance(model, str) else None,
+                    backend=args.get("backend_type") if isinstance(args.get("backend_type"), str) else None,
+                    settings={"args": args, "mode": mode, "rate": rate},
+                    reported_extra={"mode": mode, "rate": rate, "results": len(results), "errors": len(errors)},
+                    notes=[
+                        "GuideLLM 0.1 times every streamed chunk, a role-only first chunk included: TTFT is the first "
+                        "chunk's arrival, the gaps are between chunks, and its output token count is a chunk count "
+                        "(left out of output_tokens, ntpot_ms)."
+                    ],
+                    label=label,
+                    load=load,
+                )
+            )
     return found
 
 
@@ -862,8 +1025,9 @@ def _salvage(text: str, reason: str) -> tuple[dict[str, Any], _Cut]:
     reason = f"{reason}, inside {cut.where()}"
     benchmarks = data["benchmarks"]
     if len(path) < 4 or path[0] != "benchmarks" or path[2] != "requests" or not isinstance(path[1], int):
-        raise FormatRefusal(f"{reason}: the cut lies before the benchmarks' summaries are complete, so nothing can be "
-                            "imported")
+        raise FormatRefusal(
+            f"{reason}: the cut lies before the benchmarks' summaries are complete, so nothing can be imported"
+        )
     index = path[1]
     benchmark = benchmarks[index] if index < len(benchmarks) else None
     if not isinstance(benchmark, dict) or not isinstance(benchmark.get("metrics"), dict):
@@ -883,8 +1047,9 @@ def _salvage(text: str, reason: str) -> tuple[dict[str, Any], _Cut]:
         if isinstance(profile.get("strategy_types"), list):
             planned = max(planned or 0, len(profile["strategy_types"]))
     if planned is None:
-        raise FormatRefusal(f"{reason}: the file does not say how many benchmarks the run made, so later ones may be "
-                            "lost")
+        raise FormatRefusal(
+            f"{reason}: the file does not say how many benchmarks the run made, so later ones may be lost"
+        )
     if planned > index + 1:
         lost = f"benchmark {planned} is" if planned == index + 2 else f"benchmarks {index + 2}–{planned} are"
         raise FormatRefusal(f"{reason}, in a run of {planned} benchmarks: {lost} lost")
@@ -901,10 +1066,12 @@ def _cut_note(cut: _Cut, data: Mapping[str, Any]) -> str:
     status = cut.path[3]
     complete = cut.path[4] if len(cut.path) > 4 and isinstance(cut.path[4], int) else 0
     of = f" of {totals[status]}" if isinstance(totals, dict) and isinstance(totals.get(status), int) else ""
-    return (f"The file is cut short after {cut.size:,} bytes, inside {cut.where()} (request {complete + 1}{of}; "
-            f"{complete} complete before the cut). The summary of each of the {len(data['benchmarks'])} benchmark(s) "
-            "the run made lies wholly before the cut, so the run is imported from GuideLLM's summaries (as reported); "
-            "the per-request records are not used.")
+    return (
+        f"The file is cut short after {cut.size:,} bytes, inside {cut.where()} (request {complete + 1}{of}; "
+        f"{complete} complete before the cut). The summary of each of the {len(data['benchmarks'])} benchmark(s) "
+        "the run made lies wholly before the cut, so the run is imported from GuideLLM's summaries (as reported); "
+        "the per-request records are not used."
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -920,20 +1087,26 @@ def _generation(data: Mapping[str, Any]) -> str:
             return GEN_04
         if version == 2:
             return GEN_07
-        raise FormatRefusal(f"GuideLLM metadata.version {version!r} is not one this importer reads (1: GuideLLM "
-                            "0.5–0.6, 2: GuideLLM 0.7)")
+        raise FormatRefusal(
+            f"GuideLLM metadata.version {version!r} is not one this importer reads (1: GuideLLM "
+            "0.5–0.6, 2: GuideLLM 0.7)"
+        )
     first = benchmarks[0]
     if isinstance(first, dict) and first.get("type_") == "generative_benchmark":
         if "config" in first and "scheduler_metrics" in first:
             return GEN_04
         if "args" in first and "run_stats" in first:
             return GEN_02
-        raise FormatRefusal("a GuideLLM benchmark with neither 'config' and 'scheduler_metrics' (0.4+) nor 'args' and "
-                            "'run_stats' (0.2–0.3)")
+        raise FormatRefusal(
+            "a GuideLLM benchmark with neither 'config' and 'scheduler_metrics' (0.4+) nor 'args' and "
+            "'run_stats' (0.2–0.3)"
+        )
     if isinstance(first, dict) and isinstance(first.get("benchmarks"), list) and "args" in first:
         return GEN_01
-    raise FormatRefusal("a JSON object with a 'benchmarks' list whose entries are not GuideLLM benchmarks (no type_ "
-                        "'generative_benchmark')")
+    raise FormatRefusal(
+        "a JSON object with a 'benchmarks' list whose entries are not GuideLLM benchmarks (no type_ "
+        "'generative_benchmark')"
+    )
 
 
 _YAML_REPORT = re.compile(r"^(metadata|args|config|benchmarks):\s*$", re.MULTILINE)
@@ -948,13 +1121,16 @@ def read_json(text: str) -> list[ImportedRun]:
     except FormatRefusal as refusal:
         if not text.lstrip().startswith("{"):
             if _YAML_REPORT.search(text) and re.search(r"^benchmarks:", text, re.MULTILINE):
-                raise FormatRefusal("YAML, not JSON: GuideLLM's benchmarks.yaml is not read here; save the report as "
-                                    "benchmarks.json (or benchmarks.csv)") from None
+                raise FormatRefusal(
+                    "YAML, not JSON: GuideLLM's benchmarks.yaml is not read here; save the report as "
+                    "benchmarks.json (or benchmarks.csv)"
+                ) from None
             raise
         data, cut = _salvage(text, refusal.reason)
     if not isinstance(data, dict):
-        raise FormatRefusal(f"a JSON {'list' if isinstance(data, list) else type(data).__name__}, not GuideLLM's "
-                            "report object")
+        raise FormatRefusal(
+            f"a JSON {'list' if isinstance(data, list) else type(data).__name__}, not GuideLLM's report object"
+        )
     benchmarks = data.get("benchmarks")
     if benchmarks is None:
         raise FormatRefusal("a JSON object without GuideLLM's 'benchmarks' list")
@@ -969,10 +1145,12 @@ def read_json(text: str) -> list[ImportedRun]:
         parsed = []
         for index, raw in enumerate(benchmarks):
             if not isinstance(raw, dict) or raw.get("type_") != "generative_benchmark":
-                raise FormatRefusal(f"benchmarks[{index}] is {describe_value(raw)} without type_ "
-                                    "'generative_benchmark'")
-            parsed.append(_benchmark_v02(raw, index) if generation == GEN_02
-                          else _benchmark_v04(raw, index, data, generation))
+                raise FormatRefusal(
+                    f"benchmarks[{index}] is {describe_value(raw)} without type_ 'generative_benchmark'"
+                )
+            parsed.append(
+                _benchmark_v02(raw, index) if generation == GEN_02 else _benchmark_v04(raw, index, data, generation)
+            )
     if cut is not None:
         note = _cut_note(cut, data)
         for bench in parsed:
@@ -1006,9 +1184,11 @@ _CSV_METRICS = {
 }
 _CSV_STAT = {"Mean": "mean", "Median": "median", "Std Dev": "std_dev", "Percentiles": "percentiles"}
 _V02_PERCENTILE_SUFFIX = "[min, 0.1, 1, 5, 10, 25, 75, 90, 95, 99, max]"
-NOTE_CSV = ("GuideLLM's CSV holds no per-request data: the figures are its summary as reported; min and max are the "
-            "first and last entries of its Percentiles cell ([min, p0.1, p1, p5, p10, p25, p75, p90, p95, p99, max]) "
-            "and the median its own column.")
+NOTE_CSV = (
+    "GuideLLM's CSV holds no per-request data: the figures are its summary as reported; min and max are the "
+    "first and last entries of its Percentiles cell ([min, p0.1, p1, p5, p10, p25, p75, p90, p95, p99, max]) "
+    "and the median its own column."
+)
 
 
 def _cell_number(text: str, where: str) -> float | None:
@@ -1031,8 +1211,10 @@ def _percentile_cell(text: str, where: str) -> dict[str, float | None]:
         raise FormatRefusal(f"{where} is {describe_value(cell)}, not GuideLLM's [min, p0.1, …, p99, max] list")
     parts = cell[1:-1].split(",")
     if len(parts) != len(CSV_PERCENTILE_ORDER):
-        raise FormatRefusal(f"{where} has {len(parts)} values; GuideLLM writes {len(CSV_PERCENTILE_ORDER)} "
-                            "(min, p0.1, p1, p5, p10, p25, p75, p90, p95, p99, max)")
+        raise FormatRefusal(
+            f"{where} has {len(parts)} values; GuideLLM writes {len(CSV_PERCENTILE_ORDER)} "
+            "(min, p0.1, p1, p5, p10, p25, p75, p90, p95, p99, max)"
+        )
     return {key: _cell_number(part, where) for key, part in zip(CSV_PERCENTILE_ORDER, parts, strict=True)}
 
 
@@ -1070,8 +1252,10 @@ def _json_cell(text: str | None) -> Any:
 def _read_csv_v04(rows: list[list[str]]) -> list[ImportedRun]:
     groups, names, units = rows[0], rows[1], rows[2]
     width = max(len(groups), len(names), len(units))
-    header = [(groups[i] if i < len(groups) else "", names[i] if i < len(names) else "",
-               units[i] if i < len(units) else "") for i in range(width)]
+    header = [
+        (groups[i] if i < len(groups) else "", names[i] if i < len(names) else "", units[i] if i < len(units) else "")
+        for i in range(width)
+    ]
     for needed in (("Request Counts", "Successful"), ("Benchmark", "Strategy")):
         if not any(h[:2] == needed for h in header):
             raise FormatRefusal(f"a three-row CSV header without GuideLLM's '{needed[0]} / {needed[1]}' column")
@@ -1088,19 +1272,25 @@ def _read_csv_v04(rows: list[list[str]]) -> list[ImportedRun]:
         def cell(group: str, name: str, unit: str = "", cells: dict[tuple[str, str, str], str] = cells) -> str:
             return cells.get((group, name, unit), "").strip()
 
-        totals = {status: _count(_cell_number(cell("Request Counts", status.capitalize()),
-                                              f"{where} Request Counts {status.capitalize()}"),
-                                 f"{where} Request Counts {status.capitalize()}") for status in STATUSES}
+        totals = {
+            status: _count(
+                _cell_number(
+                    cell("Request Counts", status.capitalize()), f"{where} Request Counts {status.capitalize()}"
+                ),
+                f"{where} Request Counts {status.capitalize()}",
+            )
+            for status in STATUSES
+        }
         metrics: dict[str, Any] = {"request_totals": totals}
         for (group, unit), metric in _CSV_METRICS.items():
             for status in ("successful", "errored", "incomplete"):
                 name = f"{status.capitalize()} {unit}"
-                stats = {_CSV_STAT[stat]: cell(group, name, stat) for stat in _CSV_STAT
-                         if (group, name, stat) in cells}
+                stats = {_CSV_STAT[stat]: cell(group, name, stat) for stat in _CSV_STAT if (group, name, stat) in cells}
                 if not stats:
                     continue
-                count = totals.get(status) if metric not in ("inter_token_latency_ms",
-                                                              "time_per_output_token_ms") else None
+                count = (
+                    totals.get(status) if metric not in ("inter_token_latency_ms", "time_per_output_token_ms") else None
+                )
                 dist = _dist_from_cells(stats, f"{where} {group} {name}", count)
                 if dist:
                     metrics.setdefault(metric, {})[status] = dist
@@ -1118,29 +1308,52 @@ def _read_csv_v04(rows: list[list[str]]) -> list[ImportedRun]:
         report: dict[str, Any] = {"metadata": metadata if isinstance(metadata, dict) else {}}
         if isinstance(arguments, dict):
             report["config" if "spec" in arguments else "args"] = arguments
-        raw = {"type_": "generative_benchmark",
-               "config": {"strategy": strategy, "backend": backend if isinstance(backend, dict) else {},
-                          "profile": profile},
-               "scheduler_metrics": {}, "metrics": metrics}
+        raw = {
+            "type_": "generative_benchmark",
+            "config": {
+                "strategy": strategy,
+                "backend": backend if isinstance(backend, dict) else {},
+                "profile": profile,
+            },
+            "scheduler_metrics": {},
+            "metrics": metrics,
+        }
         bench = _benchmark_v04(raw, number - 1, report, GEN_04)
         bench.started = None
         bench.window = None
         duration = _cell_number(cell("Timings", "Duration", "Sec"), f"{where} Timings Duration")
         bench.duration = duration
-        bench.settings = {key: value for key, value in {
-            "strategy": strategy, "profile": profile, "constraints": _json_cell(cell("Benchmark", "Constraints")),
-            "backend": backend, "requests": _json_cell(cell("Run Info", "Requests")), "arguments": arguments,
-        }.items() if value is not None}
-        bench.reported_extra = {"start_time_local": cell("Timings", "Start Time") or None,
-                                "end_time_local": cell("Timings", "End Time") or None, "duration": duration,
-                                "warmup": _cell_number(cell("Timings", "Warmup", "Sec"), f"{where} Warmup"),
-                                "cooldown": _cell_number(cell("Timings", "Cooldown", "Sec"), f"{where} Cooldown"),
-                                "run_id": cell("Run Info", "Run ID") or None, "id": cell("Benchmark", "ID") or None}
-        bench.notes = [NOTE_CSV, "The CSV's Start Time is the local time of the machine that ran GuideLLM, without a "
-                       "zone: started_at is left empty (the text is kept in `reported`)."]
+        bench.settings = {
+            key: value
+            for key, value in {
+                "strategy": strategy,
+                "profile": profile,
+                "constraints": _json_cell(cell("Benchmark", "Constraints")),
+                "backend": backend,
+                "requests": _json_cell(cell("Run Info", "Requests")),
+                "arguments": arguments,
+            }.items()
+            if value is not None
+        }
+        bench.reported_extra = {
+            "start_time_local": cell("Timings", "Start Time") or None,
+            "end_time_local": cell("Timings", "End Time") or None,
+            "duration": duration,
+            "warmup": _cell_number(cell("Timings", "Warmup", "Sec"), f"{where} Warmup"),
+            "cooldown": _cell_number(cell("Timings", "Cooldown", "Sec"), f"{where} Cooldown"),
+            "run_id": cell("Run Info", "Run ID") or None,
+            "id": cell("Benchmark", "ID") or None,
+        }
+        bench.notes = [
+            NOTE_CSV,
+            "The CSV's Start Time is the local time of the machine that ran GuideLLM, without a "
+            "zone: started_at is left empty (the text is kept in `reported`).",
+        ]
         if not bench.tool_version:
-            bench.notes.append("The CSV names no GuideLLM version (its Runtime Info column is absent); its layout is "
-                               "that of GuideLLM 0.4–0.7.")
+            bench.notes.append(
+                "The CSV names no GuideLLM version (its Runtime Info column is absent); its layout is "
+                "that of GuideLLM 0.4–0.7."
+            )
         run = _run(bench, FORMAT_CSV)
         runs.append(run)
     return runs
@@ -1158,9 +1371,15 @@ def _read_csv_v02(rows: list[list[str]]) -> list[ImportedRun]:
         if len(row) != len(header):
             raise FormatRefusal(f"{where} has {len(row)} cells; the header has {len(header)} columns")
         cells = dict(zip(header, row, strict=True))
-        totals = {status: _count(_cell_number(cells.get(f"{status.capitalize()} Requests", ""),
-                                              f"{where} {status.capitalize()} Requests"),
-                                 f"{where} {status.capitalize()} Requests") for status in STATUSES}
+        totals = {
+            status: _count(
+                _cell_number(
+                    cells.get(f"{status.capitalize()} Requests", ""), f"{where} {status.capitalize()} Requests"
+                ),
+                f"{where} {status.capitalize()} Requests",
+            )
+            for status in STATUSES
+        }
         grouped: dict[tuple[str, str], dict[str, str]] = {}
         for name, text in cells.items():
             match = pattern.match(name)
@@ -1184,20 +1403,41 @@ def _read_csv_v02(rows: list[list[str]]) -> list[ImportedRun]:
         name = cells.get("Name", "").strip()
         duration = _cell_number(cells.get("Duration", ""), f"{where} Duration")
         bench = _Benchmark(
-            index=number - 1, generation=GEN_02, metrics=metrics, totals=totals,
-            strategy=args.get("strategy", {}) if isinstance(args, dict) else {}, started=None, duration=duration,
-            window=None, requests=None,
+            index=number - 1,
+            generation=GEN_02,
+            metrics=metrics,
+            totals=totals,
+            strategy=args.get("strategy", {}) if isinstance(args, dict) else {},
+            started=None,
+            duration=duration,
+            window=None,
+            requests=None,
             model=worker.get("backend_model") if isinstance(worker, dict) else None,
             backend=worker.get("backend_type") if isinstance(worker, dict) else None,
-            settings={key: value for key, value in {"args": args, "worker": worker,
-                                                    "request_loader": _json_cell(cells.get("Request Loader"))}.items()
-                      if value is not None},
-            reported_extra={"start_time_local": cells.get("Start Time") or None,
-                            "end_time_local": cells.get("End Time") or None, "duration": duration,
-                            "run_id": cells.get("Run Id") or None, "id": cells.get("Id") or None},
-            notes=[NOTE_CSV, "The CSV's Start Time is the local time of the machine that ran GuideLLM, without a zone: "
-                   "started_at is left empty (the text is kept in `reported`)."],
-            label=name or None, load=_label_from_display(name) if name else None)
+            settings={
+                key: value
+                for key, value in {
+                    "args": args,
+                    "worker": worker,
+                    "request_loader": _json_cell(cells.get("Request Loader")),
+                }.items()
+                if value is not None
+            },
+            reported_extra={
+                "start_time_local": cells.get("Start Time") or None,
+                "end_time_local": cells.get("End Time") or None,
+                "duration": duration,
+                "run_id": cells.get("Run Id") or None,
+                "id": cells.get("Id") or None,
+            },
+            notes=[
+                NOTE_CSV,
+                "The CSV's Start Time is the local time of the machine that ran GuideLLM, without a zone: "
+                "started_at is left empty (the text is kept in `reported`).",
+            ],
+            label=name or None,
+            load=_label_from_display(name) if name else None,
+        )
         runs.append(_run(bench, FORMAT_CSV))
     return runs
 
@@ -1226,13 +1466,16 @@ def read_csv(text: str) -> list[ImportedRun]:
             raise FormatRefusal("GuideLLM's three-row CSV header with no benchmark row under it")
         return _read_csv_v04(rows)
     if "Request Counts" in first or "Run Info" in first:
-        raise FormatRefusal("a CSV whose first row names GuideLLM's column groups but without its three-row header "
-                            "(group, name, unit) and a benchmark row: the file is cut short")
+        raise FormatRefusal(
+            "a CSV whose first row names GuideLLM's column groups but without its three-row header "
+            "(group, name, unit) and a benchmark row: the file is cut short"
+        )
     return _refuse_csv(first)
 
 
 def _refuse_csv(first: Sequence[str]) -> list[ImportedRun]:
     shown = ", ".join(cell for cell in first[:4] if cell) or "empty cells"
-    raise FormatRefusal(f"a table whose first row ({shown}, …) is neither GuideLLM's three-row header (Run Info, "
-                        "Benchmark, …, Request Counts) nor its 0.2–0.3 header (Type, Run Id, Id, Name, …)")
-
+    raise FormatRefusal(
+        f"a table whose first row ({shown}, …) is neither GuideLLM's three-row header (Run Info, "
+        "Benchmark, …, Request Counts) nor its 0.2–0.3 header (Type, Run Id, Id, Name, …)"
+    )

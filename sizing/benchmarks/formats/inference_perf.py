@@ -88,8 +88,9 @@ def read(text: str) -> list[ImportedRun]:
         if not isinstance(section, Mapping):
             raise FormatRefusal(f"inference-perf's '{name}' is not an object ({type(section).__name__})")
     if "latency" not in successes and any(key in successes for key in ("kv_cache_usage_percentage", "queue_len")):
-        raise FormatRefusal("an inference-perf Prometheus report (server-side metrics), not the request-lifecycle "
-                            "report")
+        raise FormatRefusal(
+            "an inference-perf Prometheus report (server-side metrics), not the request-lifecycle report"
+        )
     return [_read_run(data, successes, failures, load_summary)]
 
 
@@ -114,13 +115,22 @@ def _distribution(section: Mapping[str, Any], key: str, where: str) -> Mapping[s
 def _stat(dist: Mapping[str, Any] | None, *, scale: float, n: int | None) -> Stat | None:
     if dist is None:
         return None
-    return stat_reported(scale=scale, n=n, mean=dist.get("mean"), p50=dist.get("median", dist.get("p50")),
-                         p90=dist.get("p90"), p95=dist.get("p95"), p99=dist.get("p99"), min=dist.get("min"),
-                         max=dist.get("max"))
+    return stat_reported(
+        scale=scale,
+        n=n,
+        mean=dist.get("mean"),
+        p50=dist.get("median", dist.get("p50")),
+        p90=dist.get("p90"),
+        p95=dist.get("p95"),
+        p99=dist.get("p99"),
+        min=dist.get("min"),
+        max=dist.get("max"),
+    )
 
 
-def _read_run(data: Mapping[str, Any], successes: Mapping[str, Any], failures: Mapping[str, Any],
-              load_summary: Mapping[str, Any]) -> ImportedRun:
+def _read_run(
+    data: Mapping[str, Any], successes: Mapping[str, Any], failures: Mapping[str, Any], load_summary: Mapping[str, Any]
+) -> ImportedRun:
     completed = _count(successes.get("count"), "successes.count")
     if completed is None:
         raise FormatRefusal("inference-perf's 'successes' has no request count")
@@ -129,8 +139,10 @@ def _read_run(data: Mapping[str, Any], successes: Mapping[str, Any], failures: M
     if not isinstance(latency, Mapping):
         raise FormatRefusal(f"inference-perf's 'successes.latency' is not an object ({type(latency).__name__})")
     new_generation = "token_count_mismatches" in successes
-    notes = ["inference-perf writes seconds: latencies are converted to milliseconds. No per-request data: the "
-             "distributions are inference-perf's summary figures, as reported."]
+    notes = [
+        "inference-perf writes seconds: latencies are converted to milliseconds. No per-request data: the "
+        "distributions are inference-perf's summary figures, as reported."
+    ]
     metrics: dict[str, Stat] = {}
 
     ttft = _stat(_distribution(latency, "time_to_first_token", "successes.latency"), scale=MS, n=completed)
@@ -145,37 +157,48 @@ def _read_run(data: Mapping[str, Any], successes: Mapping[str, Any], failures: M
         tpot = _stat(tpot_dist, scale=MS, n=completed)
         if tpot is not None:
             metrics["tpot_ms"] = tpot
-            notes.append("TPOT is inference-perf's (last chunk − first chunk) / (output tokens − 1) per request, "
-                         "METRICS.md's TPOT with one token in the first chunk.")
+            notes.append(
+                "TPOT is inference-perf's (last chunk − first chunk) / (output tokens − 1) per request, "
+                "METRICS.md's TPOT with one token in the first chunk."
+            )
         if itl_dist is not None:
             lowest = finite(itl_dist.get("min"))
             if lowest is not None and lowest > 0:
                 itl = _stat(itl_dist, scale=MS, n=None)
                 if itl is not None:
                     metrics["itl_ms"] = itl
-                    notes.append("inference-perf's inter_token_latency pools per-token gaps; no gap is zero, so every "
-                                 "chunk carried one token and they are the pooled inter-chunk gaps.")
+                    notes.append(
+                        "inference-perf's inter_token_latency pools per-token gaps; no gap is zero, so every "
+                        "chunk carried one token and they are the pooled inter-chunk gaps."
+                    )
             else:
-                notes.append("inference-perf's inter_token_latency pools per-token gaps, with zero gaps for the "
-                             "tokens that arrived in the same chunk: it is not the pooled inter-chunk gap and is "
-                             "left out (kept in reported).")
+                notes.append(
+                    "inference-perf's inter_token_latency pools per-token gaps, with zero gaps for the "
+                    "tokens that arrived in the same chunk: it is not the pooled inter-chunk gap and is "
+                    "left out (kept in reported)."
+                )
     else:
-        notes.append("This report predates inference-perf's token_count_mismatches (April 2026): it timed every SSE "
-                     "event, role-only, usage-only and [DONE] events included, so its TPOT (divided by events − 1) "
-                     "and inter_token_latency are not METRICS.md's and are left out (kept in reported); its TTFT "
-                     "runs to the first SSE event, which can be a role-only one.")
+        notes.append(
+            "This report predates inference-perf's token_count_mismatches (April 2026): it timed every SSE "
+            "event, role-only, usage-only and [DONE] events included, so its TPOT (divided by events − 1) "
+            "and inter_token_latency are not METRICS.md's and are left out (kept in reported); its TTFT "
+            "runs to the first SSE event, which can be a role-only one."
+        )
     ntpot_dist = _distribution(latency, "normalized_time_per_output_token", "successes.latency")
     if ntpot_dist is not None:
         lowest = finite(ntpot_dist.get("min"))
         if lowest is not None and lowest <= 0:
-            notes.append("normalized_time_per_output_token holds 0 for requests that returned no output token; "
-                         "NTPOT is left out (kept in reported).")
+            notes.append(
+                "normalized_time_per_output_token holds 0 for requests that returned no output token; "
+                "NTPOT is left out (kept in reported)."
+            )
         else:
             ntpot = _stat(ntpot_dist, scale=MS, n=completed)
             if ntpot is not None:
                 metrics["ntpot_ms"] = ntpot
-    inputs = _distribution(successes, "prompt_tokens", "successes") or _distribution(successes, "prompt_len",
-                                                                                    "successes")
+    inputs = _distribution(successes, "prompt_tokens", "successes") or _distribution(
+        successes, "prompt_len", "successes"
+    )
     stat = _stat(inputs, scale=1.0, n=completed)
     if stat is not None:
         metrics["input_tokens"] = stat
@@ -185,8 +208,10 @@ def _read_run(data: Mapping[str, Any], successes: Mapping[str, Any], failures: M
     if stat is not None:
         metrics["output_tokens"] = stat
         if server_outputs is None:
-            notes.append("Output tokens are output_len, the client tokenizer's count of the text (this report has "
-                         "no server-side output_tokens).")
+            notes.append(
+                "Output tokens are output_len, the client tokenizer's count of the text (this report has "
+                "no server-side output_tokens)."
+            )
     if completed == 0:
         notes.append("No request succeeded: there are no latency distributions.")
 
@@ -200,8 +225,10 @@ def _read_run(data: Mapping[str, Any], successes: Mapping[str, Any], failures: M
         notes.append("duration_s is successes.count / requests_per_sec (this report has no benchmark_time_seconds).")
     elif duration is not None and duration <= 0:
         duration = None
-    notes.append("Throughputs are over the first request's start to the last request's end; output tokens per "
-                 "second count the client tokenizer's tokens unless the run set use_server_output_tokens.")
+    notes.append(
+        "Throughputs are over the first request's start to the last request's end; output tokens per "
+        "second count the client tokenizer's tokens unless the run set use_server_output_tokens."
+    )
 
     load, settings = _load(load_summary, notes)
     _fidelity(load_summary, notes)
@@ -209,29 +236,53 @@ def _read_run(data: Mapping[str, Any], successes: Mapping[str, Any], failures: M
     goodput = successes.get("goodput_metrics")
     if isinstance(goodput, Mapping):
         share = finite(goodput.get("goodput_percentage"))
-        notes.append(f"goodput_metrics ({share:.1f}% good) count only successful requests in the denominator; "
-                     "METRICS.md counts errors as SLO misses." if share is not None else
-                     "goodput_metrics count only successful requests in the denominator; METRICS.md counts errors "
-                     "as SLO misses.")
+        notes.append(
+            f"goodput_metrics ({share:.1f}% good) count only successful requests in the denominator; "
+            "METRICS.md counts errors as SLO misses."
+            if share is not None
+            else "goodput_metrics count only successful requests in the denominator; METRICS.md counts errors "
+            "as SLO misses."
+        )
     return ImportedRun(
-        format=FORMAT, tool="inference_perf", tool_version=None, label=None, model=None, backend=None,
-        started_at=None, duration_s=duration, load=load, settings=settings, completed=completed, failed=failed,
-        incomplete=None, metrics=metrics, reported=_json_safe(dict(data)),
-        output_tokens_per_s=finite(throughput.get("output_tokens_per_sec")), requests_per_s=requests_per_s,
-        total_tokens_per_s=finite(throughput.get("total_tokens_per_sec")), requests=(), notes=tuple(notes))
+        format=FORMAT,
+        tool="inference_perf",
+        tool_version=None,
+        label=None,
+        model=None,
+        backend=None,
+        started_at=None,
+        duration_s=duration,
+        load=load,
+        settings=settings,
+        completed=completed,
+        failed=failed,
+        incomplete=None,
+        metrics=metrics,
+        reported=_json_safe(dict(data)),
+        output_tokens_per_s=finite(throughput.get("output_tokens_per_sec")),
+        requests_per_s=requests_per_s,
+        total_tokens_per_s=finite(throughput.get("total_tokens_per_sec")),
+        requests=(),
+        notes=tuple(notes),
+    )
 
 
 def _load(load_summary: Mapping[str, Any], notes: list[str]) -> tuple[LoadPattern, dict[str, Any]]:
     rate = finite(load_summary.get("requested_rate"))
     concurrency = finite(load_summary.get("concurrency"))
-    settings = {key: _json_safe(load_summary[key]) for key in ("requested_rate", "concurrency")
-                if load_summary.get(key) is not None}
+    settings = {
+        key: _json_safe(load_summary[key])
+        for key in ("requested_rate", "concurrency")
+        if load_summary.get(key) is not None
+    }
     if concurrency is not None and concurrency > 0:
         return LoadPattern(kind=LoadKind.CONCURRENCY.value, rate=rate, concurrency=int(concurrency)), settings
     if rate is not None and rate > 0:
         return LoadPattern(kind=LoadKind.RATE.value, rate=rate), settings
-    notes.append("The report names no requested rate or concurrency (a summary over all stages, or a run without "
-                 "stages): the load pattern is unknown.")
+    notes.append(
+        "The report names no requested rate or concurrency (a summary over all stages, or a run without "
+        "stages): the load pattern is unknown."
+    )
     return LoadPattern(), settings
 
 
@@ -241,9 +292,11 @@ def _fidelity(load_summary: Mapping[str, Any], notes: list[str]) -> None:
     if isinstance(delay, Mapping):
         lag = finite(delay.get("p99"))
         if lag is not None and lag * MS > SCHEDULE_LAG_LIMIT_MS:
-            notes.append(f"The schedule lag (load_summary.schedule_delay) p99 is {lag * MS:.1f} ms, over METRICS.md's "
-                         f"{SCHEDULE_LAG_LIMIT_MS:.0f} ms: the client fell behind its schedule, so the run is not a "
-                         "valid measurement of the requested load.")
+            notes.append(
+                f"The schedule lag (load_summary.schedule_delay) p99 is {lag * MS:.1f} ms, over METRICS.md's "
+                f"{SCHEDULE_LAG_LIMIT_MS:.0f} ms: the client fell behind its schedule, so the run is not a "
+                "valid measurement of the requested load."
+            )
     requested, achieved = finite(load_summary.get("requested_rate")), finite(load_summary.get("achieved_rate"))
     if requested and achieved is not None and achieved < 0.95 * requested:
         notes.append(f"The achieved send rate {achieved:.2f}/s is under 95% of the requested {requested:.2f}/s.")

@@ -161,8 +161,10 @@ def _boolean(value: Any, path: str) -> bool:
 def _header(data: Mapping[str, Any]) -> None:
     if data.get("format") != FORMAT_NAME:
         found = data.get("format")
-        raise FormatRefusal(f"a JSON object without '\"format\": \"{FORMAT_NAME}\"'" +
-                            (f" (it says {found!r})" if found is not None else ""))
+        raise FormatRefusal(
+            f'a JSON object without \'"format": "{FORMAT_NAME}"\''
+            + (f" (it says {found!r})" if found is not None else "")
+        )
     version = data.get("version")
     if version != VERSION or isinstance(version, bool):
         raise FormatRefusal(f"version: {version!r} is not a version this service reads (it reads {VERSION})")
@@ -181,7 +183,7 @@ def read(text: str) -> list[ImportedRun]:
         raise FormatRefusal(f"not a JSON object: a {FORMAT_NAME} file is one JSON object")
     if f'"{FORMAT_NAME}"' not in stripped[:4096]:
         # not ours: say so before a JSON error in someone else's file is reported as ours
-        raise FormatRefusal(f"a file without '\"format\": \"{FORMAT_NAME}\"'")
+        raise FormatRefusal(f'a file without \'"format": "{FORMAT_NAME}"\'')
     data = _load_json(text)  # the text as given: parsed once for every importer
     if not isinstance(data, Mapping):
         raise FormatRefusal(f"not a JSON object: a {FORMAT_NAME} file is one JSON object")
@@ -213,25 +215,33 @@ def read(text: str) -> list[ImportedRun]:
     timeline, timeline_notes = _server_metrics(data.get("server_metrics"))
     scenario = _scenario(data.get("scenario"))
 
-    notes: list[str] = ["Recomputed from the file's per-request records by METRICS.md's definitions; the "
-                        "generator's own summary (if any) is kept in reported."]
+    notes: list[str] = [
+        "Recomputed from the file's per-request records by METRICS.md's definitions; the "
+        "generator's own summary (if any) is kept in reported."
+    ]
     inside = [item for item in parsed if window_start <= item["t_send_s"] <= window_end]
     outside = len(parsed) - len(inside)
     if outside:
-        notes.append(f"{outside} request(s) sent outside the measurement window [{window_start:g}, {window_end:g}] s "
-                     "(warm-up or cool-down) are left out.")
+        notes.append(
+            f"{outside} request(s) sent outside the measurement window [{window_start:g}, {window_end:g}] s "
+            "(warm-up or cool-down) are left out."
+        )
     origin = min((item["t_send_s"] for item in inside), default=0.0)
     records = [_record(item, origin) for item in inside]
     faults = _faults(data.get("faults"), origin)
     unknown_chunking = sum(1 for item in inside if item["chunking_unknown"])
     if unknown_chunking:
-        notes.append(f"{unknown_chunking} request(s) have no chunk_tokens and an output token count that differs "
-                     "from their number of content events: chunking unknown, one token assumed in the first event.")
+        notes.append(
+            f"{unknown_chunking} request(s) have no chunk_tokens and an output token count that differs "
+            "from their number of content events: chunking unknown, one token assumed in the first event."
+        )
     length = window_end - window_start
     rates = _throughputs(parsed, window_start, window_end)
-    notes.append(f"Throughputs are over the measurement window ({length:g} s): requests per second count the ok "
-                 "requests completing in it; output tokens per second the tokens of the content events that arrived "
-                 "in it; total tokens per second add the input tokens of those ok requests.")
+    notes.append(
+        f"Throughputs are over the measurement window ({length:g} s): requests per second count the ok "
+        "requests completing in it; output tokens per second the tokens of the content events that arrived "
+        "in it; total tokens per second add the input tokens of those ok requests."
+    )
     notes += _fidelity(inside, load, window_start, window_end)
 
     completed = sum(1 for record in records if record.status == RequestStatus.OK.value)
@@ -239,23 +249,61 @@ def read(text: str) -> list[ImportedRun]:
     failed = len(records) - completed - incomplete
     if not completed:
         notes.append("No request succeeded in the window: there are no latency distributions.")
-    run_settings = {**_json_safe(settings), "endpoint": _json_safe(dict(endpoint)),
-                    "window": {"start_s": window_start, "end_s": window_end},
-                    "generator": {"name": tool_name, "version": tool_version}}
+    run_settings = {
+        **_json_safe(settings),
+        "endpoint": _json_safe(dict(endpoint)),
+        "window": {"start_s": window_start, "end_s": window_end},
+        "generator": {"name": tool_name, "version": tool_version},
+    }
     notes += timeline_notes
     source = data.get("source")
     if isinstance(source, Mapping) and not records and isinstance(summary, Mapping):
-        exported = _from_export(source, summary, started_at=started_at, duration=duration, load=load, model=model,
-                                backend=endpoint_kind, settings=run_settings)
-        return [replace(exported, timeline=timeline, faults=faults, scenario=scenario,
-                        notes=exported.notes + tuple(timeline_notes))]
-    return [ImportedRun(
-        format=FORMAT, tool="llm_sizing", tool_version=tool_version, label=None, model=model, backend=endpoint_kind,
-        started_at=started_at, duration_s=duration, load=load, settings=run_settings, completed=completed,
-        failed=failed, incomplete=incomplete, metrics=metrics_from_requests(records),
-        reported=_json_safe(dict(summary or {})),
-        output_tokens_per_s=rates[0], requests_per_s=rates[1], total_tokens_per_s=rates[2],
-        requests=tuple(records), notes=tuple(notes), timeline=timeline, faults=faults, scenario=scenario)]
+        exported = _from_export(
+            source,
+            summary,
+            started_at=started_at,
+            duration=duration,
+            load=load,
+            model=model,
+            backend=endpoint_kind,
+            settings=run_settings,
+        )
+        return [
+            replace(
+                exported,
+                timeline=timeline,
+                faults=faults,
+                scenario=scenario,
+                notes=exported.notes + tuple(timeline_notes),
+            )
+        ]
+    return [
+        ImportedRun(
+            format=FORMAT,
+            tool="llm_sizing",
+            tool_version=tool_version,
+            label=None,
+            model=model,
+            backend=endpoint_kind,
+            started_at=started_at,
+            duration_s=duration,
+            load=load,
+            settings=run_settings,
+            completed=completed,
+            failed=failed,
+            incomplete=incomplete,
+            metrics=metrics_from_requests(records),
+            reported=_json_safe(dict(summary or {})),
+            output_tokens_per_s=rates[0],
+            requests_per_s=rates[1],
+            total_tokens_per_s=rates[2],
+            requests=tuple(records),
+            notes=tuple(notes),
+            timeline=timeline,
+            faults=faults,
+            scenario=scenario,
+        )
+    ]
 
 
 def _server_metrics(value: Any) -> tuple[MemoryTimeline | None, list[str]]:
@@ -291,8 +339,10 @@ def _server_metrics(value: Any) -> tuple[MemoryTimeline | None, list[str]]:
     notes = [f"Server metrics: {len(scrapes)} scrape(s) of {url} every {interval:g} s."]
     if failed:
         first_t, first_error = failed[0]
-        notes.append(f"{len(failed)} scrape(s) failed and are left out of the timeline (gaps, not zeros; first at "
-                     f"{first_t:g} s: {first_error[:200]}).")
+        notes.append(
+            f"{len(failed)} scrape(s) failed and are left out of the timeline (gaps, not zeros; first at "
+            f"{first_t:g} s: {first_error[:200]})."
+        )
     if not records:
         notes.append("No scrape succeeded: there is no server timeline.")
         return None, notes
@@ -302,8 +352,10 @@ def _server_metrics(value: Any) -> tuple[MemoryTimeline | None, list[str]]:
         found = re.match(r"scrape (\d+): (.*)", refusal.reason, re.DOTALL)
         if found:
             raise _refuse(f"server_metrics.scrapes[{positions[int(found.group(1))]}].text", found.group(2)) from None
-        notes.append("No scrape holds a metric a server timeline reads (vLLM, SGLang, TGI, TensorRT-LLM or DCGM "
-                     "names): there is no server timeline.")
+        notes.append(
+            "No scrape holds a metric a server timeline reads (vLLM, SGLang, TGI, TensorRT-LLM or DCGM "
+            "names): there is no server timeline."
+        )
         return None, notes
     return timeline, notes
 
@@ -331,8 +383,18 @@ def _faults(value: Any, origin: float) -> tuple[Mapping[str, Any], ...]:
             raise _refuse(f"{path}.detail", f"not a text ({detail!r})")
         duration = _real(_required(event, "duration_s", path), f"{path}.duration_s", minimum=0)
         skipped = _boolean(event.get("skipped", False), f"{path}.skipped")
-        events.append({"t_s": t_s - origin, "run_t_s": t_s, "label": label, "kind": kind, "ok": ok, "detail": detail,
-                       "duration_s": duration, "skipped": skipped})
+        events.append(
+            {
+                "t_s": t_s - origin,
+                "run_t_s": t_s,
+                "label": label,
+                "kind": kind,
+                "ok": ok,
+                "detail": detail,
+                "duration_s": duration,
+                "skipped": skipped,
+            }
+        )
     return tuple(events)
 
 
@@ -389,8 +451,9 @@ def _request(item: Any, path: str) -> dict[str, Any]:
     if chunks_value is not None:
         if not isinstance(chunks_value, list):
             raise _refuse(f"{path}.chunk_tokens", f"not a list ({type(chunks_value).__name__})")
-        chunks = [_integer(n, f"{path}.chunk_tokens[{index}]", optional=False) or 0
-                  for index, n in enumerate(chunks_value)]
+        chunks = [
+            _integer(n, f"{path}.chunk_tokens[{index}]", optional=False) or 0 for index, n in enumerate(chunks_value)
+        ]
         if ttft is not None and len(chunks) != len(gaps) + 1:
             raise _refuse(f"{path}.chunk_tokens", f"{len(chunks)} events for {len(gaps)} gaps (it needs gaps + 1)")
     input_tokens = _integer(_required(obj, "input_tokens", path), f"{path}.input_tokens")
@@ -408,13 +471,26 @@ def _request(item: Any, path: str) -> dict[str, Any]:
     if gaps and ttft is None:
         raise _refuse(f"{path}.itl_ms", "gaps without a first token (ttft_ms is null)")
     events = len(gaps) + 1 if ttft is not None else 0
-    chunking_unknown = (chunks is None and status == "ok" and output_tokens is not None and events > 0
-                        and output_tokens != events)
-    return {"status": status, "error": error, "http_status": http_status, "timeout_phase": phase,
-            "id": obj["id"] if isinstance(obj.get("id"), int) and not isinstance(obj.get("id"), bool) else None,
-            "t_sched_s": t_sched, "t_send_s": t_send, "ttft_ms": ttft, "ttft_sched_ms": ttft_sched, "e2e_ms": e2e,
-            "itl_ms": gaps, "chunk_tokens": chunks, "input_tokens": input_tokens, "output_tokens": output_tokens,
-            "chunking_unknown": chunking_unknown}
+    chunking_unknown = (
+        chunks is None and status == "ok" and output_tokens is not None and events > 0 and output_tokens != events
+    )
+    return {
+        "status": status,
+        "error": error,
+        "http_status": http_status,
+        "timeout_phase": phase,
+        "id": obj["id"] if isinstance(obj.get("id"), int) and not isinstance(obj.get("id"), bool) else None,
+        "t_sched_s": t_sched,
+        "t_send_s": t_send,
+        "ttft_ms": ttft,
+        "ttft_sched_ms": ttft_sched,
+        "e2e_ms": e2e,
+        "itl_ms": gaps,
+        "chunk_tokens": chunks,
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "chunking_unknown": chunking_unknown,
+    }
 
 
 def _status(item: Mapping[str, Any]) -> tuple[str, str | None]:
@@ -440,9 +516,18 @@ def _record(item: Mapping[str, Any], origin: float) -> RequestRecord:
     tpot = None
     if status == RequestStatus.OK.value and gaps and output is not None and output - first >= 1:
         tpot = sum(gaps) / (output - first)
-    return RequestRecord(status=status, error=error, start_s=item["t_send_s"] - origin, ttft_ms=item["ttft_ms"],
-                         ttft_sched_ms=item["ttft_sched_ms"], e2e_ms=item["e2e_ms"], tpot_ms=tpot,
-                         itl_ms=tuple(gaps), input_tokens=item["input_tokens"], output_tokens=output)
+    return RequestRecord(
+        status=status,
+        error=error,
+        start_s=item["t_send_s"] - origin,
+        ttft_ms=item["ttft_ms"],
+        ttft_sched_ms=item["ttft_sched_ms"],
+        e2e_ms=item["e2e_ms"],
+        tpot_ms=tpot,
+        itl_ms=tuple(gaps),
+        input_tokens=item["input_tokens"],
+        output_tokens=output,
+    )
 
 
 def _event_tokens(item: Mapping[str, Any]) -> list[tuple[float, float]]:
@@ -468,8 +553,13 @@ def _throughputs(items: Sequence[Mapping[str, Any]], start: float, end: float) -
     """(output tokens/s, requests/s, total tokens/s) over the window, by METRICS.md."""
     length = end - start
     generated = sum(tokens for item in items for time, tokens in _event_tokens(item) if start <= time <= end)
-    finished = [item for item in items if item["status"] == "ok" and item["e2e_ms"] is not None
-                and start <= item["t_send_s"] + item["e2e_ms"] / 1000 <= end]
+    finished = [
+        item
+        for item in items
+        if item["status"] == "ok"
+        and item["e2e_ms"] is not None
+        and start <= item["t_send_s"] + item["e2e_ms"] / 1000 <= end
+    ]
     inputs = sum(item["input_tokens"] or 0 for item in finished)
     return generated / length, len(finished) / length, (generated + inputs) / length
 
@@ -484,25 +574,33 @@ def _fidelity(items: Sequence[Mapping[str, Any]], load: LoadPattern, start: floa
     p50, p99 = (float(value) for value in np.percentile(lags, [50, 99]))
     notes = [f"Client schedule lag (t_send − t_sched): p50 {p50:.2f} ms, p99 {p99:.2f} ms."]
     if load.kind == LoadKind.CONCURRENCY.value:
-        steady = [item for item in items if item["e2e_ms"] is not None
-                  and (item.get("id") is None or item["id"] >= (load.concurrency or 1))]  # first ones: connecting
+        steady = [
+            item
+            for item in items
+            if item["e2e_ms"] is not None and (item.get("id") is None or item["id"] >= (load.concurrency or 1))
+        ]  # first ones: connecting
         lag_total = sum(max(0.0, (item["t_send_s"] - item["t_sched_s"]) * 1000) for item in steady)
         busy = lag_total + sum(max(0.0, item["e2e_ms"]) for item in steady)
         idle = lag_total / busy if busy > 0 else 0.0
         notes.append(f"Closed loop: the clients were idle {idle:.2%} of their time between requests.")
         if idle > 1 - ACHIEVED_RATE_FLOOR:
-            notes.append(f"INVALID by METRICS.md: fewer than {ACHIEVED_RATE_FLOOR:.0%} of the requested clients were "
-                         "busy (the generator's delay between requests).")
+            notes.append(
+                f"INVALID by METRICS.md: fewer than {ACHIEVED_RATE_FLOOR:.0%} of the requested clients were "
+                "busy (the generator's delay between requests)."
+            )
         return notes
     if p99 > SCHEDULE_LAG_LIMIT_MS:
-        notes.append(f"INVALID by METRICS.md: the schedule lag p99 exceeds {SCHEDULE_LAG_LIMIT_MS:g} ms, so the "
-                     "client did not send the load it was asked to.")
+        notes.append(
+            f"INVALID by METRICS.md: the schedule lag p99 exceeds {SCHEDULE_LAG_LIMIT_MS:g} ms, so the "
+            "client did not send the load it was asked to."
+        )
     if load.kind == LoadKind.RATE.value and load.rate:
         achieved = len(items) / (end - start)
         notes.append(f"Achieved send rate {achieved:.3g}/s for an offered {load.rate:.3g}/s.")
         if achieved < ACHIEVED_RATE_FLOOR * load.rate:
-            notes.append(f"INVALID by METRICS.md: the achieved send rate is below {ACHIEVED_RATE_FLOOR:.0%} of the "
-                         "offered rate.")
+            notes.append(
+                f"INVALID by METRICS.md: the achieved send rate is below {ACHIEVED_RATE_FLOOR:.0%} of the offered rate."
+            )
     return notes
 
 
@@ -517,8 +615,10 @@ def _from_export(source: Mapping[str, Any], summary: Mapping[str, Any], **run: A
             if stat is not None:
                 metrics[key] = replace(stat, source=str(value.get("source") or stat.source))
     notes = [str(note) for note in summary.get("notes") or [] if isinstance(note, str)]
-    notes.append(f"Re-imported from this service's export of a {source.get('tool') or 'tool'} run without "
-                 "per-request records: counts and metrics as the export stored them.")
+    notes.append(
+        f"Re-imported from this service's export of a {source.get('tool') or 'tool'} run without "
+        "per-request records: counts and metrics as the export stored them."
+    )
 
     def number(key: str) -> float | None:
         return finite(summary.get(key))
@@ -528,14 +628,26 @@ def _from_export(source: Mapping[str, Any], summary: Mapping[str, Any], **run: A
         return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
     return ImportedRun(
-        format=FORMAT, tool=str(source.get("tool") or "llm_sizing"),
+        format=FORMAT,
+        tool=str(source.get("tool") or "llm_sizing"),
         tool_version=source.get("tool_version") if isinstance(source.get("tool_version"), str) else None,
         label=source.get("label") if isinstance(source.get("label"), str) else None,
-        model=run["model"], backend=run["backend"], started_at=run["started_at"], duration_s=run["duration"],
-        load=run["load"], settings=run["settings"], completed=count("completed"), failed=count("failed"),
-        incomplete=count("incomplete"), metrics=metrics, reported=_json_safe(dict(summary.get("reported") or {})),
-        output_tokens_per_s=number("output_tokens_per_s"), requests_per_s=number("requests_per_s"),
-        total_tokens_per_s=number("total_tokens_per_s"), notes=tuple(notes))
+        model=run["model"],
+        backend=run["backend"],
+        started_at=run["started_at"],
+        duration_s=run["duration"],
+        load=run["load"],
+        settings=run["settings"],
+        completed=count("completed"),
+        failed=count("failed"),
+        incomplete=count("incomplete"),
+        metrics=metrics,
+        reported=_json_safe(dict(summary.get("reported") or {})),
+        output_tokens_per_s=number("output_tokens_per_s"),
+        requests_per_s=number("requests_per_s"),
+        total_tokens_per_s=number("total_tokens_per_s"),
+        notes=tuple(notes),
+    )
 
 
 def record_from_entry(entry: Mapping[str, Any], *, origin: float = 0.0) -> RequestRecord:

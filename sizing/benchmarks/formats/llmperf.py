@@ -61,32 +61,68 @@ TOOL = "llmperf"
 FORMAT_SUMMARY = "llmperf_summary"
 FORMAT_REQUESTS = "llmperf_requests"
 
-REQUEST_KEYS = ("error_code", "error_msg", "inter_token_latency_s", "ttft_s", "end_to_end_latency_s",
-                "request_output_throughput_token_per_s", "number_total_tokens", "number_output_tokens",
-                "number_input_tokens")
+REQUEST_KEYS = (
+    "error_code",
+    "error_msg",
+    "inter_token_latency_s",
+    "ttft_s",
+    "end_to_end_latency_s",
+    "request_output_throughput_token_per_s",
+    "number_total_tokens",
+    "number_output_tokens",
+    "number_input_tokens",
+)
 # the per-request fields that identify the format (present in every llmperf version)
 _REQUIRED_KEYS = ("error_code", "ttft_s", "end_to_end_latency_s", "inter_token_latency_s")
-_NUMERIC_KEYS = ("inter_token_latency_s", "ttft_s", "end_to_end_latency_s", "request_output_throughput_token_per_s",
-                 "number_total_tokens", "number_output_tokens", "number_input_tokens")
-_SUMMARY_METRICS = ("inter_token_latency_s", "ttft_s", "end_to_end_latency_s", "request_output_throughput_token_per_s",
-                    "number_input_tokens", "number_output_tokens")
+_NUMERIC_KEYS = (
+    "inter_token_latency_s",
+    "ttft_s",
+    "end_to_end_latency_s",
+    "request_output_throughput_token_per_s",
+    "number_total_tokens",
+    "number_output_tokens",
+    "number_input_tokens",
+)
+_SUMMARY_METRICS = (
+    "inter_token_latency_s",
+    "ttft_s",
+    "end_to_end_latency_s",
+    "request_output_throughput_token_per_s",
+    "number_input_tokens",
+    "number_output_tokens",
+)
 _QUANTILES = ("p25", "p50", "p75", "p90", "p95", "p99")
-_RUN_KEYS = ("version", "name", "model", "mean_input_tokens", "stddev_input_tokens", "mean_output_tokens",
-             "stddev_output_tokens", "num_concurrent_requests", "additional_sampling_params", "timestamp")
+_RUN_KEYS = (
+    "version",
+    "name",
+    "model",
+    "mean_input_tokens",
+    "stddev_input_tokens",
+    "mean_output_tokens",
+    "stddev_output_tokens",
+    "num_concurrent_requests",
+    "additional_sampling_params",
+    "timestamp",
+)
 
-NOTE_ITL = ("llmperf's inter_token_latency_s is (TTFT + every gap) / count, the time to the last chunk divided by "
-            "the chunk count or the re-tokenised output length: it includes TTFT, so it is neither METRICS.md's ITL "
-            "nor its TPOT; itl_ms and tpot_ms are left out and the figure is kept in `reported`.")
-NOTE_TOKENS = ("llmperf counts tokens with a fixed client tokenizer (hf-internal-testing/llama-tokenizer, BOS "
-               "included: 17 for 16 generated tokens) whatever model is served, not the server's usage: input_tokens, "
-               "output_tokens, ntpot_ms and output_tokens_per_s are left out; its counts are kept in `reported`.")
-NOTE_E2E = ("e2e_ms is llmperf's end_to_end_latency_s (seconds, here in ms), from request start to the end of the "
-            "stream.")
-NOTE_FAILED = ("Failed requests (a non-null error_code: an HTTP status, −1 for a client exception, or a wrapper's own "
-               "code) are left out of every distribution, as llmperf does; their 0 latencies are placeholders.")
+NOTE_ITL = (
+    "llmperf's inter_token_latency_s is (TTFT + every gap) / count, the time to the last chunk divided by "
+    "the chunk count or the re-tokenised output length: it includes TTFT, so it is neither METRICS.md's ITL "
+    "nor its TPOT; itl_ms and tpot_ms are left out and the figure is kept in `reported`."
+)
+NOTE_TOKENS = (
+    "llmperf counts tokens with a fixed client tokenizer (hf-internal-testing/llama-tokenizer, BOS "
+    "included: 17 for 16 generated tokens) whatever model is served, not the server's usage: input_tokens, "
+    "output_tokens, ntpot_ms and output_tokens_per_s are left out; its counts are kept in `reported`."
+)
+NOTE_E2E = (
+    "e2e_ms is llmperf's end_to_end_latency_s (seconds, here in ms), from request start to the end of the stream."
+)
+NOTE_FAILED = (
+    "Failed requests (a non-null error_code: an HTTP status, −1 for a client exception, or a wrapper's own "
+    "code) are left out of every distribution, as llmperf does; their 0 latencies are placeholders."
+)
 NOTE_NO_SUCCESS = "No request succeeded: no latency distribution is given."
-
-
 
 
 def _number(value: Any, where: str) -> float | None:
@@ -157,9 +193,12 @@ def _record(raw: Any, index: int) -> tuple[RequestRecord, dict[str, float | None
         status = RequestStatus.ERROR.value
         error = f"{code}: {message}" if isinstance(message, str) and message else code
         ttft = e2e = None  # placeholders (0) or the timings of a response llmperf rejected
-    record = RequestRecord(status=status, error=error,
-                           ttft_ms=ttft * 1000 if ttft is not None else None,
-                           e2e_ms=e2e * 1000 if e2e is not None else None)
+    record = RequestRecord(
+        status=status,
+        error=error,
+        ttft_ms=ttft * 1000 if ttft is not None else None,
+        e2e_ms=e2e * 1000 if e2e is not None else None,
+    )
     return record, values
 
 
@@ -181,9 +220,12 @@ def _tool_summary(values: list[dict[str, float | None]], ok: list[bool]) -> dict
             continue
         mean = sum(series) / len(series)
         summary[key] = {
-            "quantiles": {f"p{round(q * 100)}": _pandas_quantile(series, q) for q in (0.25, 0.5, 0.75, 0.9, 0.95,
-                                                                                      0.99)},
-            "mean": mean, "min": min(series), "max": max(series),
+            "quantiles": {
+                f"p{round(q * 100)}": _pandas_quantile(series, q) for q in (0.25, 0.5, 0.75, 0.9, 0.95, 0.99)
+            },
+            "mean": mean,
+            "min": min(series),
+            "max": max(series),
             "stddev": math.sqrt(sum((x - mean) ** 2 for x in series) / (len(series) - 1)) if len(series) > 1 else None,
         }
     return summary
@@ -200,8 +242,10 @@ def read_requests(text: str) -> list[ImportedRun]:
     if not data:
         raise FormatRefusal("an empty JSON list: no llmperf per-request record")
     if not isinstance(data[0], dict) or not all(key in data[0] for key in _REQUIRED_KEYS):
-        raise FormatRefusal("a JSON list whose first entry is not an llmperf per-request record (error_code, ttft_s, "
-                            "end_to_end_latency_s, inter_token_latency_s)")
+        raise FormatRefusal(
+            "a JSON list whose first entry is not an llmperf per-request record (error_code, ttft_s, "
+            "end_to_end_latency_s, inter_token_latency_s)"
+        )
     parsed = [_record(raw, index) for index, raw in enumerate(data)]
     records = tuple(record for record, _ in parsed)
     ok = [record.status == RequestStatus.OK.value for record in records]
@@ -223,21 +267,37 @@ def read_requests(text: str) -> list[ImportedRun]:
         notes.append(NOTE_FAILED)
         short = sum(1 for r in records if r.error and "too few tokens" in r.error.lower())
         if short:
-            notes.append(f"{short} failed requests are 'Output too few tokens' rejections (a code the harness that "
-                         "wrote the file chose, not llmperf's own): the responses arrived but were shorter than asked "
-                         "(METRICS.md's short_output); they count as failed, as llmperf counts any error_code.")
-    notes.append("The per-request file has no timestamps, run length or load settings: started_at, duration_s, the "
-                 "load pattern and throughputs come only with the matching *_summary.json.")
+            notes.append(
+                f"{short} failed requests are 'Output too few tokens' rejections (a code the harness that "
+                "wrote the file chose, not llmperf's own): the responses arrived but were shorter than asked "
+                "(METRICS.md's short_output); they count as failed, as llmperf counts any error_code."
+            )
+    notes.append(
+        "The per-request file has no timestamps, run length or load settings: started_at, duration_s, the "
+        "load pattern and throughputs come only with the matching *_summary.json."
+    )
     if extra_keys:
         notes.append(f"Fields beyond llmperf's own are ignored: {', '.join(extra_keys)}.")
     reported = {
-        "records": len(records), "num_completed_requests": completed, "number_errors": failed,
+        "records": len(records),
+        "num_completed_requests": completed,
+        "number_errors": failed,
         "error_code_frequency": codes,
         "summary_as_llmperf_computes_it": json_safe(_tool_summary([v for _, v in parsed], ok)),
     }
-    return [ImportedRun(
-        format=FORMAT_REQUESTS, tool=TOOL, completed=completed, failed=failed, incomplete=None, metrics=metrics,
-        reported=reported, requests=records, notes=tuple(notes))]
+    return [
+        ImportedRun(
+            format=FORMAT_REQUESTS,
+            tool=TOOL,
+            completed=completed,
+            failed=failed,
+            incomplete=None,
+            metrics=metrics,
+            reported=reported,
+            requests=records,
+            notes=tuple(notes),
+        )
+    ]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -257,10 +317,17 @@ def _summary_stat(data: Mapping[str, Any], metric: str, n: int | None, scale: fl
     figures = {q: _number(data.get(f"{prefix}_quantiles_{q}"), f"{prefix}_quantiles_{q}") for q in _QUANTILES}
     std = _population_std(_number(data.get(f"{prefix}_stddev"), f"{prefix}_stddev"), n)
     return stat_reported(
-        scale=scale, n=n, mean=_number(data.get(f"{prefix}_mean"), f"{prefix}_mean"), p50=figures["p50"],
-        p90=figures["p90"], p95=figures["p95"], p99=figures["p99"],
+        scale=scale,
+        n=n,
+        mean=_number(data.get(f"{prefix}_mean"), f"{prefix}_mean"),
+        p50=figures["p50"],
+        p90=figures["p90"],
+        p95=figures["p95"],
+        p99=figures["p99"],
         min=_number(data.get(f"{prefix}_min"), f"{prefix}_min"),
-        max=_number(data.get(f"{prefix}_max"), f"{prefix}_max"), std=std)
+        max=_number(data.get(f"{prefix}_max"), f"{prefix}_max"),
+        std=std,
+    )
 
 
 def _count(data: Mapping[str, Any], key: str) -> int | None:
@@ -277,12 +344,15 @@ def read_summary(text: str) -> list[ImportedRun]:
     the text is not such a file."""
     data = load_json(text)
     if not isinstance(data, dict):
-        raise FormatRefusal(f"a JSON {'list' if isinstance(data, list) else describe_value(data)}, not llmperf's "
-                            "flattened summary object")
+        raise FormatRefusal(
+            f"a JSON {'list' if isinstance(data, list) else describe_value(data)}, not llmperf's "
+            "flattened summary object"
+        )
     result_keys = [key for key in data if key.startswith("results_")]
     if not any(key.startswith(("results_ttft_s_", "results_end_to_end_latency_s_")) for key in result_keys):
-        raise FormatRefusal("a JSON object without llmperf's flattened 'results_ttft_s_…' / "
-                            "'results_end_to_end_latency_s_…' keys")
+        raise FormatRefusal(
+            "a JSON object without llmperf's flattened 'results_ttft_s_…' / 'results_end_to_end_latency_s_…' keys"
+        )
     completed = _count(data, "results_num_completed_requests")
     failed = _count(data, "results_number_errors")
     started = _count(data, "results_num_requests_started")
@@ -296,8 +366,10 @@ def read_summary(text: str) -> list[ImportedRun]:
             if stat is not None:
                 metrics[key] = stat
         notes.append(NOTE_E2E)
-        notes.append("The standard deviations are converted from llmperf's sample deviation (n − 1) to the population "
-                     f"deviation, with n = {completed} completed requests.")
+        notes.append(
+            "The standard deviations are converted from llmperf's sample deviation (n − 1) to the population "
+            f"deviation, with n = {completed} completed requests."
+        )
     else:
         notes.append(NOTE_NO_SUCCESS)
     if failed:
@@ -306,25 +378,36 @@ def read_summary(text: str) -> list[ImportedRun]:
     per_min = _number(data.get("results_num_completed_requests_per_min"), "results_num_completed_requests_per_min")
     requests_per_s = per_min / 60 if per_min is not None else None
     duration = completed / requests_per_s if completed and requests_per_s else None
-    notes.append("requests_per_s is llmperf's completed requests per minute / 60 (successful requests over the whole "
-                 "test, from the first send to the last response).")
+    notes.append(
+        "requests_per_s is llmperf's completed requests per minute / 60 (successful requests over the whole "
+        "test, from the first send to the last response)."
+    )
     timestamp = _number(data.get("timestamp"), "timestamp")
     started_at = None
     if timestamp is not None and duration is not None:
         started_at = _iso(timestamp - duration)
-        notes.append("started_at is llmperf's timestamp (taken when the results were written, at the end of the run, "
-                     "to the second) minus the run length; duration_s is completed requests / request rate, i.e. "
-                     "llmperf's own end − start.")
+        notes.append(
+            "started_at is llmperf's timestamp (taken when the results were written, at the end of the run, "
+            "to the second) minus the run length; duration_s is completed requests / request rate, i.e. "
+            "llmperf's own end − start."
+        )
     elif timestamp is not None:
-        notes.append("llmperf's timestamp marks when the results were written (the end of the run); with no completed "
-                     "request the run length, and so started_at, is unknown.")
+        notes.append(
+            "llmperf's timestamp marks when the results were written (the end of the run); with no completed "
+            "request the run length, and so started_at, is unknown."
+        )
 
     clients = _number(data.get("num_concurrent_requests"), "num_concurrent_requests")
-    load = (LoadPattern(kind=LoadKind.CONCURRENCY.value, concurrency=round(clients)) if clients and clients > 0
-            else LoadPattern())
+    load = (
+        LoadPattern(kind=LoadKind.CONCURRENCY.value, concurrency=round(clients))
+        if clients and clients > 0
+        else LoadPattern()
+    )
     if clients:
-        notes.append(f"llmperf runs a closed loop: {round(clients)} clients, each sending its next request when the "
-                     "previous one returns.")
+        notes.append(
+            f"llmperf runs a closed loop: {round(clients)} clients, each sending its next request when the "
+            "previous one returns."
+        )
     settings = {key: data[key] for key in data if not key.startswith("results_") and key not in ("name", "timestamp")}
     model = data.get("model") if isinstance(data.get("model"), str) else None
     name = data.get("name") if isinstance(data.get("name"), str) else None
@@ -333,11 +416,29 @@ def read_summary(text: str) -> list[ImportedRun]:
     reported.update({key: data[key] for key in ("name", "timestamp", "version") if key in data})
     freq = data.get("results_error_code_frequency")
     if isinstance(freq, str) and freq not in ("{}", ""):
-        reported["error_code_frequency_parsed"] = {code: int(count) for code, count in
-                                                   re.findall(r"['\"]?(-?\w+)['\"]?\s*:\s*(\d+)", freq)}
-    return [ImportedRun(
-        format=FORMAT_SUMMARY, tool=TOOL, tool_version=str(version) if version is not None else None,
-        label=name.removesuffix("_summary") if name else None, model=model, backend=None, started_at=started_at,
-        duration_s=duration, load=load, settings=json_safe(settings), completed=completed, failed=failed,
-        incomplete=None, metrics=metrics, reported=json_safe(reported), output_tokens_per_s=None,
-        requests_per_s=requests_per_s, total_tokens_per_s=None, notes=tuple(notes))]
+        reported["error_code_frequency_parsed"] = {
+            code: int(count) for code, count in re.findall(r"['\"]?(-?\w+)['\"]?\s*:\s*(\d+)", freq)
+        }
+    return [
+        ImportedRun(
+            format=FORMAT_SUMMARY,
+            tool=TOOL,
+            tool_version=str(version) if version is not None else None,
+            label=name.removesuffix("_summary") if name else None,
+            model=model,
+            backend=None,
+            started_at=started_at,
+            duration_s=duration,
+            load=load,
+            settings=json_safe(settings),
+            completed=completed,
+            failed=failed,
+            incomplete=None,
+            metrics=metrics,
+            reported=json_safe(reported),
+            output_tokens_per_s=None,
+            requests_per_s=requests_per_s,
+            total_tokens_per_s=None,
+            notes=tuple(notes),
+        )
+    ]

@@ -59,15 +59,50 @@ from sizing.benchmarks.run import (
 
 FORMAT = "sglang_bench_serving"
 
-ARRAYS = ("input_lens", "output_lens", "ttfts", "itls", "generated_texts", "errors", "cached_tokens",
-          "cached_tokens_details")
-SETTINGS_KEYS = ("tag", "backend", "dataset_name", "request_rate", "max_concurrency", "sharegpt_output_len",
-                 "random_input_len", "random_output_len", "random_range_ratio")
+ARRAYS = (
+    "input_lens",
+    "output_lens",
+    "ttfts",
+    "itls",
+    "generated_texts",
+    "errors",
+    "cached_tokens",
+    "cached_tokens_details",
+)
+SETTINGS_KEYS = (
+    "tag",
+    "backend",
+    "dataset_name",
+    "request_rate",
+    "max_concurrency",
+    "sharegpt_output_len",
+    "random_input_len",
+    "random_output_len",
+    "random_range_ratio",
+)
 # server_info fields worth keeping with the run's settings (the full server_info is hundreds of keys)
-SERVER_KEYS = ("version", "model_path", "served_model_name", "tp_size", "dp_size", "pp_size", "ep_size",
-               "enable_dp_attention", "chunked_prefill_size", "max_total_num_tokens", "max_running_requests",
-               "mem_fraction_static", "kv_cache_dtype", "quantization", "dtype", "attention_backend",
-               "speculative_algorithm", "disaggregation_mode", "page_size", "schedule_policy")
+SERVER_KEYS = (
+    "version",
+    "model_path",
+    "served_model_name",
+    "tp_size",
+    "dp_size",
+    "pp_size",
+    "ep_size",
+    "enable_dp_attention",
+    "chunked_prefill_size",
+    "max_total_num_tokens",
+    "max_running_requests",
+    "mem_fraction_static",
+    "kv_cache_dtype",
+    "quantization",
+    "dtype",
+    "attention_backend",
+    "speculative_algorithm",
+    "disaggregation_mode",
+    "page_size",
+    "schedule_policy",
+)
 _SUMMARY_METRICS = (("ttft", "ttft_ms"), ("tpot", "tpot_ms"), ("itl", "itl_ms"), ("e2e_latency", "e2e_ms"))
 
 
@@ -94,8 +129,10 @@ def _check_sglang(obj: Mapping[str, Any], where: str) -> None:
         vllm = [key for key in VLLM_KEYS if key in obj]
         if vllm:
             raise FormatRefusal(f"{_at(where)}a vLLM bench serve result (it has '{vllm[0]}'), not SGLang's")
-        raise FormatRefusal(f"{_at(where)}a JSON object with 'completed' but none of SGLang's result fields "
-                            "(mean_e2e_latency_ms, total_output_tokens_retokenized, server_info, ...)")
+        raise FormatRefusal(
+            f"{_at(where)}a JSON object with 'completed' but none of SGLang's result fields "
+            "(mean_e2e_latency_ms, total_output_tokens_retokenized, server_info, ...)"
+        )
 
 
 def _with_label(run: ImportedRun, label: str) -> ImportedRun:
@@ -124,10 +161,19 @@ def _server(info: Any) -> dict[str, Any]:
             if key not in server and value is not None and not isinstance(value, Mapping | list):
                 server[key] = json_safe(value)
     if isinstance(info.get("prefill"), list) and isinstance(info.get("decode"), list):
-        versions = sorted({str(entry.get("version")) for part in ("prefill", "decode") for entry in info[part]
-                           if isinstance(entry, Mapping) and entry.get("version")})
-        server["disaggregated"] = {"prefill_servers": len(info["prefill"]), "decode_servers": len(info["decode"]),
-                                   "versions": versions}
+        versions = sorted(
+            {
+                str(entry.get("version"))
+                for part in ("prefill", "decode")
+                for entry in info[part]
+                if isinstance(entry, Mapping) and entry.get("version")
+            }
+        )
+        server["disaggregated"] = {
+            "prefill_servers": len(info["prefill"]),
+            "decode_servers": len(info["decode"]),
+            "versions": versions,
+        }
     return server
 
 
@@ -141,8 +187,11 @@ def _read_run(obj: Mapping[str, Any], where: str) -> ImportedRun:
     server = _server(obj.get("server_info"))
     if server:
         settings["server"] = server
-    reported = {key: json_safe(value) for key, value in obj.items()
-                if key not in ARRAYS and key not in ("details", "server_info") and key not in SETTINGS_KEYS}
+    reported = {
+        key: json_safe(value)
+        for key, value in obj.items()
+        if key not in ARRAYS and key not in ("details", "server_info") and key not in SETTINGS_KEYS
+    }
 
     rate = obj.get("request_rate")
     if isinstance(rate, str) and rate.strip().lower() == "trace":
@@ -163,58 +212,83 @@ def _read_run(obj: Mapping[str, Any], where: str) -> ImportedRun:
         metrics: dict[str, Stat] = metrics_from_requests(records)
         ok = sum(1 for record in records if record.status == RequestStatus.OK.value)
         failed = len(records) - ok
-        notes.append(f"SGLang writes no 'failed' count: {failed} failed request(s) counted from the non-empty "
-                     "'errors'.")
+        notes.append(
+            f"SGLang writes no 'failed' count: {failed} failed request(s) counted from the non-empty 'errors'."
+        )
         if completed is not None and completed != ok:
             notes.append(f"The file says completed {completed}, but {ok} requests succeeded by their errors.")
         completed = ok if completed is None else completed
     else:
         metrics = _summary_metrics(obj, completed, notes)
-        notes.append("No per-request data (run without --output-details): the distributions are SGLang's summary "
-                     "figures, as reported, and the number of failed requests is unknown (SGLang writes no "
-                     "'failed' count).")
+        notes.append(
+            "No per-request data (run without --output-details): the distributions are SGLang's summary "
+            "figures, as reported, and the number of failed requests is unknown (SGLang writes no "
+            "'failed' count)."
+        )
     if completed == 0:
         notes.append("No request succeeded: SGLang's latency summaries of such a run are not latencies.")
     retokenized = finite(obj.get("total_output_tokens_retokenized"))
     total_output = finite(obj.get("total_output_tokens"))
     if retokenized is not None and total_output is not None and retokenized != total_output:
-        notes.append(f"Output tokens are the server's usage.completion_tokens ({total_output:.0f}; SGLang falls back "
-                     "to the requested length where the server sends no usage); the client tokenizer re-counts "
-                     f"{retokenized:.0f} (total_output_tokens_retokenized, kept in reported).")
+        notes.append(
+            f"Output tokens are the server's usage.completion_tokens ({total_output:.0f}; SGLang falls back "
+            "to the requested length where the server sends no usage); the client tokenizer re-counts "
+            f"{retokenized:.0f} (total_output_tokens_retokenized, kept in reported)."
+        )
     if "concurrency" in obj:
-        notes.append("SGLang's 'concurrency' is Σ E2E / duration, the mean number of requests in flight (kept in "
-                     "reported), not a client setting.")
+        notes.append(
+            "SGLang's 'concurrency' is Σ E2E / duration, the mean number of requests in flight (kept in "
+            "reported), not a client setting."
+        )
 
     model = server.get("served_model_name") or server.get("model_path")
     version = server.get("version")
     if version:
-        notes.append("tool_version is the SGLang server's version from server_info (the decode server's where "
-                     "prefill and decode are disaggregated): the client records none.")
+        notes.append(
+            "tool_version is the SGLang server's version from server_info (the decode server's where "
+            "prefill and decode are disaggregated): the client records none."
+        )
     versions = server.get("disaggregated", {}).get("versions", [])
     if len(versions) > 1:
         notes.append("The prefill and decode servers run different SGLang versions: " + ", ".join(versions) + ".")
     if obj.get("request_throughput") is None and completed and duration:
         request_rate = completed / duration
-        notes.append("requests_per_s is recomputed as completed / duration (this SGLang version writes no "
-                     "request_throughput).")
+        notes.append(
+            "requests_per_s is recomputed as completed / duration (this SGLang version writes no request_throughput)."
+        )
     else:
         request_rate = finite(obj.get("request_throughput"))
     total_rate = finite(obj.get("total_throughput"))
     totals = [finite(obj.get("total_input_tokens")), finite(obj.get("total_output_tokens"))]
     if total_rate is None and duration and all(value is not None for value in totals):
         total_rate = sum(value for value in totals if value is not None) / duration
-        notes.append("total_tokens_per_s is recomputed as (input + output tokens) / duration (this SGLang version "
-                     "writes no total_throughput).")
+        notes.append(
+            "total_tokens_per_s is recomputed as (input + output tokens) / duration (this SGLang version "
+            "writes no total_throughput)."
+        )
     tag = obj.get("tag")
     return ImportedRun(
-        format=FORMAT, tool="sglang", tool_version=str(version) if version else None,
-        label=str(tag) if tag else None, model=str(model) if model else None,
-        backend=str(obj["backend"]) if obj.get("backend") else None, started_at=None,
-        duration_s=duration, load=load, settings=settings,
-        completed=completed, failed=failed, incomplete=None, metrics=metrics, reported=reported,
+        format=FORMAT,
+        tool="sglang",
+        tool_version=str(version) if version else None,
+        label=str(tag) if tag else None,
+        model=str(model) if model else None,
+        backend=str(obj["backend"]) if obj.get("backend") else None,
+        started_at=None,
+        duration_s=duration,
+        load=load,
+        settings=settings,
+        completed=completed,
+        failed=failed,
+        incomplete=None,
+        metrics=metrics,
+        reported=reported,
         output_tokens_per_s=finite(obj.get("output_throughput")),
-        requests_per_s=request_rate, total_tokens_per_s=total_rate,
-        requests=requests, notes=tuple(notes))
+        requests_per_s=request_rate,
+        total_tokens_per_s=total_rate,
+        requests=requests,
+        notes=tuple(notes),
+    )
 
 
 def _clients(value: Any) -> int | None:
@@ -230,12 +304,18 @@ def _summary_metrics(obj: Mapping[str, Any], completed: int | None, notes: list[
         stat = summary_stat(obj, prefix, None if prefix == "itl" else completed)
         if stat is not None:
             metrics[key] = stat
-    notes.append("SGLang's ITL is the pooled inter-chunk gap; its E2E runs to the end of the stream ([DONE]) and its "
-                 "TPOT is (E2E − TTFT) / (output tokens − 1) per request, with that end point.")
-    missing = [name for name, key in (("TTFT", "ttft_ms"), ("TPOT", "tpot_ms"), ("ITL", "itl_ms"), ("E2E", "e2e_ms"))
-               if key in metrics and metrics[key].mean is None]
+    notes.append(
+        "SGLang's ITL is the pooled inter-chunk gap; its E2E runs to the end of the stream ([DONE]) and its "
+        "TPOT is (E2E − TTFT) / (output tokens − 1) per request, with that end point."
+    )
+    missing = [
+        name
+        for name, key in (("TTFT", "ttft_ms"), ("TPOT", "tpot_ms"), ("ITL", "itl_ms"), ("E2E", "e2e_ms"))
+        if key in metrics and metrics[key].mean is None
+    ]
     if missing:
-        notes.append("This SGLang version writes no mean for " + ", ".join(missing) + ": only the figures it wrote "
-                     "are given.")
+        notes.append(
+            "This SGLang version writes no mean for " + ", ".join(missing) + ": only the figures it wrote are given."
+        )
     metrics.update(token_means(obj, completed))
     return metrics

@@ -56,24 +56,80 @@ from sizing.benchmarks.run import (
 
 FORMAT = "vllm_bench_serve"
 
-PER_REQUEST_ARRAYS = ("input_lens", "output_lens", "ttfts", "itls", "latencies", "start_times", "queue_times",
-                      "generated_texts", "errors")
+PER_REQUEST_ARRAYS = (
+    "input_lens",
+    "output_lens",
+    "ttfts",
+    "itls",
+    "latencies",
+    "start_times",
+    "queue_times",
+    "generated_texts",
+    "errors",
+)
 # keys that only SGLang's bench_serving writes: a file with one of them is SGLang's, even where the rest looks alike
-SGLANG_KEYS = ("total_output_tokens_retokenized", "mean_e2e_latency_ms", "median_e2e_latency_ms", "server_info",
-               "accept_length", "total_throughput")
-VLLM_KEYS = ("model_id", "tokenizer_id", "num_prompts", "total_token_throughput", "mean_e2el_ms", "request_goodput",
-             "request_goodput:", "endpoint_type", "burstiness", "date")
-_RESULT_KEYS = frozenset({
-    "duration", "completed", "failed", "total_input_tokens", "total_output_tokens", "request_throughput",
-    "request_goodput", "request_goodput:", "output_throughput", "total_token_throughput", "max_output_tokens_per_s",
-    "max_concurrent_requests", "rtfx", "rps_change_events", "total_input_sequences", "input_sequence_throughput",
-    *PER_REQUEST_ARRAYS,
-})
+SGLANG_KEYS = (
+    "total_output_tokens_retokenized",
+    "mean_e2e_latency_ms",
+    "median_e2e_latency_ms",
+    "server_info",
+    "accept_length",
+    "total_throughput",
+)
+VLLM_KEYS = (
+    "model_id",
+    "tokenizer_id",
+    "num_prompts",
+    "total_token_throughput",
+    "mean_e2el_ms",
+    "request_goodput",
+    "request_goodput:",
+    "endpoint_type",
+    "burstiness",
+    "date",
+)
+_RESULT_KEYS = frozenset(
+    {
+        "duration",
+        "completed",
+        "failed",
+        "total_input_tokens",
+        "total_output_tokens",
+        "request_throughput",
+        "request_goodput",
+        "request_goodput:",
+        "output_throughput",
+        "total_token_throughput",
+        "max_output_tokens_per_s",
+        "max_concurrent_requests",
+        "rtfx",
+        "rps_change_events",
+        "total_input_sequences",
+        "input_sequence_throughput",
+        *PER_REQUEST_ARRAYS,
+    }
+)
 _RESULT_PATTERN = re.compile(r"^((mean|median|std|p\d+(\.\d+)?)_\w+_ms|probe_\w+|spec_decode_\w+|diffusion_\w+)$")
 # the run arguments vLLM itself writes; any other non-result key came from --metadata KEY=VALUE (or a sweep)
-_ARGUMENT_KEYS = frozenset({"date", "endpoint_type", "backend", "label", "model_id", "tokenizer_id", "num_prompts",
-                            "request_rate", "burstiness", "max_concurrency", "ramp_up_strategy", "ramp_up_start_rps",
-                            "ramp_up_end_rps", "best_of", "use_beam_search"})
+_ARGUMENT_KEYS = frozenset(
+    {
+        "date",
+        "endpoint_type",
+        "backend",
+        "label",
+        "model_id",
+        "tokenizer_id",
+        "num_prompts",
+        "request_rate",
+        "burstiness",
+        "max_concurrency",
+        "ramp_up_strategy",
+        "ramp_up_start_rps",
+        "ramp_up_end_rps",
+        "best_of",
+        "use_beam_search",
+    }
+)
 # vLLM's summary prefix -> canonical metric
 _SUMMARY_METRICS = (("ttft", "ttft_ms"), ("tpot", "tpot_ms"), ("itl", "itl_ms"), ("e2el", "e2e_ms"))
 
@@ -106,8 +162,9 @@ def json_safe(value: Any) -> Any:
     return value
 
 
-def objects_in(text: str, tool: str, *, markers: Sequence[str] = (),
-               rival: tuple[str, Sequence[str]] | None = None) -> list[tuple[str, dict[str, Any]]]:
+def objects_in(
+    text: str, tool: str, *, markers: Sequence[str] = (), rival: tuple[str, Sequence[str]] | None = None
+) -> list[tuple[str, dict[str, Any]]]:
     """The JSON objects of a result file with where each came from ("line 3", or "" for a whole-file object): one
     object (possibly pretty-printed), or one object per line (appended runs). FormatRefusal when the text is not
     JSON of that shape, or (before parsing a large file for nothing) when it has a `"completed"` key and none of
@@ -124,8 +181,9 @@ def objects_in(text: str, tool: str, *, markers: Sequence[str] = (),
         found = [key for key in (rival[1] if rival else ()) if f'"{key}"' in stripped]
         if rival and found:
             raise FormatRefusal(f"{rival[0]} (it has '{found[0]}'), not {tool}'s")
-        raise FormatRefusal(f"a JSON object with 'completed' but none of {tool}'s result fields "
-                            f"({', '.join(markers[:4])}, ...)")
+        raise FormatRefusal(
+            f"a JSON object with 'completed' but none of {tool}'s result fields ({', '.join(markers[:4])}, ...)"
+        )
     try:
         whole = _load_json(text)  # the text as given: parsed once for every importer
     except FormatRefusal as whole_refusal:
@@ -225,8 +283,9 @@ def has_details(obj: Mapping[str, Any]) -> bool:
     return isinstance(obj.get("ttfts"), list)
 
 
-def records_from_arrays(obj: Mapping[str, Any], *, where: str = "", tool: str = "vLLM") -> tuple[
-        list[RequestRecord], list[str]]:
+def records_from_arrays(
+    obj: Mapping[str, Any], *, where: str = "", tool: str = "vLLM"
+) -> tuple[list[RequestRecord], list[str]]:
     """The requests of the per-request arrays (`input_lens`, `output_lens`, `ttfts`, `itls`, `latencies`,
     `start_times`, `errors`, seconds) as records, and notes on how they were read.
 
@@ -256,8 +315,9 @@ def records_from_arrays(obj: Mapping[str, Any], *, where: str = "", tool: str = 
 
     # a request that never started keeps the 0.0 default: not a perf_counter reading
     if columns["start_times"] is not None:
-        columns["start_times"] = [value if value is not None and value > 0 else None
-                                  for value in columns["start_times"]]
+        columns["start_times"] = [
+            value if value is not None and value > 0 else None for value in columns["start_times"]
+        ]
     starts = [value for value in (columns["start_times"] or []) if value is not None]
     origin = min(starts) if starts else None
     latencies, inputs, outputs = columns["latencies"], columns["input_lens"], columns["output_lens"]
@@ -277,56 +337,91 @@ def records_from_arrays(obj: Mapping[str, Any], *, where: str = "", tool: str = 
         prompt = inputs[index] if inputs is not None else None
         input_tokens = round(prompt) if prompt is not None else None
         if failed:
-            records.append(RequestRecord(status=RequestStatus.ERROR.value, error=str(error_text or "failed"),
-                                         start_s=start_s, input_tokens=input_tokens))
+            records.append(
+                RequestRecord(
+                    status=RequestStatus.ERROR.value,
+                    error=str(error_text or "failed"),
+                    start_s=start_s,
+                    input_tokens=input_tokens,
+                )
+            )
             continue
         streamed = streamed or bool(gaps)
         output_tokens = round(output) if output is not None else None
         e2e_s = latency if latency is not None else (ttft + sum(gaps) if ttft is not None else None)
         tpot_ms = (sum(gaps) * 1000 / (output_tokens - 1)) if gaps and output_tokens and output_tokens >= 2 else None
-        records.append(RequestRecord(
-            status=RequestStatus.OK.value, start_s=start_s,
-            ttft_ms=ttft * 1000 if ttft is not None else None,
-            e2e_ms=e2e_s * 1000 if e2e_s is not None else None,
-            tpot_ms=tpot_ms, itl_ms=tuple(gap * 1000 for gap in gaps),
-            input_tokens=input_tokens, output_tokens=output_tokens))
+        records.append(
+            RequestRecord(
+                status=RequestStatus.OK.value,
+                start_s=start_s,
+                ttft_ms=ttft * 1000 if ttft is not None else None,
+                e2e_ms=e2e_s * 1000 if e2e_s is not None else None,
+                tpot_ms=tpot_ms,
+                itl_ms=tuple(gap * 1000 for gap in gaps),
+                input_tokens=input_tokens,
+                output_tokens=output_tokens,
+            )
+        )
 
-    notes = [f"Recomputed from the file's per-request arrays ({len(records)} requests); {tool}'s own summary is "
-             "kept in reported.",
-             "TPOT is recomputed per request as the sum of its inter-chunk gaps / (output tokens − 1), i.e. "
-             "(last chunk − first chunk) / (N_out − 1), assuming the first chunk carries one token."]
+    notes = [
+        f"Recomputed from the file's per-request arrays ({len(records)} requests); {tool}'s own summary is "
+        "kept in reported.",
+        "TPOT is recomputed per request as the sum of its inter-chunk gaps / (output tokens − 1), i.e. "
+        "(last chunk − first chunk) / (N_out − 1), assuming the first chunk carries one token.",
+    ]
     ok = [record for record in records if record.status == RequestStatus.OK.value]
     if ok and not streamed and any((record.output_tokens or 0) >= 2 for record in ok):
         # no gaps at all: the responses were not streamed (or came in one chunk); the first-token time is the
         # whole response's time and is not a TTFT
-        records = [RequestRecord(**{**record.as_dict(), "itl_ms": (), "ttft_ms": None, "tpot_ms": None})
-                   if record.status == RequestStatus.OK.value else record for record in records]
-        notes.append("No request has an inter-chunk gap: the responses were not streamed, so the file's TTFT is the "
-                     "whole response time and is left out, as are TPOT and ITL.")
+        records = [
+            RequestRecord(**{**record.as_dict(), "itl_ms": (), "ttft_ms": None, "tpot_ms": None})
+            if record.status == RequestStatus.OK.value
+            else record
+            for record in records
+        ]
+        notes.append(
+            "No request has an inter-chunk gap: the responses were not streamed, so the file's TTFT is the "
+            "whole response time and is left out, as are TPOT and ITL."
+        )
     failed_count = len(records) - len(ok)
     if failed_count:
-        notes.append(f"{failed_count} failed request(s) (non-empty 'errors'): their 0.0 TTFT/latency placeholders are "
-                     "left out; their prompt lengths are kept.")
+        notes.append(
+            f"{failed_count} failed request(s) (non-empty 'errors'): their 0.0 TTFT/latency placeholders are "
+            "left out; their prompt lengths are kept."
+        )
     if latencies is None:
-        notes.append("E2E is rebuilt as TTFT + the sum of the request's gaps (to the last content chunk): the file "
-                     f"has no per-request latencies; {tool}'s own E2E runs to the end of the stream.")
+        notes.append(
+            "E2E is rebuilt as TTFT + the sum of the request's gaps (to the last content chunk): the file "
+            f"has no per-request latencies; {tool}'s own E2E runs to the end of the stream."
+        )
     if columns["start_times"] is not None:
-        notes.append("start_times are time.perf_counter() readings, not wall-clock times: request starts are kept "
-                     "relative to the first request.")
+        notes.append(
+            "start_times are time.perf_counter() readings, not wall-clock times: request starts are kept "
+            "relative to the first request."
+        )
     if inputs is not None:
-        notes.append("Input tokens are the client's prompt lengths (input_lens), not the server's usage.prompt_tokens."
-                     if tool == "vLLM" else
-                     "Input tokens are input_lens: the dataset's prompt lengths (recent SGLang versions put the "
-                     "server's usage.prompt_tokens there where the server reports it).")
+        notes.append(
+            "Input tokens are the client's prompt lengths (input_lens), not the server's usage.prompt_tokens."
+            if tool == "vLLM"
+            else "Input tokens are input_lens: the dataset's prompt lengths (recent SGLang versions put the "
+            "server's usage.prompt_tokens there where the server reports it)."
+        )
     return records, notes
 
 
 def summary_stat(obj: Mapping[str, Any], prefix: str, n: int | None) -> Stat | None:
     """vLLM/SGLang summary keys `mean_{prefix}_ms`, `median_…`, `std_…`, `p90_…`, `p95_…`, `p99_…` as a Stat."""
     median = obj.get(f"median_{prefix}_ms", obj.get(f"p50_{prefix}_ms"))
-    return stat_reported(n=n, mean=obj.get(f"mean_{prefix}_ms"), p50=median, p90=obj.get(f"p90_{prefix}_ms"),
-                         p95=obj.get(f"p95_{prefix}_ms"), p99=obj.get(f"p99_{prefix}_ms"),
-                         std=obj.get(f"std_{prefix}_ms"), max=obj.get(f"max_{prefix}_ms"))
+    return stat_reported(
+        n=n,
+        mean=obj.get(f"mean_{prefix}_ms"),
+        p50=median,
+        p90=obj.get(f"p90_{prefix}_ms"),
+        p95=obj.get(f"p95_{prefix}_ms"),
+        p99=obj.get(f"p99_{prefix}_ms"),
+        std=obj.get(f"std_{prefix}_ms"),
+        max=obj.get(f"max_{prefix}_ms"),
+    )
 
 
 def token_means(obj: Mapping[str, Any], completed: int | None) -> dict[str, Stat]:
@@ -352,7 +447,8 @@ def load_pattern(rate_value: Any, concurrency_value: Any, *, ramp: bool = False)
     notes: list[str] = []
     if ramp:
         return LoadPattern(kind=LoadKind.RATE.value, concurrency=clients), [
-            "The request rate ramps up during the run (ramp_up_strategy): no single rate is given."]
+            "The request rate ramps up during the run (ramp_up_strategy): no single rate is given."
+        ]
     if rate_value is None:
         return LoadPattern(kind=LoadKind.UNKNOWN.value, concurrency=clients), notes
     rate = finite(rate_value)
@@ -360,8 +456,10 @@ def load_pattern(rate_value: Any, concurrency_value: Any, *, ramp: bool = False)
     if rate is not None and rate > 0:
         return LoadPattern(kind=LoadKind.RATE.value, rate=rate, concurrency=clients), notes
     if infinite and clients:
-        notes.append(f"request_rate inf with max_concurrency {clients}: every request is queued at once and "
-                     f"{clients} run at a time, a closed loop of {clients} clients.")
+        notes.append(
+            f"request_rate inf with max_concurrency {clients}: every request is queued at once and "
+            f"{clients} run at a time, a closed loop of {clients} clients."
+        )
         return LoadPattern(kind=LoadKind.CONCURRENCY.value, concurrency=clients), notes
     if infinite:
         return LoadPattern(kind=LoadKind.OFFLINE.value), notes
@@ -376,16 +474,14 @@ def varying_labels(runs_settings: Sequence[Mapping[str, Any]], *, skip: Sequence
         for key in settings:
             if key not in keys and key not in skip:
                 keys.append(key)
-    varying = [key for key in keys
-               if len({repr(settings.get(key)) for settings in runs_settings}) > 1]
+    varying = [key for key in keys if len({repr(settings.get(key)) for settings in runs_settings}) > 1]
     labels = []
     for index, settings in enumerate(runs_settings, start=1):
         parts = [f"{key}={settings.get(key)}" for key in varying]
         labels.append(", ".join(parts) if parts else f"run {index}")
     # runs with the same settings (a repeated measurement) are told apart by their place in the file
     repeated = {label for label in labels if labels.count(label) > 1}
-    return [f"{label} (run {index})" if label in repeated else label
-            for index, label in enumerate(labels, start=1)]
+    return [f"{label} (run {index})" if label in repeated else label for index, label in enumerate(labels, start=1)]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -417,8 +513,10 @@ def _check_vllm(obj: Mapping[str, Any], where: str) -> None:
     if sglang:
         raise FormatRefusal(f"{_at(where)}an SGLang bench_serving result (it has '{sglang[0]}'), not vLLM's")
     if not any(key in obj for key in VLLM_KEYS):
-        raise FormatRefusal(f"{_at(where)}a JSON object with 'completed' but none of vLLM's result fields "
-                            "(model_id, num_prompts, total_token_throughput, mean_e2el_ms, ...)")
+        raise FormatRefusal(
+            f"{_at(where)}a JSON object with 'completed' but none of vLLM's result fields "
+            "(model_id, num_prompts, total_token_throughput, mean_e2el_ms, ...)"
+        )
 
 
 def _started_at(date: Any, duration_s: float | None) -> str | None:
@@ -441,16 +539,23 @@ def _read_run(obj: Mapping[str, Any], where: str) -> ImportedRun:
     if legacy:
         notes.append("Legacy benchmark_serving.py key set ('request_goodput:' with a colon, no 'failed').")
 
-    settings = {key: json_safe(value) for key, value in obj.items()
-                if key not in _RESULT_KEYS and not _RESULT_PATTERN.match(key)}
-    reported = {key: json_safe(value) for key, value in obj.items()
-                if key not in PER_REQUEST_ARRAYS and key not in settings}
+    settings = {
+        key: json_safe(value)
+        for key, value in obj.items()
+        if key not in _RESULT_KEYS and not _RESULT_PATTERN.match(key)
+    }
+    reported = {
+        key: json_safe(value) for key, value in obj.items() if key not in PER_REQUEST_ARRAYS and key not in settings
+    }
     metadata = [key for key in settings if key not in _ARGUMENT_KEYS]
     if metadata:
-        notes.append("Keys vLLM does not write itself (--metadata KEY=VALUE or a sweep's parameters: "
-                     f"{', '.join(metadata)}) are kept in settings as written.")
-    load, load_notes = load_pattern(obj.get("request_rate"), obj.get("max_concurrency"),
-                                    ramp=obj.get("ramp_up_strategy") is not None)
+        notes.append(
+            "Keys vLLM does not write itself (--metadata KEY=VALUE or a sweep's parameters: "
+            f"{', '.join(metadata)}) are kept in settings as written."
+        )
+    load, load_notes = load_pattern(
+        obj.get("request_rate"), obj.get("max_concurrency"), ramp=obj.get("ramp_up_strategy") is not None
+    )
     notes += load_notes
 
     requests: tuple[RequestRecord, ...] = ()
@@ -471,35 +576,56 @@ def _read_run(obj: Mapping[str, Any], where: str) -> ImportedRun:
         completed = ok if completed is None else completed
     else:
         metrics = _summary_metrics(obj, completed, notes)
-        notes.append("No per-request data (saved without --save-detailed): the distributions are vLLM's summary "
-                     "figures, as reported. vLLM's ITL is the pooled inter-chunk gap, its TPOT "
-                     "(latency − TTFT) / (output tokens − 1) per request, its E2E (e2el) runs to the last SSE event.")
+        notes.append(
+            "No per-request data (saved without --save-detailed): the distributions are vLLM's summary "
+            "figures, as reported. vLLM's ITL is the pooled inter-chunk gap, its TPOT "
+            "(latency − TTFT) / (output tokens − 1) per request, its E2E (e2el) runs to the last SSE event."
+        )
         prompts = finite(obj.get("num_prompts"))
         if failed is None and prompts is not None and completed is not None and prompts >= completed:
             failed = int(prompts) - completed
-            notes.append(f"The file has no 'failed' count and no per-request errors: failed = num_prompts − completed "
-                         f"= {failed}, as every prompt is sent once.")
+            notes.append(
+                f"The file has no 'failed' count and no per-request errors: failed = num_prompts − completed "
+                f"= {failed}, as every prompt is sent once."
+            )
         elif failed is None:
             notes.append("The file has no 'failed' count and no per-request errors: failures are unknown.")
         _e2e_from_latencies(obj, completed, metrics, notes)
     if completed == 0:
-        notes.append("Every request failed: vLLM writes 0.0 for the latency summaries of such a run; they are not "
-                     "taken as latencies.")
+        notes.append(
+            "Every request failed: vLLM writes 0.0 for the latency summaries of such a run; they are not "
+            "taken as latencies."
+        )
 
     started_at = _started_at(obj.get("date"), duration)
     if started_at is not None:
-        notes.append("started_at is vLLM's 'date' (the client's local wall-clock time when the result was saved, "
-                     "with no time zone, read as UTC) minus the run's duration.")
+        notes.append(
+            "started_at is vLLM's 'date' (the client's local wall-clock time when the result was saved, "
+            "with no time zone, read as UTC) minus the run's duration."
+        )
     label = obj.get("label")
     return ImportedRun(
-        format=FORMAT, tool="vllm", tool_version=None, label=str(label) if label else None,
-        model=_text(obj.get("model_id")), backend=_text(obj.get("backend") or obj.get("endpoint_type")),
-        started_at=started_at, duration_s=duration, load=load, settings=settings,
-        completed=completed, failed=failed, incomplete=None, metrics=metrics, reported=reported,
+        format=FORMAT,
+        tool="vllm",
+        tool_version=None,
+        label=str(label) if label else None,
+        model=_text(obj.get("model_id")),
+        backend=_text(obj.get("backend") or obj.get("endpoint_type")),
+        started_at=started_at,
+        duration_s=duration,
+        load=load,
+        settings=settings,
+        completed=completed,
+        failed=failed,
+        incomplete=None,
+        metrics=metrics,
+        reported=reported,
         output_tokens_per_s=finite(obj.get("output_throughput")),
         requests_per_s=finite(obj.get("request_throughput")),
         total_tokens_per_s=finite(obj.get("total_token_throughput")),
-        requests=requests, notes=tuple(notes))
+        requests=requests,
+        notes=tuple(notes),
+    )
 
 
 def _text(value: Any) -> str | None:
@@ -520,8 +646,9 @@ def _summary_metrics(obj: Mapping[str, Any], completed: int | None, notes: list[
     return metrics
 
 
-def _e2e_from_latencies(obj: Mapping[str, Any], completed: int | None, metrics: dict[str, Stat],
-                        notes: list[str]) -> None:
+def _e2e_from_latencies(
+    obj: Mapping[str, Any], completed: int | None, metrics: dict[str, Stat], notes: list[str]
+) -> None:
     """Newer vLLM keeps `latencies` without --save-detailed: the E2E distribution of the successful requests (the
     failed ones hold 0.0) is recomputed from them when their count matches `completed`."""
     latencies = obj.get("latencies")
@@ -530,11 +657,14 @@ def _e2e_from_latencies(obj: Mapping[str, Any], completed: int | None, metrics: 
     values = [finite(value) for value in latencies]
     positive = [value * 1000 for value in values if value is not None and value > 0]
     if len(positive) != completed:
-        notes.append(f"'latencies' holds {len(positive)} non-zero values for {completed} completed requests: E2E "
-                     "is left as reported.")
+        notes.append(
+            f"'latencies' holds {len(positive)} non-zero values for {completed} completed requests: E2E "
+            "is left as reported."
+        )
         return
     stat = stat_from_values(positive)
     if stat is not None:
         metrics["e2e_ms"] = stat
-        notes.append("E2E is recomputed from the per-request 'latencies' the file keeps (zeros of failed requests "
-                     "left out).")
+        notes.append(
+            "E2E is recomputed from the per-request 'latencies' the file keeps (zeros of failed requests left out)."
+        )

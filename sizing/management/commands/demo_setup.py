@@ -11,6 +11,7 @@ class Command(BaseCommand):
         parser.add_argument("--password", help="use this password instead of a random one")
 
     def handle(self, *args: object, **options: object) -> None:
-        username, password = demo_setup(organisation_name=settings.SIZING_DEMO_ORGANISATION,
-                                        password=options.get("password") or None)
+        username, password = demo_setup(
+            organisation_name=settings.SIZING_DEMO_ORGANISATION, password=options.get("password") or None
+        )
         self.stdout.write(self.style.SUCCESS(f"demo login: user {username!r}  password {password!r}"))

@@ -26,8 +26,11 @@ def _read(path: Path) -> str:
     try:
         size_bytes = path.stat().st_size
         if size_bytes > limit:  # refuse before reading a huge file into memory
-            fail("fingerprint", f"{path}: {FingerprintErrorCode.OVERSIZE_INPUT.value}: input of {size_bytes:,} "
-                                f"bytes exceeds the {limit:,}-byte limit")
+            fail(
+                "fingerprint",
+                f"{path}: {FingerprintErrorCode.OVERSIZE_INPUT.value}: input of {size_bytes:,} "
+                f"bytes exceeds the {limit:,}-byte limit",
+            )
         data = path.read_bytes()
     except OSError as error:
         fail("fingerprint", f"cannot read {path}: {error.strerror or error}")
@@ -53,8 +56,11 @@ class Command(BaseCommand):
         plan.add_argument("--plan-gpus", type=positive_int, help="the GPU count the plan assumes")
         plan.add_argument("--tp", type=positive_int, default=1, help="the plan's tensor-parallel size")
         plan.add_argument("--image-cuda", help="the CUDA version the serving image was built for, e.g. 12.4")
-        plan.add_argument("--required-bytes-per-gpu", type=positive_int,
-                          help="what the memory bill needs per card (from manage.py estimate)")
+        plan.add_argument(
+            "--required-bytes-per-gpu",
+            type=positive_int,
+            help="what the memory bill needs per card (from manage.py estimate)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         paths: list[Path] = options["paths"]
@@ -76,31 +82,48 @@ class Command(BaseCommand):
             if gpu is None:
                 fail("fingerprint", f"unknown GPU {options['plan_gpu']!r} (run catalog_load, or see GET /api/v1/gpus/)")
             name, memory = gpu.name, gpu.memory_bytes
-        return Plan(gpu_name=name, gpu_count=options["plan_gpus"], memory_bytes_per_gpu=memory, tp=options["tp"],
-                    image_cuda_version=options["image_cuda"], required_bytes_per_gpu=options["required_bytes_per_gpu"])
+        return Plan(
+            gpu_name=name,
+            gpu_count=options["plan_gpus"],
+            memory_bytes_per_gpu=memory,
+            tp=options["tp"],
+            image_cuda_version=options["image_cuda"],
+            required_bytes_per_gpu=options["required_bytes_per_gpu"],
+        )
 
     def _print(self, fingerprint: dict[str, Any]) -> None:
-        self.stdout.write(f"{fingerprint['gpu_count']} GPU(s); driver {fingerprint['driver_version'] or 'unknown'}, "
-                          f"CUDA {fingerprint['cuda_version'] or 'unknown'}"
-                          + (f", toolkit {fingerprint['cuda_toolkit_version']}"
-                             if fingerprint["cuda_toolkit_version"] else ""))
+        self.stdout.write(
+            f"{fingerprint['gpu_count']} GPU(s); driver {fingerprint['driver_version'] or 'unknown'}, "
+            f"CUDA {fingerprint['cuda_version'] or 'unknown'}"
+            + (f", toolkit {fingerprint['cuda_toolkit_version']}" if fingerprint["cuda_toolkit_version"] else "")
+        )
         for gpu in fingerprint["gpus"]:
             memory = f"{gpu['memory_total_bytes'] // (1024 * 1024):,} MiB" if gpu["memory_total_bytes"] else "? MiB"
-            link = (f", PCIe Gen{gpu['pcie_generation_current']} x{gpu['pcie_width_current']}"
-                    if gpu["pcie_generation_current"] else "")
-            self.stdout.write(f"  GPU {gpu['index']}: {gpu['name'] or 'unnamed'}, {memory}{link}"
-                              + (f", MIG {gpu['mig_mode']}" if gpu["mig_mode"] else ""))
+            link = (
+                f", PCIe Gen{gpu['pcie_generation_current']} x{gpu['pcie_width_current']}"
+                if gpu["pcie_generation_current"]
+                else ""
+            )
+            self.stdout.write(
+                f"  GPU {gpu['index']}: {gpu['name'] or 'unnamed'}, {memory}{link}"
+                + (f", MIG {gpu['mig_mode']}" if gpu["mig_mode"] else "")
+            )
         pairs = fingerprint["topology"]["nvlink_pairs"]
         if fingerprint["topology"]["connections"]:
             kinds = sorted({item["kind"] for item in fingerprint["topology"]["connections"]})
             self.stdout.write(f"topology: {len(pairs)} NVLink pair(s); GPU links {', '.join(kinds)}")
         host = fingerprint.get("host") or {}
         if host.get("name") or host.get("cpu_count"):
-            memory = (f", {host['memory_total_bytes'] / 2**30:.0f} GiB RAM" if host.get("memory_total_bytes") else "")
+            memory = f", {host['memory_total_bytes'] / 2**30:.0f} GiB RAM" if host.get("memory_total_bytes") else ""
             container = host.get("container") or {}
-            self.stdout.write(f"host {host.get('name') or 'unnamed'}: {host.get('cpu_count') or '?'} CPUs{memory}"
-                              + (f", in a {container.get('runtime') or ''} container".replace("a  ", "a ")
-                                 if container.get("detected") else ""))
+            self.stdout.write(
+                f"host {host.get('name') or 'unnamed'}: {host.get('cpu_count') or '?'} CPUs{memory}"
+                + (
+                    f", in a {container.get('runtime') or ''} container".replace("a  ", "a ")
+                    if container.get("detected")
+                    else ""
+                )
+            )
         for finding in fingerprint["findings"]:
             self.stdout.write(f"  [{finding['severity']}] {finding['code']}: {finding['message']}")
         for piece in fingerprint["pieces"]:

@@ -25,7 +25,8 @@ class Command(BaseCommand):
         if connection.vendor == "postgresql":
             # a host that drops packets would hold one attempt past the deadline: bound each connect (libpq: >= 2 s)
             connection.settings_dict.setdefault("OPTIONS", {}).setdefault(
-                "connect_timeout", max(2, min(10, int(timeout) or 2)))
+                "connect_timeout", max(2, min(10, int(timeout) or 2))
+            )
         target = _describe(connection.settings_dict)
         deadline = time.monotonic() + timeout
         attempts = 0
@@ -40,7 +41,8 @@ class Command(BaseCommand):
                 if remaining <= 0:
                     raise CommandError(
                         f"database {target} not reachable after {timeout:g} s ({attempts} attempts): {last_error}",
-                        returncode=1) from exc
+                        returncode=1,
+                    ) from exc
                 if attempts == 1 and options.get("verbosity", 1):
                     self.stderr.write(f"waiting for database {target}: {last_error}")
                 time.sleep(min(interval, remaining))

@@ -45,16 +45,34 @@ ENDPOINT = EndpointSpec(base_url="http://gpu-1:8000", model="llama")
 
 
 def kill_fault(**overrides: Any) -> FaultSpec:
-    values: dict[str, Any] = {"at_s": 0.0, "kind": FaultKind.HTTP, "url": "http://gpu-1:8000/control",
-                              "body": {"action": "kill_replica", "replica": 0}, "label": "kill replica 0"}
+    values: dict[str, Any] = {
+        "at_s": 0.0,
+        "kind": FaultKind.HTTP,
+        "url": "http://gpu-1:8000/control",
+        "body": {"action": "kill_replica", "replica": 0},
+        "label": "kill replica 0",
+    }
     values.update(overrides)
     return FaultSpec(**values)
 
 
-def ok(start_s: float, *, ttft_ms: float = 100.0, e2e_ms: float = 500.0, ttft_sched_ms: float | None = None,
-       tpot_ms: float | None = 10.0) -> RequestRecord:
-    return RequestRecord(status="ok", start_s=start_s, ttft_ms=ttft_ms, ttft_sched_ms=ttft_sched_ms, e2e_ms=e2e_ms,
-                         tpot_ms=tpot_ms, output_tokens=128)
+def ok(
+    start_s: float,
+    *,
+    ttft_ms: float = 100.0,
+    e2e_ms: float = 500.0,
+    ttft_sched_ms: float | None = None,
+    tpot_ms: float | None = 10.0,
+) -> RequestRecord:
+    return RequestRecord(
+        status="ok",
+        start_s=start_s,
+        ttft_ms=ttft_ms,
+        ttft_sched_ms=ttft_sched_ms,
+        e2e_ms=e2e_ms,
+        tpot_ms=tpot_ms,
+        output_tokens=128,
+    )
 
 
 def error(start_s: float, *, e2e_ms: float | None = 50.0) -> RequestRecord:
@@ -65,13 +83,24 @@ def incomplete(start_s: float) -> RequestRecord:
     return RequestRecord(status="incomplete", start_s=start_s, ttft_ms=100.0)
 
 
-def run_of(records: Sequence[RequestRecord], *, kind: str = "pulse", criteria: dict[str, Any] | None = None,
-           faults: Sequence[dict[str, Any]] = (), load: LoadPattern | None = None,
-           reported: dict[str, Any] | None = None) -> ImportedRun:
-    return ImportedRun(format="llm_sizing", tool="llm_sizing", requests=tuple(records),
-                       load=load or LoadPattern(kind="concurrency", concurrency=32), faults=tuple(faults),
-                       scenario={"kind": kind, "peak_concurrency": 64, "criteria": criteria or {}},
-                       reported=reported or {})
+def run_of(
+    records: Sequence[RequestRecord],
+    *,
+    kind: str = "pulse",
+    criteria: dict[str, Any] | None = None,
+    faults: Sequence[dict[str, Any]] = (),
+    load: LoadPattern | None = None,
+    reported: dict[str, Any] | None = None,
+) -> ImportedRun:
+    return ImportedRun(
+        format="llm_sizing",
+        tool="llm_sizing",
+        requests=tuple(records),
+        load=load or LoadPattern(kind="concurrency", concurrency=32),
+        faults=tuple(faults),
+        scenario={"kind": kind, "peak_concurrency": 64, "criteria": criteria or {}},
+        reported=reported or {},
+    )
 
 
 def steady(start: float, count: int, step: float = 1.0) -> list[RequestRecord]:
@@ -83,16 +112,23 @@ def criterion(result: dict[str, Any], code: CriterionCode) -> dict[str, Any]:
     return next(c for c in result["criteria"] if c["code"] == code.value)
 
 
-FAULT_AT_50 = {"t_s": 50.0, "label": "kill replica 0", "kind": "http", "ok": True, "detail": "HTTP 200",
-               "duration_s": 0.01}
+FAULT_AT_50 = {
+    "t_s": 50.0,
+    "label": "kill replica 0",
+    "kind": "http",
+    "ok": True,
+    "detail": "HTTP 200",
+    "duration_s": 0.01,
+}
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # Plans
 
 
-@pytest.mark.parametrize(("peak", "clients"), [(1, 1), (2, 1), (9, 5), (64, 32)],
-                         ids=["peak-1", "peak-2", "peak-9-rounds-up", "peak-64"])
+@pytest.mark.parametrize(
+    ("peak", "clients"), [(1, 1), (2, 1), (9, 5), (64, 32)], ids=["peak-1", "peak-2", "peak-9-rounds-up", "peak-64"]
+)
 def test_pulse_runs_half_the_peak_rounded_up_within_a_ramp_then_holds(peak: int, clients: int) -> None:
     # when: scaled to 5 %: ramp 10 s × 0.05 = 0.5 s, hold 180 s × 0.05 = 9 s
     plan = scenario_plan("pulse", endpoint=ENDPOINT, peak_concurrency=peak, scale=0.05)
@@ -125,9 +161,17 @@ def test_pulse_at_full_scale_holds_three_minutes_and_takes_the_given_duration() 
 @pytest.mark.parametrize("kind", ["pulse", "long_tail", "failure"])
 def test_the_plan_reads_back_through_the_plan_validator(kind: str) -> None:
     # given: everything a suite carries (metrics, the fault, the scenario with its criteria)
-    plan = scenario_plan(kind, endpoint=ENDPOINT, peak_concurrency=30, scale=0.05, max_requests=500, seed=3,
-                         fault=kill_fault() if kind == "failure" else None, criteria={"ttft_ms": 2000},
-                         metrics=MetricsSpec(url="http://gpu-1:8000/metrics", interval_s=0.5))
+    plan = scenario_plan(
+        kind,
+        endpoint=ENDPOINT,
+        peak_concurrency=30,
+        scale=0.05,
+        max_requests=500,
+        seed=3,
+        fault=kill_fault() if kind == "failure" else None,
+        criteria={"ttft_ms": 2000},
+        metrics=MetricsSpec(url="http://gpu-1:8000/metrics", interval_s=0.5),
+    )
 
     # when
     again = plan_from_dict(plan.to_dict())
@@ -136,8 +180,11 @@ def test_the_plan_reads_back_through_the_plan_validator(kind: str) -> None:
     assert again == plan
 
 
-@pytest.mark.parametrize(("peak", "clients"), [(1, 1), (10, 1), (25, 3), (100, 10)],
-                         ids=["peak-1", "peak-10", "peak-25-rounds-up", "peak-100"])
+@pytest.mark.parametrize(
+    ("peak", "clients"),
+    [(1, 1), (10, 1), (25, 3), (100, 10)],
+    ids=["peak-1", "peak-10", "peak-25-rounds-up", "peak-100"],
+)
 def test_long_tail_runs_a_tenth_of_the_peak_for_ten_minutes(peak: int, clients: int) -> None:
     # when: hold 600 s × 0.05 = 30 s after a 0.5 s ramp
     plan = scenario_plan("long_tail", endpoint=ENDPOINT, peak_concurrency=peak, scale=0.05)
@@ -157,7 +204,8 @@ def test_long_tail_sends_ten_percent_of_requests_with_4096_input_tokens() -> Non
     assert plan.requests.fixed is False
     assert [(c.name, c.share, c.input.kind, c.input.mean, c.output.mean) for c in profile.classes] == [
         ("512/128", 0.9, LengthKind.FIXED, 512, 128),
-        ("Long input (4096 tokens)", 0.1, LengthKind.FIXED, 4096, 128)]
+        ("Long input (4096 tokens)", 0.1, LengthKind.FIXED, 4096, 128),
+    ]
     assert profile.mix_at().tolist() == pytest.approx([0.9, 0.1])
     drawn = workload_sample(profile, rate_per_s=None, requests=10_000, seed=plan.seed)
     long_share = float(np.mean(drawn.input_tokens == 4096))
@@ -184,8 +232,14 @@ def test_long_tail_of_a_profile_keeps_its_mix_at_the_hour() -> None:
 
 def test_failure_injects_the_fault_one_third_into_the_hold() -> None:
     # when: ramp 0.5 s, hold 120 × 0.05 = 6 s, fault at 0.5 + 6 / 3 = 2.5 s
-    plan = scenario_plan("failure", endpoint=ENDPOINT, peak_concurrency=10, scale=0.05, fault=kill_fault(),
-                         metrics=MetricsSpec(url="http://gpu-1:8000/metrics"))
+    plan = scenario_plan(
+        "failure",
+        endpoint=ENDPOINT,
+        peak_concurrency=10,
+        scale=0.05,
+        fault=kill_fault(),
+        metrics=MetricsSpec(url="http://gpu-1:8000/metrics"),
+    )
 
     # then
     assert (plan.load.concurrency, plan.load.mode) == (5, LoadMode.CLOSED)
@@ -200,8 +254,9 @@ def test_failure_injects_the_fault_one_third_into_the_hold() -> None:
 
 def test_failure_fault_time_follows_the_given_fraction() -> None:
     # when: 10 + 0.5 × 120 = 70 s
-    plan = scenario_plan("failure", endpoint=ENDPOINT, peak_concurrency=10, fault=kill_fault(at_s=999.0),
-                         fault_at_fraction=0.5)
+    plan = scenario_plan(
+        "failure", endpoint=ENDPOINT, peak_concurrency=10, fault=kill_fault(at_s=999.0), fault_at_fraction=0.5
+    )
 
     # then
     assert plan.faults[0].at_s == 70.0
@@ -209,38 +264,79 @@ def test_failure_fault_time_follows_the_given_fraction() -> None:
 
 def test_criteria_override_the_defaults() -> None:
     # when
-    plan = scenario_plan("pulse", endpoint=ENDPOINT, peak_concurrency=8, criteria={"ttft_ms": 2000,
-                                                                                  "attainment": 0.95})
+    plan = scenario_plan("pulse", endpoint=ENDPOINT, peak_concurrency=8, criteria={"ttft_ms": 2000, "attainment": 0.95})
 
     # then
     assert plan.scenario is not None
     assert dict(plan.scenario.criteria) == {"attainment": 0.95, "max_error_rate": 0.0, "ttft_ms": 2000.0}
 
 
-@pytest.mark.parametrize(("kind", "options", "expected"), [
-    ("spike", {}, [("scenario.kind", "unknown scenario 'spike' (known: pulse, long_tail, failure)")]),
-    ("pulse", {"peak_concurrency": 0}, [("scenario.peak_concurrency", "must be a whole number ≥ 1 (got 0)")]),
-    ("pulse", {"scale": 0}, [("scale", "must be a number > 0 (got 0); 1 runs the suite's real durations")]),
-    ("pulse", {"duration_s": -5}, [("duration_s", "the held part must be > 0 seconds (got -5)")]),
-    ("failure", {}, [("faults", "the failure suite needs the fault to inject (a FaultSpec: our simulator's control "
-                                "call or an operator's command)")]),
-    ("pulse", {"fault": kill_fault()}, [("faults", "only the failure suite injects a fault (this is pulse)")]),
-    ("failure", {"fault": kill_fault(), "fault_at_fraction": 1.0},
-     [("fault_at_fraction", "a fraction of the held part, in (0, 1) (got 1.0)")]),
-    ("failure", {"fault": kill_fault(kind=FaultKind.COMMAND, url=None)},
-     [("faults[0].argv", "a command fault needs its argv")]),
-    ("pulse", {"criteria": {"atainment": 0.9}}, [("scenario.criteria.atainment",
-                                                   "unknown criterion (did you mean 'attainment'?)")]),
-    ("pulse", {"criteria": {"attainment": 1.5}}, [("scenario.criteria.attainment",
-                                                    "a share of the requests, in (0, 1] (got 1.5; 0.99 is 99%)")]),
-    ("long_tail", {"peak_concurrency": 0, "scale": -1, "criteria": {"ttft_ms": 0}},
-     [("scenario.peak_concurrency", "must be a whole number ≥ 1 (got 0)"),
-      ("scale", "must be a number > 0 (got -1); 1 runs the suite's real durations"),
-      ("scenario.criteria.ttft_ms", "must be > 0 (got 0)")]),
-], ids=["unknown-kind", "peak-0", "scale-0", "negative-duration", "failure-without-fault", "fault-on-pulse",
-        "fraction-1", "command-without-argv", "misspelt-criterion", "attainment-over-1", "all-problems-at-once"])
-def test_bad_input_is_refused_with_every_problem(kind: str, options: dict[str, Any],
-                                                 expected: list[tuple[str, str]]) -> None:
+@pytest.mark.parametrize(
+    ("kind", "options", "expected"),
+    [
+        ("spike", {}, [("scenario.kind", "unknown scenario 'spike' (known: pulse, long_tail, failure)")]),
+        ("pulse", {"peak_concurrency": 0}, [("scenario.peak_concurrency", "must be a whole number ≥ 1 (got 0)")]),
+        ("pulse", {"scale": 0}, [("scale", "must be a number > 0 (got 0); 1 runs the suite's real durations")]),
+        ("pulse", {"duration_s": -5}, [("duration_s", "the held part must be > 0 seconds (got -5)")]),
+        (
+            "failure",
+            {},
+            [
+                (
+                    "faults",
+                    "the failure suite needs the fault to inject (a FaultSpec: our simulator's control "
+                    "call or an operator's command)",
+                )
+            ],
+        ),
+        ("pulse", {"fault": kill_fault()}, [("faults", "only the failure suite injects a fault (this is pulse)")]),
+        (
+            "failure",
+            {"fault": kill_fault(), "fault_at_fraction": 1.0},
+            [("fault_at_fraction", "a fraction of the held part, in (0, 1) (got 1.0)")],
+        ),
+        (
+            "failure",
+            {"fault": kill_fault(kind=FaultKind.COMMAND, url=None)},
+            [("faults[0].argv", "a command fault needs its argv")],
+        ),
+        (
+            "pulse",
+            {"criteria": {"atainment": 0.9}},
+            [("scenario.criteria.atainment", "unknown criterion (did you mean 'attainment'?)")],
+        ),
+        (
+            "pulse",
+            {"criteria": {"attainment": 1.5}},
+            [("scenario.criteria.attainment", "a share of the requests, in (0, 1] (got 1.5; 0.99 is 99%)")],
+        ),
+        (
+            "long_tail",
+            {"peak_concurrency": 0, "scale": -1, "criteria": {"ttft_ms": 0}},
+            [
+                ("scenario.peak_concurrency", "must be a whole number ≥ 1 (got 0)"),
+                ("scale", "must be a number > 0 (got -1); 1 runs the suite's real durations"),
+                ("scenario.criteria.ttft_ms", "must be > 0 (got 0)"),
+            ],
+        ),
+    ],
+    ids=[
+        "unknown-kind",
+        "peak-0",
+        "scale-0",
+        "negative-duration",
+        "failure-without-fault",
+        "fault-on-pulse",
+        "fraction-1",
+        "command-without-argv",
+        "misspelt-criterion",
+        "attainment-over-1",
+        "all-problems-at-once",
+    ],
+)
+def test_bad_input_is_refused_with_every_problem(
+    kind: str, options: dict[str, Any], expected: list[tuple[str, str]]
+) -> None:
     # given
     arguments: dict[str, Any] = {"endpoint": ENDPOINT, "peak_concurrency": 8, **options}
 
@@ -261,8 +357,14 @@ def test_scenarios_describe_each_suite_in_words() -> None:
 
 
 def test_criterion_codes_are_stable() -> None:
-    assert [c.value for c in CriterionCode] == ["client_fidelity", "fault_injected", "slo_attainment", "error_rate",
-                                                "recovery_time", "memory"]
+    assert [c.value for c in CriterionCode] == [
+        "client_fidelity",
+        "fault_injected",
+        "slo_attainment",
+        "error_rate",
+        "recovery_time",
+        "memory",
+    ]
     assert [v.value for v in SuiteVerdict] == ["pass", "fail", "invalid"]
 
 
@@ -273,18 +375,26 @@ def test_the_spelt_out_statuses_are_the_importers() -> None:
 
 def test_plans_are_built_without_sizing_benchmarks_or_django() -> None:
     # given: a process where sizing.benchmarks and Django cannot be imported (building a plan is pure)
-    script = ("import sys\n"
-              "sys.modules['sizing.benchmarks'] = None\n"
-              "sys.modules['django'] = None\n"
-              "from llm_sizing_loadgen.plan import EndpointSpec\n"
-              "from benchmarks_app.loadtests.scenarios import scenario_plan\n"
-              "plan = scenario_plan('pulse', endpoint=EndpointSpec(base_url='http://h:1', model='m'), "
-              "peak_concurrency=4)\n"
-              "print(plan.load.concurrency)\n")
+    script = (
+        "import sys\n"
+        "sys.modules['sizing.benchmarks'] = None\n"
+        "sys.modules['django'] = None\n"
+        "from llm_sizing_loadgen.plan import EndpointSpec\n"
+        "from benchmarks_app.loadtests.scenarios import scenario_plan\n"
+        "plan = scenario_plan('pulse', endpoint=EndpointSpec(base_url='http://h:1', model='m'), "
+        "peak_concurrency=4)\n"
+        "print(plan.load.concurrency)\n"
+    )
 
     # when
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False,  # noqa: S603
-                          timeout=60, cwd=Path(__file__).resolve().parents[3])
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+        cwd=Path(__file__).resolve().parents[3],
+    )
 
     # then
     assert (done.returncode, done.stdout) == (0, "2\n"), done.stderr
@@ -300,8 +410,11 @@ def test_docstring_examples_hold() -> None:
 # Judging pulse and long tail
 
 
-@pytest.mark.parametrize(("misses", "verdict", "attainment"), [(1, "pass", 0.99), (2, "fail", 0.98)],
-                         ids=["99-of-100-passes", "98-of-100-fails"])
+@pytest.mark.parametrize(
+    ("misses", "verdict", "attainment"),
+    [(1, "pass", 0.99), (2, "fail", 0.98)],
+    ids=["99-of-100-passes", "98-of-100-fails"],
+)
 def test_attainment_on_the_boundary(misses: int, verdict: str, attainment: float) -> None:
     # given: 100 ok requests, TTFT SLO 200 ms; one sits exactly on it (met: ≤), `misses` are at 201 ms
     records = [ok(i * 0.5, ttft_ms=150.0) for i in range(100)]
@@ -310,16 +423,19 @@ def test_attainment_on_the_boundary(misses: int, verdict: str, attainment: float
         records[index] = ok(index * 0.5, ttft_ms=201.0)
 
     # when
-    result = judge(run_of(records), slo={"ttft_ms": 200}, memory={"verdict": "pass", "unverified": []},
-                   fidelity_valid=True)
+    result = judge(
+        run_of(records), slo={"ttft_ms": 200}, memory={"verdict": "pass", "unverified": []}, fidelity_valid=True
+    )
 
     # then
     slo = criterion(result, CriterionCode.SLO_ATTAINMENT)
     assert (slo["verdict"], slo["measured"], slo["limit"]) == (verdict, attainment, 0.99)
     assert result["verdict"] == verdict
     assert result["figures"]["good"] == 100 - misses
-    assert slo["detail"] == (f"{100 - misses} of 100 requests in the measurement window ({attainment:.2%}) met every "
-                             "SLO (TTFT ≤ 200 ms); at least 99.00% required (99 requests); errors count as misses.")
+    assert slo["detail"] == (
+        f"{100 - misses} of 100 requests in the measurement window ({attainment:.2%}) met every "
+        "SLO (TTFT ≤ 200 ms); at least 99.00% required (99 requests); errors count as misses."
+    )
 
 
 def test_an_error_is_a_miss_and_fails_the_zero_error_rate() -> None:
@@ -333,11 +449,13 @@ def test_an_error_is_a_miss_and_fails_the_zero_error_rate() -> None:
     assert criterion(result, CriterionCode.SLO_ATTAINMENT)["verdict"] == "pass"
     rate = criterion(result, CriterionCode.ERROR_RATE)
     assert (rate["verdict"], rate["measured"], rate["limit"]) == ("fail", 0.01, 0.0)
-    assert rate["detail"] == ("1 of 100 requests in the measurement window failed (1.00%); at most 0.00% allowed "
-                              "(0 requests).")
+    assert rate["detail"] == (
+        "1 of 100 requests in the measurement window failed (1.00%); at most 0.00% allowed (0 requests)."
+    )
     assert result["verdict"] == "fail"
-    assert result["summary"] == ("Long tail: FAIL (error rate failed). The memory part is unverified: the memory "
-                                 "verdict was not measured.")
+    assert result["summary"] == (
+        "Long tail: FAIL (error rate failed). The memory part is unverified: the memory verdict was not measured."
+    )
     assert (result["figures"]["errors"], result["figures"]["requests"]) == (1, 100)
 
 
@@ -377,8 +495,9 @@ def test_a_tpot_the_record_lacks_is_undefined_not_a_miss_but_a_missing_e2e_is() 
     records.append(replace(ok(9.0), e2e_ms=None))
 
     # when
-    result = judge(run_of(records, criteria={"attainment": 0.9}), slo={"tpot_ms": 50, "e2e_ms": 1000},
-                   fidelity_valid=True)
+    result = judge(
+        run_of(records, criteria={"attainment": 0.9}), slo={"tpot_ms": 50, "e2e_ms": 1000}, fidelity_valid=True
+    )
 
     # then: 9 of 10, against the scenario's 0.9 (the SLO argument leaves the other criteria alone)
     assert criterion(result, CriterionCode.SLO_ATTAINMENT)["measured"] == 0.9
@@ -408,12 +527,16 @@ def test_invalid_client_fidelity_makes_the_suite_invalid() -> None:
     # then
     assert result["verdict"] == "invalid"
     assert criterion(result, CriterionCode.CLIENT_FIDELITY)["verdict"] == "fail"
-    assert result["summary"] == ("Pulse: INVALID, not a server result: the client could not keep up with the load "
-                                 "(client fidelity invalid).")
+    assert result["summary"] == (
+        "Pulse: INVALID, not a server result: the client could not keep up with the load (client fidelity invalid)."
+    )
 
 
-@pytest.mark.parametrize(("valid", "verdict", "fidelity"), [(False, "invalid", "fail"), (True, "pass", "pass")],
-                         ids=["invalid-in-summary", "valid-in-summary"])
+@pytest.mark.parametrize(
+    ("valid", "verdict", "fidelity"),
+    [(False, "invalid", "fail"), (True, "pass", "pass")],
+    ids=["invalid-in-summary", "valid-in-summary"],
+)
 def test_client_fidelity_is_read_from_the_generator_summary(valid: bool, verdict: str, fidelity: str) -> None:
     # given
     run = run_of(steady(0.0, 20), reported={"client_fidelity": {"valid": valid, "reasons": []}})
@@ -435,15 +558,24 @@ def test_unknown_fidelity_is_reported_and_does_not_decide() -> None:
     assert result["verdict"] == "pass"
 
 
-@pytest.mark.parametrize(("memory", "verdict", "memory_verdict", "unverified_said"), [
-    ({"verdict": "fail", "unverified": [], "first_violation": {"detail": "KV-cache usage reached 100.0%."}},
-     "fail", "fail", False),
-    ({"verdict": "unknown", "unverified": ["peak_within_commitment"]}, "pass", "unknown", True),
-    (None, "pass", "unknown", True),
-    ({"verdict": "pass", "unverified": ["peak_within_commitment"]}, "pass", "pass", False),
-], ids=["memory-fail-fails", "memory-unknown-unverified", "memory-none-unverified", "memory-pass"])
-def test_the_memory_verdict(memory: dict[str, Any] | None, verdict: str, memory_verdict: str,
-                            unverified_said: bool) -> None:
+@pytest.mark.parametrize(
+    ("memory", "verdict", "memory_verdict", "unverified_said"),
+    [
+        (
+            {"verdict": "fail", "unverified": [], "first_violation": {"detail": "KV-cache usage reached 100.0%."}},
+            "fail",
+            "fail",
+            False,
+        ),
+        ({"verdict": "unknown", "unverified": ["peak_within_commitment"]}, "pass", "unknown", True),
+        (None, "pass", "unknown", True),
+        ({"verdict": "pass", "unverified": ["peak_within_commitment"]}, "pass", "pass", False),
+    ],
+    ids=["memory-fail-fails", "memory-unknown-unverified", "memory-none-unverified", "memory-pass"],
+)
+def test_the_memory_verdict(
+    memory: dict[str, Any] | None, verdict: str, memory_verdict: str, unverified_said: bool
+) -> None:
     # when
     result = judge(run_of(steady(0.0, 20)), memory=memory, fidelity_valid=True)
 
@@ -456,12 +588,16 @@ def test_the_memory_verdict(memory: dict[str, Any] | None, verdict: str, memory_
 
 def test_memory_failure_detail_names_the_first_violation() -> None:
     # when
-    result = judge(run_of(steady(0.0, 20)), fidelity_valid=True,
-                   memory={"verdict": "fail", "first_violation": {"detail": "KV-cache usage reached 100.0%."}})
+    result = judge(
+        run_of(steady(0.0, 20)),
+        fidelity_valid=True,
+        memory={"verdict": "fail", "first_violation": {"detail": "KV-cache usage reached 100.0%."}},
+    )
 
     # then
-    assert criterion(result, CriterionCode.MEMORY)["detail"] == ("The memory verdict failed: KV-cache usage reached "
-                                                                 "100.0%.")
+    assert criterion(result, CriterionCode.MEMORY)["detail"] == (
+        "The memory verdict failed: KV-cache usage reached 100.0%."
+    )
     assert result["summary"] == "Pulse: FAIL (memory failed)."
 
 
@@ -510,8 +646,13 @@ def outage_with_a_straggler() -> list[RequestRecord]:
     55.5 to 69.5, one straggler error at 70.5, 19 ok from 71.5 to 89.5."""
     return [
         *steady(30.0, 20),
-        error(48.25, e2e_ms=3000.0), error(48.75, e2e_ms=3000.0),
-        error(50.5), error(51.5), error(52.5), ok(53.5), error(54.5),
+        error(48.25, e2e_ms=3000.0),
+        error(48.75, e2e_ms=3000.0),
+        error(50.5),
+        error(51.5),
+        error(52.5),
+        ok(53.5),
+        error(54.5),
         *steady(55.5, 15),
         error(70.5),
         *steady(71.5, 19),
@@ -530,8 +671,9 @@ def test_recovery_is_not_hidden_by_one_late_straggler() -> None:
 
 def test_failure_suite_judges_attainment_outside_the_outage() -> None:
     # given
-    run = run_of(outage_with_a_straggler(), kind="failure", criteria={"attainment": 0.98, "recovery_s": 10},
-                 faults=[FAULT_AT_50])
+    run = run_of(
+        outage_with_a_straggler(), kind="failure", criteria={"attainment": 0.98, "recovery_s": 10}, faults=[FAULT_AT_50]
+    )
 
     # when
     result = judge(run, fidelity_valid=True, memory={"verdict": "pass", "unverified": []})
@@ -545,19 +687,27 @@ def test_failure_suite_judges_attainment_outside_the_outage() -> None:
     assert criterion(result, CriterionCode.SLO_ATTAINMENT)["measured"] == round(53 / 54, 6)
     recovery_time = criterion(result, CriterionCode.RECOVERY_TIME)
     assert (recovery_time["verdict"], recovery_time["measured"], recovery_time["limit"]) == ("pass", 5.5, 10.0)
-    assert recovery_time["detail"] == ("Requests succeeded again 5.5 s after the fault (kill replica 0) at 50.0 s "
-                                       "after the measurement window's first request (10 in a row from then on, and "
-                                       "5 of 40 requests sent after the fault failed)"
-                                       "; recovery within 10 s required.")
-    assert [c["code"] for c in result["criteria"]] == ["client_fidelity", "fault_injected", "slo_attainment",
-                                                       "recovery_time", "memory"]
+    assert recovery_time["detail"] == (
+        "Requests succeeded again 5.5 s after the fault (kill replica 0) at 50.0 s "
+        "after the measurement window's first request (10 in a row from then on, and "
+        "5 of 40 requests sent after the fault failed)"
+        "; recovery within 10 s required."
+    )
+    assert [c["code"] for c in result["criteria"]] == [
+        "client_fidelity",
+        "fault_injected",
+        "slo_attainment",
+        "recovery_time",
+        "memory",
+    ]
     assert result["verdict"] == "pass"
 
 
 def test_a_slow_recovery_fails_the_suite() -> None:
     # given: the same run with a 5 s promise
-    run = run_of(outage_with_a_straggler(), kind="failure", criteria={"attainment": 0.98, "recovery_s": 5},
-                 faults=[FAULT_AT_50])
+    run = run_of(
+        outage_with_a_straggler(), kind="failure", criteria={"attainment": 0.98, "recovery_s": 5}, faults=[FAULT_AT_50]
+    )
 
     # when
     result = judge(run, fidelity_valid=True)
@@ -579,10 +729,12 @@ def test_an_endpoint_that_keeps_failing_is_never_recovered() -> None:
     assert recovery(records, fault_s=50.0).recovered is False
     part = criterion(result, CriterionCode.RECOVERY_TIME)
     assert (part["verdict"], part["measured"]) == ("fail", None)
-    assert part["detail"] == ("The endpoint had not recovered when the run ended: after the fault (kill replica 0) at "
-                              "50.0 s after the measurement window's first request, 20 of 40 requests sent failed and "
-                              "no 10 in a row succeeded for good; recovery "
-                              "within 30 s required.")
+    assert part["detail"] == (
+        "The endpoint had not recovered when the run ended: after the fault (kill replica 0) at "
+        "50.0 s after the measurement window's first request, 20 of 40 requests sent failed and "
+        "no 10 in a row succeeded for good; recovery "
+        "within 30 s required."
+    )
     assert (result["figures"]["recovered"], result["figures"]["recovery_s"]) == (False, None)
     # only the 20 requests that ended before the fault are judged
     assert result["figures"]["judged_requests"] == 20
@@ -611,8 +763,11 @@ def test_a_single_error_at_the_very_end_is_forgiven() -> None:
     assert (result.recovered, result.recovery_s) == (True, 2.5)
 
 
-@pytest.mark.parametrize("records", [[], [ok(50.5 + i) for i in range(RECOVERY_RUN - 1)]],
-                         ids=["nothing-after-the-fault", "too-few-successes-to-confirm"])
+@pytest.mark.parametrize(
+    "records",
+    [[], [ok(50.5 + i) for i in range(RECOVERY_RUN - 1)]],
+    ids=["nothing-after-the-fault", "too-few-successes-to-confirm"],
+)
 def test_without_enough_requests_after_the_fault_there_is_no_recovery(records: list[RequestRecord]) -> None:
     assert recovery([ok(10.0), *records], fault_s=50.0).recovered is False
 
@@ -633,8 +788,11 @@ def test_each_fault_is_measured_up_to_the_next() -> None:
     assert slowest["detail"].startswith("Requests succeeded again 3.5 s after the fault (kill 1) at 30.0 s")
 
 
-@pytest.mark.parametrize("faults", [[], [{**FAULT_AT_50, "ok": False, "detail": "connection refused"}]],
-                         ids=["no-fault-recorded", "injection-failed"])
+@pytest.mark.parametrize(
+    "faults",
+    [[], [{**FAULT_AT_50, "ok": False, "detail": "connection refused"}]],
+    ids=["no-fault-recorded", "injection-failed"],
+)
 def test_a_failure_run_without_an_injected_fault_is_invalid(faults: list[dict[str, Any]]) -> None:
     # when
     result = judge(run_of(steady(0.0, 30), kind="failure", faults=faults), fidelity_valid=True)
@@ -654,8 +812,15 @@ def test_a_faults_time_is_said_on_the_tests_own_clock_when_the_result_gives_it()
 
 def test_the_suite_figures_carry_the_memory_peak_and_its_tolerance() -> None:
     # given: a memory verdict whose GPU peak (20,757 MiB) was judged within DCGM's 1 MiB step
-    memory = {"verdict": "pass", "unverified": [], "figures": {
-        "gpu_peak_bytes": 20_757 * 1_048_576, "committed_bytes_per_gpu": 21_766_298_664, "tolerance_bytes": 1_048_576}}
+    memory = {
+        "verdict": "pass",
+        "unverified": [],
+        "figures": {
+            "gpu_peak_bytes": 20_757 * 1_048_576,
+            "committed_bytes_per_gpu": 21_766_298_664,
+            "tolerance_bytes": 1_048_576,
+        },
+    }
 
     # when
     result = judge(run_of(steady(0.0, 20)), memory=memory, fidelity_valid=True)
@@ -664,7 +829,10 @@ def test_the_suite_figures_carry_the_memory_peak_and_its_tolerance() -> None:
     # then
     figures = result["figures"]
     assert (figures["gpu_peak_bytes"], figures["committed_bytes_per_gpu"], figures["tolerance_bytes"]) == (
-        21_765_292_032, 21_766_298_664, 1_048_576)
+        21_765_292_032,
+        21_766_298_664,
+        1_048_576,
+    )
     assert (unmeasured["figures"]["gpu_peak_bytes"], unmeasured["figures"]["tolerance_bytes"]) == (None, None)
 
 
@@ -673,10 +841,15 @@ def test_a_casualty_without_an_e2e_is_in_flight_until_its_last_event() -> None:
     # only the events they had (sent at 48.25 s and 48.75 s, first token 300 ms later, then 20 gaps of 100 ms: their
     # last events at 48.25 + 0.3 + 2.0 = 50.55 s and 51.05 s, after the fault at 50 s)
     records = [r for r in outage_with_a_straggler() if not (r.status == "error" and r.start_s in (48.25, 48.75))]
-    casualties = [RequestRecord(status="error", error="http_error(503)", start_s=start, e2e_ms=None, ttft_ms=300.0,
-                                itl_ms=(100.0,) * 20) for start in (48.25, 48.75)]
-    run = run_of([*records, *casualties], kind="failure", criteria={"attainment": 0.98, "recovery_s": 10},
-                 faults=[FAULT_AT_50])
+    casualties = [
+        RequestRecord(
+            status="error", error="http_error(503)", start_s=start, e2e_ms=None, ttft_ms=300.0, itl_ms=(100.0,) * 20
+        )
+        for start in (48.25, 48.75)
+    ]
+    run = run_of(
+        [*records, *casualties], kind="failure", criteria={"attainment": 0.98, "recovery_s": 10}, faults=[FAULT_AT_50]
+    )
 
     # when
     result = judge(run, fidelity_valid=True, memory={"verdict": "pass", "unverified": []})
@@ -699,5 +872,6 @@ def test_the_english_texts_name_checks_in_words_not_codes() -> None:
     # then
     assert criterion(passed, CriterionCode.MEMORY)["detail"] == (
         "The memory verdict passed (not measured: the GPU memory peak against the commitment, out-of-memory and XID "
-        "events).")
+        "events)."
+    )
     assert failed["summary"] == "Pulse: FAIL (SLO attainment failed)."

@@ -110,9 +110,11 @@ def test_aiperf_json_of_an_all_failed_run() -> None:
 def test_aiperf_json_nested_records_layout_and_nan_figures() -> None:
     """One early AIPerf build nested the metrics under `records`; NaN (json.loads lets it through) reads as unknown
     and is not stored."""
-    text = ('{"records": {"time_to_first_token": {"tag": "time_to_first_token", "unit": "ms", "avg": 42.5, '
-            '"p50": 41.0, "std": NaN, "count": 6}, "request_count": {"unit": "requests", "avg": 6}}, '
-            '"was_cancelled": false, "error_summary": [], "input_config": {"endpoint": {"model_names": ["m"]}}}')
+    text = (
+        '{"records": {"time_to_first_token": {"tag": "time_to_first_token", "unit": "ms", "avg": 42.5, '
+        '"p50": 41.0, "std": NaN, "count": 6}, "request_count": {"unit": "requests", "avg": 6}}, '
+        '"was_cancelled": false, "error_summary": [], "input_config": {"endpoint": {"model_names": ["m"]}}}'
+    )
     run = aiperf.read_json(text)[0]
     assert (run.tool, run.completed, run.failed, run.model) == ("aiperf", 6, 0, "m")
     assert (run.metrics["ttft_ms"].mean, run.metrics["ttft_ms"].std) == (42.5, None)
@@ -121,11 +123,16 @@ def test_aiperf_json_nested_records_layout_and_nan_figures() -> None:
 
 
 def test_aiperf_json_times_in_other_units_are_converted() -> None:
-    text = json.dumps({"aiperf_version": "0.9.0", "error_summary": [],
-                       "time_to_first_token": {"unit": "ns", "avg": 42_500_000, "p99": 60_000_000, "count": 6},
-                       "request_latency": {"unit": "sec", "avg": 0.16, "count": 6},
-                       "inter_token_latency": {"unit": "tokens", "avg": 7.8, "count": 6},
-                       "request_count": {"unit": "requests", "avg": 6}})
+    text = json.dumps(
+        {
+            "aiperf_version": "0.9.0",
+            "error_summary": [],
+            "time_to_first_token": {"unit": "ns", "avg": 42_500_000, "p99": 60_000_000, "count": 6},
+            "request_latency": {"unit": "sec", "avg": 0.16, "count": 6},
+            "inter_token_latency": {"unit": "tokens", "avg": 7.8, "count": 6},
+            "request_count": {"unit": "requests", "avg": 6},
+        }
+    )
     run = aiperf.read_json(text)[0]
     assert run.metrics["ttft_ms"].mean == pytest.approx(42.5)
     assert run.metrics["ttft_ms"].p99 == pytest.approx(60.0)
@@ -157,9 +164,11 @@ def test_aiperf_csv_reads_both_tables_by_display_name() -> None:
 
 
 def test_aiperf_csv_without_an_error_row_had_no_failure() -> None:
-    text = ("Metric,avg,min,max,p1,p5,p10,p25,p50,p75,p90,p95,p99,std\n"
-            "Time to First Token (ms),24.62,23.59,26.31,23.6,23.7,23.8,24.2,24.53,24.96,25.36,25.56,26.27,0.5\n"
-            "\nMetric,Value\nRequest Count,57.00\nRequest Throughput (requests/sec),1.49\n")
+    text = (
+        "Metric,avg,min,max,p1,p5,p10,p25,p50,p75,p90,p95,p99,std\n"
+        "Time to First Token (ms),24.62,23.59,26.31,23.6,23.7,23.8,24.2,24.53,24.96,25.36,25.56,26.27,0.5\n"
+        "\nMetric,Value\nRequest Count,57.00\nRequest Throughput (requests/sec),1.49\n"
+    )
     run = aiperf.read_csv(text)[0]
     assert (run.tool, run.completed, run.failed, run.requests_per_s) == ("aiperf", 57, 0, 1.49)
     assert run.metrics["ttft_ms"].n == 57
@@ -217,12 +226,15 @@ def test_aiperf_records_of_an_all_failed_run() -> None:
 
 
 def test_aiperf_records_with_several_tokens_per_chunk_flag_chunking_unknown() -> None:
-    record = {"metadata": {"request_start_ns": 10**18, "request_end_ns": 10**18 + 60_000_000,
-                           "benchmark_phase": "profiling"},
-              "metrics": {"time_to_first_token": {"value": 20.0, "unit": "ms"},
-                          "request_latency": {"value": 0.06, "unit": "sec"},
-                          "inter_chunk_latency": {"value": [16_000_000, 24_000_000], "unit": "ns"},
-                          "output_sequence_length": {"value": 9, "unit": "tokens"}}}
+    record = {
+        "metadata": {"request_start_ns": 10**18, "request_end_ns": 10**18 + 60_000_000, "benchmark_phase": "profiling"},
+        "metrics": {
+            "time_to_first_token": {"value": 20.0, "unit": "ms"},
+            "request_latency": {"value": 0.06, "unit": "sec"},
+            "inter_chunk_latency": {"value": [16_000_000, 24_000_000], "unit": "ns"},
+            "output_sequence_length": {"value": 9, "unit": "tokens"},
+        },
+    }
     run = aiperf.read_records(json.dumps(record) + "\n")[0]
     assert run.requests[0].e2e_ms == pytest.approx(60.0)
     assert run.requests[0].itl_ms == pytest.approx((16.0, 24.0))
@@ -287,21 +299,30 @@ def test_genai_perf_legacy_csv_with_thousands_separators_and_crlf() -> None:
 # Refusals
 
 
-@pytest.mark.parametrize(("name", "reader", "reason"), [
-    ("aiperf/broken_cut_profile_export_aiperf.json", "aiperf_json", "the file is cut short"),
-    ("aiperf/broken_types_profile_export_aiperf.json", "aiperf_json",
-     "time_to_first_token.avg is '42.58 ms', not a number"),
-    ("aiperf/broken_cut_profile_export.jsonl", "aiperf_records", "line 8 is not JSON"),
-    ("aiperf/broken_cut_profile_export.jsonl", "aiperf_records", "the last line is cut short"),
-    ("aiperf/broken_types_profile_export.jsonl", "aiperf_records",
-     "line 3: metrics.inter_chunk_latency.value is a string, not a list"),
-    ("genai_perf/broken_cut_profile_export_genai_perf.csv", "aiperf_csv", "line 4 has 4 cells"),
-    ("genai_perf/broken_cut_profile_export_genai_perf.csv", "aiperf_csv", "the file is cut short"),
-    ("aiperf/profile_export.jsonl", "aiperf_json", "JSON lines of AIPerf per-request records"),
-    ("aiperf/profile_export_aiperf.json", "aiperf_records", "one JSON object over several lines"),
-    ("aiperf/profile_export_aiperf.json", "aiperf_csv", "JSON, not a CSV export"),
-    ("aiperf/profile_export_aiperf.csv", "aiperf_json", "not valid JSON"),
-])
+@pytest.mark.parametrize(
+    ("name", "reader", "reason"),
+    [
+        ("aiperf/broken_cut_profile_export_aiperf.json", "aiperf_json", "the file is cut short"),
+        (
+            "aiperf/broken_types_profile_export_aiperf.json",
+            "aiperf_json",
+            "time_to_first_token.avg is '42.58 ms', not a number",
+        ),
+        ("aiperf/broken_cut_profile_export.jsonl", "aiperf_records", "line 8 is not JSON"),
+        ("aiperf/broken_cut_profile_export.jsonl", "aiperf_records", "the last line is cut short"),
+        (
+            "aiperf/broken_types_profile_export.jsonl",
+            "aiperf_records",
+            "line 3: metrics.inter_chunk_latency.value is a string, not a list",
+        ),
+        ("genai_perf/broken_cut_profile_export_genai_perf.csv", "aiperf_csv", "line 4 has 4 cells"),
+        ("genai_perf/broken_cut_profile_export_genai_perf.csv", "aiperf_csv", "the file is cut short"),
+        ("aiperf/profile_export.jsonl", "aiperf_json", "JSON lines of AIPerf per-request records"),
+        ("aiperf/profile_export_aiperf.json", "aiperf_records", "one JSON object over several lines"),
+        ("aiperf/profile_export_aiperf.json", "aiperf_csv", "JSON, not a CSV export"),
+        ("aiperf/profile_export_aiperf.csv", "aiperf_json", "not valid JSON"),
+    ],
+)
 def test_broken_and_foreign_files_are_refused_with_a_reason(name: str, reader: str, reason: str) -> None:
     with pytest.raises(FormatRefusal) as refusal:
         READERS[reader](_text(FIXTURES / name))
@@ -309,12 +330,19 @@ def test_broken_and_foreign_files_are_refused_with_a_reason(name: str, reader: s
 
 
 @pytest.mark.parametrize("reader", sorted(READERS))
-@pytest.mark.parametrize(("name", "reason"), [
-    ("aiperf/server_metrics_export.json",
-     "an AIPerf server-metrics export, not a profile: upload it as a memory timeline"),
-    ("aiperf/gpu_telemetry_export.jsonl",
-     "an AIPerf GPU-telemetry export, not a profile: upload it as a memory timeline"),
-])
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        (
+            "aiperf/server_metrics_export.json",
+            "an AIPerf server-metrics export, not a profile: upload it as a memory timeline",
+        ),
+        (
+            "aiperf/gpu_telemetry_export.jsonl",
+            "an AIPerf GPU-telemetry export, not a profile: upload it as a memory timeline",
+        ),
+    ],
+)
 def test_aiperf_timeline_exports_are_not_runs(name: str, reason: str, reader: str) -> None:
     with pytest.raises(FormatRefusal) as refusal:
         READERS[reader](_text(FIXTURES / name))
@@ -322,35 +350,67 @@ def test_aiperf_timeline_exports_are_not_runs(name: str, reason: str, reader: st
 
 
 def test_an_aiperf_gpu_telemetry_csv_is_not_a_run() -> None:
-    text = ("Endpoint,GPU_Index,GPU_Name,GPU_UUID,Metric,avg,min,max\n"
-            "localhost:9401,0,NVIDIA H100 80GB HBM3,GPU-1,GPU Memory Used (GB),47.03,47.03,47.03\n")
+    text = (
+        "Endpoint,GPU_Index,GPU_Name,GPU_UUID,Metric,avg,min,max\n"
+        "localhost:9401,0,NVIDIA H100 80GB HBM3,GPU-1,GPU Memory Used (GB),47.03,47.03,47.03\n"
+    )
     with pytest.raises(FormatRefusal, match="GPU-telemetry export"):
         aiperf.read_csv(text)
 
 
-@pytest.mark.parametrize(("reader", "text", "reason"), [
-    ("aiperf_json", "[1, 2]", "a JSON list, not an AIPerf/GenAI-Perf profile object"),
-    ("aiperf_json", '{"time_to_first_token": 42.5, "input_config": {}}',
-     "'time_to_first_token' is a number (42.5), not the tool's {unit, avg, …} object"),
-    ("aiperf_json", '{"time_to_first_token": {"unit": "ms", "avg": 42.5}}', "nothing says which tool wrote them"),
-    ("aiperf_json", '{"error_summary": [], "was_cancelled": false, "aiperf_version": "0.13.0"}',
-     "neither a metric nor an error"),
-    ("aiperf_json", '{"schema_version": "1.4", "error_summary": "HTTP 500", "time_to_first_token": '
-                    '{"unit": "ms", "avg": 1.0}}', "error_summary is a string, not a list"),
-    ("aiperf_csv", "Metric,avg,min,max,sum,p1,p50,p99,std\nTime to First Token (ms),fast,1,2,3,4,5,6,7\n",
-     "line 2, column 'avg': 'fast' is not a number"),
-    ("aiperf_csv", "Metric,avg,min,max,p50,std\nTime to First Token (ms),1,1,2,1,0\n",
-     "match neither AIPerf's nor GenAI-Perf's order"),
-    ("aiperf_csv", 'Metric,Value\n"Time to First Token (ms),42.5\n', "cut short inside a quoted value"),
-    ("aiperf_records", '{"metadata": {"benchmark_phase": "warmup", "request_start_ns": 1}, "metrics": {}}\n',
-     "only 1 warm-up record(s): no profiling request"),
-    ("aiperf_records", '{"metadata": {"request_start_ns": "soon"}, "metrics": {}}\n',
-     "line 1: metadata.request_start_ns is 'soon', not a number"),
-    ("aiperf_records", '{"metadata": {"request_start_ns": 1}, "metrics": {"request_latency": {"value": 5, '
-                       '"unit": "tokens"}}}\n', "metrics.request_latency has the unit 'tokens', not a time unit"),
-    ("aiperf_records", '{"metadata": {"request_start_ns": 1}, "metrics": {}}\n{"metrics": {}}\n',
-     "line 2 is an object without AIPerf's 'metadata' object"),
-])
+@pytest.mark.parametrize(
+    ("reader", "text", "reason"),
+    [
+        ("aiperf_json", "[1, 2]", "a JSON list, not an AIPerf/GenAI-Perf profile object"),
+        (
+            "aiperf_json",
+            '{"time_to_first_token": 42.5, "input_config": {}}',
+            "'time_to_first_token' is a number (42.5), not the tool's {unit, avg, …} object",
+        ),
+        ("aiperf_json", '{"time_to_first_token": {"unit": "ms", "avg": 42.5}}', "nothing says which tool wrote them"),
+        (
+            "aiperf_json",
+            '{"error_summary": [], "was_cancelled": false, "aiperf_version": "0.13.0"}',
+            "neither a metric nor an error",
+        ),
+        (
+            "aiperf_json",
+            '{"schema_version": "1.4", "error_summary": "HTTP 500", "time_to_first_token": {"unit": "ms", "avg": 1.0}}',
+            "error_summary is a string, not a list",
+        ),
+        (
+            "aiperf_csv",
+            "Metric,avg,min,max,sum,p1,p50,p99,std\nTime to First Token (ms),fast,1,2,3,4,5,6,7\n",
+            "line 2, column 'avg': 'fast' is not a number",
+        ),
+        (
+            "aiperf_csv",
+            "Metric,avg,min,max,p50,std\nTime to First Token (ms),1,1,2,1,0\n",
+            "match neither AIPerf's nor GenAI-Perf's order",
+        ),
+        ("aiperf_csv", 'Metric,Value\n"Time to First Token (ms),42.5\n', "cut short inside a quoted value"),
+        (
+            "aiperf_records",
+            '{"metadata": {"benchmark_phase": "warmup", "request_start_ns": 1}, "metrics": {}}\n',
+            "only 1 warm-up record(s): no profiling request",
+        ),
+        (
+            "aiperf_records",
+            '{"metadata": {"request_start_ns": "soon"}, "metrics": {}}\n',
+            "line 1: metadata.request_start_ns is 'soon', not a number",
+        ),
+        (
+            "aiperf_records",
+            '{"metadata": {"request_start_ns": 1}, "metrics": {"request_latency": {"value": 5, "unit": "tokens"}}}\n',
+            "metrics.request_latency has the unit 'tokens', not a time unit",
+        ),
+        (
+            "aiperf_records",
+            '{"metadata": {"request_start_ns": 1}, "metrics": {}}\n{"metrics": {}}\n',
+            "line 2 is an object without AIPerf's 'metadata' object",
+        ),
+    ],
+)
 def test_malformed_texts_are_refused_precisely(reader: str, text: str, reason: str) -> None:
     with pytest.raises(FormatRefusal) as refusal:
         READERS[reader](text)
@@ -359,27 +419,48 @@ def test_malformed_texts_are_refused_precisely(reader: str, text: str, reason: s
 
 # Other tools' files, in their real shapes (small): none of our readers may accept them.
 FOREIGN_SAMPLES = {
-    "vllm_bench_serve.json": json.dumps({"date": "20260610-000000", "backend": "vllm", "model_id": "m",
-                                         "completed": 6, "failed": 1, "mean_ttft_ms": 42.58, "request_rate": "inf",
-                                         "ttfts": [0.03, 0.04], "errors": ["", ""]}),
-    "vllm_append_result.jsonl": json.dumps({"completed": 6, "mean_ttft_ms": 42.58}) + "\n"
-                                + json.dumps({"completed": 5, "mean_ttft_ms": 40.1}) + "\n",
+    "vllm_bench_serve.json": json.dumps(
+        {
+            "date": "20260610-000000",
+            "backend": "vllm",
+            "model_id": "m",
+            "completed": 6,
+            "failed": 1,
+            "mean_ttft_ms": 42.58,
+            "request_rate": "inf",
+            "ttfts": [0.03, 0.04],
+            "errors": ["", ""],
+        }
+    ),
+    "vllm_append_result.jsonl": json.dumps({"completed": 6, "mean_ttft_ms": 42.58})
+    + "\n"
+    + json.dumps({"completed": 5, "mean_ttft_ms": 40.1})
+    + "\n",
     "sglang_bench_serving.jsonl": '{"backend": "sglang-oai", "request_rate": Infinity, "completed": 6, '
-                                  '"mean_ttft_ms": 42.58}\n',
-    "guidellm_benchmarks.json": json.dumps({"metadata": {"version": 2}, "benchmarks": [
-        {"metrics": {"time_to_first_token_ms": {"successful": {"mean": 42.58}}}}]}),
+    '"mean_ttft_ms": 42.58}\n',
+    "guidellm_benchmarks.json": json.dumps(
+        {
+            "metadata": {"version": 2},
+            "benchmarks": [{"metrics": {"time_to_first_token_ms": {"successful": {"mean": 42.58}}}}],
+        }
+    ),
     "guidellm_benchmarks.csv": "Run Info,Run Info,Benchmark\nName,Version,Strategy\n,,\nguidellm,0.7.0,sync\n",
-    "llmperf_summary.json": json.dumps({"version": "2023-08-31", "results_ttft_s_mean": 0.0426,
-                                        "results_number_output_tokens_min": "17"}),
+    "llmperf_summary.json": json.dumps(
+        {"version": "2023-08-31", "results_ttft_s_mean": 0.0426, "results_number_output_tokens_min": "17"}
+    ),
     "llmperf_individual_responses.json": json.dumps([{"error_code": None, "ttft_s": 0.0312}]),
     "inference_perf_summary_lifecycle_metrics.json": json.dumps(
-        {"load_summary": {"count": 7}, "successes": {"count": 6, "latency": {
-            "time_to_first_token": {"mean": 0.0426, "median": 0.0412}}}}),
+        {
+            "load_summary": {"count": 7},
+            "successes": {"count": 6, "latency": {"time_to_first_token": {"mean": 0.0426, "median": 0.0412}}},
+        }
+    ),
     "nvidia_smi.csv": "timestamp, index, memory.used [MiB], memory.total [MiB]\n"
-                      "2026/06/10 00:00:00.000, 0, 73123 MiB, 81559 MiB\n",
+    "2026/06/10 00:00:00.000, 0, 73123 MiB, 81559 MiB\n",
 }
-OTHER_FIXTURES = sorted(path for path in FIXTURES.rglob("*")
-                        if path.is_file() and path.parent not in (AIPERF_DIR, GENAI_DIR))
+OTHER_FIXTURES = sorted(
+    path for path in FIXTURES.rglob("*") if path.is_file() and path.parent not in (AIPERF_DIR, GENAI_DIR)
+)
 
 
 @pytest.mark.parametrize("reader", sorted(READERS))
@@ -409,31 +490,37 @@ def test_the_other_importers_fixtures_are_refused_by_our_readers(path: Path) -> 
 # Detection through the registry
 
 
-@pytest.mark.parametrize(("name", "format_id", "tool"), [
-    ("aiperf/profile_export_aiperf.json", "aiperf_json", "aiperf"),
-    ("aiperf/rate_profile_export_aiperf.json", "aiperf_json", "aiperf"),
-    ("aiperf/all_failed_profile_export_aiperf.json", "aiperf_json", "aiperf"),
-    ("aiperf/profile_export_aiperf.csv", "aiperf_csv", "aiperf"),
-    ("aiperf/profile_export.jsonl", "aiperf_records", "aiperf"),
-    ("aiperf/all_failed_profile_export.jsonl", "aiperf_records", "aiperf"),
-    ("genai_perf/profile_export_genai_perf.json", "aiperf_json", "genai_perf"),
-    ("genai_perf/legacy_profile_export_genai_perf.json", "aiperf_json", "genai_perf"),
-    ("genai_perf/profile_export_genai_perf.csv", "aiperf_csv", "genai_perf"),
-    ("genai_perf/legacy_profile_export_genai_perf.csv", "aiperf_csv", "genai_perf"),
-])
+@pytest.mark.parametrize(
+    ("name", "format_id", "tool"),
+    [
+        ("aiperf/profile_export_aiperf.json", "aiperf_json", "aiperf"),
+        ("aiperf/rate_profile_export_aiperf.json", "aiperf_json", "aiperf"),
+        ("aiperf/all_failed_profile_export_aiperf.json", "aiperf_json", "aiperf"),
+        ("aiperf/profile_export_aiperf.csv", "aiperf_csv", "aiperf"),
+        ("aiperf/profile_export.jsonl", "aiperf_records", "aiperf"),
+        ("aiperf/all_failed_profile_export.jsonl", "aiperf_records", "aiperf"),
+        ("genai_perf/profile_export_genai_perf.json", "aiperf_json", "genai_perf"),
+        ("genai_perf/legacy_profile_export_genai_perf.json", "aiperf_json", "genai_perf"),
+        ("genai_perf/profile_export_genai_perf.csv", "aiperf_csv", "genai_perf"),
+        ("genai_perf/legacy_profile_export_genai_perf.csv", "aiperf_csv", "genai_perf"),
+    ],
+)
 def test_import_text_picks_our_format(name: str, format_id: str, tool: str) -> None:
     found, runs = import_text(_text(FIXTURES / name))
     assert (found, runs[0].tool) == (format_id, tool)
 
 
-@pytest.mark.parametrize(("name", "format_id", "reason"), [
-    ("aiperf/broken_cut_profile_export_aiperf.json", "aiperf_json", "the file is cut short"),
-    ("aiperf/broken_types_profile_export_aiperf.json", "aiperf_json", "not a number"),
-    ("aiperf/broken_cut_profile_export.jsonl", "aiperf_records", "the last line is cut short"),
-    ("genai_perf/broken_cut_profile_export_genai_perf.csv", "aiperf_csv", "the file is cut short"),
-    ("aiperf/server_metrics_export.json", "aiperf_json", "upload it as a memory timeline"),
-    ("aiperf/gpu_telemetry_export.jsonl", "aiperf_records", "upload it as a memory timeline"),
-])
+@pytest.mark.parametrize(
+    ("name", "format_id", "reason"),
+    [
+        ("aiperf/broken_cut_profile_export_aiperf.json", "aiperf_json", "the file is cut short"),
+        ("aiperf/broken_types_profile_export_aiperf.json", "aiperf_json", "not a number"),
+        ("aiperf/broken_cut_profile_export.jsonl", "aiperf_records", "the last line is cut short"),
+        ("genai_perf/broken_cut_profile_export_genai_perf.csv", "aiperf_csv", "the file is cut short"),
+        ("aiperf/server_metrics_export.json", "aiperf_json", "upload it as a memory timeline"),
+        ("aiperf/gpu_telemetry_export.jsonl", "aiperf_records", "upload it as a memory timeline"),
+    ],
+)
 def test_import_text_refuses_broken_files_saying_why(name: str, format_id: str, reason: str) -> None:
     with pytest.raises(BenchmarkFormatError) as error:
         import_text(_text(FIXTURES / name))

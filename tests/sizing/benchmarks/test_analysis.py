@@ -25,36 +25,54 @@ def test_the_knee_is_the_first_load_reaching_90_percent_of_the_best_throughput()
 
 
 def test_goodput_counts_errors_as_misses_and_leaves_incomplete_requests_out():
-    records = [RequestRecord(ttft_ms=100, e2e_ms=1000, output_tokens=11),  # TPOT 90 ms
-               RequestRecord(ttft_ms=300, e2e_ms=1200, output_tokens=11),  # TTFT over
-               RequestRecord(ttft_ms=100, e2e_ms=2100, output_tokens=11),  # TPOT 200 ms: over
-               RequestRecord(status="error", error="HTTP 500"),
-               RequestRecord(status="incomplete", ttft_ms=50)]
+    records = [
+        RequestRecord(ttft_ms=100, e2e_ms=1000, output_tokens=11),  # TPOT 90 ms
+        RequestRecord(ttft_ms=300, e2e_ms=1200, output_tokens=11),  # TTFT over
+        RequestRecord(ttft_ms=100, e2e_ms=2100, output_tokens=11),  # TPOT 200 ms: over
+        RequestRecord(status="error", error="HTTP 500"),
+        RequestRecord(status="incomplete", ttft_ms=50),
+    ]
     result = goodput(records, Slo(ttft_ms=200, tpot_ms=100), duration_s=2.0)
     assert result == {"requests": 4, "good": 1, "attainment": 0.25, "goodput_requests_per_s": 0.5, "errors": 1}
 
 
 def test_a_sweep_of_one_load_kind_is_drawn_against_it_and_a_mixed_sweep_against_the_achieved_rate():
     def run(kind: str, achieved: float, tokens: float, **load: float) -> dict:
-        return {"load": {"kind": kind, **load}, "requests_per_s": achieved, "output_tokens_per_s": tokens,
-                "metrics": {"ttft_ms": {"p50": 30.0, "p99": 40.0}}}
+        return {
+            "load": {"kind": kind, **load},
+            "requests_per_s": achieved,
+            "output_tokens_per_s": tokens,
+            "metrics": {"ttft_ms": {"p50": 30.0, "p99": 40.0}},
+        }
 
-    closed = series_points([run("concurrency", 1.0, 100, concurrency=8), run("concurrency", 0.5, 60, concurrency=1),
-                            run("concurrency", 1.2, 110, concurrency=32)])
+    closed = series_points(
+        [
+            run("concurrency", 1.0, 100, concurrency=8),
+            run("concurrency", 0.5, 60, concurrency=1),
+            run("concurrency", 1.2, 110, concurrency=32),
+        ]
+    )
     assert (closed["axis"], [p["x"] for p in closed["points"]], closed["knee"]) == ("concurrency", [1, 8, 32], 8)
 
     # GuideLLM's sweep: synchronous (concurrency 1), throughput (offline), then constant rates
-    mixed = series_points([run("concurrency", 0.75, 96, concurrency=1), run("offline", 5.0, 560),
-                           run("rate", 3.9, 499, rate=4.0, concurrency=64)])
+    mixed = series_points(
+        [
+            run("concurrency", 0.75, 96, concurrency=1),
+            run("offline", 5.0, 560),
+            run("rate", 3.9, 499, rate=4.0, concurrency=64),
+        ]
+    )
     assert mixed["axis"] == "achieved_rate"
     assert [p["x"] for p in mixed["points"]] == [0.75, 3.9, 5.0]
     assert mixed["knee"] == 5.0  # 499 < 0.9 × 560 = 504: only the offline run reaches 90 % of the best
 
 
 def test_run_distributions_count_every_status_and_draw_the_successes():
-    records = [RequestRecord(ttft_ms=10, e2e_ms=100, itl_ms=(5.0, 7.0), output_tokens=3),
-               RequestRecord(ttft_ms=20, e2e_ms=120, itl_ms=(9.0,), output_tokens=2),
-               RequestRecord(status="error", error="x")]
+    records = [
+        RequestRecord(ttft_ms=10, e2e_ms=100, itl_ms=(5.0, 7.0), output_tokens=3),
+        RequestRecord(ttft_ms=20, e2e_ms=120, itl_ms=(9.0,), output_tokens=2),
+        RequestRecord(status="error", error="x"),
+    ]
     found = run_distributions(records)
     assert found["status_counts"] == {"ok": 2, "error": 1, "incomplete": 0}
     assert found["ttft_ms"]["x"] == [10.0, 20.0]

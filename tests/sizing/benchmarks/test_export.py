@@ -39,8 +39,19 @@ LOADGEN_SCHEMA = Path(__file__).resolve().parents[3] / "docs" / "loadgen-result.
 
 
 def _stat(**figures: Any) -> dict[str, Any]:
-    base = {"mean": None, "p50": None, "p90": None, "p95": None, "p99": None, "min": None, "max": None, "std": None,
-            "n": None, "source": "recomputed", "insufficient": []}
+    base = {
+        "mean": None,
+        "p50": None,
+        "p90": None,
+        "p95": None,
+        "p99": None,
+        "min": None,
+        "max": None,
+        "std": None,
+        "n": None,
+        "source": "recomputed",
+        "insufficient": [],
+    }
     return base | figures
 
 
@@ -68,18 +79,59 @@ RUN: dict[str, Any] = {
     "failed": 1,
     "incomplete": 0,
     "metrics": {
-        "ttft_ms": _stat(mean=42.58, p50=40.16, p90=54.696, p95=57.348, p99=59.4696, min=30.0, max=60.0,
-                         std=10.985864, n=4, insufficient=FEW),
-        "e2e_ms": _stat(mean=133.8, p50=139.6, p90=155.16, p95=155.58, p99=155.916, min=100.0, max=156.0,
-                        std=22.762249, source="reported"),
-        "tpot_ms": _stat(mean=10.33, p50=10.5, p90=11.924, p95=12.122, p99=12.2804, min=8.0, max=12.32,
-                         std=1.576927, n=4, insufficient=FEW),
-        "itl_ms": _stat(mean=10.135556, p50=10.0, p90=12.32, p95=12.32, p99=12.32, min=8.0, max=12.32, std=1.697875,
-                        n=36, insufficient=["p99"]),
-        "input_tokens": _stat(mean=200.0, p50=200.0, p90=200.0, p95=200.0, p99=200.0, min=200.0, max=200.0, std=0.0,
-                              n=4, insufficient=FEW),
-        "output_tokens": _stat(mean=10.0, p50=9.5, p90=12.1, p95=12.55, p99=12.91, min=8.0, max=13.0, std=1.870829,
-                               n=4, insufficient=FEW),
+        "ttft_ms": _stat(
+            mean=42.58,
+            p50=40.16,
+            p90=54.696,
+            p95=57.348,
+            p99=59.4696,
+            min=30.0,
+            max=60.0,
+            std=10.985864,
+            n=4,
+            insufficient=FEW,
+        ),
+        "e2e_ms": _stat(
+            mean=133.8,
+            p50=139.6,
+            p90=155.16,
+            p95=155.58,
+            p99=155.916,
+            min=100.0,
+            max=156.0,
+            std=22.762249,
+            source="reported",
+        ),
+        "tpot_ms": _stat(
+            mean=10.33,
+            p50=10.5,
+            p90=11.924,
+            p95=12.122,
+            p99=12.2804,
+            min=8.0,
+            max=12.32,
+            std=1.576927,
+            n=4,
+            insufficient=FEW,
+        ),
+        "itl_ms": _stat(
+            mean=10.135556,
+            p50=10.0,
+            p90=12.32,
+            p95=12.32,
+            p99=12.32,
+            min=8.0,
+            max=12.32,
+            std=1.697875,
+            n=36,
+            insufficient=["p99"],
+        ),
+        "input_tokens": _stat(
+            mean=200.0, p50=200.0, p90=200.0, p95=200.0, p99=200.0, min=200.0, max=200.0, std=0.0, n=4, insufficient=FEW
+        ),
+        "output_tokens": _stat(
+            mean=10.0, p50=9.5, p90=12.1, p95=12.55, p99=12.91, min=8.0, max=13.0, std=1.870829, n=4, insufficient=FEW
+        ),
     },
     "reported": {"mean_ttft_ms": 42.58, "median_e2el_ms": 139.6},
     "notes": ["vLLM's ITL is a pooled per-chunk gap"],
@@ -90,9 +142,18 @@ RUN: dict[str, Any] = {
 
 
 def _request(index: int, ttft: float, gap: float, tokens: int) -> dict[str, Any]:
-    return {"index": index, "status": "ok", "error": "", "start_s": index * 0.25, "ttft_ms": ttft,
-            "e2e_ms": round(ttft + gap * (tokens - 1), 6), "tpot_ms": None, "itl_ms": [gap] * (tokens - 1),
-            "input_tokens": 200, "output_tokens": tokens}
+    return {
+        "index": index,
+        "status": "ok",
+        "error": "",
+        "start_s": index * 0.25,
+        "ttft_ms": ttft,
+        "e2e_ms": round(ttft + gap * (tokens - 1), 6),
+        "tpot_ms": None,
+        "itl_ms": [gap] * (tokens - 1),
+        "input_tokens": 200,
+        "output_tokens": tokens,
+    }
 
 
 REQUESTS = [  # as BenchmarkRequest rows give them ("" for no error), out of order on purpose
@@ -100,8 +161,18 @@ REQUESTS = [  # as BenchmarkRequest rows give them ("" for no error), out of ord
     _request(0, 30.0, 10.0, 8),
     _request(1, 38.0, 11.0, 9),
     _request(2, 42.32, 12.32, 10),
-    {"index": 4, "status": "error", "error": "HTTP 500: Internal Server Error", "start_s": 1.0, "ttft_ms": None,
-     "e2e_ms": None, "tpot_ms": None, "itl_ms": [], "input_tokens": 200, "output_tokens": None},
+    {
+        "index": 4,
+        "status": "error",
+        "error": "HTTP 500: Internal Server Error",
+        "start_s": 1.0,
+        "ttft_ms": None,
+        "e2e_ms": None,
+        "tpot_ms": None,
+        "itl_ms": [],
+        "input_tokens": 200,
+        "output_tokens": None,
+    },
 ]
 
 
@@ -110,9 +181,18 @@ def _dumps(data: Any) -> str:
 
 
 def _records(rows: list[dict[str, Any]]) -> list[RequestRecord]:
-    return [RequestRecord(status=row["status"], ttft_ms=row["ttft_ms"], e2e_ms=row["e2e_ms"], tpot_ms=row["tpot_ms"],
-                          itl_ms=tuple(row["itl_ms"]), input_tokens=row["input_tokens"],
-                          output_tokens=row["output_tokens"]) for row in rows]
+    return [
+        RequestRecord(
+            status=row["status"],
+            ttft_ms=row["ttft_ms"],
+            e2e_ms=row["e2e_ms"],
+            tpot_ms=row["tpot_ms"],
+            itl_ms=tuple(row["itl_ms"]),
+            input_tokens=row["input_tokens"],
+            output_tokens=row["output_tokens"],
+        )
+        for row in rows
+    ]
 
 
 def test_the_hand_built_run_holds_what_an_import_would_store():
@@ -143,14 +223,22 @@ def test_ours_is_the_load_generator_format_with_a_source_block():
     assert data["source"]["format"] == "vllm_bench_serve"
     assert data["source"]["label"] == "request_rate=4.0"
     assert data["source"]["name"] == "qwen3-8b rate 4"
-    assert data["source"]["deployment"] == {"model": "qwen3-8b", "gpu": "h100-sxm-80gb", "gpu_count": 1, "tp": 1,
-                                            "engine": "vllm", "engine_version": "0.11.0"}
+    assert data["source"]["deployment"] == {
+        "model": "qwen3-8b",
+        "gpu": "h100-sxm-80gb",
+        "gpu_count": 1,
+        "tp": 1,
+        "engine": "vllm",
+        "engine_version": "0.11.0",
+    }
     assert data["run"] == {
-        "started_at": "2026-11-30T10:00:00Z", "duration_s": 2.0,
+        "started_at": "2026-11-30T10:00:00Z",
+        "duration_s": 2.0,
         "load": {"kind": "rate", "rate": 4.0, "concurrency": 16},
         "endpoint": {"kind": "openai-completions", "model": "Qwen/Qwen3-8B", "engine": "vllm 0.11.0"},
         "settings": {"request_rate": 4.0, "num_prompts": 5, "dataset_name": "random", "burstiness": None},
-        "window": {"start_s": 0.0, "end_s": 2.0}}
+        "window": {"start_s": 0.0, "end_s": 2.0},
+    }
 
 
 def test_ours_validates_against_the_load_generator_schema():
@@ -170,13 +258,31 @@ def test_ours_writes_the_records_in_index_order():
 
     # then
     assert [request["id"] for request in requests] == [0, 1, 2, 3, 4]
-    assert requests[0] == {"id": 0, "status": "ok", "error": None, "t_sched_s": 0.0, "t_send_s": 0.0,
-                           "ttft_ms": 30.0, "e2e_ms": 100.0, "itl_ms": [10.0] * 7, "input_tokens": 200,
-                           "output_tokens": 8}
+    assert requests[0] == {
+        "id": 0,
+        "status": "ok",
+        "error": None,
+        "t_sched_s": 0.0,
+        "t_send_s": 0.0,
+        "ttft_ms": 30.0,
+        "e2e_ms": 100.0,
+        "itl_ms": [10.0] * 7,
+        "input_tokens": 200,
+        "output_tokens": 8,
+    }
     assert requests[3]["t_send_s"] == 0.75
-    assert requests[4] == {"id": 4, "status": "http_error", "error": "HTTP 500: Internal Server Error",
-                           "t_sched_s": 1.0, "t_send_s": 1.0, "ttft_ms": None, "e2e_ms": None, "itl_ms": [],
-                           "input_tokens": 200, "output_tokens": None}
+    assert requests[4] == {
+        "id": 4,
+        "status": "http_error",
+        "error": "HTTP 500: Internal Server Error",
+        "t_sched_s": 1.0,
+        "t_send_s": 1.0,
+        "ttft_ms": None,
+        "e2e_ms": None,
+        "itl_ms": [],
+        "input_tokens": 200,
+        "output_tokens": None,
+    }
 
 
 def test_ours_keeps_every_stored_figure_in_the_summary():
@@ -185,24 +291,36 @@ def test_ours_keeps_every_stored_figure_in_the_summary():
 
     # then: counts, throughputs and metrics as stored (marks included), the tool's fields and the notes
     assert {key: summary[key] for key in ("completed", "failed", "incomplete", "request_count")} == {
-        "completed": 4, "failed": 1, "incomplete": 0, "request_count": 5}
+        "completed": 4,
+        "failed": 1,
+        "incomplete": 0,
+        "request_count": 5,
+    }
     assert (summary["output_tokens_per_s"], summary["requests_per_s"], summary["total_tokens_per_s"]) == (
-        20.0, 2.0, 420.0)
+        20.0,
+        2.0,
+        420.0,
+    )
     assert summary["metrics"] == RUN["metrics"]
     assert summary["reported"] == RUN["reported"]
     assert summary["notes"] == RUN["notes"]
 
 
-@pytest.mark.parametrize(("stored", "written"), [
-    ("http_error(503): Service Unavailable", {"status": "http_error", "http_status": 503,
-                                              "error": "Service Unavailable"}),
-    ("timeout(ttft)", {"status": "timeout", "timeout_phase": "ttft", "error": None}),
-    ("client_cancel: stopped", {"status": "client_cancel", "error": "stopped"}),
-    ("truncated_prompt", {"status": "truncated_prompt", "error": None}),
-    ("timeout(later): odd", {"status": "timeout", "error": "timeout(later): odd"}),
-    ("Connection refused", {"status": "http_error", "error": "Connection refused"}),
-    ("", {"status": "http_error", "error": None}),
-])
+@pytest.mark.parametrize(
+    ("stored", "written"),
+    [
+        (
+            "http_error(503): Service Unavailable",
+            {"status": "http_error", "http_status": 503, "error": "Service Unavailable"},
+        ),
+        ("timeout(ttft)", {"status": "timeout", "timeout_phase": "ttft", "error": None}),
+        ("client_cancel: stopped", {"status": "client_cancel", "error": "stopped"}),
+        ("truncated_prompt", {"status": "truncated_prompt", "error": None}),
+        ("timeout(later): odd", {"status": "timeout", "error": "timeout(later): odd"}),
+        ("Connection refused", {"status": "http_error", "error": "Connection refused"}),
+        ("", {"status": "http_error", "error": None}),
+    ],
+)
 def test_ours_gives_a_failure_its_load_generator_status(stored, written):
     # given
     row = {"index": 0, "status": "error", "error": stored, "start_s": 0.0}
@@ -250,8 +368,15 @@ def test_ours_is_json_without_nan_or_infinity():
 
 def test_ours_writes_null_for_what_a_run_does_not_know():
     # given: the shape a Django model gives (datetime, "" for blank text), without records
-    run = {"name": "bare", "tool": "llmperf", "format": "llmperf_summary", "label": "", "engine": "", "metrics": {},
-           "started_at": dt.datetime(2026, 11, 30, 11, 0, tzinfo=dt.timezone(dt.timedelta(hours=1)))}
+    run = {
+        "name": "bare",
+        "tool": "llmperf",
+        "format": "llmperf_summary",
+        "label": "",
+        "engine": "",
+        "metrics": {},
+        "started_at": dt.datetime(2026, 11, 30, 11, 0, tzinfo=dt.timezone(dt.timedelta(hours=1))),
+    }
 
     # when
     data = export_ours(run, [])
@@ -322,56 +447,118 @@ def test_a_summary_only_run_reimports_with_its_stored_counts_and_metrics():
 # Allowed keys: every field the class defines (the schema forbids others, extra="forbid", except where noted).
 LLM_D_V0_2: dict[str, dict[str, Any]] = {
     "BenchmarkReportV02": {"required": ["run", "results"], "allowed": ["version", "run", "scenario", "results"]},
-    "Run": {"required": ["uid"],
-            "allowed": ["uid", "eid", "cid", "pid", "time", "user", "description", "keywords"]},
+    "Run": {"required": ["uid"], "allowed": ["uid", "eid", "cid", "pid", "time", "user", "description", "keywords"]},
     "RunTime": {"required": [], "allowed": ["start", "end", "duration"]},
     "Scenario": {"required": [], "allowed": ["stack", "load"]},
-    "Component": {"required": ["metadata", "standardized", "native"],
-                  "allowed": ["metadata", "standardized", "native"]},
-    "ComponentMetadata": {"required": ["label", "cfg_id"],
-                          "allowed": ["schema_version", "label", "cfg_id", "description"]},
+    "Component": {
+        "required": ["metadata", "standardized", "native"],
+        "allowed": ["metadata", "standardized", "native"],
+    },
+    "ComponentMetadata": {
+        "required": ["label", "cfg_id"],
+        "allowed": ["schema_version", "label", "cfg_id", "description"],
+    },
     "ComponentNative": {"required": [], "allowed": ["args", "envars", "config"]},
-    "InferenceEngine": {"required": ["kind", "tool", "tool_version", "role", "replicas", "model", "accelerator"],
-                        "allowed": ["kind", "tool", "tool_version", "role", "replicas", "model", "accelerator"]},
+    "InferenceEngine": {
+        "required": ["kind", "tool", "tool_version", "role", "replicas", "model", "accelerator"],
+        "allowed": ["kind", "tool", "tool_version", "role", "replicas", "model", "accelerator"],
+    },
     "Generic": {"required": ["kind", "tool", "tool_version"], "allowed": None},  # extra="allow"
     "InferenceEngineModel": {"required": ["name"], "allowed": ["name"]},
-    "InferenceEngineAccelerator": {"required": ["model", "count", "parallelism"],
-                                   "allowed": ["model", "count", "parallelism"]},
+    "InferenceEngineAccelerator": {
+        "required": ["model", "count", "parallelism"],
+        "allowed": ["model", "count", "parallelism"],
+    },
     "InferenceEngineParallelism": {"required": [], "allowed": ["tp", "dp", "dp_local", "workers", "ep", "pp"]},
     "Load": {"required": ["metadata", "standardized", "native"], "allowed": ["metadata", "standardized", "native"]},
     "LoadMetadata": {"required": [], "allowed": ["schema_version", "cfg_id", "description"]},
-    "LoadStandardized": {"required": ["tool", "tool_version", "source", "input_seq_len"],
-                         "allowed": ["tool", "tool_version", "parallelism", "source", "stage", "input_seq_len",
-                                     "output_seq_len", "prefix", "multi_turn", "rate_qps", "concurrency"]},
+    "LoadStandardized": {
+        "required": ["tool", "tool_version", "source", "input_seq_len"],
+        "allowed": [
+            "tool",
+            "tool_version",
+            "parallelism",
+            "source",
+            "stage",
+            "input_seq_len",
+            "output_seq_len",
+            "prefix",
+            "multi_turn",
+            "rate_qps",
+            "concurrency",
+        ],
+    },
     "LoadNative": {"required": [], "allowed": ["args", "envars", "config"]},
-    "SequenceLength": {"required": ["distribution", "value"],
-                       "allowed": ["distribution", "value", "std_dev", "min", "max"]},
-    "Results": {"required": [], "allowed": ["request_performance", "session_performance", "observability",
-                                            "profiling", "component_health"]},
+    "SequenceLength": {
+        "required": ["distribution", "value"],
+        "allowed": ["distribution", "value", "std_dev", "min", "max"],
+    },
+    "Results": {
+        "required": [],
+        "allowed": ["request_performance", "session_performance", "observability", "profiling", "component_health"],
+    },
     "RequestPerformance": {"required": [], "allowed": ["aggregate", "time_series"]},
     "AggregateRequestPerformance": {"required": [], "allowed": ["requests", "latency", "throughput"]},
-    "AggregateRequests": {"required": ["total"],
-                          "allowed": ["total", "failures", "incomplete", "input_length", "output_length"]},
-    "AggregateLatency": {"required": [], "allowed": ["time_to_first_token", "normalized_time_per_output_token",
-                                                     "time_per_output_token", "inter_token_latency",
-                                                     "request_latency"]},
-    "AggregateThroughput": {"required": [], "allowed": ["input_token_rate", "output_token_rate", "total_token_rate",
-                                                        "request_rate"]},
-    "Statistics": {"required": ["units", "mean"],
-                   "allowed": ["units", "mean", "mode", "stddev", "min", "p0p1", "p1", "p5", "p10", "p25", "p50",
-                               "p75", "p90", "p95", "p99", "p99p9", "max"]},
+    "AggregateRequests": {
+        "required": ["total"],
+        "allowed": ["total", "failures", "incomplete", "input_length", "output_length"],
+    },
+    "AggregateLatency": {
+        "required": [],
+        "allowed": [
+            "time_to_first_token",
+            "normalized_time_per_output_token",
+            "time_per_output_token",
+            "inter_token_latency",
+            "request_latency",
+        ],
+    },
+    "AggregateThroughput": {
+        "required": [],
+        "allowed": ["input_token_rate", "output_token_rate", "total_token_rate", "request_rate"],
+    },
+    "Statistics": {
+        "required": ["units", "mean"],
+        "allowed": [
+            "units",
+            "mean",
+            "mode",
+            "stddev",
+            "min",
+            "p0p1",
+            "p1",
+            "p5",
+            "p10",
+            "p25",
+            "p50",
+            "p75",
+            "p90",
+            "p95",
+            "p99",
+            "p99p9",
+            "max",
+        ],
+    },
 }
 # units each Statistics may carry (base.py UNITS_* lists, checked by the check_units validators)
 LLM_D_UNITS = {
-    "input_length": {"count", "pixels"}, "output_length": {"count", "pixels"},
-    "time_to_first_token": {"ms", "s"}, "request_latency": {"ms", "s"},
-    "time_per_output_token": {"ms/token", "s/token"}, "inter_token_latency": {"ms/token", "s/token"},
+    "input_length": {"count", "pixels"},
+    "output_length": {"count", "pixels"},
+    "time_to_first_token": {"ms", "s"},
+    "request_latency": {"ms", "s"},
+    "time_per_output_token": {"ms/token", "s/token"},
+    "inter_token_latency": {"ms/token", "s/token"},
     "normalized_time_per_output_token": {"ms/token", "s/token"},
-    "input_token_rate": {"tokens/s"}, "output_token_rate": {"tokens/s"}, "total_token_rate": {"tokens/s"},
+    "input_token_rate": {"tokens/s"},
+    "output_token_rate": {"tokens/s"},
+    "total_token_rate": {"tokens/s"},
     "request_rate": {"queries/s"},
 }
-LLM_D_ENUMS = {"role": {"replica", "prefill", "decode"}, "source": {"random", "sampled", "unknown"},
-               "distribution": {"fixed", "gaussian", "uniform", "other"}}
+LLM_D_ENUMS = {
+    "role": {"replica", "prefill", "decode"},
+    "source": {"random", "sampled", "unknown"},
+    "distribution": {"fixed", "gaussian", "uniform", "other"},
+}
 
 
 def _check(value: Mapping[str, Any], kind: str, where: str, problems: list[str]) -> None:
@@ -421,8 +608,11 @@ def _llm_d_problems(report: Mapping[str, Any]) -> list[str]:
     _check(performance, "RequestPerformance", "request_performance", problems)
     aggregate = performance.get("aggregate", {})
     _check(aggregate, "AggregateRequestPerformance", "aggregate", problems)
-    for block, kind in (("requests", "AggregateRequests"), ("latency", "AggregateLatency"),
-                        ("throughput", "AggregateThroughput")):
+    for block, kind in (
+        ("requests", "AggregateRequests"),
+        ("latency", "AggregateLatency"),
+        ("throughput", "AggregateThroughput"),
+    ):
         if block not in aggregate:
             continue
         _check(aggregate[block], kind, block, problems)
@@ -463,16 +653,38 @@ def test_llm_d_latencies_are_in_seconds():
     assert not {"p90", "p95", "p99"} & set(ttft)
     # E2E as reported by the tool (no sample count): every percentile kept
     e2e = latency["request_latency"]
-    assert e2e == pytest.approx({"units": "s", "mean": 0.1338, "stddev": 0.022762249, "min": 0.1, "p50": 0.1396,
-                                 "p90": 0.15516, "p95": 0.15558, "p99": 0.155916, "max": 0.156})
+    assert e2e == pytest.approx(
+        {
+            "units": "s",
+            "mean": 0.1338,
+            "stddev": 0.022762249,
+            "min": 0.1,
+            "p50": 0.1396,
+            "p90": 0.15516,
+            "p95": 0.15558,
+            "p99": 0.155916,
+            "max": 0.156,
+        }
+    )
     # per-token latencies in s/token
     tpot = latency["time_per_output_token"]
-    assert tpot == pytest.approx({"units": "s/token", "mean": 0.01033, "stddev": 0.001576927, "min": 0.008,
-                                  "p50": 0.0105, "max": 0.01232})
+    assert tpot == pytest.approx(
+        {"units": "s/token", "mean": 0.01033, "stddev": 0.001576927, "min": 0.008, "p50": 0.0105, "max": 0.01232}
+    )
     # ITL from 36 gaps: p90 and p95 kept, p99 left out
     itl = latency["inter_token_latency"]
-    assert itl == pytest.approx({"units": "s/token", "mean": 0.010135556, "stddev": 0.001697875, "min": 0.008,
-                                 "p50": 0.010, "p90": 0.01232, "p95": 0.01232, "max": 0.01232})
+    assert itl == pytest.approx(
+        {
+            "units": "s/token",
+            "mean": 0.010135556,
+            "stddev": 0.001697875,
+            "min": 0.008,
+            "p50": 0.010,
+            "p90": 0.01232,
+            "p95": 0.01232,
+            "max": 0.01232,
+        }
+    )
 
 
 def test_llm_d_leaves_out_an_unknown_figure():
@@ -494,8 +706,16 @@ def test_llm_d_recomputes_a_missing_metric_from_the_records():
 
     # then: NTPOT 12.5, 14, 15.32, 12 ms/token over the four successful requests; population std
     # √((1.455² + 0.955² + 0.545² + 1.865²) / 4) = √1.701075
-    assert ntpot == pytest.approx({"units": "s/token", "mean": 0.013455, "stddev": math.sqrt(1.701075) / 1000,
-                                   "min": 0.012, "p50": 0.01325, "max": 0.01532})
+    assert ntpot == pytest.approx(
+        {
+            "units": "s/token",
+            "mean": 0.013455,
+            "stddev": math.sqrt(1.701075) / 1000,
+            "min": 0.012,
+            "p50": 0.01325,
+            "max": 0.01532,
+        }
+    )
 
 
 def test_llm_d_request_counts_and_throughput():
@@ -505,13 +725,22 @@ def test_llm_d_request_counts_and_throughput():
     # then
     requests = aggregate["requests"]
     assert (requests["total"], requests["failures"], requests["incomplete"]) == (5, 1, 0)
-    assert requests["input_length"] == {"units": "count", "mean": 200.0, "stddev": 0.0, "min": 200.0, "p50": 200.0,
-                                        "max": 200.0}
-    assert requests["output_length"] == pytest.approx({"units": "count", "mean": 10.0, "stddev": 1.870829,
-                                                       "min": 8.0, "p50": 9.5, "max": 13.0})
-    assert aggregate["throughput"] == {"output_token_rate": {"units": "tokens/s", "mean": 20.0},
-                                       "total_token_rate": {"units": "tokens/s", "mean": 420.0},
-                                       "request_rate": {"units": "queries/s", "mean": 2.0}}
+    assert requests["input_length"] == {
+        "units": "count",
+        "mean": 200.0,
+        "stddev": 0.0,
+        "min": 200.0,
+        "p50": 200.0,
+        "max": 200.0,
+    }
+    assert requests["output_length"] == pytest.approx(
+        {"units": "count", "mean": 10.0, "stddev": 1.870829, "min": 8.0, "p50": 9.5, "max": 13.0}
+    )
+    assert aggregate["throughput"] == {
+        "output_token_rate": {"units": "tokens/s", "mean": 20.0},
+        "total_token_rate": {"units": "tokens/s", "mean": 420.0},
+        "request_rate": {"units": "queries/s", "mean": 2.0},
+    }
 
 
 def test_llm_d_scenario_names_the_engine_and_the_load():
@@ -521,18 +750,28 @@ def test_llm_d_scenario_names_the_engine_and_the_load():
     # then
     engine = report["scenario"]["stack"][0]
     assert engine["standardized"] == {
-        "kind": "inference_engine", "tool": "vllm", "tool_version": "0.11.0", "role": "replica", "replicas": 1,
+        "kind": "inference_engine",
+        "tool": "vllm",
+        "tool_version": "0.11.0",
+        "role": "replica",
+        "replicas": 1,
         "model": {"name": "Qwen/Qwen3-8B"},
-        "accelerator": {"model": "h100-sxm-80gb", "count": 1, "parallelism": {"tp": 1}}}
+        "accelerator": {"model": "h100-sxm-80gb", "count": 1, "parallelism": {"tp": 1}},
+    }
     assert engine["metadata"]["label"] == "inference-engine"
     assert len(engine["metadata"]["cfg_id"]) == 64
     load = report["scenario"]["load"]
-    assert load["standardized"] == {"tool": "vllm-benchmark", "tool_version": "0.11.0", "source": "unknown",
-                                    "input_seq_len": {"distribution": "fixed", "value": 200.0, "min": 200,
-                                                      "max": 200},
-                                    "rate_qps": 4.0, "concurrency": 16}
-    assert load["native"] == {"config": {"request_rate": 4.0, "num_prompts": 5, "dataset_name": "random",
-                                         "burstiness": None}}
+    assert load["standardized"] == {
+        "tool": "vllm-benchmark",
+        "tool_version": "0.11.0",
+        "source": "unknown",
+        "input_seq_len": {"distribution": "fixed", "value": 200.0, "min": 200, "max": 200},
+        "rate_qps": 4.0,
+        "concurrency": 16,
+    }
+    assert load["native"] == {
+        "config": {"request_rate": 4.0, "num_prompts": 5, "dataset_name": "random", "burstiness": None}
+    }
 
 
 def test_llm_d_run_block():
@@ -542,7 +781,10 @@ def test_llm_d_run_block():
     # then
     assert run["time"] == {"start": "2026-11-30T10:00:00Z", "end": "2026-11-30T10:00:02Z", "duration": "PT2S"}
     assert export_llm_d(RUN | {"duration_s": 120.5}, [])["run"]["time"] == {
-        "start": "2026-11-30T10:00:00Z", "end": "2026-11-30T10:02:00.500000Z", "duration": "PT120.5S"}
+        "start": "2026-11-30T10:00:00Z",
+        "end": "2026-11-30T10:02:00.500000Z",
+        "duration": "PT120.5S",
+    }
     assert run["description"] == "qwen3-8b rate 4"
     assert len(run["uid"]) == 36
     assert export_llm_d(RUN, REQUESTS)["run"]["uid"] == run["uid"]  # the same run, the same uid
@@ -567,9 +809,15 @@ def test_llm_d_gpus_that_are_not_one_engine_make_a_generic_component():
 
 def test_llm_d_leaves_out_what_the_run_does_not_know():
     # given: a summary-only run without deployment, input length, counts or timing
-    run = {"name": "summary only", "tool": "llmperf", "format": "llmperf_summary",
-           "metrics": {"ttft_ms": {"p50": 40.0, "source": "reported"},  # no mean: no llm-d Statistics
-                       "e2e_ms": {"mean": 500.0, "source": "reported"}}}
+    run = {
+        "name": "summary only",
+        "tool": "llmperf",
+        "format": "llmperf_summary",
+        "metrics": {
+            "ttft_ms": {"p50": 40.0, "source": "reported"},  # no mean: no llm-d Statistics
+            "e2e_ms": {"mean": 500.0, "source": "reported"},
+        },
+    }
 
     # when
     report = export_llm_d(run, [])
@@ -592,8 +840,13 @@ def test_llm_d_counts_come_from_the_records_when_the_run_has_none():
     aggregate = _aggregate(report)
     assert (aggregate["requests"]["total"], aggregate["requests"]["failures"]) == (5, 1)
     assert aggregate["latency"]["time_to_first_token"]["mean"] == pytest.approx(0.04258)
-    assert set(aggregate["latency"]) == {"time_to_first_token", "time_per_output_token", "inter_token_latency",
-                                         "request_latency", "normalized_time_per_output_token"}
+    assert set(aggregate["latency"]) == {
+        "time_to_first_token",
+        "time_per_output_token",
+        "inter_token_latency",
+        "request_latency",
+        "normalized_time_per_output_token",
+    }
     assert report["scenario"]["load"]["standardized"]["tool"] == "llm-sizing"
     assert _llm_d_problems(report) == []
 

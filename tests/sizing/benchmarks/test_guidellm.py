@@ -130,8 +130,7 @@ def test_sweep_labels_and_loads(sweep: list[ImportedRun]) -> None:
         {"kind": "rate", "rate": 4.0, "concurrency": 64},
     ]
     assert {run.tool_version for run in sweep} == {"0.5.4"}
-    assert [run.started_at for run in sweep] == ["2026-01-01T00:00:05Z", "2026-01-01T00:01:45Z",
-                                                 "2026-01-01T00:03:25Z"]
+    assert [run.started_at for run in sweep] == ["2026-01-01T00:00:05Z", "2026-01-01T00:01:45Z", "2026-01-01T00:03:25Z"]
 
 
 def test_sweep_summary_as_reported(sweep: list[ImportedRun]) -> None:
@@ -200,8 +199,9 @@ def test_v02_cut_short_is_read_from_its_complete_summary(v02: ImportedRun) -> No
     with pytest.raises(json.JSONDecodeError):
         json.loads(text)
     run = only(guidellm.read_json(text))
-    assert run.notes[0].startswith(f"The file is cut short after {len(text.encode()):,} bytes, inside "
-                                   "benchmarks[0].requests.successful[2]")
+    assert run.notes[0].startswith(
+        f"The file is cut short after {len(text.encode()):,} bytes, inside benchmarks[0].requests.successful[2]"
+    )
     assert "2 complete before the cut" in run.notes[0]
     assert run.requests == ()
     assert (run.completed, run.failed) == (4, 1)
@@ -216,8 +216,11 @@ def test_v02_cut_short_is_read_from_its_complete_summary(v02: ImportedRun) -> No
 def test_v02_cut_before_the_summary_is_refused(marker: str) -> None:
     text = text_of("v02_throughput_benchmarks.json")
     cut = text[: text.index(marker) + len(marker) + 30]
-    with pytest.raises(FormatRefusal, match=r"^not valid JSON: the file is cut short after [\d,]+ bytes, inside "
-                                            r"benchmarks\[0\]\..*nothing can be imported"):
+    with pytest.raises(
+        FormatRefusal,
+        match=r"^not valid JSON: the file is cut short after [\d,]+ bytes, inside "
+        r"benchmarks\[0\]\..*nothing can be imported",
+    ):
         guidellm.read_json(cut)
 
 
@@ -227,7 +230,8 @@ def test_a_sweep_cut_inside_its_first_benchmark_is_refused() -> None:
         guidellm.read_json(text)
     assert refusal.value.reason == (
         f"not valid JSON: the file is cut short after {len(text.encode()):,} bytes, inside "
-        "benchmarks[0].requests.successful[1].request_id, in a run of 2 benchmarks: benchmark 2 is lost")
+        "benchmarks[0].requests.successful[1].request_id, in a run of 2 benchmarks: benchmark 2 is lost"
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -267,24 +271,35 @@ def test_all_requests_failed() -> None:
 def test_wrong_types_are_refused_with_the_place() -> None:
     with pytest.raises(FormatRefusal) as refusal:
         guidellm.read_json(text_of("v07_wrong_types_benchmarks.json"))
-    assert refusal.value.reason == ("benchmarks[0].metrics.time_to_first_token_ms.successful.mean is the text 'fast', "
-                                    "not a number")
+    assert refusal.value.reason == (
+        "benchmarks[0].metrics.time_to_first_token_ms.successful.mean is the text 'fast', not a number"
+    )
 
 
-@pytest.mark.parametrize(("text", "reason"), [
-    ("{}", "a JSON object without GuideLLM's 'benchmarks' list"),
-    ("[1, 2]", "a JSON list, not GuideLLM's report object"),
-    ('{"benchmarks": []}', "GuideLLM's 'benchmarks' list is empty: the report holds no benchmark"),
-    ('{"benchmarks": {"a": 1}}', "GuideLLM's 'benchmarks' is an object, not a list"),
-    ('{"benchmarks": [{"name": "x"}]}', "a JSON object with a 'benchmarks' list whose entries are not GuideLLM "
-                                        "benchmarks (no type_ 'generative_benchmark')"),
-    ('{"metadata": {"version": 3}, "benchmarks": [{}]}', "GuideLLM metadata.version 3 is not one this importer reads "
-                                                         "(1: GuideLLM 0.5–0.6, 2: GuideLLM 0.7)"),
-    ("hello", "not valid JSON (Expecting value: at line 1, column 1)"),
-    ("metadata:\n  version: 2\nbenchmarks:\n- type_: generative_benchmark\n",
-     "YAML, not JSON: GuideLLM's benchmarks.yaml is not read here; save the report as benchmarks.json (or "
-     "benchmarks.csv)"),
-])
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("{}", "a JSON object without GuideLLM's 'benchmarks' list"),
+        ("[1, 2]", "a JSON list, not GuideLLM's report object"),
+        ('{"benchmarks": []}', "GuideLLM's 'benchmarks' list is empty: the report holds no benchmark"),
+        ('{"benchmarks": {"a": 1}}', "GuideLLM's 'benchmarks' is an object, not a list"),
+        (
+            '{"benchmarks": [{"name": "x"}]}',
+            "a JSON object with a 'benchmarks' list whose entries are not GuideLLM "
+            "benchmarks (no type_ 'generative_benchmark')",
+        ),
+        (
+            '{"metadata": {"version": 3}, "benchmarks": [{}]}',
+            "GuideLLM metadata.version 3 is not one this importer reads (1: GuideLLM 0.5–0.6, 2: GuideLLM 0.7)",
+        ),
+        ("hello", "not valid JSON (Expecting value: at line 1, column 1)"),
+        (
+            "metadata:\n  version: 2\nbenchmarks:\n- type_: generative_benchmark\n",
+            "YAML, not JSON: GuideLLM's benchmarks.yaml is not read here; save the report as benchmarks.json (or "
+            "benchmarks.csv)",
+        ),
+    ],
+)
 def test_json_refusals(text: str, reason: str) -> None:
     with pytest.raises(FormatRefusal) as refusal:
         guidellm.read_json(text)
@@ -331,13 +346,18 @@ def test_csv_v03_single_header_row() -> None:
     assert run.duration_s == pytest.approx(2.23)
 
 
-@pytest.mark.parametrize(("text", "reason"), [
-    ('{"benchmarks": []}', "JSON, not a CSV table"),
-    ("Metric,avg,min,max\nTime To First Token (ms),42.58,31.2,59.7\n",
-     "a table whose first row (Metric, avg, min, max, …) is neither GuideLLM's three-row header (Run Info, Benchmark, "
-     "…, Request Counts) nor its 0.2–0.3 header (Type, Run Id, Id, Name, …)"),
-    ("", "an empty CSV table"),
-])
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ('{"benchmarks": []}', "JSON, not a CSV table"),
+        (
+            "Metric,avg,min,max\nTime To First Token (ms),42.58,31.2,59.7\n",
+            "a table whose first row (Metric, avg, min, max, …) is neither GuideLLM's three-row header (Run Info, Benchmark, "
+            "…, Request Counts) nor its 0.2–0.3 header (Type, Run Id, Id, Name, …)",
+        ),
+        ("", "an empty CSV table"),
+    ],
+)
 def test_csv_refusals(text: str, reason: str) -> None:
     with pytest.raises(FormatRefusal) as refusal:
         guidellm.read_csv(text)
@@ -360,10 +380,14 @@ def test_csv_percentile_cell_of_the_wrong_length_is_refused() -> None:
 
 
 ACCEPTED = {
-    "v07_concurrent_benchmarks.json": "guidellm_json", "v05_sweep_benchmarks.json": "guidellm_json",
-    "v02_throughput_benchmarks.json": "guidellm_json", "v02_throughput_benchmarks.cut.json": "guidellm_json",
-    "v01_guidance_report.json": "guidellm_json", "v07_all_failed_benchmarks.json": "guidellm_json",
-    "v07_benchmarks.csv": "guidellm_csv", "v03_benchmarks.csv": "guidellm_csv",
+    "v07_concurrent_benchmarks.json": "guidellm_json",
+    "v05_sweep_benchmarks.json": "guidellm_json",
+    "v02_throughput_benchmarks.json": "guidellm_json",
+    "v02_throughput_benchmarks.cut.json": "guidellm_json",
+    "v01_guidance_report.json": "guidellm_json",
+    "v07_all_failed_benchmarks.json": "guidellm_json",
+    "v07_benchmarks.csv": "guidellm_csv",
+    "v03_benchmarks.csv": "guidellm_csv",
 }
 REFUSED = {
     "v07_wrong_types_benchmarks.json": "is the text 'fast', not a number",
@@ -391,8 +415,11 @@ def test_import_text_refuses_broken_files_with_guidellms_reason(name: str, fragm
     assert fragment in reasons["guidellm_csv" if name.endswith(".csv") else "guidellm_json"]
 
 
-OTHER_FIXTURES = sorted(path for path in FIXTURES.rglob("*") if path.is_file() and path.parent != HERE
-                        and path.suffix in (".json", ".jsonl", ".csv", ".prom", ".log", ".txt"))
+OTHER_FIXTURES = sorted(
+    path
+    for path in FIXTURES.rglob("*")
+    if path.is_file() and path.parent != HERE and path.suffix in (".json", ".jsonl", ".csv", ".prom", ".log", ".txt")
+)
 
 
 @pytest.mark.parametrize("path", OTHER_FIXTURES, ids=lambda path: str(path.relative_to(FIXTURES)))

@@ -62,9 +62,13 @@ def first_hours(timeline: MemoryTimeline, hours: float) -> MemoryTimeline:
     """The timeline cut to its first `hours` hours."""
     start = timeline.start_s
     assert start is not None
-    return replace(timeline, gpus=tuple(replace(g, samples=tuple(s for s in g.samples if s.time_s is not None
-                                                                 and s.time_s - start <= hours * 3600))
-                                        for g in timeline.gpus))
+    return replace(
+        timeline,
+        gpus=tuple(
+            replace(g, samples=tuple(s for s in g.samples if s.time_s is not None and s.time_s - start <= hours * 3600))
+            for g in timeline.gpus
+        ),
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -87,9 +91,11 @@ def test_healthy_plateau_passes() -> None:
     # 72,512 MiB = 76,034,342,912 bytes; headroom 78,643,200,000 − 76,034,342,912 = 2,608,857,088 (2,488 MiB)
     assert peak["extra"]["max_peak_bytes"] == 76_034_342_912
     assert peak["extra"]["headroom_bytes"] == 2_608_857_088
-    assert peak["message"] == ("The highest peak, 72512 MiB on GPU 0 at 2026-12-02T15:41:02.123Z, stays within the "
-                               "commitment of 75000 MiB per GPU (2488 MiB to spare, judged within the gauge's step "
-                               "of 1 MiB).")
+    assert peak["message"] == (
+        "The highest peak, 72512 MiB on GPU 0 at 2026-12-02T15:41:02.123Z, stays within the "
+        "commitment of 75000 MiB per GPU (2488 MiB to spare, judged within the gauge's step "
+        "of 1 MiB)."
+    )
     assert (peak["extra"]["reason"], peak["extra"]["tolerance_bytes"]) == ("within_commitment", 1_048_576)
     assert result["figures"]["peak_bytes"] == result["peak_bytes"] == 76_034_342_912
     assert result["tolerance_bytes"] == 1_048_576
@@ -166,8 +172,11 @@ def test_leak_verdict_without_commitment_still_fails_on_the_climb() -> None:
 
 def test_oom_and_restart_fail_with_the_first_violating_time() -> None:
     # given the log with GPU 0 ramping to 81,200 MiB, the server dying and restarting, and the engine/kernel log
-    result = health_verdict(timeline_of("oom_restart_2gpu_72h.csv"), committed_bytes_per_gpu=COMMITTED,
-                            events_text=fixture("oom_events.log"))
+    result = health_verdict(
+        timeline_of("oom_restart_2gpu_72h.csv"),
+        committed_bytes_per_gpu=COMMITTED,
+        events_text=fixture("oom_events.log"),
+    )
 
     # then it fails; the first violation is the ramp crossing 75,000 MiB (77,000 MiB at i = 357, T0 + 29 h 45)
     assert result["verdict"] == "fail"
@@ -180,15 +189,20 @@ def test_oom_and_restart_fail_with_the_first_violating_time() -> None:
     assert oom["passed"] is False
     assert oom["extra"]["first_violation"] == "2026-12-01T19:41:02.123Z"
     assert [(e["gpu"], e["time"], e["before_bytes"], e["after_bytes"]) for e in oom["extra"]["memory_ooms"]] == [
-        ("0", "2026-12-01T19:41:02.123Z", 81_200 * MIB, 0)]
+        ("0", "2026-12-01T19:41:02.123Z", 81_200 * MIB, 0)
+    ]
     assert [(e["kind"], e["code"], e["time"]) for e in oom["extra"]["logged"]] == [
-        ("oom", None, "2026-12-01T19:41:03Z"), ("xid", 31, "2026-12-01T19:41:05Z")]
+        ("oom", None, "2026-12-01T19:41:03Z"),
+        ("xid", 31, "2026-12-01T19:41:05Z"),
+    ]
     # the restart: both GPUs at 0 MiB from i = 361 (T0 + 30 h 05), back on the plateau at i = 365
     restart = checks["no_restart"]
     assert restart["passed"] is False
     assert restart["extra"]["first_violation"] == "2026-12-01T19:46:02.123Z"
     assert [(e["gpu"], e["kind"], e["time"]) for e in restart["extra"]["memory"]] == [
-        ("0", "restart", "2026-12-01T19:46:02.123Z"), ("1", "restart", "2026-12-01T19:46:02.123Z")]
+        ("0", "restart", "2026-12-01T19:46:02.123Z"),
+        ("1", "restart", "2026-12-01T19:46:02.123Z"),
+    ]
     # and no climb: the restart's three near-zero samples do not move the hourly medians
     assert checks["no_sustained_climb"]["passed"] is True
 
@@ -236,9 +250,11 @@ def test_too_few_hours_for_the_climb_test_cannot_pass() -> None:
     climb_check = checks_by_code(result)["no_sustained_climb"]
     assert climb_check["passed"] is None
     assert result["verdict"] == "insufficient"
-    assert climb_check["message"] == ("Too little data to judge a climb: GPU 0: 13 hourly bucket(s) of data; the "
-                                      "climb test needs 24; GPU 1: 13 hourly bucket(s) of data; the climb test "
-                                      "needs 24.")
+    assert climb_check["message"] == (
+        "Too little data to judge a climb: GPU 0: 13 hourly bucket(s) of data; the "
+        "climb test needs 24; GPU 1: 13 hourly bucket(s) of data; the climb test "
+        "needs 24."
+    )
 
 
 def test_an_undated_scrape_is_insufficient() -> None:
@@ -255,8 +271,11 @@ def test_an_undated_scrape_is_insufficient() -> None:
 
 def test_breaker_reaction_over_two_seconds_fails() -> None:
     # given trips at T0 + 1 h, 2 h, 3 h acted on after 0.8 s, 3.5 s and 1.9 s
-    result = health_verdict(timeline_of("healthy_2gpu_72h.csv"), committed_bytes_per_gpu=COMMITTED,
-                            breaker_events=fixture("breaker_events.jsonl"))
+    result = health_verdict(
+        timeline_of("healthy_2gpu_72h.csv"),
+        committed_bytes_per_gpu=COMMITTED,
+        breaker_events=fixture("breaker_events.jsonl"),
+    )
 
     # then the 3.5 s reaction fails the check, at the time of its trip
     assert result["verdict"] == "fail"
@@ -264,13 +283,17 @@ def test_breaker_reaction_over_two_seconds_fails() -> None:
     breaker = checks_by_code(result)["breaker_reaction"]
     assert [r["reaction_s"] for r in breaker["extra"]["reactions"]] == [0.8, 3.5, 1.9]
     assert breaker["extra"]["slowest_reaction_s"] == 3.5
-    assert breaker["message"] == ("1 of 3 trip(s) not acted on within 2 s: trip at 2026-11-30T15:41:02.123Z acted "
-                                  "on after 3.5 s.")
+    assert breaker["message"] == (
+        "1 of 3 trip(s) not acted on within 2 s: trip at 2026-11-30T15:41:02.123Z acted on after 3.5 s."
+    )
 
 
 def test_breaker_reactions_within_two_seconds_pass() -> None:
-    result = health_verdict(timeline_of("healthy_2gpu_72h.csv"), committed_bytes_per_gpu=COMMITTED,
-                            breaker_events=fixture("breaker_events_ok.jsonl"))
+    result = health_verdict(
+        timeline_of("healthy_2gpu_72h.csv"),
+        committed_bytes_per_gpu=COMMITTED,
+        breaker_events=fixture("breaker_events_ok.jsonl"),
+    )
     breaker = checks_by_code(result)["breaker_reaction"]
     assert result["verdict"] == "pass"
     assert breaker["message"] == "All 3 trip(s) were acted on within 2 s (slowest 1.9 s)."
@@ -278,8 +301,10 @@ def test_breaker_reactions_within_two_seconds_pass() -> None:
 
 def test_a_trip_never_acted_on_fails_and_no_events_means_no_check() -> None:
     # given a trip that recovers without any shed
-    events = [BreakerEvent(time_s=make_fixtures.T0.timestamp() + 60, kind="trip", breaker="kv"),
-              BreakerEvent(time_s=make_fixtures.T0.timestamp() + 90, kind="recover", breaker="kv")]
+    events = [
+        BreakerEvent(time_s=make_fixtures.T0.timestamp() + 60, kind="trip", breaker="kv"),
+        BreakerEvent(time_s=make_fixtures.T0.timestamp() + 90, kind="recover", breaker="kv"),
+    ]
     timeline = timeline_of("healthy_2gpu_72h.csv")
 
     # when the verdict is asked with these events, and with none
@@ -288,7 +313,8 @@ def test_a_trip_never_acted_on_fails_and_no_events_means_no_check() -> None:
 
     # then the trip fails; without a breaker log the check is not made
     assert checks_by_code(with_events)["breaker_reaction"]["message"] == (
-        "1 of 1 trip(s) not acted on within 2 s: trip at 2026-11-30T13:42:02.123Z never acted on.")
+        "1 of 1 trip(s) not acted on within 2 s: trip at 2026-11-30T13:42:02.123Z never acted on."
+    )
     assert "breaker_reaction" not in checks_by_code(without)
 
 
@@ -333,9 +359,11 @@ def test_kv_headroom_fails_when_the_cache_fills_and_restart_shows_from_counters(
     checks = checks_by_code(result)
     assert list(checks) == [*CHECK_CODES, "kv_headroom"]
     assert checks["kv_headroom"]["passed"] is False
-    assert checks["kv_headroom"]["message"] == ("KV-cache usage reached 100 % (engine=0 model_name=meta-llama/"
-                                                "Llama-3.1-70B-Instruct); 5 preemption(s), first at "
-                                                "2026-11-30T13:43:32Z.")
+    assert checks["kv_headroom"]["message"] == (
+        "KV-cache usage reached 100 % (engine=0 model_name=meta-llama/"
+        "Llama-3.1-70B-Instruct); 5 preemption(s), first at "
+        "2026-11-30T13:43:32Z."
+    )
     assert checks["no_restart"]["passed"] is False
     assert checks["no_restart"]["extra"]["first_violation"] == "2026-11-30T13:44:47Z"
     assert result["first_violation"] == "2026-11-30T13:43:32Z"
@@ -344,16 +372,22 @@ def test_kv_headroom_fails_when_the_cache_fills_and_restart_shows_from_counters(
 def test_preemptions_beyond_the_promised_concurrency_are_reported_not_failed() -> None:
     # given KV below 100 % and 4 preemptions, all while 80 requests ran
     base = make_fixtures.T0.timestamp()
-    server = ServerSeries(engine="vllm", instance="engine=0", samples=tuple(
-        ServerSample(time_s=base + 15 * k, kv_cache_usage=kv, requests_running=running, preemptions_total=p)
-        for k, (kv, running, p) in enumerate(((0.5, 40, 0), (0.97, 80, 4), (0.6, 40, 4)))))
+    server = ServerSeries(
+        engine="vllm",
+        instance="engine=0",
+        samples=tuple(
+            ServerSample(time_s=base + 15 * k, kv_cache_usage=kv, requests_running=running, preemptions_total=p)
+            for k, (kv, running, p) in enumerate(((0.5, 40, 0), (0.97, 80, 4), (0.6, 40, 4)))
+        ),
+    )
     timeline = MemoryTimeline(format="prometheus_scrapes", servers=(server,))
 
     # when the promise is 64 concurrent requests, and when it is 100
     within = kv_summary(server, promised_concurrency=64)
     beyond = kv_summary(server, promised_concurrency=100)
-    check = checks_by_code(health_verdict(timeline, committed_bytes_per_gpu=COMMITTED, promised_concurrency=64,
-                                          hours_required=0))["kv_headroom"]
+    check = checks_by_code(
+        health_verdict(timeline, committed_bytes_per_gpu=COMMITTED, promised_concurrency=64, hours_required=0)
+    )["kv_headroom"]
 
     # then at 64 the preemptions happened beyond the promise (reported), at 100 they count
     assert (within.preemptions, within.preemptions_beyond_promise) == (4.0, 4.0)
@@ -367,7 +401,8 @@ def test_aggregate_server_figures_feed_the_kv_check() -> None:
         '{"aiperf_version": "0.13.0", "metrics_phase": "profiling", "summary": {"start_time": "2026-01-01T00:00:00", '
         '"end_time": "2026-01-01T00:05:00"}, "metrics": {"vllm:kv_cache_usage_perc": {"type": "gauge", "series": '
         '[{"labels": {"engine": "0"}, "stats": {"max": 0.0094, "p95": 0.009}}]}, "vllm:num_preemptions": {"type": '
-        '"counter", "series": [{"labels": {"engine": "0"}, "stats": {"total": 0.0}}]}}}')
+        '"counter", "series": [{"labels": {"engine": "0"}, "stats": {"total": 0.0}}]}}}'
+    )
     result = health_verdict(timeline, committed_bytes_per_gpu=COMMITTED)
     kv = checks_by_code(result)["kv_headroom"]
     assert kv["passed"] is True
@@ -402,24 +437,35 @@ def test_theil_sen_ignores_a_step_and_outliers() -> None:
 
 
 def test_bucket_medians_use_hourly_buckets_from_the_first_sample() -> None:
-    samples = [GpuSample(time_s=float(t), memory_used_bytes=m) for t, m in ((0, 10), (1200, 30), (2400, 20),
-                                                                             (3600, 7), (7300, 8))]
+    samples = [
+        GpuSample(time_s=float(t), memory_used_bytes=m)
+        for t, m in ((0, 10), (1200, 30), (2400, 20), (3600, 7), (7300, 8))
+    ]
     assert bucket_medians(samples) == [(1200.0, 20.0, 2400.0), (3600.0, 7.0, 3600.0), (7300.0, 8.0, 7300.0)]
 
 
 def test_memory_restart_that_never_comes_back_is_down() -> None:
-    series = GpuSeries(gpu="3", samples=tuple(GpuSample(time_s=60.0 * i, memory_used_bytes=m * MIB)
-                                              for i, m in enumerate((70_000, 70_100, 70_050, 400, 400, 410))))
+    series = GpuSeries(
+        gpu="3",
+        samples=tuple(
+            GpuSample(time_s=60.0 * i, memory_used_bytes=m * MIB)
+            for i, m in enumerate((70_000, 70_100, 70_050, 400, 400, 410))
+        ),
+    )
     (event,) = memory_restarts(series)
     assert (event.kind, event.time_s) == ("down", 180.0)
-    assert event.message == ("GPU 3: memory fell from 70050 MiB to 400 MiB at 1970-01-01T00:03:00Z and did not come "
-                             "back before the log ends: the server went down")
+    assert event.message == (
+        "GPU 3: memory fell from 70050 MiB to 400 MiB at 1970-01-01T00:03:00Z and did not come "
+        "back before the log ends: the server went down"
+    )
 
 
 def test_memory_full_without_a_drop_is_not_an_oom() -> None:
     # given a card sitting at 99.5 % (an engine budgeted at 0.98 plus non-torch memory), never falling
-    series = GpuSeries(gpu="0", samples=tuple(GpuSample(time_s=60.0 * i, memory_used_bytes=995,
-                                                        memory_total_bytes=1000) for i in range(10)))
+    series = GpuSeries(
+        gpu="0",
+        samples=tuple(GpuSample(time_s=60.0 * i, memory_used_bytes=995, memory_total_bytes=1000) for i in range(10)),
+    )
     assert memory_ooms(series) == []
 
 
@@ -433,12 +479,25 @@ def test_coverage_counts_gaps_only_up_to_three_sampling_intervals() -> None:
 
 
 def test_memory_analysis_shape() -> None:
-    analysis = memory_analysis(timeline_of("oom_restart_2gpu_72h.csv"), committed_bytes_per_gpu=COMMITTED,
-                               events_text=fixture("oom_events.log"))
+    analysis = memory_analysis(
+        timeline_of("oom_restart_2gpu_72h.csv"),
+        committed_bytes_per_gpu=COMMITTED,
+        events_text=fixture("oom_events.log"),
+    )
     assert set(analysis) == {"start", "end", "coverage_hours", "gpus", "servers", "events", "restart_events"}
     gpu0 = analysis["gpus"][0]
-    assert set(gpu0) == {"gpu", "name", "peak_bytes", "peak_at", "total_bytes", "committed_bytes", "headroom_bytes",
-                         "climb", "ooms", "restarts"}
+    assert set(gpu0) == {
+        "gpu",
+        "name",
+        "peak_bytes",
+        "peak_at",
+        "total_bytes",
+        "committed_bytes",
+        "headroom_bytes",
+        "climb",
+        "ooms",
+        "restarts",
+    }
     assert gpu0["peak_bytes"] == 81_200 * MIB
     assert gpu0["peak_at"] == "2026-12-01T19:41:02.123Z"
     assert gpu0["headroom_bytes"] == (75_000 - 81_200) * MIB
@@ -474,8 +533,9 @@ def test_the_events_log_is_read_in_the_zone_of_the_samples() -> None:
 
     # when: the log and its events log are read in the same zone
     timeline = parse_timeline(log, tz=zone)
-    result = health_verdict(timeline, committed_bytes_per_gpu=COMMITTED, hours_required=1, events_text=events,
-                            events_tz=zone)
+    result = health_verdict(
+        timeline, committed_bytes_per_gpu=COMMITTED, hours_required=1, events_text=events, events_tz=zone
+    )
     analysis = memory_analysis(timeline, committed_bytes_per_gpu=COMMITTED, events_text=events, events_tz=zone)
 
     # then: the samples start at 13:41 UTC and the OOM sits at 13:45 UTC, among them (not 8 h later)
@@ -488,8 +548,7 @@ def test_the_events_log_is_read_in_the_zone_of_the_samples() -> None:
 
 def test_breaker_times_without_a_zone_take_the_logs_zone() -> None:
     # given: a trip and its shed at 21:41 local time in UTC+08:00, written without a zone
-    text = ('{"time": "2026-11-30T21:41:02", "kind": "trip"}\n'
-            '{"time": "2026-11-30T21:41:03+08:00", "kind": "shed"}\n')
+    text = '{"time": "2026-11-30T21:41:02", "kind": "trip"}\n{"time": "2026-11-30T21:41:03+08:00", "kind": "shed"}\n'
 
     # when
     events = parse_breaker_events(text, tz=utc_offset(480))
@@ -536,9 +595,11 @@ def test_two_restarts_an_hour_apart_are_two() -> None:
     assert checks_by_code(result)["no_restart"]["extra"]["count"] == 2
 
 
-@pytest.mark.parametrize(("used_mib", "passed", "reason"), [
-    (75_000, True, "within_commitment"), (75_001, True, "within_resolution"), (75_002, False, "above_commitment")],
-    ids=["equal", "one-mib-over", "two-mib-over"])
+@pytest.mark.parametrize(
+    ("used_mib", "passed", "reason"),
+    [(75_000, True, "within_commitment"), (75_001, True, "within_resolution"), (75_002, False, "above_commitment")],
+    ids=["equal", "one-mib-over", "two-mib-over"],
+)
 def test_the_peak_is_judged_within_the_gauges_mib(used_mib: int, passed: bool, reason: str) -> None:
     # given: nvidia-smi reads whole MiB; the commitment is 75,000 MiB
     rows = [(f"2026/11/30 13:{41 + i:02d}:00.000", 0, used_mib if i == 3 else 70_000) for i in range(6)]
@@ -564,8 +625,14 @@ def test_a_one_hour_requirement_says_the_climb_test_needs_24_hours() -> None:
     assert checks_by_code(result)["coverage"]["passed"] is True
     assert checks_by_code(result)["no_sustained_climb"]["passed"] is None
     assert result["requirements"] == {
-        "hours_required": 1, "climb_bucket_s": 3600.0, "climb_min_buckets": 24, "climb_min_hours": 24.0,
-        "hours_for_pass": 24.0, "climb_limits_pass": True, "notes": ["hours_below_climb_minimum"]}
+        "hours_required": 1,
+        "climb_bucket_s": 3600.0,
+        "climb_min_buckets": 24,
+        "climb_min_hours": 24.0,
+        "hours_for_pass": 24.0,
+        "climb_limits_pass": True,
+        "notes": ["hours_below_climb_minimum"],
+    }
 
 
 def test_72_hours_required_covers_the_climb_test() -> None:

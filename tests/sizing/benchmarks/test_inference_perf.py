@@ -65,8 +65,9 @@ def test_2025_stage_report_leaves_out_tpot_and_itl() -> None:
     assert run.settings == {"requested_rate": 4.0}
     assert run.duration_s == pytest.approx(40 / 4.0)  # no benchmark_time_seconds: count / requests_per_sec
     assert run.metrics["output_tokens"].mean == 64.0
-    assert run.metrics["ttft_ms"].mean == pytest.approx(run.reported["successes"]["latency"]["time_to_first_token"]
-                                                        ["mean"] * 1000)
+    assert run.metrics["ttft_ms"].mean == pytest.approx(
+        run.reported["successes"]["latency"]["time_to_first_token"]["mean"] * 1000
+    )
     assert any("predates" in note for note in run.notes)
     assert any("client tokenizer's count" in note for note in run.notes)
 
@@ -89,19 +90,23 @@ def test_all_failed_report() -> None:
     assert any("503 - Service Unavailable × 2; Connection Error × 1" in note for note in run.notes)
 
 
-@pytest.mark.parametrize(("name", "reason"), [
-    ("prometheus_report.json", "an inference-perf Prometheus report"),
-    ("cut_short.json", "not valid JSON"),
-    ("wrong_types.json", "'successes.count' is not a count of requests ('six')"),
-    ("wrong_distribution.json", "'successes.latency.time_to_first_token' is not a distribution (list)"),
-])
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("prometheus_report.json", "an inference-perf Prometheus report"),
+        ("cut_short.json", "not valid JSON"),
+        ("wrong_types.json", "'successes.count' is not a count of requests ('six')"),
+        ("wrong_distribution.json", "'successes.latency.time_to_first_token' is not a distribution (list)"),
+    ],
+)
 def test_broken_files_are_refused_with_their_reason(name: str, reason: str) -> None:
     assert reason in refusal(OWN / "broken" / name)
 
 
 def test_refusals_of_other_shapes() -> None:
     assert "without inference-perf's 'successes' and 'failures'" in refusal(
-        FIXTURES / "vllm" / "bench_serve_detailed.json")
+        FIXTURES / "vllm" / "bench_serve_detailed.json"
+    )
     with pytest.raises(FormatRefusal, match="'successes' is not an object"):
         inference_perf.read('{"successes": [], "failures": {}}')
     with pytest.raises(FormatRefusal, match="no request count"):

@@ -34,8 +34,12 @@ def refusal(text: str) -> str:
 
 def test_closed_loop_ground_truth() -> None:
     run = read("closed_loop.json")
-    assert (run.tool, run.tool_version, run.model, run.backend) == ("llm_sizing", "0.1.0",
-                                                                    "meta-llama/Llama-3.1-8B-Instruct", "openai-chat")
+    assert (run.tool, run.tool_version, run.model, run.backend) == (
+        "llm_sizing",
+        "0.1.0",
+        "meta-llama/Llama-3.1-8B-Instruct",
+        "openai-chat",
+    )
     assert (run.completed, run.failed, run.incomplete, len(run.requests)) == (6, 1, 0, 7)
     assert run.metrics["ttft_ms"].mean == pytest.approx((31.2 + 46.8 + 59.7 + 35.4 + 40.1 + 42.3) / 6)
     assert run.metrics["ttft_ms"].p99 == pytest.approx(59.055)
@@ -99,14 +103,17 @@ def test_unknown_chunking_is_noted() -> None:
     assert run.requests[0].tpot_ms == pytest.approx(sum(data["requests"][0]["itl_ms"]) / 19)
 
 
-@pytest.mark.parametrize(("name", "reason"), [
-    ("cut_short.json", "not valid JSON"),
-    ("wrong_types.json", "requests[3].ttft_ms: not a number ('fast')"),
-    ("wrong_version.json", "version: 2 is not a version this service reads"),
-    ("bad_chunks.json", "requests[2].chunk_tokens: 15 events for 15 gaps"),
-    ("ok_without_e2e.json", "requests[0].e2e_ms: an ok request needs it"),
-    ("window_backwards.json", "run.window: it ends (0.1 s) before it starts (0.3 s)"),
-])
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("cut_short.json", "not valid JSON"),
+        ("wrong_types.json", "requests[3].ttft_ms: not a number ('fast')"),
+        ("wrong_version.json", "version: 2 is not a version this service reads"),
+        ("bad_chunks.json", "requests[2].chunk_tokens: 15 events for 15 gaps"),
+        ("ok_without_e2e.json", "requests[0].e2e_ms: an ok request needs it"),
+        ("window_backwards.json", "run.window: it ends (0.1 s) before it starts (0.3 s)"),
+    ],
+)
 def test_broken_files_are_refused_with_the_field(name: str, reason: str) -> None:
     assert reason in refusal((OWN / "broken" / name).read_text())
 
@@ -121,8 +128,9 @@ def test_other_refusals() -> None:
     data = json.loads((OWN / "closed_loop.json").read_text())
     data["run"]["load"] = {"kind": "rate", "rate": None}
     assert "run.load.rate: an open-loop ('rate') run needs its offered rate" in refusal(json.dumps(data))
-    assert "without '\"format\": \"llm-sizing-loadgen-result\"'" in refusal(
-        (FIXTURES / "vllm" / "bench_serve_detailed.json").read_text())
+    assert 'without \'"format": "llm-sizing-loadgen-result"\'' in refusal(
+        (FIXTURES / "vllm" / "bench_serve_detailed.json").read_text()
+    )
 
 
 def test_schema_is_valid_and_matches_the_fixtures() -> None:
@@ -156,21 +164,49 @@ def test_other_tools_fixtures_are_not_llm_sizing(path: Path) -> None:
 # ---------------------------------------------------------------------------------------------------------------
 # Server metrics, faults and the scenario (issue 7)
 
+
 def _with_blocks() -> dict:
     """closed_loop.json (t = 0 at 2026-01-01T00:00:00Z; its first request in the window sent at 0.0004 s) with two
     scrapes around a failed one, a fault at 0.2 s, one skipped, and a scenario."""
     data = json.loads((OWN / "closed_loop.json").read_text())
-    data["server_metrics"] = {"url": "http://gpu-1:8000/metrics", "interval_s": 0.1, "engine": "vllm", "scrapes": [
-        {"t_s": 0.0, "time": "2026-01-01T00:00:00Z",
-         "text": 'vllm:kv_cache_usage_perc{engine="0"} 0.0\nvllm:num_requests_running{engine="0"} 0\n'},
-        {"t_s": 0.1, "time": "2026-01-01T00:00:00.100Z", "error": "cannot connect: [Errno 111] Connection refused"},
-        {"t_s": 0.2, "time": "2026-01-01T00:00:00.200Z",
-         "text": 'vllm:kv_cache_usage_perc{engine="0"} 0.42\nvllm:num_requests_running{engine="0"} 3\n'}]}
+    data["server_metrics"] = {
+        "url": "http://gpu-1:8000/metrics",
+        "interval_s": 0.1,
+        "engine": "vllm",
+        "scrapes": [
+            {
+                "t_s": 0.0,
+                "time": "2026-01-01T00:00:00Z",
+                "text": 'vllm:kv_cache_usage_perc{engine="0"} 0.0\nvllm:num_requests_running{engine="0"} 0\n',
+            },
+            {"t_s": 0.1, "time": "2026-01-01T00:00:00.100Z", "error": "cannot connect: [Errno 111] Connection refused"},
+            {
+                "t_s": 0.2,
+                "time": "2026-01-01T00:00:00.200Z",
+                "text": 'vllm:kv_cache_usage_perc{engine="0"} 0.42\nvllm:num_requests_running{engine="0"} 3\n',
+            },
+        ],
+    }
     data["faults"] = [
-        {"t_s": 0.2, "label": "kill replica 0", "kind": "http", "ok": True, "detail": "HTTP 200", "duration_s": 0.004,
-         "skipped": False},
-        {"t_s": 5.0, "label": "late", "kind": "command", "ok": False, "detail": "skipped: the run stopped",
-         "duration_s": 0.0, "skipped": True}]
+        {
+            "t_s": 0.2,
+            "label": "kill replica 0",
+            "kind": "http",
+            "ok": True,
+            "detail": "HTTP 200",
+            "duration_s": 0.004,
+            "skipped": False,
+        },
+        {
+            "t_s": 5.0,
+            "label": "late",
+            "kind": "command",
+            "ok": False,
+            "detail": "skipped: the run stopped",
+            "duration_s": 0.0,
+            "skipped": True,
+        },
+    ]
     data["scenario"] = {"kind": "failure", "peak_concurrency": 6, "criteria": {"recovery_s": 30, "strict": True}}
     return data
 
@@ -186,14 +222,26 @@ def test_server_metrics_faults_and_scenario_are_imported() -> None:
     [server] = run.timeline.servers
     assert (server.engine, server.instance) == ("vllm", "engine=0")
     assert [(sample.time_s, sample.kv_cache_usage, sample.requests_running) for sample in server.samples] == [
-        (1767225600.0, 0.0, 0.0), (1767225600.2, 0.42, 3.0)]
-    assert "1 scrape(s) failed and are left out of the timeline (gaps, not zeros; first at 0.1 s: cannot connect: " \
-           "[Errno 111] Connection refused)." in run.notes
+        (1767225600.0, 0.0, 0.0),
+        (1767225600.2, 0.42, 3.0),
+    ]
+    assert (
+        "1 scrape(s) failed and are left out of the timeline (gaps, not zeros; first at 0.1 s: cannot connect: "
+        "[Errno 111] Connection refused)." in run.notes
+    )
     assert "Server metrics: 3 scrape(s) of http://gpu-1:8000/metrics every 0.1 s." in run.notes
 
     # then: the faults on the records' start_s clock (0.2 − 0.0004 s), the file's time kept
-    assert run.faults[0] == {"t_s": pytest.approx(0.1996), "run_t_s": 0.2, "label": "kill replica 0", "kind": "http",
-                             "ok": True, "detail": "HTTP 200", "duration_s": 0.004, "skipped": False}
+    assert run.faults[0] == {
+        "t_s": pytest.approx(0.1996),
+        "run_t_s": 0.2,
+        "label": "kill replica 0",
+        "kind": "http",
+        "ok": True,
+        "detail": "HTTP 200",
+        "duration_s": 0.004,
+        "skipped": False,
+    }
     assert (run.faults[1]["label"], run.faults[1]["skipped"], run.faults[1]["ok"]) == ("late", True, False)
     assert run.requests[0].start_s == 0.0
     assert run.scenario == {"kind": "failure", "peak_concurrency": 6, "criteria": {"recovery_s": 30, "strict": True}}
@@ -227,31 +275,56 @@ def test_scrapes_that_all_failed_or_hold_no_known_metric_give_no_timeline() -> N
     assert any(note.startswith("No scrape holds a metric a server timeline reads") for note in nothing_known.notes)
 
 
-@pytest.mark.parametrize(("change", "reason"), [
-    pytest.param(lambda d: d.update(server_metrics=[1]), "server_metrics: not an object (list)", id="block"),
-    pytest.param(lambda d: d["server_metrics"].pop("scrapes"), "server_metrics: 'scrapes' is missing", id="scrapes"),
-    pytest.param(lambda d: d["server_metrics"]["scrapes"][0].update(time="soon"),
-                 "server_metrics.scrapes[0].time: not an ISO 8601 date-time ('soon')", id="time"),
-    pytest.param(lambda d: d["server_metrics"]["scrapes"][1].update(text="x 1\n"),
-                 "server_metrics.scrapes[1]: give exactly one of 'text' (the scrape) or 'error' (why it failed)",
-                 id="text-and-error"),
-    pytest.param(lambda d: d["server_metrics"]["scrapes"][2].update(text="vllm:kv_cache_usage_perc{engine= 0.5\n"),
-                 "server_metrics.scrapes[2].text: an unreadable line: 'vllm:kv_cache_usage_perc{engine= 0.5'",
-                 id="unreadable-text"),
-    pytest.param(lambda d: d["server_metrics"]["scrapes"][0].update(t_s="0"),
-                 "server_metrics.scrapes[0].t_s: not a number ('0')", id="t_s"),
-    pytest.param(lambda d: d.update(faults={}), "faults: not a list (dict)", id="faults"),
-    pytest.param(lambda d: d["faults"][0].update(ok="yes"), "faults[0].ok: not true or false ('yes')", id="ok"),
-    pytest.param(lambda d: d["faults"][1].update(kind="chaos"), "faults[1].kind: 'chaos' is not one of http, command",
-                 id="kind"),
-    pytest.param(lambda d: d["faults"][0].pop("detail"), "faults[0]: 'detail' is missing", id="detail"),
-    pytest.param(lambda d: d["faults"][0].update(duration_s=-1), "faults[0].duration_s: -1 is below 0",
-                 id="duration"),
-    pytest.param(lambda d: d["scenario"].update(peak_concurrency=0),
-                 "scenario.peak_concurrency: not a whole number ≥ 1 (0)", id="peak"),
-    pytest.param(lambda d: d["scenario"]["criteria"].update(ttft_ms="fast"),
-                 "scenario.criteria.ttft_ms: not a number ('fast')", id="criteria"),
-])
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        pytest.param(lambda d: d.update(server_metrics=[1]), "server_metrics: not an object (list)", id="block"),
+        pytest.param(
+            lambda d: d["server_metrics"].pop("scrapes"), "server_metrics: 'scrapes' is missing", id="scrapes"
+        ),
+        pytest.param(
+            lambda d: d["server_metrics"]["scrapes"][0].update(time="soon"),
+            "server_metrics.scrapes[0].time: not an ISO 8601 date-time ('soon')",
+            id="time",
+        ),
+        pytest.param(
+            lambda d: d["server_metrics"]["scrapes"][1].update(text="x 1\n"),
+            "server_metrics.scrapes[1]: give exactly one of 'text' (the scrape) or 'error' (why it failed)",
+            id="text-and-error",
+        ),
+        pytest.param(
+            lambda d: d["server_metrics"]["scrapes"][2].update(text="vllm:kv_cache_usage_perc{engine= 0.5\n"),
+            "server_metrics.scrapes[2].text: an unreadable line: 'vllm:kv_cache_usage_perc{engine= 0.5'",
+            id="unreadable-text",
+        ),
+        pytest.param(
+            lambda d: d["server_metrics"]["scrapes"][0].update(t_s="0"),
+            "server_metrics.scrapes[0].t_s: not a number ('0')",
+            id="t_s",
+        ),
+        pytest.param(lambda d: d.update(faults={}), "faults: not a list (dict)", id="faults"),
+        pytest.param(lambda d: d["faults"][0].update(ok="yes"), "faults[0].ok: not true or false ('yes')", id="ok"),
+        pytest.param(
+            lambda d: d["faults"][1].update(kind="chaos"),
+            "faults[1].kind: 'chaos' is not one of http, command",
+            id="kind",
+        ),
+        pytest.param(lambda d: d["faults"][0].pop("detail"), "faults[0]: 'detail' is missing", id="detail"),
+        pytest.param(
+            lambda d: d["faults"][0].update(duration_s=-1), "faults[0].duration_s: -1 is below 0", id="duration"
+        ),
+        pytest.param(
+            lambda d: d["scenario"].update(peak_concurrency=0),
+            "scenario.peak_concurrency: not a whole number ≥ 1 (0)",
+            id="peak",
+        ),
+        pytest.param(
+            lambda d: d["scenario"]["criteria"].update(ttft_ms="fast"),
+            "scenario.criteria.ttft_ms: not a number ('fast')",
+            id="criteria",
+        ),
+    ],
+)
 def test_malformed_blocks_are_refused_with_their_path(change, reason: str) -> None:
     # given
     data = _with_blocks()

@@ -126,9 +126,17 @@ def test_per_request_agrees_with_the_summary(summary: ImportedRun, per_request: 
 
 
 def test_short_output_rejections_count_as_failed() -> None:
-    record = {"error_code": None, "error_msg": "", "inter_token_latency_s": 0.02, "ttft_s": 0.3,
-              "end_to_end_latency_s": 2.5, "request_output_throughput_token_per_s": 60.0,
-              "number_total_tokens": 700, "number_output_tokens": 150, "number_input_tokens": 550}
+    record = {
+        "error_code": None,
+        "error_msg": "",
+        "inter_token_latency_s": 0.02,
+        "ttft_s": 0.3,
+        "end_to_end_latency_s": 2.5,
+        "request_output_throughput_token_per_s": 60.0,
+        "number_total_tokens": 700,
+        "number_output_tokens": 150,
+        "number_input_tokens": 550,
+    }
     short = dict(record, error_code=-100, error_msg="Output too few tokens 102", ttft_s=0.6, GEN_TEXT="text")
     run = only(llmperf.read_requests(json.dumps([record, short, record])))
     assert (run.completed, run.failed) == (2, 1)
@@ -175,23 +183,44 @@ def test_cut_short_refused() -> None:
     assert refusal.value.reason.endswith("the file is cut short)")
 
 
-@pytest.mark.parametrize(("reader", "text", "reason"), [
-    (llmperf.read_summary, "[]", "a JSON list, not llmperf's flattened summary object"),
-    (llmperf.read_summary, '{"version": "2023-08-31", "name": "x"}',
-     "a JSON object without llmperf's flattened 'results_ttft_s_…' / 'results_end_to_end_latency_s_…' keys"),
-    (llmperf.read_summary, '{"results_ttft_s_mean": 0.1, "results_num_completed_requests": 2.5}',
-     "results_num_completed_requests is 2.5, not a count of requests"),
-    (llmperf.read_requests, '{"results_ttft_s_mean": 0.1}', "a JSON object, not llmperf's list of per-request records"),
-    (llmperf.read_requests, "[]", "an empty JSON list: no llmperf per-request record"),
-    (llmperf.read_requests, '[{"ttft": 1}]', "a JSON list whose first entry is not an llmperf per-request record "
-                                             "(error_code, ttft_s, end_to_end_latency_s, inter_token_latency_s)"),
-    (llmperf.read_requests, '[{"error_code": null, "ttft_s": 0.1, "end_to_end_latency_s": 1, '
-                            '"inter_token_latency_s": 0.01}, [1]]', "request 2 is a list, not llmperf's per-request "
-                                                                    "object"),
-    (llmperf.read_requests, '[{"error_code": true, "ttft_s": 0.1, "end_to_end_latency_s": 1, '
-                            '"inter_token_latency_s": 0.01}]', "request 1 error_code is the boolean true, not an "
-                                                               "error code"),
-])
+@pytest.mark.parametrize(
+    ("reader", "text", "reason"),
+    [
+        (llmperf.read_summary, "[]", "a JSON list, not llmperf's flattened summary object"),
+        (
+            llmperf.read_summary,
+            '{"version": "2023-08-31", "name": "x"}',
+            "a JSON object without llmperf's flattened 'results_ttft_s_…' / 'results_end_to_end_latency_s_…' keys",
+        ),
+        (
+            llmperf.read_summary,
+            '{"results_ttft_s_mean": 0.1, "results_num_completed_requests": 2.5}',
+            "results_num_completed_requests is 2.5, not a count of requests",
+        ),
+        (
+            llmperf.read_requests,
+            '{"results_ttft_s_mean": 0.1}',
+            "a JSON object, not llmperf's list of per-request records",
+        ),
+        (llmperf.read_requests, "[]", "an empty JSON list: no llmperf per-request record"),
+        (
+            llmperf.read_requests,
+            '[{"ttft": 1}]',
+            "a JSON list whose first entry is not an llmperf per-request record "
+            "(error_code, ttft_s, end_to_end_latency_s, inter_token_latency_s)",
+        ),
+        (
+            llmperf.read_requests,
+            '[{"error_code": null, "ttft_s": 0.1, "end_to_end_latency_s": 1, "inter_token_latency_s": 0.01}, [1]]',
+            "request 2 is a list, not llmperf's per-request object",
+        ),
+        (
+            llmperf.read_requests,
+            '[{"error_code": true, "ttft_s": 0.1, "end_to_end_latency_s": 1, "inter_token_latency_s": 0.01}]',
+            "request 1 error_code is the boolean true, not an error code",
+        ),
+    ],
+)
 def test_refusals(reader: Callable[[str], list[ImportedRun]], text: str, reason: str) -> None:
     with pytest.raises(FormatRefusal) as refusal:
         reader(text)
@@ -199,8 +228,15 @@ def test_refusals(reader: Callable[[str], list[ImportedRun]], text: str, reason:
 
 
 def test_numbers_in_strings_are_read() -> None:
-    record = {"error_code": None, "error_msg": "", "inter_token_latency_s": "0.02", "ttft_s": "0.25",
-              "end_to_end_latency_s": "1,234.5", "number_output_tokens": "17", "number_input_tokens": "500"}
+    record = {
+        "error_code": None,
+        "error_msg": "",
+        "inter_token_latency_s": "0.02",
+        "ttft_s": "0.25",
+        "end_to_end_latency_s": "1,234.5",
+        "number_output_tokens": "17",
+        "number_input_tokens": "500",
+    }
     run = only(llmperf.read_requests(json.dumps([record])))
     assert run.metrics["ttft_ms"].mean == pytest.approx(250.0)
     assert run.metrics["e2e_ms"].mean == pytest.approx(1_234_500.0)
@@ -212,8 +248,10 @@ def test_numbers_in_strings_are_read() -> None:
 
 
 ACCEPTED = {
-    f"{STEM}_summary.json": "llmperf_summary", f"{STEM}_individual_responses.json": "llmperf_requests",
-    "all_failed_summary.json": "llmperf_summary", "all_failed_individual_responses.json": "llmperf_requests",
+    f"{STEM}_summary.json": "llmperf_summary",
+    f"{STEM}_individual_responses.json": "llmperf_requests",
+    "all_failed_summary.json": "llmperf_summary",
+    "all_failed_individual_responses.json": "llmperf_requests",
 }
 REFUSED = {
     "wrong_types_individual_responses.json": ("llmperf_requests", "is the text 'fast', not a number"),
@@ -240,8 +278,11 @@ def test_import_text_refuses_broken_files_with_llmperfs_reason(name: str, expect
     assert fragment in dict(error.value.tried)[fmt]
 
 
-OTHER_FIXTURES = sorted(path for path in FIXTURES.rglob("*") if path.is_file() and path.parent != HERE
-                        and path.suffix in (".json", ".jsonl", ".csv", ".prom", ".log", ".txt"))
+OTHER_FIXTURES = sorted(
+    path
+    for path in FIXTURES.rglob("*")
+    if path.is_file() and path.parent != HERE and path.suffix in (".json", ".jsonl", ".csv", ".prom", ".log", ".txt")
+)
 
 
 @pytest.mark.parametrize("path", OTHER_FIXTURES, ids=lambda path: str(path.relative_to(FIXTURES)))

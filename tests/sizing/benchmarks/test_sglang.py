@@ -59,8 +59,11 @@ def test_details_are_recomputed(name: str) -> None:
 def test_details_run_identity_and_load() -> None:
     (run,) = read("bench_serving_details.jsonl")
     assert (run.tool, run.format, run.label) == ("sglang", "sglang_bench_serving", "h100-c3")
-    assert (run.model, run.tool_version, run.backend) == ("meta-llama/Llama-3.1-8B-Instruct", "0.5.4",
-                                                          "sglang-oai-chat")
+    assert (run.model, run.tool_version, run.backend) == (
+        "meta-llama/Llama-3.1-8B-Instruct",
+        "0.5.4",
+        "sglang-oai-chat",
+    )
     assert run.load.as_dict() == {"kind": "concurrency", "rate": None, "concurrency": 3}  # Infinity, 3 at a time
     assert run.settings["request_rate"] is None  # the bare Infinity, JSON-safe
     assert run.settings["server"]["chunked_prefill_size"] == 8192
@@ -96,8 +99,11 @@ def test_appended_december_2024_runs() -> None:
 def test_disaggregated_servers() -> None:
     (run,) = read("pd_disaggregated.jsonl")
     assert (run.model, run.tool_version) == ("Qwen/Qwen2.5-3B-Instruct", "0.5.6")  # the decode server's
-    assert run.settings["server"]["disaggregated"] == {"prefill_servers": 1, "decode_servers": 1,
-                                                       "versions": ["0.5.5.post3", "0.5.6"]}
+    assert run.settings["server"]["disaggregated"] == {
+        "prefill_servers": 1,
+        "decode_servers": 1,
+        "versions": ["0.5.5.post3", "0.5.6"],
+    }
     assert run.metrics["itl_ms"].p95 == 7.6
     assert run.metrics["e2e_ms"].p99 == 2200.0
     assert any("different SGLang versions" in note for note in run.notes)
@@ -111,11 +117,14 @@ def test_all_failed_run_with_nan_summaries() -> None:
     assert run.load.as_dict() == {"kind": "rate", "rate": 8.0, "concurrency": None}
 
 
-@pytest.mark.parametrize(("name", "reason"), [
-    ("cut_short.jsonl", "line 2 is not JSON"),
-    ("wrong_types.jsonl", "itls[1] holds a gap that is not a number ('slow')"),
-    ("wrong_count.jsonl", "'completed' is not a count of requests ('six')"),
-])
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("cut_short.jsonl", "line 2 is not JSON"),
+        ("wrong_types.jsonl", "itls[1] holds a gap that is not a number ('slow')"),
+        ("wrong_count.jsonl", "'completed' is not a count of requests ('six')"),
+    ],
+)
 def test_broken_files_are_refused_with_their_reason(name: str, reason: str) -> None:
     assert reason in refusal(OWN / "broken" / name)
 

@@ -82,8 +82,9 @@ def test_noheader_nounits_log_reads_the_issue_query_columns() -> None:
     timeline = parse_timeline(fixture("leak_2gpu_72h.csv"))
 
     # then the columns are the issue's query, and each value is MiB
-    assert timeline.notes == ("no header line: columns read as timestamp,index,memory.used,memory.total,"
-                              "utilization.gpu",)
+    assert timeline.notes == (
+        "no header line: columns read as timestamp,index,memory.used,memory.total,utilization.gpu",
+    )
     gpu0 = timeline.gpu("0")
     assert len(gpu0.samples) == 865
     assert gpu0.samples[0].memory_total_bytes == TOTAL_BYTES
@@ -101,9 +102,11 @@ def test_noheader_log_with_other_columns_is_refused_unless_named() -> None:
     timeline = parse_nvidia_smi_csv(text, columns=("timestamp", "index", "memory.used"))
 
     # then the refusal says which columns were expected; named columns read
-    assert refusal.value.reason == ("an nvidia-smi CSV without a header line has 3 columns; without a header the "
-                                    "columns must be timestamp,index,memory.used,memory.total,utilization.gpu (or "
-                                    "name them with columns=)")
+    assert refusal.value.reason == (
+        "an nvidia-smi CSV without a header line has 3 columns; without a header the "
+        "columns must be timestamp,index,memory.used,memory.total,utilization.gpu (or "
+        "name them with columns=)"
+    )
     assert timeline.gpu("0").peak_bytes == 71_010 * MIB
 
 
@@ -114,8 +117,9 @@ def test_a_line_cut_at_the_end_keeps_the_complete_samples_and_says_so() -> None:
 
     # then the six complete samples per GPU are kept, the cut line is not, and the timeline says so
     assert timeline.truncated is True
-    assert timeline.notes == ("the last line (14) is cut short: it was left out, the complete samples before it are "
-                              "kept",)
+    assert timeline.notes == (
+        "the last line (14) is cut short: it was left out, the complete samples before it are kept",
+    )
     assert [len(g.samples) for g in timeline.gpus] == [6, 6]
     assert timeline.gpu("0").peak_bytes == 71_050 * MIB  # 71,000 + 10 × 5
 
@@ -126,9 +130,10 @@ def test_repeated_headers_wide_query_and_an_nvidia_smi_error_line() -> None:
     timeline = parse_timeline(fixture("repeated_header.csv"))
 
     # then every part is read with its header, the identity columns are kept, total = used + free
-    assert timeline.notes == ("the header line appears 3 times (the log was restarted or appended to)",
-                              "memory total = memory.used + memory.free (memory.reserved not logged: a little "
-                              "below the card's total)")
+    assert timeline.notes == (
+        "the header line appears 3 times (the log was restarted or appended to)",
+        "memory total = memory.used + memory.free (memory.reserved not logged: a little below the card's total)",
+    )
     gpu1 = timeline.gpu("1")
     assert gpu1.name == "NVIDIA H100 80GB HBM3"
     assert gpu1.pci_bus_id == "00000000:3B:00.0"
@@ -185,7 +190,8 @@ def test_dcgm_scrapes_with_scrape_markers() -> None:
     assert gpu0.samples[0].power_w == 350.25
     # and the XID gauge turning 43 on GPU 1 at scrape 9 (T0 + 45 min) is one event, not one per scrape
     assert [(e.kind, e.gpu, e.code, iso_utc(e.time_s)) for e in timeline.events] == [
-        ("xid", "1", 43, "2026-11-30T14:26:02.123Z")]
+        ("xid", "1", 43, "2026-11-30T14:26:02.123Z")
+    ]
 
 
 def test_dcgm_scrapes_as_json_lines_with_a_cut_last_line() -> None:
@@ -218,9 +224,11 @@ def test_vllm_scrapes_with_bare_time_lines() -> None:
     (restart,) = timeline.events
     assert restart.kind == "restart"
     assert iso_utc(restart.time_s) == "2026-11-30T13:44:47Z"
-    assert restart.message == ("vllm engine=0 model_name=meta-llama/Llama-3.1-70B-Instruct: restarted "
-                               "(generation_tokens_total fell from 64000 to 1000; preemptions_total fell from 5 to 0; "
-                               "process_start_time_seconds changed)")
+    assert restart.message == (
+        "vllm engine=0 model_name=meta-llama/Llama-3.1-70B-Instruct: restarted "
+        "(generation_tokens_total fell from 64000 to 1000; preemptions_total fell from 5 to 0; "
+        "process_start_time_seconds changed)"
+    )
 
 
 def test_sglang_scrapes_timed_by_their_sample_timestamps() -> None:
@@ -231,16 +239,22 @@ def test_sglang_scrapes_timed_by_their_sample_timestamps() -> None:
     (server,) = timeline.servers
     assert server.engine == "sglang"
     assert [s.kv_cache_usage for s in server.samples] == [0.21, 0.48, 0.93, 0.35]
-    assert [iso_utc(s.time_s) for s in server.samples] == ["2026-11-30T13:41:02.123Z", "2026-11-30T13:41:32.123Z",
-                                                          "2026-11-30T13:42:02.123Z", "2026-11-30T13:42:32.123Z"]
+    assert [iso_utc(s.time_s) for s in server.samples] == [
+        "2026-11-30T13:41:02.123Z",
+        "2026-11-30T13:41:32.123Z",
+        "2026-11-30T13:42:02.123Z",
+        "2026-11-30T13:42:32.123Z",
+    ]
     assert [s.requests_waiting for s in server.samples] == [0.0, 1.0, 2.0, 3.0]
 
 
 def test_a_single_undated_scrape_is_read_without_a_time() -> None:
     # given one pasted vLLM 0.2.x scrape (old metric name gpu_cache_usage_perc), no time anywhere
-    text = ('# TYPE vllm:gpu_cache_usage_perc gauge\n'
-            'vllm:gpu_cache_usage_perc{model_name="/models/mistral-7b"} 0.38849487785658\n'
-            '# HELP vllm:num_requests_running Number of requests that is currently running for inference.\n')
+    text = (
+        "# TYPE vllm:gpu_cache_usage_perc gauge\n"
+        'vllm:gpu_cache_usage_perc{model_name="/models/mistral-7b"} 0.38849487785658\n'
+        "# HELP vllm:num_requests_running Number of requests that is currently running for inference.\n"
+    )
 
     # when it is parsed
     timeline = parse_timeline(text)
@@ -249,8 +263,10 @@ def test_a_single_undated_scrape_is_read_without_a_time() -> None:
     (sample,) = timeline.servers[0].samples
     assert sample.time_s is None
     assert sample.kv_cache_usage == 0.38849487785658
-    assert timeline.notes == ("1 scrape(s) carry no time: peaks are read, but they make no time series (precede "
-                              "each scrape with '# scrape <ISO 8601 time>')",)
+    assert timeline.notes == (
+        "1 scrape(s) carry no time: peaks are read, but they make no time series (precede "
+        "each scrape with '# scrape <ISO 8601 time>')",
+    )
 
 
 def test_aiperf_gpu_telemetry_in_decimal_gb() -> None:
@@ -261,7 +277,8 @@ def test_aiperf_gpu_telemetry_in_decimal_gb() -> None:
         '{"nvidia_power_usage": 118.3, "nvidia_gpu_utilization": 0.0, "nvidia_memory_used": 71.42}}\n'
         '{"gpu_index": 0, "gpu_uuid": "GPU-a", "gpu_model_name": "NVIDIA H100 80GB HBM3", "pci_bus_id": '
         '"00000000:19:00.0", "hostname": "gpu-node-01", "timestamp_ns": 1767225600100000000, "telemetry_data": '
-        '{"nvidia_power_usage": 402.7, "nvidia_gpu_utilization": 62.0, "nvidia_memory_used": 71.45}}\n')
+        '{"nvidia_power_usage": 402.7, "nvidia_gpu_utilization": 62.0, "nvidia_memory_used": 71.45}}\n'
+    )
 
     # when it is parsed
     timeline = parse_timeline(text)
@@ -278,13 +295,15 @@ def test_aiperf_gpu_telemetry_in_decimal_gb() -> None:
 
 def test_aiperf_server_metrics_export_gives_aggregate_figures() -> None:
     # given an AIPerf server-metrics export (aggregates over the profiling phase)
-    text = ('{"schema_version": "1.1", "aiperf_version": "0.13.0", "summary": {"endpoints_configured": '
-            '["http://10.0.0.5:8000/metrics"], "start_time": "2026-01-01T00:00:00.001000", "end_time": '
-            '"2026-01-01T00:00:00.353900"}, "metrics_phase": "profiling", "metrics": {"vllm:kv_cache_usage_perc": '
-            '{"type": "gauge", "series": [{"labels": {"engine": "0"}, "stats": {"avg": 0.0061, "max": 0.0094, '
-            '"p99": 0.0094}}]}, "vllm:num_preemptions": {"type": "counter", "series": [{"labels": {"engine": "0"}, '
-            '"stats": {"total": 0.0, "rate": 0.0}}]}, "vllm:time_to_first_token_seconds": {"type": "histogram", '
-            '"series": []}}}')
+    text = (
+        '{"schema_version": "1.1", "aiperf_version": "0.13.0", "summary": {"endpoints_configured": '
+        '["http://10.0.0.5:8000/metrics"], "start_time": "2026-01-01T00:00:00.001000", "end_time": '
+        '"2026-01-01T00:00:00.353900"}, "metrics_phase": "profiling", "metrics": {"vllm:kv_cache_usage_perc": '
+        '{"type": "gauge", "series": [{"labels": {"engine": "0"}, "stats": {"avg": 0.0061, "max": 0.0094, '
+        '"p99": 0.0094}}]}, "vllm:num_preemptions": {"type": "counter", "series": [{"labels": {"engine": "0"}, '
+        '"stats": {"total": 0.0, "rate": 0.0}}]}, "vllm:time_to_first_token_seconds": {"type": "histogram", '
+        '"series": []}}}'
+    )
 
     # when it is parsed
     timeline = parse_timeline(text)
@@ -293,7 +312,8 @@ def test_aiperf_server_metrics_export_gives_aggregate_figures() -> None:
     assert timeline.format == "aiperf_server_metrics"
     assert [(s.metric, dict(s.stats)) for s in timeline.server_stats] == [
         ("kv_cache_usage", {"avg": 0.0061, "max": 0.0094, "p99": 0.0094}),
-        ("preemptions", {"total": 0.0, "rate": 0.0})]
+        ("preemptions", {"total": 0.0, "rate": 0.0}),
+    ]
     assert iso_utc(timeline.start_s) == "2026-01-01T00:00:00.001Z"
     assert timeline.servers == ()
     assert parse_aiperf_server_metrics(text) == timeline
@@ -305,13 +325,17 @@ def test_event_log_oom_and_xid_lines() -> None:
 
     # then one OOM (two lines within a minute are one event) and one XID with its PCI address
     assert [(e.kind, e.code, e.gpu, iso_utc(e.time_s)) for e in events] == [
-        ("oom", None, None, "2026-12-01T19:41:03Z"), ("xid", 31, "0000:19:00", "2026-12-01T19:41:05Z")]
+        ("oom", None, None, "2026-12-01T19:41:03Z"),
+        ("xid", 31, "0000:19:00", "2026-12-01T19:41:05Z"),
+    ]
 
 
 def test_event_log_without_a_year_keeps_year_less_times_unknown() -> None:
     # given a vLLM line (no year) and an ISO-dated line
-    text = ("ERROR 12-01 19:41:03 [core.py:710] torch.OutOfMemoryError: CUDA out of memory.\n"
-            "2026-12-01T20:00:00Z kernel: NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.\n")
+    text = (
+        "ERROR 12-01 19:41:03 [core.py:710] torch.OutOfMemoryError: CUDA out of memory.\n"
+        "2026-12-01T20:00:00Z kernel: NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.\n"
+    )
 
     # when no year is given
     events = parse_event_log(text)
@@ -323,51 +347,92 @@ def test_event_log_without_a_year_keeps_year_less_times_unknown() -> None:
 @pytest.mark.parametrize(
     ("text", "reason"),
     [
-        pytest.param('{"date": "20261130-134102", "backend": "vllm", "completed": 6, "mean_ttft_ms": 42.58}',
-                     "a benchmark result, not a monitoring log: import it as a benchmark run", id="vllm-bench"),
-        pytest.param('{"benchmarks": [{"type_": "generative_benchmark"}]}',
-                     "a benchmark result, not a monitoring log: import it as a benchmark run", id="guidellm"),
-        pytest.param('{"benchmarks": [{"type_": "generative_benchmark", "id_": "f05f',
-                     "a benchmark result (cut short: not valid JSON), not a monitoring log: import it as a benchmark "
-                     "run", id="guidellm-cut"),
-        pytest.param('{"results_ttft_s_mean": 0.0426, "results_ttft_s_quantiles_p50": 0.04}',
-                     "a benchmark result, not a monitoring log: import it as a benchmark run", id="llmperf"),
-        pytest.param("Metric,avg,min,max,sum,p1,p5,p10,p25,p50,p75,p90,p95,p99,std\nTime to First Token (ms),42.58\n",
-                     "a benchmark result, not a monitoring log: import it as a benchmark run", id="aiperf-csv"),
-        pytest.param("+-----------------------------------------------------------------------------------------+\n"
-                     "| NVIDIA-SMI 555.42.02              Driver Version: 555.42.02      CUDA Version: 12.5     |\n",
-                     "an nvidia-smi table (a one-off snapshot), not a monitoring log: import it as a hardware "
-                     "fingerprint, or log with nvidia-smi --query-gpu=timestamp,index,memory.used,memory.total,"
-                     "utilization.gpu --format=csv -l 60", id="smi-table"),
-        pytest.param("==============NVSMI LOG==============\n\nTimestamp : Mon Nov 30 13:41:02 2026\n",
-                     "an nvidia-smi -q report (a one-off snapshot), not a monitoring log: import it as a hardware "
-                     "fingerprint", id="smi-q"),
-        pytest.param('<?xml version="1.0" ?>\n<nvidia_smi_log>\n</nvidia_smi_log>\n',
-                     "an nvidia-smi -q -x XML report (a one-off snapshot), not a monitoring log: import it as a "
-                     "hardware fingerprint", id="smi-xml"),
-        pytest.param("name, uuid, memory.used [MiB], memory.free [MiB]\nTesla P100-PCIE-16GB, GPU-ef1b, 0, 16280",
-                     "an nvidia-smi query without a timestamp column (a one-off snapshot), not a monitoring log: add "
-                     "timestamp to --query-gpu, or import it as a hardware fingerprint", id="smi-no-timestamp"),
-        pytest.param("timestamp, power.draw [W]\n2024/10/30 18:42:33.189, 22.89 W\n",
-                     "an nvidia-smi log without memory.used (columns: timestamp, power.draw): a memory timeline needs "
-                     "--query-gpu=timestamp,index,memory.used,memory.total,utilization.gpu", id="smi-power-only"),
-        pytest.param("# HELP node_load1 1m load average.\n# TYPE node_load1 gauge\nnode_load1 0.5\n",
-                     "Prometheus text without any metric a memory timeline reads (DCGM_FI_DEV_FB_USED, "
-                     "vllm:kv_cache_usage_perc, vllm:gpu_cache_usage_perc, vllm:num_requests_running, "
-                     "sglang:token_usage, ...)", id="prometheus-other"),
-        pytest.param('{"time": "2026-11-30T13:41:02Z", "kind": "trip"}\n',
-                     "a circuit-breaker events log, not a monitoring log: give it to the health verdict as "
-                     "breaker_events", id="breaker-log"),
-        pytest.param("[Tue Dec  1 19:41:05 2026] NVRM: Xid (PCI:0000:19:00): 79, GPU has fallen off the bus.\n",
-                     "a log of OOM/XID events, not a memory timeline: give it to the health verdict as events_text",
-                     id="event-log"),
-        pytest.param("========================ROCm System Management Interface========================\n",
-                     "rocm-smi output: AMD monitoring logs are not read yet; log nvidia-smi --query-gpu CSV or DCGM "
-                     "scrapes", id="rocm-smi"),
+        pytest.param(
+            '{"date": "20261130-134102", "backend": "vllm", "completed": 6, "mean_ttft_ms": 42.58}',
+            "a benchmark result, not a monitoring log: import it as a benchmark run",
+            id="vllm-bench",
+        ),
+        pytest.param(
+            '{"benchmarks": [{"type_": "generative_benchmark"}]}',
+            "a benchmark result, not a monitoring log: import it as a benchmark run",
+            id="guidellm",
+        ),
+        pytest.param(
+            '{"benchmarks": [{"type_": "generative_benchmark", "id_": "f05f',
+            "a benchmark result (cut short: not valid JSON), not a monitoring log: import it as a benchmark run",
+            id="guidellm-cut",
+        ),
+        pytest.param(
+            '{"results_ttft_s_mean": 0.0426, "results_ttft_s_quantiles_p50": 0.04}',
+            "a benchmark result, not a monitoring log: import it as a benchmark run",
+            id="llmperf",
+        ),
+        pytest.param(
+            "Metric,avg,min,max,sum,p1,p5,p10,p25,p50,p75,p90,p95,p99,std\nTime to First Token (ms),42.58\n",
+            "a benchmark result, not a monitoring log: import it as a benchmark run",
+            id="aiperf-csv",
+        ),
+        pytest.param(
+            "+-----------------------------------------------------------------------------------------+\n"
+            "| NVIDIA-SMI 555.42.02              Driver Version: 555.42.02      CUDA Version: 12.5     |\n",
+            "an nvidia-smi table (a one-off snapshot), not a monitoring log: import it as a hardware "
+            "fingerprint, or log with nvidia-smi --query-gpu=timestamp,index,memory.used,memory.total,"
+            "utilization.gpu --format=csv -l 60",
+            id="smi-table",
+        ),
+        pytest.param(
+            "==============NVSMI LOG==============\n\nTimestamp : Mon Nov 30 13:41:02 2026\n",
+            "an nvidia-smi -q report (a one-off snapshot), not a monitoring log: import it as a hardware fingerprint",
+            id="smi-q",
+        ),
+        pytest.param(
+            '<?xml version="1.0" ?>\n<nvidia_smi_log>\n</nvidia_smi_log>\n',
+            "an nvidia-smi -q -x XML report (a one-off snapshot), not a monitoring log: import it as a "
+            "hardware fingerprint",
+            id="smi-xml",
+        ),
+        pytest.param(
+            "name, uuid, memory.used [MiB], memory.free [MiB]\nTesla P100-PCIE-16GB, GPU-ef1b, 0, 16280",
+            "an nvidia-smi query without a timestamp column (a one-off snapshot), not a monitoring log: add "
+            "timestamp to --query-gpu, or import it as a hardware fingerprint",
+            id="smi-no-timestamp",
+        ),
+        pytest.param(
+            "timestamp, power.draw [W]\n2024/10/30 18:42:33.189, 22.89 W\n",
+            "an nvidia-smi log without memory.used (columns: timestamp, power.draw): a memory timeline needs "
+            "--query-gpu=timestamp,index,memory.used,memory.total,utilization.gpu",
+            id="smi-power-only",
+        ),
+        pytest.param(
+            "# HELP node_load1 1m load average.\n# TYPE node_load1 gauge\nnode_load1 0.5\n",
+            "Prometheus text without any metric a memory timeline reads (DCGM_FI_DEV_FB_USED, "
+            "vllm:kv_cache_usage_perc, vllm:gpu_cache_usage_perc, vllm:num_requests_running, "
+            "sglang:token_usage, ...)",
+            id="prometheus-other",
+        ),
+        pytest.param(
+            '{"time": "2026-11-30T13:41:02Z", "kind": "trip"}\n',
+            "a circuit-breaker events log, not a monitoring log: give it to the health verdict as breaker_events",
+            id="breaker-log",
+        ),
+        pytest.param(
+            "[Tue Dec  1 19:41:05 2026] NVRM: Xid (PCI:0000:19:00): 79, GPU has fallen off the bus.\n",
+            "a log of OOM/XID events, not a memory timeline: give it to the health verdict as events_text",
+            id="event-log",
+        ),
+        pytest.param(
+            "========================ROCm System Management Interface========================\n",
+            "rocm-smi output: AMD monitoring logs are not read yet; log nvidia-smi --query-gpu CSV or DCGM scrapes",
+            id="rocm-smi",
+        ),
         pytest.param("  \n", "the file is empty", id="empty"),
-        pytest.param("hello\nworld\n", "not a monitoring log read here: expected nvidia-smi --query-gpu CSV (with a "
-                     "timestamp column), Prometheus scrapes (DCGM, vLLM, SGLang), AIPerf GPU telemetry JSONL or "
-                     "AIPerf server-metrics JSON", id="prose"),
+        pytest.param(
+            "hello\nworld\n",
+            "not a monitoring log read here: expected nvidia-smi --query-gpu CSV (with a "
+            "timestamp column), Prometheus scrapes (DCGM, vLLM, SGLang), AIPerf GPU telemetry JSONL or "
+            "AIPerf server-metrics JSON",
+            id="prose",
+        ),
     ],
 )
 def test_what_is_not_a_monitoring_log_is_refused_with_the_reason(text: str, reason: str) -> None:
@@ -383,8 +448,9 @@ def test_what_is_not_a_monitoring_log_is_refused_with_the_reason(text: str, reas
 
 def test_a_broken_line_inside_a_scrape_is_refused() -> None:
     # given a scrape whose middle line is not a sample
-    text = ('# scrape 2026-11-30T13:41:02Z\nDCGM_FI_DEV_FB_USED{gpu="0"} 1\nthis is not a sample\n'
-            "DCGM_FI_DEV_FB_FREE 2\n")
+    text = (
+        '# scrape 2026-11-30T13:41:02Z\nDCGM_FI_DEV_FB_USED{gpu="0"} 1\nthis is not a sample\nDCGM_FI_DEV_FB_FREE 2\n'
+    )
 
     # when it is parsed
     with pytest.raises(TimelineRefusal) as refusal:
@@ -435,10 +501,13 @@ def test_merge_joins_logs_of_one_deployment() -> None:
 
 
 def test_merge_of_two_parts_of_one_gpu_sorts_the_samples() -> None:
-    first = MemoryTimeline(format="nvidia_smi_csv", gpus=(GpuSeries(gpu="0", samples=(
-        GpuSample(time_s=600.0, memory_used_bytes=2),)),))
-    second = MemoryTimeline(format="nvidia_smi_csv", gpus=(GpuSeries(gpu="0", name="H100", samples=(
-        GpuSample(time_s=0.0, memory_used_bytes=1),)),))
+    first = MemoryTimeline(
+        format="nvidia_smi_csv", gpus=(GpuSeries(gpu="0", samples=(GpuSample(time_s=600.0, memory_used_bytes=2),)),)
+    )
+    second = MemoryTimeline(
+        format="nvidia_smi_csv",
+        gpus=(GpuSeries(gpu="0", name="H100", samples=(GpuSample(time_s=0.0, memory_used_bytes=1),)),),
+    )
     merged = merge_timelines(first, second)
     assert merged.format == "nvidia_smi_csv"
     assert [s.time_s for s in merged.gpus[0].samples] == [0.0, 600.0]
@@ -459,16 +528,23 @@ def test_as_dict_writes_iso_times_and_bytes() -> None:
     assert data["start"] == "2026-11-30T13:41:02.123Z"
     assert data["truncated"] is True
     first = data["gpus"][0]["samples"][0]
-    assert first == {"time": "2026-11-30T13:41:02.123Z", "memory_used_bytes": 71_000 * MIB,
-                     "memory_total_bytes": TOTAL_BYTES, "utilization_pct": first["utilization_pct"], "power_w": None,
-                     "temperature_c": None}
+    assert first == {
+        "time": "2026-11-30T13:41:02.123Z",
+        "memory_used_bytes": 71_000 * MIB,
+        "memory_total_bytes": TOTAL_BYTES,
+        "utilization_pct": first["utilization_pct"],
+        "power_w": None,
+        "temperature_c": None,
+    }
     assert data["gpus"][0]["peak_bytes"] == 74_501_324_800  # 71,050 MiB
 
 
 def test_a_log_starting_with_an_nvidia_smi_error_line() -> None:
-    text = ("Failed to initialize NVML: Driver/library version mismatch\n"
-            "timestamp, index, memory.used [MiB], memory.total [MiB], utilization.gpu [%]\n"
-            "2026/11/30 13:41:02.123, 0, 71000 MiB, 81559 MiB, 35 %\n")
+    text = (
+        "Failed to initialize NVML: Driver/library version mismatch\n"
+        "timestamp, index, memory.used [MiB], memory.total [MiB], utilization.gpu [%]\n"
+        "2026/11/30 13:41:02.123, 0, 71000 MiB, 81559 MiB, 35 %\n"
+    )
     timeline = parse_timeline(text)
     assert [e.kind for e in timeline.events] == ["smi_error"]
     assert timeline.events[0].time_s is None  # before any sample
@@ -528,7 +604,11 @@ def test_tgi_gives_queue_and_batch_but_no_kv_usage() -> None:
 
     # then: TGI exports no KV-cache gauge: unknown, not zero
     assert (timeline.format, timeline.sources, server.engine, server.instance) == (
-        "prometheus_scrapes", ("tgi",), "tgi", "")
+        "prometheus_scrapes",
+        ("tgi",),
+        "tgi",
+        "",
+    )
     assert (sample.requests_waiting, sample.requests_running, sample.kv_cache_usage) == (5.0, 12.0, None)
     assert iso_utc(sample.time_s) == "2026-11-30T13:41:02Z"
 
@@ -539,8 +619,12 @@ def test_trtllm_serve_gives_kv_usage_from_its_blocks() -> None:
 
     # then: 960 used of 2,560 blocks = 0.375 (the utilisation gauge says the same)
     assert (server.engine, server.instance) == ("trtllm", "engine_type=trtllm model_name=llama")
-    assert (sample.kv_cache_usage, sample.requests_running, sample.requests_waiting,
-            sample.generation_tokens_total) == (0.375, 24.0, 2.0, 91234.0)
+    assert (
+        sample.kv_cache_usage,
+        sample.requests_running,
+        sample.requests_waiting,
+        sample.generation_tokens_total,
+    ) == (0.375, 24.0, 2.0, 91234.0)
 
 
 def test_the_triton_backend_reads_active_waiting_and_used_over_max_blocks() -> None:
@@ -554,8 +638,10 @@ def test_the_triton_backend_reads_active_waiting_and_used_over_max_blocks() -> N
 
 def test_an_older_triton_backend_without_fraction_nor_waiting() -> None:
     # given: only used and max blocks, and no waiting count (backends before the fraction was exported)
-    text = "\n".join(line for line in TRITON_SCRAPE.splitlines()
-                     if 'fraction"' not in line and 'waiting"' not in line) + "\n"
+    text = (
+        "\n".join(line for line in TRITON_SCRAPE.splitlines() if 'fraction"' not in line and 'waiting"' not in line)
+        + "\n"
+    )
 
     # when
     _, _, sample = _one_server(text)
@@ -566,8 +652,7 @@ def test_an_older_triton_backend_without_fraction_nor_waiting() -> None:
 
 def test_a_fraction_alone_is_the_kv_usage() -> None:
     # given
-    text = ('nv_trt_llm_kv_cache_block_metrics{kv_cache_block_type="fraction",model="tensorrt_llm",version="1"} '
-            "0.5\n")
+    text = 'nv_trt_llm_kv_cache_block_metrics{kv_cache_block_type="fraction",model="tensorrt_llm",version="1"} 0.5\n'
 
     # when
     _, _, sample = _one_server(text)
@@ -578,15 +663,20 @@ def test_a_fraction_alone_is_the_kv_usage() -> None:
 
 def test_scrape_records_make_a_timeline_and_name_an_unreadable_one() -> None:
     # given
-    good = [(1767225600.0, 'vllm:kv_cache_usage_perc{engine="0"} 0.1\n'), (1767225601.0, ""),
-            (1767225602.0, TGI_SCRAPE)]
+    good = [
+        (1767225600.0, 'vllm:kv_cache_usage_perc{engine="0"} 0.1\n'),
+        (1767225601.0, ""),
+        (1767225602.0, TGI_SCRAPE),
+    ]
 
     # when
     timeline = timeline_module.parse_scrape_records(good)
 
     # then: one series per engine; the empty scrape adds nothing
-    assert [(s.engine, [(sample.time_s, sample.kv_cache_usage) for sample in s.samples]) for s in
-            timeline.servers] == [("tgi", [(1767225602.0, None)]), ("vllm", [(1767225600.0, 0.1)])]
+    assert [(s.engine, [(sample.time_s, sample.kv_cache_usage) for sample in s.samples]) for s in timeline.servers] == [
+        ("tgi", [(1767225602.0, None)]),
+        ("vllm", [(1767225600.0, 0.1)]),
+    ]
     with pytest.raises(TimelineRefusal, match=r"^scrape 1: an unreadable line: 'vllm:oops\{ 1'$"):
         timeline_module.parse_scrape_records([(0.0, "vllm:num_requests_running 1\n"), (1.0, "vllm:oops{ 1\n")])
     with pytest.raises(TimelineRefusal, match="without any metric a memory timeline reads"):
@@ -605,7 +695,8 @@ def test_each_gpu_series_keeps_its_gauges_step() -> None:
     smi = parse_timeline("timestamp, index, memory.used [MiB]\n2026/11/30 13:41:02, 0, 71000 MiB\n")
     aiperf = parse_aiperf_gpu_telemetry(
         '{"gpu_index": 0, "timestamp_ns": 1767225600000000000, "telemetry_data": {"nvidia_memory_used": 71.42}}\n'
-        '{"gpu_index": 0, "timestamp_ns": 1767225601000000000, "telemetry_data": {"nvidia_memory_used": 71.5}}\n')
+        '{"gpu_index": 0, "timestamp_ns": 1767225601000000000, "telemetry_data": {"nvidia_memory_used": 71.5}}\n'
+    )
 
     # when
     merged = merge_timelines(smi, aiperf)
@@ -618,8 +709,10 @@ def test_each_gpu_series_keeps_its_gauges_step() -> None:
 
 def test_an_aiperf_reading_with_many_decimals_keeps_the_mib_step() -> None:
     # given: a GB figure converted from MiB without rounding (71.42399978637695 GB)
-    line = ('{"gpu_index": 0, "timestamp_ns": 1767225600000000000, '
-            '"telemetry_data": {"nvidia_memory_used": 71.42399978637695}}')
+    line = (
+        '{"gpu_index": 0, "timestamp_ns": 1767225600000000000, '
+        '"telemetry_data": {"nvidia_memory_used": 71.42399978637695}}'
+    )
 
     # when
     series = parse_aiperf_gpu_telemetry(line).gpus[0]
@@ -630,8 +723,10 @@ def test_an_aiperf_reading_with_many_decimals_keeps_the_mib_step() -> None:
 
 def test_json_lines_scrapes_without_a_zone_take_the_logs_zone() -> None:
     # given: a scrape record written with the server's local time (UTC+08:00), no zone
-    text = ('{"time": "2026-11-30T21:41:02", "text": "DCGM_FI_DEV_FB_USED{gpu=\\"0\\"} 70000\\n"}\n'
-            '{"time": "2026-11-30T21:41:07", "text": "DCGM_FI_DEV_FB_USED{gpu=\\"0\\"} 70001\\n"}\n')
+    text = (
+        '{"time": "2026-11-30T21:41:02", "text": "DCGM_FI_DEV_FB_USED{gpu=\\"0\\"} 70000\\n"}\n'
+        '{"time": "2026-11-30T21:41:07", "text": "DCGM_FI_DEV_FB_USED{gpu=\\"0\\"} 70001\\n"}\n'
+    )
 
     # when
     timeline = parse_timeline(text, tz=utc_offset(480))

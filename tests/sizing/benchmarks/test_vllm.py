@@ -86,8 +86,7 @@ def test_failed_request_keeps_its_prompt_but_not_the_zero_placeholders() -> None
 
 def test_perf_counter_start_times_become_offsets() -> None:
     (run,) = read("bench_serve_detailed.json")
-    assert [round(r.start_s or 0, 6) for r in run.requests] == [0.0, 0.0002, 0.0004, 0.13906, 0.16983, 0.17176,
-                                                                0.28591]
+    assert [round(r.start_s or 0, 6) for r in run.requests] == [0.0, 0.0002, 0.0004, 0.13906, 0.16983, 0.17176, 0.28591]
     assert any("perf_counter" in note for note in run.notes)
 
 
@@ -136,8 +135,11 @@ def test_llm_d_results_lines_are_three_runs_with_metadata() -> None:
     runs = read("llmd_results.jsonl")
     assert [run.load.kind for run in runs] == ["rate", "rate", "offline"]
     assert [run.load.rate for run in runs] == [10.0, 30.0, None]
-    assert [run.label for run in runs] == ["num_prompts=300, request_rate=10.0", "num_prompts=900, request_rate=30.0",
-                                           "num_prompts=900, request_rate=inf"]
+    assert [run.label for run in runs] == [
+        "num_prompts=300, request_rate=10.0",
+        "num_prompts=900, request_rate=30.0",
+        "num_prompts=900, request_rate=inf",
+    ]
     first = runs[0]
     assert first.settings["gpu"] == "4xNVIDIA_L40S"
     assert first.settings["deployment"] == "base"
@@ -160,8 +162,10 @@ def test_legacy_summary_failures_are_the_prompts_that_did_not_complete() -> None
 
 def test_appended_results_are_separate_runs() -> None:
     runs = read("append_result.json")
-    assert [run.label for run in runs] == ["request_rate=2.0, max_concurrency=None",
-                                           "request_rate=inf, max_concurrency=4"]
+    assert [run.label for run in runs] == [
+        "request_rate=2.0, max_concurrency=None",
+        "request_rate=inf, max_concurrency=4",
+    ]
     assert [run.load.kind for run in runs] == ["rate", "concurrency"]
     assert runs[1].load.concurrency == 4
     assert runs[1].metrics["ttft_ms"].mean == 120.25
@@ -182,12 +186,15 @@ def test_all_failed_run_has_no_latencies() -> None:
     assert any("Every request failed" in note for note in run.notes)
 
 
-@pytest.mark.parametrize(("name", "reason"), [
-    ("cut_short.json", "the file is cut short"),
-    ("wrong_types.json", "ttfts[2] is not a number ('fast')"),
-    ("mismatched_arrays.json", "the per-request arrays have different lengths"),
-    ("append_cut_short.json", "line 3 is not JSON"),
-])
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("cut_short.json", "the file is cut short"),
+        ("wrong_types.json", "ttfts[2] is not a number ('fast')"),
+        ("mismatched_arrays.json", "the per-request arrays have different lengths"),
+        ("append_cut_short.json", "line 3 is not JSON"),
+    ],
+)
 def test_broken_files_are_refused_with_their_reason(name: str, reason: str) -> None:
     assert reason in refusal(OWN / "broken" / name)
 

@@ -26,29 +26,65 @@ from tests.sizing.estimator.builders import (
 # Sizing keys of the published configs of families that are not modelled yet. Each carries every
 # standard dense field, so a missing registry entry would size it silently as a dense decoder.
 MIXTRAL_8X7B = {  # mistralai/Mixtral-8x7B-v0.1 config.json
-    "model_type": "mixtral", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
-    "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 32000, "num_local_experts": 8,
-    "num_experts_per_tok": 2, "torch_dtype": "bfloat16",
+    "model_type": "mixtral",
+    "hidden_size": 4096,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "intermediate_size": 14336,
+    "vocab_size": 32000,
+    "num_local_experts": 8,
+    "num_experts_per_tok": 2,
+    "torch_dtype": "bfloat16",
 }
 DEEPSEEK_V3 = {  # deepseek-ai/DeepSeek-V3 config.json
-    "model_type": "deepseek_v3", "hidden_size": 7168, "num_hidden_layers": 61, "num_attention_heads": 128,
-    "num_key_value_heads": 128, "intermediate_size": 18432, "vocab_size": 129280, "kv_lora_rank": 512,
-    "q_lora_rank": 1536, "qk_rope_head_dim": 64, "n_routed_experts": 256, "num_nextn_predict_layers": 1,
+    "model_type": "deepseek_v3",
+    "hidden_size": 7168,
+    "num_hidden_layers": 61,
+    "num_attention_heads": 128,
+    "num_key_value_heads": 128,
+    "intermediate_size": 18432,
+    "vocab_size": 129280,
+    "kv_lora_rank": 512,
+    "q_lora_rank": 1536,
+    "qk_rope_head_dim": 64,
+    "n_routed_experts": 256,
+    "num_nextn_predict_layers": 1,
     "torch_dtype": "bfloat16",
 }
 GLM_5 = {  # zai-org/GLM-5-FP8 config.json (sizing keys): MLA + MoE, with a DSA indexer on top
-    "model_type": "glm_moe_dsa", "hidden_size": 6144, "num_hidden_layers": 78, "num_attention_heads": 64,
-    "num_key_value_heads": 64, "intermediate_size": 12288, "vocab_size": 154880, "kv_lora_rank": 512,
-    "q_lora_rank": 2048, "qk_rope_head_dim": 64, "n_routed_experts": 256, "index_n_heads": 32,
-    "index_head_dim": 128, "index_topk": 2048, "torch_dtype": "bfloat16",
+    "model_type": "glm_moe_dsa",
+    "hidden_size": 6144,
+    "num_hidden_layers": 78,
+    "num_attention_heads": 64,
+    "num_key_value_heads": 64,
+    "intermediate_size": 12288,
+    "vocab_size": 154880,
+    "kv_lora_rank": 512,
+    "q_lora_rank": 2048,
+    "qk_rope_head_dim": 64,
+    "n_routed_experts": 256,
+    "index_n_heads": 32,
+    "index_head_dim": 128,
+    "index_topk": 2048,
+    "torch_dtype": "bfloat16",
 }
 NEMOTRON_H_56B = {  # nvidia/Nemotron-H-56B-Base-8K config.json
-    "model_type": "nemotron_h", "hidden_size": 8192, "num_hidden_layers": 118, "num_attention_heads": 64,
-    "num_key_value_heads": 8, "intermediate_size": 32768, "vocab_size": 131072,
-    "hybrid_override_pattern": "M-M-M-M*-", "ssm_state_size": 256, "torch_dtype": "bfloat16",
+    "model_type": "nemotron_h",
+    "hidden_size": 8192,
+    "num_hidden_layers": 118,
+    "num_attention_heads": 64,
+    "num_key_value_heads": 8,
+    "intermediate_size": 32768,
+    "vocab_size": 131072,
+    "hybrid_override_pattern": "M-M-M-M*-",
+    "ssm_state_size": 256,
+    "torch_dtype": "bfloat16",
 }
 QWEN35_27B = {  # Qwen/Qwen3.5-27B config.json: everything sits in text_config / vision_config
-    "model_type": "qwen3_5", "text_config": {"hidden_size": 5120}, "vision_config": {"depth": 27},
+    "model_type": "qwen3_5",
+    "text_config": {"hidden_size": 5120},
+    "vision_config": {"depth": 27},
 }
 
 
@@ -132,16 +168,24 @@ def test_unknown_model_type_with_standard_fields_is_sized_with_a_warning():
 
 def test_unknown_model_type_without_standard_fields_is_refused_naming_them():
     # given an unknown family that names its sizes differently (ChatGLM-style keys)
-    config = {"model_type": "acme_glm", "hidden_size": 4096, "num_layers": 40, "num_attention_heads": 32,
-              "ffn_hidden_size": 13696, "padded_vocab_size": 151552}
+    config = {
+        "model_type": "acme_glm",
+        "hidden_size": 4096,
+        "num_layers": 40,
+        "num_attention_heads": 32,
+        "ffn_hidden_size": 13696,
+        "padded_vocab_size": 151552,
+    }
 
     # when
     error = _refusal(config)
 
     # then
     assert error.code is SizingErrorCode.UNSUPPORTED_ARCHITECTURE
-    assert error.extra == {"model_type": "acme_glm",
-                           "missing": ["num_hidden_layers", "intermediate_size", "vocab_size"]}
+    assert error.extra == {
+        "model_type": "acme_glm",
+        "missing": ["num_hidden_layers", "intermediate_size", "vocab_size"],
+    }
     assert "num_hidden_layers, intermediate_size, vocab_size" in error.message
 
 
@@ -184,8 +228,11 @@ def test_heads_not_a_multiple_of_kv_heads_is_invalid_config():
 
 def test_hidden_not_divisible_by_heads_without_head_dim_is_invalid_config():
     # given 4096 / 24 = 170.67 and no head_dim key
-    config = {key: value for key, value in llama_config(num_attention_heads=24, num_key_value_heads=8).items()
-              if key != "head_dim"}
+    config = {
+        key: value
+        for key, value in llama_config(num_attention_heads=24, num_key_value_heads=8).items()
+        if key != "head_dim"
+    }
 
     # when
     error = _refusal(config)
@@ -264,8 +311,7 @@ def test_qwen2_with_use_sliding_window_true_is_warned_about():
 
 def test_head_dim_defaults_to_hidden_over_heads_and_kv_heads_to_heads():
     # given a Llama-2-style config without head_dim and without num_key_value_heads
-    config = {key: value for key, value in LLAMA3_8B_CONFIG.items()
-              if key not in ("head_dim", "num_key_value_heads")}
+    config = {key: value for key, value in LLAMA3_8B_CONFIG.items() if key not in ("head_dim", "num_key_value_heads")}
 
     # when
     arch = architecture_from_config(config)
@@ -278,8 +324,7 @@ def test_model_described_by_numbers_is_marked_approximate():
     # given a sales call about "a 7B model" with 32 layers and 8 KV heads of 128
 
     # when
-    arch = architecture_from_numbers(parameters=7 * 10**9, num_hidden_layers=32, num_key_value_heads=8,
-                                     head_dim=128)
+    arch = architecture_from_numbers(parameters=7 * 10**9, num_hidden_layers=32, num_key_value_heads=8, head_dim=128)
 
     # then
     assert arch.approximate is True

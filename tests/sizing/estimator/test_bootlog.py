@@ -125,9 +125,12 @@ def test_vllm_pre_065_profiling_table_gives_every_term():
     assert log.activation_peak_bytes == 1_352_914_698  # round(1.26 × 2^30)
     assert log.kv_cache_bytes == 57_219_701_801  # round(53.29 × 2^30)
     assert (log.kv_cache_tokens, log.num_gpu_blocks, log.max_concurrency, log.cuda_graph_bytes) == (
-        None, None, None, None)
-    assert log.lines["kv_cache_bytes"] == (
-        "INFO 12-13 19:54:18 worker.py:243] available_kv_cache_memory    53.29GiB")
+        None,
+        None,
+        None,
+        None,
+    )
+    assert log.lines["kv_cache_bytes"] == ("INFO 12-13 19:54:18 worker.py:243] available_kv_cache_memory    53.29GiB")
     assert log.unparsed_memory_lines == ()
     assert log.warnings == ()
 
@@ -146,7 +149,8 @@ def test_vllm_v1_weights_kv_tokens_and_concurrency():
     assert log.max_model_len == 32_768  # vLLM states its concurrency for max_model_len tokens
     assert log.kv_cache_bytes is None
     assert log.lines["max_model_len"] == (
-        "INFO 04-24 16:33:13 [kv_cache_utils.py:637] Maximum concurrency for 32,768 tokens per request: 4.84x")
+        "INFO 04-24 16:33:13 [kv_cache_utils.py:637] Maximum concurrency for 32,768 tokens per request: 4.84x"
+    )
     assert log.warnings == ()
 
 
@@ -173,7 +177,8 @@ def test_vllm_064_one_line_profiling_result_and_blocks():
     assert log.warnings == (
         "activation peak derived: peak torch memory 17.06 GiB less 14.99 GiB of weights (vLLM 0.6.4 printed "
         "them together)",
-        "KV tokens = 1952 blocks × 16 tokens: vLLM's default block size, which the log does not state",)
+        "KV tokens = 1952 blocks × 16 tokens: vLLM's default block size, which the log does not state",
+    )
 
 
 def test_vllm_v0_two_line_budget_with_stdout_prefix():
@@ -218,8 +223,14 @@ def test_vllm_019_non_default_args_become_flags():
     log = bootlog_parse(VLLM_019_GPT_OSS)
 
     # then
-    assert log.flags == {"model_tag": "openai/gpt-oss-20b", "port": 10000, "model": "openai/gpt-oss-20b",
-                         "trust_remote_code": True, "max_model_len": 131072, "gpu_memory_utilization": 0.65}
+    assert log.flags == {
+        "model_tag": "openai/gpt-oss-20b",
+        "port": 10000,
+        "model": "openai/gpt-oss-20b",
+        "trust_remote_code": True,
+        "max_model_len": 131072,
+        "gpu_memory_utilization": 0.65,
+    }
     assert log.model == "openai/gpt-oss-20b"
     assert log.max_model_len == 131_072
     assert log.gpu_memory_utilization == 0.65
@@ -235,11 +246,16 @@ def test_vllm_019_non_default_args_become_flags():
         # 0.6 V0 model_runner.py: "%.4f GB" of `/ float(2**30)`
         ("INFO 12-06 14:55:15 model_runner.py:1077] Loading model weights took 14.9888 GB", 16_094_101_452),
         # 0.8 V0 model_runner.py: "%.4f GB and %.6f seconds" of `/ float(2**30)`
-        ("INFO 05-05 15:24:32 [model_runner.py:1146] Model loading took 6.0160 GB and 533.851791 seconds",
-         6_459_630_813),
+        (
+            "INFO 05-05 15:24:32 [model_runner.py:1146] Model loading took 6.0160 GB and 533.851791 seconds",
+            6_459_630_813,
+        ),
         # SGLang model_runner.py: "mem usage=%.2f GB" of `/ (1 << 30)`
-        ("[2025-06-01 10:00:09 TP0] Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, "
-         "avail mem=63.33 GB, mem usage=14.99 GB.", 16_095_389_942),
+        (
+            "[2025-06-01 10:00:09 TP0] Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, "
+            "avail mem=63.33 GB, mem usage=14.99 GB.",
+            16_095_389_942,
+        ),
     ],
     ids=["vllm-0.6-loading-model-weights", "vllm-0.8-model-loading", "sglang-load-weight-end"],
 )
@@ -270,18 +286,31 @@ def test_sglang_startup_lines():
     assert log.cuda_graph_bytes == 654_982_513  # round(0.61 × 2^30)
     assert log.max_model_len == 8192  # the scheduler's context_len
     assert (log.total_gpu_memory_bytes, log.budget_bytes, log.non_torch_bytes, log.activation_peak_bytes) == (
-        None, None, None, None)  # SGLang prints none of them
+        None,
+        None,
+        None,
+        None,
+    )  # SGLang prints none of them
     assert log.flags == {
-        "model_path": "meta-llama/Llama-3.1-8B-Instruct", "tokenizer_path": "meta-llama/Llama-3.1-8B-Instruct",
-        "context_length": None, "dtype": "auto", "quantization": None, "kv_cache_dtype": "auto",
+        "model_path": "meta-llama/Llama-3.1-8B-Instruct",
+        "tokenizer_path": "meta-llama/Llama-3.1-8B-Instruct",
+        "context_length": None,
+        "dtype": "auto",
+        "quantization": None,
+        "kv_cache_dtype": "auto",
         "mem_fraction_static": 0.88,
         "max_running_requests": 4096,  # None in the arguments: the scheduler's effective value
-        "chunked_prefill_size": 8192, "max_prefill_tokens": 16384, "tp_size": 1, "pp_size": 1,
-        "cuda_graph_max_bs": 256, "cuda_graph_bs": [1, 2, 4, 8], "disable_cuda_graph": False,
+        "chunked_prefill_size": 8192,
+        "max_prefill_tokens": 16384,
+        "tp_size": 1,
+        "pp_size": 1,
+        "cuda_graph_max_bs": 256,
+        "cuda_graph_bs": [1, 2, 4, 8],
+        "disable_cuda_graph": False,
     }
     assert log.lines["cuda_graph_bytes"] == (
-        "[2025-06-01 10:00:22 TP0] Capture cuda graph end. Time elapsed: 12.30 s. mem usage=0.61 GB. "
-        "avail mem=6.61 GB.")
+        "[2025-06-01 10:00:22 TP0] Capture cuda graph end. Time elapsed: 12.30 s. mem usage=0.61 GB. avail mem=6.61 GB."
+    )
     assert log.unparsed_memory_lines == ()
     assert log.warnings == ()
 
@@ -317,7 +346,8 @@ def test_prefixes_ansi_colours_and_windows_line_endings_are_tolerated():
     assert log.kv_cache_bytes == 20_798_379_131  # round(19.37 × 2^30)
     assert log.max_concurrency == 4.84
     assert log.lines["kv_cache_bytes"] == (
-        "(VllmWorker rank=0 pid=6540) INFO 04-24 16:33:12 [gpu_worker.py:227] Available KV cache memory: 19.37 GiB")
+        "(VllmWorker rank=0 pid=6540) INFO 04-24 16:33:12 [gpu_worker.py:227] Available KV cache memory: 19.37 GiB"
+    )
 
 
 def test_version_model_and_flags_from_the_engine_config_line():
@@ -346,9 +376,16 @@ def test_version_model_and_flags_from_the_engine_config_line():
     assert log.model == "Qwen/Qwen3-32B"
     assert log.tensor_parallel_size == 2
     assert log.max_model_len == 32_768
-    assert log.flags == {"dtype": "bfloat16", "kv_cache_dtype": "fp8_e4m3", "quantization": "fp8",
-                         "enforce_eager": False, "pipeline_parallel_size": 1, "enable_prefix_caching": True,
-                         "served_model_name": "Qwen/Qwen3-32B", "max_num_batched_tokens": 8192}
+    assert log.flags == {
+        "dtype": "bfloat16",
+        "kv_cache_dtype": "fp8_e4m3",
+        "quantization": "fp8",
+        "enforce_eager": False,
+        "pipeline_parallel_size": 1,
+        "enable_prefix_caching": True,
+        "served_model_name": "Qwen/Qwen3-32B",
+        "max_num_batched_tokens": 8192,
+    }
     assert log.warnings == ()
 
 
@@ -410,8 +447,10 @@ def test_weights_plus_non_torch_summary_gives_non_torch_by_difference():
     assert log.cuda_graph_bytes == 343_597_384  # round(0.32 × 2^30)
     assert log.total_gpu_memory_bytes == 102_016_210_698  # round(95.01 × 2^30)
     assert log.budget_bytes == 91_815_663_370  # round(85.51 × 2^30)
-    assert log.warnings == ("non-torch memory derived: 56.89 GiB of weights + non-torch less 56.45 GiB of "
-                            "weights (vLLM printed them together)",)
+    assert log.warnings == (
+        "non-torch memory derived: 56.89 GiB of weights + non-torch less 56.45 GiB of "
+        "weights (vLLM printed them together)",
+    )
 
 
 def test_measured_cuda_graph_memory_wins_over_the_estimate():
@@ -428,7 +467,8 @@ def test_measured_cuda_graph_memory_wins_over_the_estimate():
     # then
     assert log.cuda_graph_bytes == 1_030_792_151  # round(0.96 × 2^30), not the 1.10 GiB estimate
     assert log.lines["cuda_graph_bytes"] == (
-        "(EngineCore pid=75) INFO Graph capturing finished in 18 secs, took 0.96 GiB")
+        "(EngineCore pid=75) INFO Graph capturing finished in 18 secs, took 0.96 GiB"
+    )
     assert log.warnings == ()
 
 
@@ -444,8 +484,10 @@ def test_ranks_that_disagree_keep_the_first_and_warn():
 
     # then
     assert log.kv_cache_bytes == 19_101_867_049  # round(17.79 × 2^30)
-    assert log.warnings == ("the log prints several values for kv_cache_bytes (17.79 GiB, 17.81 GiB): kept the "
-                            "first (several ranks or models, or a restart, in one paste?)",)
+    assert log.warnings == (
+        "the log prints several values for kv_cache_bytes (17.79 GiB, 17.81 GiB): kept the "
+        "first (several ranks or models, or a restart, in one paste?)",
+    )
 
 
 def test_a_failed_v0_start_warns_about_the_negative_kv_cache():
@@ -476,20 +518,26 @@ def test_a_failed_v0_start_warns_about_the_negative_kv_cache():
 
 def test_non_literal_non_default_args_keep_their_text():
     # given an argument vLLM echoes as an object repr (--kv-transfer-config)
-    line = ("(APIServer pid=1) INFO 07-22 10:00:00 [utils.py:233] non-default args: {'model': "
-            "'/path/to/Qwen3-235B-A22B-FP8', 'tensor_parallel_size': 4, 'kv_transfer_config': "
-            "KVTransferConfig(kv_connector='LMCacheConnectorV1', kv_role='kv_both')}")
+    line = (
+        "(APIServer pid=1) INFO 07-22 10:00:00 [utils.py:233] non-default args: {'model': "
+        "'/path/to/Qwen3-235B-A22B-FP8', 'tensor_parallel_size': 4, 'kv_transfer_config': "
+        "KVTransferConfig(kv_connector='LMCacheConnectorV1', kv_role='kv_both')}"
+    )
 
     # when
     log = bootlog_parse(line)
 
     # then
-    assert log.flags == {"model": "/path/to/Qwen3-235B-A22B-FP8", "tensor_parallel_size": 4,
-                         "kv_transfer_config": "KVTransferConfig(kv_connector='LMCacheConnectorV1', "
-                                               "kv_role='kv_both')"}
+    assert log.flags == {
+        "model": "/path/to/Qwen3-235B-A22B-FP8",
+        "tensor_parallel_size": 4,
+        "kv_transfer_config": "KVTransferConfig(kv_connector='LMCacheConnectorV1', kv_role='kv_both')",
+    }
     assert log.tensor_parallel_size == 4
-    assert log.warnings == ("vLLM's non-default args are not a literal dict (an object or a cut line): values "
-                            "that are not literals are kept as text",)
+    assert log.warnings == (
+        "vLLM's non-default args are not a literal dict (an object or a cut line): values "
+        "that are not literals are kept as text",
+    )
 
 
 @pytest.mark.parametrize(
@@ -538,16 +586,30 @@ def test_memory_lines_nothing_reads_are_listed():
 def test_compare_sets_each_logged_figure_against_the_estimate():
     # given a log and a hand-made estimate (the shape of MemoryEstimate.as_dict())
     log = BootLog(
-        engine="vllm", weights_bytes=16 * GiB, activation_peak_bytes=2 * GiB, non_torch_bytes=1 * GiB,
-        kv_cache_bytes=40 * GiB, kv_cache_tokens=200_000, max_concurrency=6.25,
-        max_concurrency_tokens_per_request=32_768, budget_bytes=72 * GiB, total_gpu_memory_bytes=80 * GiB,
+        engine="vllm",
+        weights_bytes=16 * GiB,
+        activation_peak_bytes=2 * GiB,
+        non_torch_bytes=1 * GiB,
+        kv_cache_bytes=40 * GiB,
+        kv_cache_tokens=200_000,
+        max_concurrency=6.25,
+        max_concurrency_tokens_per_request=32_768,
+        budget_bytes=72 * GiB,
+        total_gpu_memory_bytes=80 * GiB,
         lines={"weights_bytes": "Model loading took 16.0000 GiB and 3.2 seconds"},
     )
     estimate = {
         "weight_bytes_per_gpu": 15 * GiB,
-        "memory_per_gpu": {"weights": 15 * GiB, "kv_cache": 41 * GiB, "activations": 3 * GiB,
-                           "runtime": 805_306_368, "cuda_graphs": 512 * 2**20},
-        "kv_capacity_tokens": 210_000, "max_model_len": 32_768, "max_concurrency": 6.5,
+        "memory_per_gpu": {
+            "weights": 15 * GiB,
+            "kv_cache": 41 * GiB,
+            "activations": 3 * GiB,
+            "runtime": 805_306_368,
+            "cuda_graphs": 512 * 2**20,
+        },
+        "kv_capacity_tokens": 210_000,
+        "max_model_len": 32_768,
+        "max_concurrency": 6.5,
         "budget_bytes_per_gpu": 72 * GiB,
     }
 
@@ -556,24 +618,78 @@ def test_compare_sets_each_logged_figure_against_the_estimate():
 
     # then: difference = estimated − logged; relative = difference / logged; no CUDA-graph figure in the log
     assert lines == (
-        ComparisonLine(figure="weights_bytes", logged_bytes_or_value=17_179_869_184, estimated=16_106_127_360,
-                       difference=-1_073_741_824, relative_difference=-0.0625, unit="bytes",
-                       source_line="Model loading took 16.0000 GiB and 3.2 seconds"),
-        ComparisonLine(figure="activation_peak_bytes", logged_bytes_or_value=2_147_483_648,
-                       estimated=3_221_225_472, difference=1_073_741_824, relative_difference=0.5, unit="bytes",
-                       source_line=""),
-        ComparisonLine(figure="non_torch_bytes", logged_bytes_or_value=1_073_741_824, estimated=805_306_368,
-                       difference=-268_435_456, relative_difference=-0.25, unit="bytes", source_line=""),
-        ComparisonLine(figure="kv_cache_bytes", logged_bytes_or_value=42_949_672_960, estimated=44_023_414_784,
-                       difference=1_073_741_824, relative_difference=0.025, unit="bytes", source_line=""),
-        ComparisonLine(figure="kv_cache_tokens", logged_bytes_or_value=200_000, estimated=210_000,
-                       difference=10_000, relative_difference=0.05, unit="tokens", source_line=""),
-        ComparisonLine(figure="max_concurrency", logged_bytes_or_value=6.25, estimated=6.5, difference=0.25,
-                       relative_difference=0.04, unit="x", source_line=""),
-        ComparisonLine(figure="budget_bytes", logged_bytes_or_value=77_309_411_328, estimated=77_309_411_328,
-                       difference=0, relative_difference=0.0, unit="bytes", source_line=""),
-        ComparisonLine(figure="total_gpu_memory_bytes", logged_bytes_or_value=85_899_345_920, estimated=None,
-                       difference=None, relative_difference=None, unit="bytes", source_line=""),
+        ComparisonLine(
+            figure="weights_bytes",
+            logged_bytes_or_value=17_179_869_184,
+            estimated=16_106_127_360,
+            difference=-1_073_741_824,
+            relative_difference=-0.0625,
+            unit="bytes",
+            source_line="Model loading took 16.0000 GiB and 3.2 seconds",
+        ),
+        ComparisonLine(
+            figure="activation_peak_bytes",
+            logged_bytes_or_value=2_147_483_648,
+            estimated=3_221_225_472,
+            difference=1_073_741_824,
+            relative_difference=0.5,
+            unit="bytes",
+            source_line="",
+        ),
+        ComparisonLine(
+            figure="non_torch_bytes",
+            logged_bytes_or_value=1_073_741_824,
+            estimated=805_306_368,
+            difference=-268_435_456,
+            relative_difference=-0.25,
+            unit="bytes",
+            source_line="",
+        ),
+        ComparisonLine(
+            figure="kv_cache_bytes",
+            logged_bytes_or_value=42_949_672_960,
+            estimated=44_023_414_784,
+            difference=1_073_741_824,
+            relative_difference=0.025,
+            unit="bytes",
+            source_line="",
+        ),
+        ComparisonLine(
+            figure="kv_cache_tokens",
+            logged_bytes_or_value=200_000,
+            estimated=210_000,
+            difference=10_000,
+            relative_difference=0.05,
+            unit="tokens",
+            source_line="",
+        ),
+        ComparisonLine(
+            figure="max_concurrency",
+            logged_bytes_or_value=6.25,
+            estimated=6.5,
+            difference=0.25,
+            relative_difference=0.04,
+            unit="x",
+            source_line="",
+        ),
+        ComparisonLine(
+            figure="budget_bytes",
+            logged_bytes_or_value=77_309_411_328,
+            estimated=77_309_411_328,
+            difference=0,
+            relative_difference=0.0,
+            unit="bytes",
+            source_line="",
+        ),
+        ComparisonLine(
+            figure="total_gpu_memory_bytes",
+            logged_bytes_or_value=85_899_345_920,
+            estimated=None,
+            difference=None,
+            relative_difference=None,
+            unit="bytes",
+            source_line="",
+        ),
     )
 
 
@@ -596,8 +712,9 @@ def test_compare_rescales_concurrency_to_the_logged_request_length():
 def test_compare_reads_a_real_estimate_dict():
     # given the PR #10511 log (Llama-3-8B, H100) and our estimate of the same deployment
     log = bootlog_parse(VLLM_PR10511_TABLE)
-    estimate = estimate_memory(EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=79.22),
-                                               max_model_len=8192)).as_dict()
+    estimate = estimate_memory(
+        EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=79.22), max_model_len=8192)
+    ).as_dict()
 
     # when
     lines = bootlog_compare(log, estimate)
@@ -637,8 +754,11 @@ def test_calibration_from_a_v0_profile():
     calibration = bootlog_calibration(bootlog_parse(VLLM_V0_TWO_LINE))
 
     # then: no CUDA-graph figure in that log; vLLM's total is CUDA's own (cudaMemGetInfo), not the driver's
-    assert calibration == {"runtime_reserve_bytes": 53_687_091, "gpu_cuda_total_bytes": 15_826_954_486,
-                           "activation_peak_bytes": 966_367_642}
+    assert calibration == {
+        "runtime_reserve_bytes": 53_687_091,
+        "gpu_cuda_total_bytes": 15_826_954_486,
+        "activation_peak_bytes": 966_367_642,
+    }
 
 
 def test_calibration_from_a_v1_summary_includes_cuda_graphs():
@@ -648,8 +768,12 @@ def test_calibration_from_a_v1_summary_includes_cuda_graphs():
     calibration = bootlog_calibration(bootlog_parse(VLLM_011_SUMMARY))
 
     # then
-    assert calibration == {"runtime_reserve_bytes": 1_481_763_717, "cuda_graph_bytes": 2_544_768_123,
-                           "gpu_cuda_total_bytes": 150_119_844_413, "activation_peak_bytes": 5_991_479_378}
+    assert calibration == {
+        "runtime_reserve_bytes": 1_481_763_717,
+        "cuda_graph_bytes": 2_544_768_123,
+        "gpu_cuda_total_bytes": 150_119_844_413,
+        "activation_peak_bytes": 5_991_479_378,
+    }
 
 
 def test_calibration_leaves_out_negative_and_missing_figures():

@@ -73,8 +73,9 @@ def test_a_reserving_engine_commits_its_required_memory_plus_a_margin_on_what_li
     q = mean + 10.215 * sd * math.sqrt(1 + 1 / 4)
 
     # when
-    confidence = reserved_confidence(engine="vllm", release="0.11.0", required_bytes=20 * GIB + GIB // 2,
-                                     budget_bytes=20 * GIB, kv_risk=0.01)
+    confidence = reserved_confidence(
+        engine="vllm", release="0.11.0", required_bytes=20 * GIB + GIB // 2, budget_bytes=20 * GIB, kv_risk=0.01
+    )
 
     # then
     assert confidence.method == "reserved_budget"
@@ -86,8 +87,9 @@ def test_a_reserving_engine_commits_its_required_memory_plus_a_margin_on_what_li
 
 
 def test_nothing_outside_the_budget_means_no_margin() -> None:
-    confidence = reserved_confidence(engine="vllm", release="0.20.0", required_bytes=30 * GIB,
-                                     budget_bytes=30 * GIB, kv_risk=None)
+    confidence = reserved_confidence(
+        engine="vllm", release="0.20.0", required_bytes=30 * GIB, budget_bytes=30 * GIB, kv_risk=None
+    )
     assert confidence.margin_bytes == 0
     assert confidence.peak_bytes == 30 * GIB
 
@@ -106,15 +108,15 @@ def test_a_growing_engine_takes_the_percentile_of_its_simulated_demand() -> None
 
 
 def test_too_few_samples_for_the_percentile_give_the_largest_and_say_so() -> None:
-    confidence = simulated_confidence(fixed_bytes=GIB, kv_demand_bytes=[1.0 * MIB, 3.0 * MIB, 2.0 * MIB],
-                                      kv_risk=None)
+    confidence = simulated_confidence(fixed_bytes=GIB, kv_demand_bytes=[1.0 * MIB, 3.0 * MIB, 2.0 * MIB], kv_risk=None)
     assert confidence.percentile_is_max
     assert confidence.peak_bytes == GIB + 3 * MIB
 
 
 def _model() -> object:
-    return reserved_confidence(engine="vllm", release="0.11.0", required_bytes=20 * GIB + GIB // 2,
-                               budget_bytes=20 * GIB, kv_risk=None)
+    return reserved_confidence(
+        engine="vllm", release="0.11.0", required_bytes=20 * GIB + GIB // 2, budget_bytes=20 * GIB, kv_risk=None
+    )
 
 
 def test_a_measured_peak_above_the_bound_raises_it_to_that_peak_plus_its_tolerance() -> None:
@@ -123,8 +125,9 @@ def test_a_measured_peak_above_the_bound_raises_it_to_that_peak_plus_its_toleran
     above = model.peak_bytes + 100 * MIB
 
     # when
-    moved = with_measurements(model, [Measurement(kind="load_test", name="pulse", peak_bytes=above,
-                                                  tolerance_bytes=MIB)])
+    moved = with_measurements(
+        model, [Measurement(kind="load_test", name="pulse", peak_bytes=above, tolerance_bytes=MIB)]
+    )
 
     # then
     assert moved.peak_bytes == above + MIB
@@ -134,14 +137,16 @@ def test_a_measured_peak_above_the_bound_raises_it_to_that_peak_plus_its_toleran
 def test_72_hours_of_monitoring_inside_the_bound_tighten_it_but_never_below_the_base() -> None:
     # given a log of 72 h peaking 10 MiB over the base, and a load test below it
     model = _model()
-    log = Measurement(kind="memory_log", name="72 h", peak_bytes=model.base_bytes + 10 * MIB, tolerance_bytes=MIB,
-                      hours=72.0)
+    log = Measurement(
+        kind="memory_log", name="72 h", peak_bytes=model.base_bytes + 10 * MIB, tolerance_bytes=MIB, hours=72.0
+    )
     test = Measurement(kind="load_test", name="pulse", peak_bytes=model.base_bytes, tolerance_bytes=MIB)
 
     # when
     moved = with_measurements(model, [log, test])
-    short = with_measurements(model, [Measurement(kind="memory_log", name="1 h", peak_bytes=model.base_bytes,
-                                                  tolerance_bytes=MIB, hours=1.0)])
+    short = with_measurements(
+        model, [Measurement(kind="memory_log", name="1 h", peak_bytes=model.base_bytes, tolerance_bytes=MIB, hours=1.0)]
+    )
 
     # then the bound is the highest measured peak plus its tolerance
     assert moved.peak_bytes == model.base_bytes + 11 * MIB

@@ -16,8 +16,15 @@ PER_TOKEN = 131_072  # Llama-3-8B: 32 layers × 8 KV heads × 128 × 2 (K, V) ×
 
 
 def _idealized(**overrides) -> EstimateRequest:
-    return EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=80), engine=Engine.IDEALIZED,
-                           max_model_len=8192, tokens_per_request=8192, concurrency=10, **overrides)
+    return EstimateRequest(
+        arch=build_arch(),
+        gpu=build_gpu(memory_gib=80),
+        engine=Engine.IDEALIZED,
+        max_model_len=8192,
+        tokens_per_request=8192,
+        concurrency=10,
+        **overrides,
+    )
 
 
 def test_a_shared_prefix_is_cached_once():
@@ -45,8 +52,14 @@ def test_parallel_samples_multiply_only_the_decoded_tokens():
 
 def test_vllm_shared_prefix_doubles_the_requests_a_pool_holds():
     # given vLLM 0.11.0 on 80 GiB: the pool holds 52 requests of 8192 tokens (427,040 tokens = 26,690 blocks)
-    base = EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=8192,
-                           tokens_per_request=8192, concurrency=100, engine_version="0.11.0")
+    base = EstimateRequest(
+        arch=build_arch(),
+        gpu=build_gpu(memory_gib=80),
+        max_model_len=8192,
+        tokens_per_request=8192,
+        concurrency=100,
+        engine_version="0.11.0",
+    )
     # when
     alone = estimate_memory(base)
     shared = estimate_memory(replace(base, shared_prefix_tokens=4096))
@@ -61,8 +74,12 @@ def test_vllm_shared_prefix_doubles_the_requests_a_pool_holds():
 
 @pytest.mark.parametrize(
     ("overrides", "field"),
-    [({"parallel_samples": 2}, "output_tokens"), ({"shared_prefix_tokens": 8192}, "shared_prefix_tokens"),
-     ({"output_tokens": 9000}, "output_tokens"), ({"parallel_samples": 0}, "parallel_samples")],
+    [
+        ({"parallel_samples": 2}, "output_tokens"),
+        ({"shared_prefix_tokens": 8192}, "shared_prefix_tokens"),
+        ({"output_tokens": 9000}, "output_tokens"),
+        ({"parallel_samples": 0}, "parallel_samples"),
+    ],
     ids=["n-without-output", "prefix-as-long-as-request", "output-beyond-request", "n-zero"],
 )
 def test_inconsistent_demand_is_refused_naming_the_field(overrides, field):
@@ -89,8 +106,10 @@ def test_rules_of_thumb_sit_beside_the_bill_with_the_card_factor():
     [
         ({}, 8192 * 128),  # Llama-3-8B: 8192 positions × 128
         ({"rope_scaling": {"rope_type": "linear", "factor": 4.0}}, 4 * 8192 * 128),
-        ({"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096}},
-         4 * 4096 * 128),
+        (
+            {"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096}},
+            4 * 4096 * 128,
+        ),
         ({"rope_scaling": {"rope_type": "llama3", "factor": 8.0}}, 8192 * 128),  # llama3 keeps max positions
         ({"partial_rotary_factor": 0.5}, 8192 * 64),
         ({"rope_scaling": {"rope_type": "longrope", "original_max_position_embeddings": 4096}}, (4096 + 8192) * 128),
@@ -108,8 +127,14 @@ def test_rotary_cache_rows_follow_the_scaling(overrides, elements):
 def test_remedies_leave_out_changes_that_fit_no_more_requests():
     # given Llama-3-8B at its full 8192 context, asked for 100 requests of 8192 tokens: max_model_len is already
     # the requests' length, so "lower max_model_len" would gain nothing and must not be offered
-    request = EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=8192,
-                              tokens_per_request=8192, concurrency=100, engine_version="0.11.0")
+    request = EstimateRequest(
+        arch=build_arch(),
+        gpu=build_gpu(memory_gib=80),
+        max_model_len=8192,
+        tokens_per_request=8192,
+        concurrency=100,
+        engine_version="0.11.0",
+    )
     # when
     found = remedies(request)
     # then: every remedy adds requests; the FP8 KV cache doubles the pool (vLLM 0.11.0): 427,040 tokens // 8192 =

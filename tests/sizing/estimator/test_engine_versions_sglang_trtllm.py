@@ -30,8 +30,16 @@ CUDA_CONTEXT = 536_870_912  # 0.5 GiB
 
 def _estimate(engine: Engine, version: str, *, memory_gib: float = 80, **overrides) -> MemoryEstimate:
     arch = overrides.pop("arch", None) or build_arch()
-    return estimate_memory(EstimateRequest(arch=arch, gpu=build_gpu(memory_gib=memory_gib), engine=engine,
-                                           max_model_len=8192, engine_version=version, **overrides))
+    return estimate_memory(
+        EstimateRequest(
+            arch=arch,
+            gpu=build_gpu(memory_gib=memory_gib),
+            engine=engine,
+            max_model_len=8192,
+            engine_version=version,
+            **overrides,
+        )
+    )
 
 
 # --- SGLang: defaults per release --------------------------------------------------------------------------------
@@ -89,8 +97,13 @@ def test_sglang_0_4_5_takes_the_fixed_fraction_of_its_tp_size():
     assert result.engine_version == "0.4.5"
     assert result.assumptions["engine_mem_fraction_static"] == 0.88
     assert result.budget_bytes_per_gpu == 75_591_424_409
-    assert result.memory_per_gpu == {"weights": LLAMA3_8B_WEIGHTS_WITH_ROPE_CACHE, "kv_cache": 59_056_358_359,
-                                     "activations": 10_307_921_511, "runtime": 472_446_402, "cuda_graphs": 0}
+    assert result.memory_per_gpu == {
+        "weights": LLAMA3_8B_WEIGHTS_WITH_ROPE_CACHE,
+        "kv_cache": 59_056_358_359,
+        "activations": 10_307_921_511,
+        "runtime": 472_446_402,
+        "cuda_graphs": 0,
+    }
     assert result.kv_capacity_tokens == 450_564
     assert (result.assumptions["max_num_seqs"], result.assumptions["max_num_batched_tokens"]) == (160, 8192)
     assert result.formulas["mem_fraction_static"] == "SGLang 0.4.0–0.4.5: fixed by TP 1 → 0.88"
@@ -180,10 +193,18 @@ def test_sglang_piecewise_graphs_under_mla_and_pipeline_parallel():
     # given SGLang 0.5.10 on 81,920 MiB, chunk 8192, decode graphs up to 256
 
     # when
-    mla = sglang_mem_fraction_static(version=Version(0, 5, 10), gpu_mem_mib=81_920, tp=1, pp=1,
-                                     chunked_prefill_size=8192, cuda_graph_max_bs=256, mla=True)
-    staged = sglang_mem_fraction_static(version=Version(0, 5, 10), gpu_mem_mib=81_920, tp=1, pp=2,
-                                        chunked_prefill_size=8192, cuda_graph_max_bs=256)
+    mla = sglang_mem_fraction_static(
+        version=Version(0, 5, 10),
+        gpu_mem_mib=81_920,
+        tp=1,
+        pp=1,
+        chunked_prefill_size=8192,
+        cuda_graph_max_bs=256,
+        mla=True,
+    )
+    staged = sglang_mem_fraction_static(
+        version=Version(0, 5, 10), gpu_mem_mib=81_920, tp=1, pp=2, chunked_prefill_size=8192, cuda_graph_max_bs=256
+    )
 
     # then
     # MLA: a flat 1.5 GiB for the prefill graphs (server_args.py:1311 @ v0.5.10): 512 + 12,288 + 512 + 128 + 1,536
@@ -194,13 +215,16 @@ def test_sglang_piecewise_graphs_under_mla_and_pipeline_parallel():
     assert (staged.mem_fraction_static, staged.prefill_graph_mib) == (0.834, 0)
 
 
-@pytest.mark.parametrize(("max_tokens", "count"), [
-    # 4..32 step 4 (8) + 48..256 step 16 (14) + 288..512 step 32 (8) + 576..1024 step 64 (8) + 1280..4096 step 256
-    # (12) + 4608..8192 step 512 (8) = 58 (server_args.py:1397-1415 @ v0.5.10)
-    pytest.param(8192, 58, id="8192"),
-    pytest.param(4096, 50, id="4096"),
-    pytest.param(2048, 42, id="2048"),  # 8 + 14 + 8 + 8 + (1280, 1536, 1792, 2048)
-])
+@pytest.mark.parametrize(
+    ("max_tokens", "count"),
+    [
+        # 4..32 step 4 (8) + 48..256 step 16 (14) + 288..512 step 32 (8) + 576..1024 step 64 (8) + 1280..4096 step 256
+        # (12) + 4608..8192 step 512 (8) = 58 (server_args.py:1397-1415 @ v0.5.10)
+        pytest.param(8192, 58, id="8192"),
+        pytest.param(4096, 50, id="4096"),
+        pytest.param(2048, 42, id="2048"),  # 8 + 14 + 8 + 8 + (1280, 1536, 1792, 2048)
+    ],
+)
 def test_sglang_prefill_graph_sizes(max_tokens, count):
     # given a chunk size
 
@@ -231,8 +255,13 @@ def test_trtllm_1_x_captures_cuda_graphs_after_the_pool_and_0_21_does_not():
     assert (engine.required_bytes_per_gpu, torch_backend.required_bytes_per_gpu) == (79_181_592_166, 79_718_463_078)
     assert engine.formulas["kv_cache"].startswith("TensorRT-LLM 0.17–0.21 (tensorrt backend): ")
     assert torch_backend.formulas["kv_cache"].startswith("TensorRT-LLM 1.0–1.2 (pytorch backend): ")
-    assert torch_backend.launch_args[:5] == ("--tp_size 1", "--pp_size 1", "--max_batch_size 2048",
-                                             "--max_num_tokens 8192", "--kv_cache_free_gpu_memory_fraction 0.9")
+    assert torch_backend.launch_args[:5] == (
+        "--tp_size 1",
+        "--pp_size 1",
+        "--max_batch_size 2048",
+        "--max_num_tokens 8192",
+        "--kv_cache_free_gpu_memory_fraction 0.9",
+    )
 
 
 def test_trtllm_measured_or_disabled_cuda_graphs():
@@ -274,15 +303,19 @@ def test_trtllm_auto_kv_dtype_follows_the_checkpoints_kv_cache_quant_algo():
 @pytest.mark.parametrize(
     ("quantization", "dtype"),
     [
-        pytest.param({"quant_method": "modelopt", "quant_algo": "FP8", "kv_cache_quant_algo": "FP8"}, DType.FP8,
-                     id="fp8"),
-        pytest.param({"quant_method": "modelopt", "quant_algo": "FP8", "kv_cache_quant_algo": "INT8"}, DType.INT8,
-                     id="int8"),
+        pytest.param(
+            {"quant_method": "modelopt", "quant_algo": "FP8", "kv_cache_quant_algo": "FP8"}, DType.FP8, id="fp8"
+        ),
+        pytest.param(
+            {"quant_method": "modelopt", "quant_algo": "FP8", "kv_cache_quant_algo": "INT8"}, DType.INT8, id="int8"
+        ),
         # ModelOpt writes "no KV quantization" as null or the string "none"
-        pytest.param({"quant_method": "modelopt", "quant_algo": "FP8", "kv_cache_quant_algo": None}, DType.BF16,
-                     id="null"),
-        pytest.param({"quant_method": "modelopt", "quant_algo": "FP8", "kv_cache_quant_algo": "none"}, DType.BF16,
-                     id="none"),
+        pytest.param(
+            {"quant_method": "modelopt", "quant_algo": "FP8", "kv_cache_quant_algo": None}, DType.BF16, id="null"
+        ),
+        pytest.param(
+            {"quant_method": "modelopt", "quant_algo": "FP8", "kv_cache_quant_algo": "none"}, DType.BF16, id="none"
+        ),
         pytest.param(None, DType.BF16, id="unquantized"),
     ],
 )
@@ -315,8 +348,10 @@ def test_latest_is_the_newest_modelled_release():
 
 @pytest.mark.parametrize(
     ("engine", "requested", "modelled"),
-    [pytest.param(Engine.SGLANG, "0.6.0", "0.5.23", id="sglang"),
-     pytest.param(Engine.TRTLLM, "1.3.0rc1", "1.2.0", id="trtllm")],
+    [
+        pytest.param(Engine.SGLANG, "0.6.0", "0.5.23", id="sglang"),
+        pytest.param(Engine.TRTLLM, "1.3.0rc1", "1.2.0", id="trtllm"),
+    ],
 )
 def test_a_newer_release_than_modelled_warns_and_uses_the_newest_band(engine, requested, modelled):
     # given a release newer than the rule tables
@@ -334,8 +369,10 @@ def test_a_newer_release_than_modelled_warns_and_uses_the_newest_band(engine, re
 
 @pytest.mark.parametrize(
     ("engine", "requested", "oldest"),
-    [pytest.param(Engine.SGLANG, "0.3.6", "0.4.0", id="sglang"),
-     pytest.param(Engine.TRTLLM, "0.16.0", "0.17.0", id="trtllm")],
+    [
+        pytest.param(Engine.SGLANG, "0.3.6", "0.4.0", id="sglang"),
+        pytest.param(Engine.TRTLLM, "0.16.0", "0.17.0", id="trtllm"),
+    ],
 )
 def test_an_older_release_than_modelled_is_refused(engine, requested, oldest):
     # given a release older than the rule tables
@@ -347,7 +384,9 @@ def test_an_older_release_than_modelled_is_refused(engine, requested, oldest):
     # then: a 400-style error on engine_version that names the oldest modelled release
     error = raised.value
     assert error.code is SizingErrorCode.INVALID_ARGUMENT
-    assert error.message == (f"{engine.value} {requested} is older than the oldest release modelled ({oldest}): its "
-                             "memory rules are not in the estimator, so it is not estimated; choose "
-                             f"{oldest} or later")
+    assert error.message == (
+        f"{engine.value} {requested} is older than the oldest release modelled ({oldest}): its "
+        "memory rules are not in the estimator, so it is not estimated; choose "
+        f"{oldest} or later"
+    )
     assert list(error.extra["fields"]) == ["engine_version"]

@@ -58,8 +58,9 @@ def _llama3_8b(engine: Engine, **overrides) -> MemoryEstimate:
     """Llama-3-8B on one 80 GiB card at max_model_len 8192 (vLLM pinned to 0.11.0: its rules change by release)."""
     if engine is Engine.VLLM:
         overrides.setdefault("engine_version", VLLM)
-    return estimate_memory(EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=80), engine=engine,
-                                           max_model_len=8192, **overrides))
+    return estimate_memory(
+        EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=80), engine=engine, max_model_len=8192, **overrides)
+    )
 
 
 def _gpt_oss_like_arch() -> Architecture:
@@ -69,9 +70,18 @@ def _gpt_oss_like_arch() -> Architecture:
     full = AttentionSpec(num_heads=8, num_kv_heads=8, head_dim=64)
     mlp = MlpSpec(intermediate_size=1024)
     layers = tuple(LayerSpec(attention=sliding if index % 2 == 0 else full, mlp=mlp) for index in range(24))
-    return Architecture(model_type="gpt_oss_like", hidden_size=512, num_hidden_layers=24, num_attention_heads=8,
-                        num_key_value_heads=8, head_dim=64, intermediate_size=1024, vocab_size=1024,
-                        max_position_embeddings=131_072, layers=layers)
+    return Architecture(
+        model_type="gpt_oss_like",
+        hidden_size=512,
+        num_hidden_layers=24,
+        num_attention_heads=8,
+        num_key_value_heads=8,
+        head_dim=64,
+        intermediate_size=1024,
+        vocab_size=1024,
+        max_position_embeddings=131_072,
+        layers=layers,
+    )
 
 
 # --- traits and defaults -------------------------------------------------------------------------------------------
@@ -81,8 +91,9 @@ def _gpt_oss_like_arch() -> Architecture:
     ("engine", "allocation", "block_size", "command"),
     [
         pytest.param(Engine.VLLM, "preallocated", 16, "vllm serve MODEL", id="vllm"),
-        pytest.param(Engine.SGLANG, "preallocated", 1, "python -m sglang.launch_server --model-path MODEL",
-                     id="sglang"),
+        pytest.param(
+            Engine.SGLANG, "preallocated", 1, "python -m sglang.launch_server --model-path MODEL", id="sglang"
+        ),
         # TensorRT-LLM's KvCacheConfig.tokens_per_block defaults to 32
         pytest.param(Engine.TRTLLM, "preallocated", 32, "trtllm-serve MODEL", id="trtllm"),
         pytest.param(Engine.TGI, "preallocated", 16, "text-generation-launcher --model-id MODEL", id="tgi"),
@@ -185,9 +196,13 @@ def test_vllm_gives_the_kv_cache_the_budget_left_after_weights_activations_and_n
     # kv = 77,309,411,328 − 16,062,619,648 − 5,111,493,427 − 161,061,274 = 55,974,236,979
     # CUDA graphs (0.5 GiB) are captured after the KV allocation, outside the budget
     assert result.budget_bytes_per_gpu == NINETY_PERCENT_80_GIB
-    assert result.memory_per_gpu == {"weights": LLAMA3_8B_WEIGHTS_WITH_ROPE_CACHE, "kv_cache": 55_974_236_979,
-                                     "activations": 5_111_493_427, "runtime": VLLM_NON_TORCH_TP1,
-                                     "cuda_graphs": VLLM_CUDA_GRAPHS}
+    assert result.memory_per_gpu == {
+        "weights": LLAMA3_8B_WEIGHTS_WITH_ROPE_CACHE,
+        "kv_cache": 55_974_236_979,
+        "activations": 5_111_493_427,
+        "runtime": VLLM_NON_TORCH_TP1,
+        "cuda_graphs": VLLM_CUDA_GRAPHS,
+    }
     assert result.usable_bytes_per_gpu == CAPACITY_80_GIB
     # required = the whole budget + graphs = 77,309,411,328 + 536,870,912 = 77,846,282,240
     assert result.required_bytes_per_gpu == 77_846_282_240
@@ -203,17 +218,22 @@ def test_vllm_measured_activations_runtime_and_graphs_replace_the_defaults():
     # given a boot log's figures: activation peak 2 GiB, non-torch 1 GiB, CUDA graphs 2 GiB
 
     # when
-    result = _llama3_8b(Engine.VLLM, activation_peak_bytes=2 * GiB, runtime_reserve_bytes=1 * GiB,
-                        cuda_graph_bytes=2 * GiB)
+    result = _llama3_8b(
+        Engine.VLLM, activation_peak_bytes=2 * GiB, runtime_reserve_bytes=1 * GiB, cuda_graph_bytes=2 * GiB
+    )
 
     # then
     # kv = 77,309,411,328 − 16,062,619,648 (tensors + rotary cache) − 2,147,483,648 − 1,073,741,824
     #   = 58,025,566,208
     # 58,025,566,208 // 2,097,152 = 27,668 blocks (27,668 × 2,097,152 = 58,024,001,536) → 442,688 tokens
     # required = budget + graphs = 77,309,411,328 + 2,147,483,648 = 79,456,894,976
-    assert result.memory_per_gpu == {"weights": LLAMA3_8B_WEIGHTS_WITH_ROPE_CACHE, "kv_cache": 58_025_566_208,
-                                     "activations": 2_147_483_648, "runtime": 1_073_741_824,
-                                     "cuda_graphs": 2_147_483_648}
+    assert result.memory_per_gpu == {
+        "weights": LLAMA3_8B_WEIGHTS_WITH_ROPE_CACHE,
+        "kv_cache": 58_025_566_208,
+        "activations": 2_147_483_648,
+        "runtime": 1_073_741_824,
+        "cuda_graphs": 2_147_483_648,
+    }
     assert result.kv_capacity_tokens == 442_688
     assert result.required_bytes_per_gpu == 79_456_894_976
 
@@ -256,9 +276,13 @@ def test_sglang_auto_mem_fraction_static_holds_weights_and_the_kv_pool():
     #   − 536,870,912 = 1,114,544,014 (the CUDA context 536,870,912 + 577,673,102 of the reserve left over)
     assert result.assumptions["engine_mem_fraction_static"] == 0.836
     assert result.budget_bytes_per_gpu == 71_811_853_189
-    assert result.memory_per_gpu == {"weights": LLAMA3_8B_WEIGHTS_WITH_ROPE_CACHE, "kv_cache": 55_300_409_458,
-                                     "activations": 12_884_901_888, "runtime": 1_114_544_014,
-                                     "cuda_graphs": 536_870_912}
+    assert result.memory_per_gpu == {
+        "weights": LLAMA3_8B_WEIGHTS_WITH_ROPE_CACHE,
+        "kv_cache": 55_300_409_458,
+        "activations": 12_884_901_888,
+        "runtime": 1_114_544_014,
+        "cuda_graphs": 536_870_912,
+    }
     assert result.kv_capacity_tokens == 421_908
     # 55,300,409,458 / (8192 × 131,072 = 1,073,741,824) = 51.50
     assert result.max_concurrency == 51.5
@@ -288,8 +312,14 @@ def test_sglang_auto_mem_fraction_static_holds_weights_and_the_kv_pool():
 def test_sglang_reserve_sets_mem_fraction_static(memory_gib, overrides, graph_bs, fraction):
     # given Llama-3-8B under SGLang 0.5.9; DESIGN §7's reserve in MiB: 512 + 1.5 × max(chunked_prefill_size, 2048)
     # + 2 × cuda_graph_max_bs + 1024 × tp × pp / 8, at least 10 GiB on cards above 60 GB (0.5.3–0.5.9)
-    request = EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=memory_gib), engine=Engine.SGLANG,
-                              max_model_len=8192, engine_version="0.5.9", **overrides)
+    request = EstimateRequest(
+        arch=build_arch(),
+        gpu=build_gpu(memory_gib=memory_gib),
+        engine=Engine.SGLANG,
+        max_model_len=8192,
+        engine_version="0.5.9",
+        **overrides,
+    )
 
     # when
     result = estimate_memory(request)
@@ -314,9 +344,13 @@ def test_sglang_explicit_mem_fraction_static_replaces_the_automatic_one():
     # runtime 85,899,345,920 − 16,062,619,648 − 52,227,360,358 − 12,884,901,888 − 536,870,912 = 4,187,593,114
     assert result.assumptions["engine_mem_fraction_static"] == 0.8
     assert result.budget_bytes_per_gpu == 68_719_476_736
-    assert result.memory_per_gpu == {"weights": LLAMA3_8B_WEIGHTS_WITH_ROPE_CACHE, "kv_cache": 52_227_360_358,
-                                     "activations": 12_884_901_888, "runtime": 4_187_593_114,
-                                     "cuda_graphs": 536_870_912}
+    assert result.memory_per_gpu == {
+        "weights": LLAMA3_8B_WEIGHTS_WITH_ROPE_CACHE,
+        "kv_cache": 52_227_360_358,
+        "activations": 12_884_901_888,
+        "runtime": 4_187_593_114,
+        "cuda_graphs": 536_870_912,
+    }
     assert result.kv_capacity_tokens == 398_463
     assert "--mem-fraction-static 0.8" in result.launch_args
     assert result.warnings == ()
@@ -338,8 +372,13 @@ def test_sglang_explicit_mem_fraction_static_that_squeezes_the_reserve_warns_but
     # runtime 85,899,345,920 − 16,062,619,648 − 60,763,607,859 − 8,589,934,592 − 0 = 483,183,821
     #   (0.9 of the 536,870,912 context, rounded up)
     # SGLang starts with this fraction: a long prefill may run out of memory later, which is a warning, not a refusal
-    assert result.memory_per_gpu == {"weights": LLAMA3_8B_WEIGHTS_WITH_ROPE_CACHE, "kv_cache": 60_763_607_859,
-                                     "activations": 8_589_934_592, "runtime": 483_183_821, "cuda_graphs": 0}
+    assert result.memory_per_gpu == {
+        "weights": LLAMA3_8B_WEIGHTS_WITH_ROPE_CACHE,
+        "kv_cache": 60_763_607_859,
+        "activations": 8_589_934_592,
+        "runtime": 483_183_821,
+        "cuda_graphs": 0,
+    }
     assert result.kv_capacity_tokens == 463_589
     assert result.required_bytes_per_gpu == CAPACITY_80_GIB
     assert result.warnings == (
@@ -365,8 +404,13 @@ def test_trtllm_kv_is_90_percent_of_the_memory_free_after_loading():
     # free after loading = 85,899,345,920 − 16,060,522,496 − 2,124,414,976 − 536,870,912 (context) = 67,177,537,536
     # kv = floor(67,177,537,536 × 0.9) = 60,459,783,782
     # tokens in whole 32-token blocks: 60,459,783,782 // 131,072 = 461,271 → // 32 × 32 = 461,248
-    assert result.memory_per_gpu == {"weights": LLAMA3_8B_BF16_WEIGHTS, "kv_cache": 60_459_783_782,
-                                     "activations": 2_124_414_976, "runtime": CUDA_CONTEXT, "cuda_graphs": 0}
+    assert result.memory_per_gpu == {
+        "weights": LLAMA3_8B_BF16_WEIGHTS,
+        "kv_cache": 60_459_783_782,
+        "activations": 2_124_414_976,
+        "runtime": CUDA_CONTEXT,
+        "cuda_graphs": 0,
+    }
     assert result.kv_capacity_tokens == 461_248
     # budget = static + kv = 18,721,808,384 + 60,459,783,782 = 79,181,592,166
     assert result.budget_bytes_per_gpu == 79_181_592_166
@@ -388,10 +432,22 @@ def test_trtllm_explicit_free_memory_fraction():
 
 def test_trtllm_budget_when_the_engine_alone_exceeds_the_card():
     # given one stage whose weights (12 GiB) exceed a 10 GiB card; activations 1 GiB, runtime default 0.5 GiB
-    stage = StageInputs(capacity_bytes=10 * GiB, gpu_memory_utilization=0.9, weight_bytes=12 * GiB,
-                        activation_peak_bytes=1 * GiB, kv=kv_layout((), kv_bits=16, tp=1, block_size=32),
-                        kv_demand_bytes=0, tp=1, pp=1, weight_overhead=1.0, runtime_reserve_bytes=None,
-                        cuda_graph_bytes=None, enforce_eager=False, batched_tokens=8192, max_num_seqs=2048)
+    stage = StageInputs(
+        capacity_bytes=10 * GiB,
+        gpu_memory_utilization=0.9,
+        weight_bytes=12 * GiB,
+        activation_peak_bytes=1 * GiB,
+        kv=kv_layout((), kv_bits=16, tp=1, block_size=32),
+        kv_demand_bytes=0,
+        tp=1,
+        pp=1,
+        weight_overhead=1.0,
+        runtime_reserve_bytes=None,
+        cuda_graph_bytes=None,
+        enforce_eager=False,
+        batched_tokens=8192,
+        max_num_seqs=2048,
+    )
 
     # when
     budget = ENGINE_BUDGETS[Engine.TRTLLM](stage)
@@ -465,8 +521,13 @@ def test_llamacpp_allocates_a_static_context_of_slots_times_tokens():
     #   output: 512 × 131,072 = 67,108,864 + logits 512 × 513,024 = 262,668,288 → 329,777,152
     # required 16,060,522,496 + 4,294,967,296 + 329,777,152 + 536,870,912 = 21,222,137,856 against the 90% line
     assert result.allocation == "static"
-    assert result.memory_per_gpu == {"weights": LLAMA3_8B_BF16_WEIGHTS, "kv_cache": 4_294_967_296,
-                                     "activations": 329_777_152, "runtime": CUDA_CONTEXT, "cuda_graphs": 0}
+    assert result.memory_per_gpu == {
+        "weights": LLAMA3_8B_BF16_WEIGHTS,
+        "kv_cache": 4_294_967_296,
+        "activations": 329_777_152,
+        "runtime": CUDA_CONTEXT,
+        "cuda_graphs": 0,
+    }
     assert result.assumptions["max_num_seqs"] == 512
     assert result.assumptions["max_num_batched_tokens"] == 512
     assert result.required_bytes_per_gpu == 21_222_137_856
@@ -493,8 +554,9 @@ def test_llamacpp_kv_capacity_is_the_context_it_allocated():
 @pytest.mark.parametrize("overrides", [pytest.param({"tp": 2}, id="tp-2"), pytest.param({"gpus": 2}, id="gpus-2")])
 def test_llamacpp_refuses_tensor_parallel(overrides):
     # given llama.cpp on two GPUs as tensor parallel
-    request = EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=80), engine=Engine.LLAMACPP,
-                              max_model_len=8192, **overrides)
+    request = EstimateRequest(
+        arch=build_arch(), gpu=build_gpu(memory_gib=80), engine=Engine.LLAMACPP, max_model_len=8192, **overrides
+    )
 
     # when
     with pytest.raises(SizingError) as caught:
@@ -521,10 +583,20 @@ def test_llamacpp_splits_layers_over_pipeline_stages():
     # stage 1 weights 8,030,265,344 (head + final norm), logits of the 512-token micro-batch:
     #   67,108,864 + 512 × 513,024 = 67,108,864 + 262,668,288 = 329,777,152
     stage0, stage1 = result.per_gpu
-    assert stage0.components == {"weights": 8_030_257_152, "kv_cache": 2_147_483_648, "activations": 67_108_864,
-                                 "runtime": CUDA_CONTEXT, "cuda_graphs": 0}
-    assert stage1.components == {"weights": 8_030_265_344, "kv_cache": 2_147_483_648, "activations": 329_777_152,
-                                 "runtime": CUDA_CONTEXT, "cuda_graphs": 0}
+    assert stage0.components == {
+        "weights": 8_030_257_152,
+        "kv_cache": 2_147_483_648,
+        "activations": 67_108_864,
+        "runtime": CUDA_CONTEXT,
+        "cuda_graphs": 0,
+    }
+    assert stage1.components == {
+        "weights": 8_030_265_344,
+        "kv_cache": 2_147_483_648,
+        "activations": 329_777_152,
+        "runtime": CUDA_CONTEXT,
+        "cuda_graphs": 0,
+    }
     assert (result.gpus, result.tp, result.pp) == (2, 1, 2)
     assert "--split-mode layer" in result.launch_args
     assert result.fits is True
@@ -563,8 +635,13 @@ def test_transformers_kv_and_activations_grow_with_the_padded_batch():
     #   + logits 8 × 513,024 = 4,104,192 → 8,594,038,784
     # required 16,060,522,496 + 8,589,934,592 + 8,594,038,784 + 536,870,912 = 33,781,366,784
     assert result.allocation == "on_demand"
-    assert result.memory_per_gpu == {"weights": LLAMA3_8B_BF16_WEIGHTS, "kv_cache": 8_589_934_592,
-                                     "activations": 8_594_038_784, "runtime": CUDA_CONTEXT, "cuda_graphs": 0}
+    assert result.memory_per_gpu == {
+        "weights": LLAMA3_8B_BF16_WEIGHTS,
+        "kv_cache": 8_589_934_592,
+        "activations": 8_594_038_784,
+        "runtime": CUDA_CONTEXT,
+        "cuda_graphs": 0,
+    }
     assert result.assumptions["max_num_seqs"] == 8
     assert result.assumptions["max_num_batched_tokens"] == 65_536
     assert result.required_bytes_per_gpu == 33_781_366_784
@@ -621,8 +698,13 @@ def test_idealized_field_calculator_on_llama3_8b():
     # then
     # weights ceil(16,060,522,496 × 1.05) = 16,863,548,621; KV 16 × 2048 × 131,072 = 4,294,967,296 (4 GiB)
     # required 16,863,548,621 + 4,294,967,296 + 2,147,483,648 = 23,305,999,565
-    assert result.memory_per_gpu == {"weights": 16_863_548_621, "kv_cache": 4_294_967_296, "activations": 0,
-                                     "runtime": 2_147_483_648, "cuda_graphs": 0}
+    assert result.memory_per_gpu == {
+        "weights": 16_863_548_621,
+        "kv_cache": 4_294_967_296,
+        "activations": 0,
+        "runtime": 2_147_483_648,
+        "cuda_graphs": 0,
+    }
     assert result.required_bytes_per_gpu == 23_305_999_565
     assert result.usable_bytes_per_gpu == NINETY_PERCENT_80_GIB
     assert result.fits is True
@@ -639,13 +721,19 @@ def test_idealized_field_calculator_on_llama3_8b():
 )
 def test_idealized_mha_32_sequences_of_1024_tokens_hold_16_gib(memory_gib, fits):
     # given DESIGN §5: a 7B multi-head model, 32 layers × 32 KV heads × 128, 2 bytes; 32 × 1024 tokens
-    arch = architecture_from_numbers(parameters=7 * 10**9, num_hidden_layers=32, num_key_value_heads=32,
-                                     head_dim=128)
+    arch = architecture_from_numbers(parameters=7 * 10**9, num_hidden_layers=32, num_key_value_heads=32, head_dim=128)
 
     # when
-    result = estimate_memory(EstimateRequest(arch=arch, gpu=build_gpu(memory_gib=memory_gib),
-                                             engine=Engine.IDEALIZED, weight_overhead=1.05, concurrency=32,
-                                             tokens_per_request=1024))
+    result = estimate_memory(
+        EstimateRequest(
+            arch=arch,
+            gpu=build_gpu(memory_gib=memory_gib),
+            engine=Engine.IDEALIZED,
+            weight_overhead=1.05,
+            concurrency=32,
+            tokens_per_request=1024,
+        )
+    )
 
     # then
     # 32 × 32 × 128 × 2 × 2 = 524,288 bytes (512 KiB) per token; × 1024 = 512 MiB per sequence; × 32 = 16 GiB
@@ -662,22 +750,71 @@ def test_idealized_mha_32_sequences_of_1024_tokens_hold_16_gib(memory_gib, fits)
 @pytest.mark.parametrize(
     ("engine", "args"),
     [
-        pytest.param(Engine.VLLM, ("--tensor-parallel-size 1", "--pipeline-parallel-size 1",
-                                   "--gpu-memory-utilization 0.9", "--max-model-len 8192", "--max-num-seqs 1024",
-                                   "--max-num-batched-tokens 8192", "--block-size 16", "--kv-cache-dtype auto"),
-                     id="vllm"),
+        pytest.param(
+            Engine.VLLM,
+            (
+                "--tensor-parallel-size 1",
+                "--pipeline-parallel-size 1",
+                "--gpu-memory-utilization 0.9",
+                "--max-model-len 8192",
+                "--max-num-seqs 1024",
+                "--max-num-batched-tokens 8192",
+                "--block-size 16",
+                "--kv-cache-dtype auto",
+            ),
+            id="vllm",
+        ),
         # SGLang 0.5.23 (latest): reserve 512 + 12,288 + 512 + 128 + piecewise graphs 58 × 8 = 13,904 MiB
         #   → round((81,920 − 13,904) / 81,920, 3) = 0.83
-        pytest.param(Engine.SGLANG, ("--tp-size 1", "--pp-size 1", "--mem-fraction-static 0.83",
-                                     "--chunked-prefill-size 8192", "--cuda-graph-max-bs 256",
-                                     "--context-length 8192", "--kv-cache-dtype auto"), id="sglang"),
-        pytest.param(Engine.TRTLLM, ("--tp_size 1", "--pp_size 1", "--max_batch_size 2048", "--max_num_tokens 8192",
-                                     "--kv_cache_free_gpu_memory_fraction 0.9", "--max_seq_len 8192"), id="trtllm"),
-        pytest.param(Engine.TGI, ("--num-shard 1", "--cuda-memory-fraction 0.9", "--max-batch-prefill-tokens 4096",
-                                  "--max-concurrent-requests 128", "--max-total-tokens 8192"), id="tgi"),
-        pytest.param(Engine.LLAMACPP, ("--ctx-size 8192", "--parallel 1", "--n-gpu-layers 999", "--split-mode none",
-                                       "--ubatch-size 512", "--cache-type-k f16", "--cache-type-v f16"),
-                     id="llamacpp"),
+        pytest.param(
+            Engine.SGLANG,
+            (
+                "--tp-size 1",
+                "--pp-size 1",
+                "--mem-fraction-static 0.83",
+                "--chunked-prefill-size 8192",
+                "--cuda-graph-max-bs 256",
+                "--context-length 8192",
+                "--kv-cache-dtype auto",
+            ),
+            id="sglang",
+        ),
+        pytest.param(
+            Engine.TRTLLM,
+            (
+                "--tp_size 1",
+                "--pp_size 1",
+                "--max_batch_size 2048",
+                "--max_num_tokens 8192",
+                "--kv_cache_free_gpu_memory_fraction 0.9",
+                "--max_seq_len 8192",
+            ),
+            id="trtllm",
+        ),
+        pytest.param(
+            Engine.TGI,
+            (
+                "--num-shard 1",
+                "--cuda-memory-fraction 0.9",
+                "--max-batch-prefill-tokens 4096",
+                "--max-concurrent-requests 128",
+                "--max-total-tokens 8192",
+            ),
+            id="tgi",
+        ),
+        pytest.param(
+            Engine.LLAMACPP,
+            (
+                "--ctx-size 8192",
+                "--parallel 1",
+                "--n-gpu-layers 999",
+                "--split-mode none",
+                "--ubatch-size 512",
+                "--cache-type-k f16",
+                "--cache-type-v f16",
+            ),
+            id="llamacpp",
+        ),
         pytest.param(Engine.TRANSFORMERS, (), id="transformers"),
         pytest.param(Engine.IDEALIZED, (), id="idealized"),
     ],
@@ -700,8 +837,9 @@ def test_engines_that_refuse_a_context_they_cannot_hold_name_themselves(engine):
     # given meta-llama/Meta-Llama-3.1-8B (131,072-token context) on one 24 GiB card: vLLM refuses to start
     # ("larger than the maximum number of tokens that can be stored in KV cache"), TGI's router refuses
     # ("Not enough memory to handle max_total_tokens")
-    request = EstimateRequest(arch=architecture_from_config(LLAMA31_8B_CONFIG), gpu=build_gpu(memory_gib=24),
-                              engine=engine)
+    request = EstimateRequest(
+        arch=architecture_from_config(LLAMA31_8B_CONFIG), gpu=build_gpu(memory_gib=24), engine=engine
+    )
 
     # when
     result = estimate_memory(request)
@@ -721,8 +859,9 @@ def test_engines_that_cap_the_context_to_their_pool_still_start(engine):
     # memory. Please try to increase --mem-fraction-static"); otherwise it caps max_req_len at
     # min(context_len − 1, max_total_num_tokens − 1). TensorRT-LLM reduces maxAttentionWindow and maxSequenceLen
     # to what the KV cache holds, with a warning. Neither "will not start".
-    request = EstimateRequest(arch=architecture_from_config(LLAMA31_8B_CONFIG), gpu=build_gpu(memory_gib=24),
-                              engine=engine)
+    request = EstimateRequest(
+        arch=architecture_from_config(LLAMA31_8B_CONFIG), gpu=build_gpu(memory_gib=24), engine=engine
+    )
 
     # when
     result = estimate_memory(request)
@@ -731,9 +870,14 @@ def test_engines_that_cap_the_context_to_their_pool_still_start(engine):
     # and a warning says how long a request it will take (131,072 × 131,072 = 17,179,869,184 bytes = 16.00 GiB)
     label = ENGINE_TRAITS[engine].label
     assert not any("will not start" in problem for problem in result.problems)
-    assert any(re.fullmatch(rf"{label} starts but caps the longest request at about \d+ tokens: one 131072-token "
-                            r"sequence needs 16\.00 GiB of KV cache, \d+\.\d\d GiB available", warning)
-               for warning in result.warnings)
+    assert any(
+        re.fullmatch(
+            rf"{label} starts but caps the longest request at about \d+ tokens: one 131072-token "
+            r"sequence needs 16\.00 GiB of KV cache, \d+\.\d\d GiB available",
+            warning,
+        )
+        for warning in result.warnings
+    )
     assert result.fits is False
 
 
@@ -742,8 +886,9 @@ def test_sglang_with_no_room_for_the_pool_reports_no_memory_for_the_kv_cache():
     arch = build_arch(hidden_size=8192, num_hidden_layers=80, num_attention_heads=64, intermediate_size=28672)
 
     # when
-    result = estimate_memory(EstimateRequest(arch=arch, gpu=build_gpu(memory_gib=80), engine=Engine.SGLANG,
-                                             max_model_len=8192))
+    result = estimate_memory(
+        EstimateRequest(arch=arch, gpu=build_gpu(memory_gib=80), engine=Engine.SGLANG, max_model_len=8192)
+    )
 
     # then
     assert result.kv_capacity_tokens == 0
@@ -767,8 +912,7 @@ def test_tp16_over_8_kv_heads_warns_that_heads_are_replicated():
     assert result.kv_bytes_per_token == LLAMA3_8B_KV_PER_TOKEN
     assert result.kv_bytes_per_token_per_gpu == 16_384
     assert result.warnings == (
-        "KV heads replicated: 8 KV heads over TP 16, so each GPU stores 2x the KV it would with enough heads "
-        "to split",
+        "KV heads replicated: 8 KV heads over TP 16, so each GPU stores 2x the KV it would with enough heads to split",
     )
 
 
@@ -790,8 +934,11 @@ def test_vllm_hybrid_sliding_window_stack_shares_one_block_pool():
     # given the gpt-oss-like stack on one 80 GiB card, vLLM defaults, max_model_len 131,072, one request
 
     # when
-    result = estimate_memory(EstimateRequest(arch=_gpt_oss_like_arch(), gpu=build_gpu(memory_gib=80),
-                                             max_model_len=131_072, engine_version=VLLM))
+    result = estimate_memory(
+        EstimateRequest(
+            arch=_gpt_oss_like_arch(), gpu=build_gpu(memory_gib=80), max_model_len=131_072, engine_version=VLLM
+        )
+    )
 
     # then
     # weights per layer: q, k, v, o 4 × 512 × 512 = 1,048,576; MLP 3 × 512 × 1024 = 1,572,864; 2 norms 1,024
@@ -808,9 +955,13 @@ def test_vllm_hybrid_sliding_window_stack_shares_one_block_pool():
     assert result.weight_bytes_per_gpu == 127_976_448
     assert result.rope_cache_bytes_per_gpu == 16_777_216
     assert result.kv_bytes_per_token == 49_152
-    assert result.memory_per_gpu == {"weights": 144_753_664, "kv_cache": 76_901_674_803,
-                                     "activations": 101_921_587, "runtime": VLLM_NON_TORCH_TP1,
-                                     "cuda_graphs": VLLM_CUDA_GRAPHS}
+    assert result.memory_per_gpu == {
+        "weights": 144_753_664,
+        "kv_cache": 76_901_674_803,
+        "activations": 101_921_587,
+        "runtime": VLLM_NON_TORCH_TP1,
+        "cuda_graphs": VLLM_CUDA_GRAPHS,
+    }
     assert result.assumptions["kv_groups"] == ["12 x sliding (window 128)", "12 x full"]
     assert result.kv_capacity_tokens == 1_564_560
     assert result.max_concurrency == 22.45
@@ -826,8 +977,9 @@ def test_vllm_sliding_windows_nearly_double_the_long_requests_a_pool_holds():
     all_full = replace(hybrid, layers=tuple(LayerSpec(attention=full, mlp=layer.mlp) for layer in hybrid.layers))
 
     # when
-    result = estimate_memory(EstimateRequest(arch=all_full, gpu=build_gpu(memory_gib=80), max_model_len=131_072,
-                                             engine_version=VLLM))
+    result = estimate_memory(
+        EstimateRequest(arch=all_full, gpu=build_gpu(memory_gib=80), max_model_len=131_072, engine_version=VLLM)
+    )
 
     # then
     # same weights (with the rotary cache) and pool 76,901,674,803; one group of 24: a block = 24 × 32,768
@@ -843,8 +995,15 @@ def test_sglang_warns_that_its_sliding_window_pool_is_sized_as_full_attention():
     # given the gpt-oss-like stack under SGLang
 
     # when
-    result = estimate_memory(EstimateRequest(arch=_gpt_oss_like_arch(), gpu=build_gpu(memory_gib=80),
-                                             engine=Engine.SGLANG, max_model_len=131_072, engine_version="0.5.9"))
+    result = estimate_memory(
+        EstimateRequest(
+            arch=_gpt_oss_like_arch(),
+            gpu=build_gpu(memory_gib=80),
+            engine=Engine.SGLANG,
+            max_model_len=131_072,
+            engine_version="0.5.9",
+        )
+    )
 
     # then
     # mem_fraction_static 0.836 (SGLang 0.5.9's 80 GiB defaults); weights 127,976,448 + rotary cache 16,777,216
@@ -893,8 +1052,11 @@ def test_vllm_gemma3_27b_request_holds_its_windows_plus_one_chunk():
     pool = result.memory_per_gpu["kv_cache"]
     blocks = pool // 1_310_720
     assert result.kv_bytes_per_token == 507_904
-    assert result.assumptions["kv_groups"] == [*["9 x sliding (window 1024)"] * 4,
-                                               *["8 x sliding (window 1024)"] * 2, "10 x full"]
+    assert result.assumptions["kv_groups"] == [
+        *["9 x sliding (window 1024)"] * 4,
+        *["8 x sliding (window 1024)"] * 2,
+        "10 x full",
+    ]
     assert result.kv_demand_bytes_per_gpu == 7_222_067_200
     assert result.kv_capacity_tokens == blocks // 7 * 16
     assert result.max_concurrency == round(blocks / 5_510, 2)

@@ -12,9 +12,17 @@ from tests.sizing.estimator.builders import build_arch, build_gpu
 
 # a small Mixtral-shaped model: 2 layers, hidden 64, 8 experts of width 128, 2 per token, vocab 128
 TINY_MOE = {
-    "model_type": "mixtral", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8,
-    "num_key_value_heads": 8, "intermediate_size": 128, "vocab_size": 128, "num_local_experts": 8,
-    "num_experts_per_tok": 2, "torch_dtype": "bfloat16", "max_position_embeddings": 1024,
+    "model_type": "mixtral",
+    "hidden_size": 64,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 8,
+    "intermediate_size": 128,
+    "vocab_size": 128,
+    "num_local_experts": 8,
+    "num_experts_per_tok": 2,
+    "torch_dtype": "bfloat16",
+    "max_position_embeddings": 1024,
 }
 
 
@@ -45,15 +53,35 @@ def test_dp_attention_with_ep_keeps_the_mla_latent_unreplicated():
     # given a DeepSeek-V3-shaped MLA model (4 layers) on 8 GPUs: TP 8 replicates the latent on every GPU,
     # DP 8 gives each GPU its own requests
     config = {
-        "model_type": "deepseek_v3", "hidden_size": 7168, "num_hidden_layers": 4, "num_attention_heads": 128,
-        "num_key_value_heads": 128, "intermediate_size": 18432, "moe_intermediate_size": 2048,
-        "vocab_size": 129280, "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8,
-        "first_k_dense_replace": 1, "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_nope_head_dim": 128,
-        "qk_rope_head_dim": 64, "v_head_dim": 128, "torch_dtype": "bfloat16", "max_position_embeddings": 163840,
+        "model_type": "deepseek_v3",
+        "hidden_size": 7168,
+        "num_hidden_layers": 4,
+        "num_attention_heads": 128,
+        "num_key_value_heads": 128,
+        "intermediate_size": 18432,
+        "moe_intermediate_size": 2048,
+        "vocab_size": 129280,
+        "n_routed_experts": 256,
+        "n_shared_experts": 1,
+        "num_experts_per_tok": 8,
+        "first_k_dense_replace": 1,
+        "kv_lora_rank": 512,
+        "q_lora_rank": 1536,
+        "qk_nope_head_dim": 128,
+        "qk_rope_head_dim": 64,
+        "v_head_dim": 128,
+        "torch_dtype": "bfloat16",
+        "max_position_embeddings": 163840,
     }
     arch = architecture_from_config(config)
-    base = {"arch": arch, "gpu": build_gpu(memory_gib=140), "gpus": 8, "max_model_len": 8192,
-            "tokens_per_request": 8192, "concurrency": 64}
+    base = {
+        "arch": arch,
+        "gpu": build_gpu(memory_gib=140),
+        "gpus": 8,
+        "max_model_len": 8192,
+        "tokens_per_request": 8192,
+        "concurrency": 64,
+    }
     # when
     tp8 = estimate_memory(EstimateRequest(**base))
     dp8 = estimate_memory(EstimateRequest(**base, tp=1, dp=8, expert_parallel=True))

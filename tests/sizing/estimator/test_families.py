@@ -59,6 +59,7 @@ def _refusal(config: dict[str, Any]) -> SizingError:
 
 # --- Gemma-2 ----------------------------------------------------------------------------------------------------
 
+
 def test_gemma2_9b_parameters_equal_the_published_count():
     # given google/gemma-2-9b: 9,241,705,984 parameters (Hub safetensors metadata; model card "9B")
     config = GEMMA2_9B_CONFIG
@@ -103,6 +104,7 @@ def test_gemma2_layer_types_take_precedence_over_the_parity_rule():
 
 
 # --- Gemma-3 ----------------------------------------------------------------------------------------------------
+
 
 def test_gemma3_27b_it_parameters_equal_the_published_count_with_the_siglip_tower():
     # given google/gemma-3-27b-it: 27,432,406,640 parameters (Hub safetensors metadata; model card "27B"),
@@ -153,8 +155,9 @@ def test_gemma3_kv_cache_of_a_long_sequence_is_mostly_windowed():
     tokens = 32_768
 
     # when
-    elements = sum(layer.attention.kv_elements_per_token(tp=1) * layer.attention.cached_tokens(tokens)
-                   for layer in arch.layers)
+    elements = sum(
+        layer.attention.kv_elements_per_token(tp=1) * layer.attention.cached_tokens(tokens) for layer in arch.layers
+    )
 
     # then: every layer caches 16 KV heads × 128 × 2 (K, V) = 4,096 elements per token;
     # 10 global layers × 32,768 tokens + 52 sliding layers × 1,024 tokens = 380,928 token-layers
@@ -179,8 +182,7 @@ def test_gemma3_4b_it_fills_omitted_fields_from_the_transformers_defaults_and_sa
     #   tied embeddings 262,208 × 2560 = 671,252,480; final norm 2,560 → 3,880,263,168
     # vision: SigLIP 416,866,032 + projector 1152 × 2560 + 1152 = 2,950,272 → 419,816,304
     # 3,880,263,168 + 419,816,304 = 4,300,079,472
-    assert (arch.num_attention_heads, arch.num_key_value_heads, arch.head_dim, arch.vocab_size) == (8, 4, 256,
-                                                                                                     262_208)
+    assert (arch.num_attention_heads, arch.num_key_value_heads, arch.head_dim, arch.vocab_size) == (8, 4, 256, 262_208)
     assert arch.warnings == (
         "config.json omits vocab_size, num_attention_heads, num_key_value_heads, head_dim: used the defaults of "
         "transformers' Gemma3TextConfig (vocab_size 262208, num_attention_heads 8, num_key_value_heads 4, "
@@ -255,9 +257,17 @@ def test_gpt_oss_parameters_equal_the_published_counts(config, published_total, 
 
 def test_active_parameters_without_the_lookup_keep_a_tied_embedding_table():
     # given Qwen3-0.6B-like numbers with tied embeddings: the table is also the output head, multiplied per token
-    config = {"model_type": "qwen3", "hidden_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 16,
-              "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 3072, "vocab_size": 151936,
-              "tie_word_embeddings": True}
+    config = {
+        "model_type": "qwen3",
+        "hidden_size": 1024,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 16,
+        "num_key_value_heads": 8,
+        "head_dim": 128,
+        "intermediate_size": 3072,
+        "vocab_size": 151936,
+        "tie_word_embeddings": True,
+    }
     tensors = tensor_inventory(architecture_from_config(config))
 
     # when / then: nothing is left out (151,936 × 1,024 = 155,582,464 stays in)
@@ -277,11 +287,18 @@ def test_gpt_oss_20b_layer_table_alternates_128_token_windows_with_full_attentio
     # then
     assert _sliding_layers(arch) == list(range(0, 24, 2))
     assert _windows(arch) == {128}
-    assert all(layer.attention.sinks and layer.attention.qkv_bias and layer.attention.o_bias
-               for layer in arch.layers)
-    assert {(layer.mlp.kind, layer.mlp.num_experts, layer.mlp.experts_per_token, layer.mlp.intermediate_size,
-             layer.mlp.router_bias, layer.mlp.expert_bias) for layer in arch.layers} == {
-        (MlpKind.MOE, 32, 4, 2880, True, True)}
+    assert all(layer.attention.sinks and layer.attention.qkv_bias and layer.attention.o_bias for layer in arch.layers)
+    assert {
+        (
+            layer.mlp.kind,
+            layer.mlp.num_experts,
+            layer.mlp.experts_per_token,
+            layer.mlp.intermediate_size,
+            layer.mlp.router_bias,
+            layer.mlp.expert_bias,
+        )
+        for layer in arch.layers
+    } == {(MlpKind.MOE, 32, 4, 2880, True, True)}
     assert not arch.tie_word_embeddings
 
 
@@ -292,8 +309,9 @@ def test_gpt_oss_20b_kv_cache_per_token_and_per_sequence():
 
     # when
     per_layer = [layer.attention.kv_elements_per_token(tp=1) for layer in arch.layers]
-    held = sum(layer.attention.kv_elements_per_token(tp=1) * layer.attention.cached_tokens(tokens)
-               for layer in arch.layers)
+    held = sum(
+        layer.attention.kv_elements_per_token(tp=1) * layer.attention.cached_tokens(tokens) for layer in arch.layers
+    )
 
     # then: 8 KV heads × 64 × 2 (K, V) = 1,024 elements per token in each of the 24 layers: 24,576 in all;
     # over 4,096 tokens the 12 full layers hold 12 × 4,096 × 1,024 = 50,331,648 elements and the 12 sliding
@@ -326,6 +344,7 @@ def test_gpt_oss_expert_biases_are_routed_bias_tensors():
 
 
 # --- Llama-4 ----------------------------------------------------------------------------------------------------
+
 
 def test_llama4_scout_parameters_equal_the_published_count():
     # given meta-llama/Llama-4-Scout-17B-16E-Instruct: 108,641,793,536 parameters (Hub safetensors metadata;
@@ -376,8 +395,10 @@ def test_llama4_scout_chunked_layers_are_sized_as_sliding_windows_of_one_chunk()
 
 def test_llama4_no_rope_layers_decide_which_layers_are_chunked():
     # given Scout with an explicit no_rope_layers (1 = RoPE, chunked) that makes only layer 0 NoPE
-    config = {**LLAMA4_SCOUT_CONFIG,
-              "text_config": {**LLAMA4_SCOUT_CONFIG["text_config"], "no_rope_layers": [0] + [1] * 47}}
+    config = {
+        **LLAMA4_SCOUT_CONFIG,
+        "text_config": {**LLAMA4_SCOUT_CONFIG["text_config"], "no_rope_layers": [0] + [1] * 47},
+    }
 
     # when
     arch = architecture_from_config(config)
@@ -425,6 +446,7 @@ def test_llama4_without_vision_config_counts_no_tower_and_says_so():
 
 # --- Qwen3-VL ---------------------------------------------------------------------------------------------------
 
+
 def test_qwen3_vl_8b_instruct_parameters_equal_the_published_count():
     # given Qwen/Qwen3-VL-8B-Instruct: 8,767,123,696 parameters (Hub safetensors metadata; "8.77B")
     config = QWEN3_VL_8B_INSTRUCT_CONFIG
@@ -452,8 +474,15 @@ def test_qwen3_vl_8b_instruct_parameters_equal_the_published_count():
 
 def test_qwen3_vl_text_config_with_experts_is_read_as_qwen3_moe():
     # given a Qwen3-VL config whose text_config carries MoE keys (4 layers, 8 experts of 64, 2 per token)
-    text = {**QWEN3_VL_8B_INSTRUCT_CONFIG["text_config"], "num_hidden_layers": 4, "num_experts": 8,
-            "num_experts_per_tok": 2, "moe_intermediate_size": 64, "decoder_sparse_step": 1, "mlp_only_layers": [0]}
+    text = {
+        **QWEN3_VL_8B_INSTRUCT_CONFIG["text_config"],
+        "num_hidden_layers": 4,
+        "num_experts": 8,
+        "num_experts_per_tok": 2,
+        "moe_intermediate_size": 64,
+        "decoder_sparse_step": 1,
+        "mlp_only_layers": [0],
+    }
     config = {**QWEN3_VL_8B_INSTRUCT_CONFIG, "text_config": text}
 
     # when
@@ -466,6 +495,7 @@ def test_qwen3_vl_text_config_with_experts_is_read_as_qwen3_moe():
 
 
 # --- ChatGLM / GLM-4 --------------------------------------------------------------------------------------------
+
 
 def test_glm4_9b_chat_chatglm_keys_give_the_published_count():
     # given THUDM/glm-4-9b-chat in ChatGLM key names: 9,399,951,360 trainable parameters as its loader logs them
@@ -528,6 +558,7 @@ def test_glm4_adds_post_attention_and_post_mlp_norms():
 
 # --- layer_types validation and the families still refused --------------------------------------------------
 
+
 def test_layer_types_of_the_wrong_length_is_invalid_config():
     # given gpt-oss-20b with one layer type missing
     config = {**GPT_OSS_20B_CONFIG, "layer_types": GPT_OSS_20B_CONFIG["layer_types"][:-1]}
@@ -553,12 +584,25 @@ def test_layer_types_with_linear_attention_is_refused_naming_it():
 
 
 GEMMA4_26B_A4B = {  # google/gemma-4-26B-A4B config.json (sizing keys)
-    "model_type": "gemma4", "tie_word_embeddings": True,
+    "model_type": "gemma4",
+    "tie_word_embeddings": True,
     "text_config": {
-        "model_type": "gemma4_text", "hidden_size": 2816, "num_hidden_layers": 30, "num_attention_heads": 16,
-        "num_key_value_heads": 8, "num_global_key_value_heads": 2, "head_dim": 256, "global_head_dim": 512,
-        "attention_k_eq_v": True, "intermediate_size": 2112, "enable_moe_block": True, "num_experts": 128,
-        "top_k_experts": 8, "moe_intermediate_size": 704, "sliding_window": 1024, "vocab_size": 262144,
+        "model_type": "gemma4_text",
+        "hidden_size": 2816,
+        "num_hidden_layers": 30,
+        "num_attention_heads": 16,
+        "num_key_value_heads": 8,
+        "num_global_key_value_heads": 2,
+        "head_dim": 256,
+        "global_head_dim": 512,
+        "attention_k_eq_v": True,
+        "intermediate_size": 2112,
+        "enable_moe_block": True,
+        "num_experts": 128,
+        "top_k_experts": 8,
+        "moe_intermediate_size": 704,
+        "sliding_window": 1024,
+        "vocab_size": 262144,
     },
     "vision_config": {"model_type": "gemma4_vision", "hidden_size": 1152, "num_hidden_layers": 27},
 }
@@ -577,12 +621,29 @@ def test_gemma4_is_refused_naming_what_is_not_modelled():
 
 
 DEEPSEEK_V3_CONFIG = {  # deepseek-ai/DeepSeek-V3 config.json, the keys that size it (quantization_config aside)
-    "model_type": "deepseek_v3", "hidden_size": 7168, "num_hidden_layers": 61, "num_attention_heads": 128,
-    "num_key_value_heads": 128, "intermediate_size": 18432, "moe_intermediate_size": 2048, "vocab_size": 129280,
-    "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
-    "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8, "first_k_dense_replace": 3,
-    "moe_layer_freq": 1, "num_nextn_predict_layers": 1, "topk_method": "noaux_tc", "tie_word_embeddings": False,
-    "max_position_embeddings": 163840, "torch_dtype": "bfloat16",
+    "model_type": "deepseek_v3",
+    "hidden_size": 7168,
+    "num_hidden_layers": 61,
+    "num_attention_heads": 128,
+    "num_key_value_heads": 128,
+    "intermediate_size": 18432,
+    "moe_intermediate_size": 2048,
+    "vocab_size": 129280,
+    "kv_lora_rank": 512,
+    "q_lora_rank": 1536,
+    "qk_nope_head_dim": 128,
+    "qk_rope_head_dim": 64,
+    "v_head_dim": 128,
+    "n_routed_experts": 256,
+    "n_shared_experts": 1,
+    "num_experts_per_tok": 8,
+    "first_k_dense_replace": 3,
+    "moe_layer_freq": 1,
+    "num_nextn_predict_layers": 1,
+    "topk_method": "noaux_tc",
+    "tie_word_embeddings": False,
+    "max_position_embeddings": 163840,
+    "torch_dtype": "bfloat16",
 }
 
 

@@ -40,8 +40,9 @@ def test_int4_groups_round_up_when_inputs_are_not_a_multiple_of_the_group():
 
 def test_gptq_act_order_adds_an_int32_group_index_per_input_channel():
     # given GPTQ INT4 group 128 with desc_act (act-order)
-    fmt = format_from_quantization_config({"quant_method": "gptq", "bits": 4, "group_size": 128,
-                                           "desc_act": True, "sym": True})
+    fmt = format_from_quantization_config(
+        {"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": True, "sym": True}
+    )
 
     # when
     size = fmt.tensor_bytes(rows=4096, cols=4096)
@@ -121,14 +122,34 @@ def test_fp8_quantization_config_without_blocks_is_per_tensor():
 @pytest.mark.parametrize(
     ("quant", "slug", "group_size", "act_order"),
     [
-        pytest.param({"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True, "version": "gemm"},
-                     "awq-int4-g128", 128, False, id="awq-transformers-keys"),
-        pytest.param({"quant_method": "awq", "w_bit": 4, "q_group_size": 64, "zero_point": True},
-                     "awq-int4-g64", 64, False, id="awq-autoawq-keys"),
-        pytest.param({"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": False, "sym": True},
-                     "gptq-int4-g128", 128, False, id="gptq"),
-        pytest.param({"quant_method": "gptq", "bits": 4, "group_size": 32, "desc_act": True},
-                     "gptq-int4-g32-act-order", 32, True, id="gptq-act-order"),
+        pytest.param(
+            {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True, "version": "gemm"},
+            "awq-int4-g128",
+            128,
+            False,
+            id="awq-transformers-keys",
+        ),
+        pytest.param(
+            {"quant_method": "awq", "w_bit": 4, "q_group_size": 64, "zero_point": True},
+            "awq-int4-g64",
+            64,
+            False,
+            id="awq-autoawq-keys",
+        ),
+        pytest.param(
+            {"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": False, "sym": True},
+            "gptq-int4-g128",
+            128,
+            False,
+            id="gptq",
+        ),
+        pytest.param(
+            {"quant_method": "gptq", "bits": 4, "group_size": 32, "desc_act": True},
+            "gptq-int4-g32-act-order",
+            32,
+            True,
+            id="gptq-act-order",
+        ),
     ],
 )
 def test_awq_and_gptq_quantization_configs_are_read(quant, slug, group_size, act_order):
@@ -190,9 +211,10 @@ def test_auto_format_of_an_unmodelled_checkpoint_is_refused():
 def test_modelopt_hf_quant_config_is_read_as_fp8_per_tensor():
     # given nvidia/Llama-3.1-70B-Instruct-FP8: config.json without quantization_config, plus an
     # hf_quant_config.json from ModelOpt
-    hf_quant_config = {"producer": {"name": "modelopt", "version": "0.23.0"},
-                       "quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8",
-                                        "exclude_modules": ["lm_head"]}}
+    hf_quant_config = {
+        "producer": {"name": "modelopt", "version": "0.23.0"},
+        "quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8", "exclude_modules": ["lm_head"]},
+    }
 
     # when
     arch = architecture_from_config(merge_quant_config(llama_config(), hf_quant_config))

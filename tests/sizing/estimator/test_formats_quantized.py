@@ -31,56 +31,123 @@ from tests.sizing.estimator.builders import (
 # A tiny Mixtral: h 64, 2 layers, 4 heads x 16 (q 64 rows), 2 KV heads (k, v 32 rows), 4 experts of width 128,
 # vocabulary 100, BF16.
 TINY_MIXTRAL_CONFIG: dict[str, Any] = {
-    "model_type": "mixtral", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
-    "num_key_value_heads": 2, "head_dim": 16, "intermediate_size": 128, "vocab_size": 100, "num_local_experts": 4,
-    "num_experts_per_tok": 2, "torch_dtype": "bfloat16", "tie_word_embeddings": False,
+    "model_type": "mixtral",
+    "hidden_size": 64,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "head_dim": 16,
+    "intermediate_size": 128,
+    "vocab_size": 100,
+    "num_local_experts": 4,
+    "num_experts_per_tok": 2,
+    "torch_dtype": "bfloat16",
+    "tie_word_embeddings": False,
 }
 
 # openai/gpt-oss-20b config.json (sizing keys; it has no torch_dtype: BF16 is assumed, as published).
 GPT_OSS_20B_CONFIG: dict[str, Any] = {
-    "model_type": "gpt_oss", "hidden_size": 2880, "num_hidden_layers": 24, "num_attention_heads": 64,
-    "num_key_value_heads": 8, "head_dim": 64, "intermediate_size": 2880, "vocab_size": 201088,
-    "num_local_experts": 32, "num_experts_per_tok": 4, "experts_per_token": 4, "attention_bias": True,
-    "layer_types": ["sliding_attention", "full_attention"] * 12, "sliding_window": 128,
-    "max_position_embeddings": 131072, "tie_word_embeddings": False,
+    "model_type": "gpt_oss",
+    "hidden_size": 2880,
+    "num_hidden_layers": 24,
+    "num_attention_heads": 64,
+    "num_key_value_heads": 8,
+    "head_dim": 64,
+    "intermediate_size": 2880,
+    "vocab_size": 201088,
+    "num_local_experts": 32,
+    "num_experts_per_tok": 4,
+    "experts_per_token": 4,
+    "attention_bias": True,
+    "layer_types": ["sliding_attention", "full_attention"] * 12,
+    "sliding_window": 128,
+    "max_position_embeddings": 131072,
+    "tie_word_embeddings": False,
     "quantization_config": {
-        "modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens",
-                                   "lm_head"],
+        "modules_to_not_convert": [
+            "model.layers.*.self_attn",
+            "model.layers.*.mlp.router",
+            "model.embed_tokens",
+            "lm_head",
+        ],
         "quant_method": "mxfp4",
     },
 }
 
 # Qwen/Qwen3-32B-FP8 config.json (sizing keys).
 QWEN3_32B_FP8_CONFIG: dict[str, Any] = {
-    "model_type": "qwen3", "hidden_size": 5120, "num_hidden_layers": 64, "num_attention_heads": 64,
-    "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 25600, "vocab_size": 151936,
-    "tie_word_embeddings": False, "torch_dtype": "bfloat16", "attention_bias": False,
-    "quantization_config": {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8",
-                            "weight_block_size": [128, 128]},
+    "model_type": "qwen3",
+    "hidden_size": 5120,
+    "num_hidden_layers": 64,
+    "num_attention_heads": 64,
+    "num_key_value_heads": 8,
+    "head_dim": 128,
+    "intermediate_size": 25600,
+    "vocab_size": 151936,
+    "tie_word_embeddings": False,
+    "torch_dtype": "bfloat16",
+    "attention_bias": False,
+    "quantization_config": {
+        "activation_scheme": "dynamic",
+        "fmt": "e4m3",
+        "quant_method": "fp8",
+        "weight_block_size": [128, 128],
+    },
 }
 
 
-def _ct_config(weights: dict[str, Any], *, fmt: str, ignore: list[str] | None = None,
-               input_activations: dict[str, Any] | None = None, targets: list[str] | None = None) -> dict[str, Any]:
+def _ct_config(
+    weights: dict[str, Any],
+    *,
+    fmt: str,
+    ignore: list[str] | None = None,
+    input_activations: dict[str, Any] | None = None,
+    targets: list[str] | None = None,
+) -> dict[str, Any]:
     """A compressed-tensors quantization_config with one config group, as llm-compressor writes it."""
     return {
         "quant_method": "compressed-tensors",
         "format": fmt,
         "quantization_status": "compressed",
         "ignore": ["lm_head"] if ignore is None else ignore,
-        "config_groups": {"group_0": {"targets": targets or ["Linear"], "weights": weights,
-                                      "input_activations": input_activations, "output_activations": None}},
+        "config_groups": {
+            "group_0": {
+                "targets": targets or ["Linear"],
+                "weights": weights,
+                "input_activations": input_activations,
+                "output_activations": None,
+            }
+        },
     }
 
 
 FP8_CHANNEL = {"num_bits": 8, "type": "float", "strategy": "channel", "symmetric": True, "dynamic": False}
 TOKEN_DYNAMIC_FP8 = {"num_bits": 8, "type": "float", "strategy": "token", "symmetric": True, "dynamic": True}
-W4A16_ASYM = {"num_bits": 4, "type": "int", "strategy": "group", "group_size": 128, "symmetric": False,
-              "dynamic": False, "actorder": None}
-NVFP4_WEIGHTS = {"num_bits": 4, "type": "float", "strategy": "tensor_group", "group_size": 16, "symmetric": True,
-                 "dynamic": False}
-NVFP4_INPUTS = {"num_bits": 4, "type": "float", "strategy": "tensor_group", "group_size": 16, "symmetric": True,
-                "dynamic": "local"}
+W4A16_ASYM = {
+    "num_bits": 4,
+    "type": "int",
+    "strategy": "group",
+    "group_size": 128,
+    "symmetric": False,
+    "dynamic": False,
+    "actorder": None,
+}
+NVFP4_WEIGHTS = {
+    "num_bits": 4,
+    "type": "float",
+    "strategy": "tensor_group",
+    "group_size": 16,
+    "symmetric": True,
+    "dynamic": False,
+}
+NVFP4_INPUTS = {
+    "num_bits": 4,
+    "type": "float",
+    "strategy": "tensor_group",
+    "group_size": 16,
+    "symmetric": True,
+    "dynamic": "local",
+}
 
 
 # --- bytes of one 4096 x 4096 linear ------------------------------------------------------------------------------
@@ -157,41 +224,74 @@ def test_ggml_block_types_have_llama_cpp_bits_per_weight(ggml, bits):
     ("quant", "expected"),
     [
         # W8A8-INT8 (int-quantized, per-channel, dynamic per-token inputs): 16,777,216 + 4096 x 2-byte scales
-        pytest.param(_ct_config({"num_bits": 8, "type": "int", "strategy": "channel", "symmetric": True},
-                                fmt="int-quantized",
-                                input_activations={"num_bits": 8, "type": "int", "strategy": "token",
-                                                   "dynamic": True}),
-                     16_785_408, id="w8a8-int8-channel: 16,777,216 + 8,192"),
+        pytest.param(
+            _ct_config(
+                {"num_bits": 8, "type": "int", "strategy": "channel", "symmetric": True},
+                fmt="int-quantized",
+                input_activations={"num_bits": 8, "type": "int", "strategy": "token", "dynamic": True},
+            ),
+            16_785_408,
+            id="w8a8-int8-channel: 16,777,216 + 8,192",
+        ),
         # W8A8-FP8 dynamic (FP8_DYNAMIC): same layout in float8
-        pytest.param(_ct_config(FP8_CHANNEL, fmt="float-quantized", input_activations=TOKEN_DYNAMIC_FP8),
-                     16_785_408, id="w8a8-fp8-channel: 16,777,216 + 8,192"),
+        pytest.param(
+            _ct_config(FP8_CHANNEL, fmt="float-quantized", input_activations=TOKEN_DYNAMIC_FP8),
+            16_785_408,
+            id="w8a8-fp8-channel: 16,777,216 + 8,192",
+        ),
         # W8A8-FP8 per-tensor, static inputs: one 2-byte weight scale + one 2-byte input scale
-        pytest.param(_ct_config({"num_bits": 8, "type": "float", "strategy": "tensor", "symmetric": True},
-                                fmt="float-quantized",
-                                input_activations={"num_bits": 8, "type": "float", "strategy": "tensor",
-                                                   "dynamic": False, "symmetric": True}),
-                     16_777_220, id="w8a8-fp8-tensor-static: 16,777,216 + 2 + 2"),
+        pytest.param(
+            _ct_config(
+                {"num_bits": 8, "type": "float", "strategy": "tensor", "symmetric": True},
+                fmt="float-quantized",
+                input_activations={
+                    "num_bits": 8,
+                    "type": "float",
+                    "strategy": "tensor",
+                    "dynamic": False,
+                    "symmetric": True,
+                },
+            ),
+            16_777_220,
+            id="w8a8-fp8-tensor-static: 16,777,216 + 2 + 2",
+        ),
         # FP8_BLOCK: 32 x 32 blocks of 128 x 128, a 2-byte scale each
-        pytest.param(_ct_config({"num_bits": 8, "type": "float", "strategy": "block", "symmetric": True,
-                                 "block_structure": [128, 128]}, fmt="float-quantized",
-                                input_activations={**TOKEN_DYNAMIC_FP8, "strategy": "group", "group_size": 128}),
-                     16_779_264, id="fp8-block: 16,777,216 + 1,024 x 2"),
+        pytest.param(
+            _ct_config(
+                {"num_bits": 8, "type": "float", "strategy": "block", "symmetric": True, "block_structure": [128, 128]},
+                fmt="float-quantized",
+                input_activations={**TOKEN_DYNAMIC_FP8, "strategy": "group", "group_size": 128},
+            ),
+            16_779_264,
+            id="fp8-block: 16,777,216 + 1,024 x 2",
+        ),
         # W4A16 asymmetric group 128 (pack-quantized): 8,388,608 + 131,072 groups x (16-bit scale + 4-bit packed
         # zero) = 327,680 + weight_shape 2 x int64 = 16
-        pytest.param(_ct_config(W4A16_ASYM, fmt="pack-quantized"),
-                     8_716_304, id="w4a16-asym-g128: 8,388,608 + 327,680 + 16"),
+        pytest.param(
+            _ct_config(W4A16_ASYM, fmt="pack-quantized"), 8_716_304, id="w4a16-asym-g128: 8,388,608 + 327,680 + 16"
+        ),
         # W4A16 symmetric: no zero points stored: 131,072 x 2 = 262,144
-        pytest.param(_ct_config({**W4A16_ASYM, "symmetric": True}, fmt="pack-quantized"),
-                     8_650_768, id="w4a16-sym-g128: 8,388,608 + 262,144 + 16"),
+        pytest.param(
+            _ct_config({**W4A16_ASYM, "symmetric": True}, fmt="pack-quantized"),
+            8_650_768,
+            id="w4a16-sym-g128: 8,388,608 + 262,144 + 16",
+        ),
         # actorder "group" adds weight_g_idx: 4096 x int32 = 16,384
-        pytest.param(_ct_config({**W4A16_ASYM, "symmetric": True, "actorder": "group"}, fmt="pack-quantized"),
-                     8_667_152, id="w4a16-sym-g128-actorder: 8,650,768 + 16,384"),
+        pytest.param(
+            _ct_config({**W4A16_ASYM, "symmetric": True, "actorder": "group"}, fmt="pack-quantized"),
+            8_667_152,
+            id="w4a16-sym-g128-actorder: 8,650,768 + 16,384",
+        ),
         # NVFP4 (W4A4): 8,388,608 + 1,048,576 FP8 scales + weight_global_scale + input_global_scale (FP32)
-        pytest.param(_ct_config(NVFP4_WEIGHTS, fmt="nvfp4-pack-quantized", input_activations=NVFP4_INPUTS),
-                     9_437_192, id="nvfp4: 8,388,608 + 1,048,576 + 4 + 4"),
+        pytest.param(
+            _ct_config(NVFP4_WEIGHTS, fmt="nvfp4-pack-quantized", input_activations=NVFP4_INPUTS),
+            9_437_192,
+            id="nvfp4: 8,388,608 + 1,048,576 + 4 + 4",
+        ),
         # NVFP4A16: no input scale
-        pytest.param(_ct_config(NVFP4_WEIGHTS, fmt="nvfp4-pack-quantized"),
-                     9_437_188, id="nvfp4a16: 8,388,608 + 1,048,576 + 4"),
+        pytest.param(
+            _ct_config(NVFP4_WEIGHTS, fmt="nvfp4-pack-quantized"), 9_437_188, id="nvfp4a16: 8,388,608 + 1,048,576 + 4"
+        ),
     ],
 )
 def test_compressed_tensors_schemes_store_a_4096_square_linear_in_exact_bytes(quant, expected):
@@ -207,8 +307,12 @@ def test_compressed_tensors_schemes_store_a_4096_square_linear_in_exact_bytes(qu
 
 def test_compressed_tensors_fp8_dynamic_with_ignore_lm_head_sizes_llama31_8b():
     # given RedHatAI/Meta-Llama-3.1-8B-Instruct-FP8-dynamic: FP8 per-channel weights, ignore ["lm_head"]
-    arch = architecture_from_config({**LLAMA3_8B_CONFIG, "quantization_config": _ct_config(
-        FP8_CHANNEL, fmt="float-quantized", input_activations=TOKEN_DYNAMIC_FP8)})
+    arch = architecture_from_config(
+        {
+            **LLAMA3_8B_CONFIG,
+            "quantization_config": _ct_config(FP8_CHANNEL, fmt="float-quantized", input_activations=TOKEN_DYNAMIC_FP8),
+        }
+    )
 
     # when
     total = weight_bytes_total(arch, resolve_weight_format(arch, "auto"))
@@ -223,10 +327,17 @@ def test_compressed_tensors_fp8_dynamic_with_ignore_lm_head_sizes_llama31_8b():
 
 def test_compressed_tensors_ignore_can_name_one_layers_module():
     # given the small model in W8A8-FP8 per-channel, ignoring lm_head and layer 0's down_proj by name
-    plain = architecture_from_config({**small_config(), "quantization_config": _ct_config(
-        FP8_CHANNEL, fmt="float-quantized")})
-    ignoring = architecture_from_config({**small_config(), "quantization_config": _ct_config(
-        FP8_CHANNEL, fmt="float-quantized", ignore=["lm_head", "model.layers.0.mlp.down_proj"])})
+    plain = architecture_from_config(
+        {**small_config(), "quantization_config": _ct_config(FP8_CHANNEL, fmt="float-quantized")}
+    )
+    ignoring = architecture_from_config(
+        {
+            **small_config(),
+            "quantization_config": _ct_config(
+                FP8_CHANNEL, fmt="float-quantized", ignore=["lm_head", "model.layers.0.mlp.down_proj"]
+            ),
+        }
+    )
 
     # when
     plain_total = weight_bytes_total(plain, resolve_weight_format(plain, "auto"))
@@ -243,8 +354,12 @@ def test_compressed_tensors_ignore_can_name_one_layers_module():
 
 def test_compressed_tensors_ignore_regex_up_proj_leaves_gate_proj_converted():
     # given the small Llama in W8A8-FP8 per-channel ignoring re:.*up_proj (Llama has no fused gate_up_proj)
-    arch = architecture_from_config({**small_config(), "quantization_config": _ct_config(
-        FP8_CHANNEL, fmt="float-quantized", ignore=["lm_head", "re:.*up_proj"])})
+    arch = architecture_from_config(
+        {
+            **small_config(),
+            "quantization_config": _ct_config(FP8_CHANNEL, fmt="float-quantized", ignore=["lm_head", "re:.*up_proj"]),
+        }
+    )
 
     # when
     total = weight_bytes_total(arch, resolve_weight_format(arch, "auto"))
@@ -256,7 +371,9 @@ def test_compressed_tensors_ignore_regex_up_proj_leaves_gate_proj_converted():
 def test_compressed_tensors_groups_give_attention_and_mlp_different_schemes():
     # given a mixed-precision config: FP8 per-channel for re:.*self_attn.*, W4A16 asymmetric group 128 for Linear
     quant = {
-        "quant_method": "compressed-tensors", "format": "mixed-precision", "ignore": ["lm_head"],
+        "quant_method": "compressed-tensors",
+        "format": "mixed-precision",
+        "ignore": ["lm_head"],
         "config_groups": {
             "group_0": {"targets": ["re:.*self_attn.*"], "weights": FP8_CHANNEL, "format": "float-quantized"},
             "group_1": {"targets": ["Linear"], "weights": W4A16_ASYM, "format": "pack-quantized"},
@@ -289,10 +406,17 @@ def test_compressed_tensors_groups_give_attention_and_mlp_different_schemes():
 )
 def test_bitsandbytes_nf4_config_with_and_without_double_quant(double_quant, expected_slug, expected):
     # given a transformers BitsAndBytesConfig as saved in config.json
-    quant = {"quant_method": "bitsandbytes", "load_in_4bit": True, "load_in_8bit": False,
-             "bnb_4bit_quant_type": "nf4", "bnb_4bit_use_double_quant": double_quant,
-             "bnb_4bit_compute_dtype": "bfloat16", "bnb_4bit_quant_storage": "uint8",
-             "llm_int8_skip_modules": None, "llm_int8_threshold": 6.0}
+    quant = {
+        "quant_method": "bitsandbytes",
+        "load_in_4bit": True,
+        "load_in_8bit": False,
+        "bnb_4bit_quant_type": "nf4",
+        "bnb_4bit_use_double_quant": double_quant,
+        "bnb_4bit_compute_dtype": "bfloat16",
+        "bnb_4bit_quant_storage": "uint8",
+        "llm_int8_skip_modules": None,
+        "llm_int8_threshold": 6.0,
+    }
 
     # when
     fmt = format_from_quantization_config(quant)
@@ -321,11 +445,19 @@ def test_bitsandbytes_8bit_keeps_skipped_modules_in_16_bits():
     ("quant", "slug", "expected"),
     [
         # one FP16 scale and one 4-bit zero per output row: 8,388,608 + 4096 x 20 bits / 8 = 10,240
-        pytest.param({"quant_method": "gptq", "bits": 4, "group_size": -1, "desc_act": False}, "gptq-int4-channel",
-                     8_398_848, id="gptq per-channel: 8,388,608 + 10,240"),
+        pytest.param(
+            {"quant_method": "gptq", "bits": 4, "group_size": -1, "desc_act": False},
+            "gptq-int4-channel",
+            8_398_848,
+            id="gptq per-channel: 8,388,608 + 10,240",
+        ),
         # AWQ without zero points: 131,072 groups x 2-byte scale = 262,144
-        pytest.param({"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": False}, "awq-int4-g128",
-                     8_650_752, id="awq no zero point: 8,388,608 + 262,144"),
+        pytest.param(
+            {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": False},
+            "awq-int4-g128",
+            8_650_752,
+            id="awq no zero point: 8,388,608 + 262,144",
+        ),
     ],
 )
 def test_awq_gptq_variants_store_a_4096_square_linear_in_exact_bytes(quant, slug, expected):
@@ -381,8 +513,10 @@ def test_mxfp4_chosen_for_a_dense_model_is_refused():
 
     # then
     assert caught.value.code is SizingErrorCode.INVALID_ARGUMENT
-    assert caught.value.message == ("mxfp4 converts only routed experts (as gpt-oss and vLLM's MXFP4 path do) and "
-                                    "llama has none; choose nvfp4, int4 or fp8 for a dense model")
+    assert caught.value.message == (
+        "mxfp4 converts only routed experts (as gpt-oss and vLLM's MXFP4 path do) and "
+        "llama has none; choose nvfp4, int4 or fp8 for a dense model"
+    )
 
 
 def test_gpt_oss_20b_matches_its_published_checkpoint_exactly():
@@ -428,8 +562,16 @@ def test_qwen3_32b_fp8_block_against_its_published_checkpoint():
 
 def test_modules_to_not_convert_mlp_gate_names_the_router_not_gate_proj():
     # given the small dense model in FP8 per-tensor with modules_to_not_convert ["mlp.gate"]
-    arch = architecture_from_config({**small_config(), "quantization_config": {
-        "quant_method": "fp8", "activation_scheme": "static", "modules_to_not_convert": ["mlp.gate"]}})
+    arch = architecture_from_config(
+        {
+            **small_config(),
+            "quantization_config": {
+                "quant_method": "fp8",
+                "activation_scheme": "static",
+                "modules_to_not_convert": ["mlp.gate"],
+            },
+        }
+    )
 
     # when
     total = weight_bytes_total(arch, resolve_weight_format(arch, "auto"))
@@ -440,9 +582,17 @@ def test_modules_to_not_convert_mlp_gate_names_the_router_not_gate_proj():
 
 def test_modelopt_exclude_modules_keep_attention_in_16_bits():
     # given an NVFP4 ModelOpt config excluding lm_head and every self_attn on the small model
-    arch = architecture_from_config({**small_config(), "quantization_config": {
-        "quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16,
-        "exclude_modules": ["lm_head", "model.layers.*.self_attn*"]}})
+    arch = architecture_from_config(
+        {
+            **small_config(),
+            "quantization_config": {
+                "quant_method": "modelopt",
+                "quant_algo": "NVFP4",
+                "group_size": 16,
+                "exclude_modules": ["lm_head", "model.layers.*.self_attn*"],
+            },
+        }
+    )
 
     # when
     total = weight_bytes_total(arch, resolve_weight_format(arch, "auto"))
@@ -564,14 +714,32 @@ def test_gguf_file_types_on_llama3_8b_match_llama_cpp_quantize_table(slug, expec
         pytest.param(LLAMA2_7B_CONFIG, "embed_tokens", None, GgufFileType.Q4_K_M, GgmlType.Q4_K, id="token_embd"),
         pytest.param(LLAMA2_7B_CONFIG, "layer_norms", 0, GgufFileType.Q4_K_M, GgmlType.F32, id="norms F32"),
         pytest.param(TINY_MIXTRAL_CONFIG, "router", 0, GgufFileType.Q4_K_M, GgmlType.F32, id="router F32"),
-        pytest.param({**TINY_MIXTRAL_CONFIG, "num_local_experts": 8}, "k_proj", 0, GgufFileType.Q4_K_M,
-                     GgmlType.Q8_0, id="8 experts: attn_k Q8_0"),
+        pytest.param(
+            {**TINY_MIXTRAL_CONFIG, "num_local_experts": 8},
+            "k_proj",
+            0,
+            GgufFileType.Q4_K_M,
+            GgmlType.Q8_0,
+            id="8 experts: attn_k Q8_0",
+        ),
         # Qwen2.5-0.5B: hidden 896 is not a multiple of 256: k-quants fall back (Q4_K → Q5_0); tied embeddings take
         # the output rule and fall back to Q8_0
-        pytest.param(QWEN25_05B_INSTRUCT_CONFIG, "q_proj", 0, GgufFileType.Q4_K_M, GgmlType.Q5_0,
-                     id="896 inputs: Q4_K falls back to Q5_0"),
-        pytest.param(QWEN25_05B_INSTRUCT_CONFIG, "embed_tokens", None, GgufFileType.Q4_K_M, GgmlType.Q8_0,
-                     id="tied token_embd: Q8_0"),
+        pytest.param(
+            QWEN25_05B_INSTRUCT_CONFIG,
+            "q_proj",
+            0,
+            GgufFileType.Q4_K_M,
+            GgmlType.Q5_0,
+            id="896 inputs: Q4_K falls back to Q5_0",
+        ),
+        pytest.param(
+            QWEN25_05B_INSTRUCT_CONFIG,
+            "embed_tokens",
+            None,
+            GgufFileType.Q4_K_M,
+            GgmlType.Q8_0,
+            id="tied token_embd: Q8_0",
+        ),
     ],
 )
 def test_gguf_tensor_types_follow_llama_quantize(config, tensor_name, layer, ftype, expected):
@@ -641,28 +809,55 @@ def test_gguf_llama3_8b_splits_in_half_but_for_the_replicated_norms():
 @pytest.mark.parametrize(
     ("quant", "method", "field"),
     [
-        pytest.param(_ct_config({**W4A16_ASYM, "strategy": "attn_head"}, fmt="pack-quantized"),
-                     "compressed-tensors", "config_groups.group_0.weights.strategy", id="ct-strategy"),
-        pytest.param(_ct_config({**W4A16_ASYM, "num_bits": 3}, fmt="pack-quantized"),
-                     "compressed-tensors", "config_groups.group_0.weights.num_bits", id="ct-num-bits"),
+        pytest.param(
+            _ct_config({**W4A16_ASYM, "strategy": "attn_head"}, fmt="pack-quantized"),
+            "compressed-tensors",
+            "config_groups.group_0.weights.strategy",
+            id="ct-strategy",
+        ),
+        pytest.param(
+            _ct_config({**W4A16_ASYM, "num_bits": 3}, fmt="pack-quantized"),
+            "compressed-tensors",
+            "config_groups.group_0.weights.num_bits",
+            id="ct-num-bits",
+        ),
         pytest.param(_ct_config(W4A16_ASYM, fmt="marlin-24"), "compressed-tensors", "format", id="ct-format"),
-        pytest.param({**_ct_config(W4A16_ASYM, fmt="pack-quantized"),
-                      "sparsity_config": {"format": "sparse-24-bitmask"}},
-                     "compressed-tensors", "sparsity_config", id="ct-sparsity"),
-        pytest.param(_ct_config(W4A16_ASYM, fmt="pack-quantized", targets=["Embedding"]),
-                     "compressed-tensors", "config_groups.group_0.targets", id="ct-class-target"),
-        pytest.param({"quant_method": "compressed-tensors"}, "compressed-tensors", "config_groups",
-                     id="ct-no-groups"),
-        pytest.param({"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": "int2"},
-                     "bitsandbytes", "bnb_4bit_quant_type", id="bnb-quant-type"),
+        pytest.param(
+            {**_ct_config(W4A16_ASYM, fmt="pack-quantized"), "sparsity_config": {"format": "sparse-24-bitmask"}},
+            "compressed-tensors",
+            "sparsity_config",
+            id="ct-sparsity",
+        ),
+        pytest.param(
+            _ct_config(W4A16_ASYM, fmt="pack-quantized", targets=["Embedding"]),
+            "compressed-tensors",
+            "config_groups.group_0.targets",
+            id="ct-class-target",
+        ),
+        pytest.param({"quant_method": "compressed-tensors"}, "compressed-tensors", "config_groups", id="ct-no-groups"),
+        pytest.param(
+            {"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": "int2"},
+            "bitsandbytes",
+            "bnb_4bit_quant_type",
+            id="bnb-quant-type",
+        ),
         pytest.param({"quant_method": "bitsandbytes"}, "bitsandbytes", "load_in_4bit", id="bnb-no-bits"),
-        pytest.param({"quant_method": "modelopt", "quant_algo": "W4A8_AWQ"}, "modelopt", "quant_algo",
-                     id="modelopt-algo"),
-        pytest.param({"quant_method": "gptq", "bits": 4, "group_size": 128, "dynamic": {"-:.*lm_head": {}}},
-                     "gptq", "dynamic", id="gptq-dynamic"),
+        pytest.param(
+            {"quant_method": "modelopt", "quant_algo": "W4A8_AWQ"}, "modelopt", "quant_algo", id="modelopt-algo"
+        ),
+        pytest.param(
+            {"quant_method": "gptq", "bits": 4, "group_size": 128, "dynamic": {"-:.*lm_head": {}}},
+            "gptq",
+            "dynamic",
+            id="gptq-dynamic",
+        ),
         pytest.param({"quant_method": "gptq", "bits": "4", "group_size": 128}, "gptq", "bits", id="gptq-bits-text"),
-        pytest.param({"quant_method": "mxfp4", "modules_to_not_convert": ["re:model.layers.(0"]}, "mxfp4",
-                     "modules_to_not_convert", id="bad-regex"),
+        pytest.param(
+            {"quant_method": "mxfp4", "modules_to_not_convert": ["re:model.layers.(0"]},
+            "mxfp4",
+            "modules_to_not_convert",
+            id="bad-regex",
+        ),
     ],
 )
 def test_unreadable_quantization_config_is_refused_naming_the_field(quant, method, field):

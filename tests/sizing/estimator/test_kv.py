@@ -71,8 +71,12 @@ def test_llama3_70b_is_327680_bytes_per_token():
     arch = architecture_from_config(LLAMA3_70B_CONFIG)
 
     # when
-    per_token = kv_bytes_per_token(num_layers=arch.num_hidden_layers, kv_heads=arch.num_key_value_heads,
-                                   head_dim=arch.head_dim, kv_bits=arch.dtype.bits)
+    per_token = kv_bytes_per_token(
+        num_layers=arch.num_hidden_layers,
+        kv_heads=arch.num_key_value_heads,
+        head_dim=arch.head_dim,
+        kv_bits=arch.dtype.bits,
+    )
 
     # then: 80 layers × 8 KV heads × 128 × 2 (K, V) × 2 bytes = 327,680 bytes per token
     assert per_token == 327_680

@@ -15,8 +15,9 @@ def _full(*, num_heads: int = 32, num_kv_heads: int = 8, head_dim: int = 128) ->
 
 
 def _sliding(window: int, *, num_heads: int = 64, num_kv_heads: int = 8, head_dim: int = 64) -> AttentionSpec:
-    return AttentionSpec(kind=AttentionKind.SLIDING, num_heads=num_heads, num_kv_heads=num_kv_heads,
-                         head_dim=head_dim, window=window)
+    return AttentionSpec(
+        kind=AttentionKind.SLIDING, num_heads=num_heads, num_kv_heads=num_kv_heads, head_dim=head_dim, window=window
+    )
 
 
 def _llama3_8b(*, tp: int = 1, kv_bits: int = 16) -> KvLayout:
@@ -26,8 +27,17 @@ def _llama3_8b(*, tp: int = 1, kv_bits: int = 16) -> KvLayout:
 
 def _deepseek_v3_mla() -> AttentionSpec:
     """deepseek-ai/DeepSeek-V3 attention: kv_lora_rank 512, qk_rope_head_dim 64, 128 heads of 128 + 64."""
-    return AttentionSpec(kind=AttentionKind.MLA, num_heads=128, num_kv_heads=128, head_dim=192, v_head_dim=128,
-                         q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64)
+    return AttentionSpec(
+        kind=AttentionKind.MLA,
+        num_heads=128,
+        num_kv_heads=128,
+        head_dim=192,
+        v_head_dim=128,
+        q_lora_rank=1536,
+        kv_lora_rank=512,
+        qk_nope_head_dim=128,
+        qk_rope_head_dim=64,
+    )
 
 
 def _gpt_oss_like() -> KvLayout:
@@ -40,8 +50,7 @@ def _gemma3_like() -> KvLayout:
     """A Gemma-3-27B-like stack: 62 layers, every 6th global (10 full), the rest sliding window 1024 (52);
     16 KV heads × 128."""
     layers = tuple(
-        _full(num_kv_heads=16) if (index + 1) % 6 == 0 else _sliding(1024, num_heads=32, num_kv_heads=16,
-                                                                       head_dim=128)
+        _full(num_kv_heads=16) if (index + 1) % 6 == 0 else _sliding(1024, num_heads=32, num_kv_heads=16, head_dim=128)
         for index in range(62)
     )
     return kv_layout(layers, kv_bits=16, tp=1, block_size=16)

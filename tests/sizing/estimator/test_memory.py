@@ -43,11 +43,17 @@ def vllm_request(**fields: object) -> EstimateRequest:
 
 def _field_calculator(concurrency: int, tokens: int) -> MemoryEstimate:
     """DESIGN §5: a 7B BF16 model (32 layers, 8 KV heads of 128), weights × 1.05, 2 GiB reserve, 90% of 24 GiB."""
-    arch = architecture_from_numbers(parameters=7 * 10**9, num_hidden_layers=32, num_key_value_heads=8,
-                                     head_dim=128)
-    return estimate_memory(EstimateRequest(arch=arch, gpu=build_gpu(memory_gib=24), engine=Engine.IDEALIZED,
-                                           weight_overhead=1.05, concurrency=concurrency,
-                                           tokens_per_request=tokens))
+    arch = architecture_from_numbers(parameters=7 * 10**9, num_hidden_layers=32, num_key_value_heads=8, head_dim=128)
+    return estimate_memory(
+        EstimateRequest(
+            arch=arch,
+            gpu=build_gpu(memory_gib=24),
+            engine=Engine.IDEALIZED,
+            weight_overhead=1.05,
+            concurrency=concurrency,
+            tokens_per_request=tokens,
+        )
+    )
 
 
 def test_field_calculator_16_requests_of_2048_tokens_fit_a_24_gib_card():
@@ -60,8 +66,13 @@ def test_field_calculator_16_requests_of_2048_tokens_fit_a_24_gib_card():
     # weights 7e9 × 2 bytes × 1.05 = 14,700,000,000; KV 16 × 2048 × 131,072 = 4,294,967,296 (4 GiB);
     # reserve 2 GiB = 2,147,483,648 → required 21,142,450,944
     # usable floor(24 × 2^30 × 0.9) = floor(23,192,823,398.4) = 23,192,823,398 → headroom 2,050,372,454
-    assert result.memory_per_gpu == {"weights": 14_700_000_000, "kv_cache": 4_294_967_296, "activations": 0,
-                                     "runtime": 2_147_483_648, "cuda_graphs": 0}
+    assert result.memory_per_gpu == {
+        "weights": 14_700_000_000,
+        "kv_cache": 4_294_967_296,
+        "activations": 0,
+        "runtime": 2_147_483_648,
+        "cuda_graphs": 0,
+    }
     assert result.kv_bytes_per_token == 131_072
     assert result.kv_cache_bytes_per_gpu == 4 * GiB
     assert result.required_bytes_per_gpu == 21_142_450_944
@@ -115,8 +126,7 @@ def test_field_calculator_curve_crosses_the_limit_at_max_concurrency_fit():
 
 def test_vllm_llama3_8b_on_80_gib_gives_the_kv_cache_what_the_budget_leaves():
     # given meta-llama/Meta-Llama-3-8B on one 80 GiB card (CUDA sees 80 GiB), vLLM 0.11.0 defaults, max_model_len 8192
-    request = EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=8192,
-                              engine_version=VLLM)
+    request = EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=8192, engine_version=VLLM)
 
     # when
     result = estimate_memory(request)
@@ -129,9 +139,13 @@ def test_vllm_llama3_8b_on_80_gib_gives_the_kv_cache_what_the_budget_leaves():
     # page = 16 tokens × 131,072 = 2,097,152 bytes → 26,690 blocks → 427,040 tokens
     # max concurrency at 8192 tokens: 427,040 / 8192 = 52.13
     assert result.budget_bytes_per_gpu == VLLM_BUDGET_80_GIB
-    assert result.memory_per_gpu == {"weights": VLLM_LLAMA3_8B_WEIGHTS, "kv_cache": 55_974_236_979,
-                                     "activations": VLLM_ACTIVATIONS, "runtime": VLLM_NON_TORCH_TP1,
-                                     "cuda_graphs": CUDA_GRAPHS}
+    assert result.memory_per_gpu == {
+        "weights": VLLM_LLAMA3_8B_WEIGHTS,
+        "kv_cache": 55_974_236_979,
+        "activations": VLLM_ACTIVATIONS,
+        "runtime": VLLM_NON_TORCH_TP1,
+        "cuda_graphs": CUDA_GRAPHS,
+    }
     assert result.weight_bytes_per_gpu == LLAMA3_8B_BF16_WEIGHTS
     assert result.rope_cache_bytes_per_gpu == LLAMA3_8B_ROPE_CACHE
     assert result.kv_capacity_tokens == 427_040
@@ -154,9 +168,12 @@ def test_vllm_weights_line_adds_the_rotary_cache_that_idealized_and_transformers
     logged = 14.9888 * GiB  # 16,094,101,451.6 bytes
 
     # when
-    results = {engine: estimate_memory(EstimateRequest(arch=arch, gpu=build_gpu(memory_gib=80), engine=engine,
-                                                       max_model_len=8192))
-               for engine in (Engine.VLLM, Engine.IDEALIZED, Engine.TRANSFORMERS)}
+    results = {
+        engine: estimate_memory(
+            EstimateRequest(arch=arch, gpu=build_gpu(memory_gib=80), engine=engine, max_model_len=8192)
+        )
+        for engine in (Engine.VLLM, Engine.IDEALIZED, Engine.TRANSFORMERS)
+    }
 
     # then
     # rotary cos/sin cache: 131,072 positions × 128 (cos and sin halves of the rotary dim) × 2 bytes = 33,554,432
@@ -194,9 +211,16 @@ def test_vllm_launch_args_name_what_was_sized():
     args = result.launch_args
 
     # then
-    assert args == ("--tensor-parallel-size 1", "--pipeline-parallel-size 1", "--gpu-memory-utilization 0.9",
-                    "--max-model-len 8192", "--max-num-seqs 1024", "--max-num-batched-tokens 8192",
-                    "--block-size 16", "--kv-cache-dtype auto")
+    assert args == (
+        "--tensor-parallel-size 1",
+        "--pipeline-parallel-size 1",
+        "--gpu-memory-utilization 0.9",
+        "--max-model-len 8192",
+        "--max-num-seqs 1024",
+        "--max-num-batched-tokens 8192",
+        "--block-size 16",
+        "--kv-cache-dtype auto",
+    )
 
 
 def test_vllm_fp8_kv_doubles_the_tokens_a_pool_holds():
@@ -282,9 +306,13 @@ def test_vllm_tp2_halves_weights_and_kv_per_gpu():
     assert result.kv_bytes_per_token_per_gpu == 65_536
     assert result.weight_bytes_per_gpu == 8_030_527_488
     assert result.weight_bytes_total == LLAMA3_8B_BF16_WEIGHTS
-    assert result.memory_per_gpu == {"weights": 8_032_624_640, "kv_cache": 63_735_796_531,
-                                     "activations": VLLM_ACTIVATIONS, "runtime": VLLM_NON_TORCH_TP2,
-                                     "cuda_graphs": CUDA_GRAPHS}
+    assert result.memory_per_gpu == {
+        "weights": 8_032_624_640,
+        "kv_cache": 63_735_796_531,
+        "activations": VLLM_ACTIVATIONS,
+        "runtime": VLLM_NON_TORCH_TP2,
+        "cuda_graphs": CUDA_GRAPHS,
+    }
     assert result.kv_capacity_tokens == 972_528
     assert result.max_concurrency == 118.72
     assert [(bill.stage, bill.tp_rank) for bill in result.per_gpu] == [(0, 0), (0, 1)]
@@ -358,12 +386,20 @@ def test_vllm_pp2_splits_layers_kv_and_the_sampler_between_stages():
     #   → 60,967 blocks → 975,472 tokens (binds both stages)
     stage0, stage1 = result.per_gpu
     assert (stage0.stage, stage1.stage) == (0, 1)
-    assert stage0.components == {"weights": 8_032_354_304, "kv_cache": 68_134_864_158,
-                                 "activations": VLLM_FORWARD, "runtime": VLLM_NON_TORCH_PP2,
-                                 "cuda_graphs": CUDA_GRAPHS}
-    assert stage1.components == {"weights": 8_032_362_496, "kv_cache": 63_929_332_203,
-                                 "activations": VLLM_ACTIVATIONS, "runtime": VLLM_NON_TORCH_PP2,
-                                 "cuda_graphs": CUDA_GRAPHS}
+    assert stage0.components == {
+        "weights": 8_032_354_304,
+        "kv_cache": 68_134_864_158,
+        "activations": VLLM_FORWARD,
+        "runtime": VLLM_NON_TORCH_PP2,
+        "cuda_graphs": CUDA_GRAPHS,
+    }
+    assert stage1.components == {
+        "weights": 8_032_362_496,
+        "kv_cache": 63_929_332_203,
+        "activations": VLLM_ACTIVATIONS,
+        "runtime": VLLM_NON_TORCH_PP2,
+        "cuda_graphs": CUDA_GRAPHS,
+    }
     assert (stage0.kv_capacity_tokens, stage1.kv_capacity_tokens) == (1_039_648, 975_472)
     assert result.kv_bytes_per_token_per_gpu == 65_536
     assert result.kv_capacity_tokens == 975_472
@@ -372,8 +408,9 @@ def test_vllm_pp2_splits_layers_kv_and_the_sampler_between_stages():
 
 def test_gpus_beyond_tp_are_replicas_that_split_the_concurrency():
     # given 4 GPUs at TP 2 → 2 replicas; 10 concurrent requests of 8192 tokens
-    request = vllm_request(arch=build_arch(), gpu=build_gpu(memory_gib=80), gpus=4, tp=2,
-                              max_model_len=8192, concurrency=10)
+    request = vllm_request(
+        arch=build_arch(), gpu=build_gpu(memory_gib=80), gpus=4, tp=2, max_model_len=8192, concurrency=10
+    )
 
     # when
     result = estimate_memory(request)
@@ -386,7 +423,11 @@ def test_gpus_beyond_tp_are_replicas_that_split_the_concurrency():
     assert result.kv_demand_bytes_per_gpu == 2_684_354_560
     assert result.kv_capacity_tokens == 972_528
     assert [(bill.index, bill.replica, bill.tp_rank) for bill in result.per_gpu] == [
-        (0, 0, 0), (1, 0, 1), (2, 1, 0), (3, 1, 1)]
+        (0, 0, 0),
+        (1, 0, 1),
+        (2, 1, 0),
+        (3, 1, 1),
+    ]
     assert result.fits is True
 
 
@@ -394,8 +435,11 @@ def test_odd_concurrency_rounds_up_per_replica():
     # given 4 GPUs at TP 2 (2 replicas) and 11 requests
 
     # when
-    result = estimate_memory(EstimateRequest(arch=build_arch(), gpu=build_gpu(memory_gib=80), gpus=4, tp=2,
-                                             max_model_len=8192, concurrency=11))
+    result = estimate_memory(
+        EstimateRequest(
+            arch=build_arch(), gpu=build_gpu(memory_gib=80), gpus=4, tp=2, max_model_len=8192, concurrency=11
+        )
+    )
 
     # then: ceil(11 / 2) = 6 on the busier replica; 6 × 8192 × 65,536 = 3,221,225,472
     assert result.assumptions["per_replica_concurrency"] == 6
@@ -428,8 +472,9 @@ def test_vllm_will_not_start_when_max_model_len_does_not_fit_and_suggests_one():
 
 def test_vllm_starts_with_the_suggested_max_model_len():
     # given the same deployment with the max_model_len the refusal suggested
-    request = vllm_request(arch=architecture_from_config(LLAMA31_8B_CONFIG), gpu=build_gpu(memory_gib=24),
-                              max_model_len=42864)
+    request = vllm_request(
+        arch=architecture_from_config(LLAMA31_8B_CONFIG), gpu=build_gpu(memory_gib=24), max_model_len=42864
+    )
 
     # when
     result = estimate_memory(request)
@@ -459,20 +504,30 @@ def test_no_memory_left_for_the_kv_cache_is_a_problem():
     [
         pytest.param({"tp": 3}, SizingErrorCode.INVALID_PARALLELISM, None, id="tp-does-not-divide-heads"),
         pytest.param({"gpus": 3, "tp": 2}, SizingErrorCode.INVALID_ARGUMENT, "gpus", id="gpus-not-multiple-of-tp"),
-        pytest.param({"gpus": 6, "tp": 2, "pp": 2}, SizingErrorCode.INVALID_ARGUMENT, "gpus",
-                     id="gpus-not-multiple-of-tp-x-pp"),
+        pytest.param(
+            {"gpus": 6, "tp": 2, "pp": 2}, SizingErrorCode.INVALID_ARGUMENT, "gpus", id="gpus-not-multiple-of-tp-x-pp"
+        ),
         pytest.param({"gpus": 3, "pp": 2}, SizingErrorCode.INVALID_ARGUMENT, "gpus", id="gpus-not-split-by-pp"),
         pytest.param({"tp": 0}, SizingErrorCode.INVALID_ARGUMENT, "tp", id="tp-zero"),
         pytest.param({"pp": 0}, SizingErrorCode.INVALID_ARGUMENT, "pp", id="pp-zero"),
         pytest.param({"pp": 33}, SizingErrorCode.INVALID_PARALLELISM, None, id="pp-more-than-layers"),
-        pytest.param({"gpu_memory_utilization": 0}, SizingErrorCode.INVALID_ARGUMENT, "gpu_memory_utilization",
-                     id="utilisation-zero"),
-        pytest.param({"gpu_memory_utilization": 1.01}, SizingErrorCode.INVALID_ARGUMENT,
-                     "gpu_memory_utilization", id="utilisation-above-one"),
+        pytest.param(
+            {"gpu_memory_utilization": 0},
+            SizingErrorCode.INVALID_ARGUMENT,
+            "gpu_memory_utilization",
+            id="utilisation-zero",
+        ),
+        pytest.param(
+            {"gpu_memory_utilization": 1.01},
+            SizingErrorCode.INVALID_ARGUMENT,
+            "gpu_memory_utilization",
+            id="utilisation-above-one",
+        ),
         pytest.param({"concurrency": 0}, SizingErrorCode.INVALID_ARGUMENT, "concurrency", id="concurrency-zero"),
         pytest.param({"block_size": 0}, SizingErrorCode.INVALID_ARGUMENT, "block_size", id="block-size-zero"),
-        pytest.param({"weight_overhead": 0.9}, SizingErrorCode.INVALID_ARGUMENT, "weight_overhead",
-                     id="overhead-below-one"),
+        pytest.param(
+            {"weight_overhead": 0.9}, SizingErrorCode.INVALID_ARGUMENT, "weight_overhead", id="overhead-below-one"
+        ),
         pytest.param({"kv_dtype": "int4"}, SizingErrorCode.INVALID_ARGUMENT, "kv_dtype", id="kv-dtype-int4"),
     ],
 )
@@ -558,8 +613,9 @@ def test_max_model_len_beyond_the_model_context_is_a_problem():
 def test_measured_gpu_memory_replaces_the_catalog_capacity():
     # given an 80 GiB catalog card (CUDA sees all 80 GiB) whose fingerprint measured 79 GiB = 84,825,604,096 bytes:
     # the CUDA-visible total drops by the same 1 GiB (the catalog's reservation, 0 here, is kept)
-    request = vllm_request(arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=8192,
-                              gpu_memory_bytes=79 * GiB)
+    request = vllm_request(
+        arch=build_arch(), gpu=build_gpu(memory_gib=80), max_model_len=8192, gpu_memory_bytes=79 * GiB
+    )
 
     # when
     result = estimate_memory(request)

@@ -16,16 +16,46 @@ from sizing.estimator.perf import (
     time_to_first_token_s,
 )
 
-LLAMA3_8B = {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
-             "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256, "torch_dtype": "bfloat16"}
-MIXTRAL = {"model_type": "mixtral", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
-           "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 32000, "num_local_experts": 8,
-           "num_experts_per_tok": 2, "torch_dtype": "bfloat16"}
-H100 = GpuSpec(slug="h100", name="H100", memory_bytes=80 * 2**30, memory_bandwidth_bytes_per_s=3_350 * 10**9,
-               tflops_dense={"bf16": 989, "fp16": 989, "fp8": 1979}, interconnect="nvlink",
-               interconnect_bytes_per_s=900 * 10**9)
-A100 = GpuSpec(slug="a100", name="A100", memory_bytes=80 * 2**30, memory_bandwidth_bytes_per_s=2_039 * 10**9,
-               tflops_dense={"bf16": 312, "fp16": 312}, interconnect="nvlink", interconnect_bytes_per_s=600 * 10**9)
+LLAMA3_8B = {
+    "model_type": "llama",
+    "hidden_size": 4096,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "intermediate_size": 14336,
+    "vocab_size": 128256,
+    "torch_dtype": "bfloat16",
+}
+MIXTRAL = {
+    "model_type": "mixtral",
+    "hidden_size": 4096,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "intermediate_size": 14336,
+    "vocab_size": 32000,
+    "num_local_experts": 8,
+    "num_experts_per_tok": 2,
+    "torch_dtype": "bfloat16",
+}
+H100 = GpuSpec(
+    slug="h100",
+    name="H100",
+    memory_bytes=80 * 2**30,
+    memory_bandwidth_bytes_per_s=3_350 * 10**9,
+    tflops_dense={"bf16": 989, "fp16": 989, "fp8": 1979},
+    interconnect="nvlink",
+    interconnect_bytes_per_s=900 * 10**9,
+)
+A100 = GpuSpec(
+    slug="a100",
+    name="A100",
+    memory_bytes=80 * 2**30,
+    memory_bandwidth_bytes_per_s=2_039 * 10**9,
+    tflops_dense={"bf16": 312, "fp16": 312},
+    interconnect="nvlink",
+    interconnect_bytes_per_s=600 * 10**9,
+)
 PLAIN = Efficiencies(mfu=0.5, bandwidth=0.8, link=1.0, step_overhead_s=0.0, sequence_overhead_s=0.0)
 
 
@@ -140,5 +170,6 @@ def test_pipeline_stages_run_in_turn_so_a_step_takes_as_long_as_on_one_gpu():
     one, two = _model(), _model(pp=2)
     # then a step reads the same bytes in total (each stage its half, one after the other): latency-true,
     # throughput-conservative (no micro-batch overlap)
-    assert two.step_s(decode=8, context_tokens=8000) == pytest.approx(one.step_s(decode=8, context_tokens=8000),
-                                                                       rel=1e-6)
+    assert two.step_s(decode=8, context_tokens=8000) == pytest.approx(
+        one.step_s(decode=8, context_tokens=8000), rel=1e-6
+    )

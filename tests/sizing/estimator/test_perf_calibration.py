@@ -11,27 +11,59 @@ from sizing.estimator.perf import Efficiencies, step_model
 from sizing.estimator.perf_calibration import Measurement, _simulated, perf_calibrate
 from sizing.estimator.simulator import LoadKind, ServingConfig
 
-LLAMA3_8B = {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
-             "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256, "torch_dtype": "bfloat16"}
-A10 = GpuSpec(slug="a10", name="A10", memory_bytes=24 * 10**9, memory_bandwidth_bytes_per_s=600 * 10**9,
-              tflops_dense={"bf16": 125, "fp16": 125})
-MODEL = step_model(arch=architecture_from_config(LLAMA3_8B), gpu=A10, weights="bf16", kv_dtype="auto", tp=1,
-                   engine="vllm")
+LLAMA3_8B = {
+    "model_type": "llama",
+    "hidden_size": 4096,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "intermediate_size": 14336,
+    "vocab_size": 128256,
+    "torch_dtype": "bfloat16",
+}
+A10 = GpuSpec(
+    slug="a10",
+    name="A10",
+    memory_bytes=24 * 10**9,
+    memory_bandwidth_bytes_per_s=600 * 10**9,
+    tflops_dense={"bf16": 125, "fp16": 125},
+)
+MODEL = step_model(
+    arch=architecture_from_config(LLAMA3_8B), gpu=A10, weights="bf16", kv_dtype="auto", tp=1, engine="vllm"
+)
 CONFIG = ServingConfig(kv_capacity_tokens=40_000, max_num_seqs=64, max_num_batched_tokens=4096)
-SHAPES = [(512, 128, LoadKind.CONCURRENCY, 1), (512, 128, LoadKind.CONCURRENCY, 16),
-          (2048, 64, LoadKind.CONCURRENCY, 4)]
+SHAPES = [
+    (512, 128, LoadKind.CONCURRENCY, 1),
+    (512, 128, LoadKind.CONCURRENCY, 16),
+    (2048, 64, LoadKind.CONCURRENCY, 4),
+]
 
 
 def _measure(truth: Efficiencies) -> list[Measurement]:
     """Measurements a 'real' deployment with these efficiencies would produce."""
     measured = []
     for inputs, outputs, load, clients in SHAPES:
-        probe = Measurement(input_tokens=inputs, output_tokens=outputs, load=load, concurrency=clients, requests=64,
-                            output_tokens_per_s=1.0)
+        probe = Measurement(
+            input_tokens=inputs,
+            output_tokens=outputs,
+            load=load,
+            concurrency=clients,
+            requests=64,
+            output_tokens_per_s=1.0,
+        )
         figures = _simulated(MODEL.with_efficiencies(truth), CONFIG, probe)
-        measured.append(Measurement(input_tokens=inputs, output_tokens=outputs, load=load, concurrency=clients,
-                                    requests=64, output_tokens_per_s=figures["output_tokens_per_s"],
-                                    ttft_ms=figures["ttft_ms"], tpot_ms=figures["tpot_ms"]))
+        measured.append(
+            Measurement(
+                input_tokens=inputs,
+                output_tokens=outputs,
+                load=load,
+                concurrency=clients,
+                requests=64,
+                output_tokens_per_s=figures["output_tokens_per_s"],
+                ttft_ms=figures["ttft_ms"],
+                tpot_ms=figures["tpot_ms"],
+            )
+        )
     return measured
 
 

@@ -35,8 +35,14 @@ LLAMA3_70B = architecture_from_config(LLAMA3_70B_CONFIG)  # trained on 8192 toke
 
 def _issue_request(**overrides: object) -> EstimateRequest:
     """Issue 18's first try: Meta-Llama-3-70B on 2 x H100 (TP 2), vLLM, a 32k context, 64 requests."""
-    values: dict[str, object] = {"arch": LLAMA3_70B, "gpu": H100, "gpus": 2, "tp": 2, "max_model_len": 32768,
-                                 "concurrency": 64}
+    values: dict[str, object] = {
+        "arch": LLAMA3_70B,
+        "gpu": H100,
+        "gpus": 2,
+        "tp": 2,
+        "max_model_len": 32768,
+        "concurrency": 64,
+    }
     values.update(overrides)
     return EstimateRequest(**values)  # type: ignore[arg-type]
 
@@ -63,7 +69,11 @@ def test_the_context_fix_comes_first_when_the_context_is_above_the_models_limit(
     # ceil(32768 / 8192) = 4 that keeps the asked context, with the quality caveat
     limit, rope = found[0], found[1]
     assert (limit.key, limit.kind, limit.flag, limit.settings) == (
-        "context_limit", "context", "--max-model-len 8192", {"max_model_len": 8192})
+        "context_limit",
+        "context",
+        "--max-model-len 8192",
+        {"max_model_len": 8192},
+    )
     assert limit.tokens_per_request == 8192
     scaling = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 8192}
     assert (rope.key, rope.kind, rope.settings) == ("rope_yarn", "context", {"rope_scaling": scaling})
@@ -98,8 +108,9 @@ def test_when_no_single_change_fits_the_smallest_combination_carries_the_exact_f
         assert (after.gpus, _total_fit(after)) == (remedy.gpus, remedy.max_concurrency_after)
         assert remedy.max_concurrency_after >= request.concurrency
     # smallest first: fewest GPUs, then fewest changes; the asked 32k context is kept by one of them
-    assert [(r.gpus, len(r.changes)) for r in combinations[:3]] == sorted((r.gpus, len(r.changes))
-                                                                          for r in combinations[:3])
+    assert [(r.gpus, len(r.changes)) for r in combinations[:3]] == sorted(
+        (r.gpus, len(r.changes)) for r in combinations[:3]
+    )
     assert any("rope_yarn" in r.changes for r in combinations)
     # none holds a smaller fitting combination
     for remedy in combinations:
@@ -183,8 +194,8 @@ def test_flags_follow_the_engine_and_its_release():
     # then SGLang's context flag is --context-length and its override flag --json-model-override-args;
     # vLLM 0.6.4 takes the RoPE override as --rope-scaling
     assert sglang[0].flag == "--context-length 8192"
-    assert (sglang[1].flag or "").startswith("--json-model-override-args '{\"rope_scaling\": ")
-    assert (old_vllm[1].flag or "").startswith("--rope-scaling '{\"rope_type\": \"yarn\", \"factor\": 4.0")
+    assert (sglang[1].flag or "").startswith('--json-model-override-args \'{"rope_scaling": ')
+    assert (old_vllm[1].flag or "").startswith('--rope-scaling \'{"rope_type": "yarn", "factor": 4.0')
 
 
 def test_when_nothing_fits_the_last_entry_says_what_binds():

@@ -11,15 +11,37 @@ from sizing.estimator.hardware import GpuSpec
 from sizing.estimator.search import Candidate, candidates_for, evaluate_candidate, rank_outcomes, search
 from sizing.estimator.simulator import Slo
 
-LLAMA3_8B = {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
-             "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256, "torch_dtype": "bfloat16",
-             "max_position_embeddings": 8192}
+LLAMA3_8B = {
+    "model_type": "llama",
+    "hidden_size": 4096,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "intermediate_size": 14336,
+    "vocab_size": 128256,
+    "torch_dtype": "bfloat16",
+    "max_position_embeddings": 8192,
+}
 ARCH = architecture_from_config(LLAMA3_8B)
-H100 = GpuSpec(slug="h100", name="H100", memory_bytes=81_559 * 2**20, memory_bandwidth_bytes_per_s=3_350 * 10**9,
-               tflops_dense={"bf16": 989, "fp8": 1979}, interconnect="nvlink", interconnect_bytes_per_s=900 * 10**9,
-               price_per_hour_usd=2.5)
-T4 = GpuSpec(slug="t4", name="T4", memory_bytes=15_360 * 2**20, memory_bandwidth_bytes_per_s=320 * 10**9,
-             tflops_dense={"fp16": 65}, interconnect="pcie", price_per_hour_usd=0.35)
+H100 = GpuSpec(
+    slug="h100",
+    name="H100",
+    memory_bytes=81_559 * 2**20,
+    memory_bandwidth_bytes_per_s=3_350 * 10**9,
+    tflops_dense={"bf16": 989, "fp8": 1979},
+    interconnect="nvlink",
+    interconnect_bytes_per_s=900 * 10**9,
+    price_per_hour_usd=2.5,
+)
+T4 = GpuSpec(
+    slug="t4",
+    name="T4",
+    memory_bytes=15_360 * 2**20,
+    memory_bandwidth_bytes_per_s=320 * 10**9,
+    tflops_dense={"fp16": 65},
+    interconnect="pcie",
+    price_per_hour_usd=0.35,
+)
 PROFILE = fixed_profile(input_tokens=512, output_tokens=128)
 
 
@@ -32,8 +54,9 @@ def test_candidates_only_use_tp_sizes_that_divide_the_gpus_and_the_heads():
 
 def test_a_deployment_that_does_not_fit_is_ranked_last_with_the_reason():
     # given Llama-3-8B in BF16 on one 16 GB T4: the weights alone take 15 GiB
-    outcome = evaluate_candidate(ARCH, Candidate(gpu=T4, gpus=1, tp=1, weights="bf16"), PROFILE, rate_per_s=1.0,
-                                 slo=Slo(ttft_s=2.0))
+    outcome = evaluate_candidate(
+        ARCH, Candidate(gpu=T4, gpus=1, tp=1, weights="bf16"), PROFILE, rate_per_s=1.0, slo=Slo(ttft_s=2.0)
+    )
     assert not outcome.fits
     assert outcome.reason.startswith("does not fit:")
     assert outcome.verdict["code"] == "does_not_fit"
@@ -41,19 +64,23 @@ def test_a_deployment_that_does_not_fit_is_ranked_last_with_the_reason():
 
 
 def test_cost_per_million_tokens_is_the_hourly_cost_over_the_tokens_served_in_an_hour():
-    outcome = evaluate_candidate(ARCH, Candidate(gpu=H100, gpus=2, tp=1), PROFILE, rate_per_s=2.0,
-                                 slo=Slo(ttft_s=2.0, tpot_s=0.1), requests=200)
+    outcome = evaluate_candidate(
+        ARCH, Candidate(gpu=H100, gpus=2, tp=1), PROFILE, rate_per_s=2.0, slo=Slo(ttft_s=2.0, tpot_s=0.1), requests=200
+    )
     assert outcome.fits
     assert outcome.meets_slo
     assert outcome.cost_per_hour_usd == pytest.approx(5.0)
-    assert outcome.cost_per_million_output_tokens_usd == pytest.approx(
-        5.0 / (outcome.output_tokens_per_s * 3600) * 1e6)
+    assert outcome.cost_per_million_output_tokens_usd == pytest.approx(5.0 / (outcome.output_tokens_per_s * 3600) * 1e6)
 
 
 def test_ranking_puts_the_cheapest_deployment_meeting_the_slos_first():
     # given one and two H100s, and a T4 that cannot hold the model
-    candidates = [Candidate(gpu=H100, gpus=2, tp=2), Candidate(gpu=T4, gpus=1, tp=1, weights="bf16"),
-                  Candidate(gpu=H100, gpus=1, tp=1), Candidate(gpu=H100, gpus=1, tp=1, engine=Engine.SGLANG)]
+    candidates = [
+        Candidate(gpu=H100, gpus=2, tp=2),
+        Candidate(gpu=T4, gpus=1, tp=1, weights="bf16"),
+        Candidate(gpu=H100, gpus=1, tp=1),
+        Candidate(gpu=H100, gpus=1, tp=1, engine=Engine.SGLANG),
+    ]
 
     # when
     ranked = search(ARCH, candidates, PROFILE, rate_per_s=1.0, slo=Slo(ttft_s=2.0, tpot_s=0.1), requests=150)
@@ -67,8 +94,9 @@ def test_ranking_puts_the_cheapest_deployment_meeting_the_slos_first():
 
 def test_a_deployment_that_fits_but_misses_the_slo_says_which_slo():
     # given a TTFT SLO of 1 ms, which no prefill of 512 tokens meets
-    outcome = evaluate_candidate(ARCH, Candidate(gpu=H100, gpus=1, tp=1), PROFILE, rate_per_s=1.0,
-                                 slo=Slo(ttft_s=0.001), requests=100)
+    outcome = evaluate_candidate(
+        ARCH, Candidate(gpu=H100, gpus=1, tp=1), PROFILE, rate_per_s=1.0, slo=Slo(ttft_s=0.001), requests=100
+    )
     assert outcome.fits
     assert not outcome.meets_slo
     assert outcome.reason.startswith("TTFT P95")

@@ -20,11 +20,25 @@ from sizing.estimator.serving import (
 )
 from sizing.estimator.simulator import LoadKind, Slo
 
-LLAMA3_8B = {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
-             "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256, "torch_dtype": "bfloat16",
-             "max_position_embeddings": 8192}
-L40S = GpuSpec(slug="nvidia-l40s-48gb", name="NVIDIA L40S", memory_bytes=46_068 * 2**20,
-               memory_bandwidth_bytes_per_s=864 * 10**9, tflops_dense={"bf16": 362, "fp8": 733}, interconnect="pcie")
+LLAMA3_8B = {
+    "model_type": "llama",
+    "hidden_size": 4096,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "intermediate_size": 14336,
+    "vocab_size": 128256,
+    "torch_dtype": "bfloat16",
+    "max_position_embeddings": 8192,
+}
+L40S = GpuSpec(
+    slug="nvidia-l40s-48gb",
+    name="NVIDIA L40S",
+    memory_bytes=46_068 * 2**20,
+    memory_bandwidth_bytes_per_s=864 * 10**9,
+    tflops_dense={"bf16": 362, "fp8": 733},
+    interconnect="pcie",
+)
 ARCH = architecture_from_config(LLAMA3_8B)
 PROFILE = fixed_profile(input_tokens=1024, output_tokens=256)
 
@@ -44,23 +58,34 @@ def test_plan_takes_capacity_and_scheduler_limits_from_the_memory_estimate():
 
 def test_more_gpus_never_lower_capacity_or_throughput():
     # given 1, 2 and 4 L40S as replicas, and 2 as TP 2
-    plans = {"1": _plan(gpus=1), "2 replicas": _plan(gpus=2, tp=1), "4 replicas": _plan(gpus=4, tp=1),
-             "TP 2": _plan(gpus=2, tp=2)}
+    plans = {
+        "1": _plan(gpus=1),
+        "2 replicas": _plan(gpus=2, tp=1),
+        "4 replicas": _plan(gpus=4, tp=1),
+        "TP 2": _plan(gpus=2, tp=2),
+    }
 
     # then the total KV capacity never falls as GPUs are added
     total = {name: p.config.kv_capacity_tokens * p.config.replicas for name, p in plans.items()}
     assert total["1"] <= total["2 replicas"] <= total["4 replicas"]
     assert total["1"] <= total["TP 2"]
     # and neither does the offline throughput
-    rates = {name: simulate_plan(p, PROFILE, load=LoadKind.OFFLINE, requests=400).output_tokens_per_s
-             for name, p in plans.items()}
+    rates = {
+        name: simulate_plan(p, PROFILE, load=LoadKind.OFFLINE, requests=400).output_tokens_per_s
+        for name, p in plans.items()
+    }
     assert rates["1"] <= rates["2 replicas"] <= rates["4 replicas"]
     assert rates["1"] <= rates["TP 2"]
 
 
 def test_deployment_without_room_for_kv_is_refused():
-    tiny = GpuSpec(slug="tiny", name="16 GB card", memory_bytes=16 * 10**9, memory_bandwidth_bytes_per_s=300 * 10**9,
-                   tflops_dense={"fp16": 65})
+    tiny = GpuSpec(
+        slug="tiny",
+        name="16 GB card",
+        memory_bytes=16 * 10**9,
+        memory_bandwidth_bytes_per_s=300 * 10**9,
+        tflops_dense={"fp16": 65},
+    )
     with pytest.raises(SizingError) as caught:
         serving_plan(EstimateRequest(arch=ARCH, gpu=tiny, engine=Engine.VLLM))
     assert "KV cache" in caught.value.message
@@ -81,8 +106,9 @@ def test_rate_sweep_saturates_and_marks_the_knee():
     assert sweep.knee is not None
     assert loads[0] <= sweep.knee < loads[-1]
     beyond = [p for p in sweep.points if p.load > sweep.knee]
-    assert all(p.result.output_tokens_per_s < 0.95 * p.result.offered_output_tokens_per_s or p.result.rejected
-               for p in beyond)
+    assert all(
+        p.result.output_tokens_per_s < 0.95 * p.result.offered_output_tokens_per_s or p.result.rejected for p in beyond
+    )
     # and TTFT P95 is worse at the top than at the bottom
     assert sweep.points[-1].result.ttft.p95 > sweep.points[0].result.ttft.p95
     assert sweep.max_load_meeting_slo is None or sweep.max_load_meeting_slo <= loads[-1]

@@ -21,20 +21,47 @@ from sizing.estimator.hardware import GpuSpec
 from sizing.estimator.perf import Efficiencies, prefill_pairs, step_model
 from sizing.estimator.simulator import LoadKind, ServingConfig, Slo, simulate
 
-LLAMA3_8B = {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
-             "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256, "torch_dtype": "bfloat16"}
-H100 = GpuSpec(slug="h100", name="H100", memory_bytes=80 * 2**30, memory_bandwidth_bytes_per_s=3_350 * 10**9,
-               tflops_dense={"bf16": 989, "fp8": 1979}, interconnect="nvlink", interconnect_bytes_per_s=900 * 10**9)
-MODEL = step_model(arch=architecture_from_config(LLAMA3_8B), gpu=H100, weights="bf16", kv_dtype="auto", tp=1,
-                   engine="vllm", efficiencies=Efficiencies())
+LLAMA3_8B = {
+    "model_type": "llama",
+    "hidden_size": 4096,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "intermediate_size": 14336,
+    "vocab_size": 128256,
+    "torch_dtype": "bfloat16",
+}
+H100 = GpuSpec(
+    slug="h100",
+    name="H100",
+    memory_bytes=80 * 2**30,
+    memory_bandwidth_bytes_per_s=3_350 * 10**9,
+    tflops_dense={"bf16": 989, "fp8": 1979},
+    interconnect="nvlink",
+    interconnect_bytes_per_s=900 * 10**9,
+)
+MODEL = step_model(
+    arch=architecture_from_config(LLAMA3_8B),
+    gpu=H100,
+    weights="bf16",
+    kv_dtype="auto",
+    tp=1,
+    engine="vllm",
+    efficiencies=Efficiencies(),
+)
 CONFIG = ServingConfig(kv_capacity_tokens=400_000, max_num_seqs=256, max_num_batched_tokens=8192)
 
 
 def _requests(arrivals, inputs, outputs, prefixes=None) -> SampledRequests:
     n = len(arrivals)
-    return SampledRequests(arrival_s=np.array(arrivals, dtype=float), input_tokens=np.array(inputs),
-                           output_tokens=np.array(outputs), prefix_tokens=np.array(prefixes or [0] * n),
-                           class_index=np.zeros(n, dtype=np.int64), class_names=("only",))
+    return SampledRequests(
+        arrival_s=np.array(arrivals, dtype=float),
+        input_tokens=np.array(inputs),
+        output_tokens=np.array(outputs),
+        prefix_tokens=np.array(prefixes or [0] * n),
+        class_index=np.zeros(n, dtype=np.int64),
+        class_names=("only",),
+    )
 
 
 def test_one_request_on_an_idle_replica_takes_its_prefill_then_its_decode_steps():
@@ -65,8 +92,9 @@ def test_long_prompt_is_prefilled_in_chunks_of_the_token_budget():
 
     # then
     chunks = [(8192, 0), (8192, 8192), (3616, 16384)]
-    expected = sum(MODEL.step_s(prefill=t, prefill_pairs=prefill_pairs(t, o), prefill_context_tokens=o)
-                   for t, o in chunks)
+    expected = sum(
+        MODEL.step_s(prefill=t, prefill_pairs=prefill_pairs(t, o), prefill_context_tokens=o) for t, o in chunks
+    )
     assert result.ttft.mean == pytest.approx(expected * 1000, rel=1e-9)
 
 
@@ -102,8 +130,9 @@ def test_overload_queues_and_rejects_instead_of_reporting_impossible_latency():
     config = ServingConfig(kv_capacity_tokens=400_000, max_num_seqs=256, max_num_batched_tokens=8192, max_queue=64)
 
     # when
-    result = simulate(model=MODEL, config=config, requests=sample, load=LoadKind.RATE, rate_per_s=50.0,
-                      slo=Slo(ttft_s=2.0))
+    result = simulate(
+        model=MODEL, config=config, requests=sample, load=LoadKind.RATE, rate_per_s=50.0, slo=Slo(ttft_s=2.0)
+    )
 
     # then: most requests are turned away, the queue never exceeds its bound (preempted requests put back at its
     # head aside), and the ones served waited at most the run's length
@@ -143,9 +172,13 @@ def test_more_replicas_serve_more_and_wait_less():
     profile = fixed_profile(input_tokens=1024, output_tokens=256)
     sample = workload_sample(profile, rate_per_s=12.0, requests=1200, seed=5)
     one = simulate(model=MODEL, config=CONFIG, requests=sample, load=LoadKind.RATE, rate_per_s=12.0)
-    two = simulate(model=MODEL, config=ServingConfig(kv_capacity_tokens=400_000, max_num_seqs=256,
-                                                     max_num_batched_tokens=8192, replicas=2),
-                   requests=sample, load=LoadKind.RATE, rate_per_s=12.0)
+    two = simulate(
+        model=MODEL,
+        config=ServingConfig(kv_capacity_tokens=400_000, max_num_seqs=256, max_num_batched_tokens=8192, replicas=2),
+        requests=sample,
+        load=LoadKind.RATE,
+        rate_per_s=12.0,
+    )
     assert two.completed >= one.completed
     assert two.ttft.p95 <= one.ttft.p95
     assert two.tpot.p50 < one.tpot.p50
@@ -157,13 +190,19 @@ def test_shared_prefix_is_computed_once_and_later_requests_skip_it():
 
     # when
     cached = simulate(model=MODEL, config=CONFIG, requests=sample, load=LoadKind.RATE, rate_per_s=0.1)
-    uncached = simulate(model=MODEL, config=ServingConfig(kv_capacity_tokens=400_000, prefix_caching=False),
-                        requests=sample, load=LoadKind.RATE, rate_per_s=0.1)
+    uncached = simulate(
+        model=MODEL,
+        config=ServingConfig(kv_capacity_tokens=400_000, prefix_caching=False),
+        requests=sample,
+        load=LoadKind.RATE,
+        rate_per_s=0.1,
+    )
 
     # then the second request prefills 100 tokens after 4000 cached ones
     second = cached.per_request["ttft_s"][1]
-    assert second == pytest.approx(MODEL.step_s(prefill=100, prefill_pairs=prefill_pairs(100, 4000),
-                                                prefill_context_tokens=4000), rel=1e-9)
+    assert second == pytest.approx(
+        MODEL.step_s(prefill=100, prefill_pairs=prefill_pairs(100, 4000), prefill_context_tokens=4000), rel=1e-9
+    )
     assert uncached.per_request["ttft_s"][1] > 5 * second
 
 
@@ -177,8 +216,9 @@ def test_offline_run_has_every_request_arrive_at_zero_and_reports_makespan_throu
 
 def test_timeline_stays_within_capacity_and_has_the_requested_points():
     sample = workload_sample(sample_profile(), rate_per_s=4.0, requests=2000, seed=2)
-    result = simulate(model=MODEL, config=CONFIG, requests=sample, load=LoadKind.RATE, rate_per_s=4.0,
-                      timeline_points=100)
+    result = simulate(
+        model=MODEL, config=CONFIG, requests=sample, load=LoadKind.RATE, rate_per_s=4.0, timeline_points=100
+    )
     timeline = result.timeline
     assert len(timeline["t_s"]) <= 100
     assert max(timeline["kv_used_fraction"]) <= 1.0
@@ -202,27 +242,52 @@ def test_closed_loop_needs_a_concurrency():
 
 
 def test_bursts_raise_the_tail_of_ttft():
-    base = WorkloadProfile(name="steady", classes=(RequestClass(
-        name="q", share=1.0, input=LengthDistribution(kind=LengthKind.FIXED, mean=1500),
-        output=LengthDistribution(kind=LengthKind.FIXED, mean=100)),))
+    base = WorkloadProfile(
+        name="steady",
+        classes=(
+            RequestClass(
+                name="q",
+                share=1.0,
+                input=LengthDistribution(kind=LengthKind.FIXED, mean=1500),
+                output=LengthDistribution(kind=LengthKind.FIXED, mean=100),
+            ),
+        ),
+    )
     from dataclasses import replace
 
     from llm_sizing_loadgen.workload import ArrivalKind, ArrivalPattern
-    bursty = replace(base, arrival=ArrivalPattern(kind=ArrivalKind.BURST, burst_requests=300, burst_window_s=2.0,
-                                                  burst_at_s=20.0))
-    steady_run = simulate(model=MODEL, config=CONFIG, load=LoadKind.RATE, rate_per_s=5.0,
-                          requests=workload_sample(base, rate_per_s=5.0, requests=600, seed=1))
-    burst_run = simulate(model=MODEL, config=CONFIG, load=LoadKind.RATE, rate_per_s=5.0,
-                         requests=workload_sample(bursty, rate_per_s=5.0, requests=600, seed=1))
+
+    bursty = replace(
+        base, arrival=ArrivalPattern(kind=ArrivalKind.BURST, burst_requests=300, burst_window_s=2.0, burst_at_s=20.0)
+    )
+    steady_run = simulate(
+        model=MODEL,
+        config=CONFIG,
+        load=LoadKind.RATE,
+        rate_per_s=5.0,
+        requests=workload_sample(base, rate_per_s=5.0, requests=600, seed=1),
+    )
+    burst_run = simulate(
+        model=MODEL,
+        config=CONFIG,
+        load=LoadKind.RATE,
+        rate_per_s=5.0,
+        requests=workload_sample(bursty, rate_per_s=5.0, requests=600, seed=1),
+    )
     assert burst_run.ttft.p99 > 3 * steady_run.ttft.p99
 
 
 def test_long_simulations_report_progress():
-    sample = workload_sample(fixed_profile(input_tokens=64, output_tokens=8), rate_per_s=200.0, requests=20_000,
-                             seed=0)
+    sample = workload_sample(fixed_profile(input_tokens=64, output_tokens=8), rate_per_s=200.0, requests=20_000, seed=0)
     reports: list[tuple[int, int]] = []
-    simulate(model=MODEL, config=CONFIG, requests=sample, load=LoadKind.RATE, rate_per_s=200.0,
-             progress=lambda done, total: reports.append((done, total)))
+    simulate(
+        model=MODEL,
+        config=CONFIG,
+        requests=sample,
+        load=LoadKind.RATE,
+        rate_per_s=200.0,
+        progress=lambda done, total: reports.append((done, total)),
+    )
     assert reports
     assert all(total == 20_000 for _, total in reports)
     done = [d for d, _ in reports]

@@ -22,40 +22,86 @@ from tests.sizing.estimator.builders import GPT_OSS_20B_CONFIG, LLAMA3_8B_CONFIG
 # Sizing keys of published config.json files, copied by hand.
 MISTRAL_7B_V03_CONFIG: dict[str, Any] = {
     # mistralai/Mistral-7B-v0.3 (no sliding window, vocabulary 32,768)
-    "model_type": "mistral", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
-    "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 14336, "vocab_size": 32768,
-    "tie_word_embeddings": False, "max_position_embeddings": 32768, "torch_dtype": "bfloat16",
+    "model_type": "mistral",
+    "hidden_size": 4096,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "head_dim": 128,
+    "intermediate_size": 14336,
+    "vocab_size": 32768,
+    "tie_word_embeddings": False,
+    "max_position_embeddings": 32768,
+    "torch_dtype": "bfloat16",
     "sliding_window": None,
 }
 QWEN25_14B_CONFIG: dict[str, Any] = {
     # Qwen/Qwen2.5-14B-Instruct
-    "model_type": "qwen2", "hidden_size": 5120, "num_hidden_layers": 48, "num_attention_heads": 40,
-    "num_key_value_heads": 8, "intermediate_size": 13824, "vocab_size": 152064, "tie_word_embeddings": False,
-    "max_position_embeddings": 32768, "torch_dtype": "bfloat16", "use_sliding_window": False,
-    "sliding_window": 131072, "max_window_layers": 48,
+    "model_type": "qwen2",
+    "hidden_size": 5120,
+    "num_hidden_layers": 48,
+    "num_attention_heads": 40,
+    "num_key_value_heads": 8,
+    "intermediate_size": 13824,
+    "vocab_size": 152064,
+    "tie_word_embeddings": False,
+    "max_position_embeddings": 32768,
+    "torch_dtype": "bfloat16",
+    "use_sliding_window": False,
+    "sliding_window": 131072,
+    "max_window_layers": 48,
 }
 LLAMA31_70B_CONFIG: dict[str, Any] = {
     # meta-llama/Llama-3.1-70B-Instruct
-    "model_type": "llama", "hidden_size": 8192, "num_hidden_layers": 80, "num_attention_heads": 64,
-    "num_key_value_heads": 8, "intermediate_size": 28672, "vocab_size": 128256, "tie_word_embeddings": False,
-    "max_position_embeddings": 131072, "torch_dtype": "bfloat16",
-    "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-                     "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+    "model_type": "llama",
+    "hidden_size": 8192,
+    "num_hidden_layers": 80,
+    "num_attention_heads": 64,
+    "num_key_value_heads": 8,
+    "intermediate_size": 28672,
+    "vocab_size": 128256,
+    "tie_word_embeddings": False,
+    "max_position_embeddings": 131072,
+    "torch_dtype": "bfloat16",
+    "rope_scaling": {
+        "factor": 8.0,
+        "low_freq_factor": 1.0,
+        "high_freq_factor": 4.0,
+        "original_max_position_embeddings": 8192,
+        "rope_type": "llama3",
+    },
 }
 QWEN25_MATH_15B_CONFIG: dict[str, Any] = {
     # Qwen/Qwen2.5-Math-1.5B (tied embeddings, 4,096-token context)
-    "model_type": "qwen2", "hidden_size": 1536, "num_hidden_layers": 28, "num_attention_heads": 12,
-    "num_key_value_heads": 2, "intermediate_size": 8960, "vocab_size": 151936, "tie_word_embeddings": True,
-    "max_position_embeddings": 4096, "torch_dtype": "bfloat16", "use_sliding_window": False,
-    "sliding_window": 4096, "max_window_layers": 21,
+    "model_type": "qwen2",
+    "hidden_size": 1536,
+    "num_hidden_layers": 28,
+    "num_attention_heads": 12,
+    "num_key_value_heads": 2,
+    "intermediate_size": 8960,
+    "vocab_size": 151936,
+    "tie_word_embeddings": True,
+    "max_position_embeddings": 4096,
+    "torch_dtype": "bfloat16",
+    "use_sliding_window": False,
+    "sliding_window": 4096,
+    "max_window_layers": 21,
 }
 
 
-def _card(name: str, cuda_total_gib: float, cc: tuple[int, int], *, nvswitch: bool = False,
-          sms: int | None = None) -> GpuSpec:
+def _card(
+    name: str, cuda_total_gib: float, cc: tuple[int, int], *, nvswitch: bool = False, sms: int | None = None
+) -> GpuSpec:
     total = round(cuda_total_gib * GiB)
-    return GpuSpec(slug=name.lower().replace(" ", "-"), name=name, memory_bytes=total + 512 * MiB,
-                   cuda_total_bytes=total, compute_capability=cc, nvswitch=nvswitch, sm_count=sms)
+    return GpuSpec(
+        slug=name.lower().replace(" ", "-"),
+        name=name,
+        memory_bytes=total + 512 * MiB,
+        cuda_total_bytes=total,
+        compute_capability=cc,
+        nvswitch=nvswitch,
+        sm_count=sms,
+    )
 
 
 ADA24 = _card("24 GiB card", 23.60, (8, 6))  # a 24 GiB-class card: CUDA sees 23.60 GiB
@@ -65,8 +111,9 @@ H200 = _card("NVIDIA H200", 139.7, (9, 0), nvswitch=True, sms=132)
 
 
 def _estimate(config: dict[str, Any], gpu: GpuSpec, **settings: Any) -> MemoryEstimate:
-    return estimate_memory(EstimateRequest(arch=architecture_from_config(config), gpu=gpu, engine=Engine.VLLM,
-                                           **settings))
+    return estimate_memory(
+        EstimateRequest(arch=architecture_from_config(config), gpu=gpu, engine=Engine.VLLM, **settings)
+    )
 
 
 def _kv_gib(result: MemoryEstimate) -> float:
@@ -80,8 +127,9 @@ def _kv_gib(result: MemoryEstimate) -> float:
 
 def test_example_a_v0_profiles_a_batch_of_max_model_len_tokens():
     # given vLLM 0.7.3 (V0, regime P2), Mistral-7B-v0.3 on a 24 GiB-class card, --max-model-len 16384, util 0.92
-    result = _estimate(MISTRAL_7B_V03_CONFIG, ADA24, engine_version="0.7.3", max_model_len=16384,
-                       gpu_memory_utilization=0.92)
+    result = _estimate(
+        MISTRAL_7B_V03_CONFIG, ADA24, engine_version="0.7.3", max_model_len=16384, gpu_memory_utilization=0.92
+    )
     # then: S 256, B = max(16384, 2048) = 16384; F = 16384 × (3 × 4096 + 3 × 14336) × 2 = 1.688 GiB; sampler
     # 256 × 32768 × 38 + 16384 × 4096 × 2 = 0.422 GiB → A = 1.688; NT 0.05
     # KV = 0.92 × 23.60 − 13.50 − 1.688 − 0.05 = 6.474 GiB → 53,024 tokens (spec)
@@ -95,9 +143,14 @@ def test_example_a_v0_profiles_a_batch_of_max_model_len_tokens():
 
 def test_example_a_v0_kv_shrinks_with_max_model_len_to_32k_then_jumps_with_chunked_prefill():
     # given the same deployment at growing contexts
-    kv = {length: _kv_gib(_estimate(MISTRAL_7B_V03_CONFIG, ADA24, engine_version="0.7.3", max_model_len=length,
-                                    gpu_memory_utilization=0.92))
-          for length in (4096, 16384, 32768, 32769, 40000)}
+    kv = {
+        length: _kv_gib(
+            _estimate(
+                MISTRAL_7B_V03_CONFIG, ADA24, engine_version="0.7.3", max_model_len=length, gpu_memory_utilization=0.92
+            )
+        )
+        for length in (4096, 16384, 32768, 32769, 40000)
+    }
     # then: B = max(L, 2048) grows the forward peak up to 32,768; above it chunked prefill turns on by itself and
     # B = 2048: at 40,000 the spec gives KV 7.849 GiB (longer context, more KV)
     assert kv[4096] > kv[16384] > kv[32768]
@@ -187,8 +240,9 @@ def test_example_g_latest_defaults_on_an_nvswitch_board():
 def test_public_v0_log_qwen25_math_15b_on_a_48_gib_card():
     # given a public V0 boot log (code-corpus file 60430572081): Qwen2.5-Math-1.5B on a 44.39 GiB card, util 0.85,
     # 4096 context, vLLM V0 (0.7-era): 78,115 GPU blocks logged
-    result = _estimate(QWEN25_MATH_15B_CONFIG, L40S, engine_version="0.7.3", gpu_memory_utilization=0.85,
-                       max_model_len=4096)
+    result = _estimate(
+        QWEN25_MATH_15B_CONFIG, L40S, engine_version="0.7.3", gpu_memory_utilization=0.85, max_model_len=4096
+    )
     # then: B 4096, sampler 256 × 151936 × 38 + 4096 × 1536 × 2 = 1.39 GiB (logged activation 1.40 GiB);
     # the specification predicts 78,206 blocks (+0.1 %)
     assert result.memory_per_gpu["activations"] / GiB == pytest.approx(1.40, abs=0.02)
@@ -201,16 +255,17 @@ def test_public_v0_log_qwen25_math_15b_on_a_48_gib_card():
 def test_v1_kv_does_not_depend_on_max_model_len():
     # given vLLM 0.9.2 (V1, regime P2: the runner buffers escape), Llama-3-8B on the 24 GiB card
     config = {**LLAMA3_8B_CONFIG, "max_position_embeddings": 131072}
-    kv = {_estimate(config, ADA24, engine_version="0.9.2", max_model_len=length).memory_per_gpu["kv_cache"]
-          for length in (2048, 8192, 32768, 65536)}
+    kv = {
+        _estimate(config, ADA24, engine_version="0.9.2", max_model_len=length).memory_per_gpu["kv_cache"]
+        for length in (2048, 8192, 32768, 65536)
+    }
     # then: chunked prefill is always on in V1, the profile batch is B = 2048 whatever the context
     assert len(kv) == 1
 
 
 def test_v1_samples_min_of_max_num_seqs_and_batched_tokens_rows():
     # given vLLM 0.11.0 with --max-num-batched-tokens 128 and 256 sequences on the 24 GiB card
-    result = _estimate(LLAMA3_8B_CONFIG, ADA24, engine_version="0.11.0", max_num_batched_tokens=128,
-                       max_num_seqs=256)
+    result = _estimate(LLAMA3_8B_CONFIG, ADA24, engine_version="0.11.0", max_num_batched_tokens=128, max_num_seqs=256)
     # then: rows = min(256, 128) = 128 ≥ 128: the sort path, 38 bytes per logit:
     # 128 × 128256 × 38 + 128 × 4096 × 2 + round(0.05 GiB) = 623,837,184 + 1,048,576 + 53,687,091
     assert result.memory_per_gpu["activations"] == 623_837_184 + 1_048_576 + 53_687_091
@@ -281,7 +336,10 @@ def test_v0_regime_switch_at_0_6_5_and_the_fragmentation_warning():
     # P0 0.40 GiB (the CUDA context counts); P1 0.05 + 1 GiB of allocator fragmentation (0.1-2 GiB: warned);
     # P2 0.05 GiB
     assert [r.memory_per_gpu["runtime"] for r in (p0, p1, p2)] == [
-        round(0.40 * GiB), round(0.05 * GiB) + round(1.0 * GiB), round(0.05 * GiB)]
+        round(0.40 * GiB),
+        round(0.05 * GiB) + round(1.0 * GiB),
+        round(0.05 * GiB),
+    ]
     assert any("fragmentation" in warning for warning in p1.warnings)
     assert not any("fragmentation" in warning for warning in p2.warnings)
 
@@ -354,8 +412,9 @@ def test_flags_left_empty_are_resolved_and_said():
 
 
 def test_kv_cache_memory_bytes_is_the_cache_exactly():
-    result = _estimate(LLAMA3_8B_CONFIG, H100, engine_version="0.11.0", max_model_len=8192,
-                       kv_cache_memory_bytes=10 * GiB)
+    result = _estimate(
+        LLAMA3_8B_CONFIG, H100, engine_version="0.11.0", max_model_len=8192, kv_cache_memory_bytes=10 * GiB
+    )
     # 10 GiB / (16 × 131,072 bytes) = 5,120 blocks → 81,920 tokens
     assert result.memory_per_gpu["kv_cache"] == 10 * GiB
     assert result.kv_capacity_tokens == 81_920
@@ -363,15 +422,27 @@ def test_kv_cache_memory_bytes_is_the_cache_exactly():
 
 
 def test_chunked_prefill_off_profiles_a_whole_prompt_and_says_so_in_the_flags():
-    result = _estimate(LLAMA3_8B_CONFIG, H100, engine_version="0.11.0", max_model_len=8192,
-                       enable_chunked_prefill=False, max_num_seqs=64)
+    result = _estimate(
+        LLAMA3_8B_CONFIG,
+        H100,
+        engine_version="0.11.0",
+        max_model_len=8192,
+        enable_chunked_prefill=False,
+        max_num_seqs=64,
+    )
     # then: B = max(max_model_len, the default 8192) = 8192; the flag is passed on
     assert result.assumptions["max_num_batched_tokens"] == 8192
     assert "--no-enable-chunked-prefill" in result.launch_args
     # a 32,768-token context without chunking: the profile batch is one whole prompt, B = 32,768, and its forward
     # 32768 × (3 × 4096 + 3 × 14336) × 2 = 3,623,878,656 outgrows the 64-row sampler
-    longer = _estimate({**LLAMA3_8B_CONFIG, "max_position_embeddings": 32768}, H100, engine_version="0.11.0",
-                       max_model_len=32768, enable_chunked_prefill=False, max_num_seqs=64)
+    longer = _estimate(
+        {**LLAMA3_8B_CONFIG, "max_position_embeddings": 32768},
+        H100,
+        engine_version="0.11.0",
+        max_model_len=32768,
+        enable_chunked_prefill=False,
+        max_num_seqs=64,
+    )
     assert longer.assumptions["max_num_batched_tokens"] == 32768
     assert longer.memory_per_gpu["activations"] == 3_623_878_656
 
@@ -384,16 +455,18 @@ def test_the_catalog_figure_minus_the_typical_reservation_when_cuda_total_is_unk
 
 
 def test_a_measured_cuda_total_wins():
-    result = _estimate(LLAMA3_8B_CONFIG, H100, engine_version="0.11.0", max_model_len=8192,
-                       gpu_cuda_total_bytes=79 * GiB)
+    result = _estimate(
+        LLAMA3_8B_CONFIG, H100, engine_version="0.11.0", max_model_len=8192, gpu_cuda_total_bytes=79 * GiB
+    )
     assert result.capacity_bytes_per_gpu == 79 * GiB
     assert result.budget_bytes_per_gpu == int(79 * GiB * 0.9)
 
 
 def test_a_kv_cache_under_10_percent_of_the_budget_is_said_to_be_fragile():
     # given Llama-3-8B on the 24 GiB card at util 0.74: budget 17.46 GiB, KV ≈ 17.46 − 14.96 − 1.23 − 0.15 = 1.1 GiB
-    result = _estimate(LLAMA3_8B_CONFIG, ADA24, engine_version="0.11.0", max_model_len=4096,
-                       gpu_memory_utilization=0.74)
+    result = _estimate(
+        LLAMA3_8B_CONFIG, ADA24, engine_version="0.11.0", max_model_len=4096, gpu_memory_utilization=0.74
+    )
     budget = result.budget_bytes_per_gpu
     assert 0 < result.memory_per_gpu["kv_cache"] < 0.1 * budget
     assert any("fragile" in warning or "a residual" in warning for warning in result.warnings)

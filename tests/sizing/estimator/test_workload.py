@@ -37,8 +37,13 @@ def _request_class(name: str = "chat", **overrides) -> RequestClass:
 
 def _profile_dict(**class_overrides) -> dict:
     """The JSON form of a one-class profile, with the class's keys overridden."""
-    request_class = {"name": "chat", "share": 1.0, "input": {"kind": "normal", "mean": 500, "std": 100},
-                     "output": {"kind": "fixed", "mean": 200}, **class_overrides}
+    request_class = {
+        "name": "chat",
+        "share": 1.0,
+        "input": {"kind": "normal", "mean": 500, "std": 100},
+        "output": {"kind": "fixed", "mean": 200},
+        **class_overrides,
+    }
     return {"name": "test", "classes": [request_class]}
 
 
@@ -128,8 +133,10 @@ def test_a_sample_at_the_busiest_hour_follows_its_mix():
 
 def test_a_shared_prefix_comes_on_top_of_the_input():
     # given a class with a 1000-token system prompt and 500-token fixed questions
-    profile = WorkloadProfile(name="rag", classes=(_request_class(
-        input=_lengths(LengthKind.FIXED, mean=500, std=0), shared_prefix_tokens=1000),))
+    profile = WorkloadProfile(
+        name="rag",
+        classes=(_request_class(input=_lengths(LengthKind.FIXED, mean=500, std=0), shared_prefix_tokens=1000),),
+    )
     # when
     requests = workload_sample(profile, rate_per_s=None, requests=10, seed=0)
     # then
@@ -142,8 +149,9 @@ def test_a_shared_prefix_comes_on_top_of_the_input():
 
 def test_poisson_arrivals_come_at_the_rate_with_poisson_counts():
     # when 100,000 requests at 4 per second
-    times = arrival_times(ArrivalPattern(kind=ArrivalKind.POISSON), rate_per_s=4.0, requests=100_000,
-                          rng=np.random.default_rng(0))
+    times = arrival_times(
+        ArrivalPattern(kind=ArrivalKind.POISSON), rate_per_s=4.0, requests=100_000, rng=np.random.default_rng(0)
+    )
     # then: ≈ 25,000 s in all, and per-second counts with variance ≈ mean ≈ 4
     assert abs(len(times) / times[-1] - 4.0) < 0.04
     counts = np.bincount(times.astype(np.int64))[:-1]  # whole seconds only
@@ -153,8 +161,9 @@ def test_poisson_arrivals_come_at_the_rate_with_poisson_counts():
 
 def test_constant_arrivals_are_evenly_spaced():
     # when 5 requests at 2 per second
-    times = arrival_times(ArrivalPattern(kind=ArrivalKind.CONSTANT), rate_per_s=2.0, requests=5,
-                          rng=np.random.default_rng(0))
+    times = arrival_times(
+        ArrivalPattern(kind=ArrivalKind.CONSTANT), rate_per_s=2.0, requests=5, rng=np.random.default_rng(0)
+    )
     # then: one every 0.5 s from 0
     assert times.tolist() == [0.0, 0.5, 1.0, 1.5, 2.0]
 
@@ -165,6 +174,7 @@ def test_a_burst_adds_its_requests_inside_its_window():
     # when
     times = arrival_times(burst, rate_per_s=1.0, requests=150, rng=np.random.default_rng(3))
     base = arrival_times(ArrivalPattern(), rate_per_s=1.0, requests=100, rng=np.random.default_rng(3))
+
     # then: the 100 Poisson arrivals are those of the same seed, plus exactly 50 in [30 s, 40 s)
     def in_window(values: np.ndarray) -> int:
         return int(np.sum((values >= 30.0) & (values < 40.0)))
@@ -252,36 +262,87 @@ def _error_of(data) -> SizingError:
         ([1, 2], "profile", "a profile must be a JSON object"),
         (_profile_dict(share=0), "classes[0]", "classes[0]: class 'chat': share must be > 0"),
         (_profile_dict(name=" "), "classes[0]", "classes[0]: a request class needs a name"),
-        (_profile_dict(input={"kind": "gaussian", "mean": 5}), "classes[0]",
-         "classes[0].input.kind must be one of fixed, normal, lognormal, empirical"),
-        (_profile_dict(input={"kind": "normal", "mean": "abc"}), "classes[0]",
-         "classes[0].input: numbers expected (mean, std, minimum, maximum, bins as [low, high, weight])"),
-        (_profile_dict(input={"kind": "normal", "mean": 100, "maximum": 1e400}), "classes[0]",
-         "classes[0].input: numbers expected (mean, std, minimum, maximum, bins as [low, high, weight])"),
-        (_profile_dict(output={"kind": "normal", "mean": 0.5}), "classes[0]",
-         "classes[0].output: mean length 0.5 must be ≥ 1 token"),
-        (_profile_dict(output={"kind": "normal", "mean": 100, "minimum": 50, "maximum": 10}), "classes[0]",
-         "classes[0].output: maximum 10 is below minimum 50"),
-        (_profile_dict(output={"kind": "empirical", "bins": [[10, 5, 1]]}), "classes[0]",
-         "classes[0].output: bin (10, 5, 1.0): need 1 ≤ low ≤ high and weight ≥ 0"),
-        (_profile_dict(windows=[[12, 10]]), "classes[0]",
-         "classes[0]: class 'chat': window 12–10 must satisfy 0 ≤ start < end ≤ 24"),
-        (_profile_dict(windows=[10]), "classes[0]",
-         "classes[0]: share, shared_prefix_tokens and windows ([start, end] hours) must be numbers"),
+        (
+            _profile_dict(input={"kind": "gaussian", "mean": 5}),
+            "classes[0]",
+            "classes[0].input.kind must be one of fixed, normal, lognormal, empirical",
+        ),
+        (
+            _profile_dict(input={"kind": "normal", "mean": "abc"}),
+            "classes[0]",
+            "classes[0].input: numbers expected (mean, std, minimum, maximum, bins as [low, high, weight])",
+        ),
+        (
+            _profile_dict(input={"kind": "normal", "mean": 100, "maximum": 1e400}),
+            "classes[0]",
+            "classes[0].input: numbers expected (mean, std, minimum, maximum, bins as [low, high, weight])",
+        ),
+        (
+            _profile_dict(output={"kind": "normal", "mean": 0.5}),
+            "classes[0]",
+            "classes[0].output: mean length 0.5 must be ≥ 1 token",
+        ),
+        (
+            _profile_dict(output={"kind": "normal", "mean": 100, "minimum": 50, "maximum": 10}),
+            "classes[0]",
+            "classes[0].output: maximum 10 is below minimum 50",
+        ),
+        (
+            _profile_dict(output={"kind": "empirical", "bins": [[10, 5, 1]]}),
+            "classes[0]",
+            "classes[0].output: bin (10, 5, 1.0): need 1 ≤ low ≤ high and weight ≥ 0",
+        ),
+        (
+            _profile_dict(windows=[[12, 10]]),
+            "classes[0]",
+            "classes[0]: class 'chat': window 12–10 must satisfy 0 ≤ start < end ≤ 24",
+        ),
+        (
+            _profile_dict(windows=[10]),
+            "classes[0]",
+            "classes[0]: share, shared_prefix_tokens and windows ([start, end] hours) must be numbers",
+        ),
         (_profile_dict(shared_prefix_tokens=-1), "classes[0]", "classes[0]: shared_prefix_tokens must be ≥ 0"),
-        ({**_profile_dict(), "arrival": {"kind": "storm"}}, "arrival",
-         "arrival.kind must be one of poisson, constant, burst; burst numbers must be numbers"),
-        ({**_profile_dict(), "arrival": {"kind": "burst", "burst_requests": [5]}}, "arrival",
-         "arrival.kind must be one of poisson, constant, burst; burst numbers must be numbers"),
-        ({**_profile_dict(), "arrival": {"kind": "burst", "burst_requests": -5}}, "burst_requests",
-         "burst_requests must be ≥ 0"),
-        ({"classes": [_profile_dict()["classes"][0], _profile_dict()["classes"][0]]}, "classes",
-         "request class names must be unique"),
+        (
+            {**_profile_dict(), "arrival": {"kind": "storm"}},
+            "arrival",
+            "arrival.kind must be one of poisson, constant, burst; burst numbers must be numbers",
+        ),
+        (
+            {**_profile_dict(), "arrival": {"kind": "burst", "burst_requests": [5]}},
+            "arrival",
+            "arrival.kind must be one of poisson, constant, burst; burst numbers must be numbers",
+        ),
+        (
+            {**_profile_dict(), "arrival": {"kind": "burst", "burst_requests": -5}},
+            "burst_requests",
+            "burst_requests must be ≥ 0",
+        ),
+        (
+            {"classes": [_profile_dict()["classes"][0], _profile_dict()["classes"][0]]},
+            "classes",
+            "request class names must be unique",
+        ),
     ],
-    ids=["no classes", "not an object", "zero share", "blank name", "unknown length kind", "mean not a number",
-         "maximum overflows", "mean below one token", "maximum below minimum", "empirical bin reversed",
-         "window reversed", "window not a pair", "negative prefix", "unknown arrival kind", "burst not a number",
-         "negative burst", "duplicate class names"],
+    ids=[
+        "no classes",
+        "not an object",
+        "zero share",
+        "blank name",
+        "unknown length kind",
+        "mean not a number",
+        "maximum overflows",
+        "mean below one token",
+        "maximum below minimum",
+        "empirical bin reversed",
+        "window reversed",
+        "window not a pair",
+        "negative prefix",
+        "unknown arrival kind",
+        "burst not a number",
+        "negative burst",
+        "duplicate class names",
+    ],
 )
 def test_profile_from_dict_errors_name_the_field(data, field, message):
     # when
@@ -303,15 +364,24 @@ def _synthetic_log(seed: int = 11) -> list[LoggedRequest]:
     batch = LengthDistribution(kind=LengthKind.LOGNORMAL, mean=4000, std=1500)
     batch_out = LengthDistribution(kind=LengthKind.NORMAL, mean=800, std=100)
     rows = []
-    for name, count, inputs, outputs, hours in (("chat", 16_000, chat, chat_out, (0, 24)),
-                                                 ("batch", 4_000, batch, batch_out, (10, 12))):
+    for name, count, inputs, outputs, hours in (
+        ("chat", 16_000, chat, chat_out, (0, 24)),
+        ("batch", 4_000, batch, batch_out, (10, 12)),
+    ):
         days = rng.integers(0, 7, count)
         seconds = rng.uniform(hours[0] * 3600, hours[1] * 3600, count)
-        for day, second, input_tokens, output_tokens in zip(days, seconds, inputs.sample(rng, count),
-                                                            outputs.sample(rng, count), strict=True):
-            rows.append(LoggedRequest(timestamp_s=float(day * 86_400 + second), input_tokens=int(input_tokens),
-                                      output_tokens=int(output_tokens), request_class=name,
-                                      hour=int(second // 3600)))
+        for day, second, input_tokens, output_tokens in zip(
+            days, seconds, inputs.sample(rng, count), outputs.sample(rng, count), strict=True
+        ):
+            rows.append(
+                LoggedRequest(
+                    timestamp_s=float(day * 86_400 + second),
+                    input_tokens=int(input_tokens),
+                    output_tokens=int(output_tokens),
+                    request_class=name,
+                    hour=int(second // 3600),
+                )
+            )
     return rows
 
 
@@ -326,8 +396,12 @@ def test_profile_fit_recovers_the_classes_of_a_synthetic_log():
     assert (batch.share, chat.share) == (0.2, 0.8)
     assert (batch.windows, chat.windows) == (((10, 12),), ())
     # lengths within 2% (means) and 5% (standard deviations) of the generating parameters
-    for request_class, side, mean, std in ((chat, "input", 300, 60), (chat, "output", 200, 50),
-                                           (batch, "input", 4000, 1500), (batch, "output", 800, 100)):
+    for request_class, side, mean, std in (
+        (chat, "input", 300, 60),
+        (chat, "output", 200, 50),
+        (batch, "input", 4000, 1500),
+        (batch, "output", 800, 100),
+    ):
         distribution = getattr(request_class, side)
         assert abs(distribution.mean - mean) < 0.02 * mean, (request_class.name, side)
         assert abs(distribution.std - std) < 0.05 * std, (request_class.name, side)
@@ -339,7 +413,8 @@ def test_profile_fit_recovers_the_classes_of_a_synthetic_log():
     chat_input = fit.classes["chat"]["input"]
     for key in ("p50", "p90", "p99"):
         assert abs(chat_input.fitted_percentiles[key] - chat_input.data_percentiles[key]) < (
-            0.05 * chat_input.data_percentiles[key]), key
+            0.05 * chat_input.data_percentiles[key]
+        ), key
     assert len(chat_input.histogram["edges"]) == 31
     assert sum(chat_input.histogram["data"]) == pytest.approx(1.0)
     assert sum(chat_input.histogram["fitted"]) == pytest.approx(1.0)

@@ -100,12 +100,15 @@ def test_a_smaller_card_than_the_estimate_assumed_is_an_error():
     assert findings["gpu_memory_smaller"]["extra"] == {"planned_bytes": 94 * 10**9, "found_bytes": 80_994 * 2**20}
 
 
-@pytest.mark.parametrize(("driver_cuda", "image"), [
-    ((12, 2), "nvidia/cuda:12.2.2-runtime-ubuntu22.04"),
-    ((12, 7), "nvidia/cuda:12.6.3-runtime-ubuntu22.04"),  # no 12.7 image: the newest older minor
-    ((11, 5), "nvidia/cuda:11.4.3-runtime-ubuntu20.04"),
-    ((13, 2), "nvidia/cuda:13.0.1-runtime-ubuntu24.04"),
-    ((11, 2), None),
-])
+@pytest.mark.parametrize(
+    ("driver_cuda", "image"),
+    [
+        ((12, 2), "nvidia/cuda:12.2.2-runtime-ubuntu22.04"),
+        ((12, 7), "nvidia/cuda:12.6.3-runtime-ubuntu22.04"),  # no 12.7 image: the newest older minor
+        ((11, 5), "nvidia/cuda:11.4.3-runtime-ubuntu20.04"),
+        ((13, 2), "nvidia/cuda:13.0.1-runtime-ubuntu24.04"),
+        ((11, 2), None),
+    ],
+)
 def test_the_base_image_recommended_is_the_newest_the_driver_runs(driver_cuda, image):
     assert base_image_for(driver_cuda) == image

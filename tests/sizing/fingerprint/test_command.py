@@ -54,8 +54,10 @@ def test_binary_file_is_one_line_on_stderr_and_exit_2(tmp_path, capsys):
 
     # then
     assert caught.value.code == 2
-    assert capsys.readouterr().err == (f"fingerprint: error: {path}: binary_input: binary content (NUL or control "
-                                       "bytes); paste the command's text output\n")
+    assert capsys.readouterr().err == (
+        f"fingerprint: error: {path}: binary_input: binary content (NUL or control "
+        "bytes); paste the command's text output\n"
+    )
 
 
 def test_missing_file_is_one_line_on_stderr_and_exit_2(tmp_path, capsys):
@@ -76,8 +78,21 @@ def test_parse_checks_the_machine_against_a_plan(catalog):
     paths = [str(FIXTURES / "table_2xa100_pcie_80col.txt"), str(FIXTURES / "topo_2xl4_pcie_spaces.txt")]
 
     # when
-    fingerprint = json.loads(_run("parse", *paths, "--plan-gpu", "nvidia-h100-sxm-80gb", "--plan-gpus", "4",
-                                  "--tp", "2", "--image-cuda", "12.4", "--json"))
+    fingerprint = json.loads(
+        _run(
+            "parse",
+            *paths,
+            "--plan-gpu",
+            "nvidia-h100-sxm-80gb",
+            "--plan-gpus",
+            "4",
+            "--tp",
+            "2",
+            "--image-cuda",
+            "12.4",
+            "--json",
+        )
+    )
 
     # then the plan's findings follow the parse findings
     codes = {finding["code"] for finding in fingerprint["findings"]}

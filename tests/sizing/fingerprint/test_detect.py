@@ -9,20 +9,23 @@ from sizing.fingerprint.errors import FingerprintError, FingerprintErrorCode
 from tests.sizing.fingerprint.fixture_files import fixture_text
 
 
-@pytest.mark.parametrize(("name", "kind"), [
-    pytest.param("q_l40s.txt", PieceKind.NVIDIA_SMI_Q, id="q-text"),
-    pytest.param("xml_a100_mig.xml", PieceKind.NVIDIA_SMI_XML, id="xml"),
-    pytest.param("table_2xa100_pcie_80col.txt", PieceKind.NVIDIA_SMI_TABLE, id="table"),
-    pytest.param("topo_8xh100_sxm_nv18.txt", PieceKind.NVIDIA_SMI_TOPO, id="topo-tabs"),
-    pytest.param("topo_2xl4_pcie_spaces.txt", PieceKind.NVIDIA_SMI_TOPO, id="topo-spaces"),
-    pytest.param("csv_units_repeated_header.csv", PieceKind.NVIDIA_SMI_CSV, id="csv-units"),
-    pytest.param("csv_nounits.csv", PieceKind.NVIDIA_SMI_CSV, id="csv-nounits"),
-    pytest.param("csv_noheader.csv", PieceKind.NVIDIA_SMI_CSV, id="csv-noheader"),
-    pytest.param("version.json", PieceKind.CUDA_VERSION_JSON, id="version-json"),
-    pytest.param("version.txt", PieceKind.CUDA_VERSION_TXT, id="version-txt"),
-    pytest.param("nvcc_12_4.txt", PieceKind.NVCC_VERSION, id="nvcc"),
-    pytest.param("proc_version_open.txt", PieceKind.PROC_DRIVER_VERSION, id="proc-version"),
-])
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        pytest.param("q_l40s.txt", PieceKind.NVIDIA_SMI_Q, id="q-text"),
+        pytest.param("xml_a100_mig.xml", PieceKind.NVIDIA_SMI_XML, id="xml"),
+        pytest.param("table_2xa100_pcie_80col.txt", PieceKind.NVIDIA_SMI_TABLE, id="table"),
+        pytest.param("topo_8xh100_sxm_nv18.txt", PieceKind.NVIDIA_SMI_TOPO, id="topo-tabs"),
+        pytest.param("topo_2xl4_pcie_spaces.txt", PieceKind.NVIDIA_SMI_TOPO, id="topo-spaces"),
+        pytest.param("csv_units_repeated_header.csv", PieceKind.NVIDIA_SMI_CSV, id="csv-units"),
+        pytest.param("csv_nounits.csv", PieceKind.NVIDIA_SMI_CSV, id="csv-nounits"),
+        pytest.param("csv_noheader.csv", PieceKind.NVIDIA_SMI_CSV, id="csv-noheader"),
+        pytest.param("version.json", PieceKind.CUDA_VERSION_JSON, id="version-json"),
+        pytest.param("version.txt", PieceKind.CUDA_VERSION_TXT, id="version-txt"),
+        pytest.param("nvcc_12_4.txt", PieceKind.NVCC_VERSION, id="nvcc"),
+        pytest.param("proc_version_open.txt", PieceKind.PROC_DRIVER_VERSION, id="proc-version"),
+    ],
+)
 def test_detect_kind_of_each_fixture(name, kind):
     # given
     text = fixture_text(name)
@@ -60,8 +63,10 @@ def test_prometheus_metrics_are_named_as_such():
 
 def test_nvidia_smi_failure_message_is_a_problem():
     # given the message of nvidia-smi on a machine whose driver is not loaded
-    text = ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest "
-            "NVIDIA driver is installed and running.\n")
+    text = (
+        "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest "
+        "NVIDIA driver is installed and running.\n"
+    )
 
     # when
     piece = parse_any(text)
@@ -107,8 +112,9 @@ def test_oversize_input_is_refused_with_the_numbers():
 
     # then
     assert caught.value.code is FingerprintErrorCode.OVERSIZE_INPUT
-    assert caught.value.message == ("input of 4,194,305 bytes exceeds the 4,194,304-byte limit; paste one "
-                                    "command's output at a time")
+    assert caught.value.message == (
+        "input of 4,194,305 bytes exceeds the 4,194,304-byte limit; paste one command's output at a time"
+    )
     assert caught.value.extra == {"size_bytes": 4_194_305, "limit_bytes": 4_194_304}
 
 
@@ -126,8 +132,10 @@ def test_utf16_as_powershell_writes_it_is_read():
 
 def test_xml_with_an_entity_declaration_is_refused():
     # given an XML with an internal DTD declaring an entity
-    text = ('<?xml version="1.0"?>\n<!DOCTYPE nvidia_smi_log [<!ENTITY big "xxxxxxxx">]>\n'
-            "<nvidia_smi_log><driver_version>&big;</driver_version></nvidia_smi_log>")
+    text = (
+        '<?xml version="1.0"?>\n<!DOCTYPE nvidia_smi_log [<!ENTITY big "xxxxxxxx">]>\n'
+        "<nvidia_smi_log><driver_version>&big;</driver_version></nvidia_smi_log>"
+    )
 
     # when
     with pytest.raises(FingerprintError) as caught:
@@ -149,13 +157,22 @@ def test_empty_input_is_refused():
     assert caught.value.code is FingerprintErrorCode.EMPTY_INPUT
 
 
-@pytest.mark.parametrize(("text", "kind"), [
-    pytest.param('{"card0": {"Card series": "AMD Instinct MI210"}, "system": {"Driver version": "6.2.4"}}',
-                 PieceKind.ROCM_SMI_JSON, id="rocm-smi-json"),
-    pytest.param('[{"gpu": 0, "bdf": "0000:0c:00.0", "link_metrics": {"link_type": "XGMI", "links": []}}]',
-                 PieceKind.AMD_SMI_XGMI_JSON, id="amd-smi-xgmi"),
-    pytest.param("GPU[0]          : GPU use (%): 0\n", PieceKind.ROCM_SMI_TEXT, id="rocm-smi-text"),
-])
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        pytest.param(
+            '{"card0": {"Card series": "AMD Instinct MI210"}, "system": {"Driver version": "6.2.4"}}',
+            PieceKind.ROCM_SMI_JSON,
+            id="rocm-smi-json",
+        ),
+        pytest.param(
+            '[{"gpu": 0, "bdf": "0000:0c:00.0", "link_metrics": {"link_type": "XGMI", "links": []}}]',
+            PieceKind.AMD_SMI_XGMI_JSON,
+            id="amd-smi-xgmi",
+        ),
+        pytest.param("GPU[0]          : GPU use (%): 0\n", PieceKind.ROCM_SMI_TEXT, id="rocm-smi-text"),
+    ],
+)
 def test_detect_kind_of_amd_outputs(text, kind):
     # given an AMD tool's output
     # when
@@ -167,8 +184,10 @@ def test_detect_kind_of_amd_outputs(text, kind):
 
 def test_code_fences_and_prompt_lines_of_a_chat_paste_are_ignored():
     # given a CSV pasted from a chat with a Markdown fence and the shell prompt
-    text = ("```\nuser@gpu01:~$ nvidia-smi --query-gpu=name,memory.total --format=csv\n"
-            "name, memory.total [MiB]\nNVIDIA L4, 23034 MiB\n```\n")
+    text = (
+        "```\nuser@gpu01:~$ nvidia-smi --query-gpu=name,memory.total --format=csv\n"
+        "name, memory.total [MiB]\nNVIDIA L4, 23034 MiB\n```\n"
+    )
 
     # when
     piece = parse_any(text)
@@ -181,8 +200,10 @@ def test_code_fences_and_prompt_lines_of_a_chat_paste_are_ignored():
 
 def test_xml_with_a_foreign_doctype_is_refused():
     # given an XML whose DOCTYPE points somewhere else than nvidia-smi's DTD name
-    text = ('<?xml version="1.0"?>\n<!DOCTYPE nvidia_smi_log SYSTEM "http://example.invalid/x.dtd">\n'
-            "<nvidia_smi_log><driver_version>550.54.15</driver_version></nvidia_smi_log>")
+    text = (
+        '<?xml version="1.0"?>\n<!DOCTYPE nvidia_smi_log SYSTEM "http://example.invalid/x.dtd">\n'
+        "<nvidia_smi_log><driver_version>550.54.15</driver_version></nvidia_smi_log>"
+    )
 
     # when
     with pytest.raises(FingerprintError) as caught:
@@ -192,18 +213,32 @@ def test_xml_with_a_foreign_doctype_is_refused():
     assert caught.value.code is FingerprintErrorCode.UNSAFE_XML
 
 
-@pytest.mark.parametrize(("text", "problem"), [
-    pytest.param("Metric,avg,min,max\nTime To First Token (ms),24.6,23.5,26.3\n",
-                 "this looks like a genai-perf CSV export, not an nvidia-smi output", id="genai-perf-csv"),
-    pytest.param('{"benchmarks": [{"type_": "generative_benchmark", "id_": "1", "args": {"profile": ',
-                 "this looks like a truncated guidellm benchmark report (invalid JSON), not an nvidia-smi output",
-                 id="truncated-guidellm"),
-    pytest.param('{"backend": "sglang", "num_prompts": 10, "output_throughput": 99.5}\n',
-                 "this looks like an sglang bench_serving result, not an nvidia-smi output", id="sglang-bench"),
-    pytest.param("hello\nworld\n",
-                 "not a known fingerprint format (nvidia-smi -q / -q -x / table / topo -m / --query-gpu CSV, nvcc, "
-                 "version.json, /proc/driver/nvidia/version, rocm-smi)", id="plain-text"),
-])
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        pytest.param(
+            "Metric,avg,min,max\nTime To First Token (ms),24.6,23.5,26.3\n",
+            "this looks like a genai-perf CSV export, not an nvidia-smi output",
+            id="genai-perf-csv",
+        ),
+        pytest.param(
+            '{"benchmarks": [{"type_": "generative_benchmark", "id_": "1", "args": {"profile": ',
+            "this looks like a truncated guidellm benchmark report (invalid JSON), not an nvidia-smi output",
+            id="truncated-guidellm",
+        ),
+        pytest.param(
+            '{"backend": "sglang", "num_prompts": 10, "output_throughput": 99.5}\n',
+            "this looks like an sglang bench_serving result, not an nvidia-smi output",
+            id="sglang-bench",
+        ),
+        pytest.param(
+            "hello\nworld\n",
+            "not a known fingerprint format (nvidia-smi -q / -q -x / table / topo -m / --query-gpu CSV, nvcc, "
+            "version.json, /proc/driver/nvidia/version, rocm-smi)",
+            id="plain-text",
+        ),
+    ],
+)
 def test_other_tools_outputs_are_named(text, problem):
     # given a text that is no fingerprint
     # when

@@ -20,18 +20,38 @@ def _fingerprint_from(texts: dict[str, str]) -> dict:
 
 
 def _gpu(index: int, **facts) -> dict:
-    gpu = {"index": index, "name": H100, "name_truncated": False, "vendor": "nvidia",
-           "memory_total_bytes": 81_559 * MIB, "memory_used_bytes": 4 * MIB, "processes_memory_bytes": None,
-           "pcie_generation_current": 5, "pcie_generation_max": 5, "pcie_width_current": 16, "pcie_width_max": 16,
-           "mig_mode": "disabled", "ecc_mode": "enabled", "persistence_mode": "enabled", "bus_id": None,
-           "uuid": f"GPU-{index:04d}"}
+    gpu = {
+        "index": index,
+        "name": H100,
+        "name_truncated": False,
+        "vendor": "nvidia",
+        "memory_total_bytes": 81_559 * MIB,
+        "memory_used_bytes": 4 * MIB,
+        "processes_memory_bytes": None,
+        "pcie_generation_current": 5,
+        "pcie_generation_max": 5,
+        "pcie_width_current": 16,
+        "pcie_width_max": 16,
+        "mig_mode": "disabled",
+        "ecc_mode": "enabled",
+        "persistence_mode": "enabled",
+        "bus_id": None,
+        "uuid": f"GPU-{index:04d}",
+    }
     return {**gpu, **facts}
 
 
 def _machine(count: int = 2, **top) -> dict:
-    fingerprint = {"gpus": [_gpu(i) for i in range(count)], "gpu_count": count, "driver_version": "550.54.15",
-                   "cuda_version": "12.4", "cuda_toolkit_version": None, "kernel_module_version": None,
-                   "topology": {"matrix": {}, "nvlink_pairs": [], "connections": [], "devices": []}, "findings": []}
+    fingerprint = {
+        "gpus": [_gpu(i) for i in range(count)],
+        "gpu_count": count,
+        "driver_version": "550.54.15",
+        "cuda_version": "12.4",
+        "cuda_toolkit_version": None,
+        "kernel_module_version": None,
+        "topology": {"matrix": {}, "nvlink_pairs": [], "connections": [], "devices": []},
+        "findings": [],
+    }
     return {**fingerprint, **top}
 
 
@@ -41,8 +61,10 @@ def _codes(result: dict) -> list[tuple]:
 
 def test_the_same_machine_twice_has_no_differences():
     # given the table, topology and nvcc of one machine, probed twice
-    texts = {name: fixture_text(name) for name in
-             ("table_2xa100_pcie_80col.txt", "topo_2xl4_pcie_spaces.txt", "nvcc_12_4.txt")}
+    texts = {
+        name: fixture_text(name)
+        for name in ("table_2xa100_pcie_80col.txt", "topo_2xl4_pcie_spaces.txt", "nvcc_12_4.txt")
+    }
 
     # when
     result = fingerprint_diff(_fingerprint_from(texts), _fingerprint_from(texts))
@@ -55,16 +77,22 @@ def test_a_driver_upgrade_between_two_probes_of_the_fixture_machine():
     # given the same table before and after the driver went from 470.82.01 (CUDA 11.4) to 535.129.03 (CUDA 12.2)
     names = ("table_2xa100_pcie_80col.txt", "topo_2xl4_pcie_spaces.txt")
     before_texts = {name: fixture_text(name) for name in names}
-    after_texts = {**before_texts, names[0]: before_texts[names[0]].replace(
-        "NVIDIA-SMI 470.82.01    Driver Version: 470.82.01    CUDA Version: 11.4",
-        "NVIDIA-SMI 535.129.03   Driver Version: 535.129.03   CUDA Version: 12.2")}
+    after_texts = {
+        **before_texts,
+        names[0]: before_texts[names[0]].replace(
+            "NVIDIA-SMI 470.82.01    Driver Version: 470.82.01    CUDA Version: 11.4",
+            "NVIDIA-SMI 535.129.03   Driver Version: 535.129.03   CUDA Version: 12.2",
+        ),
+    }
 
     # when
     result = fingerprint_diff(_fingerprint_from(before_texts), _fingerprint_from(after_texts))
 
     # then: two version bumps, both info
-    assert _codes(result) == [("driver_changed", "info", "driver_version", None, None),
-                              ("cuda_changed", "info", "cuda_version", None, None)]
+    assert _codes(result) == [
+        ("driver_changed", "info", "driver_version", None, None),
+        ("cuda_changed", "info", "cuda_version", None, None),
+    ]
     assert result["changes"][0]["before"] == "470.82.01"
     assert result["changes"][0]["after"] == "535.129.03"
     assert result["summary"] == "2 differences: 2 info"
@@ -106,11 +134,14 @@ def test_memory_within_three_percent_less_is_a_warning_and_more_is_info():
     result = fingerprint_diff(before, after)
 
     # then
-    assert _codes(result) == [("gpu_memory_changed", "warning", "memory_total_bytes", 0, None),
-                              ("gpu_memory_changed", "info", "memory_total_bytes", 1, None)]
+    assert _codes(result) == [
+        ("gpu_memory_changed", "warning", "memory_total_bytes", 0, None),
+        ("gpu_memory_changed", "info", "memory_total_bytes", 1, None),
+    ]
     # 361 MiB = 0.35 GiB → "0.4 GiB"; 441 MiB = 0.43 GiB → "0.4 GiB"
-    assert result["changes"][0]["message"] == "GPU 0: memory 80.0 GiB → 79.6 GiB (0.4 GiB less, as the driver " \
-                                              "reports it)"
+    assert (
+        result["changes"][0]["message"] == "GPU 0: memory 80.0 GiB → 79.6 GiB (0.4 GiB less, as the driver reports it)"
+    )
     assert result["changes"][1]["after"] == 82_000 * MIB
 
 
@@ -140,8 +171,10 @@ def test_memory_held_by_other_processes_crossing_the_threshold():
     result = fingerprint_diff(before, after)
 
     # then
-    assert _codes(result) == [("memory_in_use_appeared", "warning", "memory_used_bytes", 0, None),
-                              ("memory_in_use_cleared", "info", "memory_used_bytes", 1, None)]
+    assert _codes(result) == [
+        ("memory_in_use_appeared", "warning", "memory_used_bytes", 0, None),
+        ("memory_in_use_cleared", "info", "memory_used_bytes", 1, None),
+    ]
     assert (result["changes"][0]["before"], result["changes"][0]["after"]) == (4 * MIB, 20_477 * MIB)
     # 20,477 MiB / 1024 = 19.997 GiB
     assert result["changes"][0]["message"] == "GPU 0: other processes now hold 20.0 GiB (before: 0.0 GiB)"
@@ -158,8 +191,10 @@ def test_pcie_width_and_max_generation_compared_not_the_current_generation():
     result = fingerprint_diff(before, after)
 
     # then
-    assert _codes(result) == [("pcie_link_changed", "warning", "pcie_width_current", 0, None),
-                              ("pcie_link_changed", "warning", "pcie_generation_max", 1, None)]
+    assert _codes(result) == [
+        ("pcie_link_changed", "warning", "pcie_width_current", 0, None),
+        ("pcie_link_changed", "warning", "pcie_generation_max", 1, None),
+    ]
     assert result["changes"][0]["message"].startswith("GPU 0: PCIe link width x16 → x8")
     assert (result["changes"][1]["before"], result["changes"][1]["after"]) == (5, 4)
 
@@ -177,8 +212,9 @@ def test_a_different_card_at_the_same_index_and_a_card_that_moved():
     # then
     assert _codes(result) == [("gpu_replaced", "info", "uuid", 0, None), ("gpu_replaced", "info", "uuid", 1, None)]
     assert result["changes"][0]["message"] == "GPU 0 is a different card (UUID GPU-0000 → GPU-new)"
-    assert result["changes"][1]["message"] == "GPU 1 is a different card (UUID GPU-0001 → GPU-0000; it was GPU 0 " \
-                                              "before)"
+    assert (
+        result["changes"][1]["message"] == "GPU 1 is a different card (UUID GPU-0001 → GPU-0000; it was GPU 0 before)"
+    )
 
 
 def test_a_name_cut_short_by_the_table_matches_its_full_name_and_a_variant_is_a_warning():
@@ -206,8 +242,10 @@ def test_mig_on_is_a_warning_ecc_off_is_info():
 
     result = fingerprint_diff(before, after)
 
-    assert _codes(result) == [("mig_mode_changed", "warning", "mig_mode", 0, None),
-                              ("ecc_mode_changed", "info", "ecc_mode", 1, None)]
+    assert _codes(result) == [
+        ("mig_mode_changed", "warning", "mig_mode", 0, None),
+        ("ecc_mode_changed", "info", "ecc_mode", 1, None),
+    ]
 
 
 def test_gpus_added_and_count_changes_without_a_list():
@@ -241,8 +279,10 @@ def test_nvlink_lost_on_one_gpu_of_the_eight_h100_machine():
     assert [c["pair"] for c in lost] == [[i, 7] for i in range(7)]
     assert all(c["severity"] == "error" and c["area"] == "topology" and c["key"] == "link" for c in lost)
     assert (lost[0]["before"], lost[0]["after"]) == ("NV18", "SYS")
-    assert _codes(result)[7:] == [("link_changed", "warning", "link", None, [0, 1]),
-                                  ("nvlink_island_changed", "warning", "nvlink_islands", None, None)]
+    assert _codes(result)[7:] == [
+        ("link_changed", "warning", "link", None, [0, 1]),
+        ("nvlink_island_changed", "warning", "nvlink_islands", None, None),
+    ]
     island = result["changes"][8]
     assert island["before"] == [[0, 1, 2, 3, 4, 5, 6, 7]]
     assert island["after"] == [[0, 1, 2, 3, 4, 5, 6], [7]]
@@ -279,10 +319,14 @@ def test_driver_downgrades():
     to_minor = fingerprint_diff(newer, minor)
     to_major = fingerprint_diff(newer, major)
 
-    assert _codes(to_minor) == [("driver_changed", "warning", "driver_version", None, None),
-                                ("cuda_changed", "warning", "cuda_version", None, None)]
-    assert _codes(to_major) == [("driver_changed", "error", "driver_version", None, None),
-                                ("cuda_changed", "error", "cuda_version", None, None)]
+    assert _codes(to_minor) == [
+        ("driver_changed", "warning", "driver_version", None, None),
+        ("cuda_changed", "warning", "cuda_version", None, None),
+    ]
+    assert _codes(to_major) == [
+        ("driver_changed", "error", "driver_version", None, None),
+        ("cuda_changed", "error", "cuda_version", None, None),
+    ]
     assert "CUDA 12.x needs driver ≥ 525.60.13" in to_major["changes"][0]["message"]
 
 
@@ -295,12 +339,26 @@ def test_driver_downgrade_below_the_minimum_without_the_cuda_versions():
 
 
 def _host(**facts) -> dict:
-    host = {"name": "gpu-node-1", "captured_at": "2025-01-01T00:00:00Z", "cpu_count": 64, "cpu_model": "AMD EPYC 9354",
-            "sockets": 2, "numa_nodes": 2, "memory_total_bytes": 512 * GIB,
-            "container": {"detected": True, "runtime": "docker", "evidence": "/.dockerenv"},
-            "cgroup_memory_limit_bytes": 64 * GIB, "cgroup_version": 2, "python_version": "3.11.9",
-            "packages": {"torch": "2.5.1", "vllm": "0.6.4", "sglang": "0.3.6", "tensorrt_llm": None,
-                         "transformers": "4.46.3"}}
+    host = {
+        "name": "gpu-node-1",
+        "captured_at": "2025-01-01T00:00:00Z",
+        "cpu_count": 64,
+        "cpu_model": "AMD EPYC 9354",
+        "sockets": 2,
+        "numa_nodes": 2,
+        "memory_total_bytes": 512 * GIB,
+        "container": {"detected": True, "runtime": "docker", "evidence": "/.dockerenv"},
+        "cgroup_memory_limit_bytes": 64 * GIB,
+        "cgroup_version": 2,
+        "python_version": "3.11.9",
+        "packages": {
+            "torch": "2.5.1",
+            "vllm": "0.6.4",
+            "sglang": "0.3.6",
+            "tensorrt_llm": None,
+            "transformers": "4.46.3",
+        },
+    }
     return {**host, **facts}
 
 
@@ -308,10 +366,22 @@ def test_host_and_packages():
     # given another host name and capture time (identity, not differences), half the CPUs, a lower cgroup limit,
     # torch downgraded, vllm upgraded, sglang removed and tensorrt_llm installed
     before = _machine(1, host=_host())
-    after = _machine(1, host=_host(name="gpu-node-2", captured_at="2025-02-01T00:00:00Z", cpu_count=32,
-                                   cgroup_memory_limit_bytes=32 * GIB,
-                                   packages={"torch": "2.4.0", "vllm": "0.7.0", "sglang": None,
-                                             "tensorrt_llm": "0.15.0", "transformers": "4.46.3"}))
+    after = _machine(
+        1,
+        host=_host(
+            name="gpu-node-2",
+            captured_at="2025-02-01T00:00:00Z",
+            cpu_count=32,
+            cgroup_memory_limit_bytes=32 * GIB,
+            packages={
+                "torch": "2.4.0",
+                "vllm": "0.7.0",
+                "sglang": None,
+                "tensorrt_llm": "0.15.0",
+                "transformers": "4.46.3",
+            },
+        ),
+    )
 
     # when
     result = fingerprint_diff(before, after)
@@ -361,5 +431,7 @@ def test_the_result_is_json_ready_with_the_documented_keys():
 
     assert json.loads(json.dumps(result)) == result
     assert set(result) == {"same", "changes", "summary"}
-    assert all(set(change) == {"area", "key", "gpu", "pair", "before", "after", "severity", "code", "message"}
-               for change in result["changes"])
+    assert all(
+        set(change) == {"area", "key", "gpu", "pair", "before", "after", "severity", "code", "message"}
+        for change in result["changes"]
+    )

@@ -33,8 +33,13 @@ def _eight_h100() -> dict:
     return fingerprint
 
 
-def _machine(gpus: list[dict], *, nvlink: dict[tuple[int, int], int] | None = None,
-             paths: dict[tuple[int, int], str] | None = None, **top) -> dict:
+def _machine(
+    gpus: list[dict],
+    *,
+    nvlink: dict[tuple[int, int], int] | None = None,
+    paths: dict[tuple[int, int], str] | None = None,
+    **top,
+) -> dict:
     """A fingerprint by hand: `nvlink` pair → links (NV#), `paths` pair → PCIe kind; `paths` default to PHB."""
     nvlink = nvlink or {}
     indices = [gpu["index"] for gpu in gpus]
@@ -45,17 +50,33 @@ def _machine(gpus: list[dict], *, nvlink: dict[tuple[int, int], int] | None = No
                 if a < b:
                     kind = f"NV{nvlink[a, b]}" if (a, b) in nvlink else (paths or {}).get((a, b), "PHB")
                     connections.append({"a": a, "b": b, "kind": kind})
-    fingerprint = {"gpus": gpus, "gpu_count": len(gpus), "driver_version": "550.54.15", "cuda_version": "12.4",
-                   "topology": {"devices": [f"GPU{i}" for i in indices], "matrix": {},
-                                "nvlink_pairs": [{"a": a, "b": b, "links": n} for (a, b), n in sorted(nvlink.items())],
-                                "connections": connections}, "findings": []}
+    fingerprint = {
+        "gpus": gpus,
+        "gpu_count": len(gpus),
+        "driver_version": "550.54.15",
+        "cuda_version": "12.4",
+        "topology": {
+            "devices": [f"GPU{i}" for i in indices],
+            "matrix": {},
+            "nvlink_pairs": [{"a": a, "b": b, "links": n} for (a, b), n in sorted(nvlink.items())],
+            "connections": connections,
+        },
+        "findings": [],
+    }
     return {**fingerprint, **top}
 
 
 def _pcie_gpu(index: int, *, name: str = "NVIDIA L40S", generation_max: int = 4, width: int = 16, **facts) -> dict:
-    gpu = {"index": index, "name": name, "memory_total_bytes": 46_068 * MIB, "memory_used_bytes": 3 * MIB,
-           "pcie_generation_current": 1, "pcie_generation_max": generation_max, "pcie_width_current": width,
-           "pcie_width_max": 16}
+    gpu = {
+        "index": index,
+        "name": name,
+        "memory_total_bytes": 46_068 * MIB,
+        "memory_used_bytes": 3 * MIB,
+        "pcie_generation_current": 1,
+        "pcie_generation_max": generation_max,
+        "pcie_width_current": width,
+        "pcie_width_max": 16,
+    }
     return {**gpu, **facts}
 
 
@@ -87,16 +108,32 @@ def test_tp1_has_no_link():
 def test_the_figures_plug_into_the_step_model():
     # given the measured link of TP 2 on the 8 × H100 machine
     env = measured_environment(_eight_h100(), tp=2)
-    arch = architecture_from_config({
-        "model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
-        "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256, "torch_dtype": "bfloat16"})
-    gpu = GpuSpec(slug="h100", name="H100", memory_bytes=env.memory_bytes_per_gpu,
-                  memory_bandwidth_bytes_per_s=3_350 * 10**9, tflops_dense={"bf16": 989}, interconnect="nvlink",
-                  interconnect_bytes_per_s=900 * 10**9)
+    arch = architecture_from_config(
+        {
+            "model_type": "llama",
+            "hidden_size": 4096,
+            "num_hidden_layers": 32,
+            "num_attention_heads": 32,
+            "num_key_value_heads": 8,
+            "intermediate_size": 14336,
+            "vocab_size": 128256,
+            "torch_dtype": "bfloat16",
+        }
+    )
+    gpu = GpuSpec(
+        slug="h100",
+        name="H100",
+        memory_bytes=env.memory_bytes_per_gpu,
+        memory_bandwidth_bytes_per_s=3_350 * 10**9,
+        tflops_dense={"bf16": 989},
+        interconnect="nvlink",
+        interconnect_bytes_per_s=900 * 10**9,
+    )
 
     # when
-    model = step_model(arch=arch, gpu=gpu, weights="bf16", kv_dtype="auto", tp=2, link=env.link,
-                       link_bytes_per_s=env.link_bytes_per_s)
+    model = step_model(
+        arch=arch, gpu=gpu, weights="bf16", kv_dtype="auto", tp=2, link=env.link, link_bytes_per_s=env.link_bytes_per_s
+    )
 
     # then: the measured 450 GB/s, not the catalog's 900 / 2 nor LINK_DEFAULTS' 300 GB/s
     assert env.link in LINK_DEFAULTS
@@ -120,10 +157,17 @@ def test_blackwell_links_are_twice_as_fast_and_an_unnamed_gpu_has_no_figure():
 
 def test_memory_is_the_smallest_card_and_in_use_the_most_any_process_holds():
     # given three cards, one reporting less memory, and a process listing 20,477 MiB where used says 20,000 MiB
-    gpus = [_pcie_gpu(0, memory_total_bytes=81_559 * MIB, name=H100),
-            _pcie_gpu(1, memory_total_bytes=81_559 * MIB, name=H100),
-            _pcie_gpu(2, memory_total_bytes=80_994 * MIB, name="NVIDIA A100 80GB PCIe",
-                      memory_used_bytes=20_000 * MIB, processes_memory_bytes=20_477 * MIB)]
+    gpus = [
+        _pcie_gpu(0, memory_total_bytes=81_559 * MIB, name=H100),
+        _pcie_gpu(1, memory_total_bytes=81_559 * MIB, name=H100),
+        _pcie_gpu(
+            2,
+            memory_total_bytes=80_994 * MIB,
+            name="NVIDIA A100 80GB PCIe",
+            memory_used_bytes=20_000 * MIB,
+            processes_memory_bytes=20_477 * MIB,
+        ),
+    ]
 
     # when
     env = measured_environment(_machine(gpus), tp=1)
@@ -151,7 +195,8 @@ def test_tp_over_pcie_takes_the_max_generation_and_the_narrowest_current_width()
     assert env.tp_group == (0, 1)
     assert env.explanation[-1] == (
         "TP 2 on GPUs 0-1 over PCIe through PHB (no NVLink): Gen4 × 8 lanes × 1.969 GB/s × 0.8 = 12.6 GB/s per "
-        "direction, from GPU 1: the max generation (the current one drops at idle) and the current width")
+        "direction, from GPU 1: the max generation (the current one drops at idle) and the current width"
+    )
 
 
 def test_gen4_x16_matches_the_models_pcie_default_within_a_percent():
@@ -164,8 +209,9 @@ def test_gen4_x16_matches_the_models_pcie_default_within_a_percent():
 def test_tp_larger_than_the_nvlink_islands_goes_over_pcie():
     # given four A100 PCIe cards bridged in pairs (NV12: 0-1, 2-3), Gen4 x16 each
     gpus = [_pcie_gpu(i, name="NVIDIA A100 80GB PCIe") for i in range(4)]
-    fingerprint = _machine(gpus, nvlink={(0, 1): 12, (2, 3): 12}, paths={(0, 2): "SYS", (0, 3): "SYS",
-                                                                       (1, 2): "SYS", (1, 3): "SYS"})
+    fingerprint = _machine(
+        gpus, nvlink={(0, 1): 12, (2, 3): 12}, paths={(0, 2): "SYS", (0, 3): "SYS", (1, 2): "SYS", (1, 3): "SYS"}
+    )
 
     pair = measured_environment(fingerprint, tp=2)
     four = measured_environment(fingerprint, tp=4)
@@ -179,8 +225,9 @@ def test_tp_larger_than_the_nvlink_islands_goes_over_pcie():
 def test_a_pcie_group_prefers_gpus_behind_the_same_bridge():
     # given four PCIe GPUs: 0-1 and 2-3 share a switch (PIX), the halves meet across sockets (SYS)
     gpus = [_pcie_gpu(i) for i in range(4)]
-    fingerprint = _machine(gpus, paths={(0, 1): "SYS", (0, 2): "SYS", (0, 3): "PIX", (1, 2): "PIX",
-                                        (1, 3): "SYS", (2, 3): "SYS"})
+    fingerprint = _machine(
+        gpus, paths={(0, 1): "SYS", (0, 2): "SYS", (0, 3): "PIX", (1, 2): "PIX", (1, 3): "SYS", (2, 3): "SYS"}
+    )
 
     env = measured_environment(fingerprint, tp=2)
 
@@ -217,8 +264,10 @@ def test_a_group_where_every_pair_has_its_own_nvlink_comes_first():
 
 def test_amd_xgmi_is_a_link_without_a_figure():
     # given amd-smi xgmi's view of two MI300X joined by XGMI
-    gpus = [{"index": i, "name": "AMD Instinct MI300X", "vendor": "amd", "memory_total_bytes": 196_592 * MIB}
-            for i in range(2)]
+    gpus = [
+        {"index": i, "name": "AMD Instinct MI300X", "vendor": "amd", "memory_total_bytes": 196_592 * MIB}
+        for i in range(2)
+    ]
     fingerprint = _machine(gpus, paths={(0, 1): "XGMI"})
 
     env = measured_environment(fingerprint, tp=2)
@@ -294,9 +343,21 @@ def test_as_dict_is_json_ready_with_the_documented_keys():
     data = env.as_dict()
 
     assert json.loads(json.dumps(data)) == data
-    assert set(data) == {"tp", "gpu_count", "gpu_name", "memory_bytes_per_gpu", "cuda_total_bytes_per_gpu", "mig",
-                         "memory_used_bytes_max", "host_memory_bytes", "link", "link_bytes_per_s", "tp_group",
-                         "tp_groups", "explanation"}
+    assert set(data) == {
+        "tp",
+        "gpu_count",
+        "gpu_name",
+        "memory_bytes_per_gpu",
+        "cuda_total_bytes_per_gpu",
+        "mig",
+        "memory_used_bytes_max",
+        "host_memory_bytes",
+        "link",
+        "link_bytes_per_s",
+        "tp_group",
+        "tp_groups",
+        "explanation",
+    }
     assert data["tp_groups"] == [[0, 1], [2, 3]]
     assert data["tp_group"] == [0, 1]
 

@@ -43,13 +43,16 @@ def test_the_identity_of_the_hgx_h100_is_its_eight_gpu_uuids_and_serials():
     assert "1203407642144" in identity.gpu_serials
 
 
-@pytest.mark.parametrize(("facts_name", "given", "expected"), [
-    pytest.param("gpu-a100-07", "", "gpu-a100-07", id="the-probe-file-names-it"),
-    pytest.param(None, " gpu-02 ", "gpu-02", id="the-uploader-names-it"),
-    pytest.param("gpu-a100-07", "typed", "gpu-a100-07", id="the-file-wins"),
-    pytest.param(None, "unnamed host", None, id="the-old-placeholder-is-no-name"),
-    pytest.param(None, "", None, id="nobody-names-it"),
-])
+@pytest.mark.parametrize(
+    ("facts_name", "given", "expected"),
+    [
+        pytest.param("gpu-a100-07", "", "gpu-a100-07", id="the-probe-file-names-it"),
+        pytest.param(None, " gpu-02 ", "gpu-02", id="the-uploader-names-it"),
+        pytest.param("gpu-a100-07", "typed", "gpu-a100-07", id="the-file-wins"),
+        pytest.param(None, "unnamed host", None, id="the-old-placeholder-is-no-name"),
+        pytest.param(None, "", None, id="nobody-names-it"),
+    ],
+)
 def test_the_host_name_comes_from_the_probe_file_else_the_uploader(facts_name, given, expected):
     # given a fingerprint whose probe file gives facts_name
     facts = {"gpus": [], "host": {"name": facts_name}}
@@ -61,15 +64,18 @@ def test_the_host_name_comes_from_the_probe_file_else_the_uploader(facts_name, g
 A = HostIdentity(hostname="gpu-01", gpu_uuids=("GPU-1", "GPU-2"))
 
 
-@pytest.mark.parametrize(("other", "same"), [
-    pytest.param(HostIdentity(hostname="GPU-01", gpu_uuids=("gpu-2", "GPU-1")), True, id="same-name-and-uuids"),
-    pytest.param(HostIdentity(hostname=None, gpu_uuids=("GPU-1", "GPU-2")), True, id="same-uuids-no-name"),
-    pytest.param(HostIdentity(hostname="gpu-01"), True, id="same-name-no-uuids"),
-    pytest.param(HostIdentity(hostname="7c1e9a4d2b80", gpu_uuids=("GPU-1", "GPU-2")), False, id="another-name"),
-    pytest.param(HostIdentity(hostname="gpu-01", gpu_uuids=("GPU-1", "GPU-3")), False, id="a-gpu-swapped"),
-    pytest.param(HostIdentity(hostname=None, gpu_uuids=("GPU-1",)), False, id="fewer-gpus"),
-    pytest.param(HostIdentity(), False, id="nothing-known"),
-])
+@pytest.mark.parametrize(
+    ("other", "same"),
+    [
+        pytest.param(HostIdentity(hostname="GPU-01", gpu_uuids=("gpu-2", "GPU-1")), True, id="same-name-and-uuids"),
+        pytest.param(HostIdentity(hostname=None, gpu_uuids=("GPU-1", "GPU-2")), True, id="same-uuids-no-name"),
+        pytest.param(HostIdentity(hostname="gpu-01"), True, id="same-name-no-uuids"),
+        pytest.param(HostIdentity(hostname="7c1e9a4d2b80", gpu_uuids=("GPU-1", "GPU-2")), False, id="another-name"),
+        pytest.param(HostIdentity(hostname="gpu-01", gpu_uuids=("GPU-1", "GPU-3")), False, id="a-gpu-swapped"),
+        pytest.param(HostIdentity(hostname=None, gpu_uuids=("GPU-1",)), False, id="fewer-gpus"),
+        pytest.param(HostIdentity(), False, id="nothing-known"),
+    ],
+)
 def test_two_uploads_are_one_host_when_nothing_differs_and_something_is_equal(other, same):
     assert identities_match(A, other) is same
     assert identities_match(other, A) is same
@@ -142,8 +148,9 @@ def test_a_second_capture_of_a_host_joins_it_and_a_pasted_one_takes_its_name():
     # given gpu-a100-07 known by its probe file (name and UUIDs)
     facts = scenario("a100_pcie_2x_shared")
     first = identity_from_facts({**facts, "host": {"name": "gpu-a100-07"}})
-    known = [KnownHost(key=natural_key(first, upload_sha256="a" * 64), name="gpu-a100-07", named=True,
-                       identities=(first,))]
+    known = [
+        KnownHost(key=natural_key(first, upload_sha256="a" * 64), name="gpu-a100-07", named=True, identities=(first,))
+    ]
 
     # when the same GPUs are uploaded again, pasted without a name
     pasted = identity_from_facts(facts)
@@ -156,12 +163,22 @@ def test_a_second_capture_of_a_host_joins_it_and_a_pasted_one_takes_its_name():
 def test_a_machine_of_the_same_name_with_other_gpus_is_another_host():
     # given gpu-01 with GPU-1 known
     first = HostIdentity(hostname="gpu-01", gpu_uuids=("GPU-1",))
-    known = [KnownHost(key=natural_key(first, upload_sha256="a" * 64), name="gpu-01", named=True,
-                       identities=(first, HostIdentity(hostname="gpu-01")))]
+    known = [
+        KnownHost(
+            key=natural_key(first, upload_sha256="a" * 64),
+            name="gpu-01",
+            named=True,
+            identities=(first, HostIdentity(hostname="gpu-01")),
+        )
+    ]
 
     # when gpu-01 is uploaded with GPU-9 (a name reused, or a board swapped)
-    choice = host_for({"gpus": [{"name": "X", "uuid": "GPU-9"}]},
-                      HostIdentity(hostname="gpu-01", gpu_uuids=("GPU-9",)), upload_sha256="c" * 64, known=known)
+    choice = host_for(
+        {"gpus": [{"name": "X", "uuid": "GPU-9"}]},
+        HostIdentity(hostname="gpu-01", gpu_uuids=("GPU-9",)),
+        upload_sha256="c" * 64,
+        known=known,
+    )
 
     # then a new host, even though a version of gpu-01 showed no UUIDs
     assert choice.joined is False

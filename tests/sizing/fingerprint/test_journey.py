@@ -26,17 +26,29 @@ def served_probe(api_client, tmp_path):
 def _upload(api_client, deployment: int, text: str):
     handle = io.BytesIO(text.encode())
     handle.name = "gpu-fingerprint.json"
-    return api_client.post("/api/v1/fingerprints/", {"deployment": str(deployment), "files": [handle]},
-                           format="multipart")
+    return api_client.post(
+        "/api/v1/fingerprints/", {"deployment": str(deployment), "files": [handle]}, format="multipart"
+    )
 
 
 def test_sold_as_h100_measured_as_h20_the_plan_is_flagged_and_the_estimate_uses_the_measured_cards(
-        api_client, catalog, served_probe, tmp_path):
+    api_client, catalog, served_probe, tmp_path
+):
     # given: the deal was sized for 8 × H100 SXM; the probe the engineer downloaded ran on the customer's server
-    deployment = api_client.post("/api/v1/deployments/", {
-        "name": "Acme production", "model": "meta-llama/Meta-Llama-3.1-70B", "gpu": "nvidia-h100-sxm-80gb",
-        "gpu_count": 8, "tp": 8, "engine": "vllm", "image_cuda_version": "12.4", "max_model_len": 32768},
-        format="json").json()
+    deployment = api_client.post(
+        "/api/v1/deployments/",
+        {
+            "name": "Acme production",
+            "model": "meta-llama/Meta-Llama-3.1-70B",
+            "gpu": "nvidia-h100-sxm-80gb",
+            "gpu_count": 8,
+            "tp": 8,
+            "engine": "vllm",
+            "image_cuda_version": "12.4",
+            "max_model_len": 32768,
+        },
+        format="json",
+    ).json()
     (tmp_path / "server").mkdir()
     probe_file = run_probe(SCENARIOS / "h20_8x_nvswitch_docker", tmp_path / "server", probe=served_probe)
 
@@ -58,7 +70,9 @@ def test_sold_as_h100_measured_as_h20_the_plan_is_flagged_and_the_estimate_uses_
     # less the H100's driver reservation (81,559 - 81,090 = 469 MiB) = 97,402 MiB (nvidia-smi shows no CUDA total)
     rows = {row["key"]: row for row in body["effect"]["rows"]}
     assert (rows["capacity_bytes_per_gpu"]["catalog"], rows["capacity_bytes_per_gpu"]["measured"]) == (
-        81_090 * MIB, 97_402 * MIB)
+        81_090 * MIB,
+        97_402 * MIB,
+    )
     assert rows["kv_capacity_tokens"]["measured"] > rows["kv_capacity_tokens"]["catalog"]
     assert body["environment"]["link"] == "nvlink"
     assert body["environment"]["link_bytes_per_s"] == 18 * 25e9
@@ -66,10 +80,21 @@ def test_sold_as_h100_measured_as_h20_the_plan_is_flagged_and_the_estimate_uses_
 
 
 def test_two_pcie_a100s_with_a_tenant_the_tp_and_memory_findings_and_the_measured_link(
-        api_client, catalog, served_probe, tmp_path):
-    deployment = api_client.post("/api/v1/deployments/", {
-        "name": "Acme staging", "model": "Qwen/Qwen2.5-14B", "gpu": "nvidia-a100-pcie-80gb", "gpu_count": 2,
-        "tp": 2, "engine": "vllm", "image_cuda_version": "12.2"}, format="json").json()
+    api_client, catalog, served_probe, tmp_path
+):
+    deployment = api_client.post(
+        "/api/v1/deployments/",
+        {
+            "name": "Acme staging",
+            "model": "Qwen/Qwen2.5-14B",
+            "gpu": "nvidia-a100-pcie-80gb",
+            "gpu_count": 2,
+            "tp": 2,
+            "engine": "vllm",
+            "image_cuda_version": "12.2",
+        },
+        format="json",
+    ).json()
     (tmp_path / "server").mkdir()
     probe_file = run_probe(SCENARIOS / "a100_pcie_2x_shared", tmp_path / "server", probe=served_probe)
 

@@ -106,12 +106,30 @@ def test_the_xml_lists_each_mig_slice_with_its_memory_and_multiprocessors() -> N
     # then: the card's 40,960 MiB stays the GPU's total; each slice has its own
     assert (gpu.mig_mode, gpu.memory_total_bytes) == ("enabled", 40_960 * MIB)
     assert gpu.mig_devices == (
-        MigDeviceFacts(index=0, gpu_instance_id=2, compute_instance_id=0, memory_total_bytes=19_968 * MIB,
-                       memory_used_bytes=25 * MIB, sm_count=42),
-        MigDeviceFacts(index=1, gpu_instance_id=3, compute_instance_id=0, memory_total_bytes=9_856 * MIB,
-                       memory_used_bytes=13 * MIB, sm_count=28),
-        MigDeviceFacts(index=2, gpu_instance_id=9, compute_instance_id=0, memory_total_bytes=4_864 * MIB,
-                       memory_used_bytes=7 * MIB, sm_count=14),
+        MigDeviceFacts(
+            index=0,
+            gpu_instance_id=2,
+            compute_instance_id=0,
+            memory_total_bytes=19_968 * MIB,
+            memory_used_bytes=25 * MIB,
+            sm_count=42,
+        ),
+        MigDeviceFacts(
+            index=1,
+            gpu_instance_id=3,
+            compute_instance_id=0,
+            memory_total_bytes=9_856 * MIB,
+            memory_used_bytes=13 * MIB,
+            sm_count=28,
+        ),
+        MigDeviceFacts(
+            index=2,
+            gpu_instance_id=9,
+            compute_instance_id=0,
+            memory_total_bytes=4_864 * MIB,
+            memory_used_bytes=7 * MIB,
+            sm_count=14,
+        ),
     )
 
 
@@ -123,7 +141,9 @@ def test_the_table_lists_the_mig_devices_under_their_gpu() -> None:
     gpu = facts.gpus[0]
     assert (gpu.mig_mode, gpu.memory_total_bytes, gpu.processes_memory_bytes) == ("enabled", 81_920 * MIB, 0)
     assert [(d.index, d.gpu_instance_id, d.memory_total_bytes, d.sm_count) for d in gpu.mig_devices] == [
-        (0, 1, 40_192 * MIB, 42), (1, 2, 40_192 * MIB, 42)]
+        (0, 1, 40_192 * MIB, 42),
+        (1, 2, 40_192 * MIB, 42),
+    ]
 
 
 def test_q_text_lists_the_mig_devices_and_keeps_the_cards_memory() -> None:
@@ -131,9 +151,16 @@ def test_q_text_lists_the_mig_devices_and_keeps_the_cards_memory() -> None:
     gpu = parse_nvidia_smi_q(Q_ONE_SLICE).gpus[0]
     # then: the slice's FB Memory Usage does not shadow the card's
     assert gpu.memory_total_bytes == 81_920 * MIB
-    assert gpu.mig_devices == (MigDeviceFacts(index=0, gpu_instance_id=0, compute_instance_id=0,
-                                              memory_total_bytes=80_384 * MIB, memory_used_bytes=37 * MIB,
-                                              sm_count=98),)
+    assert gpu.mig_devices == (
+        MigDeviceFacts(
+            index=0,
+            gpu_instance_id=0,
+            compute_instance_id=0,
+            memory_total_bytes=80_384 * MIB,
+            memory_used_bytes=37 * MIB,
+            sm_count=98,
+        ),
+    )
 
 
 def test_a_gpu_without_mig_lists_no_mig_devices() -> None:
@@ -151,7 +178,8 @@ def test_the_memory_per_gpu_on_mig_is_the_smallest_slice_and_cudas_total() -> No
         "memory per GPU: 4,864 MiB, the smallest MIG slice (GPU 0: 3 slice(s) of 4,864 MiB, 9,856 MiB, 19,968 MiB, "
         "of the card's 40,960 MiB): an engine runs on one slice and sees only its memory, so the estimate uses the "
         "slice's memory, not the card's; CUDA reports the slice's memory as the device total, so it is also the "
-        "CUDA-visible total")
+        "CUDA-visible total"
+    )
     assert env.as_dict()["mig"] is True
     assert env.as_dict()["cuda_total_bytes_per_gpu"] == 5_100_273_664
 
@@ -163,14 +191,15 @@ def test_tp_over_mig_slices_is_explained() -> None:
     env = measured_environment(fingerprint, tp=2)
     # then
     assert env.memory_bytes_per_gpu == 40_192 * MIB
-    assert any(line.startswith("TP 2 on MIG slices: a CUDA process sees one MIG slice only")
-               for line in env.explanation)
+    assert any(
+        line.startswith("TP 2 on MIG slices: a CUDA process sees one MIG slice only") for line in env.explanation
+    )
 
 
 def test_mig_without_its_devices_keeps_the_card_and_says_the_slices_are_missing() -> None:
     # given: the XML with the MIG devices cut out
     text = fixture_text(MIXED_XML)
-    text = text[:text.index("<mig_devices>")] + text[text.index("</mig_devices>") + len("</mig_devices>"):]
+    text = text[: text.index("<mig_devices>")] + text[text.index("</mig_devices>") + len("</mig_devices>") :]
     fingerprint = fingerprint_from_texts(texts=[text])
     # when
     env = measured_environment(fingerprint, tp=1)
@@ -178,7 +207,8 @@ def test_mig_without_its_devices_keeps_the_card_and_says_the_slices_are_missing(
     assert (env.memory_bytes_per_gpu, env.cuda_total_bytes_per_gpu, env.mig) == (40_960 * MIB, None, False)
     assert env.explanation[1] == (
         "MIG is enabled on GPU(s) 0, but the fingerprint lists no MIG devices (add nvidia-smi -q -x or the table "
-        "with its MIG devices): an engine sees one slice, not the memory above")
+        "with its MIG devices): an engine sees one slice, not the memory above"
+    )
 
 
 def test_a_whole_card_gives_no_cuda_total() -> None:
@@ -191,9 +221,15 @@ def test_a_whole_card_gives_no_cuda_total() -> None:
 
 def _stored(text: str) -> Fingerprint:
     deployment = Deployment.objects.create(organisation=Organisation.objects.create(name="Acme"), name="MIG box")
-    return Fingerprint.objects.create(deployment=deployment, host="gpu-7", captured_at=timezone.now(),
-                                      facts=fingerprint_from_texts(texts=[text]), raw=[], size_bytes=len(text),
-                                      sha256="0" * 64)
+    return Fingerprint.objects.create(
+        deployment=deployment,
+        host="gpu-7",
+        captured_at=timezone.now(),
+        facts=fingerprint_from_texts(texts=[text]),
+        raw=[],
+        size_bytes=len(text),
+        sha256="0" * 64,
+    )
 
 
 @pytest.mark.django_db
@@ -242,10 +278,12 @@ def test_figures_given_with_the_request_win_over_the_fingerprint() -> None:
     # given
     fingerprint = _stored(fixture_text(MIXED_XML))
     # when
-    memory_given, _ = fingerprint_parameters(fingerprint=fingerprint,
-                                             parameters={"tp": 1, "gpu_memory_bytes": 9_856 * MIB})
-    cuda_given, _ = fingerprint_parameters(fingerprint=fingerprint,
-                                           parameters={"tp": 1, "gpu_cuda_total_bytes": 9_000 * MIB})
+    memory_given, _ = fingerprint_parameters(
+        fingerprint=fingerprint, parameters={"tp": 1, "gpu_memory_bytes": 9_856 * MIB}
+    )
+    cuda_given, _ = fingerprint_parameters(
+        fingerprint=fingerprint, parameters={"tp": 1, "gpu_cuda_total_bytes": 9_000 * MIB}
+    )
     # then: a given driver total keeps the fingerprint's CUDA total out (they describe one card)
     assert memory_given == {"tp": 1, "gpu_memory_bytes": 9_856 * MIB}
     assert cuda_given == {"tp": 1, "gpu_cuda_total_bytes": 9_000 * MIB, "gpu_memory_bytes": 4_864 * MIB}
@@ -253,6 +291,14 @@ def test_figures_given_with_the_request_win_over_the_fingerprint() -> None:
 
 def _small_config() -> dict:
     """A Llama-like 1B config (the estimate's numbers are not asserted here, only the memory it is given)."""
-    return {"model_type": "llama", "hidden_size": 2048, "num_hidden_layers": 16, "num_attention_heads": 32,
-            "num_key_value_heads": 8, "intermediate_size": 8192, "vocab_size": 128256, "torch_dtype": "bfloat16",
-            "max_position_embeddings": 8192}
+    return {
+        "model_type": "llama",
+        "hidden_size": 2048,
+        "num_hidden_layers": 16,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "intermediate_size": 8192,
+        "vocab_size": 128256,
+        "torch_dtype": "bfloat16",
+        "max_position_embeddings": 8192,
+    }

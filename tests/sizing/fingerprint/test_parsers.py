@@ -33,20 +33,38 @@ def test_q_text_l40s_reads_every_fact():
     assert facts.cuda_version == "12.4"
     assert facts.attached_gpus == 1
     assert facts.problems == ()
-    assert facts.gpus == (GpuFacts(
-        index=0, name="NVIDIA L40S", memory_total_bytes=48_305_799_168, memory_used_bytes=3 * MIB,
-        memory_reserved_bytes=585 * MIB, processes_memory_bytes=0, pcie_generation_current=1, pcie_generation_max=4,
-        pcie_width_current=16, pcie_width_max=16, mig_mode=None, ecc_mode="enabled", persistence_mode="enabled",
-        driver_model=None, virtualization_mode=None, bus_id="00000000:41:00.0",
-        uuid="GPU-4b1c7e2a-90d3-4f11-8a6e-1d2c3b4a5f60", serial="1000000000001"),)
+    assert facts.gpus == (
+        GpuFacts(
+            index=0,
+            name="NVIDIA L40S",
+            memory_total_bytes=48_305_799_168,
+            memory_used_bytes=3 * MIB,
+            memory_reserved_bytes=585 * MIB,
+            processes_memory_bytes=0,
+            pcie_generation_current=1,
+            pcie_generation_max=4,
+            pcie_width_current=16,
+            pcie_width_max=16,
+            mig_mode=None,
+            ecc_mode="enabled",
+            persistence_mode="enabled",
+            driver_model=None,
+            virtualization_mode=None,
+            bus_id="00000000:41:00.0",
+            uuid="GPU-4b1c7e2a-90d3-4f11-8a6e-1d2c3b4a5f60",
+            serial="1000000000001",
+        ),
+    )
 
 
 def test_q_text_filtered_to_one_of_four_gpus_says_so():
     # given `nvidia-smi -i 0 -q` on a host with 4 GPUs and no CUDA library
-    text = fixture_text("q_l40s.txt").replace("Attached GPUs                             : 1",
-                                                "Attached GPUs                             : 4")
-    text = text.replace("CUDA Version                              : 12.4",
-                        "CUDA Version                              : Not Found")
+    text = fixture_text("q_l40s.txt").replace(
+        "Attached GPUs                             : 1", "Attached GPUs                             : 4"
+    )
+    text = text.replace(
+        "CUDA Version                              : 12.4", "CUDA Version                              : Not Found"
+    )
 
     # when
     facts = parse_nvidia_smi_q(text)
@@ -88,9 +106,11 @@ def test_q_text_sums_the_memory_of_listed_processes():
 def test_q_text_with_the_second_gpu_cut_short_says_which():
     # given two GPU sections, the second cut off before its memory section
     one = fixture_text("q_l40s.txt")
-    second = one[one.index("GPU 00000000:41:00.0"):one.index("    Fan Speed")].replace("41:00.0", "C1:00.0")
-    text = one.replace("Attached GPUs                             : 1",
-                       "Attached GPUs                             : 2") + second
+    second = one[one.index("GPU 00000000:41:00.0") : one.index("    Fan Speed")].replace("41:00.0", "C1:00.0")
+    text = (
+        one.replace("Attached GPUs                             : 1", "Attached GPUs                             : 2")
+        + second
+    )
 
     # when
     facts = parse_nvidia_smi_q(text)
@@ -117,7 +137,11 @@ def test_xml_with_mig_enabled():
     assert gpu.memory_used_bytes == 75 * MIB
     assert gpu.mig_mode == "enabled"
     assert (gpu.pcie_generation_current, gpu.pcie_generation_max, gpu.pcie_width_current, gpu.pcie_width_max) == (
-        4, 4, 16, 16)
+        4,
+        4,
+        16,
+        16,
+    )
     assert gpu.bus_id == "00000000:07:00.0"
     assert gpu.uuid == "GPU-0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9"
 
@@ -125,7 +149,7 @@ def test_xml_with_mig_enabled():
 def test_truncated_xml_is_read_as_far_as_it_goes():
     # given the XML cut right after the GPU's memory section
     text = fixture_text("xml_a100_mig.xml")
-    text = text[:text.rindex("</fb_memory_usage>") + len("</fb_memory_usage>") + 1]
+    text = text[: text.rindex("</fb_memory_usage>") + len("</fb_memory_usage>") + 1]
 
     # when
     facts = parse_nvidia_smi_xml(text)
@@ -139,7 +163,7 @@ def test_truncated_xml_is_read_as_far_as_it_goes():
 def test_truncated_xml_inside_a_section_names_it():
     # given the XML cut inside <pci>
     text = fixture_text("xml_a100_mig.xml")
-    text = text[:text.index("<pci_gpu_link_info>")]
+    text = text[: text.index("<pci_gpu_link_info>")]
 
     # when
     facts = parse_nvidia_smi_xml(text)
@@ -160,19 +184,23 @@ def test_table_80_columns_two_a100_pcie_without_nvlink():
     assert (facts.driver_version, facts.cuda_version) == ("470.82.01", "11.4")
     assert facts.problems == ()
     assert [(g.index, g.name, g.name_truncated, g.bus_id) for g in facts.gpus] == [
-        (0, "NVIDIA A100 80G", True, "00000000:17:00.0"), (1, "NVIDIA A100 80G", True, "00000000:CA:00.0")]
+        (0, "NVIDIA A100 80G", True, "00000000:17:00.0"),
+        (1, "NVIDIA A100 80G", True, "00000000:CA:00.0"),
+    ]
     assert [g.memory_total_bytes for g in facts.gpus] == [84_928_364_544, 84_928_364_544]
     assert [g.memory_used_bytes for g in facts.gpus] == [0, 20480 * MIB]
     assert [g.processes_memory_bytes for g in facts.gpus] == [0, 20477 * MIB]
     assert [(g.mig_mode, g.ecc_mode, g.persistence_mode) for g in facts.gpus] == [
-        ("disabled", "enabled", "enabled")] * 2
+        ("disabled", "enabled", "enabled")
+    ] * 2
 
 
 def test_table_with_processes_right_under_the_gpu_table():
     # given the table with the blank line between the two tables lost in the paste
     text = fixture_text("table_2xa100_pcie_80col.txt").replace(
         "+-------------------------------+----------------------+----------------------+\n\n",
-        "+-------------------------------+----------------------+----------------------+\n")
+        "+-------------------------------+----------------------+----------------------+\n",
+    )
 
     # when
     facts = parse_nvidia_smi_table(text)
@@ -257,8 +285,16 @@ def test_csv_nounits_reads_bare_numbers_as_mib():
 
     # then 23034 MiB × 1,048,576 = 24,152,899,584 bytes
     assert facts.driver_version == "550.90.07"
-    assert facts.gpus == (GpuFacts(index=0, name="NVIDIA L4", memory_total_bytes=24_152_899_584,
-                                   memory_used_bytes=0, ecc_mode="enabled", persistence_mode="enabled"),)
+    assert facts.gpus == (
+        GpuFacts(
+            index=0,
+            name="NVIDIA L4",
+            memory_total_bytes=24_152_899_584,
+            memory_used_bytes=0,
+            ecc_mode="enabled",
+            persistence_mode="enabled",
+        ),
+    )
     assert facts.problems == ()
 
 
@@ -271,16 +307,20 @@ def test_csv_without_header_is_a_problem_not_a_guess():
 
     # then
     assert facts.gpus == ()
-    assert facts.problems == ("CSV without a header line (--format=csv,noheader): the columns are unknown; run the "
-                              "query again without noheader",)
+    assert facts.problems == (
+        "CSV without a header line (--format=csv,noheader): the columns are unknown; run the "
+        "query again without noheader",
+    )
 
 
 def test_cuda_toolkit_versions():
     # given version.json, version.txt and nvcc --version
     # when
-    versions = [parse_cuda_version_json(fixture_text("version.json")).cuda_toolkit_version,
-                parse_cuda_version_txt(fixture_text("version.txt")).cuda_toolkit_version,
-                parse_nvcc_version(fixture_text("nvcc_12_4.txt")).cuda_toolkit_version]
+    versions = [
+        parse_cuda_version_json(fixture_text("version.json")).cuda_toolkit_version,
+        parse_cuda_version_txt(fixture_text("version.txt")).cuda_toolkit_version,
+        parse_nvcc_version(fixture_text("nvcc_12_4.txt")).cuda_toolkit_version,
+    ]
 
     # then
     assert versions == ["12.4.1", "10.2.89", "12.4.131"]
@@ -300,30 +340,44 @@ def test_proc_version_of_the_open_kernel_module():
 
 def test_rocm_smi_json_bytes_and_pcie_rate():
     # given `rocm-smi --json` of one MI210 (VRAM already in bytes; the PCIe rate 16 GT/s is Gen4)
-    text = ('{"card0": {"Card series": "AMD Instinct MI210", "VRAM Total Memory (B)": "68702699520", '
-            '"VRAM Total Used Memory (B)": "10960896", "PCI Bus": "0000:C1:00.0", "pcie clock level": '
-            '"1 (16.0GT/s x16)"}, "system": {"Driver version": "6.2.4"}}')
+    text = (
+        '{"card0": {"Card series": "AMD Instinct MI210", "VRAM Total Memory (B)": "68702699520", '
+        '"VRAM Total Used Memory (B)": "10960896", "PCI Bus": "0000:C1:00.0", "pcie clock level": '
+        '"1 (16.0GT/s x16)"}, "system": {"Driver version": "6.2.4"}}'
+    )
 
     # when
     facts = parse_rocm_smi_json(text)
 
     # then
     assert facts.driver_version == "6.2.4"
-    assert facts.gpus == (GpuFacts(index=0, name="AMD Instinct MI210", vendor="amd", memory_total_bytes=68_702_699_520,
-                                   memory_used_bytes=10_960_896, pcie_generation_current=4, pcie_width_current=16,
-                                   bus_id="0000:C1:00.0"),)
+    assert facts.gpus == (
+        GpuFacts(
+            index=0,
+            name="AMD Instinct MI210",
+            vendor="amd",
+            memory_total_bytes=68_702_699_520,
+            memory_used_bytes=10_960_896,
+            pcie_generation_current=4,
+            pcie_width_current=16,
+            bus_id="0000:C1:00.0",
+        ),
+    )
 
 
 def test_rocm_smi_text_counts_gpus_and_asks_for_sizes():
     # given `rocm-smi --showuse` of two GPUs
-    text = ("======================= ROCm System Management Interface =======================\n"
-            "GPU[0]          : GPU use (%): 3\nGPU[1]          : GPU use (%): 0\n"
-            "============================= End of ROCm SMI Log ==============================\n")
+    text = (
+        "======================= ROCm System Management Interface =======================\n"
+        "GPU[0]          : GPU use (%): 3\nGPU[1]          : GPU use (%): 0\n"
+        "============================= End of ROCm SMI Log ==============================\n"
+    )
 
     # when
     facts = parse_rocm_smi_text(text)
 
     # then
     assert [gpu.index for gpu in facts.gpus] == [0, 1]
-    assert facts.problems == ("this rocm-smi view has no GPU names or VRAM sizes: run rocm-smi --showproductname "
-                              "--showmeminfo vram --json",)
+    assert facts.problems == (
+        "this rocm-smi view has no GPU names or VRAM sizes: run rocm-smi --showproductname --showmeminfo vram --json",
+    )

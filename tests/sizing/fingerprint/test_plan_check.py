@@ -22,18 +22,37 @@ L40S = {"gpu_name": "NVIDIA L40S 48GB", "gpu_form_factor": "PCIe", "gpu_memory_b
 def scenario(name: str) -> dict:
     """A scenario machine as its pasted nvidia-smi -q -x and topo -m read."""
     folder = SCENARIOS / name
-    return fingerprint_from_texts(texts=[(folder / "nvidia_smi_q_x.xml").read_text(),
-                                         (folder / "topo.txt").read_text()])
+    return fingerprint_from_texts(
+        texts=[(folder / "nvidia_smi_q_x.xml").read_text(), (folder / "topo.txt").read_text()]
+    )
 
 
-def machine(host: str, *, name: str = "NVIDIA H100 80GB HBM3", count: int = 1, memory_mib: int = 81_559,
-            nvlink: bool = False, topology: bool = True, **gpu: object) -> dict:
+def machine(
+    host: str,
+    *,
+    name: str = "NVIDIA H100 80GB HBM3",
+    count: int = 1,
+    memory_mib: int = 81_559,
+    nvlink: bool = False,
+    topology: bool = True,
+    **gpu: object,
+) -> dict:
     """A hand-built machine of `count` equal GPUs, all pairs joined by NV18 (`nvlink`) or SYS."""
     gpus = [{"index": i, "name": name, "memory_total_bytes": memory_mib * MIB, **gpu} for i in range(count)]
     pairs = [(a, b) for a in range(count) for b in range(a + 1, count)]
-    return {"host": host, "facts": {"gpus": gpus, "gpu_count": count, "topology": {
-        "connections": [{"a": a, "b": b, "kind": "NV18" if nvlink else "SYS"} for a, b in pairs] if topology else [],
-        "nvlink_pairs": [{"a": a, "b": b, "links": 18} for a, b in pairs] if nvlink and topology else []}}}
+    return {
+        "host": host,
+        "facts": {
+            "gpus": gpus,
+            "gpu_count": count,
+            "topology": {
+                "connections": [{"a": a, "b": b, "kind": "NV18" if nvlink else "SYS"} for a, b in pairs]
+                if topology
+                else [],
+                "nvlink_pairs": [{"a": a, "b": b, "links": 18} for a, b in pairs] if nvlink and topology else [],
+            },
+        },
+    }
 
 
 def _codes(found: list[dict]) -> list[tuple[str, str]]:
@@ -62,8 +81,13 @@ def test_a_plan_claiming_h800_on_the_hgx_h100_is_a_model_contradiction():
     found = plan_contradictions({**H800_SXM, "gpu_count": 8, "tp": 8}, machines)
 
     # then the catalog's "H800" is not nvidia-smi's "H100": one contradiction, naming both
-    assert found == [{"code": "gpu_model_differs", "host": "hgx-h100-01",
-                      "params": {"planned": "NVIDIA H800 SXM5 80GB", "found": "NVIDIA H100 80GB HBM3"}}]
+    assert found == [
+        {
+            "code": "gpu_model_differs",
+            "host": "hgx-h100-01",
+            "params": {"planned": "NVIDIA H800 SXM5 80GB", "found": "NVIDIA H100 80GB HBM3"},
+        }
+    ]
 
 
 def test_a_plan_on_an_l4_found_running_on_the_hgx_h100_is_a_model_contradiction():
@@ -78,11 +102,17 @@ def test_a_plan_on_an_l4_found_running_on_the_hgx_h100_is_a_model_contradiction(
     assert _codes(found) == [("gpu_model_differs", "hgx-h100-01")]
 
 
-@pytest.mark.parametrize(("name", "tokens"), [("NVIDIA L4", {"L4"}), ("Tesla T4", {"T4"}),
-                                              ("NVIDIA H100 80GB HBM3", {"H100"}),
-                                              ("NVIDIA H800 SXM5 80GB", {"H800"}),
-                                              ("NVIDIA A100-SXM4-80GB", {"A100"}),
-                                              ("NVIDIA GeForce RTX 4090", {"RTX4090"})])
+@pytest.mark.parametrize(
+    ("name", "tokens"),
+    [
+        ("NVIDIA L4", {"L4"}),
+        ("Tesla T4", {"T4"}),
+        ("NVIDIA H100 80GB HBM3", {"H100"}),
+        ("NVIDIA H800 SXM5 80GB", {"H800"}),
+        ("NVIDIA A100-SXM4-80GB", {"A100"}),
+        ("NVIDIA GeForce RTX 4090", {"RTX4090"}),
+    ],
+)
 def test_model_designations_in_gpu_names(name: str, tokens: set[str]):
     from sizing.fingerprint.checks import model_tokens
 
@@ -97,8 +127,13 @@ def test_the_mig_box_is_a_slice_where_the_plan_assumes_whole_cards():
     found = plan_contradictions({**A100_SXM, "gpu_count": 1, "tp": 1}, machines)
 
     # then MIG is the only contradiction (the card's own 81,920 MiB is the catalog's)
-    assert found == [{"code": "mig_slices", "host": "a2-ultragpu-1g-mig",
-                      "params": {"gpus": "0", "slices": 2, "slice_bytes": 40_192 * MIB}}]
+    assert found == [
+        {
+            "code": "mig_slices",
+            "host": "a2-ultragpu-1g-mig",
+            "params": {"gpus": "0", "slices": 2, "slice_bytes": 40_192 * MIB},
+        }
+    ]
 
 
 def test_tp_4_across_the_four_pcie_l40s_is_a_link_contradiction():
@@ -109,8 +144,13 @@ def test_tp_4_across_the_four_pcie_l40s_is_a_link_contradiction():
     found = plan_contradictions({**L40S, "gpu_count": 4, "tp": 4}, machines)
 
     # then the all-reduce of TP 4 crosses PCIe: the largest NVLink group is one GPU
-    assert found == [{"code": "tp_over_pcie", "host": "l40s-node-03",
-                      "params": {"tp": 4, "largest_nvlink_group": 1, "paths": "NODE, SYS"}}]
+    assert found == [
+        {
+            "code": "tp_over_pcie",
+            "host": "l40s-node-03",
+            "params": {"tp": 4, "largest_nvlink_group": 1, "paths": "NODE, SYS"},
+        }
+    ]
 
 
 def test_tp_1_replicas_on_the_pcie_l40s_need_no_nvlink():
@@ -130,13 +170,22 @@ def test_an_h100_tp_8_plan_on_the_pcie_l40s_contradicts_model_count_link_and_mem
 
     # then each contradiction once, in the rules' order; the link needs min(TP 8, 4 GPUs) = 4 in one NVLink group
     assert found == [
-        {"code": "gpu_model_differs", "host": "l40s-node-03",
-         "params": {"planned": "NVIDIA H100 SXM5 80GB", "found": "NVIDIA L40S"}},
+        {
+            "code": "gpu_model_differs",
+            "host": "l40s-node-03",
+            "params": {"planned": "NVIDIA H100 SXM5 80GB", "found": "NVIDIA L40S"},
+        },
         {"code": "gpu_count_short", "host": "l40s-node-03", "params": {"planned": 8, "found": 4}},
-        {"code": "tp_over_pcie", "host": "l40s-node-03",
-         "params": {"tp": 8, "largest_nvlink_group": 1, "paths": "NODE, SYS"}},
-        {"code": "gpu_memory_smaller", "host": "l40s-node-03",
-         "params": {"planned_bytes": 81_559 * MIB, "found_bytes": 46_068 * MIB}},
+        {
+            "code": "tp_over_pcie",
+            "host": "l40s-node-03",
+            "params": {"tp": 8, "largest_nvlink_group": 1, "paths": "NODE, SYS"},
+        },
+        {
+            "code": "gpu_memory_smaller",
+            "host": "l40s-node-03",
+            "params": {"planned_bytes": 81_559 * MIB, "found_bytes": 46_068 * MIB},
+        },
     ]
 
 
@@ -155,12 +204,15 @@ def test_the_laptop_of_the_chinese_report_contradicts_an_a100_plan():
     assert found[1]["params"] == {"planned_bytes": 81_920 * MIB, "found_bytes": 6_144 * MIB}
 
 
-@pytest.mark.parametrize(("count", "tp", "expected"), [
-    pytest.param(8, 8, [("gpu_count_short", {"planned": 8, "found": 4})], id="count-8-on-4"),
-    pytest.param(None, 8, [("tp_exceeds_gpus", {"tp": 8, "found": 4})], id="no-count-tp-8-on-4"),
-    pytest.param(4, 4, [], id="count-4-on-4"),
-    pytest.param(None, 4, [], id="no-count-tp-4-on-4"),
-])
+@pytest.mark.parametrize(
+    ("count", "tp", "expected"),
+    [
+        pytest.param(8, 8, [("gpu_count_short", {"planned": 8, "found": 4})], id="count-8-on-4"),
+        pytest.param(None, 8, [("tp_exceeds_gpus", {"tp": 8, "found": 4})], id="no-count-tp-8-on-4"),
+        pytest.param(4, 4, [], id="count-4-on-4"),
+        pytest.param(None, 4, [], id="no-count-tp-4-on-4"),
+    ],
+)
 def test_gpus_per_server_and_tp_against_the_gpus_measured(count, tp, expected):
     # given 4 H100 joined by NVLink
     machines = [machine("gpu-01", count=4, nvlink=True)]
@@ -181,29 +233,39 @@ def test_tp_over_pcie_is_said_only_where_the_topology_was_uploaded():
     found = plan_contradictions({**H100_SXM, "gpu_count": 8, "tp": 8}, [with_topology, without])
 
     # then unknown links are not a contradiction
-    assert found == [{"code": "tp_over_pcie", "host": "with-topo",
-                      "params": {"tp": 8, "largest_nvlink_group": 1, "paths": "SYS"}}]
+    assert found == [
+        {"code": "tp_over_pcie", "host": "with-topo", "params": {"tp": 8, "largest_nvlink_group": 1, "paths": "SYS"}}
+    ]
 
 
 def test_a_mig_device_listed_without_the_mode_is_a_slice_too():
     # given a GPU whose output lists a MIG device of 19,968 MiB but not the mode
-    sliced = machine("mig-01", name="NVIDIA A100-SXM4-80GB", memory_mib=81_920, mig_mode=None,
-                     mig_devices=[{"index": 0, "memory_total_bytes": 19_968 * MIB}])
+    sliced = machine(
+        "mig-01",
+        name="NVIDIA A100-SXM4-80GB",
+        memory_mib=81_920,
+        mig_mode=None,
+        mig_devices=[{"index": 0, "memory_total_bytes": 19_968 * MIB}],
+    )
 
     # when
     found = plan_contradictions({**A100_SXM, "gpu_count": 1}, [sliced])
 
     # then
-    assert found == [{"code": "mig_slices", "host": "mig-01",
-                      "params": {"gpus": "0", "slices": 1, "slice_bytes": 19_968 * MIB}}]
+    assert found == [
+        {"code": "mig_slices", "host": "mig-01", "params": {"gpus": "0", "slices": 1, "slice_bytes": 19_968 * MIB}}
+    ]
 
 
-@pytest.mark.parametrize(("memory_mib", "contradicts"), [
-    pytest.param(81_559, False, id="the-catalog-figure"),
-    pytest.param(79_200, False, id="within-3-percent"),  # 81,559 × 0.97 = 79,112.2 MiB
-    pytest.param(79_000, True, id="beyond-3-percent"),
-    pytest.param(40_960, True, id="a-40gb-card"),
-])
+@pytest.mark.parametrize(
+    ("memory_mib", "contradicts"),
+    [
+        pytest.param(81_559, False, id="the-catalog-figure"),
+        pytest.param(79_200, False, id="within-3-percent"),  # 81,559 × 0.97 = 79,112.2 MiB
+        pytest.param(79_000, True, id="beyond-3-percent"),
+        pytest.param(40_960, True, id="a-40gb-card"),
+    ],
+)
 def test_memory_below_the_catalog_card_beyond_3_percent_is_a_contradiction(memory_mib, contradicts):
     # given an H100 reporting memory_mib
     machines = [machine("gpu-01", memory_mib=memory_mib)]
@@ -215,11 +277,14 @@ def test_memory_below_the_catalog_card_beyond_3_percent_is_a_contradiction(memor
     assert [item["code"] for item in found] == (["gpu_memory_smaller"] if contradicts else [])
 
 
-@pytest.mark.parametrize(("measured", "expected"), [
-    pytest.param("NVIDIA H100 PCIe", ["gpu_variant_differs"], id="pcie-for-sxm"),
-    pytest.param("NVIDIA H100 NVL", ["gpu_variant_differs"], id="nvl-for-sxm"),
-    pytest.param("NVIDIA H100 80GB HBM3", [], id="the-sxm-name-says-no-form-factor"),
-])
+@pytest.mark.parametrize(
+    ("measured", "expected"),
+    [
+        pytest.param("NVIDIA H100 PCIe", ["gpu_variant_differs"], id="pcie-for-sxm"),
+        pytest.param("NVIDIA H100 NVL", ["gpu_variant_differs"], id="nvl-for-sxm"),
+        pytest.param("NVIDIA H100 80GB HBM3", [], id="the-sxm-name-says-no-form-factor"),
+    ],
+)
 def test_the_same_model_in_another_form_factor(measured, expected):
     # given an H100 SXM5 plan and an H100 whose nvidia-smi name says its form factor (or not)
     machines = [machine("gpu-01", name=measured)]

@@ -40,8 +40,15 @@ def _run_probe(tmp_path: Path) -> Path:
     out = tmp_path / "work"
     out.mkdir()
     env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path)}
-    result = subprocess.run(["bash", str(PROBE), "-o", "fingerprint.json"], cwd=out, env=env,  # noqa: S603, S607
-                            capture_output=True, text=True, timeout=60, check=False)
+    result = subprocess.run(
+        ["bash", str(PROBE), "-o", "fingerprint.json"],
+        cwd=out,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
     assert "gpu_probe: wrote fingerprint.json" in result.stdout
     assert os.listdir(out) == ["fingerprint.json"]  # nothing else written

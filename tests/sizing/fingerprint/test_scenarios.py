@@ -69,8 +69,15 @@ def run_probe(scenario: Path, work: Path, probe: Path = PROBE) -> str:
     env = {"PATH": str(bin_dir), "HOME": str(work), "TMPDIR": str(tmp), "GPU_PROBE_ROOT": str(scenario / "root")}
     if (scenario / "env.txt").exists():
         env.update(line.split("=", 1) for line in (scenario / "env.txt").read_text().splitlines() if line)
-    result = subprocess.run([BASH, str(probe), "-o", "fingerprint.json"], cwd=out, env=env,  # noqa: S603
-                            capture_output=True, text=True, timeout=60, check=False)
+    result = subprocess.run(
+        [BASH, str(probe), "-o", "fingerprint.json"],
+        cwd=out,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
     assert os.listdir(out) == ["fingerprint.json"]
@@ -117,10 +124,14 @@ def test_there_are_the_seven_scenarios_of_the_readme():
 @pytest.mark.parametrize("name", ALL)
 def test_each_recorded_output_parses_as_what_it_is(name):
     scenario = SCENARIOS / name
-    expected = {"nvidia_smi_q_x.xml": "nvidia_smi_xml", "nvidia_smi.txt": "nvidia_smi_table",
-                "topo.txt": "nvidia_smi_topo", "nvcc.txt": "nvcc_version",
-                "root/proc/driver/nvidia/version": "proc_driver_version",
-                "root/usr/local/cuda/version.json": "cuda_version_json"}
+    expected = {
+        "nvidia_smi_q_x.xml": "nvidia_smi_xml",
+        "nvidia_smi.txt": "nvidia_smi_table",
+        "topo.txt": "nvidia_smi_topo",
+        "nvcc.txt": "nvcc_version",
+        "root/proc/driver/nvidia/version": "proc_driver_version",
+        "root/usr/local/cuda/version.json": "cuda_version_json",
+    }
     for file, kind in expected.items():
         if not (scenario / file).exists():
             continue
@@ -128,10 +139,13 @@ def test_each_recorded_output_parses_as_what_it_is(name):
         assert (file, piece.kind.value, piece.problems) == (file, kind, ())
     xml, table = (parse_any((scenario / f).read_text()).facts for f in ("nvidia_smi_q_x.xml", "nvidia_smi.txt"))
     # the table and the XML agree on what both say
-    assert [(g.bus_id, g.memory_total_bytes, g.memory_used_bytes, g.ecc_mode, g.mig_mode, g.persistence_mode)
-            for g in table.gpus] == \
-        [(g.bus_id, g.memory_total_bytes, g.memory_used_bytes, g.ecc_mode, g.mig_mode, g.persistence_mode)
-         for g in xml.gpus]
+    assert [
+        (g.bus_id, g.memory_total_bytes, g.memory_used_bytes, g.ecc_mode, g.mig_mode, g.persistence_mode)
+        for g in table.gpus
+    ] == [
+        (g.bus_id, g.memory_total_bytes, g.memory_used_bytes, g.ecc_mode, g.mig_mode, g.persistence_mode)
+        for g in xml.gpus
+    ]
     assert (table.driver_version, table.cuda_version) == (xml.driver_version, xml.cuda_version)
 
 
@@ -141,10 +155,21 @@ def test_the_probe_records_every_entry_and_no_command_fails(name, probe_file):
     assert problems == []
     assert facts["host"] == (SCENARIOS / name / "hostname.txt").read_text().strip()
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", facts["captured_at"])
-    assert [entry for entry, _ in pieces][:4] == ["nvidia_smi_xml", "nvidia_smi_table", "nvidia_smi_topo",
-                                                  "driver_version"]
-    assert {"cpu_count", "lscpu", "meminfo", "cgroup_membership", "container_markers", "python_packages",
-            "nvidia_smi_compute_apps"} <= set(facts["raw"])
+    assert [entry for entry, _ in pieces][:4] == [
+        "nvidia_smi_xml",
+        "nvidia_smi_table",
+        "nvidia_smi_topo",
+        "driver_version",
+    ]
+    assert {
+        "cpu_count",
+        "lscpu",
+        "meminfo",
+        "cgroup_membership",
+        "container_markers",
+        "python_packages",
+        "nvidia_smi_compute_apps",
+    } <= set(facts["raw"])
     assert facts["raw"]["nvidia_smi_compute_apps"] == (SCENARIOS / name / "compute_apps.csv").read_text().rstrip("\n")
 
 
@@ -158,8 +183,12 @@ def test_eight_h100_sxm_with_nvswitch(fingerprint):
     assert {g["name"] for g in fp["gpus"]} == {"NVIDIA H100 80GB HBM3"}
     assert [g["memory_total_bytes"] for g in fp["gpus"]] == [81_559 * MIB] * 8 == [85_520_809_984] * 8
     assert {g["persistence_mode"] for g in fp["gpus"]} == {"enabled"}
-    assert (fp["driver_version"], fp["cuda_version"], fp["kernel_module_version"], fp["cuda_toolkit_version"]) == \
-        ("550.54.15", "12.4", "550.54.15", "12.4.1")
+    assert (fp["driver_version"], fp["cuda_version"], fp["kernel_module_version"], fp["cuda_toolkit_version"]) == (
+        "550.54.15",
+        "12.4",
+        "550.54.15",
+        "12.4.1",
+    )
     # NV18 between all 8 x 7 / 2 = 28 pairs, GPUs 4-7 on NUMA node 1
     assert len(fp["topology"]["nvlink_pairs"]) == 28
     assert {pair["links"] for pair in fp["topology"]["nvlink_pairs"]} == {18}
@@ -168,16 +197,30 @@ def test_eight_h100_sxm_with_nvswitch(fingerprint):
     # a healthy machine: nothing to say
     assert fp["findings"] == []
     host = fp["host"]
-    assert (host["name"], host["cpu_count"], host["cpu_model"], host["sockets"], host["numa_nodes"]) == \
-        ("hgx-h100-01", 224, "Intel(R) Xeon(R) Platinum 8480+", 2, 2)
+    assert (host["name"], host["cpu_count"], host["cpu_model"], host["sockets"], host["numa_nodes"]) == (
+        "hgx-h100-01",
+        224,
+        "Intel(R) Xeon(R) Platinum 8480+",
+        2,
+        2,
+    )
     assert host["memory_total_bytes"] == 2_113_506_020 * 1024
     assert host["container"] == {"detected": False, "runtime": None, "evidence": []}
     assert (host["cgroup_version"], host["cgroup_memory_limit_bytes"]) == (2, None)
-    assert (host["python_version"], host["packages"]["vllm"], host["packages"]["sglang"]) == \
-        ("3.10.12", "0.6.4.post1", None)
+    assert (host["python_version"], host["packages"]["vllm"], host["packages"]["sglang"]) == (
+        "3.10.12",
+        "0.6.4.post1",
+        None,
+    )
 
-    plan = Plan(gpu_name="NVIDIA H100 SXM5 80GB", gpu_count=8, memory_bytes_per_gpu=81_559 * MIB, tp=8,
-                image_cuda_version="12.4", required_bytes_per_gpu=70 * GIB)
+    plan = Plan(
+        gpu_name="NVIDIA H100 SXM5 80GB",
+        gpu_count=8,
+        memory_bytes_per_gpu=81_559 * MIB,
+        tp=8,
+        image_cuda_version="12.4",
+        required_bytes_per_gpu=70 * GIB,
+    )
     assert plan_check(fp, plan) == []
 
 
@@ -199,8 +242,12 @@ def test_two_a100_pcie_without_nvlink_and_a_process_holding_20_gib(fingerprint):
     findings = plan_check(fp, Plan(tp=2, required_bytes_per_gpu=70 * GIB))
     assert _codes(findings) == ["memory_held_by_others", "tp_over_pcie"]
     held = findings[0]
-    assert held["extra"] == {"gpu": 0, "used_bytes": 20_487 * MIB, "required_bytes": 70 * GIB,
-                             "total_bytes": 81_920 * MIB}
+    assert held["extra"] == {
+        "gpu": 0,
+        "used_bytes": 20_487 * MIB,
+        "required_bytes": 70 * GIB,
+        "total_bytes": 81_920 * MIB,
+    }
     assert "GPU 0: 20.0 GiB is already in use; the plan needs 70.0 GiB of its 80.0 GiB" in held["message"]
     assert (findings[1]["extra"]["tp"], findings[1]["extra"]["largest_nvlink_island"]) == (2, 1)
     assert "TP 2 would all-reduce over NODE paths" in findings[1]["message"]
@@ -214,18 +261,35 @@ def test_four_l40s_with_ecc_off_on_one_and_a_narrow_link(fingerprint):
     # ECC reserves part of GDDR6: 46,068 MiB with ECC on, 49,140 MiB with it off
     assert [g["memory_total_bytes"] for g in fp["gpus"]] == [46_068 * MIB] * 3 + [49_140 * MIB]
     assert [g["ecc_mode"] for g in fp["gpus"]] == ["enabled"] * 3 + ["disabled"]
-    assert [(g["pcie_width_current"], g["pcie_width_max"]) for g in fp["gpus"]] == [(16, 16), (16, 16), (8, 16),
-                                                                                    (16, 16)]
+    assert [(g["pcie_width_current"], g["pcie_width_max"]) for g in fp["gpus"]] == [
+        (16, 16),
+        (16, 16),
+        (8, 16),
+        (16, 16),
+    ]
     assert {(c["a"], c["b"]): c["kind"] for c in fp["topology"]["connections"]} == {
-        (0, 1): "NODE", (0, 2): "SYS", (0, 3): "SYS", (1, 2): "SYS", (1, 3): "SYS", (2, 3): "NODE"}
+        (0, 1): "NODE",
+        (0, 2): "SYS",
+        (0, 3): "SYS",
+        (1, 2): "SYS",
+        (1, 3): "SYS",
+        (2, 3): "NODE",
+    }
     # idle cards drop to Gen1 (info); the x8 link stays narrow under load (warning)
-    assert _findings(fp) == [("pcie_link_below_max", "info", 0), ("pcie_link_below_max", "info", 1),
-                             ("pcie_link_below_max", "warning", 2), ("pcie_link_below_max", "info", 3),
-                             ("ecc_off", "info", 3)]
+    assert _findings(fp) == [
+        ("pcie_link_below_max", "info", 0),
+        ("pcie_link_below_max", "info", 1),
+        ("pcie_link_below_max", "warning", 2),
+        ("pcie_link_below_max", "info", 3),
+        ("ecc_off", "info", 3),
+    ]
     assert "GPU 2 (NVIDIA L40S): PCIe link at Gen1 x8, the GPU supports Gen4 x16" in fp["findings"][2]["message"]
     host = fp["host"]
-    assert (host["cgroup_version"], host["cgroup_memory_limit_bytes"], host["cgroup_memory_unlimited"]) == \
-        (1, None, True)
+    assert (host["cgroup_version"], host["cgroup_memory_limit_bytes"], host["cgroup_memory_unlimited"]) == (
+        1,
+        None,
+        True,
+    )
     assert (host["cpu_model"], host["sockets"], host["numa_nodes"]) == ("AMD EPYC 9354 32-Core Processor", 2, 2)
     assert host["container"]["detected"] is False
 
@@ -245,14 +309,18 @@ def test_eight_h20_in_a_docker_container_with_a_limit(fingerprint):
     assert (fp["driver_version"], fp["cuda_version"]) == ("550.127.05", "12.4")
     host = fp["host"]
     assert host["name"] == "7c1e9a4d2b80"
-    assert host["container"] == {"detected": True, "runtime": "docker",
-                                 "evidence": ["/.dockerenv", "memory.max at /sys/fs/cgroup (namespaced cgroup)"]}
+    assert host["container"] == {
+        "detected": True,
+        "runtime": "docker",
+        "evidence": ["/.dockerenv", "memory.max at /sys/fs/cgroup (namespaced cgroup)"],
+    }
     assert (host["cgroup_version"], host["cgroup_memory_limit_bytes"]) == (2, 256 * GIB)
     assert host["packages"]["sglang"] == "0.4.1.post7"
     assert _findings(fp) == [("container_memory_limit", "info", None)]
     assert fp["findings"][0]["extra"]["host_memory_bytes"] == 2_113_418_096 * 1024
-    assert fp["findings"][0]["message"] == ("the memory limit of this docker container is 256 GiB (the host has "
-                                            "2,015.5 GiB of RAM)")
+    assert fp["findings"][0]["message"] == (
+        "the memory limit of this docker container is 256 GiB (the host has 2,015.5 GiB of RAM)"
+    )
 
     # sold as 8 x H100: the count and memory fit, the model does not
     plan = Plan(gpu_name="NVIDIA H100 SXM5 80GB", gpu_count=8, memory_bytes_per_gpu=81_559 * MIB, tp=8)
@@ -273,20 +341,34 @@ def test_one_rtx_4090_in_a_docker_container_without_a_memory_limit(fingerprint, 
     assert fp["topology"]["cpu_affinity"] == {"GPU0": "0-31"}
     host = fp["host"]
     assert host["container"]["runtime"] == "docker"
-    assert (host["cgroup_version"], host["cgroup_memory_limit_bytes"], host["cgroup_memory_unlimited"]) == \
-        (2, None, True)
+    assert (host["cgroup_version"], host["cgroup_memory_limit_bytes"], host["cgroup_memory_unlimited"]) == (
+        2,
+        None,
+        True,
+    )
     assert _findings(fp) == [("pcie_link_below_max", "info", 0), ("container_no_memory_limit", "warning", None)]
     assert fp["findings"][1]["extra"] == {
-        "runtime": "docker", "gpu_count": 1, "swap_space_gib_per_gpu": 4, "swap_space_gib": 4,
-        "minimum_limit_gib": 12, "host_memory_bytes": 130_936_104 * 1024, "host_memory_gib": 124.9}
+        "runtime": "docker",
+        "gpu_count": 1,
+        "swap_space_gib_per_gpu": 4,
+        "swap_space_gib": 4,
+        "minimum_limit_gib": 12,
+        "host_memory_bytes": 130_936_104 * 1024,
+        "host_memory_gib": 124.9,
+    }
     assert "the probe ran in a docker container with no memory limit" in fp["findings"][1]["message"]
     # the markers the probe wrote
     facts, _, _ = probe_pieces(probe_file("rtx4090_docker_no_limit"))
-    assert facts["raw"]["container_markers"] == ("/.dockerenv present\n/run/.containerenv absent\n"
-                                                 "KUBERNETES_SERVICE_HOST unset\ncontainer unset")
+    assert facts["raw"]["container_markers"] == (
+        "/.dockerenv present\n/run/.containerenv absent\nKUBERNETES_SERVICE_HOST unset\ncontainer unset"
+    )
 
-    plan = Plan(gpu_name="NVIDIA GeForce RTX 4090 24GB", gpu_count=1, memory_bytes_per_gpu=24_564 * MIB,
-                image_cuda_version="12.4")
+    plan = Plan(
+        gpu_name="NVIDIA GeForce RTX 4090 24GB",
+        gpu_count=1,
+        memory_bytes_per_gpu=24_564 * MIB,
+        image_cuda_version="12.4",
+    )
     assert plan_check(fp, plan) == []
     assert _codes(plan_check(fp, Plan(image_cuda_version="12.8"))) == ["cuda_newer_than_driver"]
 
@@ -296,11 +378,18 @@ def test_an_a100_with_mig_enabled(fingerprint):
 
     assert fp["gpu_count"] == 1
     gpu = fp["gpus"][0]
-    assert (gpu["name"], gpu["mig_mode"], gpu["memory_total_bytes"], gpu["virtualization_mode"]) == \
-        ("NVIDIA A100-SXM4-80GB", "enabled", 81_920 * MIB, "Pass-Through")
+    assert (gpu["name"], gpu["mig_mode"], gpu["memory_total_bytes"], gpu["virtualization_mode"]) == (
+        "NVIDIA A100-SXM4-80GB",
+        "enabled",
+        81_920 * MIB,
+        "Pass-Through",
+    )
     assert _findings(fp) == [("mig_enabled", "warning", 0)]
-    assert (fp["host"]["cpu_count"], fp["host"]["cpu_model"], fp["host"]["numa_nodes"]) == \
-        (12, "Intel(R) Xeon(R) CPU @ 2.20GHz", 1)
+    assert (fp["host"]["cpu_count"], fp["host"]["cpu_model"], fp["host"]["numa_nodes"]) == (
+        12,
+        "Intel(R) Xeon(R) CPU @ 2.20GHz",
+        1,
+    )
 
     findings = plan_check(fp, Plan(gpu_name="NVIDIA A100 SXM4 80GB", gpu_count=1))
     assert _codes(findings) == ["mig_slices"]
@@ -318,7 +407,13 @@ def test_four_v100_on_driver_470_in_a_kubernetes_pod(fingerprint, probe_file):
     assert (fp["driver_version"], fp["cuda_version"], fp["cuda_toolkit_version"]) == ("470.182.03", "11.4", "11.4.3")
     # the hybrid cube-mesh: every pair joined, by one or two links
     assert {(p["a"], p["b"]): p["links"] for p in fp["topology"]["nvlink_pairs"]} == {
-        (0, 1): 1, (0, 2): 1, (0, 3): 2, (1, 2): 2, (1, 3): 1, (2, 3): 2}
+        (0, 1): 1,
+        (0, 2): 1,
+        (0, 3): 2,
+        (1, 2): 2,
+        (1, 3): 1,
+        (2, 3): 2,
+    }
     host = fp["host"]
     assert host["name"] == "llm-serving-7f9d8c6b5-x2k4q"
     assert host["container"]["runtime"] == "kubernetes"
@@ -343,20 +438,27 @@ def test_a_compute_apps_list_is_the_memory_its_processes_hold_per_gpu():
     empty = parse_any((SCENARIOS / "h100_sxm_8x_nvswitch" / "compute_apps.csv").read_text())
 
     # then a GPU known by its bus id (no index: the list has none), and for none a problem in words
-    assert [(g.index, g.bus_id, g.processes_memory_bytes, g.memory_total_bytes) for g in held.facts.gpus] == \
-        [(None, "00000000:17:00.0", 20_480 * MIB, None)]
+    assert [(g.index, g.bus_id, g.processes_memory_bytes, g.memory_total_bytes) for g in held.facts.gpus] == [
+        (None, "00000000:17:00.0", 20_480 * MIB, None)
+    ]
     assert held.problems == ()
     assert empty.facts.gpus == ()
-    assert empty.problems == ("a --query-compute-apps process list with no compute process (nothing holds GPU "
-                              "memory, or the processes run in another PID namespace)",)
+    assert empty.problems == (
+        "a --query-compute-apps process list with no compute process (nothing holds GPU "
+        "memory, or the processes run in another PID namespace)",
+    )
 
 
 def test_a_scenario_file_can_be_pasted_without_the_probe():
     # the XML and topology of one machine, pasted: the same GPUs, and a host of nothing
     scenario = SCENARIOS / "a100_pcie_2x_shared"
-    fp = fingerprint_from_texts(texts=[(scenario / "nvidia_smi_q_x.xml").read_text(),
-                                       (scenario / "topo.txt").read_text(),
-                                       (scenario / "compute_apps.csv").read_text()])
+    fp = fingerprint_from_texts(
+        texts=[
+            (scenario / "nvidia_smi_q_x.xml").read_text(),
+            (scenario / "topo.txt").read_text(),
+            (scenario / "compute_apps.csv").read_text(),
+        ]
+    )
     assert fp["gpu_count"] == 2
     assert fp["host"]["name"] is None
     assert fp["gpus"][0]["processes_memory_bytes"] == 20_480 * MIB

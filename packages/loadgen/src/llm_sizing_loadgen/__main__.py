@@ -44,10 +44,31 @@ EXIT_INVALID = 3
 EXIT_NOTHING_OK = 4
 EXIT_CANCELLED = 130
 PLAN_OVERRIDES = ("base_url", "model", "api_key_env")
-FLAG_FIELDS = ("api", "engine", "concurrency", "rate", "arrival", "burst_requests", "burst_window_s", "ramp_up_s",
-               "requests", "duration", "input_tokens", "output_tokens", "stream", "ignore_eos", "min_tokens",
-               "warmup", "cooldown", "seed", "timeout_connect", "timeout_ttft", "timeout_stream",
-               "sweep_concurrency", "sweep_rate")
+FLAG_FIELDS = (
+    "api",
+    "engine",
+    "concurrency",
+    "rate",
+    "arrival",
+    "burst_requests",
+    "burst_window_s",
+    "ramp_up_s",
+    "requests",
+    "duration",
+    "input_tokens",
+    "output_tokens",
+    "stream",
+    "ignore_eos",
+    "min_tokens",
+    "warmup",
+    "cooldown",
+    "seed",
+    "timeout_connect",
+    "timeout_ttft",
+    "timeout_stream",
+    "sweep_concurrency",
+    "sweep_rate",
+)
 
 
 def _numbers(text: str) -> list[float]:
@@ -58,8 +79,9 @@ def _numbers(text: str) -> list[float]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m llm_sizing_loadgen",
-                                     description="LLM load generator (METRICS.md timings, streamed requests).")
+    parser = argparse.ArgumentParser(
+        prog="python -m llm_sizing_loadgen", description="LLM load generator (METRICS.md timings, streamed requests)."
+    )
     parser.add_argument("--version", action="version", version=f"{TOOL_NAME} {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -74,10 +96,14 @@ def build_parser() -> argparse.ArgumentParser:
     endpoint.add_argument("--api", choices=("completions", "chat"), help="the API (default completions)")
     endpoint.add_argument("--api-key-env", metavar="NAME", help="environment variable holding the API key")
     endpoint.add_argument("--engine", help="the engine and version, recorded in the result")
-    endpoint.add_argument("--metrics-url", metavar="URL",
-                          help="scrape this Prometheus endpoint during the run (e.g. http://host:8000/metrics)")
-    endpoint.add_argument("--scrape-interval", type=float, metavar="S",
-                          help="seconds between scrapes, 0.2 to 60 (default 1)")
+    endpoint.add_argument(
+        "--metrics-url",
+        metavar="URL",
+        help="scrape this Prometheus endpoint during the run (e.g. http://host:8000/metrics)",
+    )
+    endpoint.add_argument(
+        "--scrape-interval", type=float, metavar="S", help="seconds between scrapes, 0.2 to 60 (default 1)"
+    )
     load = run.add_argument_group("load (flags mode)")
     mode = load.add_mutually_exclusive_group()
     mode.add_argument("--concurrency", type=int, help="closed loop: this many clients")
@@ -90,10 +116,12 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument("--duration", type=float, help="max duration in seconds (a hard bound)")
     load.add_argument("--input-tokens", type=int, help="prompt tokens per request")
     load.add_argument("--output-tokens", type=int, help="output tokens per request (max_tokens)")
-    load.add_argument("--stream", action=argparse.BooleanOptionalAction, default=None,
-                      help="stream the responses (default: yes)")
-    load.add_argument("--ignore-eos", action=argparse.BooleanOptionalAction, default=None,
-                      help="send ignore_eos (default: yes)")
+    load.add_argument(
+        "--stream", action=argparse.BooleanOptionalAction, default=None, help="stream the responses (default: yes)"
+    )
+    load.add_argument(
+        "--ignore-eos", action=argparse.BooleanOptionalAction, default=None, help="send ignore_eos (default: yes)"
+    )
     load.add_argument("--min-tokens", type=int)
     load.add_argument("--warmup", type=float, help="seconds before the measurement window")
     load.add_argument("--cooldown", type=float, help="seconds cut from the window's end")
@@ -112,28 +140,60 @@ def build_parser() -> argparse.ArgumentParser:
 
 def plan_from_flags(args: argparse.Namespace) -> dict[str, Any]:
     """The plan's JSON form from the flags mode (validated afterwards like any plan)."""
-    endpoint = {key: value for key, value in (("base_url", args.base_url), ("model", args.model), ("api", args.api),
-                                              ("api_key_env", args.api_key_env), ("engine", args.engine))
-                if value is not None}
+    endpoint = {
+        key: value
+        for key, value in (
+            ("base_url", args.base_url),
+            ("model", args.model),
+            ("api", args.api),
+            ("api_key_env", args.api_key_env),
+            ("engine", args.engine),
+        )
+        if value is not None
+    }
     load: dict[str, Any] = {}
     if args.sweep_rate is not None or args.rate is not None:
         load["mode"] = "open"
-    for key, value in (("concurrency", args.concurrency), ("rate", args.rate), ("arrival", args.arrival),
-                       ("burst_requests", args.burst_requests), ("burst_window_s", args.burst_window_s),
-                       ("ramp_up_s", args.ramp_up_s)):
+    for key, value in (
+        ("concurrency", args.concurrency),
+        ("rate", args.rate),
+        ("arrival", args.arrival),
+        ("burst_requests", args.burst_requests),
+        ("burst_window_s", args.burst_window_s),
+        ("ramp_up_s", args.ramp_up_s),
+    ):
         if value is not None:
             load[key] = value
-    requests = {key: value for key, value in (("input_tokens", args.input_tokens),
-                                              ("output_tokens", args.output_tokens)) if value is not None}
-    bounds = {key: value for key, value in (("max_requests", args.requests), ("max_duration_s", args.duration))
-              if value is not None}
+    requests = {
+        key: value
+        for key, value in (("input_tokens", args.input_tokens), ("output_tokens", args.output_tokens))
+        if value is not None
+    }
+    bounds = {
+        key: value
+        for key, value in (("max_requests", args.requests), ("max_duration_s", args.duration))
+        if value is not None
+    }
     data: dict[str, Any] = {"endpoint": endpoint, "load": load, "requests": requests, "bounds": bounds}
-    for key, value in (("stream", args.stream), ("ignore_eos", args.ignore_eos), ("min_tokens", args.min_tokens),
-                       ("warmup_s", args.warmup), ("cooldown_s", args.cooldown), ("seed", args.seed)):
+    for key, value in (
+        ("stream", args.stream),
+        ("ignore_eos", args.ignore_eos),
+        ("min_tokens", args.min_tokens),
+        ("warmup_s", args.warmup),
+        ("cooldown_s", args.cooldown),
+        ("seed", args.seed),
+    ):
         if value is not None:
             data[key] = value
-    timeouts = {key: value for key, value in (("connect", args.timeout_connect), ("ttft", args.timeout_ttft),
-                                              ("stream", args.timeout_stream)) if value is not None}
+    timeouts = {
+        key: value
+        for key, value in (
+            ("connect", args.timeout_connect),
+            ("ttft", args.timeout_ttft),
+            ("stream", args.timeout_stream),
+        )
+        if value is not None
+    }
     if timeouts:
         data["timeout_s"] = timeouts
     if args.sweep_concurrency is not None:
@@ -204,9 +264,11 @@ def format_progress(progress: Progress, width: int = 20) -> str:
     def ms(value: float | None) -> str:
         return "-" if value is None else f"{value:.1f}"
 
-    return (f"{bar}{progress.done}{total} ok {progress.ok} err {progress.failed} in-flight {progress.in_flight}"
-            f" | {progress.rate_per_s:.1f} req/s | TTFT p50 {ms(progress.ttft_p50_ms)} p99 {ms(progress.ttft_p99_ms)}"
-            f" ms | TPOT p50 {ms(progress.tpot_p50_ms)} p99 {ms(progress.tpot_p99_ms)} ms | {progress.elapsed_s:.1f} s")
+    return (
+        f"{bar}{progress.done}{total} ok {progress.ok} err {progress.failed} in-flight {progress.in_flight}"
+        f" | {progress.rate_per_s:.1f} req/s | TTFT p50 {ms(progress.ttft_p50_ms)} p99 {ms(progress.ttft_p99_ms)}"
+        f" ms | TPOT p50 {ms(progress.tpot_p50_ms)} p99 {ms(progress.tpot_p99_ms)} ms | {progress.elapsed_s:.1f} s"
+    )
 
 
 def outcome_line(outcome: RunOutcome, path: Path) -> str:
@@ -298,12 +360,15 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
             return EXIT_OK
         plan = _plan_for_run(args)
         if args.save_plan:
-            Path(args.save_plan).write_text(json.dumps(plan.to_dict(), indent=2, ensure_ascii=False) + "\n",
-                                            encoding="utf-8")
+            Path(args.save_plan).write_text(
+                json.dumps(plan.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+            )
         return asyncio.run(_run(plan, args.out, quiet=args.quiet, stderr=err))
     except PlanError as error:
-        err.write("The plan does not fit:\n" + "".join(f"  {path or '(plan)'}: {message}\n"
-                                                      for path, message in error.problems))
+        err.write(
+            "The plan does not fit:\n"
+            + "".join(f"  {path or '(plan)'}: {message}\n" for path, message in error.problems)
+        )
         return EXIT_USAGE
     except RunError as error:
         err.write(f"Cannot run: {error}\n")
@@ -316,16 +381,24 @@ def _plan_for_run(args: argparse.Namespace) -> TestPlan:
     given = [name for name in FLAG_FIELDS if getattr(args, name, None) is not None]
     if given:
         flags = ", ".join("--" + name.replace("_", "-") for name in given)
-        raise PlanError([("", f"give a plan file or the load flags, not both ({flags}); with a plan only "
-                              "--base-url, --model, --api-key-env, --metrics-url and --scrape-interval may be "
-                              "added")])
+        raise PlanError(
+            [
+                (
+                    "",
+                    f"give a plan file or the load flags, not both ({flags}); with a plan only "
+                    "--base-url, --model, --api-key-env, --metrics-url and --scrape-interval may be "
+                    "added",
+                )
+            ]
+        )
     try:
         data = json.loads(Path(args.plan).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as error:
         raise PlanError([("", f"cannot read {args.plan}: {error}")]) from None
     except json.JSONDecodeError as error:
-        raise PlanError([("", f"{args.plan} is not valid JSON: {error.msg} at line {error.lineno}, column "
-                              f"{error.colno}")]) from None
+        raise PlanError(
+            [("", f"{args.plan} is not valid JSON: {error.msg} at line {error.lineno}, column {error.colno}")]
+        ) from None
     if isinstance(data, dict) and isinstance(data.get("endpoint"), dict):
         for name in PLAN_OVERRIDES:
             value = getattr(args, name)

@@ -154,8 +154,12 @@ class RequestResult:
     @property
     def chunking_unknown(self) -> bool:
         """No per-event counts and N_out ≠ C: how the tokens were spread over the events is unknown."""
-        return (self.chunk_tokens is None and bool(self.event_ns) and self.output_tokens is not None
-                and self.output_tokens != len(self.event_ns))
+        return (
+            self.chunk_tokens is None
+            and bool(self.event_ns)
+            and self.output_tokens is not None
+            and self.output_tokens != len(self.event_ns)
+        )
 
     def fail(self, status: Status, error: str | None, **fields: Any) -> None:
         """Set a non-ok status unless one is already set (the first cause wins)."""
@@ -220,8 +224,9 @@ class StreamClient:
     """Sends prepared requests over a shared `httpx.AsyncClient` (its pool sized by the runner) and fills in
     `RequestResult`s. The module docstring gives the timing and status rules."""
 
-    def __init__(self, http: httpx.AsyncClient, *, url: str, settings: ClientSettings,
-                 clock: Clock = time.perf_counter_ns) -> None:
+    def __init__(
+        self, http: httpx.AsyncClient, *, url: str, settings: ClientSettings, clock: Clock = time.perf_counter_ns
+    ) -> None:
         self._http = http
         self._url = url
         self._settings = settings
@@ -233,8 +238,9 @@ class StreamClient:
         clock = self._clock
         settings = self._settings
         watchdog = _Watchdog(clock=clock, ttft_s=settings.ttft_timeout_s, stream_s=settings.stream_timeout_s)
-        request = self._http.build_request("POST", self._url, content=prepared.body,
-                                           extensions={"trace": _trace_send(record, clock)})
+        request = self._http.build_request(
+            "POST", self._url, content=prepared.body, extensions={"trace": _trace_send(record, clock)}
+        )
         record.t_send_ns = clock()  # replaced by the trace's moment when the transport reports it
         watchdog.start(record.t_send_ns)
         try:
@@ -255,8 +261,12 @@ class StreamClient:
             if watchdog.fired is None or (task is not None and task.uncancel() > 0):
                 record.fail(Status.INCOMPLETE_AT_END, None)
                 raise
-            record.fail(Status.TIMEOUT, f"no {'event' if watchdog.fired == 'stream' else 'content event'} within "
-                                        f"{_timeout_of(settings, watchdog.fired):g} s", timeout_phase=watchdog.fired)
+            record.fail(
+                Status.TIMEOUT,
+                f"no {'event' if watchdog.fired == 'stream' else 'content event'} within "
+                f"{_timeout_of(settings, watchdog.fired):g} s",
+                timeout_phase=watchdog.fired,
+            )
         except (httpx.ConnectTimeout, httpx.PoolTimeout) as error:
             record.fail(Status.TIMEOUT, f"{type(error).__name__}: {error}".rstrip(": "), timeout_phase="connect")
         except httpx.TimeoutException as error:
@@ -268,8 +278,11 @@ class StreamClient:
             where = f"after {len(record.event_ns)} content event(s)" if record.t_hdr_ns else "before the response"
             record.fail(Status.HTTP_ERROR, f"the connection broke {where}: {type(error).__name__}: {error}")
         except _StreamFailure as failure:
-            record.fail(Status.HTTP_ERROR, failure.message,
-                        http_status=failure.http_status if failure.http_status is not None else record.http_status)
+            record.fail(
+                Status.HTTP_ERROR,
+                failure.message,
+                http_status=failure.http_status if failure.http_status is not None else record.http_status,
+            )
         except Exception as error:  # a transport's or a parser's bug: one odd answer must not end a client's loop
             logger.exception("request %d failed unexpectedly", prepared.index)
             record.fail(Status.HTTP_ERROR, f"unexpected {type(error).__name__}: {error}")
@@ -385,8 +398,10 @@ class StreamClient:
         else:
             record.t_end_ns = t_done if t_done is not None else closed
         if record.finish_reason is None and record.output_tokens is None:
-            record.fail(Status.HTTP_ERROR, f"the stream ended without a finish_reason or usage after "
-                                           f"{len(events)} content event(s)")
+            record.fail(
+                Status.HTTP_ERROR,
+                f"the stream ended without a finish_reason or usage after {len(events)} content event(s)",
+            )
 
     @staticmethod
     def _event(payload: bytes, record: RequestResult) -> tuple[bool, dict[str, Any] | None]:
@@ -422,24 +437,34 @@ class StreamClient:
         else:
             record.output_tokens_source = "usage"
         if not record.event_ns:
-            record.fail(Status.SHORT_OUTPUT, f"empty output: no content event (finish_reason "
-                                             f"{record.finish_reason!r}, {record.output_tokens} output tokens)")
+            record.fail(
+                Status.SHORT_OUTPUT,
+                f"empty output: no content event (finish_reason "
+                f"{record.finish_reason!r}, {record.output_tokens} output tokens)",
+            )
             return
         sent = record.input_tokens_sent
-        if record.input_tokens is not None and record.input_tokens < sent * (1 - settings.truncation_tolerance) \
-                and record.input_tokens < sent - TRUNCATION_MIN_TOKENS:
-            record.fail(Status.TRUNCATED_PROMPT, f"the server counted {record.input_tokens} prompt tokens for about "
-                                                 f"{sent} sent")
+        if (
+            record.input_tokens is not None
+            and record.input_tokens < sent * (1 - settings.truncation_tolerance)
+            and record.input_tokens < sent - TRUNCATION_MIN_TOKENS
+        ):
+            record.fail(
+                Status.TRUNCATED_PROMPT, f"the server counted {record.input_tokens} prompt tokens for about {sent} sent"
+            )
             return
         target = record.output_tokens_target
         enforced = target if settings.ignore_eos else min(settings.min_tokens or 0, target)
         produced = record.output_tokens
         if produced < enforced:
-            record.fail(Status.SHORT_OUTPUT, f"{produced} of {target} output tokens (finish_reason "
-                                             f"{record.finish_reason!r})")
+            record.fail(
+                Status.SHORT_OUTPUT, f"{produced} of {target} output tokens (finish_reason {record.finish_reason!r})"
+            )
         elif record.finish_reason == "length" and produced < target:
-            record.fail(Status.SHORT_OUTPUT, f"finish_reason 'length' at {produced} of {target} output tokens "
-                                             "(the context length ran out?)")
+            record.fail(
+                Status.SHORT_OUTPUT,
+                f"finish_reason 'length' at {produced} of {target} output tokens (the context length ran out?)",
+            )
         else:
             record.status = Status.OK
 
@@ -465,8 +490,9 @@ def _payload(block: bytes) -> bytes | None:
 
 
 def _has_content(delta: dict[str, Any]) -> bool:
-    return bool(delta.get("content") or delta.get("reasoning_content") or delta.get("reasoning")
-                or delta.get("tool_calls"))
+    return bool(
+        delta.get("content") or delta.get("reasoning_content") or delta.get("reasoning") or delta.get("tool_calls")
+    )
 
 
 def _take_usage(record: RequestResult, usage: dict[str, Any]) -> int | None:

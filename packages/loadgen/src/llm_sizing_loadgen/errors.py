@@ -29,8 +29,9 @@ class SizingError(Exception):
     def for_item(self, *, field: str, label: str) -> SizingError:
         """The same error attributed to one item of a list (e.g. field "deployments[1]", label "deployment 2")."""
         fields = self.extra.get("fields") or {"non_field_errors": [self.message]}
-        return SizingError(code=self.code, message=f"{label}: {self.message}",
-                           extra={**self.extra, "fields": {field: fields}})
+        return SizingError(
+            code=self.code, message=f"{label}: {self.message}", extra={**self.extra, "fields": {field: fields}}
+        )
 
     def as_dict(self) -> dict[str, Any]:
         return {"code": self.code.value, "message": self.message, "extra": self.extra}

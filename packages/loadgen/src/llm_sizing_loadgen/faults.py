@@ -70,8 +70,9 @@ def _cut(text: str, limit: int = OUTPUT_CHARS) -> str:
 async def http_fault(fault: FaultSpec, client: httpx.AsyncClient) -> tuple[bool, str]:
     """(ok, detail) of an HTTP fault: ok for a 2xx answer; the detail is the status and the answer's body."""
     try:
-        response = await client.request(fault.method, fault.url or "", json=fault.body,
-                                         timeout=httpx.Timeout(fault.timeout_s))
+        response = await client.request(
+            fault.method, fault.url or "", json=fault.body, timeout=httpx.Timeout(fault.timeout_s)
+        )
     except httpx.TimeoutException as error:
         return False, f"no answer within {fault.timeout_s:g} s ({type(error).__name__})"
     except httpx.HTTPError as error:
@@ -117,8 +118,12 @@ async def command_fault(fault: FaultSpec) -> tuple[bool, str]:
     before this returns or re-raises."""
     try:
         process = await asyncio.create_subprocess_exec(
-            *fault.argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, start_new_session=hasattr(os, "setsid"))
+            *fault.argv,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=hasattr(os, "setsid"),
+        )
     except OSError as error:
         return False, f"cannot run {fault.argv[0]!r}: {error.strerror or error}"
     out, err = bytearray(), bytearray()
@@ -156,10 +161,16 @@ class FaultInjector:
     (`STOP_GRACE_S`; tests shorten it).
     """
 
-    def __init__(self, faults: Sequence[FaultSpec], *, clock: Callable[[], int] = time.perf_counter_ns,
-                 verify: ssl.SSLContext | bool = True, transport: httpx.AsyncBaseTransport | None = None,
-                 on_event: Callable[[FaultEvent], None] | None = None,
-                 stop_grace_s: float = STOP_GRACE_S) -> None:
+    def __init__(
+        self,
+        faults: Sequence[FaultSpec],
+        *,
+        clock: Callable[[], int] = time.perf_counter_ns,
+        verify: ssl.SSLContext | bool = True,
+        transport: httpx.AsyncBaseTransport | None = None,
+        on_event: Callable[[FaultEvent], None] | None = None,
+        stop_grace_s: float = STOP_GRACE_S,
+    ) -> None:
         self.faults = tuple(faults)
         self.events: list[FaultEvent] = []
         self._t0_ns = 0
@@ -202,8 +213,9 @@ class FaultInjector:
 
     def _client(self) -> httpx.AsyncClient:
         if self._http is None:
-            self._http = httpx.AsyncClient(transport=self._transport, verify=self._verify,
-                                           headers={"User-Agent": f"{TOOL_NAME}/{__version__}"})
+            self._http = httpx.AsyncClient(
+                transport=self._transport, verify=self._verify, headers={"User-Agent": f"{TOOL_NAME}/{__version__}"}
+            )
         return self._http
 
     async def _one(self, index: int, fault: FaultSpec) -> None:
@@ -215,9 +227,17 @@ class FaultInjector:
                 delay = (due - self._clock()) / 1e9
         except asyncio.CancelledError:
             stop = self._stop_s if self._stop_s is not None else self._seconds(self._clock())
-            self._record(FaultEvent(t_s=fault.at_s, label=fault.description, kind=fault.kind.value, ok=False,
-                                    detail=f"skipped: the run stopped at {stop:.3f} s, before the fault's time "
-                                           f"({fault.at_s:g} s)", duration_s=0.0, skipped=True))
+            self._record(
+                FaultEvent(
+                    t_s=fault.at_s,
+                    label=fault.description,
+                    kind=fault.kind.value,
+                    ok=False,
+                    detail=f"skipped: the run stopped at {stop:.3f} s, before the fault's time ({fault.at_s:g} s)",
+                    duration_s=0.0,
+                    skipped=True,
+                )
+            )
             raise
         self._started.add(index)
         start_ns = self._clock()
@@ -229,22 +249,39 @@ class FaultInjector:
         except asyncio.CancelledError:
             ended_ns = self._clock()
             what = "killed" if fault.kind is FaultKind.COMMAND else "cut"
-            self._record(FaultEvent(t_s=round(self._seconds(start_ns), 6), label=fault.description,
-                                    kind=fault.kind.value, ok=False,
-                                    detail=f"{what} when the run stopped, after {(ended_ns - start_ns) / 1e9:.3f} s "
-                                           f"(a fault gets {self._stop_grace_s:g} s to finish once the run has "
-                                           "stopped)",
-                                    duration_s=round((ended_ns - start_ns) / 1e9, 6)))
+            self._record(
+                FaultEvent(
+                    t_s=round(self._seconds(start_ns), 6),
+                    label=fault.description,
+                    kind=fault.kind.value,
+                    ok=False,
+                    detail=f"{what} when the run stopped, after {(ended_ns - start_ns) / 1e9:.3f} s "
+                    f"(a fault gets {self._stop_grace_s:g} s to finish once the run has "
+                    "stopped)",
+                    duration_s=round((ended_ns - start_ns) / 1e9, 6),
+                )
+            )
             raise
         ended_ns = self._clock()
-        self._record(FaultEvent(t_s=round(self._seconds(start_ns), 6), label=fault.description,
-                                kind=fault.kind.value, ok=ok, detail=detail,
-                                duration_s=round((ended_ns - start_ns) / 1e9, 6)))
+        self._record(
+            FaultEvent(
+                t_s=round(self._seconds(start_ns), 6),
+                label=fault.description,
+                kind=fault.kind.value,
+                ok=ok,
+                detail=detail,
+                duration_s=round((ended_ns - start_ns) / 1e9, 6),
+            )
+        )
 
     def _record(self, event: FaultEvent) -> None:
         self.events.append(event)
-        logger.info("fault %r at %.3f s: %s", event.label, event.t_s,
-                    "skipped" if event.skipped else ("ok" if event.ok else "failed"))
+        logger.info(
+            "fault %r at %.3f s: %s",
+            event.label,
+            event.t_s,
+            "skipped" if event.skipped else ("ok" if event.ok else "failed"),
+        )
         if self._on_event is not None:
             try:
                 self._on_event(event)

@@ -280,8 +280,11 @@ class TestPlan:
                 load["rate"] = self.load.rate
             load["arrival"] = self.load.arrival.value
             if self.load.arrival is ArrivalKind.BURST:
-                load.update(burst_requests=self.load.burst_requests, burst_window_s=self.load.burst_window_s,
-                            burst_at_s=self.load.burst_at_s)
+                load.update(
+                    burst_requests=self.load.burst_requests,
+                    burst_window_s=self.load.burst_window_s,
+                    burst_at_s=self.load.burst_at_s,
+                )
         requests: dict[str, Any]
         if self.requests.fixed:
             cls = self.requests.profile.classes[0]
@@ -291,8 +294,11 @@ class TestPlan:
             if self.requests.hour is not None:
                 requests["hour"] = self.requests.hour
         requests["truncation_tolerance"] = self.requests.truncation_tolerance
-        endpoint: dict[str, Any] = {"base_url": self.endpoint.base_url, "api": self.endpoint.api.value,
-                                    "model": self.endpoint.model}
+        endpoint: dict[str, Any] = {
+            "base_url": self.endpoint.base_url,
+            "api": self.endpoint.api.value,
+            "model": self.endpoint.model,
+        }
         if self.endpoint.api_key_env:
             endpoint["api_key_env"] = self.endpoint.api_key_env
         if self.endpoint.engine:
@@ -301,16 +307,35 @@ class TestPlan:
             endpoint["tls_verify"] = False
         if self.endpoint.ca_file:
             endpoint["ca_file"] = self.endpoint.ca_file
-        bounds = {key: value for key, value in (("max_requests", self.bounds.max_requests),
-                                                ("max_duration_s", self.bounds.max_duration_s)) if value is not None}
+        bounds = {
+            key: value
+            for key, value in (
+                ("max_requests", self.bounds.max_requests),
+                ("max_duration_s", self.bounds.max_duration_s),
+            )
+            if value is not None
+        }
         data: dict[str, Any] = {
-            "format": PLAN_FORMAT, "version": PLAN_VERSION, "name": self.name, "endpoint": endpoint, "load": load,
-            "requests": requests, "bounds": bounds, "warmup_s": self.warmup_s, "cooldown_s": self.cooldown_s,
-            "stream": self.stream, "ignore_eos": self.ignore_eos, "min_tokens": self.min_tokens,
+            "format": PLAN_FORMAT,
+            "version": PLAN_VERSION,
+            "name": self.name,
+            "endpoint": endpoint,
+            "load": load,
+            "requests": requests,
+            "bounds": bounds,
+            "warmup_s": self.warmup_s,
+            "cooldown_s": self.cooldown_s,
+            "stream": self.stream,
+            "ignore_eos": self.ignore_eos,
+            "min_tokens": self.min_tokens,
             "continuous_usage_stats": self.continuous_usage_stats,
-            "timeout_s": {"connect": self.timeouts.connect_s, "ttft": self.timeouts.ttft_s,
-                          "stream": self.timeouts.stream_s},
-            "seed": self.seed, "extra_body": dict(self.extra_body),
+            "timeout_s": {
+                "connect": self.timeouts.connect_s,
+                "ttft": self.timeouts.ttft_s,
+                "stream": self.timeouts.stream_s,
+            },
+            "seed": self.seed,
+            "extra_body": dict(self.extra_body),
         }
         if self.sweep is not None:
             values = [int(v) if self.sweep.kind is SweepKind.CONCURRENCY else v for v in self.sweep.values]
@@ -359,14 +384,18 @@ class _Reader:
                 self.fail(_join(path, key), "is required")
         return data
 
-    def integer(self, data: Mapping[str, Any], key: str, path: str, *, minimum: int | None = None,
-                maximum: int | None = None) -> int | None:
+    def integer(
+        self, data: Mapping[str, Any], key: str, path: str, *, minimum: int | None = None, maximum: int | None = None
+    ) -> int | None:
         value = data.get(key)
         where = _join(path, key)
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, int | float) or (
-                isinstance(value, float) and not value.is_integer()):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or (isinstance(value, float) and not value.is_integer())
+        ):
             self.fail(where, f"must be a whole number (got {value!r})")
             return None
         number = int(value)
@@ -378,8 +407,9 @@ class _Reader:
             return None
         return number
 
-    def number(self, data: Mapping[str, Any], key: str, path: str, *, minimum: float | None = None,
-               positive: bool = False) -> float | None:
+    def number(
+        self, data: Mapping[str, Any], key: str, path: str, *, minimum: float | None = None, positive: bool = False
+    ) -> float | None:
         value = data.get(key)
         where = _join(path, key)
         if value is None:
@@ -432,20 +462,56 @@ def _join(path: str, key: str) -> str:
 def _kind(value: Any) -> str:
     if value is None:
         return "null"
-    return {bool: "a boolean", int: "a number", float: "a number", str: "a text", list: "a list",
-            dict: "an object"}.get(type(value), type(value).__name__)
+    return {
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        str: "a text",
+        list: "a list",
+        dict: "an object",
+    }.get(type(value), type(value).__name__)
 
 
-TOP_KEYS = ("format", "version", "name", "endpoint", "load", "requests", "bounds", "warmup_s", "cooldown_s",
-            "stream", "ignore_eos", "min_tokens", "continuous_usage_stats", "timeout_s", "seed", "sweep",
-            "extra_body", "metrics", "faults", "scenario", "$schema", "description")
+TOP_KEYS = (
+    "format",
+    "version",
+    "name",
+    "endpoint",
+    "load",
+    "requests",
+    "bounds",
+    "warmup_s",
+    "cooldown_s",
+    "stream",
+    "ignore_eos",
+    "min_tokens",
+    "continuous_usage_stats",
+    "timeout_s",
+    "seed",
+    "sweep",
+    "extra_body",
+    "metrics",
+    "faults",
+    "scenario",
+    "$schema",
+    "description",
+)
 METRICS_KEYS = ("url", "interval_s", "engine")
 FAULT_KEYS = ("at_s", "http", "command", "timeout_s", "label")
 FAULT_HTTP_KEYS = ("url", "method", "body")
 SCENARIO_KEYS = ("kind", "peak_concurrency", "criteria")
 ENDPOINT_KEYS = ("base_url", "api", "model", "api_key_env", "engine", "tls_verify", "ca_file")
-LOAD_KEYS = ("mode", "concurrency", "rate", "arrival", "burst_requests", "burst_window_s", "burst_at_s", "ramp_up_s",
-             "error_pause_s")
+LOAD_KEYS = (
+    "mode",
+    "concurrency",
+    "rate",
+    "arrival",
+    "burst_requests",
+    "burst_window_s",
+    "burst_at_s",
+    "ramp_up_s",
+    "error_pause_s",
+)
 OPEN_ONLY_KEYS = ("rate", "arrival", "burst_requests", "burst_window_s", "burst_at_s")
 REQUEST_KEYS = ("input_tokens", "output_tokens", "profile", "hour", "truncation_tolerance")
 BOUND_KEYS = ("max_requests", "max_duration_s")
@@ -478,8 +544,11 @@ def plan_from_dict(data: Any) -> TestPlan:
     cooldown = reader.number(top, "cooldown_s", "", minimum=0) or 0.0
     warmup = ramp if warmup is None else warmup
     if bounds and bounds.max_duration_s is not None and warmup + cooldown >= bounds.max_duration_s:
-        reader.fail("warmup_s", f"warm-up ({warmup:g} s) plus cool-down ({cooldown:g} s) leave no measurement window "
-                                f"in max_duration_s ({bounds.max_duration_s:g} s)")
+        reader.fail(
+            "warmup_s",
+            f"warm-up ({warmup:g} s) plus cool-down ({cooldown:g} s) leave no measurement window "
+            f"in max_duration_s ({bounds.max_duration_s:g} s)",
+        )
     stream = reader.boolean(top, "stream", "", True)
     ignore_eos = reader.boolean(top, "ignore_eos", "", True)
     min_tokens = reader.integer(top, "min_tokens", "", minimum=0)
@@ -500,18 +569,35 @@ def plan_from_dict(data: Any) -> TestPlan:
 
     if reader.problems or endpoint is None or load is None or requests is None or bounds is None:
         raise PlanError(reader.problems or [("", "the plan is incomplete")])
-    return TestPlan(endpoint=endpoint, load=load, requests=requests, bounds=bounds, name=name.strip(),
-                    warmup_s=warmup, cooldown_s=cooldown, stream=stream, ignore_eos=ignore_eos,
-                    min_tokens=min_tokens, continuous_usage_stats=continuous, timeouts=timeouts, seed=seed,
-                    sweep=sweep, extra_body=json.loads(json.dumps(extra)), metrics=metrics, faults=faults,
-                    scenario=scenario)
+    return TestPlan(
+        endpoint=endpoint,
+        load=load,
+        requests=requests,
+        bounds=bounds,
+        name=name.strip(),
+        warmup_s=warmup,
+        cooldown_s=cooldown,
+        stream=stream,
+        ignore_eos=ignore_eos,
+        min_tokens=min_tokens,
+        continuous_usage_stats=continuous,
+        timeouts=timeouts,
+        seed=seed,
+        sweep=sweep,
+        extra_body=json.loads(json.dumps(extra)),
+        metrics=metrics,
+        faults=faults,
+        scenario=scenario,
+    )
 
 
 def _endpoint(reader: _Reader, data: Any) -> EndpointSpec | None:
     before = len(reader.problems)
     if isinstance(data, Mapping) and "api_key" in data:
-        reader.fail("endpoint.api_key", "never put the key in a plan: set api_key_env to the NAME of an environment "
-                                        "variable that holds it")
+        reader.fail(
+            "endpoint.api_key",
+            "never put the key in a plan: set api_key_env to the NAME of an environment variable that holds it",
+        )
         data = {key: value for key, value in data.items() if key != "api_key"}
     obj = reader.obj(data, "endpoint", ENDPOINT_KEYS, required=("base_url", "model"))
     base_url = reader.text(obj, "base_url", "endpoint")
@@ -521,15 +607,25 @@ def _endpoint(reader: _Reader, data: Any) -> EndpointSpec | None:
     api = reader.choice(obj, "api", "endpoint", Api) or Api.COMPLETIONS
     key_env = reader.text(obj, "api_key_env", "endpoint")
     if key_env is not None and not ENV_NAME.match(key_env):
-        reader.fail("endpoint.api_key_env", f"must be an environment variable NAME like LLM_API_KEY (got {key_env!r})"
-                                            "; the key itself never goes in the plan")
+        reader.fail(
+            "endpoint.api_key_env",
+            f"must be an environment variable NAME like LLM_API_KEY (got {key_env!r})"
+            "; the key itself never goes in the plan",
+        )
     engine = reader.text(obj, "engine", "endpoint")
     tls_verify = reader.boolean(obj, "tls_verify", "endpoint", True)
     ca_file = reader.text(obj, "ca_file", "endpoint")  # a path on the machine that runs the plan: checked there
     if len(reader.problems) > before or base_url is None or model is None:
         return None
-    return EndpointSpec(base_url=base_url, model=model, api=api, api_key_env=key_env, engine=engine,
-                        tls_verify=tls_verify, ca_file=ca_file)
+    return EndpointSpec(
+        base_url=base_url,
+        model=model,
+        api=api,
+        api_key_env=key_env,
+        engine=engine,
+        tls_verify=tls_verify,
+        ca_file=ca_file,
+    )
 
 
 def _sweep(reader: _Reader, data: Any) -> Sweep | None:
@@ -539,8 +635,9 @@ def _sweep(reader: _Reader, data: Any) -> Sweep | None:
     kinds = [kind for kind in SweepKind if kind.value in obj]
     if len(kinds) != 1:
         if isinstance(data, Mapping):
-            reader.fail("sweep", "give exactly one of 'concurrency' (a list of clients) or 'rate' (a list of "
-                                 "requests/s)")
+            reader.fail(
+                "sweep", "give exactly one of 'concurrency' (a list of clients) or 'rate' (a list of requests/s)"
+            )
         return None
     kind = kinds[0]
     values = obj[kind.value]
@@ -593,8 +690,9 @@ def _requests(reader: _Reader, data: Any) -> RequestSpec | None:
             profile.mix_at(hour)  # a mix must exist at the chosen hour
         except SizingError as error:
             field_name = next(iter(error.extra.get("fields") or {}), "")
-            where = "requests.profile" + (f".{field_name}" if field_name and not
-                                          error.message.startswith(field_name) else "")
+            where = "requests.profile" + (
+                f".{field_name}" if field_name and not error.message.startswith(field_name) else ""
+            )
             reader.fail(where, error.message)
             return None
         if len(reader.problems) > before:
@@ -611,8 +709,11 @@ def _requests(reader: _Reader, data: Any) -> RequestSpec | None:
             reader.fail(f"requests.{key}", "is required (or give a profile instead)")
     if len(reader.problems) > before or input_tokens is None or output_tokens is None:
         return None
-    return RequestSpec(profile=fixed_profile(input_tokens=input_tokens, output_tokens=output_tokens), fixed=True,
-                       truncation_tolerance=tolerance)
+    return RequestSpec(
+        profile=fixed_profile(input_tokens=input_tokens, output_tokens=output_tokens),
+        fixed=True,
+        truncation_tolerance=tolerance,
+    )
 
 
 def _load(reader: _Reader, data: Any, sweep: Sweep | None, requests: RequestSpec | None) -> LoadSpec | None:
@@ -663,9 +764,17 @@ def _load(reader: _Reader, data: Any, sweep: Sweep | None, requests: RequestSpec
                 reader.fail(f"load.{key}", "only with arrival 'burst'")
     if len(reader.problems) > before:
         return None
-    return LoadSpec(mode=mode, concurrency=concurrency, rate=rate, arrival=arrival,
-                    burst_requests=burst_requests or 0, burst_window_s=burst_window or 10.0,
-                    burst_at_s=burst_at or 0.0, ramp_up_s=ramp, error_pause_s=error_pause)
+    return LoadSpec(
+        mode=mode,
+        concurrency=concurrency,
+        rate=rate,
+        arrival=arrival,
+        burst_requests=burst_requests or 0,
+        burst_window_s=burst_window or 10.0,
+        burst_at_s=burst_at or 0.0,
+        ramp_up_s=ramp,
+        error_pause_s=error_pause,
+    )
 
 
 def _bounds(reader: _Reader, data: Any) -> Bounds | None:
@@ -686,8 +795,9 @@ def _timeouts(reader: _Reader, data: Any) -> Timeouts:
     connect = reader.number(obj, "connect", "timeout_s", positive=True)
     ttft = reader.number(obj, "ttft", "timeout_s", positive=True)
     stream = reader.number(obj, "stream", "timeout_s", positive=True)
-    return Timeouts(connect_s=connect or default.connect_s, ttft_s=ttft or default.ttft_s,
-                    stream_s=stream or default.stream_s)
+    return Timeouts(
+        connect_s=connect or default.connect_s, ttft_s=ttft or default.ttft_s, stream_s=stream or default.stream_s
+    )
 
 
 def _url(reader: _Reader, data: Mapping[str, Any], key: str, path: str) -> str | None:
@@ -706,12 +816,13 @@ def _metrics(reader: _Reader, data: Any) -> MetricsSpec | None:
     url = _url(reader, obj, "url", "metrics")
     interval = reader.number(obj, "interval_s", "metrics", positive=True)
     if interval is not None and not MIN_SCRAPE_INTERVAL_S <= interval <= MAX_SCRAPE_INTERVAL_S:
-        reader.fail("metrics.interval_s", f"must be between {MIN_SCRAPE_INTERVAL_S:g} and "
-                                          f"{MAX_SCRAPE_INTERVAL_S:g} seconds (got {interval:g})")
+        reader.fail(
+            "metrics.interval_s",
+            f"must be between {MIN_SCRAPE_INTERVAL_S:g} and {MAX_SCRAPE_INTERVAL_S:g} seconds (got {interval:g})",
+        )
     engine = obj.get("engine")
     if engine is not None and engine not in METRICS_ENGINES:
-        reader.fail("metrics.engine", f"must be one of {', '.join(repr(e) for e in METRICS_ENGINES)} (got "
-                                      f"{engine!r})")
+        reader.fail("metrics.engine", f"must be one of {', '.join(repr(e) for e in METRICS_ENGINES)} (got {engine!r})")
     if len(reader.problems) > before or url is None:
         return None
     return MetricsSpec(url=url, interval_s=interval if interval is not None else 1.0, engine=engine)
@@ -760,8 +871,12 @@ def _fault(reader: _Reader, data: Any, path: str, duration: float | None) -> Fau
         if body is not None and not isinstance(body, Mapping):
             reader.fail(_join(where, "body"), f"must be an object, sent as JSON (got {_kind(body)})")
             body = None
-        spec = {"kind": FaultKind.HTTP, "url": url, "method": method.upper(),
-                "body": json.loads(json.dumps(body)) if body is not None else None}
+        spec = {
+            "kind": FaultKind.HTTP,
+            "url": url,
+            "method": method.upper(),
+            "body": json.loads(json.dumps(body)) if body is not None else None,
+        }
     elif kinds == ["command"]:
         argv = obj["command"]
         where = _join(path, "command")

@@ -27,7 +27,9 @@ import numpy as np
 from llm_sizing_loadgen.plan import Api
 
 # 256 common words: each is a single token with its leading space in the BPE vocabularies named above
-WORDS = tuple(dict.fromkeys("""
+WORDS = tuple(
+    dict.fromkeys(
+        """
 the of and to in is was for on that with as by at from his her had are were this which have has not they
 you all one their more been would there when who will its out into only other time some could them then than
 what about also after first two new made most over such like years many any where those may these even very
@@ -41,7 +43,9 @@ child close form fire black early face food hard heard law less low mind move no
 red run short size stand story table tax test top town tree true wall wind wood yes young area bank bed bird
 blue book born car care cell center cold cost court cross cut dark data deal deep door draw drive earth east
 eye fact fall farm fear feel fine fish floor free full girl gold green grow hair heat hill hold hope horse
-""".split()))
+""".split()
+    )
+)
 NONCE_WORDS = 4  # 256**4 distinct requests before two share a nonce
 CORPUS_WORDS = 1 << 16
 VOCABULARY = 256
@@ -68,7 +72,7 @@ class PromptFactory:
         while count > 0:
             take = min(count, CORPUS_WORDS)
             start = offset % CORPUS_WORDS
-            parts.append(self._text[self._starts[start]:self._starts[start + take]])
+            parts.append(self._text[self._starts[start] : self._starts[start + take]])
             count -= take
         return "".join(parts)
 
@@ -96,9 +100,18 @@ class PromptFactory:
         return (prefix + self._nonce(index, nonce) + body).lstrip(" ")
 
 
-def request_body(*, api: Api, model: str, prompt: str, max_tokens: int, stream: bool,
-                 continuous_usage_stats: bool, ignore_eos: bool, min_tokens: int | None,
-                 extra: Mapping[str, Any]) -> bytes:
+def request_body(
+    *,
+    api: Api,
+    model: str,
+    prompt: str,
+    max_tokens: int,
+    stream: bool,
+    continuous_usage_stats: bool,
+    ignore_eos: bool,
+    min_tokens: int | None,
+    extra: Mapping[str, Any],
+) -> bytes:
     """The JSON body of one request (compact UTF-8).
 
     `stream_options.include_usage` makes the server send the final usage (N_out, N_in, cached tokens);

@@ -99,10 +99,13 @@ def _settings(outcome: RunOutcome) -> dict[str, Any]:
         "ramp_up_s": load.ramp_up_s,
         "max_requests": plan.bounds.max_requests,
         "max_duration_s": plan.bounds.max_duration_s,
-        "timeout_s": {"connect": plan.timeouts.connect_s, "ttft": plan.timeouts.ttft_s,
-                      "stream": plan.timeouts.stream_s},
+        "timeout_s": {
+            "connect": plan.timeouts.connect_s,
+            "ttft": plan.timeouts.ttft_s,
+            "stream": plan.timeouts.stream_s,
+        },
         "prompt": f"synthetic: common English words, about one token each, the first {NONCE_WORDS} unique per "
-                  "request; usage.prompt_tokens is authoritative",
+        "request; usage.prompt_tokens is authoritative",
         "plan": plan.to_dict(),
     }
     if plan.name:
@@ -119,8 +122,11 @@ def _settings(outcome: RunOutcome) -> dict[str, Any]:
     if load.mode is LoadMode.OPEN:
         settings["arrival"] = load.arrival.value
         if load.arrival is ArrivalKind.BURST:
-            settings["burst"] = {"requests": load.burst_requests, "window_s": load.burst_window_s,
-                                 "at_s": load.burst_at_s}
+            settings["burst"] = {
+                "requests": load.burst_requests,
+                "window_s": load.burst_window_s,
+                "at_s": load.burst_at_s,
+            }
     return settings
 
 
@@ -154,14 +160,20 @@ def result_document(outcome: RunOutcome) -> dict[str, Any]:
         "summary": summary(outcome),
     }
     if plan.metrics is not None:
-        document["server_metrics"] = {"url": plan.metrics.url, "interval_s": plan.metrics.interval_s,
-                                      "engine": plan.metrics.engine,
-                                      "scrapes": [scrape_entry(sample) for sample in outcome.scrapes]}
+        document["server_metrics"] = {
+            "url": plan.metrics.url,
+            "interval_s": plan.metrics.interval_s,
+            "engine": plan.metrics.engine,
+            "scrapes": [scrape_entry(sample) for sample in outcome.scrapes],
+        }
     if plan.faults:
         document["faults"] = [fault_entry(event) for event in outcome.fault_events]
     if plan.scenario is not None:
-        document["scenario"] = {"kind": plan.scenario.kind, "peak_concurrency": plan.scenario.peak_concurrency,
-                                "criteria": dict(plan.scenario.criteria)}
+        document["scenario"] = {
+            "kind": plan.scenario.kind,
+            "peak_concurrency": plan.scenario.peak_concurrency,
+            "criteria": dict(plan.scenario.criteria),
+        }
     return document
 
 
@@ -190,8 +202,15 @@ def scrape_entry(sample: ScrapeSample) -> dict[str, Any]:
 
 def fault_entry(event: FaultEvent) -> dict[str, Any]:
     """One fault event as the result writes it."""
-    return {"t_s": event.t_s, "label": event.label, "kind": event.kind, "ok": event.ok, "detail": event.detail,
-            "duration_s": event.duration_s, "skipped": event.skipped}
+    return {
+        "t_s": event.t_s,
+        "label": event.label,
+        "kind": event.kind,
+        "ok": event.ok,
+        "detail": event.detail,
+        "duration_s": event.duration_s,
+        "skipped": event.skipped,
+    }
 
 
 def summary(outcome: RunOutcome) -> dict[str, Any]:
@@ -215,32 +234,53 @@ def summary(outcome: RunOutcome) -> dict[str, Any]:
     notes = list(outcome.notes)
     if not fidelity.valid:
         notes.append("INVALID by METRICS.md's client fidelity: " + "; ".join(fidelity.reasons) + ".")
-    no_usage = sum(1 for r in records if r.status is not None and r.output_tokens is not None
-                   and r.output_tokens_source is None and r.event_ns)
+    no_usage = sum(
+        1
+        for r in records
+        if r.status is not None and r.output_tokens is not None and r.output_tokens_source is None and r.event_ns
+    )
     if no_usage:
-        notes.append(f"{no_usage} request(s) had no usage in the response: their output tokens are the number of "
-                     "content events (one token each assumed).")
+        notes.append(
+            f"{no_usage} request(s) had no usage in the response: their output tokens are the number of "
+            "content events (one token each assumed)."
+        )
     return {
         "stop_reason": outcome.stop_reason,
         "label": outcome.label or None,
         "statuses": dict(sorted(statuses.items())),
         "sent": len(records),
-        "in_window": {"requests": len(inside), "completed": len(ok), "incomplete": incomplete,
-                      "failed": len(inside) - len(ok) - incomplete},
+        "in_window": {
+            "requests": len(inside),
+            "completed": len(ok),
+            "incomplete": incomplete,
+            "failed": len(inside) - len(ok) - incomplete,
+        },
         "requests_per_s": round(finished / length, 6) if length > 0 else None,
         "client_fidelity": {
-            "valid": fidelity.valid, "reasons": list(fidelity.reasons), "lag_n": fidelity.lag_n,
-            "schedule_lag_p50_ms": _round(fidelity.lag_p50_ms), "schedule_lag_p99_ms": _round(fidelity.lag_p99_ms),
+            "valid": fidelity.valid,
+            "reasons": list(fidelity.reasons),
+            "lag_n": fidelity.lag_n,
+            "schedule_lag_p50_ms": _round(fidelity.lag_p50_ms),
+            "schedule_lag_p99_ms": _round(fidelity.lag_p99_ms),
             "offered_rate_per_s": _round(fidelity.offered_rate_per_s),
             "achieved_rate_per_s": _round(fidelity.achieved_rate_per_s),
-            "achieved_ratio": _round(fidelity.achieved_ratio), "cpu_percent": _round(fidelity.cpu_percent),
+            "achieved_ratio": _round(fidelity.achieved_ratio),
+            "cpu_percent": _round(fidelity.cpu_percent),
             "closed_loop_idle_share": _round(fidelity.idle_share, 6),
         },
-        "metrics": {"ttft_ms": _stat(ttft), "ttft_sched_ms": _stat(ttft_sched), "tpot_ms": _stat(tpot),
-                    "itl_ms": _stat(gaps), "e2e_ms": _stat(e2e)},
+        "metrics": {
+            "ttft_ms": _stat(ttft),
+            "ttft_sched_ms": _stat(ttft_sched),
+            "tpot_ms": _stat(tpot),
+            "itl_ms": _stat(gaps),
+            "e2e_ms": _stat(e2e),
+        },
         "validation": {
-            "over_max_tokens": sum(1 for r in records if r.output_tokens is not None and r.output_tokens_source
-                                   and r.output_tokens > r.output_tokens_target),
+            "over_max_tokens": sum(
+                1
+                for r in records
+                if r.output_tokens is not None and r.output_tokens_source and r.output_tokens > r.output_tokens_target
+            ),
             "no_usage": no_usage,
             "chunking_unknown": sum(1 for r in records if r.status is Status.OK and r.chunking_unknown),
         },
@@ -257,8 +297,9 @@ def result_json(document: dict[str, Any]) -> str:
     """The document as JSON text: the header indented, one request per line (readable, and diffs stay small)."""
     head = {key: value for key, value in document.items() if key != "requests"}
     text = json.dumps(head, indent=1, ensure_ascii=False)
-    lines = ",\n".join("  " + json.dumps(entry, separators=(",", ":"), ensure_ascii=False)
-                       for entry in document["requests"])
+    lines = ",\n".join(
+        "  " + json.dumps(entry, separators=(",", ":"), ensure_ascii=False) for entry in document["requests"]
+    )
     body = f'"requests": [\n{lines}\n ]' if lines else '"requests": []'
     return text[:-1].rstrip() + (",\n " if head else " ") + body + "\n}\n"
 

@@ -164,8 +164,13 @@ class RequestSource:
         if block is None:
             if len(self._blocks) > 4:
                 self._blocks.pop(min(self._blocks))
-            block = workload_sample(self._plan.requests.profile, rate_per_s=None, requests=SAMPLE_BLOCK,
-                                    seed=self._plan.seed * 1_000_003 + number, hour=self._plan.requests.hour)
+            block = workload_sample(
+                self._plan.requests.profile,
+                rate_per_s=None,
+                requests=SAMPLE_BLOCK,
+                seed=self._plan.seed * 1_000_003 + number,
+                hour=self._plan.requests.hour,
+            )
             self._blocks[number] = block
         return block
 
@@ -175,14 +180,28 @@ class RequestSource:
         input_tokens = int(block.input_tokens[at])
         output_tokens = int(block.output_tokens[at])
         class_index = int(block.class_index[at])
-        prompt = self._prompts.text(index=index, class_index=class_index, input_tokens=input_tokens,
-                                    prefix_tokens=int(block.prefix_tokens[at]))
+        prompt = self._prompts.text(
+            index=index, class_index=class_index, input_tokens=input_tokens, prefix_tokens=int(block.prefix_tokens[at])
+        )
         plan = self._plan
-        body = request_body(api=plan.endpoint.api, model=plan.endpoint.model, prompt=prompt, max_tokens=output_tokens,
-                            stream=plan.stream, continuous_usage_stats=plan.continuous_usage_stats,
-                            ignore_eos=plan.ignore_eos, min_tokens=plan.min_tokens, extra=plan.extra_body)
-        return PreparedRequest(index=index, body=body, input_tokens_sent=input_tokens,
-                               output_tokens_target=output_tokens, class_name=block.class_names[class_index])
+        body = request_body(
+            api=plan.endpoint.api,
+            model=plan.endpoint.model,
+            prompt=prompt,
+            max_tokens=output_tokens,
+            stream=plan.stream,
+            continuous_usage_stats=plan.continuous_usage_stats,
+            ignore_eos=plan.ignore_eos,
+            min_tokens=plan.min_tokens,
+            extra=plan.extra_body,
+        )
+        return PreparedRequest(
+            index=index,
+            body=body,
+            input_tokens_sent=input_tokens,
+            output_tokens_target=output_tokens,
+            class_name=block.class_names[class_index],
+        )
 
 
 class _Pools:
@@ -255,8 +274,7 @@ def tls_context(plan: TestPlan) -> ssl.SSLContext | bool:
     return ssl.create_default_context(cafile=certifi.where())
 
 
-def open_schedule(load: LoadSpec, *, max_requests: int | None, max_duration_s: float | None,
-                  seed: int) -> np.ndarray:
+def open_schedule(load: LoadSpec, *, max_requests: int | None, max_duration_s: float | None, seed: int) -> np.ndarray:
     """Send times in seconds from t0 for an open loop, sorted, within the bounds.
 
     The base process (Poisson or constant at `load.rate`) is warped so the rate rises linearly from 0 to the rate
@@ -314,13 +332,20 @@ class LoadRunner:
     are logged, not raised. `transport` also carries the scrapes and the HTTP faults.
     """
 
-    def __init__(self, plan: TestPlan, *, label: str = "", transport: httpx.AsyncBaseTransport | None = None,
-                 clock: Clock = time.perf_counter_ns, api_key: str | None = None,
-                 on_progress: Callable[[Progress], None] | None = None,
-                 on_request: Callable[[RequestResult], None] | None = None,
-                 progress_interval_s: float = PROGRESS_INTERVAL_S,
-                 on_scrape: Callable[[ScrapeSample], None] | None = None,
-                 on_fault: Callable[[FaultEvent], None] | None = None) -> None:
+    def __init__(
+        self,
+        plan: TestPlan,
+        *,
+        label: str = "",
+        transport: httpx.AsyncBaseTransport | None = None,
+        clock: Clock = time.perf_counter_ns,
+        api_key: str | None = None,
+        on_progress: Callable[[Progress], None] | None = None,
+        on_request: Callable[[RequestResult], None] | None = None,
+        progress_interval_s: float = PROGRESS_INTERVAL_S,
+        on_scrape: Callable[[ScrapeSample], None] | None = None,
+        on_fault: Callable[[FaultEvent], None] | None = None,
+    ) -> None:
         if plan.sweep is not None:
             raise RunError("LoadRunner runs one point; use run_plan for a sweep")
         self.plan = plan
@@ -390,25 +415,38 @@ class LoadRunner:
         self._loop = asyncio.get_running_loop()
         source = RequestSource(plan)
         timeout = httpx.Timeout(connect=plan.timeouts.connect_s, read=None, write=plan.timeouts.connect_s, pool=None)
-        headers = {"Content-Type": "application/json", "User-Agent": f"{TOOL_NAME}/{__version__}",
-                   "Accept": "text/event-stream" if plan.stream else "application/json"}
+        headers = {
+            "Content-Type": "application/json",
+            "User-Agent": f"{TOOL_NAME}/{__version__}",
+            "Accept": "text/event-stream" if plan.stream else "application/json",
+        }
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         schedule = None
         if plan.load.mode is LoadMode.OPEN:
-            schedule = open_schedule(plan.load, max_requests=plan.bounds.max_requests,
-                                     max_duration_s=plan.bounds.max_duration_s, seed=plan.seed)
-        settings = ClientSettings(stream=plan.stream, ignore_eos=plan.ignore_eos, min_tokens=plan.min_tokens,
-                                  truncation_tolerance=plan.requests.truncation_tolerance,
-                                  ttft_timeout_s=plan.timeouts.ttft_s, stream_timeout_s=plan.timeouts.stream_s)
+            schedule = open_schedule(
+                plan.load,
+                max_requests=plan.bounds.max_requests,
+                max_duration_s=plan.bounds.max_duration_s,
+                seed=plan.seed,
+            )
+        settings = ClientSettings(
+            stream=plan.stream,
+            ignore_eos=plan.ignore_eos,
+            min_tokens=plan.min_tokens,
+            truncation_tolerance=plan.requests.truncation_tolerance,
+            ttft_timeout_s=plan.timeouts.ttft_s,
+            stream_timeout_s=plan.timeouts.stream_s,
+        )
 
         verify = self._verify
         _warm_imports()
 
         def new_client() -> tuple[httpx.AsyncClient, StreamClient]:
             limits = httpx.Limits(max_connections=SHARD_CONNECTIONS, max_keepalive_connections=SHARD_CONNECTIONS)
-            http = httpx.AsyncClient(transport=self._transport, limits=limits, timeout=timeout, headers=headers,
-                                     verify=verify)
+            http = httpx.AsyncClient(
+                transport=self._transport, limits=limits, timeout=timeout, headers=headers, verify=verify
+            )
             return http, StreamClient(http, url=plan.endpoint.url, settings=settings, clock=self._clock)
 
         # the clients the load needs are made before the clock starts (each costs a fraction of a millisecond)
@@ -464,18 +502,27 @@ class LoadRunner:
         scraper = injector = None
         if plan.metrics is not None:
             scrape_headers = {key: value for key, value in headers.items() if key in ("User-Agent", "Authorization")}
-            scraper = MetricsScraper(plan.metrics, clock=self._clock, headers=scrape_headers, verify=self._verify,
-                                     transport=self._transport, on_sample=self._on_scrape)
+            scraper = MetricsScraper(
+                plan.metrics,
+                clock=self._clock,
+                headers=scrape_headers,
+                verify=self._verify,
+                transport=self._transport,
+                on_sample=self._on_scrape,
+            )
         if plan.faults:
-            injector = FaultInjector(plan.faults, clock=self._clock, verify=self._verify, transport=self._transport,
-                                     on_event=self._on_fault)
+            injector = FaultInjector(
+                plan.faults, clock=self._clock, verify=self._verify, transport=self._transport, on_event=self._on_fault
+            )
         return scraper, injector
 
     async def _closed(self, source: RequestSource) -> None:
         concurrency = self.plan.load.concurrency or 1
         ramp_ns = int(self.plan.load.ramp_up_s * 1e9)
-        workers = [asyncio.create_task(self._worker(source, number, self._t0_ns + ramp_ns * number //
-                                                    concurrency)) for number in range(concurrency)]
+        workers = [
+            asyncio.create_task(self._worker(source, number, self._t0_ns + ramp_ns * number // concurrency))
+            for number in range(concurrency)
+        ]
         self._tasks.update(workers)
         await asyncio.gather(*workers, return_exceptions=True)
 
@@ -530,8 +577,13 @@ class LoadRunner:
                 slots.release()
 
     async def _one(self, prepared: PreparedRequest, t_sched: int) -> RequestResult:
-        record = RequestResult(index=prepared.index, t_sched_ns=t_sched, input_tokens_sent=prepared.input_tokens_sent,
-                               output_tokens_target=prepared.output_tokens_target, class_name=prepared.class_name)
+        record = RequestResult(
+            index=prepared.index,
+            t_sched_ns=t_sched,
+            input_tokens_sent=prepared.input_tokens_sent,
+            output_tokens_target=prepared.output_tokens_target,
+            class_name=prepared.class_name,
+        )
         self._records.append(record)
         self._sent += 1
         self._in_flight += 1
@@ -588,10 +640,21 @@ class LoadRunner:
         span = min(RATE_WINDOW_S, max((now - self._t0_ns) / 1e9, 1e-9))
         ttft = _percentiles(self._ttft_ms)
         tpot = _percentiles(self._tpot_ms)
-        return Progress(elapsed_s=(now - self._t0_ns) / 1e9, sent=self._sent, done=self._done, ok=self._ok,
-                        failed=self._failed, in_flight=self._in_flight, rate_per_s=len(self._finished_ns) / span,
-                        ttft_p50_ms=ttft[0], ttft_p99_ms=ttft[1], tpot_p50_ms=tpot[0], tpot_p99_ms=tpot[1],
-                        max_requests=self.plan.bounds.max_requests, max_duration_s=self.plan.bounds.max_duration_s)
+        return Progress(
+            elapsed_s=(now - self._t0_ns) / 1e9,
+            sent=self._sent,
+            done=self._done,
+            ok=self._ok,
+            failed=self._failed,
+            in_flight=self._in_flight,
+            rate_per_s=len(self._finished_ns) / span,
+            ttft_p50_ms=ttft[0],
+            ttft_p99_ms=ttft[1],
+            tpot_p50_ms=tpot[0],
+            tpot_p99_ms=tpot[1],
+            max_requests=self.plan.bounds.max_requests,
+            max_duration_s=self.plan.bounds.max_duration_s,
+        )
 
     async def _ticker(self) -> None:
         assert self.on_progress is not None  # noqa: S101 - started only with a callback
@@ -604,8 +667,7 @@ class LoadRunner:
 
     # -- the outcome ----------------------------------------------------------------------------------------
 
-    def _outcome(self, *, started_at: datetime, end_ns: int, cpu_s: float,
-                 schedule: np.ndarray | None) -> RunOutcome:
+    def _outcome(self, *, started_at: datetime, end_ns: int, cpu_s: float, schedule: np.ndarray | None) -> RunOutcome:
         plan = self.plan
         t0 = self._t0_ns
         records = sorted(self._records, key=lambda r: r.index)
@@ -621,22 +683,39 @@ class LoadRunner:
         start_s = plan.warmup_s
         end_s = send_end_s - plan.cooldown_s
         if end_s <= start_s:
-            notes.append(f"The warm-up ({plan.warmup_s:g} s) and cool-down ({plan.cooldown_s:g} s) leave no "
-                         f"measurement window in the {send_end_s:.3g} s of sending: the window is the whole run.")
+            notes.append(
+                f"The warm-up ({plan.warmup_s:g} s) and cool-down ({plan.cooldown_s:g} s) leave no "
+                f"measurement window in the {send_end_s:.3g} s of sending: the window is the whole run."
+            )
             start_s, end_s = 0.0, max(send_end_s, 1e-6)
         ends = [r.t_end_ns for r in records if r.t_end_ns is not None]
         last_ns = max([end_ns if reason != "completed" else 0, *ends, send_end])
         wall_s = max((last_ns - t0) / 1e9, 1e-9)
-        fidelity = _fidelity(records, t0=t0, window=(start_s, end_s), schedule=schedule,
-                             cpu_percent=100 * cpu_s / wall_s if cpu_s >= 0 else None,
-                             clients=plan.load.concurrency or 1)
+        fidelity = _fidelity(
+            records,
+            t0=t0,
+            window=(start_s, end_s),
+            schedule=schedule,
+            cpu_percent=100 * cpu_s / wall_s if cpu_s >= 0 else None,
+            clients=plan.load.concurrency or 1,
+        )
         if reason == "max_duration":
             notes.append(f"Stopped at max_duration_s ({plan.bounds.max_duration_s:g} s).")
         elif reason == "cancelled":
             notes.append("Cancelled: what was measured is kept; requests in flight are incomplete_at_end.")
-        return RunOutcome(plan=plan, label=self.label, started_at=started_at, t0_ns=t0, records=records,
-                          send_end_ns=send_end, end_ns=last_ns, window_s=(start_s, end_s), stop_reason=reason,
-                          fidelity=fidelity, notes=notes)
+        return RunOutcome(
+            plan=plan,
+            label=self.label,
+            started_at=started_at,
+            t0_ns=t0,
+            records=records,
+            send_end_ns=send_end,
+            end_ns=last_ns,
+            window_s=(start_s, end_s),
+            stop_reason=reason,
+            fidelity=fidelity,
+            notes=notes,
+        )
 
 
 def _side_notes(outcome: RunOutcome) -> list[str]:
@@ -644,8 +723,10 @@ def _side_notes(outcome: RunOutcome) -> list[str]:
     notes = []
     failed = [sample for sample in outcome.scrapes if not sample.ok]
     if failed:
-        notes.append(f"{len(failed)} of {len(outcome.scrapes)} metrics scrape(s) failed (first at "
-                     f"{failed[0].t_s:.3f} s: {failed[0].error}); they are gaps in the timeline, not zeros.")
+        notes.append(
+            f"{len(failed)} of {len(outcome.scrapes)} metrics scrape(s) failed (first at "
+            f"{failed[0].t_s:.3f} s: {failed[0].error}); they are gaps in the timeline, not zeros."
+        )
     for event in outcome.fault_events:
         if event.skipped:
             notes.append(f"Fault '{event.label}' was not executed: {event.detail}.")
@@ -661,8 +742,15 @@ def _percentiles(values: deque[float] | list[float]) -> tuple[float | None, floa
     return float(p50), float(p99)
 
 
-def _fidelity(records: list[RequestResult], *, t0: int, window: tuple[float, float], schedule: np.ndarray | None,
-              cpu_percent: float | None, clients: int = 1) -> Fidelity:
+def _fidelity(
+    records: list[RequestResult],
+    *,
+    t0: int,
+    window: tuple[float, float],
+    schedule: np.ndarray | None,
+    cpu_percent: float | None,
+    clients: int = 1,
+) -> Fidelity:
     start_s, end_s = window
     length = end_s - start_s
     start_ns, end_ns = t0 + round(start_s * 1e9), t0 + round(end_s * 1e9)
@@ -677,22 +765,41 @@ def _fidelity(records: list[RequestResult], *, t0: int, window: tuple[float, flo
             offered = int(np.count_nonzero((schedule >= start_s) & (schedule <= end_s))) / length
             ratio = achieved / offered if achieved is not None and offered else None
         if p99 is not None and p99 > SCHEDULE_LAG_LIMIT_MS:
-            reasons.append(f"the schedule lag p99 is {p99:.2f} ms, over {SCHEDULE_LAG_LIMIT_MS:g} ms: the client did "
-                           "not send when it should have")
+            reasons.append(
+                f"the schedule lag p99 is {p99:.2f} ms, over {SCHEDULE_LAG_LIMIT_MS:g} ms: the client did "
+                "not send when it should have"
+            )
         if ratio is not None and ratio < ACHIEVED_RATE_FLOOR:
-            reasons.append(f"the achieved send rate is {ratio:.1%} of the offered rate, below "
-                           f"{ACHIEVED_RATE_FLOOR:.0%}")
+            reasons.append(
+                f"the achieved send rate is {ratio:.1%} of the offered rate, below {ACHIEVED_RATE_FLOOR:.0%}"
+            )
     else:  # closed loop: the load is C clients busy; the generator's gap between requests idles them
         # each client's first request (indices below C) opens its connection: a one-off, not the steady state
-        idle = closed_loop_idle_share([(r.t_send_ns - r.t_sched_ns, r.t_end_ns - r.t_send_ns) for r in inside
-                                       if r.t_send_ns is not None and r.t_end_ns is not None and r.index >= clients])
+        idle = closed_loop_idle_share(
+            [
+                (r.t_send_ns - r.t_sched_ns, r.t_end_ns - r.t_send_ns)
+                for r in inside
+                if r.t_send_ns is not None and r.t_end_ns is not None and r.index >= clients
+            ]
+        )
         if idle is not None and idle > 1 - ACHIEVED_RATE_FLOOR:
-            reasons.append(f"the clients were idle {idle:.1%} of the time between their requests (the generator's "
-                           f"own delay), over {1 - ACHIEVED_RATE_FLOOR:.0%}: fewer than {ACHIEVED_RATE_FLOOR:.0%} of "
-                           "the requested clients were busy")
-    return Fidelity(lag_n=len(lags), lag_p50_ms=p50, lag_p99_ms=p99, offered_rate_per_s=offered,
-                    achieved_rate_per_s=achieved, achieved_ratio=ratio, cpu_percent=cpu_percent,
-                    valid=not reasons, reasons=tuple(reasons), idle_share=idle)
+            reasons.append(
+                f"the clients were idle {idle:.1%} of the time between their requests (the generator's "
+                f"own delay), over {1 - ACHIEVED_RATE_FLOOR:.0%}: fewer than {ACHIEVED_RATE_FLOOR:.0%} of "
+                "the requested clients were busy"
+            )
+    return Fidelity(
+        lag_n=len(lags),
+        lag_p50_ms=p50,
+        lag_p99_ms=p99,
+        offered_rate_per_s=offered,
+        achieved_rate_per_s=achieved,
+        achieved_ratio=ratio,
+        cpu_percent=cpu_percent,
+        valid=not reasons,
+        reasons=tuple(reasons),
+        idle_share=idle,
+    )
 
 
 def closed_loop_idle_share(pairs: list[tuple[int, int]] | list[tuple[float, float]]) -> float | None:
@@ -708,8 +815,9 @@ def closed_loop_idle_share(pairs: list[tuple[int, int]] | list[tuple[float, floa
     return sum(max(0, lag) for lag, _ in pairs) / total if total > 0 else None
 
 
-async def run_points(plan: TestPlan, *, on_runner: Callable[[LoadRunner], None] | None = None,
-                     **options: Any) -> list[RunOutcome]:
+async def run_points(
+    plan: TestPlan, *, on_runner: Callable[[LoadRunner], None] | None = None, **options: Any
+) -> list[RunOutcome]:
     """Every point of the plan (its sweep, or itself), one after the other, in this event loop; a cancelled point
     ends the sweep. `options` go to `LoadRunner`; `on_runner(runner)` is called as each point starts (to wire its
     cancel to a signal or a job)."""

@@ -47,14 +47,18 @@ class Api(StrEnum):
 
 class Endpoint(_Strict):
     base_url: str = Field(pattern=URL_PATTERN, description="http(s)://host:port, with or without a trailing /v1.")
-    api: Api = Field(Api.COMPLETIONS, description="/v1/completions (prompt) or /v1/chat/completions (one user "
-                                                  "message).")
+    api: Api = Field(
+        Api.COMPLETIONS, description="/v1/completions (prompt) or /v1/chat/completions (one user message)."
+    )
     model: str = Field(min_length=1, pattern="\\S", description="The served model name sent in each request.")
-    api_key_env: str = _absent(pattern="^[A-Za-z_][A-Za-z0-9_]*$",
-                               description="The NAME of the environment variable holding the API key (sent as a "
-                                           "Bearer token). The key itself never goes in a plan.")
-    engine: str = _absent(min_length=1, description="The serving engine and version, recorded in the result (e.g. "
-                                                    "vllm 0.11.0).")
+    api_key_env: str = _absent(
+        pattern="^[A-Za-z_][A-Za-z0-9_]*$",
+        description="The NAME of the environment variable holding the API key (sent as a "
+        "Bearer token). The key itself never goes in a plan.",
+    )
+    engine: str = _absent(
+        min_length=1, description="The serving engine and version, recorded in the result (e.g. vllm 0.11.0)."
+    )
     tls_verify: bool = Field(True, description="https: check the server's certificate.")
     ca_file: str = _absent(min_length=1, description="https: a PEM file of the CAs to trust (an internal CA).")
 
@@ -63,29 +67,45 @@ _OPEN_ONLY = ("rate", "arrival", "burst_requests", "burst_window_s", "burst_at_s
 
 
 class Load(_Strict):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"allOf": [
-        {"if": {"properties": {"mode": {"const": "closed"}}, "required": ["mode"]},
-         "then": {"not": {"anyOf": [{"required": [key]} for key in _OPEN_ONLY]}}},
-        {"if": {"properties": {"mode": {"const": "open"}}, "required": ["mode"]},
-         "then": {"not": {"required": ["error_pause_s"]}}},
-    ]})
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "allOf": [
+                {
+                    "if": {"properties": {"mode": {"const": "closed"}}, "required": ["mode"]},
+                    "then": {"not": {"anyOf": [{"required": [key]} for key in _OPEN_ONLY]}},
+                },
+                {
+                    "if": {"properties": {"mode": {"const": "open"}}, "required": ["mode"]},
+                    "then": {"not": {"required": ["error_pause_s"]}},
+                },
+            ]
+        },
+    )
 
-    mode: Literal["closed", "open"] = _absent(description="closed: `concurrency` clients back to back; open: `rate` "
-                                                          "requests/s by the arrival process. Default: open when a "
-                                                          "rate is given, else closed.")
+    mode: Literal["closed", "open"] = _absent(
+        description="closed: `concurrency` clients back to back; open: `rate` "
+        "requests/s by the arrival process. Default: open when a "
+        "rate is given, else closed."
+    )
     concurrency: int = _absent(ge=1, description="closed: the number of clients; open: a cap on requests in flight.")
     rate: float = _absent(gt=0, description="open: offered requests per second.")
     arrival: Literal["poisson", "constant", "burst"] = _absent(
         description="open: the arrival process; burst = Poisson plus burst_requests extra requests uniform in "
-                    "[burst_at_s, burst_at_s + burst_window_s]. Default: the profile's arrival, else poisson.")
+        "[burst_at_s, burst_at_s + burst_window_s]. Default: the profile's arrival, else poisson."
+    )
     burst_requests: int = _absent(ge=0)
     burst_window_s: float = _absent(gt=0)
     burst_at_s: float = _absent(ge=0)
-    ramp_up_s: float = _absent(ge=0, description="closed: clients start evenly over it; open: the rate rises "
-                                                 "linearly from 0 over it.")
-    error_pause_s: float = _absent(ge=0, description="closed only: a client whose request failed waits this long "
-                                                     "before its next one (as real clients back off), so an outage "
-                                                     "is not a request storm.")
+    ramp_up_s: float = _absent(
+        ge=0, description="closed: clients start evenly over it; open: the rate rises linearly from 0 over it."
+    )
+    error_pause_s: float = _absent(
+        ge=0,
+        description="closed only: a client whose request failed waits this long "
+        "before its next one (as real clients back off), so an outage "
+        "is not a request storm.",
+    )
 
 
 class Length(BaseModel):
@@ -96,8 +116,9 @@ class Length(BaseModel):
     std: float = _absent(ge=0)
     minimum: int = _absent(ge=1)
     maximum: Annotated[int, Field(ge=1)] | None = _absent()
-    bins: list[tuple[Annotated[int, Field(ge=1)], Annotated[int, Field(ge=1)], Annotated[float, Field(ge=0)]]] = \
+    bins: list[tuple[Annotated[int, Field(ge=1)], Annotated[int, Field(ge=1)], Annotated[float, Field(ge=0)]]] = (
         _absent()
+    )
 
 
 class RequestClass(BaseModel):
@@ -129,18 +150,31 @@ class Profile(BaseModel):
 class Requests(_Strict):
     """Fixed lengths (input_tokens and output_tokens) or a workload profile."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"oneOf": [
-        {"required": ["input_tokens", "output_tokens"], "not": {"required": ["profile"]}},
-        {"required": ["profile"], "not": {"anyOf": [{"required": ["input_tokens"]}, {"required": ["output_tokens"]}]}},
-    ]})
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "oneOf": [
+                {"required": ["input_tokens", "output_tokens"], "not": {"required": ["profile"]}},
+                {
+                    "required": ["profile"],
+                    "not": {"anyOf": [{"required": ["input_tokens"]}, {"required": ["output_tokens"]}]},
+                },
+            ]
+        },
+    )
 
     input_tokens: int = _absent(ge=1)
     output_tokens: int = _absent(ge=1, description="Sent as max_tokens; enforced with ignore_eos / min_tokens.")
     profile: Profile = _absent()
     hour: int = _absent(ge=0, le=23, description="A profile's mix at this hour (default: its busiest).")
-    truncation_tolerance: float = Field(0.2, ge=0, lt=1, description="truncated_prompt when usage.prompt_tokens is "
-                                                                     "below the sent count by more than this "
-                                                                     "fraction (and 8 tokens).")
+    truncation_tolerance: float = Field(
+        0.2,
+        ge=0,
+        lt=1,
+        description="truncated_prompt when usage.prompt_tokens is "
+        "below the sent count by more than this "
+        "fraction (and 8 tokens).",
+    )
 
 
 class Bounds(_Strict):
@@ -149,8 +183,9 @@ class Bounds(_Strict):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"minProperties": 1})
 
     max_requests: int = _absent(ge=1)
-    max_duration_s: float = _absent(gt=0, description="At this time the run stops; requests in flight are recorded "
-                                                      "as incomplete_at_end.")
+    max_duration_s: float = _absent(
+        gt=0, description="At this time the run stops; requests in flight are recorded as incomplete_at_end."
+    )
 
 
 class Timeouts(_Strict):
@@ -176,10 +211,15 @@ class Metrics(_Strict):
     requests, GPU memory); written to the result's server_metrics."""
 
     url: str = Field(pattern=URL_PATTERN, description="e.g. http://10.0.0.5:8000/metrics")
-    interval_s: float = Field(1, ge=0.2, le=60, description="Seconds between scrapes (the first at the start, the "
-                                                            "last right after the run stops).")
-    engine: Literal["vllm", "sglang", "tgi", "trtllm"] = _absent(description="Whose metric names to expect "
-                                                                             "(recorded; every known name is kept).")
+    interval_s: float = Field(
+        1,
+        ge=0.2,
+        le=60,
+        description="Seconds between scrapes (the first at the start, the last right after the run stops).",
+    )
+    engine: Literal["vllm", "sglang", "tgi", "trtllm"] = _absent(
+        description="Whose metric names to expect (recorded; every known name is kept)."
+    )
 
 
 class HttpFault(_Strict):
@@ -194,16 +234,21 @@ def _command_schema(schema: dict[str, Any]) -> None:
 
 
 class Fault(_Strict):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"oneOf": [{"required": ["http"]},
-                                                                           {"required": ["command"]}]})
+    model_config = ConfigDict(
+        extra="forbid", json_schema_extra={"oneOf": [{"required": ["http"]}, {"required": ["command"]}]}
+    )
 
     at_s: float = Field(ge=0, description="Seconds after the start (below bounds.max_duration_s).")
     http: HttpFault = _absent()
-    command: list[str] = Field(None, min_length=1, json_schema_extra=_command_schema,
-                               description="The program and its arguments (no shell); stdout and stderr are kept "
-                                           "(2,000 characters each).")
-    timeout_s: float = Field(60, gt=0, le=3600, description="The HTTP call's timeout; a command still running is "
-                                                            "killed.")
+    command: list[str] = Field(
+        None,
+        min_length=1,
+        json_schema_extra=_command_schema,
+        description="The program and its arguments (no shell); stdout and stderr are kept (2,000 characters each).",
+    )
+    timeout_s: float = Field(
+        60, gt=0, le=3600, description="The HTTP call's timeout; a command still running is killed."
+    )
     label: str = _absent(description="In words, for the result.")
 
 
@@ -212,8 +257,9 @@ class Scenario(_Strict):
 
     kind: Literal["pulse", "long_tail", "failure", "custom"]
     peak_concurrency: int = _absent(ge=1, description="The deployment's promised peak concurrency.")
-    criteria: dict[str, float | bool] = _absent(description="Pass/fail thresholds, e.g. {\"ttft_ms\": 2000, "
-                                                            "\"attainment\": 0.99, \"recovery_s\": 30}.")
+    criteria: dict[str, float | bool] = _absent(
+        description='Pass/fail thresholds, e.g. {"ttft_ms": 2000, "attainment": 0.99, "recovery_s": 30}.'
+    )
 
 
 def _extra_body_schema(schema: dict[str, Any]) -> None:
@@ -225,8 +271,9 @@ class PlanDocument(_Strict):
     """What the load generator sends, to which endpoint, how fast and for how long. Run it with `python -m
     llm_sizing_loadgen run plan.json --out result.json`. See docs/loadgen-plan.md."""
 
-    model_config = ConfigDict(extra="forbid", title="llm-sizing load generator test plan, version 1",
-                              populate_by_name=True)
+    model_config = ConfigDict(
+        extra="forbid", title="llm-sizing load generator test plan, version 1", populate_by_name=True
+    )
 
     schema_: str = Field(None, alias="$schema", json_schema_extra=_no_default)
     format: Literal["llm-sizing-loadgen-plan"] = _absent()
@@ -238,26 +285,36 @@ class PlanDocument(_Strict):
     requests: Requests
     bounds: Bounds
     warmup_s: float = _absent(ge=0, description="The measurement window starts here (default: ramp_up_s).")
-    cooldown_s: float = Field(0, ge=0, description="The window ends this long before the generator stopped "
-                                                   "sending.")
+    cooldown_s: float = Field(0, ge=0, description="The window ends this long before the generator stopped sending.")
     stream: bool = True
-    ignore_eos: bool = Field(True, description="Send ignore_eos: true (vLLM, SGLang, TensorRT-LLM) so every request "
-                                               "produces output_tokens; an earlier stop is short_output.")
-    min_tokens: Annotated[int, Field(ge=0)] | None = _absent(description="Send min_tokens (capped at the request's "
-                                                                         "output tokens).")
-    continuous_usage_stats: bool = Field(True, description="Ask for running usage on every event (vLLM, SGLang): "
-                                                           "the tokens per event.")
+    ignore_eos: bool = Field(
+        True,
+        description="Send ignore_eos: true (vLLM, SGLang, TensorRT-LLM) so every request "
+        "produces output_tokens; an earlier stop is short_output.",
+    )
+    min_tokens: Annotated[int, Field(ge=0)] | None = _absent(
+        description="Send min_tokens (capped at the request's output tokens)."
+    )
+    continuous_usage_stats: bool = Field(
+        True, description="Ask for running usage on every event (vLLM, SGLang): the tokens per event."
+    )
     timeout_s: Timeouts = _absent()
     seed: int = Field(0, ge=0)
     sweep: Sweep = _absent()
-    extra_body: dict[str, Any] = Field(None, json_schema_extra=_extra_body_schema,
-                                       description="Merged into every request body (e.g. temperature); cannot set "
-                                                   "model, prompt, messages, stream, stream_options or max_tokens.")
+    extra_body: dict[str, Any] = Field(
+        None,
+        json_schema_extra=_extra_body_schema,
+        description="Merged into every request body (e.g. temperature); cannot set "
+        "model, prompt, messages, stream, stream_options or max_tokens.",
+    )
     metrics: Metrics = _absent()
-    faults: list[Fault] = _absent(max_length=16, description="Failures injected during the run, each at its at_s: an "
-                                                             "HTTP call or a command (argv, run without a shell). A "
-                                                             "fault whose time comes after the run stopped is "
-                                                             "skipped.")
+    faults: list[Fault] = _absent(
+        max_length=16,
+        description="Failures injected during the run, each at its at_s: an "
+        "HTTP call or a command (argv, run without a shell). A "
+        "fault whose time comes after the run stopped is "
+        "skipped.",
+    )
     scenario: Scenario = _absent()
 
 

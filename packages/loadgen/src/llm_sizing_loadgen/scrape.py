@@ -43,25 +43,45 @@ ERROR_BODY_CHARS = 200  # of a non-200 answer, kept in the error
 
 # Every metric name `sizing.benchmarks.timeline` reads from a Prometheus exposition (a test keeps the two in step;
 # the timeline module is not imported here because the wheel ships without it).
-KEPT_METRICS: frozenset[str] = frozenset({
-    # vLLM
-    "vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "vllm:num_requests_running",
-    "vllm:num_requests_waiting", "vllm:num_preemptions_total", "vllm:num_preemptions",
-    "vllm:generation_tokens_total",
-    # SGLang
-    "sglang:token_usage", "sglang:num_running_reqs", "sglang:num_queue_reqs",
-    # TGI (no KV-cache gauge exists)
-    "tgi_queue_size", "tgi_batch_current_size",
-    # TensorRT-LLM: trtllm-serve, and the Triton backend's labelled families
-    "trtllm_kv_cache_utilization", "trtllm_num_requests_running", "trtllm_num_requests_waiting",
-    "trtllm_generation_tokens_total", "trtllm_kv_cache_used_blocks", "trtllm_kv_cache_max_blocks",
-    "nv_trt_llm_kv_cache_block_metrics", "nv_trt_llm_request_metrics",
-    # DCGM exporter
-    "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_FB_RESERVED", "DCGM_FI_DEV_FB_TOTAL",
-    "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_XID_ERRORS",
-    # a restart shows as a new process start time
-    "process_start_time_seconds",
-})
+KEPT_METRICS: frozenset[str] = frozenset(
+    {
+        # vLLM
+        "vllm:kv_cache_usage_perc",
+        "vllm:gpu_cache_usage_perc",
+        "vllm:num_requests_running",
+        "vllm:num_requests_waiting",
+        "vllm:num_preemptions_total",
+        "vllm:num_preemptions",
+        "vllm:generation_tokens_total",
+        # SGLang
+        "sglang:token_usage",
+        "sglang:num_running_reqs",
+        "sglang:num_queue_reqs",
+        # TGI (no KV-cache gauge exists)
+        "tgi_queue_size",
+        "tgi_batch_current_size",
+        # TensorRT-LLM: trtllm-serve, and the Triton backend's labelled families
+        "trtllm_kv_cache_utilization",
+        "trtllm_num_requests_running",
+        "trtllm_num_requests_waiting",
+        "trtllm_generation_tokens_total",
+        "trtllm_kv_cache_used_blocks",
+        "trtllm_kv_cache_max_blocks",
+        "nv_trt_llm_kv_cache_block_metrics",
+        "nv_trt_llm_request_metrics",
+        # DCGM exporter
+        "DCGM_FI_DEV_FB_USED",
+        "DCGM_FI_DEV_FB_FREE",
+        "DCGM_FI_DEV_FB_RESERVED",
+        "DCGM_FI_DEV_FB_TOTAL",
+        "DCGM_FI_DEV_GPU_UTIL",
+        "DCGM_FI_DEV_POWER_USAGE",
+        "DCGM_FI_DEV_GPU_TEMP",
+        "DCGM_FI_DEV_XID_ERRORS",
+        # a restart shows as a new process start time
+        "process_start_time_seconds",
+    }
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -123,10 +143,16 @@ class MetricsScraper:
     (exceptions logged, not raised).
     """
 
-    def __init__(self, spec: MetricsSpec, *, clock: Callable[[], int] = time.perf_counter_ns,
-                 headers: Mapping[str, str] | None = None,
-                 verify: ssl.SSLContext | bool = True, transport: httpx.AsyncBaseTransport | None = None,
-                 on_sample: Callable[[ScrapeSample], None] | None = None) -> None:
+    def __init__(
+        self,
+        spec: MetricsSpec,
+        *,
+        clock: Callable[[], int] = time.perf_counter_ns,
+        headers: Mapping[str, str] | None = None,
+        verify: ssl.SSLContext | bool = True,
+        transport: httpx.AsyncBaseTransport | None = None,
+        on_sample: Callable[[ScrapeSample], None] | None = None,
+    ) -> None:
         self.spec = spec
         self.samples: list[ScrapeSample] = []
         self._t0_ns = 0
@@ -134,8 +160,13 @@ class MetricsScraper:
         self._clock = clock
         self._timeout_s = scrape_timeout_s(spec.interval_s)
         self._on_sample = on_sample
-        self._http = httpx.AsyncClient(transport=transport, verify=verify, headers=dict(headers or {}),
-                                       timeout=httpx.Timeout(self._timeout_s), follow_redirects=True)
+        self._http = httpx.AsyncClient(
+            transport=transport,
+            verify=verify,
+            headers=dict(headers or {}),
+            timeout=httpx.Timeout(self._timeout_s),
+            follow_redirects=True,
+        )
         self._task: asyncio.Task[None] | None = None
 
     def start(self, *, t0_ns: int, wall_t0_s: float) -> None:

@@ -45,7 +45,6 @@ class ArrivalKind(StrEnum):
     BURST = "burst"  # Poisson at the rate, plus a burst of extra requests within a short window
 
 
-
 @dataclass(frozen=True, kw_only=True)
 class LengthDistribution:
     """Token lengths of one side of a request (input or output). Lengths are whole tokens ≥ `minimum`."""
@@ -78,8 +77,7 @@ class LengthDistribution:
 
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """`n` lengths as int64, clipped to [minimum, maximum]."""
-        if self.kind is LengthKind.FIXED or (self.kind in (LengthKind.NORMAL, LengthKind.LOGNORMAL)
-                                             and self.std == 0):
+        if self.kind is LengthKind.FIXED or (self.kind in (LengthKind.NORMAL, LengthKind.LOGNORMAL) and self.std == 0):
             values = np.full(n, round(self.mean), dtype=np.float64)
         elif self.kind is LengthKind.NORMAL:
             values = rng.normal(self.mean, self.std, n)
@@ -134,8 +132,9 @@ class RequestClass:
             raise invalid_argument("shared_prefix_tokens", "shared_prefix_tokens must be ≥ 0")
         for start, end in self.windows:
             if not (0 <= start < end <= HOURS):
-                raise invalid_argument("windows", f"class {self.name!r}: window {start}–{end} must satisfy 0 ≤ start < "
-                                                  f"end ≤ 24")
+                raise invalid_argument(
+                    "windows", f"class {self.name!r}: window {start}–{end} must satisfy 0 ≤ start < end ≤ 24"
+                )
 
     def active_hours(self) -> tuple[int, ...]:
         if not self.windows:
@@ -217,8 +216,9 @@ class SampledRequests:
         return len(self.arrival_s)
 
 
-def arrival_times(pattern: ArrivalPattern, *, rate_per_s: float | None, requests: int,
-                  rng: np.random.Generator) -> np.ndarray:
+def arrival_times(
+    pattern: ArrivalPattern, *, rate_per_s: float | None, requests: int, rng: np.random.Generator
+) -> np.ndarray:
     """`requests` arrival times from 0; `rate_per_s` None means offline: every request arrives at time 0."""
     if requests < 1:
         raise invalid_argument("requests", "the number of requests must be ≥ 1")
@@ -238,8 +238,9 @@ def arrival_times(pattern: ArrivalPattern, *, rate_per_s: float | None, requests
     return np.sort(times)
 
 
-def workload_sample(profile: WorkloadProfile, *, rate_per_s: float | None, requests: int, seed: int = 0,
-                    hour: int | None = None) -> SampledRequests:
+def workload_sample(
+    profile: WorkloadProfile, *, rate_per_s: float | None, requests: int, seed: int = 0, hour: int | None = None
+) -> SampledRequests:
     """Draw `requests` requests of the profile's mix at `hour` arriving at `rate_per_s` (None: offline)."""
     rng = np.random.default_rng(seed)
     times = arrival_times(profile.arrival, rate_per_s=rate_per_s, requests=requests, rng=rng)
@@ -257,17 +258,29 @@ def workload_sample(profile: WorkloadProfile, *, rate_per_s: float | None, reque
         if request_class.shared_prefix_tokens:
             inputs[members] += request_class.shared_prefix_tokens  # the prefix comes on top of the varying part
             prefixes[members] = request_class.shared_prefix_tokens
-    return SampledRequests(arrival_s=times, input_tokens=inputs, output_tokens=outputs, prefix_tokens=prefixes,
-                           class_index=classes.astype(np.int64),
-                           class_names=tuple(c.name for c in profile.classes))
+    return SampledRequests(
+        arrival_s=times,
+        input_tokens=inputs,
+        output_tokens=outputs,
+        prefix_tokens=prefixes,
+        class_index=classes.astype(np.int64),
+        class_names=tuple(c.name for c in profile.classes),
+    )
 
 
 def fixed_profile(*, input_tokens: int, output_tokens: int, name: str = "fixed lengths") -> WorkloadProfile:
     """One class with fixed input and output lengths (the field's benchmark shape, e.g. 1000/1000)."""
-    return WorkloadProfile(name=name, classes=(RequestClass(
-        name=f"{input_tokens}/{output_tokens}", share=1.0,
-        input=LengthDistribution(kind=LengthKind.FIXED, mean=input_tokens),
-        output=LengthDistribution(kind=LengthKind.FIXED, mean=output_tokens)),))
+    return WorkloadProfile(
+        name=name,
+        classes=(
+            RequestClass(
+                name=f"{input_tokens}/{output_tokens}",
+                share=1.0,
+                input=LengthDistribution(kind=LengthKind.FIXED, mean=input_tokens),
+                output=LengthDistribution(kind=LengthKind.FIXED, mean=output_tokens),
+            ),
+        ),
+    )
 
 
 def sample_profile() -> WorkloadProfile:
@@ -276,19 +289,32 @@ def sample_profile() -> WorkloadProfile:
     lengths are our assumptions for such traffic, stated in the description, to edit for a real customer."""
     return WorkloadProfile(
         name="Sample: Q&A, reports, archive analysis",
-        description=("65% real-time Q&A (input ≈128 tokens, σ 42, all day), 25% report generation (input ≈2048, "
-                     "σ 890, 10:00–12:00), 10% archive analysis (input ≈3500, σ 1200, 14:00–16:00). Output "
-                     "lengths are assumptions: Q&A ≈256 (σ 96), reports ≈1024 (σ 384), archive ≈512 (σ 192)."),
+        description=(
+            "65% real-time Q&A (input ≈128 tokens, σ 42, all day), 25% report generation (input ≈2048, "
+            "σ 890, 10:00–12:00), 10% archive analysis (input ≈3500, σ 1200, 14:00–16:00). Output "
+            "lengths are assumptions: Q&A ≈256 (σ 96), reports ≈1024 (σ 384), archive ≈512 (σ 192)."
+        ),
         classes=(
-            RequestClass(name="Real-time Q&A", share=0.65,
-                         input=LengthDistribution(kind=LengthKind.NORMAL, mean=128, std=42, minimum=8),
-                         output=LengthDistribution(kind=LengthKind.NORMAL, mean=256, std=96, minimum=16)),
-            RequestClass(name="Report generation", share=0.25, windows=((10, 12),),
-                         input=LengthDistribution(kind=LengthKind.NORMAL, mean=2048, std=890, minimum=64),
-                         output=LengthDistribution(kind=LengthKind.NORMAL, mean=1024, std=384, minimum=64)),
-            RequestClass(name="Archive analysis", share=0.10, windows=((14, 16),),
-                         input=LengthDistribution(kind=LengthKind.NORMAL, mean=3500, std=1200, minimum=256),
-                         output=LengthDistribution(kind=LengthKind.NORMAL, mean=512, std=192, minimum=32)),
+            RequestClass(
+                name="Real-time Q&A",
+                share=0.65,
+                input=LengthDistribution(kind=LengthKind.NORMAL, mean=128, std=42, minimum=8),
+                output=LengthDistribution(kind=LengthKind.NORMAL, mean=256, std=96, minimum=16),
+            ),
+            RequestClass(
+                name="Report generation",
+                share=0.25,
+                windows=((10, 12),),
+                input=LengthDistribution(kind=LengthKind.NORMAL, mean=2048, std=890, minimum=64),
+                output=LengthDistribution(kind=LengthKind.NORMAL, mean=1024, std=384, minimum=64),
+            ),
+            RequestClass(
+                name="Archive analysis",
+                share=0.10,
+                windows=((14, 16),),
+                input=LengthDistribution(kind=LengthKind.NORMAL, mean=3500, std=1200, minimum=256),
+                output=LengthDistribution(kind=LengthKind.NORMAL, mean=512, std=192, minimum=32),
+            ),
         ),
     )
 
@@ -306,7 +332,9 @@ def _length_from_dict(data: Mapping[str, Any], where: str) -> LengthDistribution
         raise invalid_argument(where, f"{where}.kind must be one of {', '.join(k.value for k in LengthKind)}") from None
     try:
         return LengthDistribution(
-            kind=kind, mean=float(data.get("mean", 0) or 0), std=float(data.get("std", 0) or 0),
+            kind=kind,
+            mean=float(data.get("mean", 0) or 0),
+            std=float(data.get("std", 0) or 0),
             minimum=int(data.get("minimum", 1) or 1),
             maximum=int(data["maximum"]) if data.get("maximum") is not None else None,
             bins=tuple((int(b[0]), int(b[1]), float(b[2])) for b in data.get("bins", ()) or ()),
@@ -315,8 +343,9 @@ def _length_from_dict(data: Mapping[str, Any], where: str) -> LengthDistribution
         message = f"{where}: {error.message}"
         raise invalid_argument(where, message) from None
     except (TypeError, ValueError, IndexError, OverflowError):  # OverflowError: int() of 1e400, which JSON reads as inf
-        raise invalid_argument(where, f"{where}: numbers expected (mean, std, minimum, maximum, bins as [low, high, "
-                                      "weight])") from None
+        raise invalid_argument(
+            where, f"{where}: numbers expected (mean, std, minimum, maximum, bins as [low, high, weight])"
+        ) from None
 
 
 def profile_from_dict(data: Mapping[str, Any]) -> WorkloadProfile:
@@ -336,14 +365,20 @@ def profile_from_dict(data: Mapping[str, Any]) -> WorkloadProfile:
             share = float(raw.get("share", 0))
             prefix = int(raw.get("shared_prefix_tokens", 0) or 0)
         except (TypeError, ValueError, IndexError, OverflowError):
-            raise invalid_argument(where, f"{where}: share, shared_prefix_tokens and windows ([start, end] hours) "
-                                          "must be numbers") from None
+            raise invalid_argument(
+                where, f"{where}: share, shared_prefix_tokens and windows ([start, end] hours) must be numbers"
+            ) from None
         try:
-            classes.append(RequestClass(
-                name=str(raw.get("name", "")), share=share,
-                input=_length_from_dict(raw.get("input"), f"{where}.input"),
-                output=_length_from_dict(raw.get("output"), f"{where}.output"),
-                shared_prefix_tokens=prefix, windows=windows))
+            classes.append(
+                RequestClass(
+                    name=str(raw.get("name", "")),
+                    share=share,
+                    input=_length_from_dict(raw.get("input"), f"{where}.input"),
+                    output=_length_from_dict(raw.get("output"), f"{where}.output"),
+                    shared_prefix_tokens=prefix,
+                    windows=windows,
+                )
+            )
         except SizingError as error:
             message = error.message if error.message.startswith(where) else f"{where}: {error.message}"
             raise invalid_argument(where, message) from None
@@ -358,10 +393,16 @@ def profile_from_dict(data: Mapping[str, Any]) -> WorkloadProfile:
             burst_at_s=float(raw_arrival.get("burst_at_s", 0.0) or 0.0),
         )
     except (TypeError, ValueError, OverflowError):  # a list or an object where a number belongs, too
-        raise invalid_argument("arrival", f"arrival.kind must be one of {', '.join(k.value for k in ArrivalKind)}; "
-                                          "burst numbers must be numbers") from None
-    return WorkloadProfile(name=str(data.get("name", "") or "profile"), classes=tuple(classes), arrival=arrival,
-                           description=str(data.get("description", "") or ""))
+        raise invalid_argument(
+            "arrival",
+            f"arrival.kind must be one of {', '.join(k.value for k in ArrivalKind)}; burst numbers must be numbers",
+        ) from None
+    return WorkloadProfile(
+        name=str(data.get("name", "") or "profile"),
+        classes=tuple(classes),
+        arrival=arrival,
+        description=str(data.get("description", "") or ""),
+    )
 
 
 def _length_to_dict(dist: LengthDistribution) -> dict[str, Any]:
@@ -380,12 +421,23 @@ def profile_to_dict(profile: WorkloadProfile) -> dict[str, Any]:
     return {
         "name": profile.name,
         "description": profile.description,
-        "classes": [{
-            "name": c.name, "share": c.share, "input": _length_to_dict(c.input), "output": _length_to_dict(c.output),
-            "shared_prefix_tokens": c.shared_prefix_tokens, "windows": [list(w) for w in c.windows],
-        } for c in profile.classes],
-        "arrival": {"kind": profile.arrival.kind.value, "burst_requests": profile.arrival.burst_requests,
-                    "burst_window_s": profile.arrival.burst_window_s, "burst_at_s": profile.arrival.burst_at_s},
+        "classes": [
+            {
+                "name": c.name,
+                "share": c.share,
+                "input": _length_to_dict(c.input),
+                "output": _length_to_dict(c.output),
+                "shared_prefix_tokens": c.shared_prefix_tokens,
+                "windows": [list(w) for w in c.windows],
+            }
+            for c in profile.classes
+        ],
+        "arrival": {
+            "kind": profile.arrival.kind.value,
+            "burst_requests": profile.arrival.burst_requests,
+            "burst_window_s": profile.arrival.burst_window_s,
+            "burst_at_s": profile.arrival.burst_at_s,
+        },
     }
 
 
@@ -419,10 +471,14 @@ def _fit_lengths(values: np.ndarray, rng: np.random.Generator) -> LengthFit:
     values = values.astype(np.float64)
     mean, std = float(values.mean()), float(values.std())
     minimum = max(1, int(values.min()))
-    candidates = [LengthDistribution(kind=LengthKind.FIXED, mean=max(1.0, mean), minimum=minimum)] if std == 0 else [
-        LengthDistribution(kind=LengthKind.NORMAL, mean=max(1.0, mean), std=std, minimum=minimum),
-        LengthDistribution(kind=LengthKind.LOGNORMAL, mean=max(1.0, mean), std=std, minimum=minimum),
-    ]
+    candidates = (
+        [LengthDistribution(kind=LengthKind.FIXED, mean=max(1.0, mean), minimum=minimum)]
+        if std == 0
+        else [
+            LengthDistribution(kind=LengthKind.NORMAL, mean=max(1.0, mean), std=std, minimum=minimum),
+            LengthDistribution(kind=LengthKind.LOGNORMAL, mean=max(1.0, mean), std=std, minimum=minimum),
+        ]
+    )
     ordered = np.sort(values)
     best: tuple[float, LengthDistribution, np.ndarray] | None = None
     for candidate in candidates:
@@ -440,7 +496,9 @@ def _fit_lengths(values: np.ndarray, rng: np.random.Generator) -> LengthFit:
     data_hist = np.histogram(values, bins=edges)[0] / len(values)
     fit_hist = np.histogram(draws, bins=edges)[0] / len(draws)
     return LengthFit(
-        distribution=chosen, data_mean=mean, data_std=std,
+        distribution=chosen,
+        data_mean=mean,
+        data_std=std,
         data_percentiles={k: float(np.percentile(values, q)) for k, q in quantiles.items()},
         fitted_percentiles={k: float(np.percentile(draws, q)) for k, q in quantiles.items()},
         ks_statistic=ks,
@@ -460,8 +518,9 @@ class ProfileFit:
     hourly_requests: list[int]  # requests per hour of day (when the log has hours)
 
 
-def profile_fit(rows: Iterable[LoggedRequest], *, name: str = "Fitted from request log", seed: int = 0,
-                min_hour_share: float = 0.02) -> ProfileFit:
+def profile_fit(
+    rows: Iterable[LoggedRequest], *, name: str = "Fitted from request log", seed: int = 0, min_hour_share: float = 0.02
+) -> ProfileFit:
     """Fit a profile to logged requests: class shares, length distributions (normal or lognormal, whichever is
     closer by the Kolmogorov–Smirnov distance), active windows (hours with at least `min_hour_share` of the
     class's requests) and whether arrivals look Poisson or bursty."""
@@ -488,22 +547,39 @@ def profile_fit(rows: Iterable[LoggedRequest], *, name: str = "Fitted from reque
             active = [h for h in range(HOURS) if counts[h] >= min_hour_share * len(members)]
             if len(active) < HOURS:
                 windows = _windows(active)
-        classes.append(RequestClass(name=class_name, share=len(members) / len(logged), input=input_fit.distribution,
-                                    output=output_fit.distribution, windows=windows))
+        classes.append(
+            RequestClass(
+                name=class_name,
+                share=len(members) / len(logged),
+                input=input_fit.distribution,
+                output=output_fit.distribution,
+                windows=windows,
+            )
+        )
         fits[class_name] = {"input": input_fit, "output": output_fit}
     dispersion = _dispersion_per_minute(times)
     hourly = np.bincount([r.hour for r in logged], minlength=HOURS).tolist() if hours_known else []
     days = max(1.0, duration / 86_400)
     peak_rate = (max(hourly) / days / 3600) if hourly else (len(logged) / duration if duration else 0.0)
     profile = WorkloadProfile(
-        name=name, classes=tuple(classes),
+        name=name,
+        classes=tuple(classes),
         arrival=ArrivalPattern(kind=ArrivalKind.POISSON),
-        description=(f"Fitted from {len(logged):,} logged requests over {duration / 3600:.1f} h; per-minute "
-                     f"dispersion index {dispersion:.2f} (1 = Poisson)"),
+        description=(
+            f"Fitted from {len(logged):,} logged requests over {duration / 3600:.1f} h; per-minute "
+            f"dispersion index {dispersion:.2f} (1 = Poisson)"
+        ),
     )
-    return ProfileFit(profile=profile, requests=len(logged), duration_s=duration,
-                      mean_rate_per_s=len(logged) / duration if duration else 0.0, peak_hour_rate_per_s=peak_rate,
-                      dispersion_index=dispersion, classes=fits, hourly_requests=hourly)
+    return ProfileFit(
+        profile=profile,
+        requests=len(logged),
+        duration_s=duration,
+        mean_rate_per_s=len(logged) / duration if duration else 0.0,
+        peak_hour_rate_per_s=peak_rate,
+        dispersion_index=dispersion,
+        classes=fits,
+        hourly_requests=hourly,
+    )
 
 
 def _dispersion_per_minute(times: np.ndarray) -> float:
