@@ -11,8 +11,8 @@ from django.db.models import Q
 from django.db.models.functions import Coalesce
 
 from benchmarks_app.models import BenchmarkRequest, BenchmarkRun, BenchmarkSeries
-from sizing.benchmarks.analysis import series_points
-from sizing.benchmarks.run import RequestStatus
+from benchmarks_app.results.analysis import series_points
+from benchmarks_app.results.run import RequestStatus
 from sizing.estimator.engines import ENGINE_CHOICES
 from sizing.estimator.errors import invalid_argument
 from sizing.services import json_safe

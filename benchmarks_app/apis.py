@@ -21,6 +21,7 @@ from benchmarks_app.analysis_services import (
 )
 from benchmarks_app.compare_services import benchmark_run_compare, benchmark_runs_calibrate
 from benchmarks_app.models import BenchmarkRun
+from benchmarks_app.results.detect import MAX_BYTES
 from benchmarks_app.selectors import (
     benchmark_requests,
     benchmark_run_get_for_organisation,
@@ -30,7 +31,6 @@ from benchmarks_app.selectors import (
 from benchmarks_app.services import EXPORT_FORMATS, benchmark_import, benchmark_run_delete, benchmark_run_export
 from benchmarks_app.tasks import benchmark_requests_store_task
 from sizing.api_lists import ListApiMixin, filter_parameter, id_filter, list_schema
-from sizing.benchmarks.detect import MAX_BYTES
 from sizing.deployment_selectors import deployment_get_for_organisation
 from sizing.estimator.engines import ENGINE_CHOICES
 from sizing.estimator.errors import SizingError, SizingErrorCode

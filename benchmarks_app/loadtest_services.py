@@ -50,6 +50,9 @@ from benchmarks_app.endpoint_services import endpoint_api_key
 from benchmarks_app.loadtests.scenarios import scenario_plan
 from benchmarks_app.loadtests.shard import merge_documents, shard_plan
 from benchmarks_app.models import BenchmarkFile, BenchmarkRequest, BenchmarkRun, Endpoint, LoadTest, LoadTestShard
+from benchmarks_app.results.analysis import run_distributions
+from benchmarks_app.results.formats import llm_sizing
+from benchmarks_app.results.run import RequestRecord, metrics_from_requests
 from benchmarks_app.services import record_row, requests_store, run_fields, run_verdict, server_series
 from llm_sizing_loadgen.client import RequestResult
 from llm_sizing_loadgen.plan import (
@@ -70,9 +73,6 @@ from llm_sizing_loadgen.plan import (
 from llm_sizing_loadgen.result import request_entry, result_document, result_json
 from llm_sizing_loadgen.runner import LoadRunner, Progress
 from llm_sizing_loadgen.workload import fixed_profile, profile_from_dict
-from sizing.benchmarks.analysis import run_distributions
-from sizing.benchmarks.formats import llm_sizing
-from sizing.benchmarks.run import RequestRecord, metrics_from_requests
 from sizing.estimator.errors import SizingError, SizingErrorCode
 from sizing.job_budgets import JobKind, over_budget_message
 from sizing.jobs import job_publish_on_commit

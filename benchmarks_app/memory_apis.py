@@ -12,8 +12,8 @@ from rest_framework.views import APIView
 
 from benchmarks_app.memory_services import memory_log_delete, memory_log_import
 from benchmarks_app.models import MemoryLog
+from benchmarks_app.results.detect import MAX_BYTES
 from sizing.api_lists import ListApiMixin, filter_parameter, id_filter, list_schema
-from sizing.benchmarks.detect import MAX_BYTES
 from sizing.deployment_selectors import deployment_get_for_organisation
 from sizing.estimator.errors import SizingError, SizingErrorCode
 from sizing.services import organisation_for_user

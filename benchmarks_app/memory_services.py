@@ -10,9 +10,9 @@ from typing import Any
 from django.db import transaction
 
 from benchmarks_app.models import MemoryLog
-from sizing.benchmarks.detect import MAX_BYTES, BenchmarkFormatError, decode
-from sizing.benchmarks.health import BreakerLogError, health_verdict, memory_analysis, parse_breaker_events
-from sizing.benchmarks.timeline import MemoryTimeline, TimelineRefusal, iso_utc, parse_timeline, utc_offset
+from benchmarks_app.results.detect import MAX_BYTES, BenchmarkFormatError, decode
+from benchmarks_app.results.health import BreakerLogError, health_verdict, memory_analysis, parse_breaker_events
+from benchmarks_app.results.timeline import MemoryTimeline, TimelineRefusal, iso_utc, parse_timeline, utc_offset
 from sizing.estimator.errors import SizingError, SizingErrorCode
 from sizing.models import Deployment, Organisation
 from sizing.services import json_safe

@@ -1,5 +1,5 @@
 """Benchmark runs imported from the field's tools (and, later, our own load tests), on one footing
-(`sizing.benchmarks.run`): the raw file kept, one row per run with its canonical metrics, and the per-request records
+(`benchmarks_app.results.run`): the raw file kept, one row per run with its canonical metrics, and the per-request records
 in bulk. Runs from one file holding several (a sweep) form a series."""
 
 from __future__ import annotations

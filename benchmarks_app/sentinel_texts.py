@@ -1,5 +1,5 @@
 """The memory health criteria in words, in the report's language: a title and a sentence per criterion built from
-its evidence (sizing.benchmarks.sentinel), with the numbers rounded and their units (GiB to 2 decimals, seconds to
+its evidence (benchmarks_app.results.sentinel), with the numbers rounded and their units (GiB to 2 decimals, seconds to
 1 decimal, percentages), and no internal code. The page and the PDF show these."""
 
 from __future__ import annotations

@@ -21,10 +21,10 @@ from django.utils.dateparse import parse_datetime
 
 from benchmarks_app.loadtests.scenarios import judge
 from benchmarks_app.models import BenchmarkFile, BenchmarkRequest, BenchmarkRun, BenchmarkSeries
-from sizing.benchmarks.analysis import run_distributions
-from sizing.benchmarks.detect import MAX_BYTES, BenchmarkFormatError, decode, import_text
-from sizing.benchmarks.loadverdict import load_memory_verdict
-from sizing.benchmarks.run import ImportedRun, RequestRecord, request_tpot_ms
+from benchmarks_app.results.analysis import run_distributions
+from benchmarks_app.results.detect import MAX_BYTES, BenchmarkFormatError, decode, import_text
+from benchmarks_app.results.loadverdict import load_memory_verdict
+from benchmarks_app.results.run import ImportedRun, RequestRecord, request_tpot_ms
 from sizing.estimator.errors import SizingError, SizingErrorCode
 from sizing.job_budgets import JobKind, over_budget_error
 from sizing.jobs import job_publish_on_commit
@@ -435,7 +435,7 @@ EXPORT_FORMATS = ("ours", "llm-d")
 def benchmark_run_export(*, run: BenchmarkRun, kind: str) -> dict[str, Any]:
     """The run as our load generator's JSON (with a `source` block; it re-imports) or as the llm-d Benchmark Report
     v0.2 layout."""
-    from sizing.benchmarks.export import export_llm_d, export_ours
+    from benchmarks_app.results.export import export_llm_d, export_ours
 
     if kind not in EXPORT_FORMATS:
         raise _invalid("kind", f"export kind must be one of {', '.join(EXPORT_FORMATS)}")

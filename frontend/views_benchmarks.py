@@ -28,6 +28,9 @@ from benchmarks_app.analysis_services import benchmark_run_goodput, benchmark_se
 from benchmarks_app.compare_services import run_missing
 from benchmarks_app.loadtest_selectors import loadtest_list_for_organisation
 from benchmarks_app.models import BenchmarkRun, BenchmarkSeries, LoadTest
+from benchmarks_app.results.analysis import KNEE_THROUGHPUT_SHARE
+from benchmarks_app.results.detect import IMPORTERS, MAX_BYTES
+from benchmarks_app.results.run import METRIC_KEYS
 from benchmarks_app.selectors import (
     benchmark_run_get_for_organisation,
     benchmark_run_list_for_organisation,
@@ -38,9 +41,6 @@ from benchmarks_app.tasks import benchmark_requests_store_task
 from frontend.forms import OrganisationRowsForm
 from frontend.views import engine_label_map, engine_name_map, gpu_options, model_option_groups
 from frontend.views_memory import gib, time_text
-from sizing.benchmarks.analysis import KNEE_THROUGHPUT_SHARE
-from sizing.benchmarks.detect import IMPORTERS, MAX_BYTES
-from sizing.benchmarks.run import METRIC_KEYS
 from sizing.deployment_selectors import deployment_list_for_organisation
 from sizing.estimator.engines import ENGINE_CHOICES
 from sizing.estimator.errors import SizingError, SizingErrorCode

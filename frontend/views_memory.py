@@ -5,7 +5,7 @@ notes. Every read is scoped to the user's organisation (another organisation's i
 benchmarks_app's memory services. The page script (memory.js) draws the timelines.
 
 The backend writes each check's message in English, with a stable `code` and the numbers behind the words in
-`extra` (sizing.benchmarks.health). Here each code has gettext templates built from `extra`, as sizing/finding_text.py
+`extra` (benchmarks_app.results.health). Here each code has gettext templates built from `extra`, as sizing/finding_text.py
 does for findings; a code not known here or an `extra` without a number the words need falls back to the English
 message (marked lang="en" on the page)."""
 
@@ -31,9 +31,9 @@ from django.views import View
 
 from benchmarks_app.memory_services import TEXT_MAX_BYTES, memory_log_delete, memory_log_import
 from benchmarks_app.models import MemoryLog
+from benchmarks_app.results.detect import MAX_BYTES
+from benchmarks_app.results.health import verdict_requirements
 from frontend.forms import OrganisationRowsForm
-from sizing.benchmarks.detect import MAX_BYTES
-from sizing.benchmarks.health import verdict_requirements
 from sizing.deployment_selectors import deployment_list_for_organisation
 from sizing.estimator.errors import SizingError, SizingErrorCode
 from sizing.finding_text import NO_VALUE

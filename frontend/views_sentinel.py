@@ -16,6 +16,8 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views import View
 
+from benchmarks_app.results.detect import MAX_BYTES
+from benchmarks_app.results.sentinel import HOURS_REQUIRED, MAX_INTERVAL_S
 from benchmarks_app.sentinel_models import MemoryHealthReport
 from reports.health_services import (
     health_report_get,
@@ -23,8 +25,6 @@ from reports.health_services import (
     report_language,
     sentinel_import,
 )
-from sizing.benchmarks.detect import MAX_BYTES
-from sizing.benchmarks.sentinel import HOURS_REQUIRED, MAX_INTERVAL_S
 from sizing.deployment_selectors import deployment_get_for_organisation
 from sizing.estimator.errors import SizingError
 from sizing.models import Deployment

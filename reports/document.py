@@ -83,7 +83,7 @@ The content contract (all byte figures are ints in bytes; times are ISO 8601 str
                                               "tolerance_bytes"?: int | None},
                                   # criteria of benchmarks_app.loadtests.scenarios.judge (client_fidelity,
                                   # fault_injected, slo_attainment, error_rate, recovery_time, memory) or checks of
-                                  # sizing.benchmarks.loadverdict; `measured`/`limit` (or `value`) and `extra` are
+                                  # benchmarks_app.results.loadverdict; `measured`/`limit` (or `value`) and `extra` are
                                   # the numbers the words are built from, `detail` the English fallback
                                   "criteria": [{"code": str, "verdict": "pass" | "fail" | "unknown", "detail": str,
                                                 "measured"?: Any, "limit"?: Any, "value"?: Any, "extra"?: {...}}]}],
@@ -748,7 +748,7 @@ def _criterion_name(code: str) -> str:
         "error_rate": gettext("Error rate"),
         "recovery_time": gettext("Time to recover"),
         "memory": gettext("Memory verdict"),
-        # sizing.benchmarks.loadverdict.CheckCode
+        # benchmarks_app.results.loadverdict.CheckCode
         "peak_within_commitment": gettext("Peak within the commitment"),
         "kv_below_full": gettext("KV cache never full"),
         "no_preemption": gettext("No preemption"),
@@ -767,7 +767,7 @@ def _figure(value: Any) -> float | None:
 
 def _criterion_text(criterion: Mapping[str, Any], test_figures: Mapping[str, Any]) -> str | None:
     """A criterion of a load test in the report's language, from its code, its `measured` (or a memory check's
-    `value`) and `limit`, its `extra` numbers (sizing.benchmarks.loadverdict) and the test's figures; None for a code
+    `value`) and `limit`, its `extra` numbers (benchmarks_app.results.loadverdict) and the test's figures; None for a code
     not known here."""
     code, state = str(criterion.get("code")), str(criterion.get("verdict"))
     extra = criterion.get("extra") if isinstance(criterion.get("extra"), Mapping) else {}

@@ -14,12 +14,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from benchmarks_app.results.detect import MAX_BYTES
 from benchmarks_app.sentinel_models import MemoryHealthReport
 from reports.apis import PdfRenderer
 from reports.health_services import health_report_get, health_report_list, sentinel_import
 from reports.models import Report
 from sizing.api_lists import ListApiMixin, list_schema
-from sizing.benchmarks.detect import MAX_BYTES
 from sizing.deployment_selectors import deployment_get_for_organisation
 from sizing.estimator.errors import SizingError, SizingErrorCode
 from sizing.services import organisation_for_user

@@ -1,7 +1,7 @@
 """The 72-hour sentinel's import and its memory health report (issue 20).
 
 `sentinel_import` reads the uploaded file in the request (a file that cannot be imported is a 400 naming the
-problem, nothing stored: see sizing.benchmarks.sentinel for the refusals; a file overlapping an earlier import of the
+problem, nothing stored: see benchmarks_app.results.sentinel for the refusals; a file overlapping an earlier import of the
 same GPUs is refused here) and queues the evaluation; `sentinel_evaluate`, the worker's part
 (reports.tasks.sentinel_health_report_task), judges the criteria, renders the 显存健康报告 / memory health
 report in the report's language, signs it with the organisation's identity and keeps it. `latest_health_report`
@@ -20,9 +20,9 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.db import transaction
 from django.utils import timezone
 
+from benchmarks_app.results.detect import MAX_BYTES, BenchmarkFormatError, decode
+from benchmarks_app.results.sentinel import BreakerRule, SentinelRefusal, evaluate, overlaps, parse_sentinel
 from benchmarks_app.sentinel_models import MemoryHealthReport
-from sizing.benchmarks.detect import MAX_BYTES, BenchmarkFormatError, decode
-from sizing.benchmarks.sentinel import BreakerRule, SentinelRefusal, evaluate, overlaps, parse_sentinel
 from sizing.estimator.errors import SizingError, SizingErrorCode
 from sizing.job_budgets import JobKind, over_budget_error
 from sizing.jobs import job_publish_on_commit
@@ -193,12 +193,12 @@ def sentinel_evaluate(*, report_id: int) -> None:
     """The worker's part: judge, render, sign, keep. Idempotent: a report that is done is left alone; a failure
     marks it failed with the reason (import the file again)."""
     from benchmarks_app.memory_services import thin_series
+    from benchmarks_app.results.sentinel import sentinel_timeline
     from benchmarks_app.sentinel_texts import criteria_in_words
     from reports.evidence import BREAKER_KV
     from reports.health_document import render_health_report_pdf
     from reports.services import signing_identity
     from reports.signing import identity_fingerprint, sign_pdf
-    from sizing.benchmarks.sentinel import sentinel_timeline
 
     claimed = MemoryHealthReport.objects.filter(
         pk=report_id, status__in=(MemoryHealthReport.Status.QUEUED, MemoryHealthReport.Status.RUNNING)

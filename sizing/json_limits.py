@@ -1,5 +1,5 @@
 """The limits on JSON and text that the service reads, and the helpers every reader uses (no Django import: the
-importers under sizing/benchmarks and sizing/fingerprint call them too).
+importers under benchmarks_app/results and sizing/fingerprint call them too).
 
 Python's json module parses nesting recursively: ~1,000 levels (a 2 KB body) raise RecursionError, and code that
 walks the parsed value recursively fails earlier. Depth is therefore checked by an iterative scan before parsing.

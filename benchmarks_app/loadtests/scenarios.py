@@ -75,7 +75,7 @@ from llm_sizing_loadgen.plan import (
 from llm_sizing_loadgen.workload import LengthDistribution, LengthKind, RequestClass, WorkloadProfile, fixed_profile
 
 if TYPE_CHECKING:  # building a plan needs no importer: only judging reads imported runs
-    from sizing.benchmarks.run import ImportedRun, RequestRecord
+    from benchmarks_app.results.run import ImportedRun, RequestRecord
 
 RAMP_S = 10.0  # every suite's clients start evenly over this (the pulse's "within 10 s")
 LONG_TAIL_INPUT_TOKENS = 4096
@@ -87,7 +87,7 @@ ERROR_PAUSE_S = 1.0  # × scale: a client whose request failed waits this long (
 # outage is measured as errors and a recovery time, not turned into a storm of instant failures that swamps the client
 RECOVERY_RUN = 10  # consecutive successes that confirm a recovery
 SLO_KEYS = ("ttft_ms", "tpot_ms", "e2e_ms")
-# sizing.benchmarks.run's RequestStatus and LoadKind values, spelt out for the same reason as the TYPE_CHECKING import
+# benchmarks_app.results.run's RequestStatus and LoadKind values, spelt out for the same reason as the TYPE_CHECKING import
 OK = "ok"
 INCOMPLETE = "incomplete"
 OPEN_LOOP_KINDS = ("rate", "offline")
@@ -378,7 +378,7 @@ def recovery(
     """The time to recover after a fault at `fault_s` (the records' `start_s` clock), over the requests sent in
     [fault_s, until_s) (until_s: the next fault, or None).
 
-    >>> from sizing.benchmarks.run import RequestRecord
+    >>> from benchmarks_app.results.run import RequestRecord
     >>> ok, error = RequestRecord(status="ok"), RequestRecord(status="error")
     >>> sent = [replace(error, start_s=10.0 + i) for i in range(3)]
     >>> sent += [replace(ok, start_s=13.0 + i) for i in range(12)]
@@ -460,7 +460,7 @@ def _good(record: RequestRecord, slo: Mapping[str, float], open_loop: bool) -> b
         if key == "ttft_ms":
             value = record.ttft_sched_ms if open_loop and record.ttft_sched_ms is not None else record.ttft_ms
         elif key == "tpot_ms":
-            from sizing.benchmarks.run import request_tpot_ms  # here, not at the top: see the TYPE_CHECKING import
+            from benchmarks_app.results.run import request_tpot_ms  # here, not at the top: see the TYPE_CHECKING import
 
             value = request_tpot_ms(record)
             if value is None:
@@ -510,7 +510,7 @@ def judge(
     it carries, attainment 0.99 by default). Rules and the time to recover are in the module docstring.
 
     `slo` ({"ttft_ms", "tpot_ms", "e2e_ms"}, each optional, milliseconds) overrides the SLOs the scenario's criteria
-    carry; `memory` is `sizing.benchmarks.loadverdict.load_memory_verdict`'s result (None: not measured);
+    carry; `memory` is `benchmarks_app.results.loadverdict.load_memory_verdict`'s result (None: not measured);
     `fidelity_valid` is the run's client fidelity (None: read from the generator's summary in `run.reported`,
     else unknown).
 
@@ -832,7 +832,7 @@ def _memory_criterion(memory: Mapping[str, Any] | None) -> dict[str, Any]:
     )
 
 
-# the memory verdict's checks (sizing.benchmarks.loadverdict.CheckCode) and the suite's criteria, in words: the
+# the memory verdict's checks (benchmarks_app.results.loadverdict.CheckCode) and the suite's criteria, in words: the
 # English texts name them so, never by code (the codes stay in the JSON for pages and reports to word)
 MEMORY_CHECK_WORDS = {
     "peak_within_commitment": "the GPU memory peak against the commitment",

@@ -64,7 +64,7 @@ def _wait_healthy(url: str, process: subprocess.Popen[bytes]) -> None:
 
 
 def _figures(path: Path) -> dict[str, float | None]:
-    from sizing.benchmarks.detect import import_text
+    from benchmarks_app.results.detect import import_text
 
     _fmt, (run,) = import_text(path.read_text())
     figures: dict[str, float | None] = {}

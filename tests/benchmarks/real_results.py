@@ -24,9 +24,9 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from sizing.benchmarks.detect import BenchmarkFormatError, import_text  # noqa: E402
-from sizing.benchmarks.run import ImportedRun  # noqa: E402
-from sizing.benchmarks.timeline import TimelineRefusal, parse_timeline  # noqa: E402
+from benchmarks_app.results.detect import BenchmarkFormatError, import_text  # noqa: E402
+from benchmarks_app.results.run import ImportedRun  # noqa: E402
+from benchmarks_app.results.timeline import TimelineRefusal, parse_timeline  # noqa: E402
 
 RESULT_DIRS = ("vllm_bench", "sglang_bench", "guidellm", "genai_perf", "aiperf", "llmperf")
 TIMELINE_DIRS = ("nvidia_smi_csv", "prometheus")

@@ -54,6 +54,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from benchmarks_app.results.detect import import_text  # noqa: E402
 from benchmarks_app.simserver.app import create_app  # noqa: E402
 from benchmarks_app.simserver.catalog import catalog_plan, served_max_model_len  # noqa: E402
 from benchmarks_app.simserver.engine import SimEngine, SimRequest  # noqa: E402
@@ -63,7 +64,6 @@ from llm_sizing_loadgen.plan import FaultKind, FaultSpec, MetricsSpec, plan_from
 from llm_sizing_loadgen.result import result_document, result_json  # noqa: E402
 from llm_sizing_loadgen.runner import LoadRunner, Progress, RunOutcome, run_plan  # noqa: E402
 from llm_sizing_loadgen.scrape import MetricsScraper  # noqa: E402
-from sizing.benchmarks.detect import import_text  # noqa: E402
 from sizing.estimator.perf import time_to_first_token_s  # noqa: E402
 from tests.loadgen.streams import FakeServer, ThreadedSseServer, event, send_one  # noqa: E402
 from tests.simserver.helpers import ThreadedServer  # noqa: E402

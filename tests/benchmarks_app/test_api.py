@@ -14,7 +14,7 @@ from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from benchmarks_app.models import BenchmarkFile, BenchmarkRequest, BenchmarkRun
-from sizing.benchmarks.detect import IMPORTERS
+from benchmarks_app.results.detect import IMPORTERS
 from sizing.models import Membership, Organisation, SimulationJob
 from tests.benchmarks_app.vllm_files import vllm_file
 

@@ -20,10 +20,10 @@ from django.urls import reverse
 from django.utils import translation
 
 from benchmarks_app.models import BenchmarkFile, BenchmarkRequest, BenchmarkRun, BenchmarkSeries
+from benchmarks_app.results.analysis import cdf, run_distributions
+from benchmarks_app.results.detect import IMPORTERS
+from benchmarks_app.results.run import RequestRecord
 from frontend.views_benchmarks import benchmark_page_strings, knee_text
-from sizing.benchmarks.analysis import cdf, run_distributions
-from sizing.benchmarks.detect import IMPORTERS
-from sizing.benchmarks.run import RequestRecord
 from sizing.deployment_services import deployment_create
 from sizing.models import Deployment, Gpu, LlmModel, Membership, Organisation
 

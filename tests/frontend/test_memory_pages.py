@@ -19,9 +19,9 @@ from django.utils import translation
 
 from benchmarks_app.memory_services import memory_log_import
 from benchmarks_app.models import MemoryLog
+from benchmarks_app.results.health import health_verdict
+from benchmarks_app.results.timeline import parse_timeline
 from frontend.views_memory import CHECKS, check_text, memory_page_strings
-from sizing.benchmarks.health import health_verdict
-from sizing.benchmarks.timeline import parse_timeline
 from sizing.deployment_services import deployment_create
 from sizing.models import Deployment, Gpu, LlmModel, Membership, Organisation
 from tests.frontend.test_benchmark_pages import _blob, _python_msgids, _template_msgids, make_run

@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from benchmarks_app.results.detect import import_text
 from llm_sizing_loadgen.__main__ import (
     EXIT_CANCELLED,
     EXIT_INVALID,
@@ -37,7 +38,6 @@ from llm_sizing_loadgen.client import RequestResult
 from llm_sizing_loadgen.plan import plan_from_dict
 from llm_sizing_loadgen.runner import LoadRunner, Progress, RunOutcome
 from llm_sizing_loadgen.schemas import plan_schema
-from sizing.benchmarks.detect import import_text
 from tests.loadgen.streams import FakeServer, ThreadedSseServer
 from tests.loadgen.virtual_time import VirtualClock, run_virtual
 

@@ -17,13 +17,13 @@ from typing import Any
 import httpx
 import pytest
 
+from benchmarks_app.results.detect import import_text
 from llm_sizing_loadgen import faults as faults_module
 from llm_sizing_loadgen.client import Status
 from llm_sizing_loadgen.faults import STOP_GRACE_S, FaultEvent, FaultInjector, command_fault
 from llm_sizing_loadgen.plan import FaultKind, FaultSpec, plan_from_dict
 from llm_sizing_loadgen.result import result_document, result_json
 from llm_sizing_loadgen.runner import LoadRunner, RunOutcome, run_points
-from sizing.benchmarks.detect import import_text
 from tests.loadgen.conftest import SIM_GPU, SIM_MODEL, SIM_SERVED_NAME
 from tests.loadgen.streams import FakeServer
 from tests.loadgen.virtual_time import VirtualClock, run_virtual

@@ -1,5 +1,5 @@
 """The result document: hand-checked request entries, the JSON Schema (docs/loadgen-result.schema.json), and the
-round trip through the benchmark importer (`sizing.benchmarks.detect.import_text`). Runs use a fake server on a
+round trip through the benchmark importer (`benchmarks_app.results.detect.import_text`). Runs use a fake server on a
 virtual-time loop (`tests.loadgen.virtual_time`), so their timings are exact. No database."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
+from benchmarks_app.results.detect import import_text
 from llm_sizing_loadgen.client import RequestResult, Status
 from llm_sizing_loadgen.plan import plan_from_dict
 from llm_sizing_loadgen.result import (
@@ -22,7 +23,6 @@ from llm_sizing_loadgen.result import (
     write_result,
 )
 from llm_sizing_loadgen.runner import LoadRunner, RunOutcome
-from sizing.benchmarks.detect import import_text
 from tests.loadgen.streams import MS, FakeServer
 from tests.loadgen.virtual_time import run_virtual
 

@@ -17,6 +17,8 @@ from typing import Any
 import httpx
 import pytest
 
+from benchmarks_app.results import timeline as timeline_module
+from benchmarks_app.results.detect import import_text
 from benchmarks_app.simserver.engine import SimEngine
 from benchmarks_app.simserver.truth import free_port
 from llm_sizing_loadgen import scrape as scrape_module
@@ -26,8 +28,6 @@ from llm_sizing_loadgen.plan import MetricsSpec, PlanError, plan_from_dict
 from llm_sizing_loadgen.result import result_document, result_json
 from llm_sizing_loadgen.runner import LoadRunner, RunOutcome, run_plan, run_points
 from llm_sizing_loadgen.scrape import KEPT_METRICS, MetricsScraper, ScrapeSample, keep_known_lines
-from sizing.benchmarks import timeline as timeline_module
-from sizing.benchmarks.detect import import_text
 from tests.loadgen.conftest import SIM_GPU, SIM_MODEL, SIM_SERVED_NAME
 from tests.loadgen.streams import FakeServer
 from tests.loadgen.virtual_time import VirtualClock, run_virtual

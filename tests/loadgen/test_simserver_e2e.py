@@ -15,6 +15,7 @@ import httpx
 import pytest
 import uvicorn
 
+from benchmarks_app.results.detect import import_text
 from benchmarks_app.simserver.app import CHAT_REPLY_TOKENS, CHAT_TOKENS_PER_MESSAGE, create_app
 from benchmarks_app.simserver.catalog import catalog_plan, served_max_model_len
 from benchmarks_app.simserver.engine import SimEngine
@@ -22,7 +23,6 @@ from llm_sizing_loadgen.client import Status
 from llm_sizing_loadgen.plan import plan_from_dict
 from llm_sizing_loadgen.result import result_document, result_json
 from llm_sizing_loadgen.runner import open_schedule, run_plan
-from sizing.benchmarks.detect import import_text
 
 MODEL = "meta-llama/Meta-Llama-3-8B"
 GPU = "nvidia-h100-sxm-80gb"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from sizing.benchmarks.detect import import_text
+from benchmarks_app.results.detect import import_text
 from tests.loadgen.streams import ThreadedSseServer
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -834,7 +834,7 @@ def test_the_configuration_is_never_wrapped_mid_token(tmp_path: Path) -> None:
     ],
 )
 def test_a_memory_check_is_worded_from_its_extra_numbers(language: str, expected: str) -> None:
-    # given a memory check of sizing.benchmarks.loadverdict with its reason and numbers (its detail in English)
+    # given a memory check of benchmarks_app.results.loadverdict with its reason and numbers (its detail in English)
     content = copy.deepcopy(SAMPLE_CONTENT_ZH if language == "zh-hans" else SAMPLE_CONTENT)
     content["evidence"]["load_tests"][1]["criteria"] = [
         {

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from sizing.benchmarks.sentinel import BreakerRule, evaluate, parse_sentinel
+from benchmarks_app.results.sentinel import BreakerRule, evaluate, parse_sentinel
 
 TOOL = Path(__file__).resolve().parents[2] / "deploy" / "tools" / "memory_sentinel.py"
 START = 1_796_000_000.0

@@ -64,7 +64,7 @@ def test_a_refused_file_shows_the_reason_and_stores_nothing(user, deployment):
 
 
 def test_the_synthetic_command_writes_a_file_the_parser_reads(tmp_path):
-    from sizing.benchmarks.sentinel import parse_sentinel
+    from benchmarks_app.results.sentinel import parse_sentinel
 
     out = tmp_path / "steady.jsonl"
     call_command("sentinel_synthetic", "--hours", "2", "--climb-mib-per-h", "0", "--out", str(out))

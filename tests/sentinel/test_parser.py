@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from sizing.benchmarks.sentinel import (
+from benchmarks_app.results.sentinel import (
     BreakerRule,
     RefusalCode,
     SentinelRefusal,

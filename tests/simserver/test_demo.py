@@ -10,14 +10,14 @@ same run on the real clock (README) passes with more."""
 from __future__ import annotations
 
 from benchmarks_app.loadtests.scenarios import judge, scenario_plan
+from benchmarks_app.results.formats import llm_sizing
+from benchmarks_app.results.loadverdict import load_memory_verdict
+from benchmarks_app.results.run import request_tpot_ms
 from benchmarks_app.simserver.catalog import catalog_plan
 from llm_sizing_loadgen.plan import EndpointSpec, MetricsSpec, RequestSpec
 from llm_sizing_loadgen.result import result_document, result_json
 from llm_sizing_loadgen.runner import run_points
 from llm_sizing_loadgen.workload import fixed_profile
-from sizing.benchmarks.formats import llm_sizing
-from sizing.benchmarks.loadverdict import load_memory_verdict
-from sizing.benchmarks.run import request_tpot_ms
 from sizing.estimator.units import GiB
 from tests.loadgen.virtual_time import run_virtual
 from tests.simserver.inprocess import catalog_engine, inprocess_simulator

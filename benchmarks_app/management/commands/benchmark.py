@@ -14,8 +14,8 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
 
+from benchmarks_app.results.detect import MAX_BYTES
 from benchmarks_app.services import benchmark_file_read, benchmark_import, benchmark_run_summary
-from sizing.benchmarks.detect import MAX_BYTES
 from sizing.deployment_selectors import deployment_get_for_organisation
 from sizing.estimator.errors import SizingError
 from sizing.management.arguments import fail, one_line_parser, positive_int

@@ -28,6 +28,7 @@ from benchmarks_app.loadtests.scenarios import (
     scenario_criteria,
     scenario_plan,
 )
+from benchmarks_app.results.run import ImportedRun, LoadKind, LoadPattern, RequestRecord, RequestStatus
 from llm_sizing_loadgen.plan import (
     EndpointSpec,
     FaultKind,
@@ -39,7 +40,6 @@ from llm_sizing_loadgen.plan import (
     plan_from_dict,
 )
 from llm_sizing_loadgen.workload import LengthKind, sample_profile, workload_sample
-from sizing.benchmarks.run import ImportedRun, LoadKind, LoadPattern, RequestRecord, RequestStatus
 
 ENDPOINT = EndpointSpec(base_url="http://gpu-1:8000", model="llama")
 
@@ -374,10 +374,10 @@ def test_the_spelt_out_statuses_are_the_importers() -> None:
 
 
 def test_plans_are_built_without_sizing_benchmarks_or_django() -> None:
-    # given: a process where sizing.benchmarks and Django cannot be imported (building a plan is pure)
+    # given: a process where benchmarks_app.results and Django cannot be imported (building a plan is pure)
     script = (
         "import sys\n"
-        "sys.modules['sizing.benchmarks'] = None\n"
+        "sys.modules['benchmarks_app.results'] = None\n"
         "sys.modules['django'] = None\n"
         "from llm_sizing_loadgen.plan import EndpointSpec\n"
         "from benchmarks_app.loadtests.scenarios import scenario_plan\n"

@@ -10,8 +10,8 @@ import pytest
 
 from benchmarks_app.loadtests import shard as shard_module
 from benchmarks_app.loadtests.shard import merge_documents, shard_plan
+from benchmarks_app.results.formats import llm_sizing
 from llm_sizing_loadgen.plan import FaultKind, FaultSpec, MetricsSpec, PlanError, plan_from_dict
-from sizing.benchmarks.formats import llm_sizing
 
 BASE = {
     "endpoint": {"base_url": "http://127.0.0.1:8001", "model": "m"},

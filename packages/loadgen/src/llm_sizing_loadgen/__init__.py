@@ -12,7 +12,7 @@ verdicts, merging shards) is `benchmarks_app.loadtests`.
 - `prompts`: deterministic synthetic prompts of about N tokens;
 - `client`: one request, its timings (`t_send`, `t_hdr`, `t_c1..t_cC`, `t_end`) and status;
 - `runner`: closed and open loops, ramp-up, bounds, cancellation, progress and client fidelity;
-- `result`: the result document (`docs/loadgen-result.md`), which `sizing.benchmarks.formats.llm_sizing` imports.
+- `result`: the result document (`docs/loadgen-result.md`), which `benchmarks_app.results.formats.llm_sizing` imports.
 """
 
 from __future__ import annotations

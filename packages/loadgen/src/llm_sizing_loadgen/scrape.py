@@ -16,7 +16,7 @@ seen. Each scrape becomes a `ScrapeSample`:
 
 The scraper runs in the run's event loop; a scrape costs one small HTTP exchange and a line filter (well under a
 millisecond for a large exposition), so it does not disturb the requests' timings. Parsing the scrapes into a
-timeline happens later, in the importer (`sizing.benchmarks.timeline.parse_scrape_records`). No Django here: this
+timeline happens later, in the importer (`benchmarks_app.results.timeline.parse_scrape_records`). No Django here: this
 module ships in the load generator's wheel.
 
 >>> keep_known_lines('# HELP vllm:num_requests_running x\\nvllm:num_requests_running{engine="0"} 3\\nother 1\\n')
@@ -41,7 +41,7 @@ logger = logging.getLogger(__name__)
 MAX_SCRAPE_TIMEOUT_S = 5.0  # a scrape that takes longer tells nothing the next one will not
 ERROR_BODY_CHARS = 200  # of a non-200 answer, kept in the error
 
-# Every metric name `sizing.benchmarks.timeline` reads from a Prometheus exposition (a test keeps the two in step;
+# Every metric name `benchmarks_app.results.timeline` reads from a Prometheus exposition (a test keeps the two in step;
 # the timeline module is not imported here because the wheel ships without it).
 KEPT_METRICS: frozenset[str] = frozenset(
     {
