@@ -1,4 +1,4 @@
-"""This app's part of the job reaper (sizing.jobs.jobs_reap, on Celery beat every minute): benchmark uploads whose
+"""This app's part of the job reaper (sizing.kernel.jobs.jobs_reap, on Celery beat every minute): benchmark uploads whose
 per-request records no worker stored, and load tests whose workers stopped beating. Registered in
 BenchmarksAppConfig.ready."""
 
@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from benchmarks_app.loadtest_services import loadtest_reap
 from benchmarks_app.models import BenchmarkRun
-from sizing.jobs import job_lost_error, job_run_budget_s
+from benchmarks_app.services.loadtests import loadtest_reap
+from sizing.kernel.jobs import job_lost_error, job_run_budget_s
 
 
 def benchmark_jobs_reap(now: datetime, queued_before: datetime, queue_s: float) -> dict[str, int]:

@@ -2,11 +2,11 @@
 
 from celery import shared_task
 
-from benchmarks_app.loadtest_services import loadtest_reap, loadtest_shard_run
-from benchmarks_app.services import benchmark_requests_store
-from sizing.job_budgets import TIME_BUDGETS, JobKind, time_budget
+from benchmarks_app.services.loadtests import loadtest_reap, loadtest_shard_run
+from benchmarks_app.services.runs import benchmark_requests_store
+from sizing.kernel.job_budgets import TIME_BUDGETS, JobKind, time_budget
 
-# Each task runs within its kind's time budget (sizing.job_budgets); the services catch SoftTimeLimitExceeded and end
+# Each task runs within its kind's time budget (sizing.kernel.job_budgets); the services catch SoftTimeLimitExceeded and end
 # their rows failed with "stopped: over its time budget of N s"
 
 

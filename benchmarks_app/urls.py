@@ -1,6 +1,15 @@
 from django.urls import path
 
-from benchmarks_app.apis import (
+from benchmarks_app.apis.endpoints import EndpointDetailApi, EndpointListApi
+from benchmarks_app.apis.loadtests import (
+    LoadTestCancelApi,
+    LoadTestDefaultsApi,
+    LoadTestDetailApi,
+    LoadTestListApi,
+    LoadTestPlanApi,
+)
+from benchmarks_app.apis.memory_logs import MemoryLogDetailApi, MemoryLogListApi
+from benchmarks_app.apis.runs import (
     BenchmarkCalibrateApi,
     BenchmarkRunAnalysisApi,
     BenchmarkRunDetailApi,
@@ -9,15 +18,6 @@ from benchmarks_app.apis import (
     BenchmarkRunListApi,
     BenchmarkSeriesDetailApi,
 )
-from benchmarks_app.endpoint_apis import EndpointDetailApi, EndpointListApi
-from benchmarks_app.loadtest_apis import (
-    LoadTestCancelApi,
-    LoadTestDefaultsApi,
-    LoadTestDetailApi,
-    LoadTestListApi,
-    LoadTestPlanApi,
-)
-from benchmarks_app.memory_apis import MemoryLogDetailApi, MemoryLogListApi
 
 app_name = "benchmarks"
 

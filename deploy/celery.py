@@ -4,7 +4,7 @@ import os
 
 from celery import Celery
 
-from sizing.observability import celery_signals_connect
+from sizing.kernel.observability import celery_signals_connect
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "deploy.settings.base")
 

@@ -45,7 +45,7 @@ pids+=($!)
 "$PY" -m celery -A deploy worker --loglevel=INFO --queues=loadtests --pool=threads --concurrency=4 \
     -n "loadtests@%h" >"$VAR/worker-loadtests.log" 2>&1 &
 pids+=($!)
-# beat: the periodic reaper, so a lost worker's job ends failed even when nobody reads it (sizing/jobs.py)
+# beat: the periodic reaper, so a lost worker's job ends failed even when nobody reads it (sizing/kernel/jobs.py)
 "$PY" -m celery -A deploy beat --loglevel=INFO --schedule="$VAR/celerybeat-schedule" --pidfile= \
     >"$VAR/beat.log" 2>&1 &
 pids+=($!)

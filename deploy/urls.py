@@ -4,9 +4,9 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from sizing.apis import HealthApi
-from sizing.health import healthz, readyz
-from sizing.observability import metrics_view
+from sizing.apis.estimates import HealthApi
+from sizing.kernel.health import healthz, readyz
+from sizing.kernel.observability import metrics_view
 
 urlpatterns = [
     path("health/", HealthApi.as_view(), name="health"),
@@ -31,5 +31,5 @@ urlpatterns = [
     path("", include("frontend.urls")),
 ]
 
-handler404 = "sizing.api_errors.not_found"  # JSON in the error shape under /api/, Django's pages elsewhere
-handler500 = "sizing.api_errors.server_error"
+handler404 = "sizing.kernel.api_errors.not_found"  # JSON in the error shape under /api/, Django's pages elsewhere
+handler500 = "sizing.kernel.api_errors.server_error"

@@ -8,11 +8,11 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext as _
 
-from sizing.deployment_selectors import deployment_get_for_organisation
 from sizing.estimator.errors import SizingError
 from sizing.estimator.versions import parse_version, resolve_engine_version
 from sizing.models import Organisation
-from sizing.selectors import gpu_get, model_get_for_organisation
+from sizing.selectors.deployments import deployment_get_for_organisation
+from sizing.selectors.estimates import gpu_get, model_get_for_organisation
 
 
 class OrganisationRowsForm(forms.Form):

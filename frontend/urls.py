@@ -1,24 +1,24 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from frontend.views import (
-    BootLogPageView,
-    ColocatedPageView,
-    PerformancePageView,
-    SizingPageView,
-    WorkloadsPageView,
-)
-from frontend.views_accounts import ApiKeyPageView, ApiKeyRevokeView, UserEditView, UserListPageView
-from frontend.views_benchmarks import (
+from frontend.views.accounts import ApiKeyPageView, ApiKeyRevokeView, UserEditView, UserListPageView
+from frontend.views.benchmarks import (
     BenchmarkComparePageView,
     BenchmarkDeleteView,
     BenchmarkDetailPageView,
     BenchmarkListPageView,
     BenchmarkSeriesPageView,
 )
-from frontend.views_customers import CustomerDetailPageView, CustomerListPageView
-from frontend.views_endpoints import EndpointDeleteView, EndpointEditPageView, EndpointListPageView
-from frontend.views_fingerprints import (
+from frontend.views.customers import CustomerDetailPageView, CustomerListPageView
+from frontend.views.endpoints import EndpointDeleteView, EndpointEditPageView, EndpointListPageView
+from frontend.views.estimates import (
+    BootLogPageView,
+    ColocatedPageView,
+    PerformancePageView,
+    SizingPageView,
+    WorkloadsPageView,
+)
+from frontend.views.fingerprints import (
     DeploymentDeleteView,
     DeploymentDetailPageView,
     DeploymentHostMergeView,
@@ -29,15 +29,15 @@ from frontend.views_fingerprints import (
     FingerprintDetailPageView,
     FingerprintDiffPageView,
 )
-from frontend.views_loadtests import (
+from frontend.views.loadtests import (
     LoadTestCancelView,
     LoadTestDeleteView,
     LoadTestDetailPageView,
     LoadTestListPageView,
 )
-from frontend.views_memory import MemoryLogDeleteView, MemoryLogDetailPageView, MemoryLogListPageView
-from frontend.views_quotes import QuotePageView
-from frontend.views_reports import (
+from frontend.views.memory_logs import MemoryLogDeleteView, MemoryLogDetailPageView, MemoryLogListPageView
+from frontend.views.quotes import QuotePageView
+from frontend.views.reports import (
     ReportDetailPageView,
     ReportListPageView,
     ReportVerifyPageView,
@@ -45,7 +45,7 @@ from frontend.views_reports import (
     ReportVersionNewView,
     ReportWaiverView,
 )
-from frontend.views_sentinel import DeploymentSentinelPageView, HealthReportPdfView
+from frontend.views.sentinel import DeploymentSentinelPageView, HealthReportPdfView
 
 app_name = "frontend"
 

@@ -10,6 +10,6 @@ class ReportsConfig(AppConfig):
 
     def ready(self) -> None:
         from reports.reapers import report_jobs_reap
-        from sizing.jobs import reaper_register
+        from sizing.kernel.jobs import reaper_register
 
         reaper_register(report_jobs_reap)  # beat's job reaper ends lost drafts, signings and health reports too

@@ -44,7 +44,7 @@ def _scenario_states(deployment: Deployment) -> dict[str, str]:
 def _monitoring_state(deployment: Deployment) -> str:
     """The newest memory health report of a sentinel when there is one, else the newest memory log: done on a pass,
     failed on a fail, missing when none or it is too short to judge."""
-    from reports.health_services import latest_health_report
+    from reports.services.health_reports import latest_health_report
 
     health = latest_health_report(deployment)
     if health is not None:
@@ -57,7 +57,7 @@ def _monitoring_state(deployment: Deployment) -> str:
 def commitment_checklist(deployment: Deployment) -> list[dict[str, Any]]:
     """The evidence a signed commitment needs, in order: [{code, state, done, text}], the text in the active
     language; state is done, failed (the evidence is there and says no) or missing."""
-    from sizing.deployment_selectors import chosen_machines
+    from sizing.selectors.deployments import chosen_machines
 
     scenarios = _scenario_states(deployment)
     items = [

@@ -38,7 +38,7 @@ The content contract (all byte figures are ints in bytes; times are ISO 8601 str
                | {"measured": True, "host": str, "captured_at": ISO,
                   "gpus": [{"index": int, "name": str, "memory_bytes": int}], "driver": str | None,
                   "cuda": str | None, "findings": [{"code": str, "severity": "error" | "warning" | "info",
-                  "text": str, "extra"?: {...}}]},  # `extra`: the numbers sizing.finding_text words it from
+                  "text": str, "extra"?: {...}}]},  # `extra`: the numbers sizing.texts.findings words it from
      "machines"?: [{"host": str, "version": int,  # the deployment's chosen machines, each with its fingerprint
                     "captured_at": ISO,             # version (issue 20); when present, section 1 shows all of them
                     "gpus": [{"index": int, "name": str, "memory_bytes": int, "uuid": str | None}],  # instead of
@@ -130,7 +130,7 @@ from weasyprint.urls import URLFetcher
 
 from reports.charts import memory_bill_svg, percent_text
 from sizing.estimator.units import GB, GiB
-from sizing.finding_text import finding_text
+from sizing.texts.findings import finding_text
 
 REPORT_SECTIONS: tuple[str, ...] = (
     "title",

@@ -37,7 +37,6 @@ from django.utils.translation import gettext as _
 from benchmarks_app.models import LoadTest, MemoryLog
 from llm_sizing_loadgen.workload import profile_from_dict
 from reports.models import Report
-from sizing.deployment_services import deployment_release, estimate_parameters, fingerprint_report
 from sizing.estimator.confidence import (
     PROBABILITY,
     Measurement,
@@ -47,10 +46,11 @@ from sizing.estimator.confidence import (
 )
 from sizing.estimator.errors import SizingError
 from sizing.estimator.versions import parse_version
-from sizing.finding_text import finding_text
 from sizing.models import Deployment
-from sizing.services import estimate_report, json_safe
-from sizing.simulation_services import simulation_plan, simulation_run
+from sizing.services.deployments import deployment_release, estimate_parameters, fingerprint_report
+from sizing.services.estimates import estimate_report, json_safe
+from sizing.services.simulations import simulation_plan, simulation_run
+from sizing.texts.findings import finding_text
 
 RESERVING_ENGINES = ("vllm", "sglang", "trtllm")
 GIB = 1024**3
@@ -86,7 +86,7 @@ def _iso(value: Any) -> str | None:
 
 def _machines(deployment: Deployment, language: str) -> list[dict[str, Any]]:
     """The deployment's chosen machines (each a host with one fingerprint version), never "the latest upload"."""
-    from sizing.deployment_selectors import chosen_machines, fingerprint_versions
+    from sizing.selectors.deployments import chosen_machines, fingerprint_versions
 
     machines = []
     with override(language):
@@ -229,7 +229,7 @@ def _overflow(
 
 def _mean_tokens_per_request(deployment: Deployment) -> float | None:
     """Mean input + output tokens per request of the deployment's workload (classes weighted by their shares), the
-    rule the load tests' peak concurrency uses (benchmarks_app.loadtest_services.tokens_per_request)."""
+    rule the load tests' peak concurrency uses (benchmarks_app.services.loadtests.tokens_per_request)."""
     if deployment.workload is None:
         return None
     profile = profile_from_dict(deployment.workload.profile)
@@ -568,8 +568,8 @@ class _Checklist:
 
 
 def _contradictions(deployment: Deployment) -> list[dict[str, Any]]:
-    from sizing.deployment_selectors import chosen_machines
-    from sizing.machine_checks import machine_contradictions
+    from sizing.selectors.deployments import chosen_machines
+    from sizing.services.machine_checks import machine_contradictions
 
     return machine_contradictions(deployment, chosen_machines(deployment))
 
@@ -636,8 +636,8 @@ def _monitoring_state(monitoring: dict[str, Any] | None, health: dict[str, Any] 
 
 
 def _health(deployment: Deployment) -> dict[str, Any] | None:
-    """The newest memory health report of the deployment's 72-hour sentinel (reports.health_services)."""
-    from reports.health_services import latest_health_report
+    """The newest memory health report of the deployment's 72-hour sentinel (reports.services.health_reports)."""
+    from reports.services.health_reports import latest_health_report
 
     report = latest_health_report(deployment)
     if report is None:

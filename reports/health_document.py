@@ -1,9 +1,9 @@
 """The memory health report (显存健康报告) of a 72-hour sentinel as a document: from its content dict to HTML and to
 PDF bytes with WeasyPrint, offline (every URL fetch refused), A4 with page numbers, in the report's language.
-The criteria's titles and sentences come already in that language (benchmarks_app.sentinel_texts); the fixed labels
+The criteria's titles and sentences come already in that language (benchmarks_app.texts.sentinel); the fixed labels
 are translated here. Numbers carry units: GiB to 2 decimals, seconds to 1 decimal, hours to 1 decimal.
 
-The content (reports.health_services._content):
+The content (reports.services.health_reports._content):
 
     {"language": "en" | "zh-hans", "report": {"id": int, "created_at": ISO},
      "organisation": {"name": str}, "customer": {"name": str}, "deployment": {"id": int, "name": str},
@@ -30,7 +30,7 @@ from django.utils.translation import gettext, override
 from weasyprint import HTML
 from weasyprint.urls import URLFetcher
 
-from benchmarks_app.sentinel_texts import moment
+from benchmarks_app.texts.sentinel import moment
 from reports.charts import PALETTE
 from sizing.estimator.units import GiB, format_bytes
 

@@ -1,13 +1,13 @@
-"""This app's part of the job reaper (sizing.jobs.jobs_reap, on Celery beat every minute): signings and drafts of
+"""This app's part of the job reaper (sizing.kernel.jobs.jobs_reap, on Celery beat every minute): signings and drafts of
 report versions no worker ended, and memory health reports no worker judged. Registered in ReportsConfig.ready."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from benchmarks_app.sentinel_models import MemoryHealthReport
+from benchmarks_app.models.memory_health import MemoryHealthReport
 from reports.models import ReportVersion
-from sizing.jobs import job_lost_error, job_run_budget_s
+from sizing.kernel.jobs import job_lost_error, job_run_budget_s
 
 
 def report_jobs_reap(now: datetime, queued_before: datetime, queue_s: float) -> dict[str, int]:

@@ -2,12 +2,12 @@
 
 from celery import shared_task
 
-from reports.health_services import sentinel_evaluate
-from reports.services import version_draft, version_sign
-from sizing.job_budgets import TIME_BUDGETS, JobKind, time_budget
+from reports.services.health_reports import sentinel_evaluate
+from reports.services.reports import version_draft, version_sign
+from sizing.kernel.job_budgets import TIME_BUDGETS, JobKind, time_budget
 
 
-# within its time budget (sizing.job_budgets): past it the version stays approved with "stopped: over its time budget"
+# within its time budget (sizing.kernel.job_budgets): past it the version stays approved with "stopped: over its time budget"
 @shared_task(
     acks_late=True, reject_on_worker_lost=True, queue="reports", **TIME_BUDGETS[JobKind.REPORT_SIGN].task_options()
 )

@@ -1,6 +1,7 @@
 from django.urls import path
 
-from reports.apis import (
+from reports.apis.health_reports import HealthReportDetailApi, HealthReportListApi, HealthReportPdfApi
+from reports.apis.reports import (
     ReportDetailApi,
     ReportListApi,
     ReportPdfApi,
@@ -13,7 +14,6 @@ from reports.apis import (
     ReportVersionWaiverDetailApi,
     ReportVersionWaiverListApi,
 )
-from reports.health_apis import HealthReportDetailApi, HealthReportListApi, HealthReportPdfApi
 
 app_name = "reports"
 

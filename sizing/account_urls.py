@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from sizing.account_apis import ApiKeyDetailApi, ApiKeyListApi, MeApi
+from sizing.apis.accounts import ApiKeyDetailApi, ApiKeyListApi, MeApi
 
 app_name = "accounts"
 urlpatterns = [

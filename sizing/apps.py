@@ -10,6 +10,6 @@ class SizingConfig(AppConfig):
     def ready(self) -> None:
         from django.urls import register_converter
 
-        from sizing.url_converters import DatabaseIdConverter
+        from sizing.kernel.url_converters import DatabaseIdConverter
 
         register_converter(DatabaseIdConverter, "id")  # before any URLconf is read: every <id:...> in the URLs

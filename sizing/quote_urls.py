@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from sizing.quote_apis import QuoteDetailApi, QuoteListApi
+from sizing.apis.quotes import QuoteDetailApi, QuoteListApi
 
 app_name = "quotes"
 urlpatterns = [

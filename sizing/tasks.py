@@ -1,15 +1,15 @@
-"""Thin Celery tasks: load by id, call a service. Each runs within its kind's time budget (sizing.job_budgets): past
+"""Thin Celery tasks: load by id, call a service. Each runs within its kind's time budget (sizing.kernel.job_budgets): past
 the soft limit the task stops and its row ends failed with "stopped: over its time budget of N s"."""
 
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.utils import timezone
 
-from sizing.job_budgets import TIME_BUDGETS, JobKind, over_budget_error, time_budget
-from sizing.jobs import jobs_reap
+from sizing.kernel.job_budgets import TIME_BUDGETS, JobKind, over_budget_error, time_budget
+from sizing.kernel.jobs import jobs_reap
 from sizing.models import Estimate, SimulationJob
-from sizing.services import estimate_compute
-from sizing.simulation_services import simulation_job_run, simulation_search_part
+from sizing.services.estimates import estimate_compute
+from sizing.services.simulations import simulation_job_run, simulation_search_part
 
 
 def _estimate_over_budget(estimate_id: int) -> None:

@@ -1,6 +1,13 @@
 from django.urls import path
 
-from sizing.apis import (
+from sizing.apis.deployments import (
+    DeploymentDetailApi,
+    DeploymentListApi,
+    FingerprintDetailApi,
+    FingerprintDiffApi,
+    FingerprintListApi,
+)
+from sizing.apis.estimates import (
     BootLogCompareApi,
     CalibrationListApi,
     EstimateColocatedApi,
@@ -12,17 +19,10 @@ from sizing.apis import (
     ModelCheckpointApi,
     ModelListApi,
 )
-from sizing.deployment_apis import (
-    DeploymentDetailApi,
-    DeploymentListApi,
-    FingerprintDetailApi,
-    FingerprintDiffApi,
-    FingerprintListApi,
-)
-from sizing.fingerprint_apis import FingerprintParseApi, FingerprintProbeApi
-from sizing.machine_apis import DeploymentHostListApi, DeploymentHostMergeApi, DeploymentMachinesApi
-from sizing.simulation_apis import PerfCalibrationListApi, SimulationDetailApi, SimulationListApi
-from sizing.workload_apis import (
+from sizing.apis.fingerprints import FingerprintParseApi, FingerprintProbeApi
+from sizing.apis.machines import DeploymentHostListApi, DeploymentHostMergeApi, DeploymentMachinesApi
+from sizing.apis.simulations import PerfCalibrationListApi, SimulationDetailApi, SimulationListApi
+from sizing.apis.workloads import (
     WorkloadPreviewApi,
     WorkloadProfileDetailApi,
     WorkloadProfileImportApi,

@@ -11,7 +11,7 @@ from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
 from sizing.models import Membership, Organisation
-from sizing.services import catalog_load
+from sizing.services.estimates import catalog_load
 
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's loop runs beside the live server
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchmarks_app.results.run import FormatRefusal, ImportedRun
-from sizing.json_limits import JSON_MAX_DEPTH, json_depth_exceeds, nul_path, text_encoding
-from sizing.json_limits import loads as bounded_loads
+from sizing.kernel.json_limits import JSON_MAX_DEPTH, json_depth_exceeds, nul_path, text_encoding
+from sizing.kernel.json_limits import loads as bounded_loads
 
 MAX_BYTES = 50 * 1024 * 1024  # the API's upload limit; a 100,000-request vLLM file with details is ~40 MB
 

@@ -100,7 +100,7 @@ from benchmarks_app.results.timeline import (
     parse_time,
 )
 from sizing.estimator.units import format_bytes
-from sizing.json_limits import loads as bounded_loads
+from sizing.kernel.json_limits import loads as bounded_loads
 
 GIB = 1 << 30
 

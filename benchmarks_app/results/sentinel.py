@@ -1,6 +1,6 @@
 """The 72-hour sentinel's file (deploy/tools/memory_sentinel.py, format "memory-sentinel/1") read into frozen
 dataclasses, and the memory health criteria judged on it (issue 20). Pure Python, no Django; the service
-(reports.health_services) stores the file and the result, and renders the signed report.
+(reports.services.health_reports) stores the file and the result, and renders the signed report.
 
 Reading (`parse_sentinel`) refuses, with a `SentinelRefusal` whose `code` is stable and whose `message` says what to
 do: an empty file (``empty``); a file another tool wrote, or with no header line (``foreign_file``); a format version
@@ -934,7 +934,7 @@ def evaluate(
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# A small file for doctests and unit tests (the synthetic 72-hour file lives in benchmarks_app.sentinel_synthetic)
+# A small file for doctests and unit tests (the synthetic 72-hour file lives in benchmarks_app.services.sentinel_synthetic)
 
 
 def sample_file_text(*, hours: float, interval_s: float, start_s: float = 1_796_000_000.0) -> str:

@@ -77,7 +77,7 @@ from enum import StrEnum
 from typing import Any
 
 from benchmarks_app.results.run import FormatRefusal
-from sizing.json_limits import loads as bounded_loads
+from sizing.kernel.json_limits import loads as bounded_loads
 
 MIB = 1_048_576  # bytes in a MiB: nvidia-smi and DCGM report memory in MiB
 GB = 1_000_000_000  # bytes in a GB: AIPerf converts DCGM's MiB to decimal GB (MiB × 1.048576e-3)

@@ -35,7 +35,7 @@ def _secret_key() -> str:
 SECRET_KEY = _secret_key()
 DEBUG = env.bool("DEBUG", default=False)
 # with DEBUG, a 500 page shows the signed-in user a traceback: connection URLs and their passwords masked there too
-DEFAULT_EXCEPTION_REPORTER_FILTER = "sizing.error_reports.ConnectionSafeExceptionReporterFilter"
+DEFAULT_EXCEPTION_REPORTER_FILTER = "sizing.kernel.error_reports.ConnectionSafeExceptionReporterFilter"
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
@@ -59,9 +59,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    "sizing.observability.RequestIdMiddleware",  # X-Request-ID in, out and on every log line (issue 10)
-    "sizing.observability.RequestMetricsMiddleware",  # request counts and latency by route name, one log line each
-    "sizing.api_errors.ApiErrorPageMiddleware",  # under /api/, Django's HTML error pages (DEBUG's too) as JSON
+    "sizing.kernel.observability.RequestIdMiddleware",  # X-Request-ID in, out and on every log line (issue 10)
+    "sizing.kernel.observability.RequestMetricsMiddleware",  # request counts and latency by route name, one log line each
+    "sizing.kernel.api_errors.ApiErrorPageMiddleware",  # under /api/, Django's HTML error pages (DEBUG's too) as JSON
     "csp.middleware.CSPMiddleware",  # Content-Security-Policy on every response (CONTENT_SECURITY_POLICY below)
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -69,13 +69,13 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "sizing.request_limits.NulCharacterMiddleware",  # 400 for NUL in a path, query or form field (issue 19)
-    "sizing.access.RoleAccessMiddleware",  # pages: the route's policy against the user's role (sizing/access.py)
+    "sizing.kernel.request_limits.NulCharacterMiddleware",  # 400 for NUL in a path, query or form field (issue 19)
+    "sizing.kernel.access.RoleAccessMiddleware",  # pages: the route's policy against the user's role (sizing/kernel/access.py)
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # innermost but for axes (which has no process_exception), so that its process_exception is asked first: a job
-    # the broker refused answers 503 (sizing/jobs.py)
-    "sizing.jobs.JobQueueUnavailableMiddleware",
+    # the broker refused answers 503 (sizing/kernel/jobs.py)
+    "sizing.kernel.jobs.JobQueueUnavailableMiddleware",
     "axes.middleware.AxesMiddleware",  # last, as django-axes asks: turns a locked-out sign-in into the lockout page
 ]
 
@@ -210,24 +210,24 @@ SIZING_SEARCH_CHUNK = env.int("SIZING_SEARCH_CHUNK", default=50)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "sizing.apikeys.ApiKeyAuthentication",  # Authorization: Bearer <key> (per-user keys, stored hashed)
+        "sizing.kernel.apikeys.ApiKeyAuthentication",  # Authorization: Bearer <key> (per-user keys, stored hashed)
         "rest_framework.authentication.SessionAuthentication",
         # authenticates nobody: counts what the two above did not authenticate against the anonymous rate
-        "sizing.apikeys.AnonymousThrottleAuthentication",
+        "sizing.kernel.apikeys.AnonymousThrottleAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["sizing.access.RoleAccess"],
-    # JSON bodies: size and depth limits, NUL refused (limits in sizing/json_limits.py); forms and uploads as DRF's
+    "DEFAULT_PERMISSION_CLASSES": ["sizing.kernel.access.RoleAccess"],
+    # JSON bodies: size and depth limits, NUL refused (limits in sizing/kernel/json_limits.py); forms and uploads as DRF's
     "DEFAULT_PARSER_CLASSES": [
-        "sizing.request_limits.LimitedJSONParser",
+        "sizing.kernel.request_limits.LimitedJSONParser",
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
     # per user over all of the user's API keys, per user for a browser session, and per client address for
     # anonymous and refused-key requests (counted while authenticating); `SIZING_THROTTLE_*` change the rates
     "DEFAULT_THROTTLE_CLASSES": [
-        "sizing.apikeys.ApiKeyRateThrottle",
-        "sizing.apikeys.ApiKeyBurstThrottle",
-        "sizing.apikeys.SessionThrottle",
+        "sizing.kernel.apikeys.ApiKeyRateThrottle",
+        "sizing.kernel.apikeys.ApiKeyBurstThrottle",
+        "sizing.kernel.apikeys.SessionThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
         "sustained": env.str("SIZING_THROTTLE_SUSTAINED", default="3000/hour"),
@@ -235,8 +235,8 @@ REST_FRAMEWORK = {
         "session": env.str("SIZING_THROTTLE_SESSION", default="1200/min"),
         "anonymous": env.str("SIZING_THROTTLE_ANONYMOUS", default="300/min"),
     },
-    "DEFAULT_SCHEMA_CLASS": "sizing.api_errors.ApiAutoSchema",  # the error answers documented on every operation
-    "EXCEPTION_HANDLER": "sizing.api_errors.api_exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "sizing.kernel.api_errors.ApiAutoSchema",  # the error answers documented on every operation
+    "EXCEPTION_HANDLER": "sizing.kernel.api_errors.api_exception_handler",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
 }
@@ -245,13 +245,13 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Memory bills, catalogs and estimates for private LLM deployments. Bytes everywhere.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
-    # row ids in paths (sizing/url_converters.py): up to 18 digits, within the database's 64-bit integers
+    # row ids in paths (sizing/kernel/url_converters.py): up to 18 digits, within the database's 64-bit integers
     "PATH_CONVERTER_OVERRIDES": {"id": {"type": "integer", "minimum": 0, "maximum": 999_999_999_999_999_999}},
     "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],  # the schema is public; every operation is not
     "SERVE_AUTHENTICATION": [],
     # the ways to sign in (AnonymousThrottleAuthentication signs nobody in: not a security scheme)
     "AUTHENTICATION_WHITELIST": [
-        "sizing.apikeys.ApiKeyAuthentication",
+        "sizing.kernel.apikeys.ApiKeyAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "SWAGGER_UI_DIST": "SIDECAR",
@@ -324,7 +324,7 @@ LOADTEST_QUEUE_TIMEOUT_S = env.float("LOADTEST_QUEUE_TIMEOUT_S", default=3600.0)
 JOB_QUEUE_TIMEOUT_S = env.float("JOB_QUEUE_TIMEOUT_S", default=3600.0)
 JOB_RUN_TIMEOUT_S = env.float("JOB_RUN_TIMEOUT_S", default=6 * 3600.0)
 # Celery beat (`make run`, compose's and Kubernetes' beat): lost load-test workers are noticed, and stuck jobs of every
-# kind ended, even when nobody reads them (sizing/jobs.py). A run that would overlap the next is dropped (expires).
+# kind ended, even when nobody reads them (sizing/kernel/jobs.py). A run that would overlap the next is dropped (expires).
 CELERY_BEAT_SCHEDULE = {
     "loadtest-reap": {
         "task": "benchmarks_app.tasks.loadtest_reap_task",
@@ -336,7 +336,7 @@ CELERY_BEAT_SCHEDULE = {
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 
-# Observability (issue 10): /healthz, /readyz, /metrics (sizing/health.py, sizing/observability.py)
+# Observability (issue 10): /healthz, /readyz, /metrics (sizing/kernel/health.py, sizing/kernel/observability.py)
 # - LOG_FORMAT: "text" (readable lines, the local default) or "json" (one JSON object a line, python-json-logger;
 #   the production default in deploy/settings/production.py). Every line has the request id (X-Request-ID, which
 #   follows a job into the worker) and, when known, user_id, organisation_id, task_id and task_name. One line per
@@ -360,10 +360,10 @@ def logging_settings(log_format: str) -> dict:
     return {
         "version": 1,
         "disable_existing_loggers": False,
-        "filters": {"context": {"()": "sizing.observability.RequestContextFilter"}},
+        "filters": {"context": {"()": "sizing.kernel.observability.RequestContextFilter"}},
         "formatters": {
-            "text": {"()": "sizing.observability.TextLogFormatter"},
-            "json": {"()": "sizing.observability.JsonLogFormatter"},
+            "text": {"()": "sizing.kernel.observability.TextLogFormatter"},
+            "json": {"()": "sizing.kernel.observability.JsonLogFormatter"},
         },
         "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["context"], "formatter": log_format}},
         "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
@@ -390,6 +390,6 @@ SIZING_SIMULATOR_GPU = env.str("SIZING_SIMULATOR_GPU", default="nvidia-l4-24gb")
 # Inference endpoints' API keys are stored encrypted (Fernet) with a key derived (HKDF-SHA256) from
 # SIZING_SECRETS_KEY, or from SECRET_KEY when it is unset (so a one-command start works). Changing the material makes
 # the stored keys unreadable: put the old material in SIZING_SECRETS_KEY_FALLBACKS (comma-separated) and run
-# `python manage.py endpoint_keys_rotate` (see benchmarks_app/endpoint_secrets.py).
+# `python manage.py endpoint_keys_rotate` (see benchmarks_app/kernel/endpoint_secrets.py).
 SIZING_SECRETS_KEY = env.str("SIZING_SECRETS_KEY", default="")
 SIZING_SECRETS_KEY_FALLBACKS = env.list("SIZING_SECRETS_KEY_FALLBACKS", default=[])

@@ -1,4 +1,4 @@
-"""Pages show only the links and buttons the user's role allows (sizing/access.py decides; the server refuses
+"""Pages show only the links and buttons the user's role allows (sizing/kernel/access.py decides; the server refuses
 the rest anyway).
 
     {% load access %}
@@ -10,7 +10,7 @@ from typing import Any
 
 from django import template
 
-from sizing.access import may_name
+from sizing.kernel.access import may_name
 
 register = template.Library()
 

@@ -29,7 +29,7 @@ from sizing.fingerprint.parsers import (
     parse_rocm_smi_json,
     parse_rocm_smi_text,
 )
-from sizing.json_limits import loads as bounded_loads
+from sizing.kernel.json_limits import loads as bounded_loads
 
 MAX_INPUT_BYTES = 4 * 1024 * 1024  # the largest real -q -x for 8 GPUs with processes is well under 1 MiB
 

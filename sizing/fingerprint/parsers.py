@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sizing.fingerprint.errors import FingerprintError, FingerprintErrorCode
-from sizing.json_limits import loads as bounded_loads
+from sizing.kernel.json_limits import loads as bounded_loads
 
 MIB_BYTES = 1024 * 1024  # nvidia-smi's "MiB"
 KIB_BYTES = 1024

@@ -1,6 +1,6 @@
 """Contradictions between a deployment's plan and the machines chosen for it: what the plan claims (the catalog GPU,
 GPUs per server, TP, whole cards) against what each machine's fingerprint measured. Pure Python, plain dicts in and
-out; `sizing.machine_checks` words them in the active language for the report and the pages.
+out; `sizing.services.machine_checks` words them in the active language for the report and the pages.
 
 `plan`: {"gpu_name": the catalog name ("NVIDIA H800 SXM5 80GB"), "gpu_form_factor": the catalog's ("SXM5", "PCIe",
 "NVL", "OAM"), "gpu_memory_bytes": the catalog card's memory as the driver reports it (`Gpu.memory_bytes`),

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from sizing.fingerprint.errors import FingerprintError, FingerprintErrorCode
-from sizing.json_limits import loads as bounded_loads
+from sizing.kernel.json_limits import loads as bounded_loads
 
 PROBE_MARK = "llm-sizing gpu_probe"
 # entries the parsers read (the rest, CPU/RAM/cgroups/packages, are kept as facts beside the GPUs)

@@ -18,7 +18,7 @@ from sizing.estimator.formats import WEIGHT_FORMAT_CHOICES
 from sizing.estimator.launch import ENGINE_MODES, ENV_TOGGLES, INSTALLS, USAGE_CONTEXTS
 from sizing.estimator.versions import ACCEPTED_FORM, resolve_engine_version
 from sizing.models import Gpu, LlmModel
-from sizing.selectors import gpu_get, model_get_for_organisation
+from sizing.selectors.estimates import gpu_get, model_get_for_organisation
 
 
 def fail(command: str, message: str) -> NoReturn:

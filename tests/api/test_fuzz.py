@@ -29,14 +29,14 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from benchmarks_app.endpoint_services import endpoint_create
+from benchmarks_app.services.endpoints import endpoint_create
 from llm_sizing_loadgen.workload import profile_to_dict, sample_profile
-from reports.services import report_create
-from sizing.apikeys import api_key_create
-from sizing.deployment_services import deployment_create
+from reports.services.reports import report_create
+from sizing.kernel.apikeys import api_key_create
 from sizing.models import Membership, Organisation
-from sizing.selectors import gpu_get, model_get_for_organisation
-from sizing.workload_services import workload_profile_create
+from sizing.selectors.estimates import gpu_get, model_get_for_organisation
+from sizing.services.deployments import deployment_create
+from sizing.services.workloads import workload_profile_create
 
 POSITIVE_EXAMPLES = 12  # per operation, valid by the schema
 NEGATIVE_EXAMPLES = 4  # per operation, invalid by the schema (must be a 4xx, never a 5xx)
@@ -195,7 +195,7 @@ def test_nul_deep_and_oversized_input_is_refused_by_every_operation(
     JSON_MAX_BODY_BYTES (413) for every operation; never a 5xx."""
     from django.test import Client
 
-    from sizing.json_limits import JSON_MAX_BODY_BYTES
+    from sizing.kernel.json_limits import JSON_MAX_BODY_BYTES
 
     # given
     client = Client(HTTP_AUTHORIZATION=f"Bearer {seeded['key']}")

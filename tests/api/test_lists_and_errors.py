@@ -7,10 +7,10 @@ import pytest
 from rest_framework.test import APIClient
 from rest_framework.throttling import SimpleRateThrottle
 
-from reports.services import report_create
-from sizing.deployment_services import deployment_create
+from reports.services.reports import report_create
 from sizing.models import Deployment
-from sizing.selectors import gpu_get
+from sizing.selectors.estimates import gpu_get
+from sizing.services.deployments import deployment_create
 
 LISTS = [
     "/api/v1/gpus/",
@@ -110,7 +110,7 @@ def test_a_crash_under_the_api_is_a_json_500(api_client: APIClient, monkeypatch:
     def crash() -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("sizing.apis.gpu_list", crash)
+    monkeypatch.setattr("sizing.apis.estimates.gpu_list", crash)
     api_client.raise_request_exception = False
     response = api_client.get("/api/v1/gpus/")
     assert response.status_code == 500

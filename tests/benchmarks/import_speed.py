@@ -55,9 +55,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(requests: int) -> int:
     from benchmarks_app.models import BenchmarkRequest
-    from benchmarks_app.services import benchmark_import, benchmark_requests_store
+    from benchmarks_app.services.runs import benchmark_import, benchmark_requests_store
     from sizing.models import Gpu, Membership, Organisation
-    from sizing.services import catalog_load
+    from sizing.services.estimates import catalog_load
     from tests.benchmarks_app.vllm_files import vllm_file
 
     catalog_load()

@@ -227,7 +227,7 @@ def test_goodput_of_an_open_loop_holds_ttft_from_the_scheduled_send(
 ):
     # given: our generator's open-loop run; inside the window: TTFTs 100.0/120.0/200.0 ms (scheduled-send 100.4,
     # 120.3, 200.2), an HTTP error, a timeout, and one request cut by the end of the run
-    path = Path(__file__).resolve().parents[1] / "sizing" / "benchmarks" / "fixtures" / "llm_sizing"
+    path = Path(__file__).resolve().parents[1] / "benchmarks_app" / "results" / "fixtures" / "llm_sizing"
     with django_capture_on_commit_callbacks(execute=True):
         run = _upload(api_client, "open.json", (path / "open_loop_window.json").read_bytes()).json()[0]
 

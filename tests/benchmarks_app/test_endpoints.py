@@ -15,14 +15,14 @@ from django.test import Client, override_settings
 from django.views.debug import ExceptionReporter
 from rest_framework.test import APIClient
 
-from benchmarks_app import endpoint_secrets
-from benchmarks_app.endpoint_secrets import SecretUnreadable, derived_key, secret_decrypt, secret_encrypt
-from benchmarks_app.endpoint_services import endpoint_api_key, endpoint_create, endpoint_keys_rotate
+from benchmarks_app.kernel import endpoint_secrets
+from benchmarks_app.kernel.endpoint_secrets import SecretUnreadable, derived_key, secret_decrypt, secret_encrypt
 from benchmarks_app.models import Endpoint
-from sizing.access import may_name
+from benchmarks_app.services.endpoints import endpoint_api_key, endpoint_create, endpoint_keys_rotate
 from sizing.estimator.errors import SizingError
+from sizing.kernel.access import may_name
 from sizing.models import Membership, Organisation
-from sizing.services import demo_setup
+from sizing.services.estimates import demo_setup
 
 pytestmark = pytest.mark.django_db
 

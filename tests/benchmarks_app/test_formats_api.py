@@ -10,7 +10,7 @@ import pytest
 
 from benchmarks_app.models import BenchmarkFile, BenchmarkRun
 
-FIXTURES = Path(__file__).resolve().parents[1] / "sizing" / "benchmarks" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "benchmarks_app" / "results" / "fixtures"
 
 GOOD = [  # (fixture, tool, runs in the file, successful requests of the first run)
     ("vllm/bench_serve_detailed.json", "vllm", 1, 6),

@@ -15,9 +15,9 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from benchmarks_app.endpoint_secrets import secret_encrypt
-from benchmarks_app.loadtest_services import loadtest_reap
+from benchmarks_app.kernel.endpoint_secrets import secret_encrypt
 from benchmarks_app.models import BenchmarkRequest, BenchmarkRun, Endpoint, LoadTest, LoadTestShard
+from benchmarks_app.services.loadtests import loadtest_reap
 from benchmarks_app.simserver.app import create_app
 from benchmarks_app.simserver.catalog import catalog_plan
 from benchmarks_app.simserver.engine import SimEngine
@@ -104,7 +104,7 @@ def test_a_failure_test_on_a_real_endpoint_needs_its_failure_command(api_client,
     _nothing_saved()
     vllm_endpoint.failure_command = ["kubectl", "delete", "pod", "vllm-0"]
     vllm_endpoint.save()
-    from benchmarks_app.loadtest_services import loadtest_plan
+    from benchmarks_app.services.loadtests import loadtest_plan
 
     plan = loadtest_plan(
         organisation=vllm_endpoint.organisation,

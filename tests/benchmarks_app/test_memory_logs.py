@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 
 from benchmarks_app.models import MemoryLog
 
-TIMELINE = Path(__file__).resolve().parents[1] / "sizing" / "benchmarks" / "fixtures" / "timeline"
+TIMELINE = Path(__file__).resolve().parents[1] / "benchmarks_app" / "results" / "fixtures" / "timeline"
 MIB = 2**20
 COMMITTED_GIB = 75_000 * MIB / 2**30  # 73.2421875 GiB: the commitment the health tests use
 

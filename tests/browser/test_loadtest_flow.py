@@ -22,8 +22,8 @@ from benchmarks_app.simserver.app import create_app
 from benchmarks_app.simserver.catalog import catalog_plan
 from benchmarks_app.simserver.engine import SimEngine
 from deploy.celery import app as celery_app
-from sizing.deployment_services import deployment_create
 from sizing.models import Deployment, Gpu, LlmModel, Membership, Organisation
+from sizing.services.deployments import deployment_create
 from tests.browser.helpers import sign_in
 from tests.simserver.helpers import ThreadedServer
 

@@ -13,7 +13,7 @@ from tests.browser.helpers import sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-TIMELINE = Path(__file__).resolve().parents[1] / "sizing" / "benchmarks" / "fixtures" / "timeline"
+TIMELINE = Path(__file__).resolve().parents[1] / "benchmarks_app" / "results" / "fixtures" / "timeline"
 HEALTHY = TIMELINE / "healthy_2gpu_72h.csv"
 
 

@@ -23,8 +23,8 @@ from playwright.sync_api import Page, expect
 from benchmarks_app.models import LoadTest
 from deploy.celery import app as celery_app
 from reports.models import Report
-from sizing.deployment_services import Upload, fingerprint_upload
 from sizing.models import Deployment, Fingerprint, Gpu, LlmModel, Membership, Organisation
+from sizing.services.deployments import Upload, fingerprint_upload
 
 pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from sizing.workload_services import workload_sample_load
+from sizing.services.workloads import workload_sample_load
 from tests.browser.helpers import sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -23,9 +23,9 @@ from benchmarks_app.models import BenchmarkFile, BenchmarkRequest, BenchmarkRun,
 from benchmarks_app.results.analysis import cdf, run_distributions
 from benchmarks_app.results.detect import IMPORTERS
 from benchmarks_app.results.run import RequestRecord
-from frontend.views_benchmarks import benchmark_page_strings, knee_text
-from sizing.deployment_services import deployment_create
+from frontend.views.benchmarks import benchmark_page_strings, knee_text
 from sizing.models import Deployment, Gpu, LlmModel, Membership, Organisation
+from sizing.services.deployments import deployment_create
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = ROOT / "frontend" / "templates" / "frontend"
@@ -308,7 +308,7 @@ def test_an_empty_file_is_refused_with_its_reason(signed_in: Client) -> None:
 
 def test_an_upload_over_the_limit_is_refused_by_its_size(signed_in: Client, monkeypatch: pytest.MonkeyPatch) -> None:
     # given a limit of 100 bytes
-    monkeypatch.setattr("frontend.views_benchmarks.MAX_BYTES", 100)
+    monkeypatch.setattr("frontend.views.benchmarks.MAX_BYTES", 100)
 
     # when
     response = signed_in.post(reverse("frontend:benchmarks"), {"file": SimpleUploadedFile("big.json", vllm_file())})
@@ -848,7 +848,7 @@ def _python_msgids(path: Path) -> set[str]:
 def test_every_string_of_the_benchmark_pages_is_in_the_chinese_catalog() -> None:
     # given the templates' strings and those of the view module
     text = "".join((TEMPLATES / name).read_text() for name in PAGE_TEMPLATES)
-    msgids = _template_msgids(text) | _python_msgids(ROOT / "frontend" / "views_benchmarks.py")
+    msgids = _template_msgids(text) | _python_msgids(ROOT / "frontend" / "views" / "benchmarks.py")
     catalog: dict[str, polib.POEntry] = {}
     for entry in polib.pofile(str(Path(settings.LOCALE_PATHS[0]) / "zh_Hans" / "LC_MESSAGES" / "django.po")):
         catalog[entry.msgid] = entry

@@ -15,8 +15,8 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import translation
 
-from benchmarks_app.endpoint_services import endpoint_api_key, endpoint_create
 from benchmarks_app.models import Endpoint
+from benchmarks_app.services.endpoints import endpoint_api_key, endpoint_create
 from sizing.models import Membership, Organisation
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -278,7 +278,7 @@ def test_every_string_of_the_endpoints_page_is_in_the_chinese_catalog():
     msgids = set(re.findall(r'{% translate "([^"]+)" %}', text)) | set(re.findall(r"{% translate '([^']+)' %}", text))
     for body in re.findall(r"{% blocktranslate with [^%]*%}(.*?){% endblocktranslate %}", text, re.S):
         msgids.add(re.sub(r"{{ (\w+) }}", r"%(\1)s", body))
-    source = (ROOT / "frontend" / "views_endpoints.py").read_text()
+    source = (ROOT / "frontend" / "views" / "endpoints.py").read_text()
     msgids |= {re.sub(r'"\s*\n\s*"', "", found) for found in re.findall(r'_\("((?:[^"\\]|"\s*\n\s*")+)"\)', source)}
     with translation.override("en"):
         msgids |= {str(label) for _value, label in Endpoint.Kind.choices} - {"vLLM", "SGLang", "TGI", "TensorRT-LLM"}

@@ -18,11 +18,11 @@ from django.test import Client, override_settings
 from django.urls import reverse
 from django.utils import translation
 
-from frontend.views_fingerprints import link_kind_class, topology_graph
-from sizing.deployment_services import Upload, deployment_create, fingerprint_report, fingerprint_upload
-from sizing.finding_text import change_text, change_value, diff_summary, finding_text
+from frontend.views.fingerprints import link_kind_class, topology_graph
 from sizing.fingerprint.diff import fingerprint_diff
 from sizing.models import Deployment, Fingerprint, Gpu, LlmModel, Membership, Organisation
+from sizing.services.deployments import Upload, deployment_create, fingerprint_report, fingerprint_upload
+from sizing.texts.findings import change_text, change_value, diff_summary, finding_text
 from tests.sizing.fingerprint.fixture_files import fixture_text
 
 ROOT = Path(__file__).resolve().parents[2]

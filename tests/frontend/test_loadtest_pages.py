@@ -19,11 +19,11 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import translation
 
-from benchmarks_app.loadtest_services import loadtest_create
 from benchmarks_app.models import BenchmarkRun, Endpoint, LoadTest, LoadTestShard
-from frontend.views_loadtests import loadtest_page_strings
-from sizing.deployment_services import deployment_create
+from benchmarks_app.services.loadtests import loadtest_create
+from frontend.views.loadtests import loadtest_page_strings
 from sizing.models import Deployment, Gpu, LlmModel, Membership, Organisation
+from sizing.services.deployments import deployment_create
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = ROOT / "frontend" / "templates" / "frontend"
@@ -686,7 +686,7 @@ def test_every_string_of_the_load_test_pages_is_in_the_chinese_catalog() -> None
         "base.html",
     )
     msgids = _template_msgids("".join((TEMPLATES / name).read_text() for name in names))
-    for module in ("views_loadtests.py", "views_benchmarks.py", "views_endpoints.py"):
+    for module in ("views/loadtests.py", "views/benchmarks.py", "views/endpoints.py"):
         msgids |= _python_msgids(ROOT / "frontend" / module)
     with translation.override("en"):
         msgids |= {

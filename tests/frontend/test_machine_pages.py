@@ -9,8 +9,8 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
 
-from sizing.deployment_services import Upload, deployment_create, fingerprint_upload
 from sizing.models import Deployment, DeploymentMachine, Fingerprint, Gpu, LlmModel, Membership, Organisation
+from sizing.services.deployments import Upload, deployment_create, fingerprint_upload
 from tests.frontend.test_fingerprint_pages import XML, probe_file
 from tests.sizing.fingerprint.fixture_files import fixture_text
 

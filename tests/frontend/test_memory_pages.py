@@ -17,19 +17,19 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import translation
 
-from benchmarks_app.memory_services import memory_log_import
 from benchmarks_app.models import MemoryLog
 from benchmarks_app.results.health import health_verdict
 from benchmarks_app.results.timeline import parse_timeline
-from frontend.views_memory import CHECKS, check_text, memory_page_strings
-from sizing.deployment_services import deployment_create
+from benchmarks_app.services.memory_logs import memory_log_import
+from frontend.views.memory_logs import CHECKS, check_text, memory_page_strings
 from sizing.models import Deployment, Gpu, LlmModel, Membership, Organisation
+from sizing.services.deployments import deployment_create
 from tests.frontend.test_benchmark_pages import _blob, _python_msgids, _template_msgids, make_run
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = ROOT / "frontend" / "templates" / "frontend"
 STATIC = ROOT / "frontend" / "static" / "frontend"
-TIMELINE = ROOT / "tests" / "sizing" / "benchmarks" / "fixtures" / "timeline"
+TIMELINE = ROOT / "tests" / "benchmarks_app" / "results" / "fixtures" / "timeline"
 MIB = 2**20
 COMMITTED_GIB = "73.2421875"  # 75,000 MiB: the commitment the health tests use
 SMI_COMMAND = (
@@ -351,7 +351,7 @@ def test_a_bad_breaker_log_is_refused_under_its_field(signed_in: Client) -> None
 
 def test_an_upload_over_the_limit_is_refused_by_its_size(signed_in: Client, monkeypatch: pytest.MonkeyPatch) -> None:
     # given a limit of 100 bytes
-    monkeypatch.setattr("frontend.views_memory.MAX_BYTES", 100)
+    monkeypatch.setattr("frontend.views.memory_logs.MAX_BYTES", 100)
 
     # when
     response = upload(signed_in, "healthy_2gpu_72h.csv")
@@ -563,7 +563,7 @@ def test_every_string_the_script_reads_is_in_the_blob() -> None:
 def test_every_string_of_the_memory_pages_is_in_the_chinese_catalog() -> None:
     # given the templates' strings and those of the view module
     text = "".join((TEMPLATES / name).read_text() for name in PAGE_TEMPLATES)
-    msgids = _template_msgids(text) | _python_msgids(ROOT / "frontend" / "views_memory.py")
+    msgids = _template_msgids(text) | _python_msgids(ROOT / "frontend" / "views" / "memory_logs.py")
     catalog: dict[str, polib.POEntry] = {}
     for entry in polib.pofile(str(Path(settings.LOCALE_PATHS[0]) / "zh_Hans" / "LC_MESSAGES" / "django.po")):
         catalog[entry.msgid] = entry

@@ -14,10 +14,10 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import translation
 
-from frontend.views import bootlog_page_strings, colocated_page_strings, sizing_page_strings
+from frontend.views.estimates import bootlog_page_strings, colocated_page_strings, sizing_page_strings
 from sizing.estimator.engines import ENGINE_CHOICES, Allocation
 from sizing.models import LlmModel
-from sizing.services import SOLVER_TARGETS
+from sizing.services.estimates import SOLVER_TARGETS
 
 STATIC = Path(__file__).resolve().parents[2] / "frontend" / "static" / "frontend"
 

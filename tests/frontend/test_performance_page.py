@@ -15,10 +15,10 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import translation
 
-from frontend.views import performance_page_strings
+from frontend.views.estimates import performance_page_strings
 from sizing.estimator.engines import ENGINE_CHOICES
 from sizing.models import Organisation
-from sizing.workload_services import workload_profile_create
+from sizing.services.workloads import workload_profile_create
 
 ROOT = Path(__file__).resolve().parents[2]
 STATIC = ROOT / "frontend" / "static" / "frontend"

@@ -15,7 +15,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import translation
 
-from frontend.views_quotes import quote_page_strings
+from frontend.views.quotes import quote_page_strings
 from sizing.models import Gpu, Membership
 
 ROOT = Path(__file__).resolve().parents[2]

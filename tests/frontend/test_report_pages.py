@@ -24,9 +24,9 @@ from django.urls import reverse
 from django.utils import translation
 
 from deploy.celery import app as celery_app
-from frontend.views_reports import report_page_strings
+from frontend.views.reports import report_page_strings
 from reports.models import Report, ReportAuditEvent, ReportVersion
-from reports.services import report_create, version_draft, waiver_decide, waiver_request
+from reports.services.reports import report_create, version_draft, waiver_decide, waiver_request
 from sizing.models import Deployment, Gpu, LlmModel, Membership, Organisation
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -681,7 +681,7 @@ def test_every_string_of_the_report_pages_is_in_the_chinese_catalog() -> None:
     # given the templates' strings, those of the view module and the models' choices
     names = ("reports.html", "report_detail.html", "report_verify.html", "deployment_detail.html", "base.html")
     msgids = _template_msgids("".join((TEMPLATES / name).read_text() for name in names))
-    msgids |= _python_msgids(ROOT / "frontend" / "views_reports.py")
+    msgids |= _python_msgids(ROOT / "frontend" / "views" / "reports.py")
     with translation.override("en"):
         msgids |= {
             str(label)

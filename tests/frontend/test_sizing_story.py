@@ -16,7 +16,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import translation
 
-from frontend.views import sizing_page_strings
+from frontend.views.estimates import sizing_page_strings
 from sizing.estimator.version_choices import VLLM_RELEASES, latest_vllm_release
 from sizing.models import Gpu
 

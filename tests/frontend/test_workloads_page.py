@@ -15,9 +15,9 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import translation
 
-from frontend.views import workloads_page_strings
+from frontend.views.estimates import workloads_page_strings
 from sizing.models import Organisation, WorkloadProfile
-from sizing.workload_services import workload_profile_create, workload_sample_load
+from sizing.services.workloads import workload_profile_create, workload_sample_load
 
 ROOT = Path(__file__).resolve().parents[2]
 STATIC = ROOT / "frontend" / "static" / "frontend"

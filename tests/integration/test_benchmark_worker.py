@@ -14,7 +14,7 @@ from rest_framework.test import APIClient
 from benchmarks_app.models import BenchmarkRequest
 from deploy.celery import app as celery_app
 from sizing.models import Membership, Organisation
-from sizing.services import catalog_load
+from sizing.services.estimates import catalog_load
 from tests.benchmarks_app.vllm_files import vllm_file
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]

@@ -21,7 +21,7 @@ from benchmarks_app.models import BenchmarkRun, Endpoint, LoadTest, LoadTestShar
 from deploy.celery import app as celery_app
 from reports.models import Report, ReportVersion
 from sizing.models import Deployment, Estimate, Gpu, LlmModel, Membership, Organisation, SimulationJob
-from sizing.services import catalog_load
+from sizing.services.estimates import catalog_load
 from tests.benchmarks_app.vllm_files import vllm_file
 
 pytestmark = [pytest.mark.django_db(transaction=True)]

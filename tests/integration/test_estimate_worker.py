@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 
 from deploy.celery import app as celery_app
 from sizing.models import Estimate, Membership, Organisation
-from sizing.services import catalog_load
+from sizing.services.estimates import catalog_load
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
 

@@ -28,7 +28,7 @@ from rest_framework.test import APIClient
 from benchmarks_app.models import BenchmarkRequest, Endpoint
 from benchmarks_app.simserver.truth import free_port
 from sizing.models import Membership, Organisation
-from sizing.services import catalog_load
+from sizing.services.estimates import catalog_load
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
 

@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 
 from deploy.celery import app as celery_app
 from sizing.models import Membership, Organisation, SimulationJob, SimulationJobPart
-from sizing.services import catalog_load
+from sizing.services.estimates import catalog_load
 from sizing.tasks import simulation_job_run_task
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]

@@ -18,7 +18,7 @@ from django.db.migrations.recorder import MigrationRecorder
 from django.db.utils import OperationalError
 from django.test import Client, override_settings
 
-from sizing import health
+from sizing.kernel import health
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -21,15 +21,15 @@ from django.test import Client, RequestFactory, override_settings
 from rest_framework.test import APIClient
 
 from deploy.celery import app as celery_app
-from sizing.apikeys import api_key_create
-from sizing.models import Membership
-from sizing.observability import (
+from sizing.kernel.apikeys import api_key_create
+from sizing.kernel.observability import (
     JsonLogFormatter,
     RequestContextFilter,
     RequestIdMiddleware,
     TextLogFormatter,
     current_request_id,
 )
+from sizing.models import Membership
 
 HEX_ID = re.compile(r"[0-9a-f]{32}")
 PROBE_QUEUE = "observability-test"  # a queue of this test's own: no other worker takes its message
@@ -145,8 +145,8 @@ def test_logging_is_configured_with_the_filter_and_the_chosen_format(settings):
     assert settings.LOG_FORMAT == "text"  # the local default
     assert settings.MIDDLEWARE[:3] == [
         "django.middleware.security.SecurityMiddleware",
-        "sizing.observability.RequestIdMiddleware",
-        "sizing.observability.RequestMetricsMiddleware",
+        "sizing.kernel.observability.RequestIdMiddleware",
+        "sizing.kernel.observability.RequestMetricsMiddleware",
     ]
     from django.core.exceptions import ImproperlyConfigured
 

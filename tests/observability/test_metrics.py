@@ -20,8 +20,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from benchmarks_app.models import LoadTest
 from benchmarks_app.simserver.truth import free_port
 from benchmarks_app.tasks import loadtest_reap_task
-from sizing import observability
-from sizing.observability import broker_connection
+from sizing.kernel import observability
+from sizing.kernel.observability import broker_connection
 from sizing.tasks import estimate_compute_task
 
 ROOT = Path(__file__).resolve().parents[2]

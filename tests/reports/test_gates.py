@@ -13,7 +13,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from reports.models import ChecklistWaiver, Report, ReportAuditEvent, ReportVersion
-from reports.services import content_with_decisions
+from reports.services.reports import content_with_decisions
 from sizing.models import Deployment, Membership, Organisation
 
 pytestmark = pytest.mark.django_db

@@ -12,7 +12,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.management import CommandError, call_command
 
 from reports.models import Report, ReportVersion
-from reports.services import report_verify, signing_identity, trusted_certificates
+from reports.services.reports import report_verify, signing_identity, trusted_certificates
 from reports.signing import identity_certificate_pem, pdf_sha256, sign_pdf
 from sizing.models import Deployment, Gpu, LlmModel
 

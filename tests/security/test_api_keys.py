@@ -13,7 +13,7 @@ from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from sizing.apikeys import ApiKeyBurstThrottle, SessionThrottle, api_key_authenticate, api_key_create
+from sizing.kernel.apikeys import ApiKeyBurstThrottle, SessionThrottle, api_key_authenticate, api_key_create
 from sizing.models import ApiKey, Membership
 from tests.security.test_isolation import _organisation_objects, _values, routes
 

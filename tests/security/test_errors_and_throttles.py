@@ -15,7 +15,7 @@ from django.utils import timezone
 from django.views.debug import ExceptionReporter
 from rest_framework.test import APIClient
 
-from sizing.apikeys import AnonymousThrottle, ApiKeyBurstThrottle, api_key_create
+from sizing.kernel.apikeys import AnonymousThrottle, ApiKeyBurstThrottle, api_key_create
 from sizing.models import ApiKey, Deployment, Fingerprint, Membership, Organisation
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,7 +57,7 @@ def test_a_crash_under_the_api_is_a_json_500_without_a_traceback_with_debug_on(a
     def crash() -> None:
         raise RuntimeError(f"cannot reach {BROKER_URL}")
 
-    monkeypatch.setattr("sizing.apis.gpu_list", crash)
+    monkeypatch.setattr("sizing.apis.estimates.gpu_list", crash)
     api_client.raise_request_exception = False
     # when
     response = api_client.get("/api/v1/gpus/")
@@ -279,9 +279,9 @@ def test_another_organisations_fingerprint_is_refused_by_the_boot_log_comparison
 
 def test_a_reports_pdf_is_served_to_a_client_that_accepts_only_pdf(api_client, user, catalog):
     # given a report of a deployment (its first version, a draft)
-    from reports.services import report_create, version_draft
-    from sizing.deployment_services import deployment_create
-    from sizing.selectors import gpu_get, model_get_for_organisation
+    from reports.services.reports import report_create, version_draft
+    from sizing.selectors.estimates import gpu_get, model_get_for_organisation
+    from sizing.services.deployments import deployment_create
 
     organisation = user.membership.organisation
     deployment = deployment_create(

@@ -15,11 +15,11 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from benchmarks_app.models import BenchmarkRun, MemoryLog
-from sizing.json_limits import JSON_MAX_BODY_BYTES, JSON_MAX_DEPTH, json_depth_exceeds, loads, nul_path
+from sizing.kernel.json_limits import JSON_MAX_BODY_BYTES, JSON_MAX_DEPTH, json_depth_exceeds, loads, nul_path
 from sizing.models import LlmModel, Membership, Organisation
 from tests.benchmarks_app.vllm_files import vllm_file
 
-TIMELINE = Path(__file__).resolve().parents[1] / "sizing" / "benchmarks" / "fixtures" / "timeline"
+TIMELINE = Path(__file__).resolve().parents[1] / "benchmarks_app" / "results" / "fixtures" / "timeline"
 DEEP_927 = "[" * 927 + "]" * 927  # the body: 1.9 KB, 927 levels
 
 
@@ -121,7 +121,7 @@ def test_a_json_body_without_a_content_length_is_read_no_further_than_the_limit(
             Endless.read_bytes += size
             return size
 
-    from sizing.request_limits import BodyTooLarge, LimitedJSONParser
+    from sizing.kernel.request_limits import BodyTooLarge, LimitedJSONParser
 
     # when / then
     with pytest.raises(BodyTooLarge) as error:

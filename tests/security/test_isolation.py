@@ -1,7 +1,7 @@
 """Every URL pattern and API route, walked: anonymous requests are refused (except the public ones), a user of
 organisation A gets 404 for every object of organisation B by id in every verb the route takes (and B's rows do
 not change), a sales user gets 403 on every write and on the engineering evidence, and every route has an access
-policy (sizing/access.py). The routes are read from the URL resolver, so a new route is walked without editing
+policy (sizing/kernel/access.py). The routes are read from the URL resolver, so a new route is walked without editing
 this file; a new kind of id in a URL fails `test_every_object_route_is_walked` until it is added to OBJECT_IDS."""
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils import timezone
 
-from benchmarks_app.endpoint_secrets import secret_encrypt
+from benchmarks_app.kernel.endpoint_secrets import secret_encrypt
 from benchmarks_app.models import BenchmarkRun, BenchmarkSeries, Endpoint, LoadTest, MemoryLog
 from reports.models import Report
-from reports.services import report_create
-from sizing.access import POLICIES, PUBLIC_NAMES, SALES, policy_for
-from sizing.apikeys import api_key_create
+from reports.services.reports import report_create
+from sizing.kernel.access import POLICIES, PUBLIC_NAMES, SALES, policy_for
+from sizing.kernel.apikeys import api_key_create
 from sizing.models import (
     ApiKey,
     Deployment,
@@ -35,7 +35,7 @@ from sizing.models import (
     SimulationJob,
     WorkloadProfile,
 )
-from sizing.quote_services import quote_create
+from sizing.services.quotes import quote_create
 
 VERBS = ("get", "post", "put", "patch", "delete")
 WRITE_VERBS = ("post", "put", "patch", "delete")

@@ -7,7 +7,7 @@ import functools
 
 import pytest
 
-from benchmarks_app.sentinel_synthetic import synthetic_sentinel_text
+from benchmarks_app.services.sentinel_synthetic import synthetic_sentinel_text
 from deploy.celery import app as celery_app
 from sizing.models import Deployment
 

@@ -13,9 +13,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
-from benchmarks_app.sentinel_models import MemoryHealthReport
-from reports.health_services import latest_health_report
-from reports.services import trusted_certificates
+from benchmarks_app.models.memory_health import MemoryHealthReport
+from reports.services.health_reports import latest_health_report
+from reports.services.reports import trusted_certificates
 from reports.signing import verify_pdf
 from sizing.models import Membership, Organisation
 from tests.sentinel.conftest import synthetic

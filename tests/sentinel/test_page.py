@@ -10,7 +10,7 @@ import io
 from django.core.management import call_command
 from django.test import Client
 
-from benchmarks_app.sentinel_models import MemoryHealthReport
+from benchmarks_app.models.memory_health import MemoryHealthReport
 from tests.sentinel.conftest import synthetic
 
 

@@ -6,7 +6,7 @@ from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
 from sizing.models import Calibration, Estimate, Gpu, LlmModel, Membership, Organisation
-from sizing.services import estimate_compute
+from sizing.services.estimates import estimate_compute
 from tests.sizing.test_api_calibration import VLLM_PROFILE_LOG
 
 BOOTLOG = "/api/v1/bootlogs/compare"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sizing.models import Estimate, Gpu, LlmModel
-from sizing.services import estimate_compute
+from sizing.services.estimates import estimate_compute
 
 QUICK = "/api/v1/estimates/quick"
 
@@ -151,7 +151,7 @@ def test_a_defect_during_a_saved_estimate_is_stored_not_raised(catalog, organisa
     def broken(**_kwargs):
         raise ZeroDivisionError
 
-    monkeypatch.setattr("sizing.services.estimate_report", broken)
+    monkeypatch.setattr("sizing.services.estimates.estimate_report", broken)
     # when
     done = estimate_compute(estimate_id=estimate.pk)
     # then

@@ -13,7 +13,7 @@ from django.test import override_settings
 from rest_framework.test import APIClient
 
 from sizing.models import Fingerprint, Membership, Organisation
-from sizing.simulation_services import simulation_job_run
+from sizing.services.simulations import simulation_job_run
 from tests.sizing.fingerprint.fixture_files import fixture_text
 
 MIB = 2**20

@@ -14,10 +14,10 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone, translation
 from rest_framework.test import APIClient
 
-from sizing.deployment_selectors import chosen_machines, fingerprint_versions
-from sizing.fingerprint_services import fingerprint_from_texts
-from sizing.machine_checks import machine_contradictions
 from sizing.models import Deployment, DeploymentMachine, Fingerprint, Gpu, Membership, Organisation
+from sizing.selectors.deployments import chosen_machines, fingerprint_versions
+from sizing.services.fingerprints import fingerprint_from_texts
+from sizing.services.machine_checks import machine_contradictions
 from tests.sizing.fingerprint.fixture_files import fixture_text
 
 SCENARIOS = Path(__file__).resolve().parent / "fingerprint" / "scenarios"

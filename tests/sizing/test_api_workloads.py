@@ -11,8 +11,8 @@ from rest_framework.test import APIClient
 
 from llm_sizing_loadgen.workload import profile_to_dict, sample_profile
 from sizing.models import Membership, Organisation, WorkloadProfile
-from sizing.services import catalog_load
-from sizing.workload_services import workload_sample_load
+from sizing.services.estimates import catalog_load
+from sizing.services.workloads import workload_sample_load
 
 LIST = "/api/v1/workloads/"
 IMPORT = "/api/v1/workloads/import"

@@ -12,7 +12,7 @@ import pytest
 
 from sizing.estimator.hardware import GpuSpec
 from sizing.models import Gpu
-from sizing.services import catalog_load, gpu_spec
+from sizing.services.estimates import catalog_load, gpu_spec
 
 GPUS_JSON = Path(__file__).resolve().parents[2] / "sizing" / "catalog_data" / "gpus.json"
 GPUS = json.loads(GPUS_JSON.read_text(encoding="utf-8"))

@@ -12,11 +12,11 @@ import pytest
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
-from sizing import job_budgets
-from sizing.job_budgets import RUNNING_JOBS_MAX, SIMULATED_TOKENS_MAX, JobKind, TimeBudget
+from sizing.kernel import job_budgets
+from sizing.kernel.job_budgets import RUNNING_JOBS_MAX, SIMULATED_TOKENS_MAX, JobKind, TimeBudget
 from sizing.models import Membership, Organisation, SimulationJob
-from sizing.quote_services import quote_create
-from sizing.simulation_services import simulation_job_run
+from sizing.services.quotes import quote_create
+from sizing.services.simulations import simulation_job_run
 from sizing.tasks import quote_run_task
 
 QUOTES_URL = "/api/v1/quotes/"
@@ -37,7 +37,7 @@ ISSUE_QUOTE = {
 def run_jobs_now(settings, monkeypatch):
     """Jobs run in this process as soon as their transaction commits (no broker, no worker)."""
     settings.SIZING_SEARCH_FANOUT = "never"
-    monkeypatch.setattr("sizing.quote_services._enqueue", lambda job_id: simulation_job_run(job_id=job_id))
+    monkeypatch.setattr("sizing.services.quotes._enqueue", lambda job_id: simulation_job_run(job_id=job_id))
 
 
 def _client(organisation: Organisation, role: str, username: str) -> APIClient:
@@ -147,8 +147,8 @@ def test_a_quote_past_its_soft_time_limit_ends_failed_with_the_budget(
 ):
     # given a quote's budget of 1 s, and a search that takes longer (every count of 8 L40S and T4, 3000 requests)
     monkeypatch.setitem(job_budgets.TIME_BUDGETS, JobKind.QUOTE, TimeBudget(soft_s=1, hard_s=2))
-    monkeypatch.setattr("sizing.simulation_services.settings.SIZING_SEARCH_FANOUT", "never", raising=False)
-    monkeypatch.setattr("sizing.quote_services._enqueue", lambda job_id: None)
+    monkeypatch.setattr("sizing.services.simulations.settings.SIZING_SEARCH_FANOUT", "never", raising=False)
+    monkeypatch.setattr("sizing.services.quotes._enqueue", lambda job_id: None)
     with django_capture_on_commit_callbacks(execute=True):
         job = quote_create(
             organisation=organisation,

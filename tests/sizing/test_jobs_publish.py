@@ -1,4 +1,4 @@
-"""sizing/jobs.py: a job the broker refuses is marked failed and answered 503 (and any other error is left alone);
+"""sizing/kernel/jobs.py: a job the broker refuses is marked failed and answered 503 (and any other error is left alone);
 the reaper that beat runs ends every kind of job nobody will finish, failed with the reason and what it had done,
 without anyone reading it."""
 
@@ -13,10 +13,10 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError
 
 from benchmarks_app.models import BenchmarkRequest, BenchmarkRun, Endpoint, LoadTest, LoadTestShard
-from benchmarks_app.sentinel_models import MemoryHealthReport
+from benchmarks_app.models.memory_health import MemoryHealthReport
 from deploy.celery import app as celery_app
 from reports.models import Report, ReportVersion
-from sizing.jobs import (
+from sizing.kernel.jobs import (
     JobQueueUnavailable,
     JobQueueUnavailableMiddleware,
     job_publish,

@@ -11,8 +11,8 @@ from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
 from sizing.models import Gpu, Membership, Organisation, SimulationJob, WorkloadProfile
-from sizing.quote_services import cost_per_million_tokens, quote_create, quote_result
-from sizing.simulation_services import simulation_job_run
+from sizing.services.quotes import cost_per_million_tokens, quote_create, quote_result
+from sizing.services.simulations import simulation_job_run
 
 URL = "/api/v1/quotes/"
 L40S, T4, H100 = "nvidia-l40s-48gb", "nvidia-t4-16gb", "nvidia-h100-sxm-80gb"
@@ -35,7 +35,7 @@ QUOTE = {
 def run_jobs_now(settings, monkeypatch):
     """Jobs run in this process as soon as their transaction commits (no broker, no worker)."""
     settings.SIZING_SEARCH_FANOUT = "never"
-    monkeypatch.setattr("sizing.quote_services._enqueue", lambda job_id: simulation_job_run(job_id=job_id))
+    monkeypatch.setattr("sizing.services.quotes._enqueue", lambda job_id: simulation_job_run(job_id=job_id))
 
 
 def _done_quote(organisation, inputs, django_capture_on_commit_callbacks) -> dict:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sizing.models import LlmModel, Organisation
-from sizing.selectors import model_get_for_organisation
+from sizing.selectors.estimates import model_get_for_organisation
 
 
 def test_an_organisations_upload_wins_over_the_catalog_model_of_the_same_slug(catalog, organisation):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from sizing.estimator.errors import SizingError
-from sizing.workload_csv import MAX_CLASSES, MAX_REPORTED_ERRORS, workload_log_parse
+from sizing.estimator.workload_csv import MAX_CLASSES, MAX_REPORTED_ERRORS, workload_log_parse
 
 
 def _errors(text: str) -> list[str]:

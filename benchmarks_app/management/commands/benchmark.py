@@ -15,12 +15,12 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
 
 from benchmarks_app.results.detect import MAX_BYTES
-from benchmarks_app.services import benchmark_file_read, benchmark_import, benchmark_run_summary
-from sizing.deployment_selectors import deployment_get_for_organisation
+from benchmarks_app.services.runs import benchmark_file_read, benchmark_import, benchmark_run_summary
 from sizing.estimator.errors import SizingError
 from sizing.management.arguments import fail, one_line_parser, positive_int
-from sizing.selectors import gpu_get, model_get_for_organisation
-from sizing.services import organisation_for_user
+from sizing.selectors.deployments import deployment_get_for_organisation
+from sizing.selectors.estimates import gpu_get, model_get_for_organisation
+from sizing.services.estimates import organisation_for_user
 
 
 class Command(BaseCommand):

@@ -1,10 +1,10 @@
-"""Re-encrypt the stored endpoint API keys with the current SIZING_SECRETS_KEY (see benchmarks_app/endpoint_secrets)."""
+"""Re-encrypt the stored endpoint API keys with the current SIZING_SECRETS_KEY (see benchmarks_app/kernel/endpoint_secrets)."""
 
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from benchmarks_app.endpoint_services import endpoint_keys_rotate
+from benchmarks_app.services.endpoints import endpoint_keys_rotate
 
 
 class Command(BaseCommand):

@@ -1,4 +1,4 @@
-"""Write a synthetic 72-hour sentinel file (benchmarks_app.sentinel_synthetic) for tests and the demo."""
+"""Write a synthetic 72-hour sentinel file (benchmarks_app.services.sentinel_synthetic) for tests and the demo."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from benchmarks_app.sentinel_synthetic import simulator_gauges, synthetic_sentinel_lines
+from benchmarks_app.services.sentinel_synthetic import simulator_gauges, synthetic_sentinel_lines
 
 
 class Command(BaseCommand):

@@ -24,8 +24,8 @@ from sizing.management.arguments import (
     positive_int,
 )
 from sizing.models import Deployment
-from sizing.services import ESTIMATE_PARAMETERS
-from sizing.simulation_services import simulation_plan
+from sizing.services.estimates import ESTIMATE_PARAMETERS
+from sizing.services.simulations import simulation_plan
 
 OVERRIDABLE = (
     "max_model_len",

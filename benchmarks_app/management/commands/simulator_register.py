@@ -9,10 +9,10 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from benchmarks_app.endpoint_services import simulator_endpoint_ensure
-from sizing.deployment_services import deployment_create
+from benchmarks_app.services.endpoints import simulator_endpoint_ensure
 from sizing.estimator.errors import SizingError
 from sizing.models import Deployment, Gpu, LlmModel, Organisation
+from sizing.services.deployments import deployment_create
 
 DEMO_DEPLOYMENT = "Demo · simulated deployment"
 # a chat service: the first token within 2 s, then ~7 tokens/s (reading speed)

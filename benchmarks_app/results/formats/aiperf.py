@@ -74,7 +74,7 @@ from benchmarks_app.results.run import (
     metrics_from_requests,
     stat_reported,
 )
-from sizing.json_limits import loads as bounded_loads
+from sizing.kernel.json_limits import loads as bounded_loads
 
 AIPERF = "aiperf"
 GENAI_PERF = "genai_perf"

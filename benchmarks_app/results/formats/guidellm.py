@@ -80,7 +80,7 @@ from benchmarks_app.results.run import (
     metrics_from_requests,
     stat_reported,
 )
-from sizing.json_limits import loads as bounded_loads
+from sizing.kernel.json_limits import loads as bounded_loads
 
 TOOL = "guidellm"
 FORMAT_JSON = "guidellm_json"

@@ -15,7 +15,7 @@
   var isNumber = S.isNumber;
 
   var POLL_MS = 1000;
-  // the worker's progress messages (reports.services.version_sign) → the page's words
+  // the worker's progress messages (reports.services.reports.version_sign) → the page's words
   var STEPS = { "queued for signing": "signing_queued", "rendering the PDF": "signing_rendering", signing: "signing_signing" };
 
   function sleep(ms) { return new Promise(function (resolve) { window.setTimeout(resolve, ms); }); }

@@ -12,7 +12,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from reports.services import signed_versions_check
+from reports.services.reports import signed_versions_check
 
 
 class Command(BaseCommand):

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from sizing.services import catalog_load
+from sizing.services.estimates import catalog_load
 
 
 class Command(BaseCommand):

@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
-from sizing.services import demo_setup
+from sizing.services.estimates import demo_setup
 
 
 class Command(BaseCommand):

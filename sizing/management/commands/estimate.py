@@ -19,7 +19,7 @@ from sizing.management.arguments import (
     one_line_parser,
     positive_int,
 )
-from sizing.services import ESTIMATE_PARAMETERS, SOLVER_TARGETS, estimate_quick, estimate_solve
+from sizing.services.estimates import ESTIMATE_PARAMETERS, SOLVER_TARGETS, estimate_quick, estimate_solve
 
 COMPONENT_LABELS = {
     "weights": "weights",

@@ -15,9 +15,9 @@ from sizing.fingerprint.checks import Plan, plan_check
 from sizing.fingerprint.detect import MAX_INPUT_BYTES, decode_input
 from sizing.fingerprint.errors import FingerprintError, FingerprintErrorCode
 from sizing.fingerprint.probe import is_probe_output
-from sizing.fingerprint_services import fingerprint_from_texts
 from sizing.management.arguments import fail, one_line_parser, positive_int
-from sizing.selectors import gpu_get
+from sizing.selectors.estimates import gpu_get
+from sizing.services.fingerprints import fingerprint_from_texts
 
 
 def _read(path: Path) -> str:

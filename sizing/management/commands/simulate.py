@@ -19,8 +19,8 @@ from sizing.management.arguments import (
     positive_int,
     read_json,
 )
-from sizing.services import ESTIMATE_PARAMETERS
-from sizing.simulation_services import (
+from sizing.services.estimates import ESTIMATE_PARAMETERS
+from sizing.services.simulations import (
     SIMULATION_DEFAULT_REQUESTS,
     SIMULATION_MAX_REQUESTS,
     simulation_plan,

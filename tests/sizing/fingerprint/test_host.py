@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from sizing.fingerprint.host import host_facts, host_findings
-from sizing.fingerprint_services import fingerprint_from_texts
+from sizing.services.fingerprints import fingerprint_from_texts
 from tests.sizing.fingerprint.fixture_files import fixture_text
 
 GIB = 2**30

@@ -18,7 +18,7 @@ from sizing.fingerprint.identity import (
     merge_conflict,
     natural_key,
 )
-from sizing.fingerprint_services import fingerprint_from_texts
+from sizing.services.fingerprints import fingerprint_from_texts
 
 SCENARIOS = Path(__file__).resolve().parent / "scenarios"
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import pytest
 from django.utils import timezone
 
-from sizing.deployment_services import fingerprint_parameters
 from sizing.estimator.memory import cuda_visible_total
 from sizing.fingerprint.environment import measured_environment
 from sizing.fingerprint.parsers import (
@@ -17,9 +16,10 @@ from sizing.fingerprint.parsers import (
     parse_nvidia_smi_table,
     parse_nvidia_smi_xml,
 )
-from sizing.fingerprint_services import fingerprint_from_texts
 from sizing.models import Deployment, Fingerprint, Gpu, Organisation
-from sizing.services import estimate_request_build
+from sizing.services.deployments import fingerprint_parameters
+from sizing.services.estimates import estimate_request_build
+from sizing.services.fingerprints import fingerprint_from_texts
 from tests.sizing.fingerprint.fixture_files import fixture_text
 
 MIB = 2**20

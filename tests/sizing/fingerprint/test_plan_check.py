@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from sizing.fingerprint.plan_check import plan_contradictions
-from sizing.fingerprint_services import fingerprint_from_texts
+from sizing.services.fingerprints import fingerprint_from_texts
 
 SCENARIOS = Path(__file__).resolve().parent / "scenarios"
 MIB = 2**20

@@ -17,7 +17,7 @@ import pytest
 from sizing.fingerprint.checks import Plan, plan_check
 from sizing.fingerprint.detect import parse_any
 from sizing.fingerprint.probe import probe_pieces
-from sizing.fingerprint_services import fingerprint_from_texts
+from sizing.services.fingerprints import fingerprint_from_texts
 
 SCENARIOS = Path(__file__).resolve().parent / "scenarios"
 PROBE = Path(__file__).resolve().parents[3] / "deploy" / "tools" / "gpu_probe.sh"
