@@ -37,7 +37,7 @@ from llm_sizing_loadgen.__main__ import (
 from llm_sizing_loadgen.client import RequestResult
 from llm_sizing_loadgen.plan import plan_from_dict
 from llm_sizing_loadgen.runner import LoadRunner, Progress, RunOutcome
-from llm_sizing_loadgen.schemas import plan_schema
+from llm_sizing_loadgen.schemas import plan_schema, result_schema
 from tests.loadgen.streams import FakeServer, ThreadedSseServer
 from tests.loadgen.virtual_time import VirtualClock, run_virtual
 
@@ -286,11 +286,13 @@ def test_validate_and_schema_commands(tmp_path: Path) -> None:
     # when
     validated = _run_cli("validate", str(plan))
     schema = _run_cli("schema")
+    results = _run_cli("schema", "result")
 
     # then
     assert validated[0] == 0
     assert json.loads(validated[1])["load"] == {"mode": "open", "ramp_up_s": 0.0, "rate": 2.0, "arrival": "poisson"}
     assert json.loads(schema[1]) == PLAN_SCHEMA
+    assert (results[0], json.loads(results[1])) == (0, result_schema())
 
 
 def test_the_progress_line() -> None:

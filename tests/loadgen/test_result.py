@@ -1,18 +1,27 @@
-"""The result document: hand-checked request entries, the JSON Schema (docs/loadgen-result.schema.json), and the
-round trip through the benchmark importer (`benchmarks_app.results.detect.import_text`). Runs use a fake server on a
-virtual-time loop (`tests.loadgen.virtual_time`), so their timings are exact. No database."""
+"""The result document: hand-checked request entries, its pydantic model (`schemas.ResultDocument`) and the JSON
+Schema written from it (docs/loadgen-result.schema.json), and the round trip through the benchmark importer
+(`benchmarks_app.results.detect.import_text`). Runs use a fake server on a virtual-time loop
+(`tests.loadgen.virtual_time`), so their timings are exact. No database."""
 
 from __future__ import annotations
 
+import copy
 import json
+import re
+import typing
 from array import array
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from jsonschema import Draft202012Validator
+from pydantic import ValidationError
 
 from benchmarks_app.results.detect import import_text
+from llm_sizing_loadgen import result as result_module
+from llm_sizing_loadgen import schemas
 from llm_sizing_loadgen.client import RequestResult, Status
 from llm_sizing_loadgen.plan import plan_from_dict
 from llm_sizing_loadgen.result import (
@@ -23,11 +32,20 @@ from llm_sizing_loadgen.result import (
     write_result,
 )
 from llm_sizing_loadgen.runner import LoadRunner, RunOutcome
+from llm_sizing_loadgen.schemas import (
+    RequestStatusName,
+    ResultDocument,
+    ResultFault,
+    ResultScenario,
+    ResultServerMetrics,
+    result_schema,
+)
 from tests.loadgen.streams import MS, FakeServer
 from tests.loadgen.virtual_time import run_virtual
 
 ROOT = Path(__file__).resolve().parents[2]
-SCHEMA = json.loads((ROOT / "docs" / "loadgen-result.schema.json").read_text())
+SCHEMA_FILE = ROOT / "docs" / "loadgen-result.schema.json"
+SCHEMA = result_schema()  # written from the pydantic models (llm_sizing_loadgen.schemas)
 T0 = 7_000 * MS
 
 
@@ -226,11 +244,8 @@ def test_sweep_results_go_beside_the_named_file() -> None:
 # Server metrics, faults and the scenario (issue 7)
 
 
-def test_server_metrics_faults_and_the_scenario_are_written_and_read_back() -> None:
-    # given: a fake server that answers /metrics too; a fault due after the end; a scenario
-    import httpx
-
-    server = FakeServer()
+def _metrics_transport(server: FakeServer) -> httpx.MockTransport:
+    """`server`, answering /metrics with one kept line too."""
 
     async def handler(request: httpx.Request) -> httpx.Response:
         if request.url.path == "/metrics":
@@ -239,18 +254,24 @@ def test_server_metrics_faults_and_the_scenario_are_written_and_read_back() -> N
             )
         return await server.handle(request)
 
-    plan = plan_from_dict(
-        {
-            "endpoint": {"base_url": "http://llm.test", "api": "chat", "model": "llama"},
-            "load": {"concurrency": 3},
-            "requests": {"input_tokens": 24, "output_tokens": 5},
-            "bounds": {"max_requests": 6, "max_duration_s": 30},
-            "metrics": {"url": "http://llm.test/metrics", "interval_s": 0.5, "engine": "vllm"},
-            "faults": [{"at_s": 20, "command": ["true"], "label": "too late"}],
-            "scenario": {"kind": "custom", "criteria": {"ttft_ms": 500}},
-        }
-    )
-    outcome = run_virtual(lambda clock: LoadRunner(plan, transport=httpx.MockTransport(handler), clock=clock).run())
+    return httpx.MockTransport(handler)
+
+
+BLOCKS_PLAN: dict[str, Any] = {
+    "endpoint": {"base_url": "http://llm.test", "api": "chat", "model": "llama"},
+    "load": {"concurrency": 3},
+    "requests": {"input_tokens": 24, "output_tokens": 5},
+    "bounds": {"max_requests": 6, "max_duration_s": 30},
+    "metrics": {"url": "http://llm.test/metrics", "interval_s": 0.5, "engine": "vllm"},
+    "faults": [{"at_s": 20, "command": ["true"], "label": "too late"}],
+    "scenario": {"kind": "custom", "criteria": {"ttft_ms": 500}},
+}
+
+
+def test_server_metrics_faults_and_the_scenario_are_written_and_read_back() -> None:
+    # given: a fake server that answers /metrics too; a fault due after the end; a scenario
+    plan = plan_from_dict(BLOCKS_PLAN)
+    outcome = run_virtual(lambda clock: LoadRunner(plan, transport=_metrics_transport(FakeServer()), clock=clock).run())
 
     # when
     document = result_document(outcome)
@@ -297,3 +318,157 @@ def test_the_result_module_examples_hold() -> None:
 
     # then
     assert (result.failed, result.attempted > 0) == (0, True)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The model (schemas.ResultDocument) is the format: the writer validates with it, the JSON Schema is written from it
+
+
+def _blocks_document() -> dict[str, Any]:
+    """A run with every block: server metrics, a skipped fault, a scenario (and 6 requests)."""
+    plan = plan_from_dict(BLOCKS_PLAN)
+    return result_document(
+        run_virtual(lambda clock: LoadRunner(plan, transport=_metrics_transport(FakeServer()), clock=clock).run())
+    )
+
+
+def test_the_docs_result_schema_is_the_model_schema() -> None:
+    # then: `python -m llm_sizing_loadgen.schemas docs` (make loadgen-schemas) keeps them equal
+    assert json.loads(SCHEMA_FILE.read_text()) == SCHEMA
+    Draft202012Validator.check_schema(SCHEMA)
+
+
+def test_one_command_writes_both_committed_schemas(tmp_path: Path) -> None:
+    # when
+    code = schemas.main([str(tmp_path)])
+
+    # then: byte for byte the files in docs/
+    assert code == 0
+    assert sorted(path.name for path in tmp_path.iterdir()) == [
+        "loadgen-plan.schema.json",
+        "loadgen-result.schema.json",
+    ]
+    for path in tmp_path.iterdir():
+        assert path.read_text() == (ROOT / "docs" / path.name).read_text(), path.name
+
+
+def _keys_in_order(value: Any) -> Any:
+    """The document's shape: every object's keys in order, with the same for its values."""
+    if isinstance(value, dict):
+        return [(key, _keys_in_order(item)) for key, item in value.items()]
+    if isinstance(value, list):
+        return [_keys_in_order(item) for item in value]
+    return None
+
+
+def test_the_model_names_the_writers_fields_in_the_writers_order() -> None:
+    # given
+    document = _blocks_document()
+
+    # when
+    model = ResultDocument.model_validate(document)
+    dumped = model.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+    # then: the same values (500 reads as 500.0) and the same keys in the same order, down to each request
+    assert dumped == document
+    assert _keys_in_order(dumped) == _keys_in_order(document)
+    assert model.server_metrics is not None
+    assert model.scenario is not None
+    assert (model.server_metrics.scrapes[0].text, model.scenario.criteria) == (
+        'vllm:kv_cache_usage_perc{engine="0"} 0.5\n',
+        {"ttft_ms": 500.0},
+    )
+
+
+def test_the_models_statuses_are_the_clients() -> None:
+    # then
+    assert typing.get_args(RequestStatusName) == tuple(status.value for status in Status)
+
+
+def test_the_writer_refuses_a_document_outside_the_format(monkeypatch: pytest.MonkeyPatch) -> None:
+    # given: a request entry with a key the format does not name
+    outcome = _run(FakeServer(), bounds={"max_requests": 2})
+    monkeypatch.setattr(
+        result_module, "request_entry", lambda record, t0: {**request_entry(record, t0), "latency_ms": 1.0}
+    )
+
+    # when / then
+    with pytest.raises(ValidationError, match=r"requests\.0\.latency_ms\n  Extra inputs are not permitted"):
+        result_document(outcome)
+
+
+REPLACEMENTS = {
+    "null": None,
+    "text": "x",
+    "empty text": "",
+    "negative": -1,
+    "true": True,
+    "fraction": 1.5,
+    "zero": 0,
+    "list": [],
+    "object": {},
+}
+
+
+def _mutations(document: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    """`document` with one value replaced (every value of the header, the first two requests and scrapes), removed
+    or given an extra key: (what changed, the changed document)."""
+
+    def paths(node: Any, path: tuple[Any, ...]) -> Iterator[tuple[Any, ...]]:
+        items = node.items() if isinstance(node, dict) else enumerate(node[:2]) if isinstance(node, list) else ()
+        for key, item in items:
+            yield (*path, key)
+            yield from paths(item, (*path, key))
+
+    for path in paths(document, ()):
+        changes: list[tuple[str, Any]] = [*REPLACEMENTS.items(), ("removed", KeyError), ("extra key", TypeError)]
+        for name, value in changes:
+            changed = copy.deepcopy(document)
+            parent = changed
+            for key in path[:-1]:
+                parent = parent[key]
+            if value is KeyError:
+                if not isinstance(parent, dict):
+                    continue
+                del parent[path[-1]]
+            elif value is TypeError:
+                if not isinstance(parent[path[-1]], dict):
+                    continue
+                parent[path[-1]]["unexpected"] = 1
+            else:
+                parent[path[-1]] = value
+            yield f"{'.'.join(map(str, path))}: {name}", changed
+
+
+def test_the_model_and_its_json_schema_accept_the_same_documents() -> None:
+    # given: a run with every block, and an export's source block
+    document = _blocks_document()
+    document["source"] = {"tool": "vllm", "format": "vllm_bench_serve", "deployment": None, "notes": ["n"]}
+    validator = Draft202012Validator(SCHEMA)
+
+    # when
+    verdicts = []
+    for change, changed in _mutations(document):
+        try:
+            ResultDocument.model_validate(changed)
+            model_accepts = True
+        except ValidationError:
+            model_accepts = False
+        verdicts.append((change, model_accepts, validator.is_valid(changed)))
+
+    # then: over a thousand changes, some accepted and most refused, and never one without the other
+    assert len(verdicts) > 1000
+    assert {schema for _, _, schema in verdicts} == {True, False}
+    assert [verdict for verdict in verdicts if verdict[1] != verdict[2]] == []
+
+
+def test_the_examples_of_the_format_doc_are_in_the_format() -> None:
+    # given: the ```json blocks of docs/loadgen-result.md: a whole document, then the three optional blocks
+    text = (ROOT / "docs" / "loadgen-result.md").read_text()
+    whole, blocks = (json.loads(block) for block in re.findall(r"```json\n(.*?)```", text, re.DOTALL))
+
+    # when / then
+    ResultDocument.model_validate(whole)
+    ResultServerMetrics.model_validate(blocks["server_metrics"])
+    ResultScenario.model_validate(blocks["scenario"])
+    assert [ResultFault.model_validate(fault).skipped for fault in blocks["faults"]] == [False]

@@ -12,7 +12,10 @@ verdicts, merging shards) is `benchmarks_app.loadtests`.
 - `prompts`: deterministic synthetic prompts of about N tokens;
 - `client`: one request, its timings (`t_send`, `t_hdr`, `t_c1..t_cC`, `t_end`) and status;
 - `runner`: closed and open loops, ramp-up, bounds, cancellation, progress and client fidelity;
-- `result`: the result document (`docs/loadgen-result.md`), which `benchmarks_app.results.formats.llm_sizing` imports.
+- `result`: the result document (`docs/loadgen-result.md`), which the service's importer of the `llm_sizing` format
+  reads;
+- `schemas`: the plan and result documents as pydantic models (`PlanDocument`, `ResultDocument`: the result's one
+  definition, which `result` validates with) and the JSON Schemas in `docs/` written from them.
 """
 
 from __future__ import annotations

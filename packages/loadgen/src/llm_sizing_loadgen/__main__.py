@@ -4,7 +4,7 @@
     python -m llm_sizing_loadgen run --base-url URL --model NAME (--concurrency C | --rate R) --requests N \\
         --input-tokens N --output-tokens N [--stream] [--metrics-url URL [--scrape-interval S]] --out result.json
     python -m llm_sizing_loadgen validate plan.json
-    python -m llm_sizing_loadgen schema              # the plan's JSON Schema
+    python -m llm_sizing_loadgen schema [result]     # the plan's (or the result's) JSON Schema
 
 With a plan, only --base-url, --model, --api-key-env, --metrics-url and --scrape-interval may be given as well
 (they override the plan's endpoint and metrics: the same plan, pointed at another address). A sweep writes one
@@ -34,7 +34,7 @@ from llm_sizing_loadgen.faults import fault_counts
 from llm_sizing_loadgen.plan import PlanError, TestPlan, plan_from_dict, plan_load
 from llm_sizing_loadgen.result import result_paths, write_result
 from llm_sizing_loadgen.runner import LoadRunner, Progress, RunError, RunOutcome, run_points
-from llm_sizing_loadgen.schemas import plan_schema, schema_text
+from llm_sizing_loadgen.schemas import plan_schema, result_schema, schema_text
 from llm_sizing_loadgen.scrape import scrape_counts
 
 EXIT_OK = 0
@@ -134,7 +134,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     validate = commands.add_parser("validate", help="check a plan and print it with its defaults")
     validate.add_argument("plan")
-    commands.add_parser("schema", help="print the plan's JSON Schema")
+    schema = commands.add_parser("schema", help="print the plan's (or the result's) JSON Schema")
+    schema.add_argument("document", nargs="?", choices=("plan", "result"), default="plan")
     return parser
 
 
@@ -351,7 +352,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
     err = stderr or sys.stderr
     args = build_parser().parse_args(argv)
     if args.command == "schema":
-        out.write(schema_text(plan_schema()))
+        out.write(schema_text(plan_schema() if args.document == "plan" else result_schema()))
         return EXIT_OK
     try:
         if args.command == "validate":

@@ -1,5 +1,10 @@
 """The result document of a run, in this service's format (`docs/loadgen-result.md`, version 1).
 
+The format itself is `schemas.ResultDocument` (its JSON Schema is docs/loadgen-result.schema.json): this module
+builds the document as plain JSON values, in the model's field order, and `result_document` validates it with the
+model before anyone writes it, so the writer cannot drift from the format. The JSON text is that of the dict (the
+model converts, e.g. a criterion of 500 to 500.0; the file keeps what the plan said).
+
 Rules:
 
 - t = 0 is the run's start on the monotonic clock; `run.started_at` is the wall clock (UTC) at that moment.
@@ -31,11 +36,10 @@ from llm_sizing_loadgen.faults import FaultEvent
 from llm_sizing_loadgen.plan import LoadMode
 from llm_sizing_loadgen.prompts import NONCE_WORDS
 from llm_sizing_loadgen.runner import RunOutcome
+from llm_sizing_loadgen.schemas import RESULT_FORMAT, RESULT_VERSION, ResultDocument
 from llm_sizing_loadgen.scrape import ScrapeSample
 from llm_sizing_loadgen.workload import ArrivalKind
 
-RESULT_FORMAT = "llm-sizing-loadgen-result"
-RESULT_VERSION = 1
 PERCENTILE_MIN_N = {"p50": 1, "p90": 10, "p95": 20, "p99": 100}  # METRICS.md: never p99 with n < 100
 
 
@@ -131,7 +135,8 @@ def _settings(outcome: RunOutcome) -> dict[str, Any]:
 
 
 def result_document(outcome: RunOutcome) -> dict[str, Any]:
-    """The result of one run as a JSON-ready dict (validates against docs/loadgen-result.schema.json)."""
+    """The result of one run as a JSON-ready dict, validated with `schemas.ResultDocument` (a pydantic
+    ValidationError here is a bug of this module, never of the run)."""
     plan = outcome.plan
     t0 = outcome.t0_ns
     load: dict[str, Any]
@@ -174,6 +179,7 @@ def result_document(outcome: RunOutcome) -> dict[str, Any]:
             "peak_concurrency": plan.scenario.peak_concurrency,
             "criteria": dict(plan.scenario.criteria),
         }
+    ResultDocument.model_validate(document)
     return document
 
 

@@ -1,29 +1,43 @@
-"""The plan document as pydantic (v2) models, and the JSON Schemas written from them into `docs/`.
+"""The plan and result documents as pydantic (v2) models, and the JSON Schemas written from them into `docs/`.
 
-`docs/loadgen-plan.schema.json` is `plan_schema()` (`python -m llm_sizing_loadgen.schemas docs`, or
-`make loadgen-schemas`; `python -m llm_sizing_loadgen schema` prints it); a test fails when the committed file and
-the models disagree. `plan.plan_from_dict` stays the authority for a plan's *messages* (every problem at once, with
-the field's path and a suggestion); these models describe the same rules for editors and other tools, and a test
-keeps the two in step (what one accepts the other accepts).
+`docs/loadgen-plan.schema.json` is `plan_schema()` and `docs/loadgen-result.schema.json` is `result_schema()`; one
+command writes both (`python -m llm_sizing_loadgen.schemas docs`, or `make loadgen-schemas`; `python -m
+llm_sizing_loadgen schema [plan|result]` prints one), and a test fails when a committed file and its models disagree.
 
-Rules one field cannot state (closed loops take no rate; fixed lengths or a profile; an HTTP call or a command)
-are written as JSON Schema beside the model (`json_schema_extra`), since pydantic writes no `if`/`oneOf` itself.
+The plan: `plan.plan_from_dict` stays the authority for a plan's *messages* (every problem at once, with the field's
+path and a suggestion); these models describe the same rules for editors and other tools, and a test keeps the two in
+step (what one accepts the other accepts).
+
+The result (`docs/loadgen-result.md`): `ResultDocument` is the one definition of the file the load generator writes.
+`result.result_document` validates every document it builds with it before it is written, and a reader (the
+service's importer of the format, an export of a stored run) can validate a file with `ResultDocument.model_validate`
+(strict: a number is never a string or a boolean). Its fields are declared in the order the writer writes them.
+
+Rules one field cannot state (closed loops take no rate; fixed lengths or a profile; an HTTP call or a command; a
+scrape's text or its error) are written as JSON Schema beside the model (`json_schema_extra`), since pydantic writes
+no `if`/`oneOf` itself.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic.json_schema import GenerateJsonSchema
 
 PLAN_ID = "https://llm-sizing.example/schemas/loadgen-plan/v1.json"
 PLAN_FILE = "loadgen-plan.schema.json"
+RESULT_ID = "https://llm-sizing.example/schemas/loadgen-result/v1.json"
+RESULT_FILE = "loadgen-result.schema.json"
 URL_PATTERN = "^https?://[^/\\s]+"
+
+SchemaUpdate = Callable[[dict[str, Any]], None]
+MetricsEngine = Literal["vllm", "sglang", "tgi", "trtllm"]  # whose metric names a scrape expects (plan and result)
 
 
 def _no_default(schema: dict[str, Any]) -> None:
@@ -31,9 +45,10 @@ def _no_default(schema: dict[str, Any]) -> None:
     schema.pop("default", None)
 
 
-def _absent(*, description: str | None = None, **constraints: Any) -> Any:
-    """A field that may be left out (never null), with its constraints."""
-    return Field(None, description=description, json_schema_extra=_no_default, **constraints)
+def _absent(*, description: str | None = None, schema_update: SchemaUpdate = _no_default, **constraints: Any) -> Any:
+    """A field that may be left out (never null), with its constraints; `schema_update` edits its JSON Schema (it
+    must drop the default, as `_no_default` does)."""
+    return Field(None, description=description, json_schema_extra=schema_update, **constraints)
 
 
 class _Strict(BaseModel):
@@ -217,9 +232,7 @@ class Metrics(_Strict):
         le=60,
         description="Seconds between scrapes (the first at the start, the last right after the run stops).",
     )
-    engine: Literal["vllm", "sglang", "tgi", "trtllm"] = _absent(
-        description="Whose metric names to expect (recorded; every known name is kept)."
-    )
+    engine: MetricsEngine = _absent(description="Whose metric names to expect (recorded; every known name is kept).")
 
 
 class HttpFault(_Strict):
@@ -240,10 +253,9 @@ class Fault(_Strict):
 
     at_s: float = Field(ge=0, description="Seconds after the start (below bounds.max_duration_s).")
     http: HttpFault = _absent()
-    command: list[str] = Field(
-        None,
+    command: list[str] = _absent(
         min_length=1,
-        json_schema_extra=_command_schema,
+        schema_update=_command_schema,
         description="The program and its arguments (no shell); stdout and stderr are kept (2,000 characters each).",
     )
     timeout_s: float = Field(
@@ -275,7 +287,7 @@ class PlanDocument(_Strict):
         extra="forbid", title="llm-sizing load generator test plan, version 1", populate_by_name=True
     )
 
-    schema_: str = Field(None, alias="$schema", json_schema_extra=_no_default)
+    schema_: str = _absent(alias="$schema")
     format: Literal["llm-sizing-loadgen-plan"] = _absent()
     version: Literal[1] = _absent()
     name: str = _absent(description="A label for people; copied into the result's settings.")
@@ -301,9 +313,8 @@ class PlanDocument(_Strict):
     timeout_s: Timeouts = _absent()
     seed: int = Field(0, ge=0)
     sweep: Sweep = _absent()
-    extra_body: dict[str, Any] = Field(
-        None,
-        json_schema_extra=_extra_body_schema,
+    extra_body: dict[str, Any] = _absent(
+        schema_update=_extra_body_schema,
         description="Merged into every request body (e.g. temperature); cannot set "
         "model, prompt, messages, stream, stream_options or max_tokens.",
     )
@@ -318,25 +329,271 @@ class PlanDocument(_Strict):
     scenario: Scenario = _absent()
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# The result (docs/loadgen-result.md)
+
+RESULT_FORMAT = "llm-sizing-loadgen-result"  # ResultDocument.format
+RESULT_VERSION = 1  # ResultDocument.version
+RequestStatusName = Literal[
+    "ok", "http_error", "timeout", "client_cancel", "truncated_prompt", "short_output", "incomplete_at_end"
+]  # METRICS.md's request statuses (llm_sizing_loadgen.client.Status)
+DATE_TIME_PATTERN = "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?(Z|[+-]\\d{2}:\\d{2})$"
+
+T = TypeVar("T")
+
+
+def _not_null(value: Any) -> Any:
+    if value is None:
+        raise ValueError("may be left out, but not null")
+    return value
+
+
+def _not_bool(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError("must be a number, not true or false")
+    return value
+
+
+# A field that may be left out but is never null: typed `X | None` (None when it was left out); null is refused
+Omittable = Annotated[T | None, BeforeValidator(_not_null)]
+Ms = Annotated[float, Field(ge=0)] | None  # a latency in milliseconds, null when it was not measured
+Count = Annotated[int, Field(ge=0)] | None  # a token count, null when unknown
+DateTime = Annotated[str, Field(pattern=DATE_TIME_PATTERN, json_schema_extra={"format": "date-time"})]
+
+
+def _omitted_not_null(schema: dict[str, Any]) -> None:
+    """The schema of an `Omittable` field: its type without the null branch and without a default."""
+    schema.pop("default", None)
+    branches = [branch for branch in schema.pop("anyOf", []) if branch != {"type": "null"}]
+    if len(branches) == 1:
+        rest = dict(schema)
+        schema.clear()
+        schema.update({**branches[0], **rest})
+    elif branches:  # pragma: no cover - no Omittable field is a union
+        schema["anyOf"] = branches
+
+
+def _omitted(*, description: str | None = None, **constraints: Any) -> Any:
+    """An `Omittable` field: may be left out (read as None), never null."""
+    return Field(None, description=description, json_schema_extra=_omitted_not_null, **constraints)
+
+
+class _Wire(BaseModel):
+    """A block of the result: no other keys, and no conversions (a number is never a string or a boolean)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class ResultTool(_Wire):
+    """The program that wrote the file."""
+
+    name: str = Field(min_length=1)
+    version: str = Field(min_length=1)
+
+
+class ResultSource(BaseModel):
+    """Set by an export of a stored run (the service's benchmark export): the tool, version, format, label and name
+    of the file the run was imported from, the deployment it ran on, and notes on values filled by convention.
+    Absent in a load generator's own result."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+    tool: str | None = None
+    tool_version: str | None = None
+    format: str | None = None
+    label: str | None = None
+    name: str | None = None
+    deployment: dict[str, Any] | None = None
+    notes: Omittable[list[str]] = _omitted()
+
+
+class ResultLoad(_Wire):
+    """How the load was offered: at a rate (open loop), by a number of clients (closed loop), or all at once."""
+
+    kind: Literal["rate", "concurrency", "offline"]
+    rate: Annotated[float, Field(gt=0)] | None = Field(None, description="Offered requests per second (open loop).")
+    concurrency: Annotated[int, Field(ge=1)] | None = Field(
+        None, description="Clients (closed loop), or the open loop's cap."
+    )
+    arrival: Literal["poisson", "constant", "gamma"] | None = Field(
+        None, description="The open loop's arrival process (null for a burst, or when unknown)."
+    )
+    burstiness: Annotated[float, Field(gt=0)] | None = None
+
+
+class ResultEndpoint(_Wire):
+    kind: str = Field(min_length=1, description="The API spoken, e.g. openai-chat, openai-completions.")
+    model: str = Field(min_length=1, description="The served model name sent in the requests.")
+    engine: str | None = Field(None, description="The serving engine and version where known, e.g. vllm 0.11.0.")
+
+
+class ResultWindow(_Wire):
+    """The measurement window [W_start, W_end] on the run's clock, after warm-up and before cool-down; requests are
+    chosen by t_send_s."""
+
+    start_s: float = Field(ge=0)
+    end_s: float = Field(ge=0)
+
+
+class ResultRun(_Wire):
+    started_at: DateTime = Field(
+        description="Wall-clock anchor (ISO 8601 with a zone, written in UTC) of t = 0 on the run's monotonic clock."
+    )
+    duration_s: float = Field(ge=0, description="From t = 0 to the last request's end.")
+    load: ResultLoad
+    endpoint: ResultEndpoint
+    settings: Omittable[dict[str, Any]] = _omitted(
+        description="The generator's run arguments as given (dataset, lengths, ignore_eos, seed, warm-up, ...)."
+    )
+    window: ResultWindow
+
+
+class ResultRequest(_Wire):
+    """One request sent, whatever its status: METRICS.md's timings (t = 0 is the run's start) and the server's token
+    counts. A request that failed keeps what was measured before the failure."""
+
+    id: Omittable[str | int] = _omitted()
+    status: RequestStatusName = Field(
+        description="METRICS.md's request status. incomplete_at_end: cut by the end of the run, neither a success "
+        "nor an error."
+    )
+    error: str | None = None
+    http_status: Annotated[int, Field(ge=100, le=599)] | None = None
+    timeout_phase: Literal["connect", "ttft", "stream"] | None = None
+    t_sched_s: float = Field(description="Scheduled send time (the arrival process), seconds from t = 0.")
+    t_send_s: float = Field(description="Immediately before writing the HTTP request, seconds from t = 0.")
+    ttft_ms: Ms = Field(description="t_c1 − t_send: the first event carrying a generated token.")
+    ttft_sched_ms: Ms = Field(None, description="t_c1 − t_sched, coordinated-omission aware.")
+    e2e_ms: Ms = Field(description="t_end − t_send: stream closed or final usage event.")
+    itl_ms: list[Annotated[float, Field(ge=0)]] = Field(
+        description="Inter-chunk gaps g_k = t_ck − t_c(k−1), k ≥ 2, in order (C − 1 values)."
+    )
+    input_tokens: Count = Field(description="usage.prompt_tokens (authoritative).")
+    input_tokens_sent: Count = Field(None, description="The client's count of the prompt, for the truncation audit.")
+    output_tokens: Count = Field(description="usage.completion_tokens (authoritative).")
+    output_tokens_source: Literal["usage", "tokenizer"] | None = Field(
+        None, description="tokenizer: the served model's tokenizer counted the text (no usage)."
+    )
+    cached_tokens: Count = Field(None, description="usage.prompt_tokens_details.cached_tokens.")
+    finish_reason: str | None = None
+    chunk_tokens: list[Annotated[int, Field(ge=0)]] | None = Field(
+        None,
+        description="n_1 … n_C, tokens per content event from continuous usage stats (C values); absent when unknown.",
+    )
+
+
+class ResultScrape(_Wire):
+    """One GET of the server's metrics: its kept exposition lines (`text`) or why it failed (`error`)."""
+
+    model_config = ConfigDict(
+        extra="forbid", strict=True, json_schema_extra={"oneOf": [{"required": ["text"]}, {"required": ["error"]}]}
+    )
+
+    t_s: float = Field(description="When the GET was sent, seconds from t = 0 (the requests' t_send_s clock).")
+    time: DateTime = Field(description="The same moment on the wall clock (ISO 8601, UTC): run.started_at + t_s.")
+    error: Omittable[Annotated[str, Field(min_length=1)]] = _omitted(
+        description="Why the scrape failed: connection refused, a non-200 status, no answer in time."
+    )
+    text: Omittable[str] = _omitted(
+        description="The kept exposition lines (empty when the answer held none of the metrics read)."
+    )
+
+    @model_validator(mode="after")
+    def _text_or_error(self) -> Self:
+        if (self.text is None) == (self.error is None):
+            raise ValueError("a scrape has either text or error")
+        return self
+
+
+class ResultServerMetrics(_Wire):
+    """The server's Prometheus endpoint scraped during the run (only when the plan asked for it). Each scrape keeps
+    only the exposition lines of the metrics a memory timeline reads (vLLM, SGLang, TGI, TensorRT-LLM, DCGM); a
+    failed scrape keeps its error and is a gap, never zeros."""
+
+    url: str = Field(min_length=1)
+    interval_s: float = Field(gt=0)
+    engine: MetricsEngine | None = None
+    scrapes: list[ResultScrape]
+
+
+class ResultFault(_Wire):
+    """One fault the plan injected."""
+
+    t_s: float = Field(ge=0, description="When it started, seconds from t = 0 (its planned time when skipped).")
+    label: str
+    kind: Literal["http", "command"]
+    ok: bool = Field(description="http: a 2xx answer; command: exit status 0.")
+    detail: str = Field(
+        description="The status and answer, or the exit status with stdout and stderr (2,000 characters each), or why "
+        "it was skipped or killed."
+    )
+    duration_s: float = Field(ge=0)
+    skipped: Omittable[bool] = _omitted(description="The run stopped before the fault's time: it was not executed.")
+
+
+class ResultScenario(_Wire):
+    """What the run is for, as the plan gave it: the kind, the promised peak concurrency and the pass/fail
+    criteria."""
+
+    kind: str = Field(min_length=1, description="pulse, long_tail, failure or custom.")
+    peak_concurrency: Annotated[int, Field(ge=1)] | None = None
+    criteria: Omittable[dict[str, float | bool]] = _omitted()
+
+
+class ResultDocument(_Wire):
+    """One benchmark run written by this service's load generator. Every field follows docs/METRICS (the canonical
+    metric definitions): times on one monotonic clock, in seconds from the run's start (t = 0) for instants and in
+    milliseconds for latencies; token counts from the server's usage."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, title="llm-sizing load generator result, version 1")
+
+    format: Literal["llm-sizing-loadgen-result"]
+    version: Annotated[Literal[1], BeforeValidator(_not_bool)]  # a Literal takes True for 1; JSON Schema does not
+    tool: ResultTool
+    source: Omittable[ResultSource] = _omitted()
+    run: ResultRun
+    requests: list[ResultRequest]
+    summary: Omittable[dict[str, Any]] = _omitted(
+        description="What the generator computed itself (optional); an importer recomputes everything from the "
+        "requests and keeps this as reported."
+    )
+    server_metrics: Omittable[ResultServerMetrics] = _omitted()
+    faults: Omittable[list[ResultFault]] = _omitted(
+        description="One event per fault the plan injected, in time order (a fault due after the run stopped is "
+        "skipped: ok false, skipped true)."
+    )
+    scenario: Omittable[ResultScenario] = _omitted()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The JSON Schemas
+
+
 class _Generator(GenerateJsonSchema):
     """Draft 2020-12 with no per-field titles (the descriptions say it)."""
 
     def field_title_should_be_set(self, schema: Any) -> bool:
         return False
 
-    def generate(self, schema: Any, mode: Any = "validation") -> JsonSchemaValue:
-        document = super().generate(schema, mode=mode)
-        return {"$schema": self.schema_dialect, "$id": PLAN_ID, **document}
+
+def _document_schema(model: type[BaseModel], schema_id: str) -> dict[str, Any]:
+    document = model.model_json_schema(by_alias=True, schema_generator=_Generator, mode="validation")
+    return {"$schema": _Generator.schema_dialect, "$id": schema_id, **document}
 
 
 def plan_schema() -> dict[str, Any]:
     """The plan's JSON Schema, as committed in docs/loadgen-plan.schema.json."""
-    return PlanDocument.model_json_schema(by_alias=True, schema_generator=_Generator, mode="validation")
+    return _document_schema(PlanDocument, PLAN_ID)
+
+
+def result_schema() -> dict[str, Any]:
+    """The result's JSON Schema, as committed in docs/loadgen-result.schema.json."""
+    return _document_schema(ResultDocument, RESULT_ID)
 
 
 def schema_files() -> dict[str, dict[str, Any]]:
     """File name in docs/ → its JSON Schema."""
-    return {PLAN_FILE: plan_schema()}
+    return {PLAN_FILE: plan_schema(), RESULT_FILE: result_schema()}
 
 
 def schema_text(schema: dict[str, Any]) -> str:

@@ -26,6 +26,7 @@ from enum import StrEnum
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from llm_sizing_loadgen.errors import SizingError, invalid_argument
 
@@ -174,7 +175,7 @@ class WorkloadProfile:
         if len(set(names)) != len(names):
             raise invalid_argument("classes", "request class names must be unique")
 
-    def hourly_rates(self) -> np.ndarray:
+    def hourly_rates(self) -> npt.NDArray[np.float64]:
         """Relative arrival rate per class and hour, shape (classes, 24): share spread over active hours."""
         total = sum(c.share for c in self.classes)
         rates = np.zeros((len(self.classes), HOURS))
@@ -187,18 +188,20 @@ class WorkloadProfile:
         """The hour with the most requests (the first of equals)."""
         return int(np.argmax(self.hourly_rates().sum(axis=0)))
 
-    def mix_at(self, hour: int | None = None) -> np.ndarray:
+    def mix_at(self, hour: int | None = None) -> npt.NDArray[np.float64]:
         """Probability that a request arriving at `hour` (default: the busiest) belongs to each class."""
         if hour is not None and not 0 <= hour < HOURS:
             raise invalid_argument("hour", f"hour {hour} must be in 0–23")
-        rates = self.hourly_rates()[:, self.busiest_hour() if hour is None else hour]
+        rates: npt.NDArray[np.float64] = self.hourly_rates()[:, self.busiest_hour() if hour is None else hour]
         if rates.sum() <= 0:
             raise invalid_argument("hour", f"no request class is active at {hour}:00")
-        return rates / rates.sum()
+        mix: npt.NDArray[np.float64] = rates / rates.sum()
+        return mix
 
-    def daily_curve(self) -> np.ndarray:
+    def daily_curve(self) -> npt.NDArray[np.float64]:
         """Requests per hour as a share of the day's requests (sums to 1)."""
-        return self.hourly_rates().sum(axis=0)
+        curve: npt.NDArray[np.float64] = self.hourly_rates().sum(axis=0)
+        return curve
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -323,7 +326,7 @@ def sample_profile() -> WorkloadProfile:
 # JSON round trip (what the API stores and accepts)
 
 
-def _length_from_dict(data: Mapping[str, Any], where: str) -> LengthDistribution:
+def _length_from_dict(data: object, where: str) -> LengthDistribution:
     if not isinstance(data, Mapping):
         raise invalid_argument(where, f"{where} must be an object with a kind")
     try:
@@ -518,6 +521,11 @@ class ProfileFit:
     hourly_requests: list[int]  # requests per hour of day (when the log has hours)
 
 
+def _hours(rows: Iterable[LoggedRequest]) -> list[int]:
+    """The rows' hours of day (profile_fit asks only when every row has one)."""
+    return [r.hour for r in rows if r.hour is not None]
+
+
 def profile_fit(
     rows: Iterable[LoggedRequest], *, name: str = "Fitted from request log", seed: int = 0, min_hour_share: float = 0.02
 ) -> ProfileFit:
@@ -543,7 +551,7 @@ def profile_fit(
         output_fit = _fit_lengths(np.array([r.output_tokens for r in members]), rng)
         windows: tuple[tuple[int, int], ...] = ()
         if hours_known:
-            counts = np.bincount([r.hour for r in members], minlength=HOURS)
+            counts = np.bincount(_hours(members), minlength=HOURS)
             active = [h for h in range(HOURS) if counts[h] >= min_hour_share * len(members)]
             if len(active) < HOURS:
                 windows = _windows(active)
@@ -558,7 +566,7 @@ def profile_fit(
         )
         fits[class_name] = {"input": input_fit, "output": output_fit}
     dispersion = _dispersion_per_minute(times)
-    hourly = np.bincount([r.hour for r in logged], minlength=HOURS).tolist() if hours_known else []
+    hourly = np.bincount(_hours(logged), minlength=HOURS).tolist() if hours_known else []
     days = max(1.0, duration / 86_400)
     peak_rate = (max(hourly) / days / 3600) if hourly else (len(logged) / duration if duration else 0.0)
     profile = WorkloadProfile(
