@@ -16,6 +16,7 @@ from django.utils.translation import gettext as _
 from benchmarks_app.models import LoadTest, MemoryLog
 from reports.evidence import SCENARIO_WORDS, SCENARIOS_NEEDED
 from reports.models import ReportVersion
+from reports.selectors.health_reports import latest_health_report
 from sizing.models import Deployment
 
 
@@ -44,8 +45,6 @@ def _scenario_states(deployment: Deployment) -> dict[str, str]:
 def _monitoring_state(deployment: Deployment) -> str:
     """The newest memory health report of a sentinel when there is one, else the newest memory log: done on a pass,
     failed on a fail, missing when none or it is too short to judge."""
-    from reports.services.health_reports import latest_health_report
-
     health = latest_health_report(deployment)
     if health is not None:
         return "done" if health.verdict == "pass" else "failed"

@@ -37,6 +37,7 @@ from django.utils.translation import gettext as _
 from benchmarks_app.models import LoadTest, MemoryLog
 from llm_sizing_loadgen.workload import profile_from_dict
 from reports.models import Report
+from reports.selectors.health_reports import latest_health_report
 from sizing.estimator.confidence import (
     PROBABILITY,
     Measurement,
@@ -637,8 +638,6 @@ def _monitoring_state(monitoring: dict[str, Any] | None, health: dict[str, Any] 
 
 def _health(deployment: Deployment) -> dict[str, Any] | None:
     """The newest memory health report of the deployment's 72-hour sentinel (reports.services.health_reports)."""
-    from reports.services.health_reports import latest_health_report
-
     report = latest_health_report(deployment)
     if report is None:
         return None

@@ -2,8 +2,6 @@
 
 from celery import shared_task
 
-from reports.services.health_reports import sentinel_evaluate
-from reports.services.reports import version_draft, version_sign
 from sizing.kernel.job_budgets import TIME_BUDGETS, JobKind, time_budget
 
 
@@ -12,6 +10,8 @@ from sizing.kernel.job_budgets import TIME_BUDGETS, JobKind, time_budget
     acks_late=True, reject_on_worker_lost=True, queue="reports", **TIME_BUDGETS[JobKind.REPORT_SIGN].task_options()
 )
 def report_sign_task(version_id: int, user_id: int) -> None:
+    from reports.services.reports import version_sign  # in the body: services import the tasks
+
     with time_budget(JobKind.REPORT_SIGN):
         version_sign(version_id=version_id, user_id=user_id)
 
@@ -21,6 +21,8 @@ def report_sign_task(version_id: int, user_id: int) -> None:
     acks_late=True, reject_on_worker_lost=True, queue="reports", **TIME_BUDGETS[JobKind.REPORT_DRAFT].task_options()
 )
 def report_draft_task(version_id: int, user_id: int | None) -> None:
+    from reports.services.reports import version_draft  # in the body: services import the tasks
+
     with time_budget(JobKind.REPORT_DRAFT):
         version_draft(version_id=version_id, user_id=user_id)
 
@@ -31,5 +33,7 @@ def report_draft_task(version_id: int, user_id: int | None) -> None:
     acks_late=True, reject_on_worker_lost=True, queue="reports", **TIME_BUDGETS[JobKind.SENTINEL_HEALTH].task_options()
 )
 def sentinel_health_report_task(report_id: int) -> None:
+    from reports.services.health_reports import sentinel_evaluate  # in the body: services import the tasks
+
     with time_budget(JobKind.SENTINEL_HEALTH):
         sentinel_evaluate(report_id=report_id)

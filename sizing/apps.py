@@ -13,3 +13,5 @@ class SizingConfig(AppConfig):
         from sizing.kernel.url_converters import DatabaseIdConverter
 
         register_converter(DatabaseIdConverter, "id")  # before any URLconf is read: every <id:...> in the URLs
+
+        import sizing.services.quotes  # noqa: F401 - registers what a quote's search adds to its result

@@ -8,8 +8,6 @@ from django.utils import timezone
 from sizing.kernel.job_budgets import TIME_BUDGETS, JobKind, over_budget_error, time_budget
 from sizing.kernel.jobs import jobs_reap
 from sizing.models import Estimate, SimulationJob
-from sizing.services.estimates import estimate_compute
-from sizing.services.simulations import simulation_job_run, simulation_search_part
 
 
 def _estimate_over_budget(estimate_id: int) -> None:
@@ -36,6 +34,8 @@ def _simulation_over_budget(job_id: int, kind: JobKind) -> None:
     acks_late=True, reject_on_worker_lost=True, queue="estimates", **TIME_BUDGETS[JobKind.ESTIMATE].task_options()
 )
 def estimate_compute_task(estimate_id: int) -> None:
+    from sizing.services.estimates import estimate_compute  # in the body: services import the tasks
+
     try:
         with time_budget(JobKind.ESTIMATE):
             estimate_compute(estimate_id=estimate_id)
@@ -47,6 +47,8 @@ def estimate_compute_task(estimate_id: int) -> None:
     acks_late=True, reject_on_worker_lost=True, queue="simulations", **TIME_BUDGETS[JobKind.SIMULATION].task_options()
 )
 def simulation_job_run_task(job_id: int) -> None:
+    from sizing.services.simulations import simulation_job_run  # in the body: services import the tasks
+
     try:
         with time_budget(JobKind.SIMULATION):
             simulation_job_run(job_id=job_id)
@@ -58,6 +60,8 @@ def simulation_job_run_task(job_id: int) -> None:
 # estimates, imports and report signing wait for
 @shared_task(acks_late=True, reject_on_worker_lost=True, queue="quotes", **TIME_BUDGETS[JobKind.QUOTE].task_options())
 def quote_run_task(job_id: int) -> None:
+    from sizing.services.simulations import simulation_job_run  # in the body: services import the tasks
+
     try:
         with time_budget(JobKind.QUOTE):
             simulation_job_run(job_id=job_id)
@@ -69,6 +73,8 @@ def quote_run_task(job_id: int) -> None:
     acks_late=True, reject_on_worker_lost=True, queue="simulations", **TIME_BUDGETS[JobKind.SEARCH_PART].task_options()
 )
 def simulation_search_part_task(job_id: int, index: int) -> None:
+    from sizing.services.simulations import simulation_search_part  # in the body: services import the tasks
+
     try:
         with time_budget(JobKind.SEARCH_PART):
             simulation_search_part(job_id=job_id, index=index)

@@ -54,6 +54,7 @@ from benchmarks_app.results.formats import llm_sizing
 from benchmarks_app.results.run import RequestRecord, metrics_from_requests
 from benchmarks_app.services.endpoints import endpoint_api_key
 from benchmarks_app.services.runs import record_row, requests_store, run_fields, run_verdict, server_series
+from benchmarks_app.tasks import loadtest_shard_task
 from llm_sizing_loadgen.client import RequestResult
 from llm_sizing_loadgen.plan import (
     Api,
@@ -430,8 +431,6 @@ def loadtest_publish_failed(*, job_id: int, error: dict[str, Any]) -> None:
 def loadtest_dispatch(*, job_id: int) -> None:
     """Send the job's shards to the `loadtests` queue as one Celery group, with a common start a little ahead."""
     from celery import group
-
-    from benchmarks_app.tasks import loadtest_shard_task
 
     job = LoadTest.objects.get(pk=job_id)
     lead = settings.LOADTEST_START_LEAD_S * (1 if job.workers == 1 else 2)

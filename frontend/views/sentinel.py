@@ -19,12 +19,8 @@ from django.views import View
 from benchmarks_app.models.memory_health import MemoryHealthReport
 from benchmarks_app.results.detect import MAX_BYTES
 from benchmarks_app.results.sentinel import HOURS_REQUIRED, MAX_INTERVAL_S
-from reports.services.health_reports import (
-    health_report_get,
-    health_report_list,
-    report_language,
-    sentinel_import,
-)
+from reports.selectors.health_reports import health_report_get, health_report_list
+from reports.services.health_reports import report_language, sentinel_import
 from sizing.estimator.errors import SizingError
 from sizing.models import Deployment
 from sizing.selectors.deployments import deployment_get_for_organisation

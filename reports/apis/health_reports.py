@@ -18,7 +18,8 @@ from benchmarks_app.models.memory_health import MemoryHealthReport
 from benchmarks_app.results.detect import MAX_BYTES
 from reports.apis.reports import PdfRenderer
 from reports.models import Report
-from reports.services.health_reports import health_report_get, health_report_list, sentinel_import
+from reports.selectors.health_reports import health_report_get, health_report_list
+from reports.services.health_reports import sentinel_import
 from sizing.estimator.errors import SizingError, SizingErrorCode
 from sizing.kernel.api_lists import ListApiMixin, list_schema
 from sizing.selectors.deployments import deployment_get_for_organisation

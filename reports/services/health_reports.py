@@ -22,7 +22,20 @@ from django.utils import timezone
 
 from benchmarks_app.models.memory_health import MemoryHealthReport
 from benchmarks_app.results.detect import MAX_BYTES, BenchmarkFormatError, decode
-from benchmarks_app.results.sentinel import BreakerRule, SentinelRefusal, evaluate, overlaps, parse_sentinel
+from benchmarks_app.results.sentinel import (
+    BreakerRule,
+    SentinelRefusal,
+    evaluate,
+    overlaps,
+    parse_sentinel,
+    sentinel_timeline,
+)
+from benchmarks_app.services.memory_logs import thin_series
+from benchmarks_app.texts.sentinel import criteria_in_words
+from reports.evidence import BREAKER_KV
+from reports.models import Report, ReportVersion
+from reports.services.reports import signing_identity
+from reports.tasks import sentinel_health_report_task
 from sizing.estimator.errors import SizingError, SizingErrorCode
 from sizing.kernel.job_budgets import JobKind, over_budget_error
 from sizing.kernel.jobs import job_publish_on_commit
@@ -47,7 +60,6 @@ def _when(epoch_s: float) -> datetime:
 
 def report_language(deployment: Deployment) -> str:
     """The deployment's report language: its newest commitment report's, else English."""
-    from reports.models import Report
 
     report = Report.objects.filter(deployment=deployment).order_by("-created_at", "-pk").only("language").first()
     return report.language if report is not None else "en"
@@ -56,7 +68,6 @@ def report_language(deployment: Deployment) -> str:
 def committed_bytes_per_gpu(deployment: Deployment) -> int | None:
     """The peak per GPU of the deployment's newest signed commitment, when there is one (the climb test projects
     towards it; else towards the card's capacity)."""
-    from reports.models import ReportVersion
 
     version = (
         ReportVersion.objects.filter(report__deployment=deployment, status=ReportVersion.Status.SIGNED)
@@ -139,8 +150,6 @@ def sentinel_import(
         report_id = report.pk
 
         def enqueue() -> None:
-            from reports.tasks import sentinel_health_report_task
-
             sentinel_health_report_task.delay(report_id)
 
         def fail(error: dict[str, Any]) -> None:
@@ -192,12 +201,7 @@ def _content(
 def sentinel_evaluate(*, report_id: int) -> None:
     """The worker's part: judge, render, sign, keep. Idempotent: a report that is done is left alone; a failure
     marks it failed with the reason (import the file again)."""
-    from benchmarks_app.results.sentinel import sentinel_timeline
-    from benchmarks_app.services.memory_logs import thin_series
-    from benchmarks_app.texts.sentinel import criteria_in_words
-    from reports.evidence import BREAKER_KV
     from reports.health_document import render_health_report_pdf
-    from reports.services.reports import signing_identity
     from reports.signing import identity_fingerprint, sign_pdf
 
     claimed = MemoryHealthReport.objects.filter(
@@ -263,26 +267,3 @@ def sentinel_evaluate(*, report_id: int) -> None:
             finished_at=timezone.now(),
             error={"code": "health_report_failed", "message": str(exc)[:500], "extra": {}},
         )
-
-
-def latest_health_report(deployment: Deployment) -> MemoryHealthReport | None:
-    """The deployment's newest finished (signed) memory health report, or None."""
-    return (
-        MemoryHealthReport.objects.filter(deployment=deployment, status=MemoryHealthReport.Status.DONE)
-        .defer("file_gz", "pdf")
-        .order_by("-created_at", "-pk")
-        .first()
-    )
-
-
-def health_report_list(*, deployment: Deployment) -> Any:
-    return MemoryHealthReport.objects.filter(deployment=deployment).defer("file_gz", "pdf", "series")
-
-
-def health_report_get(*, organisation: Any, report_id: int) -> MemoryHealthReport | None:
-    return (
-        MemoryHealthReport.objects.select_related("deployment")
-        .defer("file_gz")
-        .filter(organisation=organisation, pk=report_id)
-        .first()
-    )

@@ -31,6 +31,7 @@ from django.utils import timezone
 
 from reports.evidence import content_changes, report_content
 from reports.models import ChecklistWaiver, Report, ReportAuditEvent, ReportVersion
+from reports.tasks import report_draft_task, report_sign_task
 from sizing.estimator.errors import SizingError, SizingErrorCode
 from sizing.kernel.access import SIGN, may
 from sizing.kernel.job_budgets import JobKind, over_budget_error
@@ -95,8 +96,6 @@ def _draft_start(version: ReportVersion, user: Any) -> None:
     version_id, user_id = version.pk, getattr(user, "pk", None)
 
     def enqueue() -> None:
-        from reports.tasks import report_draft_task
-
         report_draft_task.delay(version_id, user_id)
 
     def fail(error: dict[str, Any]) -> None:
@@ -510,8 +509,6 @@ def version_sign_start(*, version: ReportVersion, user: Any) -> ReportVersion:
         version_id, user_id = locked.pk, user.pk
 
         def enqueue() -> None:
-            from reports.tasks import report_sign_task
-
             report_sign_task.delay(version_id, user_id)
 
         def fail(error: dict[str, Any]) -> None:  # it stays approved, with the reason: sign it again

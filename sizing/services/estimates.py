@@ -49,6 +49,7 @@ from sizing.estimator.versions import parse_version, resolve_engine_version
 from sizing.kernel.jobs import job_publish_on_commit
 from sizing.models import Calibration, Estimate, Gpu, LlmModel, Membership, Organisation
 from sizing.selectors.estimates import calibration_latest, model_get_for_organisation
+from sizing.tasks import estimate_compute_task
 
 logger = logging.getLogger(__name__)
 
@@ -454,7 +455,6 @@ def estimate_create(
     *, organisation: Organisation, requested_by: Any, model: LlmModel, gpu: Gpu, inputs: Mapping[str, Any]
 ) -> Estimate:
     """Save an estimate request and queue its computation on a worker once the transaction commits."""
-    from sizing.tasks import estimate_compute_task
 
     estimate = Estimate.objects.create(
         organisation=organisation, requested_by=requested_by, model=model, gpu=gpu, inputs=dict(inputs)

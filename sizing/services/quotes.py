@@ -32,11 +32,15 @@ from sizing.selectors.workloads import workload_profile_get_for_organisation
 from sizing.services.estimates import estimate_request_build, gpu_spec, json_safe
 from sizing.services.simulations import (
     SEARCH_DEFAULT_REQUESTS,
+    job_context,
+    search_arguments,
+    search_result_extra_register,
     simulation_job_publish_failed,
     simulation_job_validate,
     simulation_jobs_at_once_check,
     simulation_profile,
 )
+from sizing.tasks import quote_run_task
 
 QUOTE_DEFAULT_MAX_GPUS = 8
 QUOTE_MAX_GPUS = 64
@@ -275,8 +279,6 @@ def quote_create(*, organisation: Organisation, user: Any, inputs: Mapping[str, 
 
 
 def _enqueue(job_id: int) -> None:
-    from sizing.tasks import quote_run_task
-
     quote_run_task.delay(job_id)  # the quotes queue (sizing.tasks)
 
 
@@ -310,8 +312,6 @@ def quote_offer_latencies(job: SimulationJob, ranked: list[Mapping[str, Any]]) -
     """TTFT, TPOT and E2E at the SLO's percentile for each offer, keyed by the candidate's label. The search keeps
     P95 only, so each offer is simulated again exactly as the search did (same requests, seed and rate: the same
     run) and read at the percentile. Called by the worker as it finishes a quote's search."""
-    from sizing.services.simulations import job_context, search_arguments
-
     context = job_context(organisation=job.organisation, inputs=job.inputs)
     arguments = search_arguments(job, context)
     arch = estimate_request_build(gpu=context.gpu, model=context.model, parameters=context.parameters).arch
@@ -537,3 +537,8 @@ def quote_summary(job: SimulationJob) -> dict[str, Any]:
         answer.pop(key)
     answer["cheapest"] = offers[0] if offers else None
     return answer
+
+
+search_result_extra_register(
+    SimulationJob.Kind.QUOTE, "latencies", quote_offer_latencies
+)  # a quote's search ends with them

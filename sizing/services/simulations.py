@@ -39,6 +39,7 @@ from sizing.selectors.simulations import perf_calibration_latest
 from sizing.selectors.workloads import workload_profile_get_for_organisation
 from sizing.services.deployments import fingerprint_parameters
 from sizing.services.estimates import ESTIMATE_PARAMETERS, estimate_request_build, gpu_spec, json_safe
+from sizing.tasks import simulation_job_run_task, simulation_search_part_task
 
 logger = logging.getLogger(__name__)
 
@@ -469,8 +470,6 @@ def simulation_jobs_at_once_check(*, organisation: Organisation, quote: bool) ->
 
 
 def _enqueue_run(job_id: int) -> None:
-    from sizing.tasks import simulation_job_run_task
-
     simulation_job_run_task.delay(job_id)
 
 
@@ -666,7 +665,6 @@ def _search_start(job: SimulationJob, context: _JobContext) -> Any:
         )
         return _search_result(job, [o.as_dict() for o in outcomes])
     SimulationJob.objects.filter(pk=job.pk).update(parts_total=parts, progress_message=f"0/{parts} parts")
-    from sizing.tasks import simulation_search_part_task
 
     for index in range(parts):
         simulation_search_part_task.delay(job.pk, index)
@@ -717,8 +715,20 @@ def _search_result(job: SimulationJob, outcomes: list[dict[str, Any]]) -> dict[s
         "parts": job.parts_total or 1,
         "outcomes": ranked,
     }
-    if job.kind == SimulationJob.Kind.QUOTE:  # the offers' latencies at the SLO's percentile (sizing.services.quotes)
-        from sizing.services.quotes import quote_offer_latencies
-
-        result["latencies"] = quote_offer_latencies(job, ranked)
+    for key, extra in SEARCH_RESULT_EXTRAS.get(job.kind, ()):
+        result[key] = extra(job, ranked)
     return result
+
+
+# What a kind of search adds to its result once every candidate is ranked, registered by the module that owns the kind
+# (sizing.services.quotes adds a quote's offer latencies; SizingConfig.ready imports it in every process), so that
+# this module never imports the modules built on it.
+SearchResultExtra = Callable[[SimulationJob, list[dict[str, Any]]], Any]
+SEARCH_RESULT_EXTRAS: dict[str, list[tuple[str, SearchResultExtra]]] = {}
+
+
+def search_result_extra_register(kind: str, key: str, extra: SearchResultExtra) -> None:
+    """Add `extra(job, ranked)` under `key` to the result of every finished search of `kind` (once per key)."""
+    extras = SEARCH_RESULT_EXTRAS.setdefault(kind, [])
+    if all(existing != key for existing, _ in extras):
+        extras.append((key, extra))

@@ -14,7 +14,7 @@ from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
 from benchmarks_app.models.memory_health import MemoryHealthReport
-from reports.services.health_reports import latest_health_report
+from reports.selectors.health_reports import latest_health_report
 from reports.services.reports import trusted_certificates
 from reports.signing import verify_pdf
 from sizing.models import Membership, Organisation
