@@ -17,7 +17,7 @@ PYTEST_ARGS ?=
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-.PHONY: install system-packages system-packages-test run test lint migrate catalogs translations clean loadgen-wheel loadgen-schemas
+.PHONY: install system-packages system-packages-test run test lint typecheck migrate catalogs translations clean loadgen-wheel loadgen-schemas
 
 .tools/bin/uv:
 	@echo "== uv $(UV_VERSION): installing it from PyPI into .tools/ (a few seconds)"
@@ -63,6 +63,10 @@ lint: install
 	@$(VENV)/bin/lint-imports
 	@$(VENV)/bin/deptry .
 	@cd packages/loadgen && ../../$(VENV)/bin/deptry .
+
+# mypy, strict on the pure packages ([tool.mypy] in pyproject.toml names them), with django-stubs' plugin
+typecheck: install
+	@$(VENV)/bin/mypy
 
 # The load generator's wheel for customer networks (packages/loadgen, built by its backend, hatchling) into dist/:
 # `pip install dist/llm_sizing_loadgen-*.whl`, then `llm-sizing-loadgen run plan.json --out result.json`

@@ -671,7 +671,7 @@ def _host_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[d
         now = (container_b.get("detected"), container_b.get("runtime"))
         if None not in (was[0], now[0]) and was != now:
 
-            def words(detected: Any, runtime: Any) -> str:
+            def container_words(detected: Any, runtime: Any) -> str:
                 return (
                     f"a container ({runtime})"
                     if detected and runtime
@@ -688,24 +688,24 @@ def _host_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[d
                     "container",
                     dict(container_a),
                     dict(container_b),
-                    f"{words(*was)} → {words(*now)}",
+                    f"{container_words(*was)} → {container_words(*now)}",
                 )
             )
     # None is "no limit" only where the probe read the cgroup (its version is known); otherwise not measured
     if a.get("cgroup_version") is not None and b.get("cgroup_version") is not None:
-        was, now = a.get("cgroup_memory_limit_bytes"), b.get("cgroup_memory_limit_bytes")
-        if was != now:
-            lower = now is not None and (was is None or now < was)
+        limit_was, limit_now = a.get("cgroup_memory_limit_bytes"), b.get("cgroup_memory_limit_bytes")
+        if limit_was != limit_now:
+            lower = limit_now is not None and (limit_was is None or limit_now < limit_was)
             changes.append(
                 _change(
                     "host",
                     "memory_limit_changed",
                     "warning" if lower else "info",
                     "cgroup_memory_limit_bytes",
-                    was,
-                    now,
-                    f"container memory limit {_gib(was) if was is not None else 'none'} → "
-                    f"{_gib(now) if now is not None else 'none'}"
+                    limit_was,
+                    limit_now,
+                    f"container memory limit {_gib(limit_was) if limit_was is not None else 'none'} → "
+                    f"{_gib(limit_now) if limit_now is not None else 'none'}"
                     + (" (loading weights or CPU swap space may hit it)" if lower else ""),
                 )
             )

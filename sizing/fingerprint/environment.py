@@ -444,7 +444,7 @@ def measured_environment(
             f"the memory above"
         )
 
-    held = {g["index"]: _in_use(g) for g in chosen if _in_use(g) is not None}
+    held = {g["index"]: in_use for g in chosen if (in_use := _in_use(g)) is not None}
     used_max = max(held.values()) if held else None
     if used_max is not None:
         worst = min(i for i, v in held.items() if v == used_max)
@@ -455,7 +455,8 @@ def measured_environment(
         )
         explanation.append(f"memory in use: at most {_mib(used_max)} on one GPU (GPU {worst}), {state}")
 
-    host = fingerprint.get("host") if isinstance(fingerprint.get("host"), Mapping) else {}
+    found = fingerprint.get("host")
+    host: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     host_total, limit = host.get("memory_total_bytes"), host.get("cgroup_memory_limit_bytes")
     host_memory = min((v for v in (host_total, limit) if v), default=None)
     if host_memory is not None:

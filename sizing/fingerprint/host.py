@@ -135,8 +135,8 @@ def _container(raw: Mapping[str, str], limit: int | None) -> dict[str, Any]:
         evidence.append("memory.max at /sys/fs/cgroup (namespaced cgroup)")
     elif limit is not None and raw.get("cgroup_v1_memory_limit") is not None:
         evidence.append("memory.limit_in_bytes set at /sys/fs/cgroup/memory (namespaced cgroup)")
-    runtime = next((name for name in _RUNTIME_ORDER if name in runtimes), None)
-    return {"detected": bool(evidence), "runtime": runtime, "evidence": evidence}
+    found = next((name for name in _RUNTIME_ORDER if name in runtimes), None)
+    return {"detected": bool(evidence), "runtime": found, "evidence": evidence}
 
 
 def _python_packages(text: str | None) -> tuple[str | None, dict[str, str | None]]:

@@ -84,16 +84,17 @@ class HostChoice:
 def _hostname(value: Any) -> str | None:
     if not isinstance(value, str):
         return None
-    value = value.strip()
-    if not value or value.casefold() == LEGACY_UNNAMED:
+    text: str = value.strip()
+    if not text or text.casefold() == LEGACY_UNNAMED:
         return None
-    return value[:HOST_MAX_LENGTH]
+    return text[:HOST_MAX_LENGTH]
 
 
 def identity_from_facts(facts: Mapping[str, Any], *, given_name: str | None = None) -> HostIdentity:
     """The identity of a merged fingerprint (`fingerprint_from_texts`): the probe file's host name, else
     `given_name` (the uploader's, for pasted outputs), and the GPUs' UUIDs and serial numbers."""
-    host = facts.get("host") if isinstance(facts.get("host"), Mapping) else {}
+    found = facts.get("host")
+    host: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     gpus = [gpu for gpu in facts.get("gpus") or [] if isinstance(gpu, Mapping)]
     uuids = sorted({str(gpu["uuid"]).strip() for gpu in gpus if gpu.get("uuid") and str(gpu["uuid"]).strip()})
     serials = sorted(
