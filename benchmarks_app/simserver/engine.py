@@ -28,7 +28,8 @@ A step (one replica, at a step boundary t; vLLM V1's scheduler as the offline si
        the head of the queue, to be recomputed later (prompt and generated tokens together: vLLM's recompute
        mode). A request alone on its replica that no longer fits fails (an error event).
     2. The step's token budget is `max_num_batched_tokens` minus the decodes. Partly prefilled prompts continue,
-       in admission order, each taking as many tokens as the budget and the free blocks allow (chunked prefill).
+       in admission order, each taking as many tokens as the budget and the free blocks allow (chunked prefill;
+       with `chunked_prefill=False` a prompt is prefilled whole in one step or waits).
     3. Then waiting requests are admitted in arrival order (no overtaking) while the budget lasts, the replica runs
        fewer than `max_num_seqs` requests and the free blocks hold at least one token of their prompt; none is
        admitted in a step that had to preempt. A request whose prompt needs more blocks than the whole cache fails.
@@ -530,7 +531,11 @@ class _Replica:
             request.state = WAITING
             self.waiting.append(request)
         self._t = t
-        limits = StepLimits(max_num_seqs=config.max_num_seqs, max_num_batched_tokens=config.max_num_batched_tokens)
+        limits = StepLimits(
+            max_num_seqs=config.max_num_seqs,
+            max_num_batched_tokens=config.max_num_batched_tokens,
+            chunked_prefill=config.chunked_prefill,
+        )
         while True:
             plan = schedule_step(self, limits)
             if plan.outcome is StepOutcome.WORK:
