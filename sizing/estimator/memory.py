@@ -1447,6 +1447,50 @@ def _longest_fitting(inputs: StageInputs, budget: StageBudget, traits: EngineTra
     return low * block
 
 
+def _vllm_launch_args(
+    request: EstimateRequest,
+    *,
+    utilization: float,
+    tp: int,
+    pp: int,
+    max_num_seqs: int,
+    batched: int,
+    effective_len: int | None,
+    kv: str,
+    block_size: int,
+) -> tuple[str, ...]:
+    """vLLM's flags (`vllm serve`) for the sized deployment."""
+    args = [
+        f"--tensor-parallel-size {tp}",
+        f"--pipeline-parallel-size {pp}",
+        f"--gpu-memory-utilization {utilization}",
+    ]
+    if effective_len:
+        args.append(f"--max-model-len {effective_len}")
+    args += [
+        f"--max-num-seqs {max_num_seqs}",
+        f"--max-num-batched-tokens {batched}",
+        f"--block-size {block_size}",
+        f"--kv-cache-dtype {kv}",
+    ]
+    if request.enable_chunked_prefill is not None:
+        args.append("--enable-chunked-prefill" if request.enable_chunked_prefill else "--no-enable-chunked-prefill")
+    if request.kv_cache_memory_bytes is not None:
+        args.append(f"--kv-cache-memory-bytes {request.kv_cache_memory_bytes}")
+    if request.dp > 1:
+        args.append(f"--data-parallel-size {request.dp}")
+    if request.expert_parallel:
+        args.append("--enable-expert-parallel")
+    if request.draft_arch is not None:
+        args.append(
+            f'--speculative-config \'{{"model": "DRAFT", "num_speculative_tokens": '
+            f"{max(1, request.num_speculative_tokens)}}}'"
+        )
+    if request.enforce_eager:
+        args.append("--enforce-eager")
+    return tuple(args)
+
+
 def _launch_args(
     request: EstimateRequest,
     *,
@@ -1466,35 +1510,17 @@ def _launch_args(
     """The engine flags this estimate assumes, so the deployment runs what was sized."""
     kv = kv_dtype_name
     if engine is Engine.VLLM:
-        args = [
-            f"--tensor-parallel-size {tp}",
-            f"--pipeline-parallel-size {pp}",
-            f"--gpu-memory-utilization {utilization}",
-        ]
-        if effective_len:
-            args.append(f"--max-model-len {effective_len}")
-        args += [
-            f"--max-num-seqs {max_num_seqs}",
-            f"--max-num-batched-tokens {batched}",
-            f"--block-size {block_size}",
-            f"--kv-cache-dtype {kv}",
-        ]
-        if request.enable_chunked_prefill is not None:
-            args.append("--enable-chunked-prefill" if request.enable_chunked_prefill else "--no-enable-chunked-prefill")
-        if request.kv_cache_memory_bytes is not None:
-            args.append(f"--kv-cache-memory-bytes {request.kv_cache_memory_bytes}")
-        if request.dp > 1:
-            args.append(f"--data-parallel-size {request.dp}")
-        if request.expert_parallel:
-            args.append("--enable-expert-parallel")
-        if request.draft_arch is not None:
-            args.append(
-                f'--speculative-config \'{{"model": "DRAFT", "num_speculative_tokens": '
-                f"{max(1, request.num_speculative_tokens)}}}'"
-            )
-        if request.enforce_eager:
-            args.append("--enforce-eager")
-        return tuple(args)
+        return _vllm_launch_args(
+            request,
+            utilization=utilization,
+            tp=tp,
+            pp=pp,
+            max_num_seqs=max_num_seqs,
+            batched=batched,
+            effective_len=effective_len,
+            kv=kv,
+            block_size=block_size,
+        )
     if engine is Engine.SGLANG:
         args = [
             f"--tp-size {tp}",
