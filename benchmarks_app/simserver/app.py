@@ -351,7 +351,7 @@ async def _stream_chunks(
                 if event.finish_reason is not None:
                     if parsed.include_usage:
                         finished_ns = time.perf_counter_ns()
-                        body = dict(
+                        body: dict[str, Any] = dict(
                             templates.base,
                             choices=[],
                             usage=_usage(parsed.prompt_tokens, event.index),
@@ -567,14 +567,14 @@ def create_app(
 
         watcher = asyncio.get_running_loop().create_task(watch())
         try:
-            tokens, reason, error = await _collect(sim)
+            tokens, reason, failure = await _collect(sim)
         finally:
             watcher.cancel()
             engine.cancel(sim)
-        if error is not None:
-            status = error.status or 500
+        if failure is not None:
+            status = failure.status or 500
             return error_response(
-                error.error or "cancelled", "ServiceUnavailable" if status == 503 else "InternalServerError", status
+                failure.error or "cancelled", "ServiceUnavailable" if status == 503 else "InternalServerError", status
             )
         finished_ns = time.perf_counter_ns()
         text = generated_text(tokens)

@@ -28,7 +28,8 @@ A step (one replica, at a step boundary t; vLLM V1's scheduler as the offline si
        the head of the queue, to be recomputed later (prompt and generated tokens together: vLLM's recompute
        mode). A request alone on its replica that no longer fits fails (an error event).
     2. The step's token budget is `max_num_batched_tokens` minus the decodes. Partly prefilled prompts continue,
-       in admission order, each taking as many tokens as the budget and the free blocks allow (chunked prefill).
+       in admission order, each taking as many tokens as the budget and the free blocks allow (chunked prefill;
+       with `chunked_prefill=False` a prompt is prefilled whole in one step or waits).
     3. Then waiting requests are admitted in arrival order (no overtaking) while the budget lasts, the replica runs
        fewer than `max_num_seqs` requests and the free blocks hold at least one token of their prompt; none is
        admitted in a step that had to preempt. A request whose prompt needs more blocks than the whole cache fails.
@@ -88,7 +89,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sizing.estimator.perf import StepModel, prefill_pairs
+from sizing.estimator.perf import StepModel
+from sizing.estimator.scheduler import FailReason, StepLimits, StepOutcome, prefill_work, schedule_step
 from sizing.estimator.simulator import ServingConfig
 
 # vLLM's histogram bucket boundaries (seconds), from its Prometheus stat logger
@@ -371,6 +373,8 @@ class _Replica:
         self.pending: deque[SimRequest] = deque()  # arrived, not yet seen by a step
         self.waiting: deque[SimRequest] = deque()
         self.running: list[SimRequest] = []  # admission order: preemption takes the last
+        self._decodes: list[SimRequest] = []  # the step being scheduled: its decodes
+        self._t = 0.0  # the step being scheduled: its start
 
     # -- state seen from outside -------------------------------------------------------------------------
 
@@ -519,112 +523,110 @@ class _Replica:
         self._end(request, FAILED, now, error=message, status=500)
 
     def _schedule(self, t: float) -> _Step | None:
-        """Choose the next step's work at time t (rules 0-3 of the module docstring); None: nothing to run."""
+        """Choose the next step's work at time t (rules 0-3 of the module docstring, `sizing.estimator.scheduler`'s
+        rules on this replica's block ledger); None: nothing to run."""
         config = self.engine.config
-        block = config.block_size
         while self.pending and self.pending[0].arrival <= t:
             request = self.pending.popleft()
             request.state = WAITING
             self.waiting.append(request)
-        running = self.running
-        waiting = self.waiting
+        self._t = t
+        limits = StepLimits(
+            max_num_seqs=config.max_num_seqs,
+            max_num_batched_tokens=config.max_num_batched_tokens,
+            chunked_prefill=config.chunked_prefill,
+        )
         while True:
-            if not running and not waiting:
-                return None
-            # 1. decodes first, preempting the latest admitted while their next blocks do not fit
-            preempted = False
-            while True:
-                growth = 0
-                decoding = False
-                for request in running:
-                    if request.state == DECODE:
-                        decoding = True
-                        growth += self._blocks(request.kv_tokens + 1) - request.blocks
-                if not decoding or growth <= self.free_blocks:
-                    break
-                if len(running) > 1:
-                    self._preempt(running[-1])
-                    preempted = True
-                else:
-                    self._fail_running(running[0], t, "the sequence no longer fits in the KV cache")
-            decodes = [request for request in running if request.state == DECODE]
-            for request in decodes:
-                blocks = self._blocks(request.kv_tokens + 1)
-                self.free_blocks -= blocks - request.blocks
-                request.blocks = blocks
-            budget = config.max_num_batched_tokens - len(decodes)
-            chunks: list[tuple[SimRequest, int]] = []
-            # 2. prompts part-way through their prefill, in admission order
-            for request in running:
-                if budget <= 0:
-                    break
-                if request.state != PREFILL:
-                    continue
-                room = (request.blocks + self.free_blocks) * block - request.computed
-                size = min(request.need - request.computed, budget, room)
-                if size <= 0:
-                    break
-                self._take(request, size)
-                chunks.append((request, size))
-                budget -= size
-            # 3. waiting requests, first come first served, none in a step that preempted
-            while waiting and budget > 0 and len(running) < config.max_num_seqs and not preempted:
-                request = waiting[0]
-                if self._blocks(request.need) > self.total_blocks:
-                    waiting.popleft()
-                    self._end(request, FAILED, t, error="the prompt needs more KV than the whole cache", status=400)
-                    continue
-                claim = 0
-                if config.reserve_full_sequence:
-                    claim = self._blocks(request.need + request.output_tokens - request.gen)
-                    if self.reserved_blocks + claim > self.total_blocks:
-                        break
-                size = min(request.need, budget, self.free_blocks * block)
-                if size <= 0:
-                    break
-                waiting.popleft()
-                request.state = PREFILL
-                request.computed = 0
-                request.claim = claim
-                self.reserved_blocks += claim
-                if request.admitted_at is None:
-                    request.admitted_at = t
-                    self.stats.queue.observe(t - request.arrival)
-                running.append(request)
-                self._take(request, size)
-                chunks.append((request, size))
-                budget -= size
-            if decodes or chunks:
+            plan = schedule_step(self, limits)
+            if plan.outcome is StepOutcome.WORK:
                 break
-            # nothing can run: prompts stuck half-way with the cache full free the latest (or a lone one fails);
-            # a queue head an empty replica cannot take never runs
-            if running:
-                if len(running) > 1:
-                    self._preempt(running[-1])
-                else:
-                    self._fail_running(running[0], t, "the prompt no longer fits in the KV cache")
+            if plan.outcome is StepOutcome.FREED:
                 continue
-            if waiting:
-                self._end(waiting.popleft(), FAILED, t, error="the request cannot fit in the KV cache", status=500)
+            if plan.outcome is StepOutcome.HEAD_BLOCKED:  # a queue head an empty replica cannot take never runs
+                self._end(self.waiting.popleft(), FAILED, t, error="the request cannot fit in the KV cache", status=500)
                 continue
             return None
+        decodes = self._decodes
         context = 0
         for request in decodes:
             context += request.kv_tokens + 1
-        prefill = pairs = offsets = 0.0
-        for request, size in chunks:
-            prefill += size
-            pairs += prefill_pairs(size, request.computed)
-            offsets += request.computed
+        work = prefill_work((size, request.computed) for request, size in plan.chunks)
         seconds = self.engine.model.step_s(
             decode=len(decodes),
             context_tokens=context,
-            prefill=int(prefill),
-            prefill_pairs=pairs,
-            prefill_context_tokens=offsets,
+            prefill=work.tokens,
+            prefill_pairs=work.pairs,
+            prefill_context_tokens=work.context_tokens,
         )
-        self.stats.iteration_tokens.observe(len(decodes) + prefill)
-        return _Step(decodes=decodes, chunks=chunks, seconds=seconds)
+        self.stats.iteration_tokens.observe(len(decodes) + work.tokens)
+        return _Step(decodes=decodes, chunks=list(plan.chunks), seconds=seconds)
+
+    # -- the block ledger the scheduler asks (sizing.estimator.scheduler.KvLedger) --------------------------
+
+    def decodes_overflow(self) -> bool:
+        growth = 0
+        decoding = False
+        for request in self.running:
+            if request.state == DECODE:
+                decoding = True
+                growth += self._blocks(request.kv_tokens + 1) - request.blocks
+        return decoding and growth > self.free_blocks
+
+    def preempt(self, request: SimRequest) -> None:
+        self._preempt(request)
+
+    def fail_running(self, request: SimRequest, reason: FailReason) -> None:
+        self._fail_running(request, self._t, reason.value)
+
+    def start_decodes(self) -> int:
+        decodes = self._decodes = [request for request in self.running if request.state == DECODE]
+        for request in decodes:
+            blocks = self._blocks(request.kv_tokens + 1)
+            self.free_blocks -= blocks - request.blocks
+            request.blocks = blocks
+        return len(decodes)
+
+    def prefilling(self) -> list[SimRequest]:
+        return [request for request in self.running if request.state == PREFILL]
+
+    def prefill_remaining(self, request: SimRequest) -> int:
+        return request.need - request.computed
+
+    def prefill_room(self, request: SimRequest) -> float:
+        return (request.blocks + self.free_blocks) * self.engine.config.block_size - request.computed
+
+    def take(self, request: SimRequest, size: int) -> None:
+        self._take(request, size)
+
+    def never_fits(self, request: SimRequest) -> bool:
+        return self._blocks(request.need) > self.total_blocks
+
+    def fail_waiting(self, request: SimRequest) -> None:
+        self._end(request, FAILED, self._t, error="the prompt needs more KV than the whole cache", status=400)
+
+    def claim(self, request: SimRequest) -> float | None:
+        if not self.engine.config.reserve_full_sequence:
+            return 0
+        claim = self._blocks(request.need + request.output_tokens - request.gen)
+        return None if self.reserved_blocks + claim > self.total_blocks else claim
+
+    def admit_remaining(self, request: SimRequest) -> int:
+        return request.need
+
+    def admit_room(self, request: SimRequest) -> float:
+        return self.free_blocks * self.engine.config.block_size
+
+    def admit(self, request: SimRequest, size: int, claim: float) -> None:
+        t = self._t
+        request.state = PREFILL
+        request.computed = 0
+        request.claim = int(claim)
+        self.reserved_blocks += request.claim
+        if request.admitted_at is None:
+            request.admitted_at = t
+            self.stats.queue.observe(t - request.arrival)
+        self.running.append(request)
+        self._take(request, size)
 
     def _take(self, request: SimRequest, size: int) -> None:
         """Allocate the blocks a prefill chunk of `size` tokens needs (the caller checked they are free)."""

@@ -114,7 +114,8 @@ def _int(config: Mapping[str, Any], key: str) -> int:
             message=f"config.json field '{key}' must be a positive integer, got {value!r}",
             extra={"field": key},
         )
-    return value
+    number: int = value
+    return number
 
 
 def _dtype(config: Mapping[str, Any]) -> tuple[DType, tuple[str, ...]]:
@@ -145,7 +146,8 @@ def _rope_cache_elements(config: Mapping[str, Any], *, head_dim: int) -> int | N
     factor_raw = config.get("partial_rotary_factor", 1.0)
     partial = float(factor_raw) if isinstance(factor_raw, int | float) and 0 < factor_raw <= 1 else 1.0
     rotary_dim = int(head_dim * partial)
-    scaling = config.get("rope_scaling") if isinstance(config.get("rope_scaling"), Mapping) else {}
+    rope_scaling = config.get("rope_scaling")
+    scaling: Mapping[str, Any] = rope_scaling if isinstance(rope_scaling, Mapping) else {}
     kind = str(scaling.get("rope_type") or scaling.get("type") or "default").lower()
     factor = scaling.get("factor")
     factor = float(factor) if isinstance(factor, int | float) and factor > 0 else 1.0
@@ -189,8 +191,8 @@ def _dense_decoder(config: Mapping[str, Any], **family: Any) -> Architecture:
             message=f"num_attention_heads {heads} is not a multiple of num_key_value_heads {kv_heads}",
             extra={"field": "num_key_value_heads"},
         )
-    dtype, warnings = _dtype(config)
-    warnings = list(warnings) + list(family.pop("warnings", ()))
+    dtype, dtype_warnings = _dtype(config)
+    warnings = list(dtype_warnings) + list(family.pop("warnings", ()))
     window_used = family.pop("sliding_window_used", True)
     window = config.get("sliding_window")
     if window and window_used:
@@ -277,7 +279,8 @@ def _opt_int(config: Mapping[str, Any], key: str, default: int = 0) -> int:
             message=f"config.json field '{key}' must be a non-negative integer, got {value!r}",
             extra={"field": key},
         )
-    return value
+    number: int = value
+    return number
 
 
 def _require(config: Mapping[str, Any], keys: tuple[str, ...], what: str) -> None:

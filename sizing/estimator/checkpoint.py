@@ -320,7 +320,8 @@ def _non_negative_int(value: Any, where: str) -> int:
         raise _headers_error(f"{where} must be a whole number, got {_json_type(value)} {value!r}")
     if value < 0:
         raise _headers_error(f"{where} must not be negative, got {value}")
-    return value
+    number: int = value
+    return number
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -32,7 +32,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from scipy import stats
+from scipy import stats  # type: ignore[import-untyped]  # scipy ships no stubs (scipy-stubs is no dependency)
 
 from sizing.estimator.versions import Version, parse_version
 

@@ -14,6 +14,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import TYPE_CHECKING
 
 from sizing.estimator.kv_layout import KvLayout
 from sizing.estimator.layers import AttentionKind
@@ -25,6 +26,10 @@ from sizing.estimator.trtllm_budget import CUDA_GRAPH_ESTIMATE_BYTES as TRTLLM_C
 from sizing.estimator.trtllm_budget import trtllm_rules
 from sizing.estimator.units import GiB, MiB, format_bytes, gib
 from sizing.estimator.versions import Version
+
+if TYPE_CHECKING:  # types only: vllm_budget and hardware are not needed at run time here
+    from sizing.estimator.hardware import GpuSpec
+    from sizing.estimator.vllm_budget import VllmRules
 
 
 class Engine(Enum):
@@ -96,7 +101,7 @@ ENGINE_TRAITS: dict[Engine, EngineTraits] = {
 class VllmStageTerms:
     """What vLLM's profiler subtracts on one stage's binding rank, resolved by estimator.vllm_budget."""
 
-    rules: object  # vllm_budget.VllmRules
+    rules: VllmRules
     activation_bytes: int  # A = max(forward peak, sampler peak)
     forward_bytes: int
     sampler_bytes: int
@@ -129,8 +134,8 @@ class StageInputs:
     mem_fraction_static: float | None = None  # SGLang; None = its automatic choice
     kv_cache_free_gpu_mem_fraction: float = 0.9  # TensorRT-LLM
     detail: bool = True  # build the formulas people read
-    engine_version: object = None  # a versions.Version, or None: the engine's newest modelled release
-    gpu: object = None  # the hardware.GpuSpec (compute capability, NVSwitch, CUDA-visible total)
+    engine_version: Version | None = None  # None: the engine's newest modelled release
+    gpu: GpuSpec | None = None  # the card (compute capability, NVSwitch, CUDA-visible total)
     vllm: VllmStageTerms | None = None  # vLLM: the version's terms
 
     @property
@@ -304,7 +309,7 @@ def _sglang(stage: StageInputs) -> StageBudget:
     prefill_graphs = 0 if stage.enforce_eager else math.ceil(auto.prefill_graph_mib * MiB)
     graphs = decode_graphs + prefill_graphs
     explicit = stage.mem_fraction_static is not None
-    fraction = stage.mem_fraction_static if explicit else auto.mem_fraction_static
+    fraction = stage.mem_fraction_static if stage.mem_fraction_static is not None else auto.mem_fraction_static
     static_budget = math.floor(capacity * fraction)
     context = CUDA_CONTEXT_BYTES if stage.runtime_reserve_bytes is None else stage.runtime_reserve_bytes
     # SGLang: pool = free after load − free before load x (1 − fraction); "before" is after the CUDA context.

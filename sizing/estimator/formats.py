@@ -672,7 +672,8 @@ def _patterns(quant: Mapping[str, Any], method: str, *keys: str) -> tuple[str, .
 def _positive_int(value: Any, method: str, field: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise _refuse(method, field, f"must be a positive integer, got {value!r}")
-    return value
+    number: int = value
+    return number
 
 
 def _fp8_format(quant: Mapping[str, Any]) -> WeightFormat:
@@ -856,7 +857,7 @@ def _ct_encoding(group: str, scheme: Mapping[str, Any], top_format: Any) -> Weig
     if fmt_name not in _CT_FORMATS:
         field = f"{where}.format" if scheme.get("format") else "format"
         raise _refuse(method, field, f"{fmt_name or '(none)'!r} is not modelled ({', '.join(_CT_FORMATS)} are)")
-    num_bits = weights.get("num_bits")
+    num_bits: Any = weights.get("num_bits")  # a JSON value: checked against the modelled widths below
     qtype = str(weights.get("type", "int")).lower()
     strategy = str(weights.get("strategy", "tensor")).lower()
     symmetric = bool(weights.get("symmetric", True))

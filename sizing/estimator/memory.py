@@ -20,11 +20,12 @@ import math
 import weakref
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 from sizing.estimator.activations import VLLM_SAMPLER_BYTES_PER_LOGIT, activation_peak_bytes
 from sizing.estimator.architecture import Architecture
+from sizing.estimator.dtypes import DType
 from sizing.estimator.engines import (
     ENGINE_BUDGETS,
     ENGINE_TRAITS,
@@ -38,6 +39,7 @@ from sizing.estimator.engines import (
     vllm_default_scheduler,
 )
 from sizing.estimator.errors import invalid_argument
+from sizing.estimator.formats import WeightFormat
 from sizing.estimator.hardware import GpuSpec
 from sizing.estimator.kv import layers_kv_bytes_per_token, paged_tokens, resolve_kv_dtype
 from sizing.estimator.kv_layout import KvLayout, kv_layout
@@ -52,7 +54,7 @@ from sizing.estimator.tensors import (
 )
 from sizing.estimator.trtllm_budget import trtllm_default_scheduler, trtllm_kv_dtype
 from sizing.estimator.units import format_bytes
-from sizing.estimator.versions import Version, resolve_engine_version
+from sizing.estimator.versions import ResolvedVersion, Version, resolve_engine_version
 from sizing.estimator.vllm_budget import (
     VllmRules,
     VllmSettings,
@@ -536,8 +538,119 @@ def _mxfp4_padding_per_stage(arch: Architecture, *, tp: int, pp: int, ep: int) -
     return tuple(extra)
 
 
-def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
-    """Compute the memory bill of every GPU of a deployment and whether it fits."""
+# -- estimate_memory, step by step: plan -> weights -> stage budgets -> fit -> bill -> diagnose -> curve -> estimate
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Lengths:
+    """The request's lengths in tokens, and the problems they raise."""
+
+    effective_len: int | None  # max_model_len, else the model's context
+    tokens: int  # tokens one request holds
+    prefix: int  # a shared prefix cached once (0 without prefix caching)
+    unique_tokens: int  # KV tokens one request holds apart from the shared prefix
+    problems: tuple[str, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Plan:
+    """What a request resolves to before any GPU is billed: the layout, the formats, the lengths, the engine's
+    release, budget rules and scheduler limits."""
+
+    arch: Architecture
+    engine: Engine
+    traits: EngineTraits
+    gpus: int
+    tp: int
+    pp: int
+    replicas: int
+    ep: int
+    fmt: WeightFormat
+    kv_dtype: DType
+    capacity: int  # bytes per GPU the engine's budget starts from
+    block_size: int
+    version: ResolvedVersion
+    utilization: float
+    lengths: _Lengths
+    per_replica_concurrency: int  # requests one DP rank serves with its own KV cache
+    rules: VllmRules | None
+    max_num_seqs: int
+    batched: int  # max_num_batched_tokens (or the engine's equivalent)
+    warnings: tuple[str, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Stage:
+    """One pipeline stage: what its budget was computed from, and the budget."""
+
+    inputs: StageInputs
+    budget: StageBudget
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Fit:
+    """What the stages' KV memory holds: tokens, full-length sequences and requests per stage."""
+
+    stage_tokens: tuple[int, ...]
+    stage_sequences: tuple[float, ...]
+    capacity_tokens: int
+    fit_at_tokens: float  # requests of the asked length one replica holds (the binding stage's)
+    demand_fits: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Bills:
+    """The GPUs' bills and the ones that bind: the stage with least room for sequences, the GPU with least headroom."""
+
+    stage_bills: tuple[GpuBill, ...]  # one per pipeline stage (its TP ranks hold identical bills)
+    bills: tuple[GpuBill, ...]  # every GPU with detail, else the stage bills
+    binding_stage: int
+    worst_bill: GpuBill
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Curve:
+    curve: ConcurrencyCurve
+    max_concurrency: float | None
+
+
+def _lengths(request: EstimateRequest, arch: Architecture) -> _Lengths:
+    """Resolve the context and per-request lengths; refuse inconsistent ones."""
+    problems: list[str] = []
+    effective_len = request.max_model_len or arch.max_position_embeddings
+    if request.max_model_len and arch.max_position_embeddings and request.max_model_len > arch.max_position_embeddings:
+        problems.append(
+            f"max_model_len {request.max_model_len} exceeds the model's max_position_embeddings "
+            f"{arch.max_position_embeddings}: vLLM refuses to start unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 "
+            "(and the model degrades beyond its trained context without RoPE scaling)"
+        )
+    tokens = request.tokens_per_request or effective_len
+    if tokens is None:
+        raise invalid_argument(
+            "tokens_per_request",
+            "give tokens_per_request or max_model_len: the config has no max_position_embeddings to default to",
+        )
+    # KV tokens one request holds apart from a shared prefix: n samples share the prompt and decode n outputs.
+    output = request.output_tokens or 0
+    if output > tokens:
+        raise invalid_argument("output_tokens", f"output_tokens {output} exceeds tokens_per_request {tokens}")
+    if request.shared_prefix_tokens >= tokens:
+        raise invalid_argument(
+            "shared_prefix_tokens",
+            f"shared_prefix_tokens {request.shared_prefix_tokens} must be below tokens_per_request {tokens}",
+        )
+    prefix = request.shared_prefix_tokens if request.prefix_caching else 0
+    return _Lengths(
+        effective_len=effective_len,
+        tokens=tokens,
+        prefix=prefix,
+        unique_tokens=tokens + (request.parallel_samples - 1) * output - prefix + request.num_speculative_tokens,
+        problems=tuple(problems),
+    )
+
+
+def _plan(request: EstimateRequest) -> _Plan:
+    """Step 1: check the request and resolve everything the bill depends on."""
     _check_request(request)
     arch = _interned(request.arch)
     engine = request.engine
@@ -552,198 +665,234 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
     capacity = request.gpu_memory_bytes or request.gpu.memory_bytes
     if engine is Engine.VLLM:
         capacity = cuda_visible_total(request)  # what vLLM multiplies by gpu_memory_utilization
-    block_size = request.block_size or traits.default_block_size
     warnings = list(arch.warnings)
     version = _resolve_version(engine.value, request.engine_version)
     if version.warning:
         warnings.append(version.warning)
     utilization = resolved_utilization(request, version.version)
-    problems: list[str] = []
-
-    effective_len = request.max_model_len or arch.max_position_embeddings
-    if request.max_model_len and arch.max_position_embeddings and request.max_model_len > arch.max_position_embeddings:
-        problems.append(
-            f"max_model_len {request.max_model_len} exceeds the model's max_position_embeddings "
-            f"{arch.max_position_embeddings}: vLLM refuses to start unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 "
-            "(and the model degrades beyond its trained context without RoPE scaling)"
-        )
-    tokens = request.tokens_per_request or effective_len
-    if tokens is None:
-        raise invalid_argument(
-            "tokens_per_request",
-            "give tokens_per_request or max_model_len: the config has no max_position_embeddings to default to",
-        )
-    # each DP rank serves its own requests with its own KV cache
-    per_replica_concurrency = math.ceil(request.concurrency / (replicas * request.dp))
-    ep = tp * request.dp if request.expert_parallel else 1
-    # KV tokens one request holds apart from a shared prefix: n samples share the prompt and decode n outputs.
-    output = request.output_tokens or 0
-    if output > tokens:
-        raise invalid_argument("output_tokens", f"output_tokens {output} exceeds tokens_per_request {tokens}")
-    if request.shared_prefix_tokens >= tokens:
-        raise invalid_argument(
-            "shared_prefix_tokens",
-            f"shared_prefix_tokens {request.shared_prefix_tokens} must be below tokens_per_request {tokens}",
-        )
-    prefix = request.shared_prefix_tokens if request.prefix_caching else 0
-    unique_tokens = tokens + (request.parallel_samples - 1) * output - prefix + request.num_speculative_tokens
+    lengths = _lengths(request, arch)
+    effective_len = lengths.effective_len
     rules = None
     if engine is Engine.VLLM:
         rules = _vllm_rules(_vllm_settings(request, arch, version.version, capacity, effective_len))
         max_num_seqs, batched = rules.max_num_seqs, rules.max_num_batched_tokens
         warnings.extend(rules.notes)
     else:
-        max_num_seqs, batched = _engine_scheduler(request, capacity, tokens=tokens, tp=tp)
+        max_num_seqs, batched = _engine_scheduler(request, capacity, tokens=lengths.tokens, tp=tp)
     if engine is Engine.VLLM and request.max_num_batched_tokens and effective_len and batched < effective_len:
         warnings.append(
             f"max_num_batched_tokens {batched} < max_model_len {effective_len}: long prompts are "
             "prefilled in chunks (chunked prefill)"
         )
+    return _Plan(
+        arch=arch,
+        engine=engine,
+        traits=traits,
+        gpus=gpus,
+        tp=tp,
+        pp=pp,
+        replicas=replicas,
+        ep=tp * request.dp if request.expert_parallel else 1,
+        fmt=fmt,
+        kv_dtype=kv_dtype,
+        capacity=capacity,
+        block_size=request.block_size or traits.default_block_size,
+        version=version,
+        utilization=utilization,
+        lengths=lengths,
+        # each DP rank serves its own requests with its own KV cache
+        per_replica_concurrency=math.ceil(request.concurrency / (replicas * request.dp)),
+        rules=rules,
+        max_num_seqs=max_num_seqs,
+        batched=batched,
+        warnings=tuple(warnings),
+    )
 
-    weights_per_stage = _weight_bytes_per_rank(arch, fmt, tp=tp, pp=pp, ep=ep)
-    if rules is not None and fmt.slug == "mxfp4":
+
+def _stage_weights(request: EstimateRequest, plan: _Plan) -> tuple[tuple[int, ...], int, tuple[str, ...]]:
+    """Step 2: the weight bytes per rank of each stage (MXFP4 padding, a draft model on the last stage):
+    (per stage, the draft's bytes, warnings)."""
+    arch, tp, pp, ep = plan.arch, plan.tp, plan.pp, plan.ep
+    weights_per_stage = _weight_bytes_per_rank(arch, plan.fmt, tp=tp, pp=pp, ep=ep)
+    if plan.rules is not None and plan.fmt.slug == "mxfp4":
         weights_per_stage = tuple(
             w + pad
             for w, pad in zip(weights_per_stage, _mxfp4_padding_per_stage(arch, tp=tp, pp=pp, ep=ep), strict=True)
         )
-    draft_bytes = 0
-    if request.draft_arch is not None:
-        draft = _interned(request.draft_arch)
-        if draft.parameters_override is None:
-            _check_tensor_parallel(draft, tp)
-        # the draft runs with the target's TP on the last stage's GPUs, in its own checkpoint format
-        (draft_bytes,) = _weight_bytes_per_rank(draft, resolve_weight_format(draft, "auto"), tp=tp, pp=1)
-        weights_per_stage = (*weights_per_stage[:-1], weights_per_stage[-1] + draft_bytes)
-        if draft.vocab_size != arch.vocab_size:
-            warnings.append(
-                f"the draft model's vocabulary ({draft.vocab_size}) differs from the target's "
-                f"({arch.vocab_size}): engines require the same tokenizer"
-            )
-    budget_fn = ENGINE_BUDGETS[engine]
-    rope_cache = rope_cache_bytes(arch) if engine in ROPE_CACHE_ENGINES else 0
-    stage_results: list[tuple[StageInputs, StageBudget]] = []
-    for stage in range(pp):
-        layout = _stage_kv_layout(
-            arch,
-            pp=pp,
-            stage=stage,
-            kv_bits=kv_dtype.bits,
-            tp=tp,
-            block_size=block_size,
-            draft=_interned(request.draft_arch) if request.draft_arch else None,
+    if request.draft_arch is None:
+        return weights_per_stage, 0, ()
+    draft = _interned(request.draft_arch)
+    if draft.parameters_override is None:
+        _check_tensor_parallel(draft, tp)
+    # the draft runs with the target's TP on the last stage's GPUs, in its own checkpoint format
+    (draft_bytes,) = _weight_bytes_per_rank(draft, resolve_weight_format(draft, "auto"), tp=tp, pp=1)
+    weights_per_stage = (*weights_per_stage[:-1], weights_per_stage[-1] + draft_bytes)
+    warnings: tuple[str, ...] = ()
+    if draft.vocab_size != arch.vocab_size:
+        warnings = (
+            f"the draft model's vocabulary ({draft.vocab_size}) differs from the target's "
+            f"({arch.vocab_size}): engines require the same tokenizer",
         )
-        activations = 0
-        vllm_terms = None
-        if rules is not None:
-            vllm_terms = _vllm_stage_terms(
-                request,
-                arch,
-                rules,
-                tp=tp,
-                pp=pp,
-                last=stage == pp - 1,
-                max_model_len=effective_len or tokens,
-                block_size=block_size,
-            )
-            activations = vllm_terms.activation_bytes
-        elif engine not in (Engine.IDEALIZED, Engine.SGLANG):
-            activations = request.activation_peak_bytes
-            if activations is None:
-                activations = _activation_peak_bytes(
-                    arch,
-                    tp=tp,
-                    batched_tokens=batched,
-                    sampled_sequences=max_num_seqs,
-                    last_stage=stage == pp - 1,
-                    sampler_bytes_per_logit=VLLM_SAMPLER_BYTES_PER_LOGIT if engine is Engine.VLLM else 4,
-                )
+    return weights_per_stage, draft_bytes, warnings
+
+
+def _stage_activations(request: EstimateRequest, plan: _Plan, *, stage: int) -> tuple[int, VllmStageTerms | None]:
+    """The activation peak a stage's budget holds (0: the engine's budget models it), and vLLM's terms."""
+    engine, arch = plan.engine, plan.arch
+    if plan.rules is not None:
+        vllm_terms = _vllm_stage_terms(
+            request,
+            arch,
+            plan.rules,
+            tp=plan.tp,
+            pp=plan.pp,
+            last=stage == plan.pp - 1,
+            max_model_len=plan.lengths.effective_len or plan.lengths.tokens,
+            block_size=plan.block_size,
+        )
+        return vllm_terms.activation_bytes, vllm_terms
+    if engine in (Engine.IDEALIZED, Engine.SGLANG):
+        return 0, None
+    if request.activation_peak_bytes is not None:
+        return request.activation_peak_bytes, None
+    activations = _activation_peak_bytes(
+        arch,
+        tp=plan.tp,
+        batched_tokens=plan.batched,
+        sampled_sequences=plan.max_num_seqs,
+        last_stage=stage == plan.pp - 1,
+        sampler_bytes_per_logit=VLLM_SAMPLER_BYTES_PER_LOGIT if engine is Engine.VLLM else 4,
+    )
+    return activations, None
+
+
+def _stage_budgets(request: EstimateRequest, plan: _Plan, weights_per_stage: tuple[int, ...]) -> tuple[_Stage, ...]:
+    """Step 3: each pipeline stage's KV layout and inputs, through the engine's budget."""
+    budget_fn = ENGINE_BUDGETS[plan.engine]
+    rope_cache = rope_cache_bytes(plan.arch) if plan.engine in ROPE_CACHE_ENGINES else 0
+    traits, batched, prefix = plan.traits, plan.batched, plan.lengths.prefix
+    draft = _interned(request.draft_arch) if request.draft_arch else None
+    stages: list[_Stage] = []
+    for stage in range(plan.pp):
+        layout = _stage_kv_layout(
+            plan.arch,
+            pp=plan.pp,
+            stage=stage,
+            kv_bits=plan.kv_dtype.bits,
+            tp=plan.tp,
+            block_size=plan.block_size,
+            draft=draft,
+        )
+        activations, vllm_terms = _stage_activations(request, plan, stage=stage)
         inputs = StageInputs(
-            capacity_bytes=capacity,
-            gpu_memory_utilization=utilization,
+            capacity_bytes=plan.capacity,
+            gpu_memory_utilization=plan.utilization,
             weight_bytes=weights_per_stage[stage] + rope_cache,
             activation_peak_bytes=activations,
             kv=layout,
             kv_demand_bytes=(_sequence_bytes(layout, traits, prefix, batched) if prefix else 0)
-            + per_replica_concurrency * _sequence_bytes(layout, traits, unique_tokens, batched),
-            tp=tp,
-            pp=pp,
+            + plan.per_replica_concurrency * _sequence_bytes(layout, traits, plan.lengths.unique_tokens, batched),
+            tp=plan.tp,
+            pp=plan.pp,
             weight_overhead=request.weight_overhead,
             runtime_reserve_bytes=request.runtime_reserve_bytes,
             cuda_graph_bytes=request.cuda_graph_bytes,
             enforce_eager=request.enforce_eager,
             batched_tokens=batched,
-            max_num_seqs=max_num_seqs,
+            max_num_seqs=plan.max_num_seqs,
             mem_fraction_static=request.mem_fraction_static,
             kv_cache_free_gpu_mem_fraction=request.kv_cache_free_gpu_mem_fraction,
             detail=request.detail,
-            engine_version=version.version,
+            engine_version=plan.version.version,
             gpu=request.gpu,
             vllm=vllm_terms,
         )
-        stage_results.append((inputs, budget_fn(inputs)))
+        stages.append(_Stage(inputs=inputs, budget=budget_fn(inputs)))
+    return tuple(stages)
 
-    def kv_memory(inputs: StageInputs, budget: StageBudget) -> int:
-        """The KV memory a stage has: llama.cpp's static context is what it allocated, not what is free."""
-        if traits.allocation is Allocation.STATIC:
-            return min(inputs.kv_demand_bytes, budget.kv_pool_bytes)
-        return budget.kv_pool_bytes
 
-    def capacity_tokens_of(inputs: StageInputs, budget: StageBudget) -> int:
-        layout = inputs.kv
-        if traits.block_pool:
-            return layout.capacity_tokens(layout.num_blocks(budget.kv_pool_bytes))
-        per_token = layout.bytes_per_token
-        return max(0, kv_memory(inputs, budget)) // per_token // block_size * block_size if per_token else 0
+def _kv_memory(traits: EngineTraits, stage: _Stage) -> int:
+    """The KV memory a stage has: llama.cpp's static context is what it allocated, not what is free."""
+    if traits.allocation is Allocation.STATIC:
+        return min(stage.inputs.kv_demand_bytes, stage.budget.kv_pool_bytes)
+    return stage.budget.kv_pool_bytes
 
-    def sequences_fitting(inputs: StageInputs, budget: StageBudget, length: int) -> float:
-        """How many `length`-token sequences the stage's KV memory holds (fractional, as vLLM logs it)."""
-        layout = inputs.kv
-        if traits.block_pool:
-            per_sequence = layout.blocks_per_sequence(length, batched_tokens=batched)
-            return layout.num_blocks(budget.kv_pool_bytes) / per_sequence if per_sequence else 0.0
-        per_sequence = _sequence_bytes(layout, traits, length, batched)
-        return max(0, kv_memory(inputs, budget)) / per_sequence if per_sequence else 0.0
 
-    def requests_fitting(inputs: StageInputs, budget: StageBudget) -> float:
-        """How many of the requested requests fit, after the shared prefix is cached once."""
-        layout = inputs.kv
-        if traits.block_pool:
-            per_request = layout.blocks_per_sequence(unique_tokens, batched_tokens=batched)
-            room = layout.num_blocks(budget.kv_pool_bytes) - (
-                layout.blocks_per_sequence(prefix, batched_tokens=batched) if prefix else 0
-            )
-            return max(0, room) / per_request if per_request else 0.0
-        per_request = _sequence_bytes(layout, traits, unique_tokens, batched)
-        room = kv_memory(inputs, budget) - (_sequence_bytes(layout, traits, prefix, batched) if prefix else 0)
+def _capacity_tokens(plan: _Plan, stage: _Stage) -> int:
+    """KV tokens a stage holds."""
+    layout = stage.inputs.kv
+    if plan.traits.block_pool:
+        return layout.capacity_tokens(layout.num_blocks(stage.budget.kv_pool_bytes))
+    per_token = layout.bytes_per_token
+    block_size = plan.block_size
+    return max(0, _kv_memory(plan.traits, stage)) // per_token // block_size * block_size if per_token else 0
+
+
+def _sequences_fitting(plan: _Plan, stage: _Stage, length: int) -> float:
+    """How many `length`-token sequences the stage's KV memory holds (fractional, as vLLM logs it)."""
+    layout, traits, batched = stage.inputs.kv, plan.traits, plan.batched
+    if traits.block_pool:
+        per_sequence = layout.blocks_per_sequence(length, batched_tokens=batched)
+        return layout.num_blocks(stage.budget.kv_pool_bytes) / per_sequence if per_sequence else 0.0
+    per_sequence = _sequence_bytes(layout, traits, length, batched)
+    return max(0, _kv_memory(traits, stage)) / per_sequence if per_sequence else 0.0
+
+
+def _requests_fitting(plan: _Plan, stage: _Stage) -> float:
+    """How many of the requested requests fit, after the shared prefix is cached once."""
+    layout, traits, batched = stage.inputs.kv, plan.traits, plan.batched
+    prefix, unique_tokens = plan.lengths.prefix, plan.lengths.unique_tokens
+    if traits.block_pool:
+        per_request = layout.blocks_per_sequence(unique_tokens, batched_tokens=batched)
+        room = layout.num_blocks(stage.budget.kv_pool_bytes) - (
+            layout.blocks_per_sequence(prefix, batched_tokens=batched) if prefix else 0
+        )
         return max(0, room) / per_request if per_request else 0.0
+    per_request = _sequence_bytes(layout, traits, unique_tokens, batched)
+    room = _kv_memory(traits, stage) - (_sequence_bytes(layout, traits, prefix, batched) if prefix else 0)
+    return max(0, room) / per_request if per_request else 0.0
 
-    # per stage, computed once: KV tokens it holds, and how many full-length sequences / requests fit
-    stage_tokens = [capacity_tokens_of(i, b) for i, b in stage_results]
-    stage_sequences = [sequences_fitting(i, b, tokens) for i, b in stage_results]
-    if not prefix and unique_tokens == tokens:
+
+def _fit(plan: _Plan, stages: tuple[_Stage, ...]) -> _Fit:
+    """Step 4: per stage, computed once, the KV tokens it holds and how many full-length sequences / requests fit."""
+    lengths = plan.lengths
+    stage_sequences = tuple(_sequences_fitting(plan, stage, lengths.tokens) for stage in stages)
+    if not lengths.prefix and lengths.unique_tokens == lengths.tokens:
         stage_requests = stage_sequences
     else:
-        stage_requests = [requests_fitting(i, b) for i, b in stage_results]
-    capacity_tokens = min(stage_tokens)
+        stage_requests = tuple(_requests_fitting(plan, stage) for stage in stages)
+    stage_tokens = tuple(_capacity_tokens(plan, stage) for stage in stages)
     fit_at_tokens = min(stage_requests)
-    demand_fits = per_replica_concurrency <= fit_at_tokens
-    stage_bills: list[GpuBill] = []  # one per pipeline stage: the TP ranks of a stage hold identical bills
-    for stage, (_inputs, budget) in enumerate(stage_results):
+    return _Fit(
+        stage_tokens=stage_tokens,
+        stage_sequences=stage_sequences,
+        capacity_tokens=min(stage_tokens),
+        fit_at_tokens=fit_at_tokens,
+        demand_fits=plan.per_replica_concurrency <= fit_at_tokens,
+    )
+
+
+def _bills(request: EstimateRequest, plan: _Plan, stages: tuple[_Stage, ...], fit: _Fit) -> _Bills:
+    """Step 5: the bill of each stage's GPUs (and, with detail, of every GPU), and the bills that bind."""
+    tp, pp = plan.tp, plan.pp
+    stage_bills: list[GpuBill] = []
+    for index, stage in enumerate(stages):
+        budget = stage.budget
         required = sum(budget.components.values())
         stage_bills.append(
             GpuBill(
-                index=stage * tp,
+                index=index * tp,
                 replica=0,
-                stage=stage,
+                stage=index,
                 tp_rank=0,
                 components=budget.components,
-                capacity_bytes=capacity,
+                capacity_bytes=plan.capacity,
                 usable_bytes=budget.usable_bytes,
                 budget_bytes=budget.budget_bytes,
                 required_bytes=required,
                 headroom_bytes=budget.usable_bytes - required,
-                kv_capacity_tokens=stage_tokens[stage],
-                fits=required <= budget.usable_bytes and budget.kv_pool_bytes > 0 and demand_fits,
+                kv_capacity_tokens=fit.stage_tokens[index],
+                fits=required <= budget.usable_bytes and budget.kv_pool_bytes > 0 and fit.demand_fits,
             )
         )
     bills = stage_bills
@@ -758,113 +907,203 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
                 tp_rank=rank,
                 components=dict(stage_bills[stage].components),
             )
-            for copy in range(replicas * request.dp)
+            for copy in range(plan.replicas * request.dp)
             for stage in range(pp)
             for rank in range(tp)
         ]
     if pp == 1:
         binding_stage, worst_bill = 0, stage_bills[0]
     else:
-        binding_stage = min(range(pp), key=lambda s: (stage_sequences[s], stage_bills[s].headroom_bytes))
+        binding_stage = min(range(pp), key=lambda s: (fit.stage_sequences[s], stage_bills[s].headroom_bytes))
         worst_bill = min(stage_bills, key=lambda bill: bill.headroom_bytes)
-    binding_inputs, binding = stage_results[binding_stage]
+    return _Bills(
+        stage_bills=tuple(stage_bills), bills=tuple(bills), binding_stage=binding_stage, worst_bill=worst_bill
+    )
 
-    for inputs, budget in stage_results:
+
+def _no_kv_problem(stages: tuple[_Stage, ...]) -> tuple[str, ...]:
+    """The first stage whose budget leaves nothing for the KV cache."""
+    for stage in stages:
+        budget = stage.budget
         if budget.kv_pool_bytes <= 0:
-            problems.append(
-                f"no memory left for the KV cache: weights {format_bytes(inputs.weight_bytes)} + activations "
+            return (
+                f"no memory left for the KV cache: weights {format_bytes(stage.inputs.weight_bytes)} + activations "
                 f"{format_bytes(budget.components['activations'])} + runtime "
                 f"{format_bytes(budget.components['runtime'])} exceed the {format_bytes(budget.budget_bytes)} "
                 "budget; use more GPUs (tensor parallel), a smaller weight format or a higher "
-                "gpu_memory_utilization"
+                "gpu_memory_utilization",
             )
-            break
-    if traits.allocation is Allocation.PREALLOCATED and effective_len:
-        one_fits = min(
-            stage_sequences
-            if effective_len == tokens
-            else [sequences_fitting(i, b, effective_len) for i, b in stage_results]
-        )
-        if one_fits < 1 and binding.kv_pool_bytes > 0:
-            one_sequence = _sequence_bytes(binding_inputs.kv, traits, effective_len, batched)
-            fitting_len = _longest_fitting(binding_inputs, binding, traits, batched, effective_len)
-            if traits.refuses_short_pool:
-                problems.append(
-                    f"{traits.label} will not start: one {effective_len}-token sequence needs "
-                    f"{format_bytes(one_sequence)} of KV cache, {format_bytes(max(0, binding.kv_pool_bytes))} "
-                    f"available; max_model_len {fitting_len} would fit"
-                )
-            else:
-                # SGLang caps max_req_len at the pool; TensorRT-LLM shrinks max_seq_len / the attention window.
-                warnings.append(
-                    f"{traits.label} starts but caps the longest request at about {fitting_len} tokens: one "
-                    f"{effective_len}-token sequence needs {format_bytes(one_sequence)} of KV cache, "
-                    f"{format_bytes(max(0, binding.kv_pool_bytes))} available"
-                )
-    if not demand_fits:
-        if binding_inputs.kv.has_sliding:
-            problems.append(
-                f"{per_replica_concurrency} concurrent requests x {tokens} tokens per replica need more KV cache "
-                f"than the {int(fit_at_tokens)} sequences of that length it holds; lower the concurrency or the "
-                "context, or add GPUs"
-            )
-        else:
-            demand_tokens = per_replica_concurrency * (
-                paged_tokens(tokens, block_size) if traits.allocation is Allocation.PREALLOCATED else tokens
-            )
-            problems.append(
-                f"{per_replica_concurrency} concurrent requests x {tokens} tokens per replica need {demand_tokens} "
-                f"KV tokens, the cache holds {capacity_tokens}; lower the concurrency or the context, or add GPUs"
-            )
-    if worst_bill.required_bytes > worst_bill.usable_bytes:
-        problems.append(
-            f"GPU {worst_bill.index} needs {format_bytes(worst_bill.required_bytes)}, "
-            f"{format_bytes(worst_bill.usable_bytes)} usable"
-        )
-    if binding_inputs.kv.has_sliding and engine is Engine.SGLANG:
-        warnings.append("SGLang's sliding-window pool is sized here as full attention: an upper bound")
-    for _, budget in stage_results[:1]:
-        warnings.extend(budget.notes)
-    fits = all(bill.fits for bill in bills) and not problems
+    return ()
 
-    kv_for = _sequence_bytes(binding_inputs.kv, traits, unique_tokens, batched)
-    prefix_once = _sequence_bytes(binding_inputs.kv, traits, prefix, batched) if prefix else 0
-    static_at = _static_at(
-        request, arch, binding_inputs, binding, tp=tp, pp=pp, tokens=tokens, last_stage=binding_stage == pp - 1
+
+def _longest_sequence_check(
+    plan: _Plan, stages: tuple[_Stage, ...], fit: _Fit, binding: _Stage
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """An engine that preallocates must hold one sequence of max_model_len: (problems, warnings)."""
+    traits, effective_len = plan.traits, plan.lengths.effective_len
+    if traits.allocation is not Allocation.PREALLOCATED or not effective_len:
+        return (), ()
+    one_fits = min(
+        fit.stage_sequences
+        if effective_len == plan.lengths.tokens
+        else [_sequences_fitting(plan, stage, effective_len) for stage in stages]
     )
-    max_fit = int(fit_at_tokens)
-    if request.engine is Engine.TRANSFORMERS:  # activations grow with the batch: search the crossing
-        low, high = 0, max(1, max_fit * 2 + 2)
-        while high < 1_000_000 and static_at(high) + prefix_once + high * kv_for <= binding.curve_limit_bytes:
-            high *= 2
-        while low < high:
-            mid = (low + high + 1) // 2
-            low, high = (
-                (mid, high)
-                if static_at(mid) + prefix_once + mid * kv_for <= binding.curve_limit_bytes
-                else (low, mid - 1)
+    pool = binding.budget.kv_pool_bytes
+    if one_fits >= 1 or pool <= 0:
+        return (), ()
+    one_sequence = _sequence_bytes(binding.inputs.kv, traits, effective_len, plan.batched)
+    fitting_len = _longest_fitting(binding.inputs, binding.budget, traits, plan.batched, effective_len)
+    if traits.refuses_short_pool:
+        return (
+            f"{traits.label} will not start: one {effective_len}-token sequence needs "
+            f"{format_bytes(one_sequence)} of KV cache, {format_bytes(max(0, pool))} "
+            f"available; max_model_len {fitting_len} would fit",
+        ), ()
+    # SGLang caps max_req_len at the pool; TensorRT-LLM shrinks max_seq_len / the attention window.
+    return (), (
+        f"{traits.label} starts but caps the longest request at about {fitting_len} tokens: one "
+        f"{effective_len}-token sequence needs {format_bytes(one_sequence)} of KV cache, "
+        f"{format_bytes(max(0, pool))} available",
+    )
+
+
+def _demand_problem(plan: _Plan, fit: _Fit, binding: _Stage) -> tuple[str, ...]:
+    """The concurrent requests' KV against what the cache holds."""
+    if fit.demand_fits:
+        return ()
+    concurrency, tokens = plan.per_replica_concurrency, plan.lengths.tokens
+    if binding.inputs.kv.has_sliding:
+        return (
+            f"{concurrency} concurrent requests x {tokens} tokens per replica need more KV cache "
+            f"than the {int(fit.fit_at_tokens)} sequences of that length it holds; lower the concurrency or the "
+            "context, or add GPUs",
+        )
+    demand_tokens = concurrency * (
+        paged_tokens(tokens, plan.block_size) if plan.traits.allocation is Allocation.PREALLOCATED else tokens
+    )
+    return (
+        f"{concurrency} concurrent requests x {tokens} tokens per replica need {demand_tokens} "
+        f"KV tokens, the cache holds {fit.capacity_tokens}; lower the concurrency or the context, or add GPUs",
+    )
+
+
+def _diagnose(
+    plan: _Plan, stages: tuple[_Stage, ...], fit: _Fit, bills: _Bills
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Step 6: what stops the deployment (problems) and what the reader should know (warnings), in that order."""
+    binding = stages[bills.binding_stage]
+    longest_problems, longest_warnings = _longest_sequence_check(plan, stages, fit, binding)
+    worst = bills.worst_bill
+    problems = (
+        *_no_kv_problem(stages),
+        *longest_problems,
+        *_demand_problem(plan, fit, binding),
+        *(
+            (
+                f"GPU {worst.index} needs {format_bytes(worst.required_bytes)}, {format_bytes(worst.usable_bytes)} usable",
             )
-        max_fit = low
-    top = max(8, math.ceil(max(max_fit, per_replica_concurrency) * 1.5))
+            if worst.required_bytes > worst.usable_bytes
+            else ()
+        ),
+    )
+    warnings = (
+        *longest_warnings,
+        *(
+            ("SGLang's sliding-window pool is sized here as full attention: an upper bound",)
+            if binding.inputs.kv.has_sliding and plan.engine is Engine.SGLANG
+            else ()
+        ),
+        *stages[0].budget.notes,
+    )
+    return problems, warnings
+
+
+def _static_at(request: EstimateRequest, plan: _Plan, binding: _Stage, *, last_stage: bool, concurrency: int) -> int:
+    """Memory before KV at a concurrency: fixed, except under transformers, whose prefill activations are
+    those of the whole padded batch."""
+    budget = binding.budget
+    if request.engine is not Engine.TRANSFORMERS or request.activation_peak_bytes is not None:
+        return budget.static_bytes
+    fixed = budget.static_bytes - binding.inputs.activation_peak_bytes
+    return fixed + _activation_peak_bytes(
+        plan.arch,
+        tp=plan.tp,
+        batched_tokens=max(1, concurrency) * plan.lengths.tokens,
+        sampled_sequences=max(1, concurrency),
+        last_stage=last_stage,
+    )
+
+
+def _required_at(
+    request: EstimateRequest,
+    plan: _Plan,
+    binding: _Stage,
+    last_stage: bool,
+    prefix_once: int,
+    kv_for: int,
+    concurrency: int,
+) -> int:
+    """Memory the binding GPU needs at a concurrency: before KV, the shared prefix once, each request's own KV."""
+    static = _static_at(request, plan, binding, last_stage=last_stage, concurrency=concurrency)
+    return static + prefix_once + concurrency * kv_for
+
+
+def _curve(request: EstimateRequest, plan: _Plan, stages: tuple[_Stage, ...], fit: _Fit, bills: _Bills) -> _Curve:
+    """Step 7: memory against concurrency on the binding GPU, the most requests that fit, and vLLM's logged
+    maximum concurrency at max_model_len."""
+    binding = stages[bills.binding_stage]
+    traits, batched, prefix = plan.traits, plan.batched, plan.lengths.prefix
+    kv_for = _sequence_bytes(binding.inputs.kv, traits, plan.lengths.unique_tokens, batched)
+    prefix_once = _sequence_bytes(binding.inputs.kv, traits, prefix, batched) if prefix else 0
+    last_stage = bills.binding_stage == plan.pp - 1
+    limit = binding.budget.curve_limit_bytes
+
+    required_at = partial(_required_at, request, plan, binding, last_stage, prefix_once, kv_for)
+    max_fit = int(fit.fit_at_tokens)
+    if request.engine is Engine.TRANSFORMERS:  # activations grow with the batch: search the crossing
+        max_fit = _largest_fitting(required_at, limit, start=max(1, max_fit * 2 + 2))
+    top = max(8, math.ceil(max(max_fit, plan.per_replica_concurrency) * 1.5))
     xs = _curve_points(top) if request.detail else []
+    if request.engine is not Engine.TRANSFORMERS or request.activation_peak_bytes is not None:
+        static = binding.budget.static_bytes  # fixed: one sum per point (sweeps draw thousands of curves)
+        required = tuple(static + prefix_once + c * kv_for for c in xs)
+    else:
+        required = tuple(required_at(c) for c in xs)
     curve = ConcurrencyCurve(
         concurrency=tuple(xs),
-        required_bytes=tuple(static_at(c) + prefix_once + c * kv_for for c in xs),
-        limit_bytes=binding.curve_limit_bytes,
+        required_bytes=required,
+        limit_bytes=limit,
         max_concurrency_fit=max_fit,
     )
     max_concurrency = None
     if request.max_model_len:
         max_concurrency = round(
             min(
-                stage_sequences
-                if request.max_model_len == tokens
-                else [sequences_fitting(i, b, request.max_model_len) for i, b in stage_results]
+                fit.stage_sequences
+                if request.max_model_len == plan.lengths.tokens
+                else [_sequences_fitting(plan, stage, request.max_model_len) for stage in stages]
             ),
             2,
         )
+    return _Curve(curve=curve, max_concurrency=max_concurrency)
 
-    parameters, active, active_compute = _parameter_counts(arch)
+
+def _largest_fitting(required_at: Callable[[int], int], limit: int, *, start: int) -> int:
+    """The largest concurrency whose memory stays within `limit` (memory grows with concurrency): doubling from
+    `start`, then bisection."""
+    low, high = 0, start
+    while high < 1_000_000 and required_at(high) <= limit:
+        high *= 2
+    while low < high:
+        mid = (low + high + 1) // 2
+        low, high = (mid, high) if required_at(mid) <= limit else (low, mid - 1)
+    return low
+
+
+def _model_warnings(plan: _Plan, binding: _Stage) -> tuple[str, ...]:
+    """What the parameter counts and the KV heads tell the reader: MTP modules left out, replicated KV heads."""
+    arch, tp = plan.arch, plan.tp
+    warnings: list[str] = []
     mtp = mtp_parameter_count(arch)
     if mtp:
         warnings.append(
@@ -872,134 +1111,199 @@ def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
             "engines load them only for MTP speculative decoding, so they are not in this bill"
         )
     replicated = sorted(
-        {a.num_kv_heads for a, _ in binding_inputs.kv._kinds if a.kind is not AttentionKind.MLA and a.num_kv_heads < tp}
+        {a.num_kv_heads for a, _ in binding.inputs.kv._kinds if a.kind is not AttentionKind.MLA and a.num_kv_heads < tp}
     )
     if replicated:
         warnings.append(
             f"KV heads replicated: {replicated[0]} KV heads over TP {tp}, so each GPU stores "
             f"{tp // replicated[0]}x the KV it would with enough heads to split"
         )
-    launch = (
-        _launch_args(
-            request,
-            utilization=utilization,
-            engine=engine,
-            tp=tp,
-            pp=pp,
-            max_num_seqs=max_num_seqs,
-            batched=batched,
-            effective_len=effective_len,
-            kv_dtype_name=request.kv_dtype,
-            block_size=block_size,
-            settings=binding.settings,
-            concurrency=per_replica_concurrency,
-            tokens=tokens,
-        )
+    return tuple(warnings)
+
+
+def _assumptions(request: EstimateRequest, plan: _Plan, binding: _Stage, binding_stage: int) -> dict[str, Any]:
+    """The scheduler settings and figures the bill assumed."""
+    budget = binding.budget
+    return {
+        "max_num_seqs": plan.max_num_seqs,
+        "max_num_batched_tokens": plan.batched,
+        "block_size": plan.block_size,
+        "enforce_eager": request.enforce_eager,
+        "shared_prefix_tokens": plan.lengths.prefix,
+        "parallel_samples": request.parallel_samples,
+        "gpu_memory_utilization": plan.utilization,
+        "weight_overhead": request.weight_overhead,
+        "runtime_bytes": budget.components["runtime"],
+        "cuda_graph_bytes": budget.components["cuda_graphs"],
+        "binding_stage": binding_stage,
+        "per_replica_concurrency": plan.per_replica_concurrency,
+        "capacity_source": "measured" if request.gpu_memory_bytes or request.gpu_cuda_total_bytes else "catalog",
+        "kv_groups": [
+            f"{g.layers} x {g.kind.value}" + (f" (window {g.window})" if g.window else "")
+            for g in binding.inputs.kv.groups
+        ]
         if request.detail
-        else ()
+        else [],
+        **{f"engine_{key}": value for key, value in budget.settings.items()},
+    }
+
+
+def _figure_sources(request: EstimateRequest) -> dict[str, str]:
+    """Which figures are estimated, calibrated (given by the caller) or measured."""
+    return {
+        "weights": "estimated",
+        "kv_cache": "estimated",
+        "activations": "calibrated" if request.activation_peak_bytes is not None else "estimated",
+        "runtime": "calibrated" if request.runtime_reserve_bytes is not None else "estimated",
+        "cuda_graphs": "calibrated" if request.cuda_graph_bytes is not None else "estimated",
+        "capacity": "measured" if request.gpu_memory_bytes or request.gpu_cuda_total_bytes else "catalog",
+    }
+
+
+def _details(
+    request: EstimateRequest, plan: _Plan, binding: _Stage, *, weights: int, required: int
+) -> tuple[tuple[str, ...], dict[str, dict[str, Any]], dict[str, str], dict[str, str]]:
+    """What only people read (skipped without detail): launch flags, rules of thumb, formulas, term sources."""
+    if not request.detail:
+        return (), {}, {}, {}
+    inputs, budget = binding.inputs, binding.budget
+    launch = _launch_args(
+        request,
+        utilization=plan.utilization,
+        engine=plan.engine,
+        tp=plan.tp,
+        pp=plan.pp,
+        max_num_seqs=plan.max_num_seqs,
+        batched=plan.batched,
+        effective_len=plan.lengths.effective_len,
+        kv_dtype_name=request.kv_dtype,
+        block_size=plan.block_size,
+        settings=budget.settings,
+        concurrency=plan.per_replica_concurrency,
+        tokens=plan.lengths.tokens,
     )
+    rules_of_thumb = _rules_of_thumb(
+        request.gpu, weights=weights, kv_demand=inputs.kv_demand_bytes, capacity=plan.capacity, required=required
+    )
+    formulas = _formulas(
+        request,
+        plan.arch,
+        fmt=plan.fmt,
+        kv_bits=plan.kv_dtype.bits,
+        tp=plan.tp,
+        pp=plan.pp,
+        batched=plan.batched,
+        max_num_seqs=plan.max_num_seqs,
+        inputs=inputs,
+        budget=budget,
+        tokens=plan.lengths.tokens,
+    )
+    return launch, rules_of_thumb, formulas, _term_sources(plan.rules, inputs)
+
+
+def estimate_memory(request: EstimateRequest) -> MemoryEstimate:
+    """Compute the memory bill of every GPU of a deployment and whether it fits.
+
+    The steps: plan (layout, formats, lengths, the engine's rules) → weights per stage → each stage's budget →
+    what the KV memory holds (fit) → the GPUs' bills → problems and warnings → the concurrency curve.
+    """
+    plan = _plan(request)
+    weights_per_stage, draft_bytes, draft_warnings = _stage_weights(request, plan)
+    stages = _stage_budgets(request, plan, weights_per_stage)
+    fit = _fit(plan, stages)
+    bills = _bills(request, plan, stages, fit)
+    problems, bill_warnings = _diagnose(plan, stages, fit, bills)
+    problems = (*plan.lengths.problems, *problems)
+    curve = _curve(request, plan, stages, fit, bills)
+    binding = stages[bills.binding_stage]
+    warnings = (*plan.warnings, *draft_warnings, *bill_warnings, *_model_warnings(plan, binding))
+    return _estimate(
+        request,
+        plan,
+        stages,
+        fit=fit,
+        bills=bills,
+        curve=curve,
+        weights_per_stage=weights_per_stage,
+        draft_bytes=draft_bytes,
+        problems=problems,
+        warnings=warnings,
+    )
+
+
+def _estimate(
+    request: EstimateRequest,
+    plan: _Plan,
+    stages: tuple[_Stage, ...],
+    *,
+    fit: _Fit,
+    bills: _Bills,
+    curve: _Curve,
+    weights_per_stage: tuple[int, ...],
+    draft_bytes: int,
+    problems: tuple[str, ...],
+    warnings: tuple[str, ...],
+) -> MemoryEstimate:
+    """Step 8: the estimate, from the binding stage and the GPU with least headroom."""
+    arch, binding_stage, worst = plan.arch, bills.binding_stage, bills.worst_bill
+    binding = stages[binding_stage]
+    parameters, active, active_compute = _parameter_counts(arch)
+    launch, rules_of_thumb, formulas, term_sources = _details(
+        request, plan, binding, weights=weights_per_stage[binding_stage], required=worst.required_bytes
+    )
+    version = plan.version
     return MemoryEstimate(
-        engine=engine.value,
-        allocation=traits.allocation.value,
+        engine=plan.engine.value,
+        allocation=plan.traits.allocation.value,
         gpu=request.gpu.slug,
-        gpus=gpus,
-        tp=tp,
-        pp=pp,
-        replicas=replicas,
+        gpus=plan.gpus,
+        tp=plan.tp,
+        pp=plan.pp,
+        replicas=plan.replicas,
         dp=request.dp,
-        ep=ep,
-        weight_format=fmt.slug,
-        kv_dtype=kv_dtype.slug,
+        ep=plan.ep,
+        weight_format=plan.fmt.slug,
+        kv_dtype=plan.kv_dtype.slug,
         approximate=arch.approximate,
         parameters_total=parameters,
         parameters_active=active,
         parameters_active_compute=active_compute,
-        parameters_mtp=mtp,
+        parameters_mtp=mtp_parameter_count(arch),
         draft_weight_bytes_per_gpu=draft_bytes,
-        weight_bytes_total=_weight_bytes_total(arch, fmt),
+        weight_bytes_total=_weight_bytes_total(arch, plan.fmt),
         weight_bytes_per_gpu=max(weights_per_stage),
-        rope_cache_bytes_per_gpu=rope_cache,
-        kv_bytes_per_token=_model_kv_bytes_per_token(arch, kv_dtype.bits),
-        kv_bytes_per_token_per_gpu=max(inputs.kv.bytes_per_token for inputs, _ in stage_results),
-        kv_cache_bytes_per_gpu=binding.components["kv_cache"],
-        kv_demand_bytes_per_gpu=binding_inputs.kv_demand_bytes,
-        kv_capacity_tokens=capacity_tokens,
+        rope_cache_bytes_per_gpu=rope_cache_bytes(arch) if plan.engine in ROPE_CACHE_ENGINES else 0,
+        kv_bytes_per_token=_model_kv_bytes_per_token(arch, plan.kv_dtype.bits),
+        kv_bytes_per_token_per_gpu=max(stage.inputs.kv.bytes_per_token for stage in stages),
+        kv_cache_bytes_per_gpu=binding.budget.components["kv_cache"],
+        kv_demand_bytes_per_gpu=binding.inputs.kv_demand_bytes,
+        kv_capacity_tokens=fit.capacity_tokens,
         max_model_len=request.max_model_len,
-        effective_max_model_len=effective_len,
-        max_concurrency=max_concurrency,
+        effective_max_model_len=plan.lengths.effective_len,
+        max_concurrency=curve.max_concurrency,
         concurrency=request.concurrency,
-        tokens_per_request=tokens,
-        memory_per_gpu=dict(worst_bill.components),
-        capacity_bytes_per_gpu=capacity,
-        budget_bytes_per_gpu=worst_bill.budget_bytes,
-        required_bytes_per_gpu=worst_bill.required_bytes,
-        usable_bytes_per_gpu=worst_bill.usable_bytes,
-        headroom_bytes_per_gpu=worst_bill.headroom_bytes,
-        fits=fits,
-        per_gpu=tuple(bills),
-        concurrency_curve=curve,
+        tokens_per_request=plan.lengths.tokens,
+        memory_per_gpu=dict(worst.components),
+        capacity_bytes_per_gpu=plan.capacity,
+        budget_bytes_per_gpu=worst.budget_bytes,
+        required_bytes_per_gpu=worst.required_bytes,
+        usable_bytes_per_gpu=worst.usable_bytes,
+        headroom_bytes_per_gpu=worst.headroom_bytes,
+        fits=all(bill.fits for bill in bills.bills) and not problems,
+        per_gpu=bills.bills,
+        concurrency_curve=curve.curve,
         launch_args=launch,
-        launch_command=traits.command,
-        assumptions={
-            "max_num_seqs": max_num_seqs,
-            "max_num_batched_tokens": batched,
-            "block_size": block_size,
-            "enforce_eager": request.enforce_eager,
-            "shared_prefix_tokens": prefix,
-            "parallel_samples": request.parallel_samples,
-            "gpu_memory_utilization": utilization,
-            "weight_overhead": request.weight_overhead,
-            "runtime_bytes": binding.components["runtime"],
-            "cuda_graph_bytes": binding.components["cuda_graphs"],
-            "binding_stage": binding_stage,
-            "per_replica_concurrency": per_replica_concurrency,
-            "capacity_source": "measured" if request.gpu_memory_bytes or request.gpu_cuda_total_bytes else "catalog",
-            "kv_groups": [
-                f"{g.layers} x {g.kind.value}" + (f" (window {g.window})" if g.window else "")
-                for g in binding_inputs.kv.groups
-            ]
-            if request.detail
-            else [],
-            **{f"engine_{key}": value for key, value in binding.settings.items()},
-        },
-        rules_of_thumb=_rules_of_thumb(
-            request.gpu,
-            weights=weights_per_stage[binding_stage],
-            kv_demand=binding_inputs.kv_demand_bytes,
-            capacity=capacity,
-            required=worst_bill.required_bytes,
-        )
-        if request.detail
-        else {},
-        formulas=_formulas(
-            request,
-            arch,
-            fmt=fmt,
-            kv_bits=kv_dtype.bits,
-            tp=tp,
-            pp=pp,
-            batched=batched,
-            max_num_seqs=max_num_seqs,
-            inputs=binding_inputs,
-            budget=binding,
-            tokens=tokens,
-        )
-        if request.detail
-        else {},
-        figure_sources={
-            "weights": "estimated",
-            "kv_cache": "estimated",
-            "activations": "calibrated" if request.activation_peak_bytes is not None else "estimated",
-            "runtime": "calibrated" if request.runtime_reserve_bytes is not None else "estimated",
-            "cuda_graphs": "calibrated" if request.cuda_graph_bytes is not None else "estimated",
-            "capacity": "measured" if request.gpu_memory_bytes or request.gpu_cuda_total_bytes else "catalog",
-        },
-        warnings=tuple(warnings),
-        problems=tuple(problems),
+        launch_command=plan.traits.command,
+        assumptions=_assumptions(request, plan, binding, binding_stage),
+        rules_of_thumb=rules_of_thumb,
+        formulas=formulas,
+        figure_sources=_figure_sources(request),
+        warnings=warnings,
+        problems=problems,
         engine_version=str(version.version) if version.version else "",
         engine_version_requested=version.requested,
-        defaults_assumed=_defaults_assumed(request, rules, utilization),
-        term_sources=_term_sources(rules, binding_inputs) if request.detail else {},
+        defaults_assumed=_defaults_assumed(request, plan.rules, plan.utilization),
+        term_sources=term_sources,
     )
 
 
@@ -1123,35 +1427,6 @@ def _formulas(
     return formulas
 
 
-def _static_at(
-    request: EstimateRequest,
-    arch: Architecture,
-    inputs: StageInputs,
-    budget: StageBudget,
-    *,
-    tp: int,
-    pp: int,
-    tokens: int,
-    last_stage: bool,
-) -> Callable[[int], int]:
-    """Memory before KV at a concurrency: fixed, except under transformers, whose prefill activations are
-    those of the whole padded batch."""
-    if request.engine is not Engine.TRANSFORMERS or request.activation_peak_bytes is not None:
-        return lambda _concurrency: budget.static_bytes
-    fixed = budget.static_bytes - inputs.activation_peak_bytes
-
-    def at(concurrency: int) -> int:
-        return fixed + _activation_peak_bytes(
-            arch,
-            tp=tp,
-            batched_tokens=max(1, concurrency) * tokens,
-            sampled_sequences=max(1, concurrency),
-            last_stage=last_stage,
-        )
-
-    return at
-
-
 def _sequence_bytes(layout: KvLayout, traits: EngineTraits, tokens: int, batched: int) -> int:
     """KV bytes one `tokens`-long sequence takes in this engine's allocator."""
     if traits.block_pool:
@@ -1170,6 +1445,50 @@ def _longest_fitting(inputs: StageInputs, budget: StageBudget, traits: EngineTra
         else:
             high = mid - 1
     return low * block
+
+
+def _vllm_launch_args(
+    request: EstimateRequest,
+    *,
+    utilization: float,
+    tp: int,
+    pp: int,
+    max_num_seqs: int,
+    batched: int,
+    effective_len: int | None,
+    kv: str,
+    block_size: int,
+) -> tuple[str, ...]:
+    """vLLM's flags (`vllm serve`) for the sized deployment."""
+    args = [
+        f"--tensor-parallel-size {tp}",
+        f"--pipeline-parallel-size {pp}",
+        f"--gpu-memory-utilization {utilization}",
+    ]
+    if effective_len:
+        args.append(f"--max-model-len {effective_len}")
+    args += [
+        f"--max-num-seqs {max_num_seqs}",
+        f"--max-num-batched-tokens {batched}",
+        f"--block-size {block_size}",
+        f"--kv-cache-dtype {kv}",
+    ]
+    if request.enable_chunked_prefill is not None:
+        args.append("--enable-chunked-prefill" if request.enable_chunked_prefill else "--no-enable-chunked-prefill")
+    if request.kv_cache_memory_bytes is not None:
+        args.append(f"--kv-cache-memory-bytes {request.kv_cache_memory_bytes}")
+    if request.dp > 1:
+        args.append(f"--data-parallel-size {request.dp}")
+    if request.expert_parallel:
+        args.append("--enable-expert-parallel")
+    if request.draft_arch is not None:
+        args.append(
+            f'--speculative-config \'{{"model": "DRAFT", "num_speculative_tokens": '
+            f"{max(1, request.num_speculative_tokens)}}}'"
+        )
+    if request.enforce_eager:
+        args.append("--enforce-eager")
+    return tuple(args)
 
 
 def _launch_args(
@@ -1191,35 +1510,17 @@ def _launch_args(
     """The engine flags this estimate assumes, so the deployment runs what was sized."""
     kv = kv_dtype_name
     if engine is Engine.VLLM:
-        args = [
-            f"--tensor-parallel-size {tp}",
-            f"--pipeline-parallel-size {pp}",
-            f"--gpu-memory-utilization {utilization}",
-        ]
-        if effective_len:
-            args.append(f"--max-model-len {effective_len}")
-        args += [
-            f"--max-num-seqs {max_num_seqs}",
-            f"--max-num-batched-tokens {batched}",
-            f"--block-size {block_size}",
-            f"--kv-cache-dtype {kv}",
-        ]
-        if request.enable_chunked_prefill is not None:
-            args.append("--enable-chunked-prefill" if request.enable_chunked_prefill else "--no-enable-chunked-prefill")
-        if request.kv_cache_memory_bytes is not None:
-            args.append(f"--kv-cache-memory-bytes {request.kv_cache_memory_bytes}")
-        if request.dp > 1:
-            args.append(f"--data-parallel-size {request.dp}")
-        if request.expert_parallel:
-            args.append("--enable-expert-parallel")
-        if request.draft_arch is not None:
-            args.append(
-                f'--speculative-config \'{{"model": "DRAFT", "num_speculative_tokens": '
-                f"{max(1, request.num_speculative_tokens)}}}'"
-            )
-        if request.enforce_eager:
-            args.append("--enforce-eager")
-        return tuple(args)
+        return _vllm_launch_args(
+            request,
+            utilization=utilization,
+            tp=tp,
+            pp=pp,
+            max_num_seqs=max_num_seqs,
+            batched=batched,
+            effective_len=effective_len,
+            kv=kv,
+            block_size=block_size,
+        )
     if engine is Engine.SGLANG:
         args = [
             f"--tp-size {tp}",

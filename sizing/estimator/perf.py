@@ -140,7 +140,8 @@ class StepModel:
     layers: int
 
     def _weights_read(self, tokens: float) -> float:
-        return self.dense_read_bytes + self._experts_read(tokens)
+        read: float = self.dense_read_bytes + self._experts_read(tokens)
+        return read
 
     def _experts_read(self, tokens: Any) -> Any:
         if not self.experts:
@@ -219,9 +220,10 @@ class StepModel:
         sliding = np.minimum(context, decode * self.window) if self.window else context
         flops_attention = (self.attention_flops_per_pair * context + self.sliding_flops_per_pair * sliding) / self.tp
         fixed = self._comm_s(decode) + e.step_overhead_s + e.sequence_overhead_s * decode
-        return (
+        durations: np.ndarray = (
             self._linear_s(decode, decode) + self._roofline(flops_attention, self.kv_bytes_per_token * context) + fixed
         )
+        return durations
 
     def with_efficiencies(self, efficiencies: Efficiencies) -> StepModel:
         return replace(self, efficiencies=efficiencies)

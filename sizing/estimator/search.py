@@ -114,7 +114,7 @@ def candidates_for(
     max_num_seqs: Iterable[int | None] = (None,),
 ) -> list[Candidate]:
     """Every combination whose TP divides the GPU count and the model's heads (others cannot start)."""
-    out = []
+    out: list[Candidate] = []
     counts, tps = sorted(set(counts)), sorted(set(tps))
     for gpu in gpus:
         for count in counts:
@@ -150,7 +150,6 @@ def evaluate_candidate(
     """Size the candidate; when it fits, simulate `requests` requests at the rate and hold them to the SLOs."""
     price = candidate.gpu.price_per_hour_usd
     cost = price * candidate.gpus if price is not None else None
-    base = {"candidate": candidate, "cost_per_hour_usd": cost, "cost_per_million_output_tokens_usd": None}
     request = EstimateRequest(
         arch=arch,
         gpu=candidate.gpu,
@@ -167,7 +166,9 @@ def evaluate_candidate(
         memory = estimate_memory(request)
     except SizingError as error:
         return Outcome(
-            **base,
+            candidate=candidate,
+            cost_per_hour_usd=cost,
+            cost_per_million_output_tokens_usd=None,
             fits=False,
             meets_slo=False,
             reason=f"cannot run: {error.message}",
@@ -176,7 +177,9 @@ def evaluate_candidate(
     if memory.kv_capacity_tokens <= 0 or any("will not start" in p or "no memory left" in p for p in memory.problems):
         problem = next((p for p in memory.problems), "no memory left for the KV cache")
         return Outcome(
-            **base,
+            candidate=candidate,
+            cost_per_hour_usd=cost,
+            cost_per_million_output_tokens_usd=None,
             fits=False,
             meets_slo=False,
             reason=f"does not fit: {problem}",
@@ -244,7 +247,7 @@ def evaluate_candidates(
     return outcomes
 
 
-def outcome_sort_key(outcome: dict[str, Any]) -> tuple:
+def outcome_sort_key(outcome: dict[str, Any]) -> tuple[int, float, float, int, str]:
     """The ranking, on an outcome's JSON form (so parts computed by different workers merge the same way):
     meeting the SLOs first (cheapest per hour, then per million tokens, then fewest GPUs), then fitting but
     missing them, then not fitting."""

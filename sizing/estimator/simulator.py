@@ -35,7 +35,8 @@ import numpy as np
 
 from llm_sizing_loadgen.workload import SampledRequests
 from sizing.estimator.errors import invalid_argument
-from sizing.estimator.perf import StepModel, prefill_pairs
+from sizing.estimator.perf import StepModel
+from sizing.estimator.scheduler import FailReason, StepLimits, StepOutcome, prefill_work, schedule_step
 
 PERCENTILES = (50, 90, 95, 99)
 MIN_SAMPLES = {99: 100, 95: 20, 90: 10, 50: 1}  # below this many samples the percentile is reported as insufficient
@@ -128,7 +129,8 @@ class Distribution:
         }
 
     def at(self, percentile: int) -> float | None:
-        return getattr(self, f"p{percentile}")
+        value: float | None = getattr(self, f"p{percentile}")
+        return value
 
 
 def _distribution_ms(values_s: np.ndarray, weights: np.ndarray | None = None) -> Distribution:
@@ -140,7 +142,7 @@ def _distribution_ms(values_s: np.ndarray, weights: np.ndarray | None = None) ->
         return Distribution(n=0, mean=None, p50=None, p90=None, p95=None, p99=None, max=None)
     ms = values * 1000
     if weights is None:
-        quantiles = np.percentile(ms, PERCENTILES)  # linear interpolation between closest ranks
+        quantiles = [float(q) for q in np.percentile(ms, PERCENTILES)]  # linear interpolation between closest ranks
         mean = float(ms.mean())
         count = n
     else:
@@ -152,7 +154,7 @@ def _distribution_ms(values_s: np.ndarray, weights: np.ndarray | None = None) ->
         quantiles = [float(ms[min(len(ms) - 1, np.searchsorted(cumulative, total * q / 100))]) for q in PERCENTILES]
         mean = float((ms * w).sum() / total)
         count = int(total)
-    values_by = dict(zip(PERCENTILES, (float(q) for q in quantiles), strict=True))
+    values_by = dict(zip(PERCENTILES, quantiles, strict=True))
     return Distribution(
         n=count,
         mean=mean,
@@ -251,6 +253,425 @@ class _ReplicaRun:
     max_waiting: int
 
 
+class _Replica:
+    """One replica's state while it is simulated: its queues, its KV ledger (tokens, with half a block of padding
+    per running request; a shared prefix held once), the clock and what is recorded. The scheduling rules are
+    `sizing.estimator.scheduler`'s, which calls the ledger methods below; the rest of the step is this class's."""
+
+    __slots__ = (
+        "arrived_at",
+        "base_step",
+        "busy_s",
+        "cached_prefixes",
+        "capacity",
+        "clients",
+        "computed",
+        "dec_ctx",
+        "dec_n",
+        "done_count",
+        "finish",
+        "finish_heap",
+        "first",
+        "free",
+        "gen",
+        "half_block",
+        "in_prefill",
+        "itl_durations",
+        "itl_scalar_d",
+        "itl_scalar_w",
+        "itl_weights",
+        "kv_own",
+        "kv_peak",
+        "max_running",
+        "max_waiting",
+        "n",
+        "need",
+        "next_request",
+        "out_l",
+        "out_tokens",
+        "overflow_s",
+        "pending",
+        "preempted",
+        "prefix_l",
+        "prefix_tokens_held",
+        "prompt_l",
+        "queue_limit",
+        "reservation",
+        "reserve",
+        "reserved",
+        "running",
+        "shared",
+        "state",
+        "step",
+        "t",
+        "timeline",
+        "tokens_timeline",
+        "version",
+        "waiting",
+        "waiting_tokens",
+    )
+
+    def __init__(
+        self,
+        config: ServingConfig,
+        *,
+        arrival: np.ndarray,
+        prompt: np.ndarray,
+        output: np.ndarray,
+        prefix: np.ndarray,
+        clients: int | None,
+        bounded_queue: bool,
+    ) -> None:
+        n = self.n = len(arrival)
+        self.capacity: int = config.kv_capacity_tokens
+        self.half_block: float = config.block_size / 2  # expected padding of a request's last block
+        self.queue_limit = config.queue_limit if bounded_queue else n
+        self.clients = clients
+        self.prompt_l: list[int] = prompt.tolist()
+        self.out_l: list[int] = output.tolist()
+        self.prefix_l: list[int] = prefix.tolist() if config.prefix_caching else [0] * n
+        self.state: list[int] = [WAITING] * n
+        self.need: list[int] = self.prompt_l[
+            :
+        ]  # tokens to hold after prefill (prompt, plus generated tokens after a preemption)
+        self.computed: list[int] = [0] * n  # tokens of `need` already in the KV cache
+        self.shared: list[int] = [
+            0
+        ] * n  # of those, tokens of a cached shared prefix (held once per replica, not per request)
+        self.gen: list[int] = [0] * n
+        self.base_step: list[int] = [0] * n
+        self.version: list[int] = [0] * n
+        self.first: list[float] = [math.nan] * n
+        self.finish: list[float] = [math.nan] * n
+        self.arrived_at: list[float] = [math.nan] * n
+        self.cached_prefixes: set[int] = set()
+        self.prefix_tokens_held: int = 0
+        self.reserve = config.reserve_full_sequence
+        self.reservation: list[float] = [0.0] * n
+        self.reserved = 0.0
+        self.pending: deque[tuple[float, int]] = deque()
+        if clients is None:
+            self.pending.extend(zip(arrival.tolist(), range(n), strict=True))
+            self.next_request = n
+        else:
+            start = min(clients, n)
+            self.pending.extend((0.0, i) for i in range(start))
+            self.next_request = start
+        self.waiting: deque[int] = deque()
+        self.waiting_tokens = 0
+        self.running: list[int] = []  # admission order (preemption takes the last)
+        self.in_prefill: list[int] = []
+        self.finish_heap: list[tuple[int, int, int]] = []  # (finish step, request, version)
+        self.dec_n = 0
+        self.dec_ctx = 0.0  # Σ KV tokens (incl. shared prefix) of decoding requests, after the last step
+        self.kv_own = 0.0  # Σ KV tokens requests hold themselves (shared prefixes excluded)
+        self.free = 0.0  # KV tokens still free while a step is scheduled
+        self.t = 0.0
+        self.step = 0
+        self.preempted = 0
+        self.out_tokens = 0.0
+        self.itl_durations: list[np.ndarray] = []
+        self.itl_weights: list[np.ndarray] = []
+        self.itl_scalar_d: list[float] = []  # single steps, gathered into one array at the end
+        self.itl_scalar_w: list[int] = []
+        self.timeline: list[tuple[float, float, int, int]] = []
+        self.tokens_timeline: list[tuple[float, float]] = [(0.0, 0.0)]
+        self.overflow_s = self.busy_s = 0.0
+        self.kv_peak = 0.0
+        self.max_running = self.max_waiting = 0
+        self.done_count = 0
+
+    # -- arrivals and endings ----------------------------------------------------------------------------
+
+    def used(self) -> float:
+        return self.kv_own + self.prefix_tokens_held + self.half_block * len(self.running)
+
+    def release(self, i: int, status: int, when: float) -> None:
+        """End request i; a closed loop's client sends its next request at once."""
+        self.state[i] = status
+        self.finish[i] = when
+        self.done_count += 1
+        if self.clients is not None and self.next_request < self.n:
+            self.pending.append((when, self.next_request))
+            self.next_request += 1
+
+    def admit_arrivals(self) -> None:
+        """Requests that arrived by now join the queue, or are rejected when it is full."""
+        pending, waiting, t = self.pending, self.waiting, self.t
+        while pending and pending[0][0] <= t:
+            when, i = pending.popleft()
+            self.arrived_at[i] = when
+            if len(waiting) >= self.queue_limit:
+                self.release(i, REJECTED, when)
+                continue
+            waiting.append(i)
+            self.waiting_tokens += self.need[i]
+        self.max_waiting = max(self.max_waiting, len(waiting))
+
+    def wait_for_arrival(self) -> None:
+        """Nothing can run before the next arrival: the clock moves to it."""
+        self.t = max(self.t, self.pending[0][0])
+
+    def fail_head(self) -> None:
+        """An empty replica cannot take the head of the queue, and nothing else will free memory."""
+        i = self.waiting.popleft()
+        self.waiting_tokens -= self.need[i]
+        self.release(i, FAILED, self.t)
+
+    def _drop(self, i: int, *, requeue: bool) -> None:
+        """Take running request i off the replica, freeing its KV: back to the queue's head (a preemption,
+        recomputed later with its generated tokens) or failed (it cannot fit even alone)."""
+        self.reserved -= self.reservation[i]
+        self.reservation[i] = 0.0
+        if self.state[i] == DECODE:
+            held = self.need[i] + (self.step - self.base_step[i])
+            self.dec_n -= 1
+            self.dec_ctx -= held
+            self.version[i] += 1
+        else:
+            held = self.computed[i]
+            self.in_prefill.remove(i)
+        self.running.remove(i)
+        self.kv_own -= held - self.shared[i]
+        self.computed[i] = 0
+        self.shared[i] = 0
+        if requeue:
+            self.state[i] = WAITING
+            self.need[i] = self.prompt_l[i] + self.gen[i]
+            self.waiting.appendleft(i)
+            self.waiting_tokens += self.need[i]
+        else:
+            self.release(i, FAILED, self.t)
+
+    # -- the KV ledger the scheduler asks (sizing.estimator.scheduler.KvLedger) ------------------------------
+
+    def decodes_overflow(self) -> bool:
+        dec_n = self.dec_n  # (used() inlined: the simulator asks this every step)
+        return dec_n > 0 and self.kv_own + self.prefix_tokens_held + self.half_block * len(self.running) + dec_n > (
+            self.capacity
+        )
+
+    def preempt(self, request: int) -> None:
+        self._drop(request, requeue=True)
+        self.preempted += 1
+
+    def fail_running(self, request: int, reason: FailReason) -> None:
+        self._drop(request, requeue=False)
+
+    def start_decodes(self) -> int:
+        self.free = self.capacity - self.used() - self.dec_n
+        return self.dec_n
+
+    def prefilling(self) -> list[int]:
+        return self.in_prefill
+
+    def prefill_remaining(self, request: int) -> int:
+        return self.need[request] - self.computed[request]
+
+    def prefill_room(self, request: int) -> float:
+        return self.free
+
+    def take(self, request: int, size: int) -> None:
+        self.free -= size
+
+    def _hit(self, i: int) -> int:
+        """Tokens of a cached shared prefix request i starts with."""
+        prefix = self.prefix_l[i]
+        return prefix if (prefix and prefix in self.cached_prefixes and self.need[i] > prefix) else 0
+
+    def never_fits(self, request: int) -> bool:
+        return self.need[request] - self._hit(request) + self.half_block > self.capacity - self.prefix_tokens_held
+
+    def fail_waiting(self, request: int) -> None:
+        self.waiting_tokens -= self.need[request]
+        self.release(request, FAILED, self.t)
+
+    def claim(self, request: int) -> float | None:
+        if not self.reserve:
+            return 0.0
+        claim = self.admit_remaining(request) + (self.out_l[request] - self.gen[request]) + self.half_block
+        return None if self.reserved + claim > self.capacity - self.prefix_tokens_held else claim
+
+    def admit_remaining(self, request: int) -> int:
+        return self.need[request] - self._hit(request)
+
+    def admit_room(self, request: int) -> float:
+        return self.free - self.half_block
+
+    def admit(self, request: int, size: int, claim: float) -> None:
+        hit = self._hit(request)
+        self.waiting_tokens -= self.need[request]
+        self.reservation[request] = claim
+        self.reserved += claim
+        self.state[request] = PREFILL
+        self.computed[request] = hit
+        self.shared[request] = hit
+        self.running.append(request)
+        self.in_prefill.append(request)
+        self.free -= size + self.half_block
+
+    # -- running a step ----------------------------------------------------------------------------------
+
+    def _account(self, elapsed: float, demand: float) -> None:
+        if demand > self.capacity:
+            self.overflow_s += elapsed
+        self.busy_s += elapsed
+        self.t += elapsed
+
+    def run_decodes(self, model: StepModel, *, preempted: bool) -> None:
+        """Decode only: nothing can be admitted until a completion (or an arrival when the queue is empty), so
+        take the steps in bulk up to that event."""
+        demand = self.used() + self.waiting_tokens
+        dec_n, heap, version = self.dec_n, self.finish_heap, self.version
+        while heap and version[heap[0][1]] != heap[0][2]:
+            heapq.heappop(heap)
+        steps = heap[0][0] - self.step if heap else 1
+        if preempted and self.waiting:
+            # a preemption holds admission for this one step only (vLLM; the docstring's rule): the preempted
+            # request may be admitted again at the next step, not only after the next completion
+            steps = 1
+        steps = max(1, min(steps, int((self.capacity - self.used()) // dec_n), 200_000))
+        context = self.dec_ctx + dec_n
+        first_step = model.step_s(decode=dec_n, context_tokens=context)
+        gap = self.pending[0][0] - self.t if (self.pending and not self.waiting) else None
+        if gap is not None:
+            # steps only lengthen as contexts grow: no more than gap / first step start before the arrival
+            steps = min(steps, max(1, int(gap / first_step) + 1))
+        if steps <= SCALAR_STEPS:
+            steps, elapsed = self._decode_one_by_one(model, steps=steps, first_step=first_step, gap=gap)
+        else:
+            steps, elapsed = self._decode_vector(model, steps=steps, gap=gap)
+        self._account(elapsed, demand)
+        self.step += steps
+        self.dec_ctx += dec_n * steps
+        self.kv_own += dec_n * steps
+        self.out_tokens += dec_n * steps
+
+    def _decode_one_by_one(
+        self, model: StepModel, *, steps: int, first_step: float, gap: float | None
+    ) -> tuple[int, float]:
+        """A few decode steps, one by one (numpy's per-call overhead would dominate): (steps taken, seconds)."""
+        dec_n = self.dec_n
+        context = self.dec_ctx + dec_n
+        elapsed = 0.0
+        taken = 0
+        while taken < steps and (gap is None or taken == 0 or elapsed < gap):
+            duration = first_step if taken == 0 else model.step_s(decode=dec_n, context_tokens=context + dec_n * taken)
+            self.itl_scalar_d.append(duration)
+            self.itl_scalar_w.append(dec_n)
+            elapsed += duration
+            taken += 1
+        return taken, elapsed
+
+    def _decode_vector(self, model: StepModel, *, steps: int, gap: float | None) -> tuple[int, float]:
+        """Many decode steps as one vector, cut at the next arrival: (steps taken, seconds)."""
+        dec_n = self.dec_n
+        durations = model.decode_steps_s(decode=dec_n, context_tokens=self.dec_ctx + dec_n, steps=steps)
+        ends = np.cumsum(durations)
+        if gap is not None:
+            steps = min(steps, 1 + int(np.searchsorted(ends[:-1], gap, side="left")) if gap > 0 else 1)
+        self.itl_durations.append(durations[:steps])
+        self.itl_weights.append(np.full(steps, float(dec_n)))
+        return steps, float(ends[steps - 1])
+
+    def run_prefill_step(self, model: StepModel, chunks: tuple[tuple[int, int], ...]) -> None:
+        """One step with prefill (and the decodes); prompts whose prefill completes emit their next token."""
+        demand = self.used() + self.waiting_tokens
+        dec_n, computed = self.dec_n, self.computed
+        work = prefill_work((size, computed[i]) for i, size in chunks)
+        duration = model.step_s(
+            decode=dec_n,
+            context_tokens=self.dec_ctx + dec_n,
+            prefill=work.tokens,
+            prefill_pairs=work.pairs,
+            prefill_context_tokens=work.context_tokens,
+        )
+        if dec_n:
+            self.itl_scalar_d.append(duration)
+            self.itl_scalar_w.append(dec_n)
+        self._account(duration, demand)
+        self.step += 1
+        self.dec_ctx += dec_n
+        self.kv_own += dec_n
+        self.out_tokens += dec_n
+        for i, size in chunks:
+            computed[i] += size
+            self.kv_own += size
+            if computed[i] >= self.need[i]:
+                self._prefilled(i)
+
+    def _prefilled(self, i: int) -> None:
+        """Request i computed its whole prompt: its prefix is cached, it emits a token, then decodes or ends."""
+        self.in_prefill.remove(i)
+        prefix, need = self.prefix_l[i], self.need[i]
+        if prefix and prefix not in self.cached_prefixes and need > prefix and not self.shared[i]:
+            self.cached_prefixes.add(prefix)  # held once per replica from now on
+            self.prefix_tokens_held += prefix
+            self.kv_own -= prefix
+            self.shared[i] = prefix
+        self.gen[i] += 1
+        self.out_tokens += 1
+        if math.isnan(self.first[i]):
+            self.first[i] = self.t
+        if self.gen[i] >= self.out_l[i]:
+            self.running.remove(i)
+            self.kv_own -= need - self.shared[i]
+            self.reserved -= self.reservation[i]
+            self.release(i, DONE, self.t)
+            return
+        self.state[i] = DECODE
+        self.base_step[i] = self.step
+        self.dec_n += 1
+        self.dec_ctx += need
+        heapq.heappush(self.finish_heap, (self.step + self.out_l[i] - self.gen[i], i, self.version[i]))
+
+    def complete_finished(self) -> None:
+        """A request decoding since step s with g tokens finishes after step s + (out - g)."""
+        heap = self.finish_heap
+        while heap and heap[0][0] <= self.step:
+            finish_step, i, ver = heapq.heappop(heap)
+            if self.version[i] != ver or self.state[i] != DECODE:
+                continue
+            held = self.need[i] + (finish_step - self.base_step[i])
+            self.gen[i] = self.out_l[i]
+            self.dec_n -= 1
+            self.dec_ctx -= held
+            self.kv_own -= held - self.shared[i]
+            self.reserved -= self.reservation[i]
+            self.running.remove(i)
+            self.release(i, DONE, self.t)
+
+    def record(self) -> None:
+        """The KV use, running and waiting counts and tokens so far, after a step."""
+        now_used = self.used()
+        self.kv_peak = max(self.kv_peak, now_used)
+        self.max_running = max(self.max_running, len(self.running))
+        self.timeline.append((self.t, now_used, len(self.running), len(self.waiting)))
+        self.tokens_timeline.append((self.t, self.out_tokens))
+
+    def result(self, index: np.ndarray) -> _ReplicaRun:
+        if self.itl_scalar_d:
+            self.itl_durations.append(np.array(self.itl_scalar_d))
+            self.itl_weights.append(np.array(self.itl_scalar_w, dtype=np.float64))
+        return _ReplicaRun(
+            index=index,
+            arrival=np.array(self.arrived_at),
+            first=np.array(self.first),
+            finish=np.array(self.finish),
+            status=np.array(self.state, dtype=np.int64),
+            preempted=self.preempted,
+            itl_durations=self.itl_durations,
+            itl_weights=self.itl_weights,
+            timeline=self.timeline,
+            tokens_timeline=self.tokens_timeline,
+            overflow_s=self.overflow_s,
+            busy_s=self.busy_s,
+            kv_peak=self.kv_peak,
+            max_running=self.max_running,
+            max_waiting=self.max_waiting,
+        )
+
+
 def _simulate_replica(
     model: StepModel,
     config: ServingConfig,
@@ -264,347 +685,48 @@ def _simulate_replica(
     bounded_queue: bool,
     progress: Callable[[int], None] | None = None,
 ) -> _ReplicaRun:
-    """Simulate one replica. `clients` set: a closed loop (arrival times are ignored). An unbounded queue for
+    """Simulate one replica: admit the arrivals, schedule a step, advance the clock through it, record; until
+    every request has ended. `clients` set: a closed loop (arrival times are ignored). An unbounded queue for
     offline runs and closed loops (their queue is the backlog by design, or at most the clients)."""
+    replica = _Replica(
+        config,
+        arrival=arrival,
+        prompt=prompt,
+        output=output,
+        prefix=prefix,
+        clients=clients,
+        bounded_queue=bounded_queue,
+    )
+    limits = StepLimits(
+        max_num_seqs=config.max_num_seqs,
+        max_num_batched_tokens=max(config.max_num_batched_tokens, 1),
+        chunked_prefill=config.chunked_prefill,
+    )
     n = len(index)
-    capacity = config.kv_capacity_tokens
-    half_block = config.block_size / 2  # expected padding of a request's last block
-    max_seqs = config.max_num_seqs
-    budget_limit = max(config.max_num_batched_tokens, 1)
-    queue_limit = config.queue_limit if bounded_queue else n
-
-    prompt_l = prompt.tolist()
-    out_l = output.tolist()
-    prefix_l = prefix.tolist() if config.prefix_caching else [0] * n
-    arr = arrival.tolist()
-    state = [WAITING] * n
-    need = prompt_l[:]  # tokens to hold after prefill (prompt, plus generated tokens after a preemption)
-    computed = [0] * n  # tokens of `need` already in the KV cache
-    shared = [0] * n  # of those, tokens of a cached shared prefix (held once per replica, not per request)
-    gen = [0] * n
-    base_step = [0] * n
-    version = [0] * n
-    first = [math.nan] * n
-    finish = [math.nan] * n
-    arrived_at = [math.nan] * n
-    cached_prefixes: set[int] = set()
-    prefix_tokens_held = 0
-    reserve = config.reserve_full_sequence
-    reservation = [0.0] * n
-    reserved = 0.0
-
-    pending: deque[tuple[float, int]] = deque()
-    if clients is None:
-        pending.extend(zip(arr, range(n), strict=True))
-        next_request = n
-    else:
-        start = min(clients, n)
-        pending.extend((0.0, i) for i in range(start))
-        next_request = start
-
-    waiting: deque[int] = deque()
-    waiting_tokens = 0
-    running: list[int] = []  # admission order (preemption takes the last)
-    prefilling: list[int] = []
-    finish_heap: list[tuple[int, int, int]] = []  # (finish step, request, version)
-    dec_n = 0
-    dec_ctx = 0.0  # Σ KV tokens (incl. shared prefix) of decoding requests, after the last step
-    kv_own = 0.0  # Σ KV tokens requests hold themselves (shared prefixes excluded)
-    t = 0.0
-    step = 0
-    preempted = 0
-    out_tokens = 0.0
-    itl_durations: list[np.ndarray] = []
-    itl_weights: list[np.ndarray] = []
-    itl_scalar_d: list[float] = []  # single steps, gathered into one array at the end
-    itl_scalar_w: list[int] = []
-    timeline: list[tuple[float, float, int, int]] = []
-    tokens_timeline: list[tuple[float, float]] = [(0.0, 0.0)]
-    overflow_s = busy_s = 0.0
-    kv_peak = 0.0
-    max_running = max_waiting = 0
-    done_count = 0
-
-    def used() -> float:
-        return kv_own + prefix_tokens_held + half_block * len(running)
-
-    def release(i: int, status: int, when: float) -> None:
-        """End request i; a closed loop's client sends its next request at once."""
-        nonlocal next_request, done_count
-        state[i] = status
-        finish[i] = when
-        done_count += 1
-        if clients is not None and next_request < n:
-            pending.append((when, next_request))
-            next_request += 1
-
-    def enqueue_arrivals() -> None:
-        nonlocal waiting_tokens, max_waiting
-        while pending and pending[0][0] <= t:
-            when, i = pending.popleft()
-            arrived_at[i] = when
-            if len(waiting) >= queue_limit:
-                release(i, REJECTED, when)
-                continue
-            waiting.append(i)
-            waiting_tokens += need[i]
-        max_waiting = max(max_waiting, len(waiting))
-
-    def drop(i: int, *, requeue: bool) -> None:
-        """Take running request i off the replica, freeing its KV: back to the queue's head (a preemption,
-        recomputed later with its generated tokens) or failed (it cannot fit even alone)."""
-        nonlocal dec_n, dec_ctx, kv_own, waiting_tokens, reserved
-        reserved -= reservation[i]
-        reservation[i] = 0.0
-        if state[i] == DECODE:
-            held = need[i] + (step - base_step[i])
-            dec_n -= 1
-            dec_ctx -= held
-            version[i] += 1
-        else:
-            held = computed[i]
-            prefilling.remove(i)
-        running.remove(i)
-        kv_own -= held - shared[i]
-        computed[i] = 0
-        shared[i] = 0
-        if requeue:
-            state[i] = WAITING
-            need[i] = prompt_l[i] + gen[i]
-            waiting.appendleft(i)
-            waiting_tokens += need[i]
-        else:
-            release(i, FAILED, t)
-
     loops = 0
-    while done_count < n:
+    while replica.done_count < n:
         loops += 1
         if progress is not None and not loops % PROGRESS_EVERY:
-            progress(done_count)
-        enqueue_arrivals()
-        if not running and not waiting:
-            if not pending:
-                break
-            t = max(t, pending[0][0])
+            progress(replica.done_count)
+        replica.admit_arrivals()
+        plan = schedule_step(replica, limits)
+        if plan.outcome is StepOutcome.FREED:
             continue
-
-        # 1. decodes: each needs one more KV token; preempt the latest admitted while they do not fit
-        preempted_now = False
-        while dec_n and used() + dec_n > capacity:
-            if len(running) > 1:
-                drop(running[-1], requeue=True)
-                preempted += 1
-                preempted_now = True
-            else:
-                drop(running[0], requeue=False)  # alone and still too long for the cache
-        budget = budget_limit - dec_n
-
-        # 2. partly prefilled prompts, then 3. waiting requests, first come first served
-        chunks: list[tuple[int, int]] = []
-        prefill_total = 0
-        pairs = 0.0
-        offsets = 0.0
-        free = capacity - used() - dec_n
-        for i in prefilling:
-            if budget <= 0:
-                break
-            remaining = need[i] - computed[i]
-            size = min(remaining, budget) if config.chunked_prefill else (remaining if remaining <= budget else 0)
-            size = int(min(size, max(0.0, free)))
-            if size <= 0:
-                break
-            chunks.append((i, size))
-            budget -= size
-            free -= size
-            prefill_total += size
-            pairs += prefill_pairs(size, computed[i])
-            offsets += computed[i]
-        # (vLLM V1 admits no new request in a step that had to preempt)
-        while waiting and budget > 0 and len(running) < max_seqs and not preempted_now:
-            i = waiting[0]
-            hit = prefix_l[i] if (prefix_l[i] and prefix_l[i] in cached_prefixes and need[i] > prefix_l[i]) else 0
-            if need[i] - hit + half_block > capacity - prefix_tokens_held:
-                waiting.popleft()  # more KV than the whole cache: it can never run here
-                waiting_tokens -= need[i]
-                release(i, FAILED, t)
+        if plan.outcome is not StepOutcome.WORK:
+            if replica.pending:
+                replica.wait_for_arrival()
                 continue
-            remaining = need[i] - hit
-            size = min(remaining, budget) if config.chunked_prefill else (remaining if remaining <= budget else 0)
-            size = int(min(size, max(0.0, free - half_block)))
-            claim = remaining + (out_l[i] - gen[i]) + half_block if reserve else 0.0
-            if reserve and reserved + claim > capacity - prefix_tokens_held:
-                break  # its whole sequence cannot be reserved yet
-            if size <= 0:
-                break  # head of line: the next request waits for KV or budget
-            waiting.popleft()
-            waiting_tokens -= need[i]
-            reservation[i] = claim
-            reserved += claim
-            state[i] = PREFILL
-            computed[i] = hit
-            shared[i] = hit
-            running.append(i)
-            prefilling.append(i)
-            chunks.append((i, size))
-            budget -= size
-            free -= size + half_block
-            prefill_total += size
-            pairs += prefill_pairs(size, hit)
-            offsets += hit
-
-        if not dec_n and not chunks:
-            if prefilling:
-                # prompts stuck half-way with the cache full: free the latest (or fail a lone one)
-                if len(running) > 1:
-                    drop(running[-1], requeue=True)
-                    preempted += 1
-                else:
-                    drop(running[0], requeue=False)
-                continue
-            if pending:
-                t = max(t, pending[0][0])
-                continue
-            if waiting:  # an empty replica cannot take the head of the queue: nothing else will free memory
-                i = waiting.popleft()
-                waiting_tokens -= need[i]
-                release(i, FAILED, t)
+            if plan.outcome is StepOutcome.HEAD_BLOCKED:
+                replica.fail_head()
                 continue
             break
-
-        demand = used() + waiting_tokens
-        if not chunks:
-            # 4a. decode only: nothing can be admitted until a completion (or an arrival when the queue is
-            # empty), so take the steps in bulk up to that event
-            while finish_heap and version[finish_heap[0][1]] != finish_heap[0][2]:
-                heapq.heappop(finish_heap)
-            steps = finish_heap[0][0] - step if finish_heap else 1
-            if preempted_now and waiting:
-                # a preemption holds admission for this one step only (vLLM; the docstring's rule): the preempted
-                # request may be admitted again at the next step, not only after the next completion
-                steps = 1
-            steps = max(1, min(steps, int((capacity - used()) // dec_n), 200_000))
-            context = dec_ctx + dec_n
-            first_step = model.step_s(decode=dec_n, context_tokens=context)
-            gap = pending[0][0] - t if (pending and not waiting) else None
-            if gap is not None:
-                # steps only lengthen as contexts grow: no more than gap / first step start before the arrival
-                steps = min(steps, max(1, int(gap / first_step) + 1))
-            if steps <= SCALAR_STEPS:
-                # a few steps: one by one (numpy's per-call overhead would dominate)
-                elapsed = 0.0
-                taken = 0
-                while taken < steps and (gap is None or taken == 0 or elapsed < gap):
-                    duration = (
-                        first_step if taken == 0 else model.step_s(decode=dec_n, context_tokens=context + dec_n * taken)
-                    )
-                    itl_scalar_d.append(duration)
-                    itl_scalar_w.append(dec_n)
-                    elapsed += duration
-                    taken += 1
-                steps = taken
-            else:
-                durations = model.decode_steps_s(decode=dec_n, context_tokens=context, steps=steps)
-                ends = np.cumsum(durations)
-                if gap is not None:
-                    steps = min(steps, 1 + int(np.searchsorted(ends[:-1], gap, side="left")) if gap > 0 else 1)
-                elapsed = float(ends[steps - 1])
-                itl_durations.append(durations[:steps])
-                itl_weights.append(np.full(steps, float(dec_n)))
-            if demand > capacity:
-                overflow_s += elapsed
-            busy_s += elapsed
-            t += elapsed
-            step += steps
-            dec_ctx += dec_n * steps
-            kv_own += dec_n * steps
-            out_tokens += dec_n * steps
+        if plan.chunks:
+            replica.run_prefill_step(model, plan.chunks)
         else:
-            # 4b. one step with prefill (and decodes)
-            duration = model.step_s(
-                decode=dec_n,
-                context_tokens=dec_ctx + dec_n,
-                prefill=prefill_total,
-                prefill_pairs=pairs,
-                prefill_context_tokens=offsets,
-            )
-            if dec_n:
-                itl_scalar_d.append(duration)
-                itl_scalar_w.append(dec_n)
-            if demand > capacity:
-                overflow_s += duration
-            busy_s += duration
-            t += duration
-            step += 1
-            dec_ctx += dec_n
-            kv_own += dec_n
-            out_tokens += dec_n
-            for i, size in chunks:
-                computed[i] += size
-                kv_own += size
-                if computed[i] < need[i]:
-                    continue
-                prefilling.remove(i)
-                if prefix_l[i] and prefix_l[i] not in cached_prefixes and need[i] > prefix_l[i] and not shared[i]:
-                    cached_prefixes.add(prefix_l[i])  # held once per replica from now on
-                    prefix_tokens_held += prefix_l[i]
-                    kv_own -= prefix_l[i]
-                    shared[i] = prefix_l[i]
-                gen[i] += 1
-                out_tokens += 1
-                if math.isnan(first[i]):
-                    first[i] = t
-                if gen[i] >= out_l[i]:
-                    running.remove(i)
-                    kv_own -= need[i] - shared[i]
-                    reserved -= reservation[i]
-                    release(i, DONE, t)
-                    continue
-                state[i] = DECODE
-                base_step[i] = step
-                dec_n += 1
-                dec_ctx += need[i]
-                heapq.heappush(finish_heap, (step + out_l[i] - gen[i], i, version[i]))
-
-        # completions: a request decoding since step s with g tokens finishes after step s + (out - g)
-        while finish_heap and finish_heap[0][0] <= step:
-            finish_step, i, ver = heapq.heappop(finish_heap)
-            if version[i] != ver or state[i] != DECODE:
-                continue
-            held = need[i] + (finish_step - base_step[i])
-            gen[i] = out_l[i]
-            dec_n -= 1
-            dec_ctx -= held
-            kv_own -= held - shared[i]
-            reserved -= reservation[i]
-            running.remove(i)
-            release(i, DONE, t)
-        now_used = used()
-        kv_peak = max(kv_peak, now_used)
-        max_running = max(max_running, len(running))
-        timeline.append((t, now_used, len(running), len(waiting)))
-        tokens_timeline.append((t, out_tokens))
-
-    if itl_scalar_d:
-        itl_durations.append(np.array(itl_scalar_d))
-        itl_weights.append(np.array(itl_scalar_w, dtype=np.float64))
-    status = np.array(state, dtype=np.int64)
-    return _ReplicaRun(
-        index=index,
-        arrival=np.array(arrived_at),
-        first=np.array(first),
-        finish=np.array(finish),
-        status=status,
-        preempted=preempted,
-        itl_durations=itl_durations,
-        itl_weights=itl_weights,
-        timeline=timeline,
-        tokens_timeline=tokens_timeline,
-        overflow_s=overflow_s,
-        busy_s=busy_s,
-        kv_peak=kv_peak,
-        max_running=max_running,
-        max_waiting=max_waiting,
-    )
+            replica.run_decodes(model, preempted=plan.preempted)
+        replica.complete_finished()
+        replica.record()
+    return replica.result(index)
 
 
 def _histogram_ms(values_s: np.ndarray, weights: np.ndarray | None = None, bins: int = 40) -> dict[str, list[float]]:
@@ -620,7 +742,7 @@ def _histogram_ms(values_s: np.ndarray, weights: np.ndarray | None = None, bins:
     return {"edges": edges.tolist(), "counts": counts.astype(float).tolist()}
 
 
-def _downsample(timeline: list[tuple[float, float, int, int]], capacity: float, points: int) -> dict[str, list]:
+def _downsample(timeline: list[tuple[float, float, int, int]], capacity: float, points: int) -> dict[str, list[float]]:
     if not timeline:
         return {"t_s": [], "kv_used_fraction": [], "running": [], "waiting": []}
     data = np.array(timeline, dtype=np.float64)
@@ -634,6 +756,15 @@ def _downsample(timeline: list[tuple[float, float, int, int]], capacity: float, 
         "running": data[:, 2].astype(int).tolist(),
         "waiting": data[:, 3].astype(int).tolist(),
     }
+
+
+def _progress_from(progress: Callable[[int, int], None], *, before: int, total: int) -> Callable[[int], None]:
+    """One replica's progress (requests it has ended) as the run's: (requests ended so far, all requests)."""
+
+    def report(done: int) -> None:
+        progress(before + done, total)
+
+    return report
 
 
 def simulate(
@@ -681,7 +812,7 @@ def simulate(
                 prefix=requests.prefix_tokens[members],
                 clients=clients,
                 bounded_queue=load is LoadKind.RATE,
-                progress=(lambda done, before=finished_before: progress(before + done, total)) if progress else None,
+                progress=_progress_from(progress, before=finished_before, total=total) if progress else None,
             )
         )
         finished_before += len(members)

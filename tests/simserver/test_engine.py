@@ -26,7 +26,8 @@ from benchmarks_app.simserver.engine import (
     replay,
 )
 from benchmarks_app.simserver.truth import itl_percentiles_ms, truth_sample
-from sizing.estimator.perf import time_to_first_token_s
+from llm_sizing_loadgen.workload import SampledRequests
+from sizing.estimator.perf import prefill_pairs, time_to_first_token_s
 from sizing.estimator.simulator import LoadKind, simulate
 from tests.loadgen.virtual_time import run_virtual
 from tests.simserver.helpers import with_config
@@ -78,6 +79,35 @@ def test_replay_follows_the_offline_simulator_request_by_request(l4_plan):
     assert len(result.gaps_s) == predicted.itl.n
     for q in (50, 90, 99):
         assert mine[q] == pytest.approx(predicted.itl.at(q), rel=1e-9)
+
+
+def test_replay_without_chunked_prefill_prefills_each_prompt_whole_as_the_simulator_does(l4_plan):
+    """With chunked prefill off, a prompt that does not fit the step's remaining budget waits for the next step
+    (it is not cut into chunks), in the engine as in the offline simulator: both run one scheduler step."""
+    # given two 1500-token prompts arriving together and a 2048-token step budget, chunked prefill off
+    plan = with_config(l4_plan, max_num_batched_tokens=2048, chunked_prefill=False)
+
+    # when
+    result = replay(plan.model, plan.config, arrival_s=[0.0, 0.0], prompt_tokens=[1500, 1500], output_tokens=[4, 4])
+
+    # then: the first prompt is prefilled alone (1500 tokens); the second one in the next step, beside the first
+    # one's decode
+    first_prefill = plan.model.step_s(prefill=1500, prefill_pairs=prefill_pairs(1500))
+    second_step = plan.model.step_s(decode=1, context_tokens=1501, prefill=1500, prefill_pairs=prefill_pairs(1500))
+    assert result.first_s == pytest.approx([first_prefill, first_prefill + second_step], rel=1e-12)
+    predicted = simulate(model=plan.model, config=plan.config, requests=_two_requests(1500, 4), load=LoadKind.OFFLINE)
+    assert predicted.per_request["ttft_s"].tolist() == pytest.approx(result.first_s, rel=1e-12)
+
+
+def _two_requests(prompt: int, output: int) -> SampledRequests:
+    return SampledRequests(
+        arrival_s=np.zeros(2),
+        input_tokens=np.array([prompt, prompt]),
+        output_tokens=np.array([output, output]),
+        prefix_tokens=np.zeros(2, dtype=np.int64),
+        class_index=np.zeros(2, dtype=np.int64),
+        class_names=("only",),
+    )
 
 
 def test_a_request_gets_its_tokens_at_the_models_step_times(l4_plan):
