@@ -20,6 +20,7 @@ import math
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from llm_sizing_loadgen.workload import LoggedRequest
 from sizing.estimator.errors import SizingError, SizingErrorCode
@@ -84,7 +85,7 @@ class ParsedLog:
     columns: dict[str, str]  # our column → the header as written in the file
 
 
-def _invalid_file(messages: list[str], *, extra: dict | None = None) -> SizingError:
+def _invalid_file(messages: list[str], *, extra: dict[str, Any] | None = None) -> SizingError:
     message = messages[0] if len(messages) == 1 else f"{messages[0]} (and {len(messages) - 1} more errors)"
     return SizingError(
         code=SizingErrorCode.INVALID_ARGUMENT, message=message, extra={**(extra or {}), "fields": {"file": messages}}
