@@ -5,14 +5,11 @@ docstring). Pure Python.
 from __future__ import annotations
 
 import csv
-import math
 import re
 from collections.abc import Sequence
 from datetime import UTC, datetime, tzinfo
 
 from benchmarks_app.results.timeline.common import (
-    GB,
-    MIB,
     EventKind,
     GpuSample,
     GpuSeries,
@@ -24,6 +21,7 @@ from benchmarks_app.results.timeline.common import (
     _try_time,
     parse_time,
 )
+from sizing.fingerprint.smi_csv import NOT_AVAILABLE, csv_header_fields, smi_bytes, smi_number
 
 DEFAULT_SMI_COLUMNS = ("timestamp", "index", "memory.used", "memory.total", "utilization.gpu")
 
@@ -35,18 +33,6 @@ _SMI_ERROR = re.compile(
 )
 
 
-_HEADER_UNIT = re.compile(r"\s*\[([^\]]*)\]\s*$")
-_NA = {
-    "",
-    "[N/A]",
-    "N/A",
-    "[Not Supported]",
-    "Not Supported",
-    "[Unknown Error]",
-    "[GPU is lost]",
-    "[Insufficient Permissions]",
-    "[Requested functionality has been deprecated]",
-}
 # column aliases: nvidia-smi accepts several names for some fields
 _SMI_ALIASES = {
     "gpu_name": "name",
@@ -66,17 +52,11 @@ def _smi_header(line: str) -> tuple[list[str], dict[str, str]] | None:
     bare = [c.split(" [")[0].strip() for c in cells]
     if not cells or ("timestamp" not in bare and not any(c in ("memory.used", "index", "name", "uuid") for c in bare)):
         return None
-    names: list[str] = []
-    units: dict[str, str] = {}
-    for cell in cells:
-        unit_match = _HEADER_UNIT.search(cell)
-        name = _HEADER_UNIT.sub("", cell).strip() if unit_match else cell
-        if not re.fullmatch(r"[a-z_][a-z0-9_.]*", name):
-            return None
-        name = _SMI_ALIASES.get(name, name)
-        names.append(name)
-        if unit_match:
-            units[name] = unit_match.group(1)
+    fields = csv_header_fields(cells, aliases=_SMI_ALIASES)
+    if fields is None:
+        return None
+    names = [name for name, _ in fields]
+    units = {name: unit for name, unit in fields if unit is not None}
     return names, units
 
 
@@ -109,41 +89,6 @@ def _looks_like_smi_csv(text: str) -> bool:
         if len(cells) >= 3 and re.match(r"^\d{4}[/-]", cells[0]) and _try_time(cells[0]) is not None:
             return True
     return False
-
-
-_MEMORY_UNITS = {"MiB": MIB, "GiB": 1024 * MIB, "KiB": 1024, "B": 1, "MB": 1_000_000, "GB": GB}
-
-
-_SMI_NUMBER = re.compile(r"(-?\d+(?:\.\d+)?)\s*([A-Za-z%]+)?")
-
-
-def _smi_number(cell: str) -> tuple[float | None, str | None]:
-    """(number, unit written after it) of a cell like "841 MiB", "22 %", "[N/A]"; (None, None) when N/A."""
-    value = cell.strip()
-    number, _, unit = value.partition(" ")
-    if unit.isalpha() or unit == "%" or not unit:  # the common "841 MiB", "22 %", "841" quickly
-        try:
-            parsed = float(number)
-        except ValueError:
-            pass
-        else:
-            return (parsed, unit or None) if math.isfinite(parsed) else (None, None)
-    if value in _NA or value.startswith("[") or value.upper() == "N/A":
-        return None, None
-    match = _SMI_NUMBER.fullmatch(value)
-    if not match:
-        raise ValueError(value)
-    return float(match.group(1)), match.group(2)
-
-
-def _smi_bytes(cell: str, header_unit: str | None) -> int | None:
-    number, unit = _smi_number(cell)
-    if number is None:
-        return None
-    factor = _MEMORY_UNITS.get(unit or header_unit or "MiB")
-    if factor is None:
-        raise ValueError(cell)
-    return round(number * factor)
 
 
 def parse_nvidia_smi_csv(text: str, *, tz: tzinfo = UTC, columns: Sequence[str] | None = None) -> MemoryTimeline:
@@ -215,20 +160,20 @@ def parse_nvidia_smi_csv(text: str, *, tz: tzinfo = UTC, columns: Sequence[str] 
             time_s = times.get(stamp)
             if time_s is None:
                 time_s = times[stamp] = _smi_time(stamp, tz)
-            used = _smi_bytes(record["memory.used"], units.get("memory.used"))
-            total = _smi_bytes(record["memory.total"], units.get("memory.total")) if "memory.total" in record else None
+            used = smi_bytes(record["memory.used"], units.get("memory.used"))
+            total = smi_bytes(record["memory.total"], units.get("memory.total")) if "memory.total" in record else None
             if total is None and used is not None and "memory.free" in record:
-                free = _smi_bytes(record["memory.free"], units.get("memory.free"))
+                free = smi_bytes(record["memory.free"], units.get("memory.free"))
                 reserved = (
-                    _smi_bytes(record["memory.reserved"], units.get("memory.reserved"))
+                    smi_bytes(record["memory.reserved"], units.get("memory.reserved"))
                     if "memory.reserved" in record
                     else None
                 )
                 if free is not None:
                     total = used + free + (reserved or 0)
-            utilization = _smi_number(record["utilization.gpu"])[0] if "utilization.gpu" in record else None
-            power = _smi_number(record["power.draw"])[0] if "power.draw" in record else None
-            temperature = _smi_number(record["temperature.gpu"])[0] if "temperature.gpu" in record else None
+            utilization = smi_number(record["utilization.gpu"])[0] if "utilization.gpu" in record else None
+            power = smi_number(record["power.draw"])[0] if "power.draw" in record else None
+            temperature = smi_number(record["temperature.gpu"])[0] if "temperature.gpu" in record else None
         except (ValueError, KeyError):
             if is_last:
                 truncated = True
@@ -241,7 +186,7 @@ def parse_nvidia_smi_csv(text: str, *, tz: tzinfo = UTC, columns: Sequence[str] 
         key = record.get("index") or record.get("pci.bus_id") or record.get("uuid") or "0"
         info = identity.setdefault(key, {"name": None, "uuid": None, "pci_bus_id": None})
         for field_name, column in (("name", "name"), ("uuid", "uuid"), ("pci_bus_id", "pci.bus_id")):
-            if record.get(column) and record[column] not in _NA:
+            if record.get(column) and record[column] not in NOT_AVAILABLE:
                 info[field_name] = record[column]
         rows.setdefault(key, []).append(
             GpuSample(
