@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sizing.fingerprint.errors import FingerprintError, FingerprintErrorCode
+from sizing.fingerprint.smi_csv import FIELD_ALIASES, csv_header_fields
 from sizing.kernel.json_limits import loads as bounded_loads
 
 MIB_BYTES = 1024 * 1024  # nvidia-smi's "MiB"
@@ -629,19 +630,17 @@ _CSV_PLAIN = {
 }
 
 
-def _csv_field(label: str) -> str:
-    return re.sub(r"\s*\[[^\]]*\]$", "", label.strip()).strip()
-
-
 def csv_header(line: str) -> list[str] | None:
     """The query field names when `line` is a `--format=csv` header, else None."""
-    labels = [_csv_field(cell) for cell in line.split(",")]
+    fields = csv_header_fields(line.split(","), aliases={})
+    if fields is None:
+        return None
+    labels = [label for label, _ in fields]
     if not all(_CSV_LABEL.match(label) for label in labels):
         return None
     if not any("." in label or label in _CSV_PLAIN for label in labels):
         return None
-    aliases = {"gpu_name": "name", "gpu_uuid": "uuid", "gpu_bus_id": "pci.bus_id"}
-    return [aliases.get(label, label) for label in labels]
+    return [FIELD_ALIASES.get(label, label) for label in labels]
 
 
 _COMPUTE_APPS_MEMORY = ("used_gpu_memory", "used_memory")

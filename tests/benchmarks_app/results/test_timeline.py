@@ -6,6 +6,8 @@ samples, H100 80GB with memory.total 81,559 MiB = 85,520,809,984 bytes)."""
 from __future__ import annotations
 
 import doctest
+import importlib
+import pkgutil
 from datetime import UTC
 from pathlib import Path
 
@@ -552,9 +554,16 @@ def test_a_log_starting_with_an_nvidia_smi_error_line() -> None:
 
 
 def test_docstring_examples_hold() -> None:
-    results = doctest.testmod(timeline_module)
-    assert results.attempted > 10
-    assert results.failed == 0
+    # the package and each of its modules (one per source, the common one, detection and merging)
+    modules = [timeline_module] + [
+        importlib.import_module(f"{timeline_module.__name__}.{info.name}")
+        for info in pkgutil.iter_modules(timeline_module.__path__)
+    ]
+    # the examples use the package's public names, whichever module they are written in
+    public = {name: value for name, value in vars(timeline_module).items() if not name.startswith("__")}
+    results = [doctest.testmod(module, extraglobs=public) for module in modules]
+    assert sum(r.attempted for r in results) > 10
+    assert sum(r.failed for r in results) == 0
 
 
 # ---------------------------------------------------------------------------------------------------------------
