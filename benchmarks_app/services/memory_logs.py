@@ -14,8 +14,8 @@ from benchmarks_app.results.detect import MAX_BYTES, BenchmarkFormatError, decod
 from benchmarks_app.results.health import BreakerLogError, health_verdict, memory_analysis, parse_breaker_events
 from benchmarks_app.results.timeline import MemoryTimeline, TimelineRefusal, iso_utc, parse_timeline, utc_offset
 from sizing.estimator.errors import SizingError, SizingErrorCode
+from sizing.kernel.jsonsafe import nonfinite_as_text
 from sizing.models import Deployment, Organisation
-from sizing.services.estimates import json_safe
 
 CHART_POINTS = 1500  # per GPU: a 72-hour log every 5 s is 52,000 samples; the chart needs far fewer
 TEXT_MAX_BYTES = 8 * 2**20  # the events and breaker logs that come with it
@@ -143,9 +143,11 @@ def memory_log_import(
         committed_bytes_per_gpu=committed_bytes_per_gpu,
         hours_required=hours_required,
         utc_offset_minutes=utc_offset_minutes,
-        analysis=json_safe(analysis),
-        verdict=json_safe(verdict),
-        series=json_safe({**thin_series(timeline), "notes": list(timeline.notes), "truncated": timeline.truncated}),
+        analysis=nonfinite_as_text(analysis),
+        verdict=nonfinite_as_text(verdict),
+        series=nonfinite_as_text(
+            {**thin_series(timeline), "notes": list(timeline.notes), "truncated": timeline.truncated}
+        ),
         created_by=user,
     )
 

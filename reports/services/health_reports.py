@@ -26,8 +26,8 @@ from benchmarks_app.results.sentinel import BreakerRule, SentinelRefusal, evalua
 from sizing.estimator.errors import SizingError, SizingErrorCode
 from sizing.kernel.job_budgets import JobKind, over_budget_error
 from sizing.kernel.jobs import job_publish_on_commit
+from sizing.kernel.jsonsafe import nonfinite_as_text
 from sizing.models import Deployment
-from sizing.services.estimates import json_safe
 
 logger = logging.getLogger(__name__)
 
@@ -129,7 +129,7 @@ def sentinel_import(
             file_size_bytes=len(data),
             file_sha256=hashlib.sha256(data).hexdigest(),
             file_gz=gzip.compress(data, compresslevel=6),
-            file_meta=json_safe(sentinel.summary()),
+            file_meta=nonfinite_as_text(sentinel.summary()),
             host=sentinel.host[:255],
             gpu_uuids=uuids,
             watched_from=_when(sentinel.first_s),
@@ -216,7 +216,7 @@ def sentinel_evaluate(*, report_id: int) -> None:
             recover_within_s=float(BREAKER_KV["recover_within_s"]),
         )
         evaluation = evaluate(sentinel, breaker=rule, committed_bytes_per_gpu=committed)
-        result = json_safe(evaluation.as_dict())
+        result = nonfinite_as_text(evaluation.as_dict())
         criteria = criteria_in_words(result["criteria"], language=report.language)
         series = thin_series(sentinel_timeline(sentinel), points=CHART_POINTS)
         report.committed_bytes_per_gpu = committed

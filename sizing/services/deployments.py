@@ -35,8 +35,9 @@ from sizing.fingerprint.environment import MeasuredEnvironment, measured_environ
 from sizing.fingerprint.errors import FingerprintError
 from sizing.fingerprint.identity import identity_from_facts
 from sizing.fingerprint.probe import is_probe_output, probe_pieces
+from sizing.kernel.jsonsafe import nonfinite_as_text
 from sizing.models import Deployment, Fingerprint, Gpu, LlmModel, Organisation
-from sizing.services.estimates import estimate_report, estimate_request_build, json_safe
+from sizing.services.estimates import estimate_report, estimate_request_build
 from sizing.services.fingerprints import fingerprint_from_texts
 from sizing.services.machines import fingerprint_host_choose
 
@@ -329,7 +330,7 @@ def fingerprint_upload(
         gpu_uuids=list(identity.gpu_uuids),
         captured_at=_captured_at(facts),
         label=label.strip()[:100],
-        facts=json_safe(facts),
+        facts=nonfinite_as_text(facts),
         raw=[{"name": name, "text": text} for name, text in texts],
         size_bytes=sum(len(text.encode()) for _, text in texts),
         sha256=sha,
@@ -542,7 +543,7 @@ def fingerprint_estimate_effect(*, deployment: Deployment, environment: Measured
         if parameters["engine"] in PREALLOCATING_ENGINES
         else measured["required_bytes_per_gpu"]
     )
-    return json_safe(
+    return nonfinite_as_text(
         {
             "parameters": {key: value for key, value in parameters.items() if value is not None},
             "model": model.slug,
@@ -567,7 +568,7 @@ def fingerprint_report(*, fingerprint: Fingerprint) -> dict[str, Any]:
     planned = [{**finding, "source": "plan"} for finding in plan_check(facts, plan)]
     order = {"error": 0, "warning": 1, "info": 2}
     findings = sorted(planned + machine, key=lambda f: order.get(f.get("severity"), 3))
-    return json_safe(
+    return nonfinite_as_text(
         {
             "facts": facts,
             "findings": findings,
@@ -588,7 +589,7 @@ def fingerprint_report(*, fingerprint: Fingerprint) -> dict[str, Any]:
 def fingerprint_diff_report(*, before: Fingerprint, after: Fingerprint) -> dict[str, Any]:
     """Two stored fingerprints compared (either order; any two of the organisation, e.g. staging and
     production)."""
-    return json_safe(
+    return nonfinite_as_text(
         {
             **fingerprint_diff(before.facts, after.facts),
             "before": {
@@ -658,7 +659,7 @@ def fingerprint_estimate_environment(
         tp=estimate.get("tp", 1),
         required_bytes_per_gpu=needed,
     )
-    return json_safe(
+    return nonfinite_as_text(
         {
             "fingerprint": fingerprint.pk,
             "host": fingerprint.host,
