@@ -29,6 +29,7 @@ from sizing.estimator.errors import SizingError, SizingErrorCode
 from sizing.kernel.job_budgets import JobKind, over_budget_error
 from sizing.kernel.jobs import job_publish_on_commit
 from sizing.kernel.jsonsafe import nonfinite_as_text
+from sizing.kernel.uploads import upload_size_check
 from sizing.models import Deployment, Gpu, LlmModel, Organisation
 
 logger = logging.getLogger(__name__)
@@ -44,17 +45,13 @@ def _invalid(field: str, message: str, **extra: Any) -> SizingError:
     )
 
 
+BENCHMARK_SIZE_NOTE = "(50 MiB): split the run, or upload the summary without per-request details"
+
+
 def benchmark_file_read(*, name: str, data: bytes) -> tuple[str, str, list[ImportedRun]]:
     """(text, format, runs) of an uploaded file; a 400 (SizingError) that lists every format tried and why it
     refused the file when none reads it."""
-    if len(data) > MAX_BYTES:
-        raise _invalid(
-            "file",
-            f"{name}: the file is {len(data):,} bytes; the limit is {MAX_BYTES:,} bytes "
-            "(50 MiB): split the run, or upload the summary without per-request details",
-            size_bytes=len(data),
-            limit_bytes=MAX_BYTES,
-        )
+    upload_size_check(len(data), limit_bytes=MAX_BYTES, field="file", name=name, note=BENCHMARK_SIZE_NOTE)
     try:
         text = decode(data)
         fmt, runs = import_text(text)

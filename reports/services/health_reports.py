@@ -27,6 +27,7 @@ from sizing.estimator.errors import SizingError, SizingErrorCode
 from sizing.kernel.job_budgets import JobKind, over_budget_error
 from sizing.kernel.jobs import job_publish_on_commit
 from sizing.kernel.jsonsafe import nonfinite_as_text
+from sizing.kernel.uploads import upload_size_check
 from sizing.models import Deployment
 
 logger = logging.getLogger(__name__)
@@ -75,13 +76,7 @@ def sentinel_import(
 ) -> MemoryHealthReport:
     """Read a sentinel file and queue its evaluation; a SizingError (400, field `file`) with nothing stored when the
     file cannot be imported."""
-    if len(data) > MAX_BYTES:
-        raise _invalid(
-            "file",
-            f"{name}: the file is {len(data):,} bytes; the limit is {MAX_BYTES:,} bytes (50 MiB)",
-            size_bytes=len(data),
-            limit_bytes=MAX_BYTES,
-        )
+    upload_size_check(len(data), limit_bytes=MAX_BYTES, field="file", name=name, note="(50 MiB)")
     if language is not None and language not in LANGUAGES:
         raise _invalid("language", f"language {language!r}: one of {', '.join(LANGUAGES)}")
     try:

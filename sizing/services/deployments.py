@@ -36,6 +36,7 @@ from sizing.fingerprint.errors import FingerprintError
 from sizing.fingerprint.identity import identity_from_facts
 from sizing.fingerprint.probe import is_probe_output, probe_pieces
 from sizing.kernel.jsonsafe import nonfinite_as_text
+from sizing.kernel.uploads import upload_read, upload_size_check
 from sizing.models import Deployment, Fingerprint, Gpu, LlmModel, Organisation
 from sizing.services.estimates import estimate_report, estimate_request_build
 from sizing.services.fingerprints import fingerprint_from_texts
@@ -208,6 +209,9 @@ class Upload:
     data: bytes
 
 
+FINGERPRINT_SIZE_NOTE = "(SIZING_MAX_FINGERPRINT_BYTES): upload the probe's JSON file or one command's output"
+
+
 def fingerprint_max_bytes() -> int:
     return int(settings.SIZING_MAX_FINGERPRINT_BYTES)
 
@@ -219,14 +223,8 @@ def uploads_from(*, files: list[Any], texts: list[str]) -> list[Upload]:
     uploads = []
     for file in files:
         name = str(getattr(file, "name", "") or "file")
-        size = getattr(file, "size", None)
-        if size is not None and size > limit:
-            message = (
-                f"{name}: the file is {size:,} bytes; the limit is {limit:,} bytes "
-                "(SIZING_MAX_FINGERPRINT_BYTES): upload the probe's JSON file or one command's output"
-            )
-            raise _invalid("files", message, size_bytes=size, limit_bytes=limit)
-        uploads.append(Upload(name=name, data=file.read(limit + 1)))
+        data = upload_read(file, limit_bytes=limit, field="files", name=name, note=FINGERPRINT_SIZE_NOTE)
+        uploads.append(Upload(name=name, data=data))
     uploads += [Upload(name=f"pasted text {i + 1}", data=text.encode()) for i, text in enumerate(texts)]
     return uploads
 
@@ -254,15 +252,7 @@ def _texts_read(uploads: Sequence[Upload]) -> list[tuple[str, str]]:
     texts = []
     for upload in uploads:
         name = upload.name[:FILE_NAME_MAX_LENGTH] or "pasted text"
-        if len(upload.data) > limit:
-            raise _invalid(
-                "files",
-                f"{name}: the file is {len(upload.data):,} bytes; the limit is {limit:,} bytes "
-                "(SIZING_MAX_FINGERPRINT_BYTES): upload the probe's JSON file or one "
-                "command's output",
-                size_bytes=len(upload.data),
-                limit_bytes=limit,
-            )
+        upload_size_check(len(upload.data), limit_bytes=limit, field="files", name=name, note=FINGERPRINT_SIZE_NOTE)
         try:
             text = decode_input(upload.data)
             if is_probe_output(text[:400]):

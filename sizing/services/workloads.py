@@ -28,6 +28,7 @@ from sizing.estimator.errors import SizingError, SizingErrorCode
 from sizing.estimator.workload_csv import MAX_CLASSES, workload_log_parse
 from sizing.kernel.json_limits import decode_text
 from sizing.kernel.jsonsafe import nonfinite_as_text
+from sizing.kernel.uploads import upload_read
 from sizing.models import Organisation, WorkloadProfile
 
 NAME_MAX_LENGTH = 200  # WorkloadProfile.name
@@ -205,16 +206,12 @@ def workload_profile_import_csv(
     """
     name = _name_clean(organisation=organisation, name=name)  # before the work of reading and fitting
     limit_bytes = settings.SIZING_MAX_WORKLOAD_CSV_BYTES
-    raw = file.read(limit_bytes + 1)
-    size_bytes = max(getattr(file, "size", None) or 0, len(raw))
-    if size_bytes > limit_bytes:
-        raise _invalid(
-            "file",
-            f"the file is {size_bytes:,} bytes; the limit is {limit_bytes:,} bytes "
-            "(SIZING_MAX_WORKLOAD_CSV_BYTES): upload a sample of the log, e.g. one week",
-            size_bytes=size_bytes,
-            limit_bytes=limit_bytes,
-        )
+    raw = upload_read(
+        file,
+        limit_bytes=limit_bytes,
+        field="file",
+        note="(SIZING_MAX_WORKLOAD_CSV_BYTES): upload a sample of the log, e.g. one week",
+    )
     try:
         text = decode_text(raw)  # by its BOM: Excel's "Unicode text" is UTF-16
     except UnicodeDecodeError as error:
