@@ -47,9 +47,10 @@ from sizing.estimator.confidence import (
 )
 from sizing.estimator.errors import SizingError
 from sizing.estimator.versions import parse_version
+from sizing.kernel.jsonsafe import nonfinite_as_text
 from sizing.models import Deployment
 from sizing.services.deployments import deployment_release, estimate_parameters, fingerprint_report
-from sizing.services.estimates import estimate_report, json_safe
+from sizing.services.estimates import estimate_report
 from sizing.services.simulations import simulation_plan, simulation_run
 from sizing.texts.findings import finding_text
 
@@ -537,7 +538,7 @@ def _report_content(*, report: Report, number: int, changes: list[str], author: 
     content.setdefault("launch_args", [])
     content["checklist"] = checklist.items
     content["missing"] = [item["detail"] for item in checklist.items if item["state"] != DONE]
-    return json_safe(content)
+    return nonfinite_as_text(content)
 
 
 DONE, FAILED, MISSING, WAIVED = "done", "failed", "missing", "waived"

@@ -13,8 +13,8 @@ from rest_framework.views import APIView
 from benchmarks_app.models import MemoryLog
 from benchmarks_app.results.detect import MAX_BYTES
 from benchmarks_app.services.memory_logs import memory_log_delete, memory_log_import
-from sizing.estimator.errors import SizingError, SizingErrorCode
 from sizing.kernel.api_lists import ListApiMixin, filter_parameter, id_filter, list_schema
+from sizing.kernel.uploads import upload_size_check
 from sizing.selectors.deployments import deployment_get_for_organisation
 from sizing.services.estimates import organisation_for_user
 
@@ -109,13 +109,8 @@ class MemoryLogListApi(ListApiMixin, APIView):
     )
     def post(self, request: Request) -> Response:
         upload = request.FILES.get("file")
-        if upload is not None and upload.size > MAX_BYTES:
-            message = f"{upload.name}: the file is {upload.size:,} bytes; the limit is {MAX_BYTES:,} bytes (50 MiB)"
-            raise SizingError(
-                code=SizingErrorCode.INVALID_ARGUMENT,
-                message=message,
-                extra={"size_bytes": upload.size, "limit_bytes": MAX_BYTES, "fields": {"file": [message]}},
-            )
+        if upload is not None:
+            upload_size_check(upload.size, limit_bytes=MAX_BYTES, field="file", name=upload.name, note="(50 MiB)")
         serializer = self.MemoryLogInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         values = serializer.validated_data

@@ -28,11 +28,17 @@ from benchmarks_app.services.analysis import (
     run_slo,
 )
 from benchmarks_app.services.comparisons import benchmark_run_compare, benchmark_runs_calibrate
-from benchmarks_app.services.runs import EXPORT_FORMATS, benchmark_import, benchmark_run_delete, benchmark_run_export
+from benchmarks_app.services.runs import (
+    BENCHMARK_SIZE_NOTE,
+    EXPORT_FORMATS,
+    benchmark_import,
+    benchmark_run_delete,
+    benchmark_run_export,
+)
 from benchmarks_app.tasks import benchmark_requests_store_task
 from sizing.estimator.engines import ENGINE_CHOICES
-from sizing.estimator.errors import SizingError, SizingErrorCode
 from sizing.kernel.api_lists import ListApiMixin, filter_parameter, id_filter, list_schema
+from sizing.kernel.uploads import upload_size_check
 from sizing.selectors.deployments import deployment_get_for_organisation
 from sizing.selectors.estimates import gpu_get, model_get_for_organisation
 from sizing.services.estimates import organisation_for_user
@@ -172,15 +178,9 @@ class BenchmarkRunListApi(ListApiMixin, APIView):
     )
     def post(self, request: Request) -> Response:
         upload = request.FILES.get("file")
-        if upload is not None and upload.size > MAX_BYTES:  # before reading it
-            message = (
-                f"{upload.name}: the file is {upload.size:,} bytes; the limit is {MAX_BYTES:,} bytes (50 MiB):"
-                " split the run, or upload the summary without per-request details"
-            )
-            raise SizingError(
-                code=SizingErrorCode.INVALID_ARGUMENT,
-                message=message,
-                extra={"size_bytes": upload.size, "limit_bytes": MAX_BYTES, "fields": {"file": [message]}},
+        if upload is not None:  # before reading it
+            upload_size_check(
+                upload.size, limit_bytes=MAX_BYTES, field="file", name=upload.name, note=BENCHMARK_SIZE_NOTE
             )
         serializer = self.BenchmarkUploadInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)

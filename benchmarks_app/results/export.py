@@ -100,6 +100,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from benchmarks_app.results.run import METRIC_KEYS, RequestRecord, RequestStatus, finite, metrics_from_requests
+from sizing.kernel.jsonsafe import nonfinite_as_null
 
 FORMAT = "llm-sizing-loadgen-result"  # docs/loadgen-result.md
 FORMAT_VERSION = 1
@@ -151,23 +152,6 @@ def _text(value: Any) -> str | None:
     return text or None
 
 
-def _json_safe(value: Any) -> Any:
-    """`value` with every non-finite float as None, tuples as lists, datetimes as ISO text and unknown objects as
-    their text, so `json.dumps(..., allow_nan=False)` accepts it."""
-    if value is None or isinstance(value, bool | str | int):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, Mapping):
-        return {str(key): _json_safe(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_safe(item) for item in value]
-    if isinstance(value, dt.datetime | dt.date):
-        return value.isoformat()
-    number = finite(value)  # Decimal, numpy scalars
-    return number if number is not None else str(value)
-
-
 def _moment(value: Any) -> dt.datetime | None:
     """`started_at` (a datetime or ISO 8601 text) as an aware datetime; naive times are UTC (ImportedRun's rule)."""
     if isinstance(value, dt.datetime):
@@ -192,7 +176,7 @@ def _iso_duration(seconds: float) -> str:
 
 
 def _digest(value: Any) -> str:
-    return hashlib.sha256(json.dumps(_json_safe(value), sort_keys=True).encode()).hexdigest()
+    return hashlib.sha256(json.dumps(nonfinite_as_null(value), sort_keys=True).encode()).hexdigest()
 
 
 def _stat(stat: Any) -> dict[str, Any] | None:
@@ -346,7 +330,7 @@ def export_ours(run: Mapping[str, Any], requests: Iterable[Mapping[str, Any]]) -
                 "model": _text(run.get("model_name")) or _text(run.get("model")) or "unknown",
                 "engine": engine or None,
             },
-            "settings": _json_safe(dict(run.get("settings") or {})),
+            "settings": nonfinite_as_null(dict(run.get("settings") or {})),
             "window": {"start_s": 0.0, "end_s": window_end},
         },
         "requests": [_loadgen_request(row) for row in rows],
@@ -363,7 +347,7 @@ def export_ours(run: Mapping[str, Any], requests: Iterable[Mapping[str, Any]]) -
                 for key, stat in ((key, _stat(value)) for key, value in metrics.items())
                 if stat is not None
             },
-            "reported": _json_safe(dict(run.get("reported") or {})),
+            "reported": nonfinite_as_null(dict(run.get("reported") or {})),
             "notes": [str(note) for note in (run.get("notes") or ())],
         },
     }
@@ -457,7 +441,7 @@ def _load(run: Mapping[str, Any], metrics: Mapping[str, Any]) -> dict[str, Any] 
         standardized["rate_qps"] = rate
     if concurrency is not None and concurrency >= 1:
         standardized["concurrency"] = concurrency
-    settings = _json_safe(dict(run.get("settings") or {}))
+    settings = nonfinite_as_null(dict(run.get("settings") or {}))
     return {
         "metadata": {"schema_version": LLM_D_COMPONENT_SCHEMA, "cfg_id": _digest(settings)},
         "standardized": standardized,

@@ -15,7 +15,7 @@ from benchmarks_app.results.analysis import series_points
 from benchmarks_app.results.run import RequestStatus
 from sizing.estimator.engines import ENGINE_CHOICES
 from sizing.estimator.errors import invalid_argument
-from sizing.services.estimates import json_safe
+from sizing.kernel.jsonsafe import nonfinite_as_text
 
 SLO_KEYS = ("ttft_ms", "tpot_ms", "e2e_ms")
 
@@ -72,7 +72,7 @@ def benchmark_series_report(*, series: BenchmarkSeries) -> dict[str, Any]:
     )
     for point, run in zip(report["points"], sorted(runs, key=lambda r: _x(r, report["axis"])), strict=True):
         point.update(run=run.pk, name=run.name)
-    return json_safe({"id": series.pk, "name": series.name, **report})
+    return nonfinite_as_text({"id": series.pk, "name": series.name, **report})
 
 
 def _x(run: BenchmarkRun, axis: str) -> float:

@@ -9,8 +9,8 @@ from typing import Any
 
 from benchmarks_app.models import BenchmarkRun
 from sizing.estimator.errors import SizingError, invalid_argument
+from sizing.kernel.jsonsafe import nonfinite_as_text
 from sizing.models import Organisation, SimulationJob
-from sizing.services.estimates import json_safe
 from sizing.services.simulations import simulation_job_create, simulation_plan, simulation_profile, simulation_run
 
 COMPARE_MAX_REQUESTS = 1000  # simulated requests per comparison (the run's own count when smaller, at least 50)
@@ -97,7 +97,7 @@ def benchmark_run_compare(*, run: BenchmarkRun) -> dict[str, Any]:
     rows.append(_row("output_tokens_per_s", run.output_tokens_per_s, predicted.get("output_tokens_per_s")))
     rows.append(_row("requests_per_s", run.requests_per_s, predicted.get("requests_per_s")))
     errors = [abs(row["error"]) for row in rows if row["error"] is not None]
-    return json_safe(
+    return nonfinite_as_text(
         {
             "traffic": traffic,
             "plan": predicted.get("plan"),
@@ -117,7 +117,7 @@ def measurement_of(run: BenchmarkRun) -> dict[str, Any]:
     traffic = run_traffic(run)
     if traffic is None:
         raise invalid_argument("runs", f"run {run.pk} ({run.name}): no input/output lengths or load to calibrate with")
-    return json_safe(
+    return nonfinite_as_text(
         {
             **traffic,
             "label": run.name[:100],

@@ -77,8 +77,8 @@ from llm_sizing_loadgen.workload import fixed_profile, profile_from_dict
 from sizing.estimator.errors import SizingError, SizingErrorCode
 from sizing.kernel.job_budgets import JobKind, over_budget_message
 from sizing.kernel.jobs import job_publish_on_commit
+from sizing.kernel.jsonsafe import nonfinite_as_text
 from sizing.models import Deployment, Organisation, WorkloadProfile
-from sizing.services.estimates import json_safe
 
 logger = logging.getLogger(__name__)
 
@@ -394,7 +394,7 @@ def loadtest_create(*, organisation: Organisation, user: Any, data: Mapping[str,
             deployment=deployment,
             name=str(name)[:NAME_MAX_LENGTH],
             scenario=scenario,
-            plan=json_safe(plan.to_dict()),
+            plan=nonfinite_as_text(plan.to_dict()),
             workers=workers,
             peak_concurrency=peak,
             slo=slo_clean,
@@ -539,7 +539,7 @@ class _ShardWriter(threading.Thread):
 
 
 def _progress_dict(progress: Progress) -> dict[str, Any]:
-    return json_safe(
+    return nonfinite_as_text(
         {
             "elapsed_s": round(progress.elapsed_s, 3),
             "sent": progress.sent,
@@ -690,7 +690,9 @@ def _finalise(job: LoadTest) -> None:
     if verdict and status != LoadTest.Status.DONE:
         verdict = {**verdict, "partial": True}  # judged over what was measured before the test stopped
     now = timezone.now()
-    LoadTest.objects.filter(pk=job.pk).update(status=status, verdict=json_safe(verdict), error=error, finished_at=now)
+    LoadTest.objects.filter(pk=job.pk).update(
+        status=status, verdict=nonfinite_as_text(verdict), error=error, finished_at=now
+    )
     if run is not None:
         message = {
             LoadTest.Status.DONE: "measured",
@@ -703,7 +705,7 @@ def _finalise(job: LoadTest) -> None:
             progress_message=message,
             finished_at=now,
             error=error,
-            verdict=json_safe(verdict),
+            verdict=nonfinite_as_text(verdict),
         )
     job.status = status
 
@@ -787,8 +789,8 @@ def _figures_from_rows(run: BenchmarkRun) -> None:
         failed=len(records) - completed - incomplete,
         request_count=len(records),
         notes=notes,
-        metrics=json_safe({key: stat.as_dict() for key, stat in metrics_from_requests(records).items()}),
-        distributions=json_safe(run_distributions(records)),
+        metrics=nonfinite_as_text({key: stat.as_dict() for key, stat in metrics_from_requests(records).items()}),
+        distributions=nonfinite_as_text(run_distributions(records)),
     )
 
 

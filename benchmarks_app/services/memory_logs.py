@@ -14,8 +14,9 @@ from benchmarks_app.results.detect import MAX_BYTES, BenchmarkFormatError, decod
 from benchmarks_app.results.health import BreakerLogError, health_verdict, memory_analysis, parse_breaker_events
 from benchmarks_app.results.timeline import MemoryTimeline, TimelineRefusal, iso_utc, parse_timeline, utc_offset
 from sizing.estimator.errors import SizingError, SizingErrorCode
+from sizing.kernel.jsonsafe import nonfinite_as_text
+from sizing.kernel.uploads import upload_size_check
 from sizing.models import Deployment, Organisation
-from sizing.services.estimates import json_safe
 
 CHART_POINTS = 1500  # per GPU: a 72-hour log every 5 s is 52,000 samples; the chart needs far fewer
 TEXT_MAX_BYTES = 8 * 2**20  # the events and breaker logs that come with it
@@ -30,13 +31,7 @@ def _invalid(field: str, message: str, **extra: Any) -> SizingError:
 def _text(field: str, name: str, data: bytes | None, limit: int) -> str:
     if not data:
         return ""
-    if len(data) > limit:
-        raise _invalid(
-            field,
-            f"{name}: the file is {len(data):,} bytes; the limit is {limit:,} bytes",
-            size_bytes=len(data),
-            limit_bytes=limit,
-        )
+    upload_size_check(len(data), limit_bytes=limit, field=field, name=name)
     try:
         return decode(data)
     except BenchmarkFormatError as error:
@@ -97,13 +92,7 @@ def memory_log_import(
     """Read, analyse, judge and keep a monitoring log; a SizingError (400) with nothing stored when any of the
     files cannot be read. `utc_offset_minutes` is the zone of every time the files write without one (nvidia-smi's
     samples, the engine log's OOM lines, the breaker log's trips): all are read in it and kept in UTC."""
-    if len(data) > MAX_BYTES:
-        raise _invalid(
-            "file",
-            f"{name}: the file is {len(data):,} bytes; the limit is {MAX_BYTES:,} bytes (50 MiB)",
-            size_bytes=len(data),
-            limit_bytes=MAX_BYTES,
-        )
+    upload_size_check(len(data), limit_bytes=MAX_BYTES, field="file", name=name, note="(50 MiB)")
     text = _text("file", name, data, MAX_BYTES)
     events_text = _text("events", "events log", events, TEXT_MAX_BYTES)
     breaker_text = _text("breaker", "breaker log", breaker, TEXT_MAX_BYTES)
@@ -143,9 +132,11 @@ def memory_log_import(
         committed_bytes_per_gpu=committed_bytes_per_gpu,
         hours_required=hours_required,
         utc_offset_minutes=utc_offset_minutes,
-        analysis=json_safe(analysis),
-        verdict=json_safe(verdict),
-        series=json_safe({**thin_series(timeline), "notes": list(timeline.notes), "truncated": timeline.truncated}),
+        analysis=nonfinite_as_text(analysis),
+        verdict=nonfinite_as_text(verdict),
+        series=nonfinite_as_text(
+            {**thin_series(timeline), "notes": list(timeline.notes), "truncated": timeline.truncated}
+        ),
         created_by=user,
     )
 

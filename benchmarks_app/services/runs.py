@@ -28,8 +28,9 @@ from benchmarks_app.results.run import ImportedRun, RequestRecord, request_tpot_
 from sizing.estimator.errors import SizingError, SizingErrorCode
 from sizing.kernel.job_budgets import JobKind, over_budget_error
 from sizing.kernel.jobs import job_publish_on_commit
+from sizing.kernel.jsonsafe import nonfinite_as_text
+from sizing.kernel.uploads import upload_size_check
 from sizing.models import Deployment, Gpu, LlmModel, Organisation
-from sizing.services.estimates import json_safe
 
 logger = logging.getLogger(__name__)
 
@@ -44,17 +45,13 @@ def _invalid(field: str, message: str, **extra: Any) -> SizingError:
     )
 
 
+BENCHMARK_SIZE_NOTE = "(50 MiB): split the run, or upload the summary without per-request details"
+
+
 def benchmark_file_read(*, name: str, data: bytes) -> tuple[str, str, list[ImportedRun]]:
     """(text, format, runs) of an uploaded file; a 400 (SizingError) that lists every format tried and why it
     refused the file when none reads it."""
-    if len(data) > MAX_BYTES:
-        raise _invalid(
-            "file",
-            f"{name}: the file is {len(data):,} bytes; the limit is {MAX_BYTES:,} bytes "
-            "(50 MiB): split the run, or upload the summary without per-request details",
-            size_bytes=len(data),
-            limit_bytes=MAX_BYTES,
-        )
+    upload_size_check(len(data), limit_bytes=MAX_BYTES, field="file", name=name, note=BENCHMARK_SIZE_NOTE)
     try:
         text = decode(data)
         fmt, runs = import_text(text)
@@ -99,19 +96,19 @@ def run_fields(run: ImportedRun) -> dict[str, Any]:
         "backend": (run.backend or "")[:120],
         "started_at": _started_at(run.started_at),
         "duration_s": run.duration_s,
-        "load": json_safe(run.load.as_dict()),
-        "settings": json_safe(dict(run.settings)),
+        "load": nonfinite_as_text(run.load.as_dict()),
+        "settings": nonfinite_as_text(dict(run.settings)),
         "completed": run.completed,
         "failed": run.failed,
         "incomplete": run.incomplete,
-        "metrics": json_safe({key: stat.as_dict() for key, stat in run.metrics.items()}),
-        "reported": json_safe(dict(run.reported)),
+        "metrics": nonfinite_as_text({key: stat.as_dict() for key, stat in run.metrics.items()}),
+        "reported": nonfinite_as_text(dict(run.reported)),
         "notes": list(run.notes),
         "output_tokens_per_s": run.output_tokens_per_s,
         "requests_per_s": run.requests_per_s,
         "total_tokens_per_s": run.total_tokens_per_s,
         "request_count": len(run.requests),
-        "distributions": json_safe(run_distributions(run.requests)),
+        "distributions": nonfinite_as_text(run_distributions(run.requests)),
     }
 
 
@@ -132,7 +129,7 @@ def server_series(timeline: Any) -> dict[str, Any]:
                 "samples": [sample.as_dict() for sample in samples[::step]],
             }
         )
-    return json_safe({"servers": servers}) if servers else {}
+    return nonfinite_as_text({"servers": servers}) if servers else {}
 
 
 def run_verdict(
@@ -158,7 +155,7 @@ def run_verdict(
             window=None,
             allow_restarts=kind == "failure",
         )
-    return json_safe(judge(run, slo=slo, memory=memory, fidelity_valid=fidelity_valid))
+    return nonfinite_as_text(judge(run, slo=slo, memory=memory, fidelity_valid=fidelity_valid))
 
 
 @transaction.atomic
@@ -401,7 +398,7 @@ def benchmark_run_summary(run: ImportedRun) -> dict[str, Any]:
         stat = run.metrics.get(key)
         return stat.as_dict() if stat is not None else None
 
-    return json_safe(
+    return nonfinite_as_text(
         {
             "tool": run.tool,
             "tool_version": run.tool_version,
@@ -485,4 +482,4 @@ def benchmark_run_export(*, run: BenchmarkRun, kind: str) -> dict[str, Any]:
         .iterator(chunk_size=5000)
     )
     exported = export_ours(data, requests) if kind == "ours" else export_llm_d(data, requests)
-    return json_safe(exported)
+    return nonfinite_as_text(exported)

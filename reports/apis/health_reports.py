@@ -20,8 +20,8 @@ from reports.apis.reports import PdfRenderer
 from reports.models import Report
 from reports.selectors.health_reports import health_report_get, health_report_list
 from reports.services.health_reports import sentinel_import
-from sizing.estimator.errors import SizingError, SizingErrorCode
 from sizing.kernel.api_lists import ListApiMixin, list_schema
+from sizing.kernel.uploads import upload_size_check
 from sizing.selectors.deployments import deployment_get_for_organisation
 from sizing.services.estimates import organisation_for_user
 
@@ -108,13 +108,8 @@ class HealthReportListApi(ListApiMixin, APIView):
         if deployment is None:
             return _not_found(f"deployment {deployment_id}")
         upload = request.FILES.get("file")
-        if upload is not None and upload.size > MAX_BYTES:
-            message = f"{upload.name}: the file is {upload.size:,} bytes; the limit is {MAX_BYTES:,} bytes (50 MiB)"
-            raise SizingError(
-                code=SizingErrorCode.INVALID_ARGUMENT,
-                message=message,
-                extra={"size_bytes": upload.size, "limit_bytes": MAX_BYTES, "fields": {"file": [message]}},
-            )
+        if upload is not None:
+            upload_size_check(upload.size, limit_bytes=MAX_BYTES, field="file", name=upload.name, note="(50 MiB)")
         serializer = self.SentinelUploadInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         values = serializer.validated_data

@@ -33,6 +33,7 @@ from reports.services.reports import (
     waiver_withdraw,
 )
 from sizing.kernel.api_lists import ListApiMixin, choice_filter, filter_parameter, id_filter, list_schema
+from sizing.kernel.uploads import field_upload_read
 from sizing.services.estimates import organisation_for_user
 
 
@@ -167,6 +168,11 @@ class WaiverDecisionSerializer(serializers.Serializer):
 
 class VerifySerializer(serializers.Serializer):
     file = serializers.FileField()
+
+    def validate_file(self, value: Any) -> bytes:
+        from django.conf import settings
+
+        return field_upload_read(value, limit_bytes=settings.REPORTS_MAX_VERIFY_BYTES, limit_unit=False)
 
 
 def _not_found(what: str) -> Response:
@@ -435,13 +441,7 @@ class ReportVerifyApi(APIView):
     def post(self, request: Request) -> Response:
         serializer = VerifySerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        upload = serializer.validated_data["file"]
-        from django.conf import settings
-
-        if upload.size > settings.REPORTS_MAX_VERIFY_BYTES:
-            raise serializers.ValidationError(
-                {"file": [f"the file is {upload.size:,} bytes; the limit is {settings.REPORTS_MAX_VERIFY_BYTES:,}"]}
-            )
+        data = serializer.validated_data["file"]  # the bytes, read by VerifySerializer.validate_file
         return Response(
-            report_verify(organisation=organisation_for_user(user=request.user), user=request.user, data=upload.read())
+            report_verify(organisation=organisation_for_user(user=request.user), user=request.user, data=data)
         )

@@ -39,8 +39,9 @@ from reports.tasks import sentinel_health_report_task
 from sizing.estimator.errors import SizingError, SizingErrorCode
 from sizing.kernel.job_budgets import JobKind, over_budget_error
 from sizing.kernel.jobs import job_publish_on_commit
+from sizing.kernel.jsonsafe import nonfinite_as_text
+from sizing.kernel.uploads import upload_size_check
 from sizing.models import Deployment
-from sizing.services.estimates import json_safe
 
 logger = logging.getLogger(__name__)
 
@@ -86,13 +87,7 @@ def sentinel_import(
 ) -> MemoryHealthReport:
     """Read a sentinel file and queue its evaluation; a SizingError (400, field `file`) with nothing stored when the
     file cannot be imported."""
-    if len(data) > MAX_BYTES:
-        raise _invalid(
-            "file",
-            f"{name}: the file is {len(data):,} bytes; the limit is {MAX_BYTES:,} bytes (50 MiB)",
-            size_bytes=len(data),
-            limit_bytes=MAX_BYTES,
-        )
+    upload_size_check(len(data), limit_bytes=MAX_BYTES, field="file", name=name, note="(50 MiB)")
     if language is not None and language not in LANGUAGES:
         raise _invalid("language", f"language {language!r}: one of {', '.join(LANGUAGES)}")
     try:
@@ -140,7 +135,7 @@ def sentinel_import(
             file_size_bytes=len(data),
             file_sha256=hashlib.sha256(data).hexdigest(),
             file_gz=gzip.compress(data, compresslevel=6),
-            file_meta=json_safe(sentinel.summary()),
+            file_meta=nonfinite_as_text(sentinel.summary()),
             host=sentinel.host[:255],
             gpu_uuids=uuids,
             watched_from=_when(sentinel.first_s),
@@ -220,7 +215,7 @@ def sentinel_evaluate(*, report_id: int) -> None:
             recover_within_s=float(BREAKER_KV["recover_within_s"]),
         )
         evaluation = evaluate(sentinel, breaker=rule, committed_bytes_per_gpu=committed)
-        result = json_safe(evaluation.as_dict())
+        result = nonfinite_as_text(evaluation.as_dict())
         criteria = criteria_in_words(result["criteria"], language=report.language)
         series = thin_series(sentinel_timeline(sentinel), points=CHART_POINTS)
         report.committed_bytes_per_gpu = committed

@@ -36,6 +36,7 @@ from sizing.estimator.errors import SizingError, SizingErrorCode
 from sizing.kernel.access import SIGN, may
 from sizing.kernel.job_budgets import JobKind, over_budget_error
 from sizing.kernel.jobs import job_publish_on_commit
+from sizing.kernel.uploads import upload_size_check
 from sizing.models import Deployment, Organisation
 
 logger = logging.getLogger(__name__)
@@ -625,8 +626,7 @@ def report_verify(*, organisation: Organisation, user: Any, data: bytes) -> dict
     tampered, unsigned, untrusted, unreadable), who signed and when, and the version it is (by its SHA-256)."""
     from reports.signing import verify_pdf
 
-    if len(data) > settings.REPORTS_MAX_VERIFY_BYTES:
-        raise _invalid("file", f"the file is {len(data):,} bytes; the limit is {settings.REPORTS_MAX_VERIFY_BYTES:,}")
+    upload_size_check(len(data), limit_bytes=settings.REPORTS_MAX_VERIFY_BYTES, field="file", limit_unit=False)
     result = verify_pdf(data, trusted=trusted_certificates())
     answer = dict(result.as_dict())
     match = (

@@ -22,6 +22,7 @@ from sizing.estimator.versions import ACCEPTED_FORM, resolve_engine_version
 from sizing.fingerprint.environment import MeasuredEnvironment
 from sizing.kernel import json_limits
 from sizing.kernel.api_lists import ListApiMixin, bool_filter, choice_filter, filter_parameter, list_schema
+from sizing.kernel.uploads import field_upload_read
 from sizing.models import Calibration, Estimate, Fingerprint, Gpu, LlmModel
 from sizing.selectors.deployments import fingerprint_get_for_organisation
 from sizing.selectors.estimates import (
@@ -142,11 +143,11 @@ class ModelListApi(ListApiMixin, APIView):
         config_file = serializers.FileField(required=False, help_text="config.json as an uploaded file")
 
         def validate_config_file(self, value: Any) -> Any:
-            if value.size > settings.SIZING_MAX_CONFIG_BYTES:
-                raise serializers.ValidationError(
-                    f"config.json is {value.size} bytes; the limit is {settings.SIZING_MAX_CONFIG_BYTES} bytes"
+            return _json_file_value(
+                field_upload_read(
+                    value, limit_bytes=settings.SIZING_MAX_CONFIG_BYTES, subject="config.json", grouped=False
                 )
-            return _json_file_value(value.read())
+            )
 
         def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
             config = attrs.get("config_file", attrs.get("config"))
@@ -538,9 +539,7 @@ def _json_file_value(data: bytes) -> Any:
 
 
 def _json_upload(value: Any, *, limit: int) -> Any:
-    if value.size > limit:
-        raise serializers.ValidationError(f"the file is {value.size} bytes; the limit is {limit} bytes")
-    return _json_file_value(value.read())
+    return _json_file_value(field_upload_read(value, limit_bytes=limit, grouped=False))
 
 
 class ModelCheckpointApi(APIView):
@@ -585,11 +584,9 @@ class BootLogCompareApi(APIView):
         )
 
         def validate_file(self, value: Any) -> str:
-            if value.size > settings.SIZING_MAX_BOOTLOG_BYTES:
-                raise serializers.ValidationError(
-                    f"the log is {value.size} bytes; the limit is {settings.SIZING_MAX_BOOTLOG_BYTES} bytes"
-                )
-            data = value.read()
+            data = field_upload_read(
+                value, limit_bytes=settings.SIZING_MAX_BOOTLOG_BYTES, subject="the log", grouped=False
+            )
             text = data.decode(json_limits.text_encoding(data), errors="replace")
             if "\x00" in text:
                 raise serializers.ValidationError(

@@ -35,8 +35,10 @@ from sizing.fingerprint.environment import MeasuredEnvironment, measured_environ
 from sizing.fingerprint.errors import FingerprintError
 from sizing.fingerprint.identity import identity_from_facts
 from sizing.fingerprint.probe import is_probe_output, probe_pieces
+from sizing.kernel.jsonsafe import nonfinite_as_text
+from sizing.kernel.uploads import upload_read, upload_size_check
 from sizing.models import Deployment, Fingerprint, Gpu, LlmModel, Organisation
-from sizing.services.estimates import estimate_report, estimate_request_build, json_safe
+from sizing.services.estimates import estimate_report, estimate_request_build
 from sizing.services.fingerprints import fingerprint_from_texts
 from sizing.services.machines import fingerprint_host_choose
 
@@ -207,6 +209,9 @@ class Upload:
     data: bytes
 
 
+FINGERPRINT_SIZE_NOTE = "(SIZING_MAX_FINGERPRINT_BYTES): upload the probe's JSON file or one command's output"
+
+
 def fingerprint_max_bytes() -> int:
     return int(settings.SIZING_MAX_FINGERPRINT_BYTES)
 
@@ -218,14 +223,8 @@ def uploads_from(*, files: list[Any], texts: list[str]) -> list[Upload]:
     uploads = []
     for file in files:
         name = str(getattr(file, "name", "") or "file")
-        size = getattr(file, "size", None)
-        if size is not None and size > limit:
-            message = (
-                f"{name}: the file is {size:,} bytes; the limit is {limit:,} bytes "
-                "(SIZING_MAX_FINGERPRINT_BYTES): upload the probe's JSON file or one command's output"
-            )
-            raise _invalid("files", message, size_bytes=size, limit_bytes=limit)
-        uploads.append(Upload(name=name, data=file.read(limit + 1)))
+        data = upload_read(file, limit_bytes=limit, field="files", name=name, note=FINGERPRINT_SIZE_NOTE)
+        uploads.append(Upload(name=name, data=data))
     uploads += [Upload(name=f"pasted text {i + 1}", data=text.encode()) for i, text in enumerate(texts)]
     return uploads
 
@@ -253,15 +252,7 @@ def _texts_read(uploads: Sequence[Upload]) -> list[tuple[str, str]]:
     texts = []
     for upload in uploads:
         name = upload.name[:FILE_NAME_MAX_LENGTH] or "pasted text"
-        if len(upload.data) > limit:
-            raise _invalid(
-                "files",
-                f"{name}: the file is {len(upload.data):,} bytes; the limit is {limit:,} bytes "
-                "(SIZING_MAX_FINGERPRINT_BYTES): upload the probe's JSON file or one "
-                "command's output",
-                size_bytes=len(upload.data),
-                limit_bytes=limit,
-            )
+        upload_size_check(len(upload.data), limit_bytes=limit, field="files", name=name, note=FINGERPRINT_SIZE_NOTE)
         try:
             text = decode_input(upload.data)
             if is_probe_output(text[:400]):
@@ -329,7 +320,7 @@ def fingerprint_upload(
         gpu_uuids=list(identity.gpu_uuids),
         captured_at=_captured_at(facts),
         label=label.strip()[:100],
-        facts=json_safe(facts),
+        facts=nonfinite_as_text(facts),
         raw=[{"name": name, "text": text} for name, text in texts],
         size_bytes=sum(len(text.encode()) for _, text in texts),
         sha256=sha,
@@ -542,7 +533,7 @@ def fingerprint_estimate_effect(*, deployment: Deployment, environment: Measured
         if parameters["engine"] in PREALLOCATING_ENGINES
         else measured["required_bytes_per_gpu"]
     )
-    return json_safe(
+    return nonfinite_as_text(
         {
             "parameters": {key: value for key, value in parameters.items() if value is not None},
             "model": model.slug,
@@ -567,7 +558,7 @@ def fingerprint_report(*, fingerprint: Fingerprint) -> dict[str, Any]:
     planned = [{**finding, "source": "plan"} for finding in plan_check(facts, plan)]
     order = {"error": 0, "warning": 1, "info": 2}
     findings = sorted(planned + machine, key=lambda f: order.get(f.get("severity"), 3))
-    return json_safe(
+    return nonfinite_as_text(
         {
             "facts": facts,
             "findings": findings,
@@ -588,7 +579,7 @@ def fingerprint_report(*, fingerprint: Fingerprint) -> dict[str, Any]:
 def fingerprint_diff_report(*, before: Fingerprint, after: Fingerprint) -> dict[str, Any]:
     """Two stored fingerprints compared (either order; any two of the organisation, e.g. staging and
     production)."""
-    return json_safe(
+    return nonfinite_as_text(
         {
             **fingerprint_diff(before.facts, after.facts),
             "before": {
@@ -658,7 +649,7 @@ def fingerprint_estimate_environment(
         tp=estimate.get("tp", 1),
         required_bytes_per_gpu=needed,
     )
-    return json_safe(
+    return nonfinite_as_text(
         {
             "fingerprint": fingerprint.pk,
             "host": fingerprint.host,

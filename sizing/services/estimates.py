@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import secrets
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
@@ -47,6 +46,7 @@ from sizing.estimator.solvers import fewest_gpus, largest_concurrency, largest_c
 from sizing.estimator.tensors import parameter_count, tensor_inventory
 from sizing.estimator.versions import parse_version, resolve_engine_version
 from sizing.kernel.jobs import job_publish_on_commit
+from sizing.kernel.jsonsafe import nonfinite_as_text
 from sizing.models import Calibration, Estimate, Gpu, LlmModel, Membership, Organisation
 from sizing.selectors.estimates import calibration_latest, model_get_for_organisation
 from sizing.tasks import estimate_compute_task
@@ -92,17 +92,6 @@ def model_parse(*, config: Mapping[str, Any], quant_config: Mapping[str, Any] | 
         supported=True,
         unsupported_reason="",
     )
-
-
-def json_safe(value: Any) -> Any:
-    """Replace non-finite floats (Infinity and NaN appear in real configs) by strings; JSON columns refuse them."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value).replace("inf", "Infinity").replace("nan", "NaN")
-    if isinstance(value, Mapping):
-        return {str(key): json_safe(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_safe(item) for item in value]
-    return value
 
 
 def _gpu_fields(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -151,8 +140,8 @@ def catalog_load(*, catalog_dir: Path = CATALOG_DIR) -> tuple[int, int]:
             slug=row["slug"],
             organisation=None,
             defaults={
-                "config": json_safe(row["config"]),
-                "quant_config": json_safe(row.get("quant_config")),
+                "config": nonfinite_as_text(row["config"]),
+                "quant_config": nonfinite_as_text(row.get("quant_config")),
                 "model_type": parsed.model_type,
                 "architecture": parsed.architecture,
                 "parameters_total": parsed.parameters_total,
@@ -203,7 +192,7 @@ def model_create(*, organisation: Organisation, slug: str, config: Mapping[str, 
         organisation=organisation,
         slug=slug,
         defaults={
-            "config": json_safe(config),
+            "config": nonfinite_as_text(config),
             "model_type": parsed.model_type,
             "architecture": parsed.architecture,
             "parameters_total": parsed.parameters_total,
@@ -534,7 +523,7 @@ def model_checkpoint_attach(
         header_facts = checkpoint_from_headers(headers)
         facts = checkpoint_merge(facts, header_facts) if facts is not None else header_facts
     assert facts is not None  # one of the two was given  # noqa: S101
-    model.checkpoint = json_safe(asdict(facts))
+    model.checkpoint = nonfinite_as_text(asdict(facts))
     model.save(update_fields=["checkpoint"])
     return model
 

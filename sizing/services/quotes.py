@@ -26,10 +26,11 @@ from sizing.estimator.search import SECONDS_PER_HOUR, Candidate
 from sizing.estimator.serving import serving_plan, simulate_plan
 from sizing.estimator.simulator import LoadKind
 from sizing.kernel.jobs import job_publish_on_commit
+from sizing.kernel.jsonsafe import nonfinite_as_text
 from sizing.models import Gpu, Organisation, SimulationJob
 from sizing.selectors.estimates import gpu_get
 from sizing.selectors.workloads import workload_profile_get_for_organisation
-from sizing.services.estimates import estimate_request_build, gpu_spec, json_safe
+from sizing.services.estimates import estimate_request_build, gpu_spec
 from sizing.services.simulations import (
     SEARCH_DEFAULT_REQUESTS,
     job_context,
@@ -266,7 +267,7 @@ def quote_create(*, organisation: Organisation, user: Any, inputs: Mapping[str, 
             organisation=organisation,
             created_by=user if user and user.pk else None,
             kind=SimulationJob.Kind.QUOTE,
-            inputs=json_safe(job_inputs),
+            inputs=nonfinite_as_text(job_inputs),
         )
         job_id = job.pk
         job_publish_on_commit(

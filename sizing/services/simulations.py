@@ -32,13 +32,14 @@ from sizing.estimator.serving import (
 from sizing.estimator.simulator import LoadKind, Slo
 from sizing.kernel.job_budgets import JobKind, context_tokens_check, running_jobs_check, simulated_tokens_check
 from sizing.kernel.jobs import job_publish_on_commit
+from sizing.kernel.jsonsafe import nonfinite_as_text
 from sizing.models import Gpu, LlmModel, Organisation, PerfCalibration, SimulationJob, SimulationJobPart
 from sizing.selectors.deployments import fingerprint_get_for_organisation
 from sizing.selectors.estimates import calibration_latest, gpu_get, model_get_for_organisation
 from sizing.selectors.simulations import perf_calibration_latest
 from sizing.selectors.workloads import workload_profile_get_for_organisation
 from sizing.services.deployments import fingerprint_parameters
-from sizing.services.estimates import ESTIMATE_PARAMETERS, estimate_request_build, gpu_spec, json_safe
+from sizing.services.estimates import ESTIMATE_PARAMETERS, estimate_request_build, gpu_spec
 from sizing.tasks import simulation_job_run_task, simulation_search_part_task
 
 logger = logging.getLogger(__name__)
@@ -151,7 +152,7 @@ def simulation_run(
     payload["plan"] = plan.describe()
     payload["profile"] = profile.name
     payload["seed"] = seed
-    return json_safe(payload)
+    return nonfinite_as_text(payload)
 
 
 def simulation_sweep(
@@ -172,7 +173,7 @@ def simulation_sweep(
     payload = sweep.as_dict()
     payload["plan"] = plan.describe()
     payload["slo"] = slo.as_dict() if slo else None
-    return json_safe(payload)
+    return nonfinite_as_text(payload)
 
 
 def simulation_slo_search(
@@ -188,7 +189,7 @@ def simulation_slo_search(
     payload = search.as_dict()
     payload["plan"] = plan.describe()
     payload["slo"] = slo.as_dict()
-    return json_safe(payload)
+    return nonfinite_as_text(payload)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -439,7 +440,7 @@ def simulation_job_create(*, organisation: Organisation, user: Any, inputs: Mapp
             organisation=organisation,
             created_by=user if user and user.pk else None,
             kind=inputs["kind"],
-            inputs=json_safe(dict(inputs)),
+            inputs=nonfinite_as_text(dict(inputs)),
         )
         job_id = job.pk
         job_publish_on_commit(
@@ -499,7 +500,7 @@ class _Progress:
 def _finish(job_id: int, *, result: Any = None, error: Mapping[str, Any] | None = None) -> None:
     SimulationJob.objects.filter(pk=job_id).update(
         status=SimulationJob.Status.FAILED if error else SimulationJob.Status.DONE,
-        result=json_safe(result) if result is not None else None,
+        result=nonfinite_as_text(result) if result is not None else None,
         error=error,
         progress=1.0,
         progress_message="" if error else "done",
@@ -518,7 +519,9 @@ def simulation_job_run(*, job_id: int) -> None:
     try:
         result = _run(job)
     except SizingError as error:
-        _finish(job_id, error={"code": error.code.value, "message": error.message, "extra": json_safe(error.extra)})
+        _finish(
+            job_id, error={"code": error.code.value, "message": error.message, "extra": nonfinite_as_text(error.extra)}
+        )
         return
     except SoftTimeLimitExceeded:
         raise  # over its time budget: the task marks the job failed with the budget (sizing.kernel.job_budgets)
@@ -541,7 +544,7 @@ def _run(job: SimulationJob) -> Any:
     context = job_context(organisation=job.organisation, inputs=job.inputs)
     result = _run_kind(job, context)
     if isinstance(result, dict) and context.environment is not None:
-        result["environment"] = json_safe(context.environment)
+        result["environment"] = nonfinite_as_text(context.environment)
     return result
 
 
@@ -685,12 +688,14 @@ def simulation_search_part(*, job_id: int, index: int) -> None:
             arch, candidates[index * chunk : (index + 1) * chunk], **search_arguments(job, context)
         )
     except SizingError as error:
-        _finish(job_id, error={"code": error.code.value, "message": error.message, "extra": json_safe(error.extra)})
+        _finish(
+            job_id, error={"code": error.code.value, "message": error.message, "extra": nonfinite_as_text(error.extra)}
+        )
         return
     with transaction.atomic():
         locked = SimulationJob.objects.select_for_update().get(pk=job_id)
         SimulationJobPart.objects.get_or_create(
-            job=locked, index=index, defaults={"outcomes": json_safe([o.as_dict() for o in outcomes])}
+            job=locked, index=index, defaults={"outcomes": nonfinite_as_text([o.as_dict() for o in outcomes])}
         )
         done = locked.parts.count()
         if locked.status != SimulationJob.Status.RUNNING:

@@ -27,8 +27,9 @@ from llm_sizing_loadgen.workload import WorkloadProfile as Workload
 from sizing.estimator.errors import SizingError, SizingErrorCode
 from sizing.estimator.workload_csv import MAX_CLASSES, workload_log_parse
 from sizing.kernel.json_limits import decode_text
+from sizing.kernel.jsonsafe import nonfinite_as_text
+from sizing.kernel.uploads import upload_read
 from sizing.models import Organisation, WorkloadProfile
-from sizing.services.estimates import json_safe
 
 NAME_MAX_LENGTH = 200  # WorkloadProfile.name
 
@@ -66,7 +67,7 @@ def _profile_json(*, profile: Mapping[str, Any], name: str, description: str | N
     """The canonical JSON of a valid profile, named as its row (unknown keys dropped, numbers normalised)."""
     workload = workload_profile_parse(profile=profile)
     workload = replace(workload, name=name, description=workload.description if description is None else description)
-    return json_safe(profile_to_dict(workload))
+    return nonfinite_as_text(profile_to_dict(workload))
 
 
 def _save(row: WorkloadProfile) -> WorkloadProfile:
@@ -106,7 +107,7 @@ def workload_profile_create(
             description=data["description"],
             profile=data,
             source=source,
-            fit=json_safe(dict(fit)) if fit is not None else None,
+            fit=nonfinite_as_text(dict(fit)) if fit is not None else None,
         )
     )
 
@@ -183,7 +184,7 @@ def workload_fit_report(*, fit: ProfileFit, columns: Mapping[str, str] | None = 
                 "output": _length_fit_report(fits["output"]),
             }
         )
-    return json_safe(
+    return nonfinite_as_text(
         {
             "requests": fit.requests,
             "duration_s": fit.duration_s,
@@ -205,16 +206,12 @@ def workload_profile_import_csv(
     """
     name = _name_clean(organisation=organisation, name=name)  # before the work of reading and fitting
     limit_bytes = settings.SIZING_MAX_WORKLOAD_CSV_BYTES
-    raw = file.read(limit_bytes + 1)
-    size_bytes = max(getattr(file, "size", None) or 0, len(raw))
-    if size_bytes > limit_bytes:
-        raise _invalid(
-            "file",
-            f"the file is {size_bytes:,} bytes; the limit is {limit_bytes:,} bytes "
-            "(SIZING_MAX_WORKLOAD_CSV_BYTES): upload a sample of the log, e.g. one week",
-            size_bytes=size_bytes,
-            limit_bytes=limit_bytes,
-        )
+    raw = upload_read(
+        file,
+        limit_bytes=limit_bytes,
+        field="file",
+        note="(SIZING_MAX_WORKLOAD_CSV_BYTES): upload a sample of the log, e.g. one week",
+    )
     try:
         text = decode_text(raw)  # by its BOM: Excel's "Unicode text" is UTF-16
     except UnicodeDecodeError as error:
@@ -243,7 +240,7 @@ def workload_sample_load() -> WorkloadProfile:
         name=sample.name,
         defaults={
             "description": sample.description,
-            "profile": json_safe(profile_to_dict(sample)),
+            "profile": nonfinite_as_text(profile_to_dict(sample)),
             "source": WorkloadProfile.Source.SAMPLE,
             "fit": None,
             "created_by": None,
@@ -265,7 +262,7 @@ def workload_preview(*, profile: Mapping[str, Any]) -> dict[str, Any]:
     mix = workload.mix_at(busiest)
     total_share = sum(request_class.share for request_class in workload.classes)
     daily = workload.daily_curve()
-    return json_safe(
+    return nonfinite_as_text(
         {
             "busiest_hour": busiest,
             "busiest_hour_share": float(daily[busiest]),

@@ -75,6 +75,7 @@ from benchmarks_app.results.run import (
     stat_reported,
 )
 from sizing.kernel.json_limits import loads as bounded_loads
+from sizing.kernel.jsonsafe import nonfinite_as_null
 
 AIPERF = "aiperf"
 GENAI_PERF = "genai_perf"
@@ -164,17 +165,6 @@ def _kind(value: Any) -> str:
         float: "a number",
         type(None): "null",
     }.get(type(value), type(value).__name__)
-
-
-def _json_safe(value: Any) -> Any:
-    """`value` with NaN and ±Infinity (which json.loads lets through) replaced by None, for strict JSON storage."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, Mapping):
-        return {str(key): _json_safe(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_safe(item) for item in value]
-    return value
 
 
 def _count(n: int, noun: str) -> str:
@@ -605,11 +595,11 @@ def _run_from_summary(summary: _Summary, format_id: str) -> ImportedRun:
         notes.append(f"schema_version {schema} is newer than the 1.x this importer knows; read as 1.x")
 
     if summary.raw is not None:
-        reported = _json_safe({key: value for key, value in summary.raw.items() if key != "input_config"})
+        reported = nonfinite_as_null({key: value for key, value in summary.raw.items() if key != "input_config"})
     else:
-        reported = _json_safe({tag: dict(entry) for tag, entry in metrics.items()})
+        reported = nonfinite_as_null({tag: dict(entry) for tag, entry in metrics.items()})
     if summary.telemetry:
-        reported["telemetry"] = _json_safe(summary.telemetry)
+        reported["telemetry"] = nonfinite_as_null(summary.telemetry)
     return ImportedRun(
         format=format_id,
         tool=tool,

@@ -81,6 +81,7 @@ from benchmarks_app.results.run import (
     stat_reported,
 )
 from sizing.kernel.json_limits import loads as bounded_loads
+from sizing.kernel.jsonsafe import nonfinite_as_null
 
 TOOL = "guidellm"
 FORMAT_JSON = "guidellm_json"
@@ -182,17 +183,6 @@ def _object(value: Any, where: str, *, required: bool = True) -> dict[str, Any]:
         raise FormatRefusal(
             f"{where} is {describe_value(value)}, not an object" if value is not None else f"{where} is missing"
         )
-    return value
-
-
-def json_safe(value: Any) -> Any:
-    """`value` with NaN/±Infinity as None and tuples as lists, so it serialises as strict JSON."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, Mapping):
-        return {str(key): json_safe(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_safe(item) for item in value]
     return value
 
 
@@ -304,11 +294,11 @@ def _stat_from_dist(
 
 def _compact_dist(dist: Any) -> Any:
     if not isinstance(dist, dict):
-        return json_safe(dist)
+        return nonfinite_as_null(dist)
     compact = {key: dist.get(key) for key in _SUMMARY_FIELDS if key in dist}
     if isinstance(dist.get("percentiles"), dict):
         compact["percentiles"] = dict(dist["percentiles"])
-    return json_safe(compact)
+    return nonfinite_as_null(compact)
 
 
 def compact_metrics(metrics: Mapping[str, Any]) -> dict[str, Any]:
@@ -319,7 +309,7 @@ def compact_metrics(metrics: Mapping[str, Any]) -> dict[str, Any]:
         if isinstance(summary, dict):
             kept[name] = {status: _compact_dist(summary.get(status)) for status in STATUSES if status in summary}
     if "request_totals" in metrics:
-        kept["request_totals"] = json_safe(metrics["request_totals"])
+        kept["request_totals"] = nonfinite_as_null(metrics["request_totals"])
     return kept
 
 
@@ -744,9 +734,9 @@ def _run(bench: _Benchmark, fmt: str) -> ImportedRun:
         label, load = strategy_label_and_load(bench.strategy)
     reported: dict[str, Any] = {"schema": _GENERATION_NAMES[bench.generation]}
     if bench.metrics is not None:
-        reported["request_totals"] = json_safe(totals)
+        reported["request_totals"] = nonfinite_as_null(totals)
         reported["metrics"] = compact_metrics(bench.metrics)
-    reported.update(json_safe(bench.reported_extra))
+    reported.update(nonfinite_as_null(bench.reported_extra))
     return ImportedRun(
         format=fmt,
         tool=TOOL,
@@ -757,7 +747,7 @@ def _run(bench: _Benchmark, fmt: str) -> ImportedRun:
         started_at=_iso(bench.started),
         duration_s=bench.duration,
         load=load,
-        settings=json_safe(bench.settings),
+        settings=nonfinite_as_null(bench.settings),
         completed=completed,
         failed=totals.get("errored"),
         incomplete=totals.get("incomplete"),

@@ -48,6 +48,7 @@ from benchmarks_app.results.run import (
     finite,
     stat_reported,
 )
+from sizing.kernel.jsonsafe import nonfinite_as_null
 
 FORMAT = "inference_perf"
 MS = 1000.0
@@ -59,12 +60,6 @@ def _load_json(text: str) -> Any:
     from benchmarks_app.results.detect import load_json
 
     return load_json(text)
-
-
-def _json_safe(value: Any) -> Any:
-    from benchmarks_app.results.formats.vllm import json_safe
-
-    return json_safe(value)
 
 
 def read(text: str) -> list[ImportedRun]:
@@ -258,7 +253,7 @@ def _read_run(
         failed=failed,
         incomplete=None,
         metrics=metrics,
-        reported=_json_safe(dict(data)),
+        reported=nonfinite_as_null(dict(data)),
         output_tokens_per_s=finite(throughput.get("output_tokens_per_sec")),
         requests_per_s=requests_per_s,
         total_tokens_per_s=finite(throughput.get("total_tokens_per_sec")),
@@ -271,7 +266,7 @@ def _load(load_summary: Mapping[str, Any], notes: list[str]) -> tuple[LoadPatter
     rate = finite(load_summary.get("requested_rate"))
     concurrency = finite(load_summary.get("concurrency"))
     settings = {
-        key: _json_safe(load_summary[key])
+        key: nonfinite_as_null(load_summary[key])
         for key in ("requested_rate", "concurrency")
         if load_summary.get(key) is not None
     }

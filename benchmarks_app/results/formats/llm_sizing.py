@@ -49,6 +49,7 @@ from benchmarks_app.results.run import (
     stat_reported,
 )
 from benchmarks_app.results.timeline import MemoryTimeline, TimelineRefusal, parse_scrape_records
+from sizing.kernel.jsonsafe import nonfinite_as_null
 
 FORMAT = "llm_sizing"
 FORMAT_NAME = "llm-sizing-loadgen-result"
@@ -67,12 +68,6 @@ def _load_json(text: str) -> Any:
     from benchmarks_app.results.detect import load_json
 
     return load_json(text)
-
-
-def _json_safe(value: Any) -> Any:
-    from benchmarks_app.results.formats.vllm import json_safe
-
-    return json_safe(value)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -250,8 +245,8 @@ def read(text: str) -> list[ImportedRun]:
     if not completed:
         notes.append("No request succeeded in the window: there are no latency distributions.")
     run_settings = {
-        **_json_safe(settings),
-        "endpoint": _json_safe(dict(endpoint)),
+        **nonfinite_as_null(settings),
+        "endpoint": nonfinite_as_null(dict(endpoint)),
         "window": {"start_s": window_start, "end_s": window_end},
         "generator": {"name": tool_name, "version": tool_version},
     }
@@ -293,7 +288,7 @@ def read(text: str) -> list[ImportedRun]:
             failed=failed,
             incomplete=incomplete,
             metrics=metrics_from_requests(records),
-            reported=_json_safe(dict(summary or {})),
+            reported=nonfinite_as_null(dict(summary or {})),
             output_tokens_per_s=rates[0],
             requests_per_s=rates[1],
             total_tokens_per_s=rates[2],
@@ -642,7 +637,7 @@ def _from_export(source: Mapping[str, Any], summary: Mapping[str, Any], **run: A
         failed=count("failed"),
         incomplete=count("incomplete"),
         metrics=metrics,
-        reported=_json_safe(dict(summary.get("reported") or {})),
+        reported=nonfinite_as_null(dict(summary.get("reported") or {})),
         output_tokens_per_s=number("output_tokens_per_s"),
         requests_per_s=number("requests_per_s"),
         total_tokens_per_s=number("total_tokens_per_s"),

@@ -56,6 +56,7 @@ from benchmarks_app.results.run import (
     metrics_from_requests,
     stat_reported,
 )
+from sizing.kernel.jsonsafe import nonfinite_as_null
 
 TOOL = "llmperf"
 FORMAT_SUMMARY = "llmperf_summary"
@@ -141,17 +142,6 @@ def _number(value: Any, where: str) -> float | None:
             raise FormatRefusal(f"{where} is {describe_value(value)}, not a number")
         return number
     return finite(value)
-
-
-def json_safe(value: Any) -> Any:
-    """`value` with NaN/±Infinity as None, so it serialises as strict JSON."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, Mapping):
-        return {str(key): json_safe(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_safe(item) for item in value]
-    return value
 
 
 def _iso(timestamp: float | None) -> str | None:
@@ -283,7 +273,7 @@ def read_requests(text: str) -> list[ImportedRun]:
         "num_completed_requests": completed,
         "number_errors": failed,
         "error_code_frequency": codes,
-        "summary_as_llmperf_computes_it": json_safe(_tool_summary([v for _, v in parsed], ok)),
+        "summary_as_llmperf_computes_it": nonfinite_as_null(_tool_summary([v for _, v in parsed], ok)),
     }
     return [
         ImportedRun(
@@ -430,12 +420,12 @@ def read_summary(text: str) -> list[ImportedRun]:
             started_at=started_at,
             duration_s=duration,
             load=load,
-            settings=json_safe(settings),
+            settings=nonfinite_as_null(settings),
             completed=completed,
             failed=failed,
             incomplete=None,
             metrics=metrics,
-            reported=json_safe(reported),
+            reported=nonfinite_as_null(reported),
             output_tokens_per_s=None,
             requests_per_s=requests_per_s,
             total_tokens_per_s=None,

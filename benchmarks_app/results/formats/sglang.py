@@ -36,7 +36,6 @@ from typing import Any
 from benchmarks_app.results.formats.vllm import (
     SGLANG_KEYS,
     VLLM_KEYS,
-    json_safe,
     load_pattern,
     objects_in,
     records_from_arrays,
@@ -56,6 +55,7 @@ from benchmarks_app.results.run import (
     finite,
     metrics_from_requests,
 )
+from sizing.kernel.jsonsafe import nonfinite_as_null
 
 FORMAT = "sglang_bench_serving"
 
@@ -159,7 +159,7 @@ def _server(info: Any) -> dict[str, Any]:
         for key in SERVER_KEYS:
             value = candidate.get(key)
             if key not in server and value is not None and not isinstance(value, Mapping | list):
-                server[key] = json_safe(value)
+                server[key] = nonfinite_as_null(value)
     if isinstance(info.get("prefill"), list) and isinstance(info.get("decode"), list):
         versions = sorted(
             {
@@ -183,12 +183,12 @@ def _read_run(obj: Mapping[str, Any], where: str) -> ImportedRun:
     completed = whole_number(obj.get("completed"), "completed", where)
     duration = finite(obj.get("duration"))
     notes: list[str] = []
-    settings: dict[str, Any] = {key: json_safe(obj[key]) for key in SETTINGS_KEYS if key in obj}
+    settings: dict[str, Any] = {key: nonfinite_as_null(obj[key]) for key in SETTINGS_KEYS if key in obj}
     server = _server(obj.get("server_info"))
     if server:
         settings["server"] = server
     reported = {
-        key: json_safe(value)
+        key: nonfinite_as_null(value)
         for key, value in obj.items()
         if key not in ARRAYS and key not in ("details", "server_info") and key not in SETTINGS_KEYS
     }

@@ -29,7 +29,7 @@ Traps handled here:
 - `input_lens` are the client's dataset prompt lengths, not the server's `usage.prompt_tokens`.
 
 SGLang's `bench_serving` was adapted from `benchmark_serving.py` and writes the same per-request arrays: its importer
-uses `records_from_arrays`, `json_safe` and `objects_in` from this module.
+uses `records_from_arrays` and `objects_in` from this module (and `nonfinite_as_null`, as every importer).
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ from benchmarks_app.results.run import (
     stat_from_values,
     stat_reported,
 )
+from sizing.kernel.jsonsafe import nonfinite_as_null
 
 FORMAT = "vllm_bench_serve"
 
@@ -149,17 +150,6 @@ def _json_lines(text: str) -> list[tuple[int, Any]]:
     from benchmarks_app.results.detect import json_lines
 
     return list(json_lines(text))
-
-
-def json_safe(value: Any) -> Any:
-    """`value` with every NaN and ±Infinity replaced by None (recursively), so it can be stored as JSON."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, Mapping):
-        return {str(key): json_safe(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_safe(item) for item in value]
-    return value
 
 
 def objects_in(
@@ -540,12 +530,14 @@ def _read_run(obj: Mapping[str, Any], where: str) -> ImportedRun:
         notes.append("Legacy benchmark_serving.py key set ('request_goodput:' with a colon, no 'failed').")
 
     settings = {
-        key: json_safe(value)
+        key: nonfinite_as_null(value)
         for key, value in obj.items()
         if key not in _RESULT_KEYS and not _RESULT_PATTERN.match(key)
     }
     reported = {
-        key: json_safe(value) for key, value in obj.items() if key not in PER_REQUEST_ARRAYS and key not in settings
+        key: nonfinite_as_null(value)
+        for key, value in obj.items()
+        if key not in PER_REQUEST_ARRAYS and key not in settings
     }
     metadata = [key for key in settings if key not in _ARGUMENT_KEYS]
     if metadata:
