@@ -49,6 +49,7 @@ from sizing.kernel.jobs import job_publish_on_commit
 from sizing.kernel.jsonsafe import nonfinite_as_text
 from sizing.models import Calibration, Estimate, Gpu, LlmModel, Membership, Organisation
 from sizing.selectors.estimates import calibration_latest, model_get_for_organisation
+from sizing.services.workloads import workload_sample_load
 from sizing.tasks import estimate_compute_task
 
 logger = logging.getLogger(__name__)
@@ -150,8 +151,6 @@ def catalog_load(*, catalog_dir: Path = CATALOG_DIR) -> tuple[int, int]:
                 "source": row.get("source", ""),
             },
         )
-    from sizing.services.workloads import workload_sample_load  # it imports this module
-
     workload_sample_load()
     return len(gpu_rows), len(model_rows)
 
