@@ -92,9 +92,9 @@ def test_only_the_lines_of_the_metrics_a_timeline_reads_are_kept() -> None:
 def test_the_kept_names_are_the_names_the_timeline_reads() -> None:
     # then: the wheel cannot import the timeline module, so the list is written twice and kept equal here
     read = (
-        set(timeline_module._SERVER)
-        | set(timeline_module._SERVER_LABELLED)
-        | set(timeline_module._DCGM)
+        set(timeline_module.SERVER)
+        | set(timeline_module.SERVER_LABELLED)
+        | set(timeline_module.DCGM)
         | {"process_start_time_seconds"}
     )
     assert read == KEPT_METRICS

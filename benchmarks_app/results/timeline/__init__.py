@@ -85,14 +85,14 @@ from benchmarks_app.results.timeline.common import (
     parse_time,
     utc_offset,
 )
-from benchmarks_app.results.timeline.dcgm import _DCGM as _DCGM  # the load generator's test reads the metric names
+from benchmarks_app.results.timeline.dcgm import DCGM as DCGM  # the load generator's test reads the metric names
 from benchmarks_app.results.timeline.detect import detect_timeline_format, parse_timeline
 from benchmarks_app.results.timeline.events import EVENT_DEDUP_S, parse_event_log
 from benchmarks_app.results.timeline.merge import merge_timelines, with_events
 from benchmarks_app.results.timeline.nvidia_smi import DEFAULT_SMI_COLUMNS, parse_nvidia_smi_csv
 from benchmarks_app.results.timeline.prometheus import parse_prometheus_scrapes, parse_scrape_records
-from benchmarks_app.results.timeline.servers import _SERVER as _SERVER
-from benchmarks_app.results.timeline.servers import _SERVER_LABELLED as _SERVER_LABELLED
+from benchmarks_app.results.timeline.servers import SERVER as SERVER
+from benchmarks_app.results.timeline.servers import SERVER_LABELLED as SERVER_LABELLED
 from benchmarks_app.results.timeline.servers import counter_restarts
 
 __all__ = [

@@ -18,12 +18,12 @@ from benchmarks_app.results.timeline.common import (
     ServerStats,
     TimelineFormat,
     TimelineRefusal,
-    _natural_key,
-    _time_sorted,
-    _try_time,
+    natural_key,
     parse_time,
+    time_sorted,
+    try_time,
 )
-from benchmarks_app.results.timeline.servers import _server_instance
+from benchmarks_app.results.timeline.servers import server_instance
 from sizing.kernel.json_limits import loads as bounded_loads
 
 _AIPERF_USED = ("nvidia_memory_used", "gpu_memory_used", "amd_memory_used")
@@ -133,11 +133,11 @@ def parse_aiperf_gpu_telemetry(text: str) -> MemoryTimeline:
     gpus = tuple(
         GpuSeries(
             gpu=key,
-            samples=_time_sorted(samples),
+            samples=time_sorted(samples),
             resolution_bytes=max(MIB, round(GB / 10 ** steps.get(key, 0))),
             **info[key],
         )
-        for key, samples in sorted(rows.items(), key=lambda item: _natural_key(item[0]))
+        for key, samples in sorted(rows.items(), key=lambda item: natural_key(item[0]))
     )
     return MemoryTimeline(
         format=TimelineFormat.AIPERF_GPU_TELEMETRY.value,
@@ -179,8 +179,8 @@ def parse_aiperf_server_metrics(text: str) -> MemoryTimeline:
     if not isinstance(data, dict) or not isinstance(data.get("metrics"), dict):
         raise TimelineRefusal("no 'metrics' object: not an AIPerf server-metrics export")
     summary = data.get("summary") if isinstance(data.get("summary"), dict) else {}
-    start = _try_time(str(summary.get("start_time"))) if summary.get("start_time") else None
-    end = _try_time(str(summary.get("end_time"))) if summary.get("end_time") else None
+    start = try_time(str(summary.get("start_time"))) if summary.get("start_time") else None
+    end = try_time(str(summary.get("end_time"))) if summary.get("end_time") else None
     found: list[ServerStats] = []
     for name, metric in data["metrics"].items():
         if name not in _AIPERF_SERVER or not isinstance(metric, dict):
@@ -197,7 +197,7 @@ def parse_aiperf_server_metrics(text: str) -> MemoryTimeline:
                     engine=engine,
                     metric=canonical,
                     source_metric=name,
-                    instance=_server_instance(series.get("labels") or {}),
+                    instance=server_instance(series.get("labels") or {}),
                     stats=stats,
                     start_s=start,
                     end_s=end,

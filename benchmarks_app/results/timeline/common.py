@@ -273,12 +273,12 @@ def gauge_resolution_bytes(series: Iterable[GpuSeries]) -> int:
     return max((s.resolution_bytes for s in series), default=MIB)
 
 
-def _natural_key(key: str) -> tuple[int, str]:
+def natural_key(key: str) -> tuple[int, str]:
     tail = key.rsplit("/", 1)[-1]
     return (int(tail), key) if tail.isdigit() else (1 << 30, key)
 
 
-def _time_sorted(rows: list[Any]) -> tuple[Any, ...]:
+def time_sorted(rows: list[Any]) -> tuple[Any, ...]:
     if all(r.time_s is not None for r in rows):
         return tuple(sorted(rows, key=lambda r: r.time_s))
     return tuple(rows)  # undated scrapes keep the file's order
@@ -352,7 +352,7 @@ def parse_time(text: str, *, tz: tzinfo = UTC) -> float:
     return moment.timestamp()
 
 
-def _try_time(text: str, *, tz: tzinfo = UTC) -> float | None:
+def try_time(text: str, *, tz: tzinfo = UTC) -> float | None:
     try:
         return parse_time(text, tz=tz)
     except ValueError:

@@ -9,7 +9,7 @@ from collections.abc import Mapping, MutableMapping
 
 from benchmarks_app.results.timeline.common import MIB, EventKind, GpuSample, TimelineEvent
 
-_DCGM = {
+DCGM = {
     "DCGM_FI_DEV_FB_USED": "used",
     "DCGM_FI_DEV_FB_FREE": "free",
     "DCGM_FI_DEV_FB_RESERVED": "reserved",
@@ -21,7 +21,7 @@ _DCGM = {
 }
 
 
-def _gpu_key(labels: Mapping[str, str], *, multi_host: bool) -> str:
+def gpu_key(labels: Mapping[str, str], *, multi_host: bool) -> str:
     """The GPU id of a DCGM sample: its ``gpu`` label ("0:mig1" for a MIG instance, "host/0" on several hosts)."""
     gpu = labels.get("gpu", labels.get("minor_number", "0"))
     if labels.get("GPU_I_ID"):  # a MIG instance: its own memory
@@ -29,7 +29,7 @@ def _gpu_key(labels: Mapping[str, str], *, multi_host: bool) -> str:
     return f"{labels.get('Hostname')}/{gpu}" if multi_host else gpu
 
 
-def _note_identity(info: MutableMapping[str, str | None], labels: Mapping[str, str]) -> None:
+def note_identity(info: MutableMapping[str, str | None], labels: Mapping[str, str]) -> None:
     """Keep the GPU's name, UUID, bus id and host from a sample's labels (a later label wins, a missing one keeps)."""
     info["name"] = labels.get("modelName") or info.get("name")
     info["uuid"] = labels.get("UUID") or info.get("uuid")
@@ -37,13 +37,13 @@ def _note_identity(info: MutableMapping[str, str | None], labels: Mapping[str, s
     info["host"] = labels.get("Hostname") or info.get("host")
 
 
-def _identity(info: Mapping[str, str | None]) -> dict[str, str | None]:
-    """The `GpuSeries` identity fields noted by `_note_identity`."""
+def identity(info: Mapping[str, str | None]) -> dict[str, str | None]:
+    """The `GpuSeries` identity fields noted by `note_identity`."""
     return {name: info.get(name) for name in ("name", "uuid", "pci_bus_id", "host")}
 
 
-def _gpu_sample(time_s: float | None, values: Mapping[str, float]) -> GpuSample:
-    """The sample of one GPU in one scrape, from its figures by `_DCGM` name (MiB; the total is ``FB_TOTAL``, else
+def gpu_sample(time_s: float | None, values: Mapping[str, float]) -> GpuSample:
+    """The sample of one GPU in one scrape, from its figures by `DCGM` name (MiB; the total is ``FB_TOTAL``, else
     ``FB_USED + FB_FREE (+ FB_RESERVED)``)."""
     used = values.get("used")
     total = values.get("total")
@@ -59,7 +59,7 @@ def _gpu_sample(time_s: float | None, values: Mapping[str, float]) -> GpuSample:
     )
 
 
-def _xid_event(
+def xid_event(
     time_s: float | None, key: str, values: Mapping[str, float], last_xid: MutableMapping[str, float]
 ) -> TimelineEvent | None:
     """An XID event when ``DCGM_FI_DEV_XID_ERRORS`` (the last XID seen, held) changes to a non-zero value, also at

@@ -12,8 +12,8 @@ from typing import Any
 
 from benchmarks_app.results.timeline.aiperf import parse_aiperf_gpu_telemetry, parse_aiperf_server_metrics
 from benchmarks_app.results.timeline.common import MemoryTimeline, TimelineFormat, TimelineRefusal
-from benchmarks_app.results.timeline.nvidia_smi import _looks_like_smi_csv, parse_nvidia_smi_csv
-from benchmarks_app.results.timeline.prometheus import _looks_like_prometheus, _scrape_record, parse_prometheus_scrapes
+from benchmarks_app.results.timeline.nvidia_smi import looks_like_smi_csv, parse_nvidia_smi_csv
+from benchmarks_app.results.timeline.prometheus import looks_like_prometheus, parse_prometheus_scrapes, scrape_record
 from sizing.kernel.json_limits import loads as bounded_loads
 
 _BENCHMARK_KEYS = {
@@ -97,7 +97,7 @@ def detect_timeline_format(text: str) -> str:
         if refusal:
             raise refusal
         if isinstance(value, dict):
-            if _scrape_record(value) is not None:
+            if scrape_record(value) is not None:
                 return TimelineFormat.PROMETHEUS_SCRAPES.value
             if value.get("kind") in ("trip", "shed", "recover"):
                 raise TimelineRefusal(
@@ -156,9 +156,9 @@ def detect_timeline_format(text: str) -> str:
         or re.search(r"^(?:Benchmark|Rate|Concurrency),", head)
     ):
         raise TimelineRefusal("a benchmark result, not a monitoring log: import it as a benchmark run")
-    if _looks_like_prometheus(stripped):
+    if looks_like_prometheus(stripped):
         return TimelineFormat.PROMETHEUS_SCRAPES.value
-    if _looks_like_smi_csv(stripped):
+    if looks_like_smi_csv(stripped):
         return TimelineFormat.NVIDIA_SMI_CSV.value
     if re.search(r"CUDA out of memory|OutOfMemoryError|NVRM: Xid", stripped):
         raise TimelineRefusal(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, tzinfo
 
-from benchmarks_app.results.timeline.common import EventKind, TimelineEvent, _try_time
+from benchmarks_app.results.timeline.common import EventKind, TimelineEvent, try_time
 
 _XID = re.compile(r"\bXid\b\s*(?:\((?:PCI:)?([^)]*)\))?\s*:?\s*(\d+)", re.IGNORECASE)
 _OOM = re.compile(r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory|cudaErrorMemoryAllocation")
@@ -31,7 +31,7 @@ def _line_time(line: str, *, year: int | None, tz: tzinfo) -> float | None:
         if not match:
             continue
         if index < 2:
-            return _try_time(match.group(1).replace(",", "."), tz=tz)
+            return try_time(match.group(1).replace(",", "."), tz=tz)
         if index == 2:
             month, day, clock, year_text = match.groups()
             if month not in _MONTHS:

@@ -11,8 +11,8 @@ from benchmarks_app.results.timeline.common import (
     ServerSeries,
     TimelineEvent,
     TimelineFormat,
-    _natural_key,
-    _time_sorted,
+    natural_key,
+    time_sorted,
 )
 
 
@@ -41,7 +41,7 @@ def merge_timelines(*timelines: MemoryTimeline) -> MemoryTimeline:
                     name=held.name or series.name,
                     uuid=held.uuid or series.uuid,
                     pci_bus_id=held.pci_bus_id or series.pci_bus_id,
-                    samples=_time_sorted([*held.samples, *series.samples]),
+                    samples=time_sorted([*held.samples, *series.samples]),
                     resolution_bytes=max(held.resolution_bytes, series.resolution_bytes),
                 )
             else:
@@ -49,14 +49,14 @@ def merge_timelines(*timelines: MemoryTimeline) -> MemoryTimeline:
         for server in timeline.servers:
             key2 = (server.engine, server.instance)
             if key2 in servers:
-                servers[key2] = replace(servers[key2], samples=_time_sorted([*servers[key2].samples, *server.samples]))
+                servers[key2] = replace(servers[key2], samples=time_sorted([*servers[key2].samples, *server.samples]))
             else:
                 servers[key2] = server
     formats = {t.format for t in timelines}
     return MemoryTimeline(
         format=formats.pop() if len(formats) == 1 else TimelineFormat.MERGED.value,
         sources=tuple(sorted({s for t in timelines for s in t.sources})),
-        gpus=tuple(sorted(gpus.values(), key=lambda g: (_natural_key(g.gpu), g.host or ""))),
+        gpus=tuple(sorted(gpus.values(), key=lambda g: (natural_key(g.gpu), g.host or ""))),
         servers=tuple(servers.values()),
         server_stats=tuple(s for t in timelines for s in t.server_stats),
         events=tuple(sorted((e for t in timelines for e in t.events), key=lambda e: e.time_s or 0.0)),

@@ -17,9 +17,9 @@ from benchmarks_app.results.timeline.common import (
     TimelineEvent,
     TimelineFormat,
     TimelineRefusal,
-    _natural_key,
-    _try_time,
+    natural_key,
     parse_time,
+    try_time,
 )
 from sizing.fingerprint.smi_csv import NOT_AVAILABLE, csv_header_fields, smi_bytes, smi_number
 
@@ -80,13 +80,13 @@ def _smi_time(text: str, tz: tzinfo) -> float:
     return datetime(int(year), int(month), int(day), int(hour), int(minute), int(second), micro, tzinfo=tz).timestamp()
 
 
-def _looks_like_smi_csv(text: str) -> bool:
+def looks_like_smi_csv(text: str) -> bool:
     """A header line or a dated sample line among the first five lines (nvidia-smi may print an error first)."""
     for line in [line for line in text.splitlines() if line.strip()][:5]:
         if _smi_header(line):
             return True
         cells = [c.strip() for c in line.split(",")]
-        if len(cells) >= 3 and re.match(r"^\d{4}[/-]", cells[0]) and _try_time(cells[0]) is not None:
+        if len(cells) >= 3 and re.match(r"^\d{4}[/-]", cells[0]) and try_time(cells[0]) is not None:
             return True
     return False
 
@@ -223,7 +223,7 @@ def parse_nvidia_smi_csv(text: str, *, tz: tzinfo = UTC, columns: Sequence[str] 
             )
         )
     gpus = []
-    for key, samples in sorted(rows.items(), key=lambda item: _natural_key(item[0])):
+    for key, samples in sorted(rows.items(), key=lambda item: natural_key(item[0])):
         ordered = sorted(samples, key=lambda s: s.time_s or 0.0)
         if ordered != samples:
             notes.append(f"GPU {key}: samples out of time order were sorted")

@@ -21,19 +21,19 @@ from benchmarks_app.results.timeline.common import (
     TimelineEvent,
     TimelineFormat,
     TimelineRefusal,
-    _natural_key,
-    _time_sorted,
-    _try_time,
+    natural_key,
     parse_time,
+    time_sorted,
+    try_time,
 )
-from benchmarks_app.results.timeline.dcgm import _DCGM, _gpu_key, _gpu_sample, _identity, _note_identity, _xid_event
+from benchmarks_app.results.timeline.dcgm import DCGM, gpu_key, gpu_sample, identity, note_identity, xid_event
 from benchmarks_app.results.timeline.servers import (
-    _SERVER,
-    _SERVER_LABELLED,
-    _server_instance,
-    _server_metric,
-    _server_sample,
+    SERVER,
+    SERVER_LABELLED,
     counter_restarts,
+    server_instance,
+    server_metric,
+    server_sample,
 )
 from sizing.kernel.json_limits import loads as bounded_loads
 
@@ -74,23 +74,23 @@ def _prom_value(text: str) -> float | None:
     return float(text)
 
 
-def _looks_like_prometheus(text: str) -> bool:
+def looks_like_prometheus(text: str) -> bool:
     for line in text.splitlines()[:400]:
         stripped = line.strip()
         if stripped.startswith(("# TYPE ", "# HELP ")):
             return True
         match = _SAMPLE.match(stripped)
         if match and (
-            match.group(1) in _DCGM
-            or match.group(1) in _SERVER
-            or match.group(1) in _SERVER_LABELLED
+            match.group(1) in DCGM
+            or match.group(1) in SERVER
+            or match.group(1) in SERVER_LABELLED
             or match.group(1).startswith(("vllm:", "sglang:", "DCGM_FI_", "tgi_", "trtllm_", "nv_trt_llm_"))
         ):
             return True
     return False
 
 
-def _scrape_record(value: Any, *, tz: tzinfo = UTC) -> tuple[float, str] | None:
+def scrape_record(value: Any, *, tz: tzinfo = UTC) -> tuple[float, str] | None:
     """(POSIX seconds, exposition) of a JSON-lines scrape record; a time without a zone is in `tz`."""
     if not isinstance(value, dict):
         return None
@@ -116,7 +116,7 @@ def _split_scrapes(text: str, *, tz: tzinfo) -> tuple[list[_Scrape], bool, list[
             if not line.strip():
                 continue
             try:
-                record = _scrape_record(bounded_loads(line), tz=tz)
+                record = scrape_record(bounded_loads(line), tz=tz)
             except json.JSONDecodeError:
                 record = None
                 if number == len(lines):
@@ -143,9 +143,9 @@ def _split_scrapes(text: str, *, tz: tzinfo) -> tuple[list[_Scrape], bool, list[
             continue
         marker = _MARKER.match(stripped_line)
         when = (
-            _try_time(marker.group(1), tz=tz)
+            try_time(marker.group(1), tz=tz)
             if marker
-            else (_try_time(stripped_line, tz=tz) if _BARE_TIME.match(stripped_line) else None)
+            else (try_time(stripped_line, tz=tz) if _BARE_TIME.match(stripped_line) else None)
         )
         if when is not None:
             scrapes.append(current)
@@ -269,7 +269,7 @@ def _scrapes_timeline(scrapes: list[_Scrape], *, truncated: bool, notes: list[st
             scrape.time_s = stamps[0]
         expanded.append(scrape)
     scrapes = expanded
-    hosts = {labels.get("Hostname") for scrape in scrapes for name, labels, _, _ in scrape.samples if name in _DCGM}
+    hosts = {labels.get("Hostname") for scrape in scrapes for name, labels, _, _ in scrape.samples if name in DCGM}
     multi_host = len(hosts - {None}) > 1
     gpu_rows: dict[str, list[GpuSample]] = {}
     gpu_info: dict[str, dict[str, str | None]] = {}
@@ -283,28 +283,28 @@ def _scrapes_timeline(scrapes: list[_Scrape], *, truncated: bool, notes: list[st
         per_server: dict[tuple[str, str], dict[str, float]] = {}
         process_start: float | None = None
         for name, labels, value, _ in scrape.samples:
-            if name in _DCGM:
+            if name in DCGM:
                 known = True
                 sources.add("dcgm")
-                key = _gpu_key(labels, multi_host=multi_host)
-                per_gpu.setdefault(key, {})[_DCGM[name]] = value
-                _note_identity(gpu_info.setdefault(key, {}), labels)
-            elif (found := _server_metric(name, labels)) is not None:
+                key = gpu_key(labels, multi_host=multi_host)
+                per_gpu.setdefault(key, {})[DCGM[name]] = value
+                note_identity(gpu_info.setdefault(key, {}), labels)
+            elif (found := server_metric(name, labels)) is not None:
                 known = True
                 engine, metric = found
                 sources.add(engine)
-                bucket = per_server.setdefault((engine, _server_instance(labels)), {})
+                bucket = per_server.setdefault((engine, server_instance(labels)), {})
                 # counters split by a label (none of those read here today) are summed
                 bucket[metric] = bucket.get(metric, 0.0) + value if metric.endswith("_total") else value
             elif name == "process_start_time_seconds":
                 process_start = value
         for key, values in per_gpu.items():
-            gpu_rows.setdefault(key, []).append(_gpu_sample(scrape.time_s, values))
-            xid = _xid_event(scrape.time_s, key, values, last_xid)
+            gpu_rows.setdefault(key, []).append(gpu_sample(scrape.time_s, values))
+            xid = xid_event(scrape.time_s, key, values, last_xid)
             if xid is not None:
                 events.append(xid)
         for key, values in per_server.items():
-            sample = _server_sample(scrape.time_s, values, process_start if len(per_server) == 1 else None)
+            sample = server_sample(scrape.time_s, values, process_start if len(per_server) == 1 else None)
             if sample is not None:
                 server_rows.setdefault(key, []).append(sample)
     if not known:
@@ -320,11 +320,11 @@ def _scrapes_timeline(scrapes: list[_Scrape], *, truncated: bool, notes: list[st
             "each scrape with '# scrape <ISO 8601 time>')"
         )
     gpus = tuple(
-        GpuSeries(gpu=key, samples=_time_sorted(rows), **_identity(gpu_info[key]))
-        for key, rows in sorted(gpu_rows.items(), key=lambda item: _natural_key(item[0]))
+        GpuSeries(gpu=key, samples=time_sorted(rows), **identity(gpu_info[key]))
+        for key, rows in sorted(gpu_rows.items(), key=lambda item: natural_key(item[0]))
     )
     servers = tuple(
-        ServerSeries(engine=engine, instance=instance, samples=_time_sorted(rows))
+        ServerSeries(engine=engine, instance=instance, samples=time_sorted(rows))
         for (engine, instance), rows in sorted(server_rows.items())
     )
     for server in servers:

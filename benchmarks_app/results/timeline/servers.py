@@ -11,7 +11,7 @@ from benchmarks_app.results.timeline.common import EventKind, ServerSample, Serv
 
 _KV_USED_BLOCKS = "kv_used_blocks"  # TensorRT-LLM: KV usage = used / max blocks when no fraction is exported
 _KV_MAX_BLOCKS = "kv_max_blocks"
-_SERVER = {
+SERVER = {
     "vllm:kv_cache_usage_perc": ("vllm", "kv_cache_usage"),
     "vllm:gpu_cache_usage_perc": ("vllm", "kv_cache_usage"),  # vLLM before 0.10 (V0 engine)
     "vllm:num_requests_running": ("vllm", "requests_running"),
@@ -37,7 +37,7 @@ _SERVER = {
 # families that carry several figures, told apart by one label: (engine, the label, label value → figure). The
 # Triton TensorRT-LLM backend's custom metrics (inflight_batcher_llm/src/custom_metrics_reporter); older backends
 # export only used and max blocks and no waiting count, newer ones also the fraction and the waiting requests.
-_SERVER_LABELLED = {
+SERVER_LABELLED = {
     "nv_trt_llm_kv_cache_block_metrics": (
         "trtllm",
         "kv_cache_block_type",
@@ -52,18 +52,18 @@ _SERVER_LABELLED = {
 _SERVER_LABELS_IGNORED = {"le", "quantile", "finished_reason", "reason", "kv_cache_block_type", "request_type"}
 
 
-def _server_metric(name: str, labels: Mapping[str, str]) -> tuple[str, str] | None:
+def server_metric(name: str, labels: Mapping[str, str]) -> tuple[str, str] | None:
     """(engine, figure) of a sample a server timeline reads, else None.
 
-    >>> _server_metric("nv_trt_llm_request_metrics", {"request_type": "waiting", "model": "tensorrt_llm"})
+    >>> server_metric("nv_trt_llm_request_metrics", {"request_type": "waiting", "model": "tensorrt_llm"})
     ('trtllm', 'requests_waiting')
-    >>> _server_metric("nv_trt_llm_request_metrics", {"request_type": "max"}) is None
+    >>> server_metric("nv_trt_llm_request_metrics", {"request_type": "max"}) is None
     True
     """
-    found = _SERVER.get(name)
+    found = SERVER.get(name)
     if found is not None:
         return found
-    family = _SERVER_LABELLED.get(name)
+    family = SERVER_LABELLED.get(name)
     if family is None:
         return None
     engine, label, figures = family
@@ -71,14 +71,14 @@ def _server_metric(name: str, labels: Mapping[str, str]) -> tuple[str, str] | No
     return (engine, figure) if figure is not None else None
 
 
-def _server_instance(labels: Mapping[str, str]) -> str:
+def server_instance(labels: Mapping[str, str]) -> str:
     return " ".join(f"{k}={v}" for k, v in sorted(labels.items()) if k not in _SERVER_LABELS_IGNORED)
 
 
-def _server_sample(
+def server_sample(
     time_s: float | None, values: dict[str, float], process_start_time_s: float | None
 ) -> ServerSample | None:
-    """The sample of one server instance in one scrape, from its figures by `_SERVER` figure name; None when it has
+    """The sample of one server instance in one scrape, from its figures by `SERVER` figure name; None when it has
     only TensorRT-LLM KV blocks without their total (they tell nothing)."""
     used, most = values.get(_KV_USED_BLOCKS), values.get(_KV_MAX_BLOCKS)
     if used is not None and most:
