@@ -1,5 +1,6 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
+from django.views.i18n import JavaScriptCatalog
 
 from frontend.views.accounts import ApiKeyPageView, ApiKeyRevokeView, UserEditView, UserListPageView
 from frontend.views.benchmarks import (
@@ -115,5 +116,7 @@ urlpatterns = [
     path("organisation/users/", UserListPageView.as_view(), name="users"),
     path("organisation/users/<id:user_id>/", UserEditView.as_view(), name="user-edit"),
     path("customers/<path:name>/", CustomerDetailPageView.as_view(), name="customer"),
+    # the page scripts' words in the reader's language (locale/*/LC_MESSAGES/djangojs.po); signed in, as every page
+    path("jsi18n/", JavaScriptCatalog.as_view(domain="djangojs"), name="javascript-catalog"),
     path("", SizingPageView.as_view(), name="sizing"),
 ]

@@ -39,7 +39,8 @@ from benchmarks_app.services.comparisons import run_missing
 from benchmarks_app.services.runs import benchmark_import, benchmark_run_delete
 from benchmarks_app.tasks import benchmark_requests_store_task
 from frontend.forms import OrganisationRowsForm
-from frontend.views.estimates import engine_label_map, engine_name_map, gpu_options, model_option_groups
+from frontend.presenters.labels import engine_name_map, metric_labels, page_labels
+from frontend.views.estimates import engine_label_map, gpu_options, model_option_groups
 from frontend.views.memory_logs import gib, time_text
 from sizing.estimator.engines import ENGINE_CHOICES
 from sizing.estimator.errors import SizingError, SizingErrorCode
@@ -72,19 +73,6 @@ TOOL_NAMES = {
 
 # ---------------------------------------------------------------------------------------------------------------
 # Words and numbers
-
-
-def metric_labels() -> dict[str, tuple[str, str]]:
-    """Canonical metric key → (short name, what it is)."""
-    return {
-        "ttft_ms": (_("TTFT"), _("Time to first token")),
-        "tpot_ms": (_("TPOT"), _("Time per output token")),
-        "itl_ms": (_("ITL"), _("Inter-token latency")),
-        "e2e_ms": (_("E2E"), _("End-to-end latency")),
-        "ntpot_ms": (_("NTPOT"), _("End-to-end latency per output token")),
-        "input_tokens": (_("Input tokens"), _("Prompt tokens per request")),
-        "output_tokens": (_("Output tokens"), _("Generated tokens per request")),
-    }
 
 
 def _metric_label(key: str) -> str:
@@ -525,123 +513,6 @@ def server_series_has_samples(series: Mapping[str, Any] | None) -> bool:
 # The strings benchmarks.js shows
 
 
-def benchmark_page_strings() -> dict[str, Any]:
-    """Every string the benchmark pages' script shows, translated into the active language."""
-    labels = metric_labels()
-    return {
-        "network_error": _("The server could not be reached; please try again"),
-        "download_plot": _("Download plot as a PNG"),
-        **{f"metric_{key}": short for key, (short, _title) in labels.items()},
-        **{f"metric_title_{key}": title for key, (_short, title) in labels.items()},
-        "metric_output_tokens_per_s": _("Output tokens/s"),
-        "metric_requests_per_s": _("Requests/s"),
-        "field_mean": _("mean"),
-        "field_p50": "P50",
-        "field_p90": "P90",
-        "field_p95": "P95",
-        "field_p99": "P99",
-        # charts
-        "axis_ms": _("Milliseconds"),
-        "axis_share": _("Share of the requests at or below"),
-        "axis_concurrency": _("Concurrent clients"),
-        "axis_rate": _("Request rate (requests/s)"),
-        "axis_index": _("Run in the series"),
-        "axis_achieved_rate": _("Achieved request rate (requests/s)"),
-        "axis_output_tokens_per_s": _("Output tokens/s"),
-        "output_throughput": _("Output throughput"),
-        "requests_throughput": _("Requests/s"),
-        "cdf_title": _("{metric}: {n} requests"),
-        "cdf_title_itl": _("{metric}: {n} gaps"),
-        "no_data": _("No per-request data for this figure"),
-        "slo_line": _("SLO {value} ms"),
-        "knee": _("Knee"),
-        "p50": _("{metric} P50"),
-        "p99": _("{metric} P99"),
-        "failed_points": _("Runs with failures"),
-        "run_a": _("A: {name}"),
-        "run_b": _("B: {name}"),
-        # importing
-        "importing": _("Importing the per-request records…"),
-        "import_done": _("Imported: the page reloads"),
-        "import_failed": _("The import failed"),
-        "poll_failed": _("The run's progress could not be read"),
-        # goodput
-        "goodput_none": _("Goodput needs per-request records and at least one SLO"),
-        "goodput_attainment": _("{share} of the requests met every SLO ({good} of {requests})"),
-        "goodput_rate": _("Goodput: {value} requests/s"),
-        "goodput_errors": _("{count} errors counted as misses"),
-        "slo_summary": _("SLOs: {limits}"),
-        "slo_failed": _("The goodput could not be computed"),
-        # measured against estimated
-        "compare_missing": _("To compare this run with the performance model, set: {missing}"),
-        "missing_model": _("the model (a catalog model or one of your uploads)"),
-        "missing_gpu": _("the GPU"),
-        "missing_traffic": _(
-            "the traffic (the file gives no mean input and output lengths, or no load), which cannot be set here"
-        ),
-        "compare_error": _("The performance model cannot run these settings: {message}"),
-        "compare_failed": _("The estimate could not be computed"),
-        "compare_median": _("Median absolute error: {value}"),
-        "measured_column": _("Measured"),
-        "estimated_column": _("Estimated"),
-        "error_column": _("Error"),
-        "compare_traffic": _(
-            "Simulated: {input} input and {output} output tokens per request, {load}, {requests} requests"
-        ),
-        "compare_plan": _(
-            "Plan: {gpus} GPU(s), TP {tp}, {replicas} replica(s), {engine}, weights {weights}; efficiencies: {source}"
-        ),
-        "efficiencies_default": _("the engine's defaults"),
-        "efficiencies_calibrated": _("calibrated from measured runs"),
-        "clients_value": _("{value} concurrent clients"),
-        "rate_value": _("{value} requests/s"),
-        "offline_load": _("offline (all at once)"),
-        "links_saved": _("Saved: the page reloads"),
-        "links_failed": _("The run could not be changed"),
-        # the list: compare and calibrate
-        "choose_two": _("Tick exactly two runs to compare"),
-        "choose_some": _("Tick at least one run to calibrate with"),
-        "selected": _("{count} selected"),
-        "calibrate_failed": _("The calibration could not be started"),
-        "calibration_running": _("Calibrating…"),
-        "calibration_queued": _("Waiting for a worker…"),
-        "calibration_done": _("Calibration done"),
-        "calibration_job_failed": _("The calibration failed"),
-        "calibration_saved": _("Saved: new estimates for this GPU and engine use the calibrated efficiencies"),
-        "calibration_not_saved": _("Not saved: tick “Keep the fitted efficiencies” to use them in new estimates"),
-        "default": _("Default"),
-        "calibrated": _("Calibrated"),
-        "rms_error": _("RMS log error over the runs"),
-        "eff_mfu": _("Compute efficiency (MFU)"),
-        "eff_bandwidth": _("Memory bandwidth efficiency"),
-        "eff_link": _("Interconnect efficiency"),
-        "eff_step_overhead": _("Overhead per step"),
-        "eff_sequence_overhead": _("Overhead per sequence per step"),
-        "ms_value": _("{value} ms"),
-        "us_value": _("{value} µs"),
-        "job_number": _("Job {id}"),
-        "engine_names": engine_name_map(),
-        # the servers' metrics scraped during a load test
-        **server_chart_strings(),
-    }
-
-
-def server_chart_strings() -> dict[str, str]:
-    """The strings of the server-series chart (benchmarks.js draws it on a run's page and a load test's page)."""
-    return {
-        "download_plot": _("Download plot as a PNG"),
-        "server_title": _("KV-cache usage and requests on the server over time"),
-        "axis_time": _("Time (UTC)"),
-        "axis_kv_percent": _("KV-cache usage (%)"),
-        "axis_requests": _("Requests"),
-        "kv_usage": _("KV-cache usage"),
-        "requests_running": _("Running requests"),
-        "requests_waiting": _("Waiting requests"),
-        "server_name": _("server {name}"),
-        "no_server_samples": _("No server metrics were scraped during this run"),
-    }
-
-
 # ---------------------------------------------------------------------------------------------------------------
 # Shared pieces
 
@@ -877,7 +748,7 @@ class BenchmarkListPageView(LoginRequiredMixin, View):
             "engine_choices": [{"value": e, "label": engine_labels.get(e, e)} for e in ENGINE_CHOICES],
             "form_values": {key: form[key].value() or "" for key in ("deployment", "model", "gpu", "engine")},
             "importing": any(run.status == BenchmarkRun.Status.IMPORTING for run in runs),
-            "i18n_strings": benchmark_page_strings(),
+            "labels": page_labels(),
         }
         return render(request, self.template_name, context, status=status)
 
@@ -1113,7 +984,7 @@ class BenchmarkDetailPageView(LoginRequiredMixin, View):
             "reported_json": _json(run.reported or {}),
             "settings_json": _json(run.settings or {}),
             "requests_url": reverse("benchmarks:benchmark-run-detail", args=[run.pk]) + "?requests_page=0",
-            "i18n_strings": benchmark_page_strings(),
+            "labels": page_labels(),
         }
         return render(request, self.template_name, context)
 
@@ -1202,7 +1073,7 @@ class BenchmarkSeriesPageView(LoginRequiredMixin, View):
             "gpu": _gpu_text(first) if first else NO_VALUE,
             "failed_total": sum(p.get("failed") or 0 for p in report["points"]),
             "chart_data": report,
-            "i18n_strings": benchmark_page_strings(),
+            "labels": page_labels(),
         }
         return render(request, self.template_name, context)
 
@@ -1331,7 +1202,7 @@ class BenchmarkComparePageView(LoginRequiredMixin, View):
                 ids = {"a": first, "b": second}
             else:
                 ids = {"a": "", "b": ""}
-        context: dict[str, Any] = {"choices": choices, "problems": [], "i18n_strings": benchmark_page_strings()}
+        context: dict[str, Any] = {"choices": choices, "problems": [], "labels": page_labels()}
         found: dict[str, BenchmarkRun] = {}
         status = 200
         for key, words in (("a", _("Run A")), ("b", _("Run B"))):

@@ -35,11 +35,11 @@ from benchmarks_app.selectors.loadtests import (
     loadtest_progress,
 )
 from benchmarks_app.services.loadtests import loadtest_cancel, loadtest_create, loadtest_delete
+from frontend.presenters.labels import page_labels
 from frontend.views.benchmarks import (
     load_text,
     number_text,
     run_verdict_context,
-    server_chart_strings,
     slo_summary,
     verdict_label,
 )
@@ -118,35 +118,6 @@ def status_label(status: str) -> str:
         "cancelled": _("Cancelled"),
         "failed": _("Failed"),
     }.get(status, status)
-
-
-def loadtest_page_strings() -> dict[str, Any]:
-    """Every string the load-test pages' script shows (and benchmarks.js's server chart), in the active language."""
-    return {
-        **server_chart_strings(),
-        "network_error": _("The server could not be reached; please try again"),
-        "poll_failed": _("The test's progress could not be read; retrying"),
-        "ended": _("The test has ended: loading its verdict…"),
-        "run_failed": _("The servers' metrics could not be read"),
-        **{f"status_{key}": status_label(key) for key in ("queued", "running", "done", "cancelled", "failed")},
-        "of_sent": _("of {sent} sent"),
-        "rate_value": _("{value} requests/s"),
-        "seconds_value": _("{value} s"),
-        "ms_pair": _("{p50} / {p99} ms"),
-        "percent_value": _("{value} %"),
-        "defaults_loading": _("Reading the deployment's figures…"),
-        "defaults_from": _("Filled from the deployment {name}: {parts}. Change them here if you like."),
-        "defaults_slo": _("its SLOs ({limits})"),
-        "defaults_peak": _("the peak concurrency its KV cache holds at these request lengths ({value})"),
-        "defaults_committed": _("the memory it commits per GPU ({value} GiB)"),
-        "defaults_none": _(
-            "The deployment {name} gives no SLOs, no peak concurrency and no committed memory: enter them yourself."
-        ),
-        "defaults_failed": _("The deployment's figures could not be read"),
-        "slo_ttft_ms": _("TTFT"),
-        "slo_tpot_ms": _("TPOT"),
-        "slo_e2e_ms": _("E2E"),
-    }
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -465,7 +436,7 @@ class LoadTestListPageView(LoginRequiredMixin, View):
             "values": {name: form[name].value() for name in form.fields},
             "max_workers": settings.LOADTEST_MAX_WORKERS,
             "running": any(job.status not in LoadTest.FINAL for job in jobs[:LIST_LIMIT]),
-            "i18n_strings": loadtest_page_strings(),
+            "labels": page_labels(),
         }
         return render(request, self.template_name, context, status=status)
 
@@ -513,7 +484,7 @@ class LoadTestDetailPageView(LoginRequiredMixin, View):
                 "api_url": reverse("benchmarks:load-test-detail", args=[job.pk]),
                 "run_url": reverse("benchmarks:benchmark-run-detail", args=[job.run_id]) if job.run_id else None,
             },
-            "i18n_strings": loadtest_page_strings(),
+            "labels": page_labels(),
         }
         return render(request, self.template_name, context)
 

@@ -34,6 +34,7 @@ from benchmarks_app.results.detect import MAX_BYTES
 from benchmarks_app.results.health import verdict_requirements
 from benchmarks_app.services.memory_logs import TEXT_MAX_BYTES, memory_log_delete, memory_log_import
 from frontend.forms import OrganisationRowsForm
+from frontend.presenters.labels import page_labels
 from sizing.estimator.errors import SizingError, SizingErrorCode
 from sizing.models import Organisation
 from sizing.selectors.deployments import deployment_list_for_organisation
@@ -618,32 +619,6 @@ def event_label(kind: Any) -> str:
 # The strings memory.js shows
 
 
-def memory_page_strings() -> dict[str, Any]:
-    """Every string the memory pages' script shows, translated into the active language."""
-    return {
-        "download_plot": _("Download plot as a PNG"),
-        "gib_value": _("{value} GiB"),
-        "too_large": _("{name}: the file is {size} MiB; the limit is {limit} MiB"),
-        "memory_title": _("GPU memory used over time"),
-        "kv_title": _("KV-cache usage over time"),
-        "axis_time": _("Time (UTC)"),
-        "axis_memory": _("Memory used (GiB)"),
-        "axis_kv": _("KV-cache usage"),
-        "gpu_line": _("GPU {gpu}"),
-        "gpu_total": _("GPU {gpu} total ({value} GiB)"),
-        "commitment": _("Commitment ({value} GiB per GPU)"),
-        "marker_oom": _("Out of memory"),
-        "marker_restart": _("Restart"),
-        "marker_down": _("Server down"),
-        "marker_xid": _("XID error"),
-        "marker_oom_logged": _("Out-of-memory error in the events log"),
-        "marker_restart_logged": _("Restart reported by the log"),
-        "climb_detected": _("Climb proven on GPU {gpu}"),
-        "kv_full": _("Full"),
-        "no_series": _("The log has no GPU memory series to draw"),
-    }
-
-
 # ---------------------------------------------------------------------------------------------------------------
 # Shared pieces
 
@@ -883,7 +858,7 @@ class MemoryLogListPageView(LoginRequiredMixin, View):
             },
             "offsets": [{"value": str(m), "label": offset_text(m)} for m in UTC_OFFSETS],
             "requirements_text": upload_requirements_text(),
-            "i18n_strings": memory_page_strings(),
+            "labels": page_labels(),
         }
         return render(request, self.template_name, context, status=status)
 
@@ -1151,7 +1126,7 @@ class MemoryLogDetailPageView(LoginRequiredMixin, View):
                     if (g.get("climb") or {}).get("detected_at")
                 ],
             },
-            "i18n_strings": memory_page_strings(),
+            "labels": page_labels(),
         }
         return render(request, self.template_name, context)
 

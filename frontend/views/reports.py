@@ -29,6 +29,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views import View
 
+from frontend.presenters.labels import page_labels
 from reports.models import Report, ReportVersion
 from reports.services.reports import (
     TITLE_MAX_LENGTH,
@@ -141,22 +142,6 @@ def problem_text(code: str) -> str | None:
         "ADDED_AFTER_SIGNING": _("Content was added to the file after it was signed"),
         "UNTRUSTED": _("The signer's certificate is not the organisation's certificate or signed by it"),
     }.get(code)
-
-
-def report_page_strings() -> dict[str, str]:
-    """Every string the report page's script shows, in the active language."""
-    return {
-        "signing_queued": _("Queued: a worker starts the signing in a few seconds…"),
-        "signing_rendering": _("Rendering the PDF…"),
-        "signing_signing": _("Signing with the organisation's certificate…"),
-        "signing_signed": _("Signed: loading the signed version…"),
-        "signing_failed": _("The signing failed: loading the reason…"),
-        "poll_failed": _("The progress could not be read; retrying"),
-        "drafting": _("Gathering the evidence: the estimate, the KV overflow simulation, the checklist…"),
-        "drafting_done": _("Drafted: loading the version…"),
-        "drafting_failed": _("Gathering the evidence failed: loading the reason…"),
-        "percent_value": _("{value} %"),
-    }
 
 
 _SECTION_WORDS: dict[str, Callable[[], str]] = {
@@ -690,7 +675,7 @@ class ReportDetailPageView(LoginRequiredMixin, View):
                 "drafting": version.drafting and not version.error,
                 "api_url": reverse("reports:report-version-detail", args=[report.pk, version.number]),
             },
-            "i18n_strings": report_page_strings(),
+            "labels": page_labels(),
         }
         return render(request, self.template_name, context, status=status)
 

@@ -148,6 +148,7 @@ POLICIES: dict[str, Policy] = {
     "reports:report-version-approve": REVIEW,
     "reports:report-version-sign": SIGN,
     # --- pages
+    "frontend:javascript-catalog": SHARED,  # the page scripts' words (every page that has a script)
     "frontend:sizing": COMPUTE,
     "frontend:colocated": COMPUTE,
     "frontend:bootlog": WORK,

@@ -17,15 +17,15 @@ from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
-from django.utils import translation
 
 from benchmarks_app.models import BenchmarkFile, BenchmarkRequest, BenchmarkRun, BenchmarkSeries
 from benchmarks_app.results.analysis import cdf, run_distributions
 from benchmarks_app.results.detect import IMPORTERS
 from benchmarks_app.results.run import RequestRecord
-from frontend.views.benchmarks import benchmark_page_strings, knee_text
+from frontend.views.benchmarks import knee_text
 from sizing.models import Deployment, Gpu, LlmModel, Membership, Organisation
 from sizing.services.deployments import deployment_create
+from tests.frontend.script_words import page_words, words_in
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = ROOT / "frontend" / "templates" / "frontend"
@@ -765,7 +765,7 @@ def test_the_run_page_in_chinese(signed_in: Client, organisation: Organisation) 
     ):
         assert text in html, text
     assert "Metrics" not in html
-    assert _blob(html, "i18n")["goodput_none"] == "有效吞吐需要逐请求记录和至少一个 SLO"
+    assert words_in(signed_in, "benchmarks", "zh-hans")["goodput_none"] == "有效吞吐需要逐请求记录和至少一个 SLO"
 
 
 def test_the_list_and_series_pages_in_chinese(signed_in: Client, sweep: BenchmarkSeries) -> None:
@@ -783,13 +783,10 @@ def test_the_list_and_series_pages_in_chinese(signed_in: Client, sweep: Benchmar
 
 def test_every_script_string_reaches_the_page_in_chinese(signed_in: Client) -> None:
     # given
-    with translation.override("en"):
-        english = {key: value for key, value in benchmark_page_strings().items() if isinstance(value, str)}
+    english = {key: value for key, value in words_in(signed_in, "benchmarks", "en").items() if isinstance(value, str)}
 
     # when
-    chinese = _blob(
-        signed_in.get(reverse("frontend:benchmarks"), headers={"accept-language": "zh-hans"}).content.decode(), "i18n"
-    )
+    chinese = words_in(signed_in, "benchmarks", "zh-hans")
 
     # then every English sentence was translated (names, units and flags may stay as they are)
     untranslated = {
@@ -818,7 +815,7 @@ def test_every_string_the_script_reads_is_in_the_blob() -> None:
     common_only = {key for key in read if key.startswith(("source_", "gib_value"))}
 
     # then
-    assert (read - common_only) | built <= set(benchmark_page_strings())
+    assert (read - common_only) | built <= set(page_words("benchmarks"))
 
 
 def _template_msgids(text: str) -> set[str]:

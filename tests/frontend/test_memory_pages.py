@@ -21,9 +21,10 @@ from benchmarks_app.models import MemoryLog
 from benchmarks_app.results.health import health_verdict
 from benchmarks_app.results.timeline import parse_timeline
 from benchmarks_app.services.memory_logs import memory_log_import
-from frontend.views.memory_logs import CHECKS, check_text, memory_page_strings
+from frontend.views.memory_logs import CHECKS, check_text
 from sizing.models import Deployment, Gpu, LlmModel, Membership, Organisation
 from sizing.services.deployments import deployment_create
+from tests.frontend.script_words import page_words, words_in
 from tests.frontend.test_benchmark_pages import _blob, _python_msgids, _template_msgids, make_run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -499,7 +500,7 @@ def test_the_log_page_in_chinese(signed_in: Client) -> None:
     checks = html[html.index('id="checks-table"') : html.index("</table>", html.index('id="checks-table"'))]
     assert 'lang="en"' not in checks
     assert "Sustained memory climb" not in html
-    assert _blob(html, "i18n")["axis_time"] == "时间（UTC）"
+    assert words_in(signed_in, "memory", "zh-hans")["axis_time"] == "时间（UTC）"
 
 
 def test_the_list_page_in_chinese(signed_in: Client) -> None:
@@ -531,13 +532,10 @@ def test_a_refusal_in_chinese(signed_in: Client) -> None:
 
 def test_every_script_string_reaches_the_page_in_chinese(signed_in: Client) -> None:
     # given
-    with translation.override("en"):
-        english = {key: value for key, value in memory_page_strings().items() if isinstance(value, str)}
+    english = {key: value for key, value in words_in(signed_in, "memory", "en").items() if isinstance(value, str)}
 
     # when
-    chinese = _blob(
-        signed_in.get(reverse("frontend:memory-logs"), headers={"accept-language": "zh-hans"}).content.decode(), "i18n"
-    )
+    chinese = words_in(signed_in, "memory", "zh-hans")
 
     # then every English sentence was translated (names, units and placeholders may stay as they are)
     untranslated = {
@@ -557,7 +555,7 @@ def test_every_string_the_script_reads_is_in_the_blob() -> None:
     common_only = {key for key in read if key.startswith(("source_", "engine_names"))}
 
     # then
-    assert (read - common_only) | built <= set(memory_page_strings())
+    assert (read - common_only) | built <= set(page_words("memory"))
 
 
 def test_every_string_of_the_memory_pages_is_in_the_chinese_catalog() -> None:

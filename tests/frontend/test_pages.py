@@ -3,7 +3,6 @@ strings their scripts read, and plotly.js served as a static file."""
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -12,28 +11,15 @@ from django.conf import settings
 from django.templatetags.static import static
 from django.test import Client
 from django.urls import reverse
-from django.utils import translation
 
-from frontend.views.estimates import bootlog_page_strings, colocated_page_strings, sizing_page_strings
 from sizing.estimator.engines import ENGINE_CHOICES, Allocation
 from sizing.models import LlmModel
 from sizing.services.estimates import SOLVER_TARGETS
+from tests.frontend.script_words import keys_read_by, page_words, words_in
 
 STATIC = Path(__file__).resolve().parents[2] / "frontend" / "static" / "frontend"
 
 pytestmark = pytest.mark.django_db
-
-
-def _i18n_blob(html: str) -> dict:
-    """The JSON the page embeds for its script (json_script id="i18n")."""
-    blob = html[html.index('<script id="i18n" type="application/json">') :].split(">", 1)[1].split("</script>")[0]
-    return json.loads(blob)
-
-
-def _keys_read_by(*scripts: str) -> set[str]:
-    """The fixed keys the scripts read from the strings blob (T.name or T["name"])."""
-    source = "\n".join((STATIC / script).read_text() for script in scripts)
-    return set(re.findall(r"\bT\.(\w+)", source)) | set(re.findall(r'\bT\["(\w+)"\]', source))
 
 
 def test_sizing_page_redirects_anonymous_users_to_login(client: Client) -> None:
@@ -139,8 +125,8 @@ def test_sizing_page_embeds_the_translated_strings_for_the_script(client: Client
     response = client.get(reverse("frontend:sizing"), headers={"accept-language": "zh-hans"})
 
     # then
-    html = response.content.decode()
-    strings = _i18n_blob(html)
+    assert response.status_code == 200
+    strings = words_in(client, "sizing", "zh-hans")
     assert strings["kv_cache"] == "KV 缓存"
     assert strings["fits"] == "装得下"
     assert strings["memory_chart_title"] == "每张 GPU 的显存"
@@ -241,7 +227,7 @@ def test_sizing_page_offers_every_engine_and_its_own_inputs(client: Client, cata
         assert element in html
     assert f'data-solve-url="{reverse("sizing:estimate-solve")}"' in html
     assert f'data-checkpoint-url="{reverse("sizing:model-checkpoint")}"' in html
-    assert static("frontend/common.js") in html
+    assert f'<script type="module" src="{static("frontend/sizing.js")}"></script>' in html
 
 
 def test_sizing_page_blob_has_the_new_strings_in_chinese(client: Client, catalog: None, user) -> None:
@@ -249,10 +235,9 @@ def test_sizing_page_blob_has_the_new_strings_in_chinese(client: Client, catalog
     client.force_login(user)
 
     # when
-    html = client.get(reverse("frontend:sizing"), headers={"accept-language": "zh-hans"}).content.decode()
+    strings = words_in(client, "sizing", "zh-hans")
 
     # then
-    strings = _i18n_blob(html)
     assert strings["risks_title"] == "警告与风险"
     assert strings["remedies_title"] == "补救措施"
     assert strings["remedy_kv_fp8"] == "FP8 KV 缓存"
@@ -268,25 +253,14 @@ def test_sizing_page_blob_has_the_new_strings_in_chinese(client: Client, catalog
     assert strings["engine_names"]["idealized"] == "理想化引擎"
 
 
-@pytest.mark.parametrize(
-    ("page", "strings_for_script"),
-    [
-        ("frontend:sizing", sizing_page_strings),
-        ("frontend:bootlog", bootlog_page_strings),
-        ("frontend:colocated", colocated_page_strings),
-    ],
-    ids=["sizing", "boot log", "shared GPU"],
-)
-def test_every_script_string_reaches_the_page_in_chinese(
-    client: Client, catalog: None, user, page: str, strings_for_script
-) -> None:
-    # given
+@pytest.mark.parametrize("module", ["sizing", "bootlog", "colocated"], ids=["sizing", "boot log", "shared GPU"])
+def test_every_script_string_reaches_the_page_in_chinese(client: Client, catalog: None, user, module: str) -> None:
+    # given the words of the page's script, as the catalog serves them in English
     client.force_login(user)
-    with translation.override("en"):
-        english = {key: value for key, value in strings_for_script().items() if isinstance(value, str)}
+    english = {key: value for key, value in words_in(client, module, "en").items() if isinstance(value, str)}
 
-    # when
-    chinese = _i18n_blob(client.get(reverse(page), headers={"accept-language": "zh-hans"}).content.decode())
+    # when the reader reads Chinese
+    chinese = words_in(client, module, "zh-hans")
 
     # then every English sentence was translated (names, units and flags may stay as they are)
     untranslated = {
@@ -299,8 +273,8 @@ def test_every_script_string_reaches_the_page_in_chinese(
 
 def test_every_string_the_scripts_read_is_in_their_blobs() -> None:
     # given the fixed keys the scripts read, and the keys they build from API values
-    sizing = set(sizing_page_strings())
-    bootlog = set(bootlog_page_strings())
+    sizing = set(page_words("sizing"))
+    bootlog = set(page_words("bootlog"))
     built_for_sizing = {
         *(f"allocation_{a.value}" for a in Allocation),
         *(f"allocation_text_{a.value}" for a in Allocation),
@@ -335,10 +309,11 @@ def test_every_string_the_scripts_read_is_in_their_blobs() -> None:
 
     built_for_colocated = {"weights", "kv_cache", "activations", "runtime", "cuda_graphs", "capacity", "headroom"}
 
-    # then
-    assert _keys_read_by("common.js", "sizing.js") | built_for_sizing <= sizing
-    assert _keys_read_by("common.js", "bootlog.js") | built_for_bootlog <= bootlog
-    assert _keys_read_by("common.js", "colocated.js") | built_for_colocated <= set(colocated_page_strings())
+    # then (common.js reads its own words module)
+    assert keys_read_by("sizing.js") | built_for_sizing <= sizing
+    assert keys_read_by("bootlog.js") | built_for_bootlog <= bootlog
+    assert keys_read_by("colocated.js") | built_for_colocated <= set(page_words("colocated"))
+    assert keys_read_by("common.js") <= set(page_words("common"))
 
 
 def test_bootlog_page_redirects_anonymous_users_to_login(client: Client) -> None:
@@ -369,7 +344,7 @@ def test_bootlog_page_lists_gpus_and_models_and_defaults_to_the_logs_model(clien
     for element in ('id="comparison-table"', 'id="calibrated-table"', 'id="calibration"', 'id="use-terms"'):
         assert element in html
     assert static("frontend/bootlog.js") in html
-    assert static("frontend/common.js") in html
+    assert f'<script type="module" src="{static("frontend/bootlog.js")}"></script>' in html
     assert static("vendor/plotly/plotly.min.js") not in html  # no charts on this page
 
 
@@ -406,7 +381,7 @@ def test_bootlog_page_in_chinese(client: Client, catalog: None, user) -> None:
     assert "日志值与估算值对比" in html
     assert "在容量估算页使用这些实测项" in html
     assert ">启动日志</a>" in html  # the header link
-    strings = _i18n_blob(html)
+    strings = words_in(client, "bootlog", "zh-hans")
     assert strings["figure_weights_bytes"] == "权重"
     assert strings["figure_non_torch_bytes"] == "non-torch 显存（运行时预留）"
     assert strings["calibration_runtime_reserve_bytes"] == "运行时预留（non-torch 显存）"
@@ -480,7 +455,7 @@ def test_sizing_page_new_groups_in_chinese(client: Client, catalog: None, user) 
     ):
         assert text in html, text
     # and so do the script's strings
-    strings = _i18n_blob(html)
+    strings = words_in(client, "sizing", "zh-hans")
     assert strings["rules_of_thumb"] == "经验法则"
     assert strings["rule_activations_share"] == "激活 ≈ KV 缓存需求的 20%"
     assert strings["rule_overhead_factor"] == "（权重 + KV 缓存需求）× {factor}"
@@ -534,7 +509,7 @@ def test_colocated_page_renders_the_row_template_and_the_api_address(client: Cli
     for element in ('id="add-row"', 'id="colocated-chart"', 'id="colocated-table"', 'id="verdict"'):
         assert element in html
     assert static("vendor/plotly/plotly.min.js") in html
-    assert static("frontend/common.js") in html
+    assert f'<script type="module" src="{static("frontend/colocated.js")}"></script>' in html
     assert static("frontend/colocated.js") in html
 
 
@@ -552,7 +527,7 @@ def test_colocated_page_in_chinese(client: Client, catalog: None, user) -> None:
     assert "添加部署" in html
     assert "合并估算" in html
     assert "2 到 8 个部署" in html
-    strings = _i18n_blob(html)
+    strings = words_in(client, "colocated", "zh-hans")
     assert strings["estimate"] == "合并估算"
     assert strings["total"] == "合计"
     assert strings["summary"] == "{count} 个部署共用一张 {gpu_name}：需要 {required} GiB，共 {capacity} GiB"

@@ -13,12 +13,11 @@ from django.conf import settings
 from django.templatetags.static import static
 from django.test import Client
 from django.urls import reverse
-from django.utils import translation
 
-from frontend.views.estimates import performance_page_strings
 from sizing.estimator.engines import ENGINE_CHOICES
 from sizing.models import Organisation
 from sizing.services.workloads import workload_profile_create
+from tests.frontend.script_words import page_words, words_in
 
 ROOT = Path(__file__).resolve().parents[2]
 STATIC = ROOT / "frontend" / "static" / "frontend"
@@ -171,8 +170,8 @@ def test_performance_page_renders_the_form_the_actions_and_the_api_address(
     for name in ("label", "input_tokens", "output_tokens", "concurrency", "output_tokens_per_s", "ttft_ms", "tpot_ms"):
         assert f'data-name="{name}"' in row, name
     assert static("vendor/plotly/plotly.min.js") in html
-    assert static("frontend/common.js") in html
-    assert static("frontend/performance.js") in html
+    assert f'<script type="module" src="{static("frontend/performance.js")}">' in html
+    assert reverse("frontend:javascript-catalog") in html
 
 
 def test_every_page_links_the_performance_page(client: Client, catalog: None, user) -> None:
@@ -225,7 +224,7 @@ def test_performance_page_in_chinese(client: Client, catalog: None, user) -> Non
         "自动速率取所有请求同时到达时部署完成速率的 10% 到 130%",
     ):
         assert text in html, text
-    strings = _json_script(html, "i18n")
+    strings = words_in(client, "performance", "zh-hans")
     assert strings["metric_ttft"] == "首字延迟"
     assert strings["metric_tpot"] == "每 token 输出时延"
     assert strings["knee"] == "拐点"
@@ -237,15 +236,10 @@ def test_performance_page_in_chinese(client: Client, catalog: None, user) -> Non
 def test_every_script_string_of_the_performance_page_is_translated(client: Client, catalog: None, user) -> None:
     # given
     client.force_login(user)
-    with translation.override("en"):
-        english = _flat(performance_page_strings())
+    english = _flat(words_in(client, "performance", "en"))
 
     # when
-    chinese = _flat(
-        _json_script(
-            client.get(reverse("frontend:performance"), headers={"accept-language": "zh-hans"}).content.decode(), "i18n"
-        )
-    )
+    chinese = _flat(words_in(client, "performance", "zh-hans"))
 
     # then every English sentence was translated (engine names stay), and no Chinese one ends with 。
     untranslated = {
@@ -270,7 +264,7 @@ def test_every_string_the_performance_script_reads_is_in_its_blob() -> None:
     }
     # then (common.js's own keys belong to the pages that use those helpers)
     common_only = {"gib_value"}
-    assert (read | built) - common_only <= set(performance_page_strings())
+    assert (read | built) - common_only <= set(page_words("performance"))
 
 
 def test_every_template_string_of_the_performance_page_is_in_the_chinese_catalog() -> None:

@@ -13,10 +13,9 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
-from django.utils import translation
 
-from frontend.views.quotes import quote_page_strings
 from sizing.models import Gpu, Membership
+from tests.frontend.script_words import page_words, words_in
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "frontend" / "static" / "frontend" / "quotes.js"
@@ -79,7 +78,7 @@ def test_the_quote_page_renders_the_form_and_the_api_address(client: Client, cat
     assert ">Quotes</a>" in html
     assert 'aria-current="page">Quotes</a>' in html
     _no_inline_script(html)
-    strings = _json_script(html, "i18n")
+    strings = words_in(client, "quotes", "en")
     assert strings["quote_number"] == "Quote {id}"
 
 
@@ -100,19 +99,16 @@ def test_the_quote_page_in_chinese(client: Client, catalog: None, user) -> None:
     for text in ("为客户报价", "获取报价", "最多使用的 GPU 数", "未入选的部署及原因", "$0.86/小时", "首字延迟（秒）"):
         assert text in html, text
     _no_inline_script(html)
-    strings = _json_script(html, "i18n")
+    strings = words_in(client, "quotes", "zh-hans")
     assert strings["quote_number"] == "报价 {id}"
     assert strings["metric_ttft"] == "首字延迟"
 
 
 def test_every_script_string_of_the_quote_page_is_translated(client: Client, catalog: None, user) -> None:
     client.force_login(user)
-    with translation.override("en"):
-        english = {k: v for k, v in quote_page_strings().items() if isinstance(v, str)}
+    english = {k: v for k, v in words_in(client, "quotes", "en").items() if isinstance(v, str)}
 
-    chinese = _json_script(
-        client.get(reverse("frontend:quotes"), headers={"accept-language": "zh-hans"}).content.decode(), "i18n"
-    )
+    chinese = words_in(client, "quotes", "zh-hans")
 
     untranslated = {key for key, value in english.items() if chinese[key] == value and _english_words(value)}
     assert untranslated == set()
@@ -126,7 +122,7 @@ def test_every_string_the_quote_script_reads_is_in_its_blob() -> None:
         *(f"status_{status}" for status in ("queued", "running", "done", "failed")),
         *(f"metric_{metric}" for metric in ("ttft", "tpot", "e2e")),
     }
-    assert read | built <= set(quote_page_strings())
+    assert read | built <= set(page_words("quotes"))
     assert "innerHTML" not in source
 
 

@@ -14,11 +14,10 @@ import re
 import pytest
 from django.test import Client
 from django.urls import reverse
-from django.utils import translation
 
-from frontend.views.estimates import sizing_page_strings
 from sizing.estimator.version_choices import VLLM_RELEASES, latest_vllm_release
 from sizing.models import Gpu
+from tests.frontend.script_words import WORDS, page_words, words_in
 
 pytestmark = pytest.mark.django_db
 QUICK = "/api/v1/estimates/quick"
@@ -147,15 +146,15 @@ def test_the_new_strings_are_in_chinese(client: Client, catalog: None, user) -> 
     assert '<label for="field-engine_version">vLLM 版本</label>' in html
     assert f'<option value="latest" selected>最新（{latest_vllm_release()}） · 已建模的最新版本' in html
     assert '<label for="field-usage_context">使用方式</label>' in html
-    blob = html[html.index('<script id="i18n" type="application/json">') :].split(">", 1)[1]
-    strings = json.loads(blob.split("</script>")[0])
+    strings = words_in(client, "sizing", "zh-hans")
     assert strings["memory_left"] == "剩余显存（余量）：每张 GPU {value} GiB"
     assert strings["short_kv"] == "每请求 {tokens} 个 token 时 KV 缓存只能容纳 {concurrency} 个请求中的 {fit} 个"
     assert strings["binds_title"] == "制约因素"
     assert strings["remedy_kind_combination"] == "组合"
-    assert "{value}" in strings["choice_not_offered"]
-    with translation.override("en"):
-        assert strings["choice_not_offered"] != sizing_page_strings()["choice_not_offered"]
+    # Django's own sentence, translated, with its placeholder in the script's form
+    assert "%(value)s" in strings["choice_not_offered"]
+    assert strings["choice_not_offered"] != page_words("sizing")["choice_not_offered"].msgid
+    assert '.replace("%(value)s", "{value}")' in (WORDS / "sizing.js").read_text()
 
 
 def test_the_answer_the_page_draws_tells_one_story(api_client, catalog: None) -> None:

@@ -13,11 +13,10 @@ from django.conf import settings
 from django.templatetags.static import static
 from django.test import Client
 from django.urls import reverse
-from django.utils import translation
 
-from frontend.views.estimates import workloads_page_strings
 from sizing.models import Organisation, WorkloadProfile
 from sizing.services.workloads import workload_profile_create, workload_sample_load
+from tests.frontend.script_words import page_words, words_in
 
 ROOT = Path(__file__).resolve().parents[2]
 STATIC = ROOT / "frontend" / "static" / "frontend"
@@ -101,8 +100,8 @@ def test_workloads_page_renders_the_editor_and_the_api_addresses(client: Client,
         assert element in html, element
     assert "Up to 8.0 MiB." in html  # SIZING_MAX_WORKLOAD_CSV_BYTES
     assert static("vendor/plotly/plotly.min.js") in html
-    assert static("frontend/common.js") in html
-    assert static("frontend/workloads.js") in html
+    assert f'<script type="module" src="{static("frontend/workloads.js")}">' in html
+    assert reverse("frontend:javascript-catalog") in html
 
 
 def test_every_page_links_the_workloads_page(client: Client, catalog: None, user) -> None:
@@ -147,7 +146,7 @@ def test_workloads_page_in_chinese(client: Client, user) -> None:
         "最大 8.0 MiB",
     ):
         assert text in html, text
-    strings = _json_script(html, "i18n")
+    strings = words_in(client, "workloads", "zh-hans")
     assert strings["busiest"] == "高峰时段 {hour}：占全天请求的 {share}"
     assert strings["save_copy"] == "另存副本"
     assert strings["fit_dispersion"] == "离散指数"
@@ -157,12 +156,9 @@ def test_workloads_page_in_chinese(client: Client, user) -> None:
 def test_every_script_string_of_the_workloads_page_is_translated(client: Client, user) -> None:
     # given
     client.force_login(user)
-    with translation.override("en"):
-        english = workloads_page_strings()
+    english = words_in(client, "workloads", "en")
     # when
-    chinese = _json_script(
-        client.get(reverse("frontend:workloads"), headers={"accept-language": "zh-hans"}).content.decode(), "i18n"
-    )
+    chinese = words_in(client, "workloads", "zh-hans")
     # then every English sentence was translated (names, units and placeholders may stay as they are)
     flat_english = {
         **{k: v for k, v in english.items() if isinstance(v, str)},
@@ -184,7 +180,7 @@ def test_every_string_the_workloads_script_reads_is_in_its_blob() -> None:
     built = {"input", "output", "data", "fitted"}
     # then (common.js's own keys belong to the pages that use those helpers)
     common_only = {"gib_value", "engine_names"}
-    assert (read | built) - common_only <= set(workloads_page_strings())
+    assert (read | built) - common_only <= set(page_words("workloads"))
 
 
 def test_every_template_string_of_the_workloads_page_is_in_the_chinese_catalog() -> None:
